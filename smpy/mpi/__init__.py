@@ -1,0 +1,53 @@
+"""smpy's ``mpi4py.MPI``: the public facade. Under smpyrun, ``from mpi4py import MPI``
+returns this module. One module per MPI object; no simulation logic here."""
+
+from __future__ import annotations
+
+from smpy.mpi.comm import COMM_NULL, COMM_SELF, COMM_WORLD, Comm, Intracomm
+from smpy.mpi.datatype import *  # noqa: F403 - every predefined datatype constant
+from smpy.mpi.datatype import Datatype
+from smpy.mpi.environment import (
+    SUBVERSION,
+    VERSION,
+    Finalize,
+    Get_error_class,
+    Get_error_string,
+    Get_library_version,
+    Get_processor_name,
+    Get_version,
+    Init,
+    Init_thread,
+    Is_finalized,
+    Is_initialized,
+    Is_thread_main,
+    Pcontrol,
+    Query_thread,
+    Wtick,
+    Wtime,
+    get_vendor,
+)
+from smpy.mpi.msgpickle import Pickle, pickle
+from smpy.mpi.msgspec import BOTTOM, IN_PLACE
+from smpy.mpi.op import *  # noqa: F403 - every predefined op constant
+from smpy.mpi.op import Op
+from smpy.mpi.request import REQUEST_NULL, Request
+from smpy.mpi.status import Status
+from smpy.runtime.constants import (
+    ANY_SOURCE,
+    ANY_TAG,
+    CONGRUENT,
+    IDENT,
+    PROC_NULL,
+    ROOT,
+    SIMILAR,
+    THREAD_FUNNELED,
+    THREAD_MULTIPLE,
+    THREAD_SERIALIZED,
+    THREAD_SINGLE,
+    UNDEFINED,
+    UNEQUAL,
+)
+from smpy.runtime.errors import *  # noqa: F403 - ERR_* error classes
+from smpy.runtime.errors import MPIException as Exception  # noqa: A001 - mpi4py's name
+
+__all__ = [n for n in dir() if not n.startswith("_")]

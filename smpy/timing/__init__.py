@@ -1,0 +1,1 @@
+"""Turning the real computation between MPI calls into simulated time."""

@@ -1,0 +1,76 @@
+"""smpy — run unmodified mpi4py programs on a simulated cluster and predict their run time.
+
+Public API for programs and experiments::
+
+    import smpy
+    result = smpy.run("app.py", np=64, platform="cluster.yaml", cfg={"network/model": "SMPI"})
+    print(result.makespan_s)
+
+Inside a program run by smpyrun (guard with ``try: import smpy``)::
+
+    smpy.execute(0.5)          # 0.5 s of computation on the target host
+    smpy.execute_flops(1e9)    # 1 Gflop on the target host
+    smpy.is_simulated()        # True under smpyrun
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from smpy.cli.launch import RunResult
+
+
+def run(script: str, np: int = 4, platform: str | None = None, cfg: dict[str, Any] | None = None,
+        args: list[str] | tuple = (), hostfile: str | None = None, capture: bool = True,
+        echo: bool = False) -> RunResult:
+    """Simulate ``script`` on ``np`` ranks; returns a :class:`smpy.cli.launch.RunResult`.
+
+    By default the program's output is captured (``result.stdout``) and not echoed.
+    """
+    from smpy.cli.launch import run as _run
+    return _run(script, np=np, platform=platform, cfg=cfg, args=args, hostfile=hostfile,
+                capture=capture, echo=echo)
+
+
+def _proc():
+    from smpy.runtime.world import current
+    return current()
+
+
+def is_simulated() -> bool:
+    """True when called from a rank running under smpy."""
+    from smpy.kernel.actors import current_actor
+    return current_actor() is not None
+
+
+def execute(seconds: float) -> None:
+    """Simulate ``seconds`` of computation on the rank's host (at its current speed)."""
+    p = _proc()
+    p.world.timing.execute_seconds(p, float(seconds))
+
+
+def execute_flops(flops: float) -> None:
+    """Simulate ``flops`` floating-point operations on the rank's host."""
+    p = _proc()
+    p.world.timing.execute_flops(p, float(flops))
+
+
+def sleep(seconds: float) -> None:
+    """Simulated sleep (host idle)."""
+    p = _proc()
+    p.world.timing.sleep(p, float(seconds))
+
+
+def now() -> float:
+    """Current simulated time (s), without the cost of ``MPI.Wtime``."""
+    return _proc().world.engine.now
+
+
+def host_name() -> str:
+    return _proc().host.name
+
+
+__all__ = ["__version__", "execute", "execute_flops", "host_name", "is_simulated", "now", "run", "sleep"]

@@ -1,0 +1,249 @@
+"""Run an unmodified mpi4py program on a simulated platform (used by ``smpyrun`` and
+:func:`smpy.run`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+import types
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import smpy
+from smpy.kernel.actors import current_actor
+from smpy.kernel.engine import DeadlockError
+from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
+from smpy.runtime.lifecycle import AbortCalled
+from smpy.runtime.world import World
+from smpy.shim import importer
+from smpy.shim.isolation import Patches, RankContext
+from smpy.support.config import Config, declare, parse_int
+from smpy.timing.bench import Timing
+
+SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
+
+
+@dataclass
+class RankResult:
+    rank: int
+    host: str
+    end_time_s: float
+    mpi_calls: int
+    measured_compute_s: float
+    simulated_flops: float
+
+
+@dataclass
+class RunResult:
+    """What a run produced: simulated figures, outcome and (optionally) captured output."""
+
+    script: str
+    np: int
+    platform: str
+    hosts_used: int
+    status: str  # ok | error | abort | deadlock | interrupted
+    exit_code: int
+    makespan_s: float
+    mpi_calls: int
+    messages: int
+    bytes_sent: float
+    wall_s: float
+    events: int
+    message: str = ""
+    ranks: list[RankResult] = field(default_factory=list)
+    output: list[tuple[int, str, str]] | None = None
+    config: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def stdout(self) -> str:
+        return "".join(t for _, s, t in (self.output or []) if s == "stdout")
+
+    @property
+    def stderr(self) -> str:
+        return "".join(t for _, s, t in (self.output or []) if s == "stderr")
+
+    def rank_output(self, rank: int, stream: str = "stdout") -> str:
+        return "".join(t for r, s, t in (self.output or []) if r == rank and s == stream)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("output")
+        return d
+
+    def summary(self) -> str:
+        lines = [
+            f"[smpy] simulated makespan: {self.makespan_s:.9g} s",
+            f"[smpy] {self.np} ranks on {self.hosts_used} hosts of platform '{self.platform}'; "
+            f"{self.mpi_calls} MPI calls, {self.messages} messages ({self.bytes_sent:.6g} bytes)",
+            f"[smpy] emulation wall time: {self.wall_s:.3f} s ({self.events} events)",
+        ]
+        if self.status != "ok":
+            lines.append(f"[smpy] run ended with status '{self.status}' (exit code {self.exit_code})")
+        return "\n".join(lines)
+
+
+class Session:
+    """One run: the world, its ranks' contexts and the process-wide patches."""
+
+    def __init__(self, world: World, timing: Timing, echo: bool, capture: bool) -> None:
+        self.world = world
+        self.timing = timing
+        self.echo = echo
+        self.captured: list[tuple[int, str, str]] | None = [] if capture else None
+
+    def _can_block(self, ctx: RankContext) -> bool:
+        proc = ctx.proc
+        return proc.depth == 0 and not self.world.engine.stopping and current_actor() is proc.actor
+
+    def before_output(self, ctx: RankContext) -> None:
+        if self._can_block(ctx):
+            self.timing.flush(ctx.proc)
+
+    def sleep(self, ctx: RankContext, seconds: float) -> None:
+        if self._can_block(ctx):
+            self.timing.sleep(ctx.proc, seconds)
+
+    def clock(self, ctx: RankContext) -> float:
+        if self._can_block(ctx):
+            self.timing.flush(ctx.proc)
+        return self.world.engine.now
+
+
+def _user_traceback(exc: BaseException) -> str:
+    smpy_dir = os.path.dirname(os.path.abspath(smpy.__file__))
+    te = traceback.TracebackException.from_exception(exc)
+    frames = [f for f in te.stack if not os.path.abspath(f.filename).startswith(smpy_dir)]
+    te.stack = traceback.StackSummary.from_list(frames)
+    return "".join(te.format())
+
+
+def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | None = None,
+        cfg: dict[str, Any] | None = None, args: list[str] | tuple = (), hostfile: str | os.PathLike | None = None,
+        capture: bool = False, echo: bool = True, err_stream: Any = None) -> RunResult:
+    """Run ``script`` with ``np`` simulated ranks; see :class:`RunResult`."""
+    err = err_stream if err_stream is not None else sys.stderr
+    if np < 1:
+        raise ValueError(f"np must be at least 1, got {np}")
+    script_path = Path(script)
+    source = script_path.read_text()
+    code = compile(source, str(script_path), "exec")
+    plat = load_platform(platform) if platform is not None else default_platform()
+    config = Config(cfg or {})
+    for k, v in (plat.config or {}).items():
+        config.set_default(k, v)
+    hosts = parse_hostfile(hostfile) if hostfile is not None else None
+    placement = place_ranks(plat, np, hosts)
+    world = World(plat, config, placement)
+    timing = Timing(world, config)
+    session = Session(world, timing, echo, capture)
+    seed = config.get(SEED)
+    argv0 = str(script_path)
+
+    def rank_main(proc: Any) -> None:
+        proc.initialized = True  # mpi4py initialises MPI at import; smpy at rank start
+        ctx = proc.actor.context
+        timing.restart(proc)
+        try:
+            exec(code, ctx.main.__dict__)
+        except SystemExit as e:
+            if e.code not in (None, 0):
+                raise
+        timing.flush(proc)
+        proc.finalized = True
+
+    actors = world.spawn(rank_main)
+    for a in actors:
+        p = a.data
+        main = types.ModuleType("__main__")
+        main.__file__ = str(script_path)
+        main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+        a.context = RankContext(p.rank, main, [argv0, *map(str, args)], seed, p)
+
+    patches = Patches(session)
+    saved_main = sys.modules.get("__main__")
+    importer.install()
+    patches.install()
+    sys.path.insert(0, str(script_path.parent.resolve()))
+    status, exit_code, message = "ok", 0, ""
+    wall0 = time.perf_counter()
+    engine = world.engine
+    try:
+        for a in actors:
+            a.start()
+        try:
+            engine.run()
+        except DeadlockError as d:
+            status, exit_code = "deadlock", 1
+            message = _deadlock_report(world, d)
+        except KeyboardInterrupt:
+            status, exit_code, message = "interrupted", 130, "interrupted by the user (Ctrl-C)"
+        if status == "ok" and engine.abort_reason is not None:
+            status, exit_code, message = _failure(world, engine.abort_reason, engine.aborting_actor)
+    finally:
+        wall = time.perf_counter() - wall0
+        for a in actors:
+            if a.alive:
+                try:
+                    a.kill()
+                except BaseException:  # noqa: BLE001 - teardown must not fail
+                    pass
+        patches.uninstall()
+        importer.uninstall()
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+    if message:
+        err.write(message + ("\n" if not message.endswith("\n") else ""))
+    procs = world.processes
+    result = RunResult(
+        script=str(script_path), np=np, platform=plat.name,
+        hosts_used=len({p.host.index for p in procs}), status=status, exit_code=exit_code,
+        makespan_s=engine.now, mpi_calls=sum(p.mpi_calls for p in procs), messages=world.messages,
+        bytes_sent=world.bytes_sent, wall_s=wall, events=engine.events_processed, message=message,
+        ranks=[RankResult(p.rank, p.host.name, p.actor.end_time if p.actor.end_time >= 0 else engine.now,
+                          p.mpi_calls, p.bench.measured_s, p.bench.simulated_flops) for p in procs],
+        output=session.captured, config={k: str(v) for k, v in config.explicit().items()},
+    )
+    return result
+
+
+def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, str]:
+    p = actor.data if actor is not None else None
+    who = f"rank {p.rank} (host {p.host.name})" if p is not None else "the simulation"
+    t = world.engine.now
+    if isinstance(exc, AbortCalled):
+        return "abort", exc.errorcode, f"[smpy] MPI_Abort called by {who} with error code {exc.errorcode} at simulated time {t:.9g} s"
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", 130, "[smpy] interrupted by the user (Ctrl-C)"
+    if isinstance(exc, SystemExit):
+        code = exc.code if isinstance(exc.code, int) else 1
+        return "error", code, f"[smpy] {who} exited with status {exc.code} at simulated time {t:.9g} s; aborting the run"
+    tb = _user_traceback(exc)
+    tagged = "".join(f"[rank {p.rank}@{p.host.name}] {line}\n" if p else line + "\n" for line in tb.rstrip("\n").split("\n"))
+    return "error", 1, f"{tagged}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the run (as MPI_Abort)"
+
+
+def _deadlock_report(world: World, d: DeadlockError) -> str:
+    lines = [f"[smpy] DEADLOCK at simulated time {d.now:.9g} s: every live rank is blocked and nothing can wake them."]
+    for actor, what in d.blocked:
+        p = actor.data
+        lines.append(f"[smpy]   rank {p.rank} (host {p.host.name}): blocked in {what}")
+    done = [p.rank for p in world.processes if not p.actor.alive]
+    if done:
+        lines.append(f"[smpy]   finished ranks: {_ranges(done)}")
+    return "\n".join(lines)
+
+
+def _ranges(ranks: list[int]) -> str:
+    out = []
+    start = prev = ranks[0]
+    for r in ranks[1:] + [None]:  # type: ignore[list-item]
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if r is not None:
+            start = prev = r
+    return ",".join(out)

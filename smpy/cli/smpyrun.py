@@ -1,0 +1,107 @@
+"""``smpyrun``: run an unmodified mpi4py program on a simulated platform.
+
+    smpyrun -np 4 app.py arg1 arg2
+    smpyrun -np 1024 --platform cluster.yaml --cfg=network/model:SMPI --json out.json app.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from smpy.cli.blas import single_thread_blas
+
+
+def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=prog, description="Run an unmodified mpi4py program on a simulated cluster and report "
+        "its predicted run time.", allow_abbrev=False)
+    p.add_argument("-np", "-n", "--np", dest="np", type=int, default=None,
+                   help="number of MPI ranks (default: one per hostfile entry, else 1)")
+    p.add_argument("--platform", "-platform", dest="platform", default=None,
+                   help="platform description (YAML); default: the bundled 64-host cluster")
+    p.add_argument("--hostfile", "-hostfile", "-machinefile", dest="hostfile", default=None,
+                   help="host per rank, one name per line, 'host:n' repeats it n times (round-robin)")
+    p.add_argument("--map", "-map", dest="map", action="store_true", help="print the rank → host placement")
+    p.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
+                   help="set a configuration item (repeatable); see --help-cfg")
+    p.add_argument("--json", dest="json", default=None, metavar="FILE", help="write the run summary as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
+    p.add_argument("--help-cfg", action="store_true", help="list the configuration items and exit")
+    p.add_argument("--version", action="store_true", help="print smpy's version and exit")
+    p.add_argument("script", nargs="?", help="the Python program")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the program")
+    return p
+
+
+def _help_cfg() -> str:
+    import smpy.cli.launch  # noqa: F401 - declares every setting
+    from smpy.support.config import all_flags
+
+    lines = ["Configuration items (--cfg=NAME:VALUE):"]
+    for f in all_flags():
+        choices = f" ({'|'.join(f.choices)})" if f.choices else ""
+        lines.append(f"  {f.name}{choices}  [default: {f.default}]\n      {f.doc}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
+    parser = build_parser(prog)
+    ns = parser.parse_args(argv)
+    if ns.version:
+        from smpy import __version__
+        print(f"smpy {__version__}")
+        return 0
+    if ns.help_cfg:
+        print(_help_cfg())
+        return 0
+    if not ns.script:
+        parser.error("the program to run is missing (smpyrun -np N program.py [args])")
+    single_thread_blas()
+    from smpy.cli.launch import run
+    from smpy.platform import PlatformError
+    from smpy.support.config import Config, ConfigError
+
+    try:
+        cfg: dict[str, Any] = {}
+        for item in ns.cfg:
+            name, value = Config.parse_cfg_option(item)
+            cfg[name] = value
+        np = ns.np
+        if np is None:
+            if ns.hostfile:
+                from smpy.platform import parse_hostfile
+                np = len(parse_hostfile(ns.hostfile))
+            else:
+                np = 1
+        if ns.map:
+            _print_map(ns.platform, np, ns.hostfile)
+        result = run(ns.script, np=np, platform=ns.platform, cfg=cfg, args=ns.args, hostfile=ns.hostfile,
+                     capture=False, echo=True)
+    except (PlatformError, ConfigError, FileNotFoundError, ValueError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except SyntaxError as exc:
+        print(f"{prog}: error: cannot compile {ns.script}: {exc}", file=sys.stderr)
+        return 2
+    if not ns.quiet:
+        print(result.summary(), file=sys.stderr)
+    if ns.json:
+        with open(ns.json, "w") as fh:
+            json.dump(result.to_json(), fh, indent=2)
+    return result.exit_code
+
+
+def _print_map(platform: str | None, np: int, hostfile: str | None) -> None:
+    from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
+
+    plat = load_platform(platform) if platform else default_platform()
+    hosts = parse_hostfile(hostfile) if hostfile else None
+    for r, h in enumerate(place_ranks(plat, np, hosts)):
+        print(f"[rank {r}] -> {h.name}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+r"""CPU model: executions share a host's cores fairly.
+
+A host with :math:`n` cores of speed :math:`s` (flop/s, current pstate) runs the set
+:math:`E` of its active executions. Execution :math:`e` may use at most one core and at
+most its own bound :math:`\beta_e` (e.g. a polling loop using 80 % of a core), so its cap
+is :math:`u_e = \min(s, \beta_e)`. Rates are max-min fair under the host capacity
+:math:`n s` (water-filling, caps ascending):
+
+.. math::
+
+    r_e = \min\Big(u_e,\ \frac{n s - \sum_{u_f < u_e} r_f}{|\{f : u_f \ge u_e\}|}\Big).
+
+With equal caps this is :math:`r_e = \min(s, n s / |E|)`: up to :math:`n` executions run
+at full speed, beyond that they slow down proportionally — SimGrid's Cas01 model. An
+execution of :math:`F` flops started at :math:`t_0` on an otherwise idle host finishes at
+:math:`t_0 + F / s`.
+
+Rates are recomputed once per simulation round for the hosts whose set of executions or
+pstate changed (``update()``). ``on_load_change(host, busy_cores, now)`` reports the
+number of busy cores (:math:`\sum_e r_e / s`) whenever it changes, for the energy plugin.
+"""
+
+from __future__ import annotations
+
+import math
+
+from smpy.cpu.host import Host
+from smpy.kernel.activity import RUNNING, RateActivity
+from smpy.kernel.engine import Engine
+from smpy.kernel.signals import Signal
+
+
+class Exec(RateActivity):
+    """Execution of ``total`` flops on ``host`` (an activity)."""
+
+    __slots__ = ("host", "bound", "model", "label")
+
+    def __init__(self, model: CpuModel, host: Host, flops: float, bound: float, label: str) -> None:
+        super().__init__(model.engine, flops)
+        self.model = model
+        self.host = host
+        self.bound = bound
+        self.label = label
+
+    def _on_work_done(self) -> None:
+        self.model._remove(self)
+        self._finish()
+
+    def _on_cancel(self) -> None:
+        super()._on_cancel()
+        self.model._remove(self)
+
+    def describe(self) -> str:
+        return f"{self.label} of {self.total:.6g} flops on {self.host.name}"
+
+
+class _HostState:
+    __slots__ = ("execs", "busy")
+
+    def __init__(self) -> None:
+        self.execs: list[Exec] = []
+        self.busy = 0.0
+
+
+class CpuModel:
+    def __init__(self, engine: Engine, hosts: list[Host]) -> None:
+        self.engine = engine
+        self.dirty = False
+        self._dirty_hosts: dict[int, Host] = {}
+        for h in hosts:
+            h.model_data = _HostState()
+        self.on_load_change = Signal("cpu_load_change")  # (host, busy_cores)
+        self.on_exec_start = Signal("exec_start")  # (exec)
+        self.on_exec_end = Signal("exec_end")  # (exec)
+        engine.add_model(self)
+
+    def execute(self, host: Host, flops: float, bound: float = math.inf, label: str = "compute") -> Exec:
+        ex = Exec(self, host, flops, bound, label)
+        if flops <= 0.0:
+            ex._finish()
+            return ex
+        host.model_data.execs.append(ex)
+        self._mark(host)
+        if self.on_exec_start:
+            self.on_exec_start.emit(ex)
+        return ex
+
+    def host_changed(self, host: Host) -> None:
+        """Call after a pstate or on/off change of ``host``."""
+        self._mark(host)
+
+    def _mark(self, host: Host) -> None:
+        self._dirty_hosts[host.index] = host
+        self.dirty = True
+
+    def _remove(self, ex: Exec) -> None:
+        st = ex.host.model_data
+        try:
+            st.execs.remove(ex)
+        except ValueError:
+            return
+        self._mark(ex.host)
+        if self.on_exec_end:
+            self.on_exec_end.emit(ex)
+
+    def update(self) -> None:
+        hosts = self._dirty_hosts
+        self._dirty_hosts = {}
+        self.dirty = False
+        for idx in sorted(hosts):
+            self._share(hosts[idx])
+
+    def _share(self, host: Host) -> None:
+        st: _HostState = host.model_data
+        execs = [e for e in st.execs if e.state == RUNNING]
+        s = host.speed_flops if host.is_on else 0.0
+        capacity = host.cores * s
+        busy = 0.0
+        if execs:
+            if all(e.bound >= s for e in execs):
+                r = min(s, capacity / len(execs))
+                for e in execs:
+                    if e.rate != r:
+                        e._set_rate(r)
+                busy = r * len(execs)
+            else:
+                order = sorted(execs, key=lambda e: min(s, e.bound))
+                left = capacity
+                n = len(order)
+                for i, e in enumerate(order):
+                    r = min(s, e.bound, left / (n - i))
+                    left -= r
+                    if e.rate != r:
+                        e._set_rate(r)
+                    busy += r
+        busy_cores = busy / s if s > 0 else 0.0
+        if busy_cores != st.busy:
+            st.busy = busy_cores
+            if self.on_load_change:
+                self.on_load_change.emit(host, busy_cores)
+
+    def busy_cores(self, host: Host) -> float:
+        return host.model_data.busy

@@ -1,0 +1,216 @@
+"""Actors on greenlets — the only module of smpy that switches greenlets.
+
+Every actor runs in its own greenlet whose parent is the maestro (the greenlet that called
+:meth:`Engine.run`). Exactly one greenlet runs at a time:
+
+* the maestro resumes an actor with :meth:`Actor._resume` (``greenlet.switch`` into it);
+* the actor gives control back only through :func:`block_on` / :func:`block_on_any`
+  (switch to the maestro), or by returning / raising.
+
+Invariant: an actor is in the engine's ready FIFO iff it is runnable and not running;
+``waiting_for`` is not None iff the actor is blocked. An activity completing clears
+``waiting_for`` and appends the actor to the FIFO — it never switches.
+
+Per-actor context: ``actor.context`` (optional) gets ``switch_in()`` right before the
+actor runs and ``switch_out()`` right after it yields. Upper layers use it to give each
+rank its own ``__main__``, module copies, random state and output streams.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import greenlet
+
+from smpy.kernel.activity import CANCELED, FAILED, Activity, ActivityFailed
+
+if TYPE_CHECKING:
+    from smpy.kernel.engine import Engine
+
+
+class ActorKilled(BaseException):
+    """Thrown into actors when the simulation is torn down (not an Exception: user
+    ``except Exception`` blocks must not swallow it)."""
+
+
+_current: Actor | None = None
+
+
+def current_actor() -> Actor | None:
+    """The running actor, or None in the maestro."""
+    return _current
+
+
+class Actor:
+    __slots__ = (
+        "engine", "name", "fn", "args", "host", "data", "context", "glet", "alive",
+        "started", "waiting_for", "wait_label", "exception", "result", "end_time", "pid",
+    )
+
+    def __init__(self, engine: Engine, name: str, fn: Callable[..., Any], args: tuple = (),
+                 host: Any = None, data: Any = None, pid: int = 0) -> None:
+        self.engine = engine
+        self.name = name
+        self.fn = fn
+        self.args = args
+        self.host = host
+        self.data = data
+        self.pid = pid
+        self.context: Any = None
+        self.glet: greenlet.greenlet | None = None
+        self.alive = True
+        self.started = False
+        self.waiting_for: Any = None
+        #: human description of the pending operation, for deadlock reports
+        self.wait_label: Callable[[], str] | str | None = None
+        self.exception: BaseException | None = None
+        self.result: Any = None
+        self.end_time = -1.0
+
+    def start(self) -> Actor:
+        self.glet = greenlet.greenlet(self._main, parent=greenlet.getcurrent())
+        self.engine.add_actor(self)
+        return self
+
+    def _main(self) -> None:
+        engine = self.engine
+        self.started = True
+        if engine.on_actor_start:
+            engine.on_actor_start.emit(self)
+        try:
+            self.result = self.fn(*self.args)
+        except ActorKilled:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - any failure aborts the simulation
+            self.exception = exc
+            engine.abort(exc, self)
+        finally:
+            self.alive = False
+            self.end_time = engine.now
+            if engine.on_actor_end:
+                engine.on_actor_end.emit(self)
+
+    def _resume(self) -> None:
+        global _current
+        ctx = self.context
+        if ctx is not None:
+            ctx.switch_in()
+        _current = self
+        try:
+            self.glet.switch()
+        finally:
+            _current = None
+            if ctx is not None:
+                ctx.switch_out()
+
+    def kill(self) -> None:
+        """Unwind the actor's stack (finally blocks run); used at teardown."""
+        global _current
+        if self.glet is None or self.glet.dead or not self.alive:
+            self.alive = False
+            return
+        if not self.started:
+            self.alive = False
+            return
+        ctx = self.context
+        if ctx is not None:
+            ctx.switch_in()
+        _current = self
+        try:
+            self.glet.throw(ActorKilled())
+        except ActorKilled:
+            pass
+        finally:
+            _current = None
+            self.alive = False
+            if ctx is not None:
+                ctx.switch_out()
+
+    def describe_wait(self) -> str:
+        label = self.wait_label
+        if callable(label):
+            label = label()
+        if label:
+            return label
+        w = self.waiting_for
+        if isinstance(w, list):
+            return "waiting for any of: " + ", ".join(a.describe() for a in w)
+        return w.describe() if w is not None else "running"
+
+    def __repr__(self) -> str:
+        return f"<Actor {self.name}>"
+
+
+def _yield_to_maestro(actor: Actor) -> None:
+    actor.glet.parent.switch()
+    if actor.engine.stopping and actor.waiting_for is not None:
+        raise ActorKilled()
+
+
+def block_on(activity: Activity, label: Callable[[], str] | str | None = None) -> Activity:
+    """Block the running actor until ``activity`` is done; raise if it failed.
+
+    Returns at once when the activity is already done (no switch).
+    """
+    if activity.state == 0:  # RUNNING
+        actor = _current
+        if actor is None:
+            raise RuntimeError("internal error: block_on called outside of an actor")
+        actor.waiting_for = activity
+        actor.wait_label = label
+        activity.waiters.append(actor)
+        _yield_to_maestro(actor)
+        actor.wait_label = None
+    if activity.state == FAILED:
+        exc = activity.exception
+        raise exc if exc is not None else ActivityFailed(activity.describe())
+    return activity
+
+
+def block_on_any(activities: list[Activity], label: Callable[[], str] | str | None = None) -> int:
+    """Block until at least one of ``activities`` is done; return the lowest done index."""
+    for i, a in enumerate(activities):
+        if a.state != 0:
+            return i
+    actor = _current
+    if actor is None:
+        raise RuntimeError("internal error: block_on_any called outside of an actor")
+    actor.waiting_for = activities
+    actor.wait_label = label
+    for a in activities:
+        a.waiters.append(actor)
+    _yield_to_maestro(actor)
+    actor.wait_label = None
+    for a in activities:
+        try:
+            a.waiters.remove(actor)
+        except ValueError:
+            pass
+    for i, a in enumerate(activities):
+        if a.state != 0:
+            return i
+    raise RuntimeError("internal error: woken with no activity done")
+
+
+def yield_now() -> None:
+    """Let the other ready actors run before continuing (same simulated time)."""
+    actor = _current
+    if actor is None:
+        return
+    actor.engine._ready.append(actor)
+    actor.glet.parent.switch()
+
+
+def run_in_actor_context(actor: Actor, fn: Callable[[], Any]) -> Any:
+    """Call ``fn`` with ``actor`` marked current (used by tooling; does not switch)."""
+    global _current
+    prev = _current
+    _current = actor
+    try:
+        return fn()
+    finally:
+        _current = prev
+
+
+__all__ = ["Actor", "ActorKilled", "CANCELED", "block_on", "block_on_any", "current_actor", "yield_now"]

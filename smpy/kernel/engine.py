@@ -1,0 +1,171 @@
+"""The discrete-event engine: simulated clock, event heap, rounds.
+
+Model
+-----
+The simulation state changes only at event times. The engine holds
+
+* ``now`` — the simulated clock (seconds, float), monotone non-decreasing;
+* a heap of events ``(time, seq, event)``; ``seq`` is a global counter, so events at equal
+  times run in the order they were scheduled (deterministic tie-breaking);
+* a FIFO of ready actors (actors whose activity completed); they run in the order they
+  became ready, which is itself deterministic;
+* a set of *models* (cpu, network) that keep their own lazily updated state and must be
+  brought up to date (``update()``) once per round, after all actors ran, before time moves.
+
+One round at time ``t``::
+
+    run every ready actor until it blocks or ends      (actors may schedule events, start
+                                                        activities, mark models dirty)
+    update dirty models                                 (re-solve sharing once per round,
+                                                        schedule completion events)
+    pop every event with time == next time; run them    (they finish activities → ready)
+
+The loop ends when there is no ready actor and no pending event. Live actors left blocked
+at that point form a deadlock: :class:`DeadlockError` lists what each one waits for.
+
+The engine never switches greenlets itself: :mod:`smpy.kernel.actors` does.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from smpy.kernel.signals import Signal
+
+if TYPE_CHECKING:
+    from smpy.kernel.actors import Actor
+
+
+class Event:
+    """A scheduled callback; set ``cancelled`` to drop it without touching the heap."""
+
+    __slots__ = ("time", "fn", "args", "cancelled")
+
+    def __init__(self, time: float, fn: Callable[..., Any], args: tuple) -> None:
+        self.time = time
+        self.fn = fn
+        self.args = args
+        self.cancelled = False
+
+
+class DeadlockError(RuntimeError):
+    """No actor can make progress. ``blocked`` lists ``(actor, description)`` pairs."""
+
+    def __init__(self, now: float, blocked: list[tuple[Actor, str]]) -> None:
+        self.now = now
+        self.blocked = blocked
+        lines = [f"deadlock at simulated time {now:.9g} s: {len(blocked)} actor(s) blocked forever"]
+        lines += [f"  {actor.name}: {what}" for actor, what in blocked]
+        super().__init__("\n".join(lines))
+
+
+class Engine:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._heap: list[tuple[float, int, Event]] = []
+        self._seq = 0
+        self._ready: deque[Actor] = deque()
+        self.actors: list[Actor] = []
+        self._models: list[Any] = []
+        #: set by an actor that failed or called for an abort; the loop stops at once
+        self.abort_reason: BaseException | None = None
+        self.aborting_actor: Actor | None = None
+        self.stopping = False
+        self.rounds = 0
+        self.events_processed = 0
+        # extension points
+        self.on_actor_start = Signal("actor_start")
+        self.on_actor_end = Signal("actor_end")
+        self.on_time_advance = Signal("time_advance")  # (old_now, new_now)
+        self.on_end = Signal("end")
+
+    # -- scheduling ---------------------------------------------------------------------
+    def schedule(self, delay: float, fn: Callable[..., Any], *args: Any) -> Event:
+        """Run ``fn(*args)`` from the maestro ``delay`` seconds from now."""
+        if delay < 0.0:
+            delay = 0.0
+        t = self.now + delay
+        ev = Event(t, fn, args)
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, ev))
+        return ev
+
+    def schedule_at(self, time: float, fn: Callable[..., Any], *args: Any) -> Event:
+        return self.schedule(time - self.now, fn, *args)
+
+    def add_model(self, model: Any) -> None:
+        """Register a model with an ``update()`` method called once per round when dirty.
+
+        A model marks itself dirty by setting ``model.dirty = True``.
+        """
+        self._models.append(model)
+
+    # -- actors -------------------------------------------------------------------------
+    def add_actor(self, actor: Actor) -> None:
+        self.actors.append(actor)
+        self._ready.append(actor)
+
+    def abort(self, reason: BaseException, actor: Actor | None = None) -> None:
+        """Stop the simulation after the running actor yields (first reason wins)."""
+        if self.abort_reason is None:
+            self.abort_reason = reason
+            self.aborting_actor = actor
+        self.stopping = True
+
+    # -- the loop -----------------------------------------------------------------------
+    def run(self, until: float | None = None) -> None:
+        """Run until nothing is left to do (or ``until``, or an abort).
+
+        Raises :class:`DeadlockError` when live actors are blocked and nothing can wake them.
+        """
+        heap = self._heap
+        ready = self._ready
+        models = self._models
+        pop = heapq.heappop
+        while not self.stopping:
+            while ready:
+                actor = ready.popleft()
+                actor._resume()
+                if self.stopping:
+                    return
+            for m in models:
+                if m.dirty:
+                    m.update()
+            if ready:
+                continue
+            # drop cancelled events at the top
+            while heap and heap[0][2].cancelled:
+                pop(heap)
+            if not heap:
+                break
+            t = heap[0][0]
+            if until is not None and t > until:
+                self._advance(until)
+                return
+            if t > self.now:
+                self._advance(t)
+            self.rounds += 1
+            while heap and heap[0][0] <= t:
+                ev = pop(heap)[2]
+                if ev.cancelled:
+                    continue
+                self.events_processed += 1
+                ev.fn(*ev.args)
+        if self.stopping:
+            return
+        blocked = [(a, a.describe_wait()) for a in self.actors if a.alive and a.waiting_for is not None]
+        if blocked:
+            raise DeadlockError(self.now, blocked)
+
+    def _advance(self, t: float) -> None:
+        old = self.now
+        self.now = t
+        if self.on_time_advance:
+            self.on_time_advance.emit(old, t)
+
+    @property
+    def pending_events(self) -> int:
+        return sum(1 for _, _, ev in self._heap if not ev.cancelled)

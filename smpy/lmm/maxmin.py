@@ -1,0 +1,275 @@
+r"""Weighted max-min fair sharing with bounds, solved by progressive filling.
+
+The system
+----------
+Constraints :math:`c` (resources: link directions, CPUs) have capacities :math:`C_c > 0`.
+Variables :math:`v` (flows, executions) have a *sharing penalty* :math:`w_v > 0` (the
+inverse of their weight), an optional upper bound :math:`b_v` and coefficients
+:math:`a_{c,v} > 0` on the constraints they use. We seek rates :math:`x_v \ge 0` with
+
+.. math::
+
+    \sum_v a_{c,v}\, x_v \le C_c \quad \forall c, \qquad x_v \le b_v,
+
+that are *weighted max-min fair*: each :math:`x_v = \lambda_v / w_v` where the levels
+:math:`\lambda` are raised together, and a variable stops rising when one of its
+constraints saturates or it reaches its bound. This is SimGrid's LMM (Velho & Legrand):
+a flow with twice the penalty gets half the share of a bottleneck.
+
+Progressive filling
+-------------------
+With :math:`R_c` the capacity left on :math:`c` and :math:`U_c = \sum_{v\ \mathrm{free}}
+a_{c,v}/w_v` its usage by the variables still free, the common level can rise to
+
+.. math::
+
+    \lambda^* = \min\Big( \min_c R_c / U_c,\ \min_{v\ \mathrm{free}} b_v\, w_v \Big).
+
+If a bound is the minimum, those variables are fixed at :math:`x_v = b_v`; otherwise every
+free variable of each constraint reaching :math:`\lambda^*` is fixed at
+:math:`x_v = \lambda^*/w_v`. Fixed variables are subtracted from :math:`R` and :math:`U` of
+all their constraints, and the loop repeats until every variable is fixed. Each iteration
+fixes at least one variable, so it ends after at most :math:`|V|` iterations.
+
+Incrementality
+--------------
+Adding, removing or re-bounding a variable, or changing a capacity, marks the touched
+constraints *modified*. :meth:`System.solve` re-solves only the connected components
+(constraints ↔ variables) that contain a modified constraint, and returns the variables
+whose value changed, so models reschedule only those. Callers batch: they modify the
+system many times during a simulation round and call ``solve()`` once.
+
+Only shared constraints live here. A *fat pipe* (each flow alone limited by the capacity,
+no competition) is a per-variable bound, and callers express it as one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+_EPS = 1e-12  # relative tolerance when comparing levels
+
+
+class Constraint:
+    __slots__ = ("id", "capacity", "vars", "data", "_rem", "_use", "_mark", "_nfree")
+
+    def __init__(self, cid: int, capacity: float, data: Any = None) -> None:
+        self.id = cid
+        self.capacity = capacity
+        #: variable -> coefficient (insertion-ordered: deterministic iteration)
+        self.vars: dict[Variable, float] = {}
+        self.data = data
+        self._rem = 0.0
+        self._use = 0.0
+        self._mark = 0
+        self._nfree = 0
+
+    def __repr__(self) -> str:
+        return f"Constraint#{self.id}(C={self.capacity:g}, n={len(self.vars)})"
+
+
+class Variable:
+    __slots__ = ("id", "penalty", "bound", "elements", "value", "data", "_fixed", "_mark")
+
+    def __init__(self, vid: int, penalty: float, bound: float, data: Any = None) -> None:
+        self.id = vid
+        self.penalty = penalty
+        self.bound = bound  # math.inf when unbounded
+        self.elements: list[tuple[Constraint, float]] = []
+        self.value = 0.0
+        self.data = data
+        self._fixed = False
+        self._mark = 0
+
+    def __hash__(self) -> int:
+        return self.id
+
+    def __repr__(self) -> str:
+        return f"Variable#{self.id}(w={self.penalty:g}, b={self.bound:g}, x={self.value:g})"
+
+
+class System:
+    """A max-min system; see the module docstring for the math."""
+
+    def __init__(self) -> None:
+        self._next_id = 0
+        self._modified: dict[int, Constraint] = {}
+        self._lonely: list[Variable] = []  # modified variables with no constraint
+        self._mark = 0
+        self.solves = 0
+
+    # -- building -----------------------------------------------------------------------
+    def constraint(self, capacity: float, data: Any = None) -> Constraint:
+        if not capacity > 0.0:
+            raise ValueError(f"constraint capacity must be positive, got {capacity!r}")
+        self._next_id += 1
+        return Constraint(self._next_id, capacity, data)
+
+    def variable(self, penalty: float = 1.0, bound: float = math.inf,
+                 uses: list[tuple[Constraint, float]] | tuple = (), data: Any = None) -> Variable:
+        """A new variable using ``uses`` = [(constraint, coefficient), ...]."""
+        self._next_id += 1
+        v = Variable(self._next_id, penalty, bound, data)
+        for c, coeff in uses:
+            if c in v.elements:
+                raise ValueError("a variable uses each constraint once")
+            if coeff <= 0.0:
+                continue
+            prev = c.vars.get(v)
+            c.vars[v] = coeff if prev is None else prev + coeff
+            v.elements.append((c, coeff))
+            self._modified[c.id] = c
+        if not v.elements:
+            self._lonely.append(v)
+        return v
+
+    def remove(self, v: Variable) -> None:
+        for c, _ in v.elements:
+            del c.vars[v]
+            self._modified[c.id] = c
+        v.elements = []
+        v.value = 0.0
+
+    def set_bound(self, v: Variable, bound: float) -> None:
+        v.bound = bound
+        self._touch(v)
+
+    def set_penalty(self, v: Variable, penalty: float) -> None:
+        v.penalty = penalty
+        self._touch(v)
+
+    def set_capacity(self, c: Constraint, capacity: float) -> None:
+        c.capacity = capacity
+        self._modified[c.id] = c
+
+    def _touch(self, v: Variable) -> None:
+        if v.elements:
+            for c, _ in v.elements:
+                self._modified[c.id] = c
+        else:
+            self._lonely.append(v)
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._modified or self._lonely)
+
+    # -- solving ------------------------------------------------------------------------
+    def solve(self) -> list[Variable]:
+        """Re-solve the modified components; return variables whose value changed."""
+        changed: list[Variable] = []
+        for v in self._lonely:
+            if not v.elements:
+                new = v.bound if v.penalty > 0.0 else 0.0
+                if new != v.value:
+                    v.value = new
+                    changed.append(v)
+        self._lonely = []
+        if not self._modified:
+            return changed
+        self.solves += 1
+        self._mark += 1
+        mark = self._mark
+        seeds = sorted(self._modified.values(), key=lambda c: c.id)
+        self._modified = {}
+        for seed in seeds:
+            if seed._mark == mark:
+                continue
+            cnsts, variables = self._component(seed, mark)
+            self._solve_component(cnsts, variables, changed)
+        return changed
+
+    @staticmethod
+    def _component(seed: Constraint, mark: int) -> tuple[list[Constraint], list[Variable]]:
+        seed._mark = mark
+        cnsts = [seed]
+        variables: list[Variable] = []
+        i = 0
+        while i < len(cnsts):
+            c = cnsts[i]
+            i += 1
+            for v in c.vars:
+                if v._mark != mark:
+                    v._mark = mark
+                    variables.append(v)
+                    for c2, _ in v.elements:
+                        if c2._mark != mark:
+                            c2._mark = mark
+                            cnsts.append(c2)
+        return cnsts, variables
+
+    @staticmethod
+    def _solve_component(cnsts: list[Constraint], variables: list[Variable],
+                         changed: list[Variable]) -> None:
+        free: list[Variable] = []
+        old: dict[Variable, float] = {}
+        for v in variables:
+            old[v] = v.value
+            if v.penalty > 0.0:
+                v._fixed = False
+                free.append(v)
+            else:
+                v._fixed = True
+                v.value = 0.0
+        for c in cnsts:
+            c._rem = c.capacity
+            use = 0.0
+            n = 0
+            for v, coeff in c.vars.items():
+                if not v._fixed:
+                    use += coeff / v.penalty
+                    n += 1
+            c._use = use
+            c._nfree = n
+        active = [c for c in cnsts if c._use > 0.0]
+        bounded = sorted((v for v in free if v.bound != math.inf), key=lambda v: (v.bound * v.penalty, v.id))
+        bi = 0
+        nfree = len(free)
+        while nfree:
+            level = math.inf
+            for c in active:
+                lvl = c._rem / c._use
+                if lvl < level:
+                    level = lvl
+            while bi < len(bounded) and bounded[bi]._fixed:
+                bi += 1
+            to_fix: list[tuple[Variable, float]] = []
+            if bi < len(bounded) and bounded[bi].bound * bounded[bi].penalty <= level * (1 + _EPS):
+                blevel = bounded[bi].bound * bounded[bi].penalty
+                while bi < len(bounded) and bounded[bi].bound * bounded[bi].penalty <= blevel * (1 + _EPS):
+                    v = bounded[bi]
+                    bi += 1
+                    if not v._fixed:
+                        to_fix.append((v, v.bound))
+            else:
+                if level == math.inf:  # free variables with no active constraint and no bound
+                    for v in free:
+                        if not v._fixed:
+                            to_fix.append((v, math.inf))
+                else:
+                    thresh = level * (1 + _EPS)
+                    for c in active:
+                        if c._rem / c._use <= thresh:
+                            for v in c.vars:
+                                if not v._fixed:
+                                    x = level / v.penalty
+                                    if x > v.bound:
+                                        x = v.bound
+                                    to_fix.append((v, x))
+            for v, x in to_fix:
+                if v._fixed:
+                    continue
+                v._fixed = True
+                v.value = x
+                nfree -= 1
+                inv = 1.0 / v.penalty
+                for c, coeff in v.elements:
+                    c._rem -= coeff * x
+                    if c._rem < 0.0:
+                        c._rem = 0.0
+                    c._use -= coeff * inv
+                    c._nfree -= 1
+            active = [c for c in active if c._nfree > 0]
+        for v in variables:
+            if v.value != old[v]:
+                changed.append(v)

@@ -1,0 +1,49 @@
+"""The entry/exit protocol every public MPI call goes through.
+
+``@mpicall`` ends the rank's compute burst on entry (it becomes simulated computation,
+see :mod:`smpy.timing.bench`) and restarts the timer on exit, so that smpy's own work is
+never charged to the program. Nested calls (a facade method calling another) time only
+at the outermost level.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from smpy.runtime import errors
+from smpy.runtime.world import Process, current
+
+F = TypeVar("F", bound=Callable[..., Any])
+_thread_time = time.thread_time
+
+
+def mpicall(fn: F) -> F:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        proc = current()
+        depth = proc.depth
+        if depth == 0:
+            if proc.finalized and fn.__name__ not in _AFTER_FINALIZE:
+                errors.raise_error(errors.ERR_OTHER, f"{fn.__qualname__} called after MPI_Finalize")
+            proc.world.timing.flush(proc)
+        proc.depth = depth + 1
+        proc.mpi_calls += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            proc.depth = depth
+            if depth == 0:
+                proc.bench.start = _thread_time()
+
+    return wrapper  # type: ignore[return-value]
+
+
+_AFTER_FINALIZE = {"Is_initialized", "Is_finalized", "Get_version", "Get_library_version", "Wtime", "Wtick",
+                   "Get_processor_name", "Get_error_string", "Get_error_class", "Query_thread"}
+
+
+def proc() -> Process:
+    return current()

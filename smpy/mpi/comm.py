@@ -1,0 +1,523 @@
+"""``MPI.Comm`` / ``MPI.Intracomm``: each method parses its arguments, makes one runtime or
+collective call, and wraps the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smpy.colls import buffers as bcoll
+from smpy.colls import objects as ocoll
+from smpy.colls.basic import allgather as _allgather_raw
+from smpy.colls.basic import barrier as _barrier
+from smpy.mpi import msgspec
+from smpy.mpi._call import mpicall, proc
+from smpy.mpi.msgpickle import pickle
+from smpy.mpi.op import SUM, Op
+from smpy.mpi.request import Request
+from smpy.mpi.status import Status
+from smpy.runtime import errors, p2p
+from smpy.runtime.comm import CommImpl
+from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, COLL, CONGRUENT, IDENT, P2P, UNDEFINED, UNEQUAL
+from smpy.runtime.world import current
+
+
+def _send_spec(buf: Any) -> Any:
+    return msgspec.parse_send(buf)
+
+
+def _in_place(buf: Any) -> Any:
+    """Send spec, or None for MPI.IN_PLACE."""
+    return None if buf is msgspec.IN_PLACE else msgspec.parse_send(buf)
+
+
+def _fill(status: Status | None, req: p2p.Request) -> None:
+    if status is not None:
+        status._fill(req.source, req.tag, req.error, req.nbytes, req.cancelled)
+
+
+class Comm:
+    """A communicator handle (one per rank; the runtime object is shared)."""
+
+    __slots__ = ("__impl",)
+
+    def __init__(self, comm: Comm | None = None) -> None:
+        self.__impl = None if comm is None else comm._impl
+
+    @classmethod
+    def _wrap(cls, impl: CommImpl | None) -> Comm:
+        c = cls.__new__(cls)
+        c.__impl = impl
+        return c
+
+    @property
+    def _impl(self) -> CommImpl:
+        impl = self.__impl
+        if impl is None:
+            errors.raise_error(errors.ERR_COMM, "invalid communicator (MPI_COMM_NULL)")
+        return impl
+
+    def _raw(self) -> CommImpl | None:
+        return self.__impl
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Comm):
+            return NotImplemented
+        return self._raw() is other._raw()
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return id(self._raw())
+
+    def __bool__(self) -> bool:
+        return self._raw() is not None
+
+    # -- basic information ---------------------------------------------------------------
+    def Get_rank(self) -> int:
+        return self._impl.rank_of[current().rank]
+
+    def Get_size(self) -> int:
+        return self._impl.size
+
+    @property
+    def rank(self) -> int:
+        return self.Get_rank()
+
+    @property
+    def size(self) -> int:
+        return self.Get_size()
+
+    def Get_name(self) -> str:
+        return self._impl.name
+
+    def Set_name(self, name: str) -> None:
+        self._impl.name = name
+
+    @property
+    def name(self) -> str:
+        return self.Get_name()
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.Set_name(value)
+
+    def Is_inter(self) -> bool:
+        return False
+
+    def Is_intra(self) -> bool:
+        return True
+
+    @property
+    def is_inter(self) -> bool:
+        return False
+
+    @property
+    def is_intra(self) -> bool:
+        return True
+
+    def Get_topology(self) -> int:
+        from smpy.mpi import constants
+        return constants.UNDEFINED
+
+    @property
+    def topology(self) -> int:
+        return self.Get_topology()
+
+    def Compare(self, comm: Comm) -> int:
+        a, b = self._impl, comm._impl
+        if a is b:
+            return IDENT
+        return CONGRUENT if a.group == b.group else UNEQUAL
+
+    @mpicall
+    def Abort(self, errorcode: int = 0) -> None:
+        from smpy.mpi.environment import abort
+        abort(errorcode)
+
+    # -- point-to-point, buffers -------------------------------------------------------
+    @mpicall
+    def Send(self, buf: Any, dest: int, tag: int = 0) -> None:
+        self._send(buf, dest, tag, "MPI_Send", False)
+
+    @mpicall
+    def Ssend(self, buf: Any, dest: int, tag: int = 0) -> None:
+        self._send(buf, dest, tag, "MPI_Ssend", True)
+
+    Bsend = Send
+    Rsend = Send
+
+    def _send(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> None:
+        impl, pr = self._impl, proc()
+        p2p.check_dest(impl, dest, call)
+        p2p.check_send_tag(tag, call)
+        spec = msgspec.parse_send(buf)
+        req = p2p.isend(pr, impl, P2P, bcoll.pack(spec), spec.nbytes, dest, tag, call, sync)
+        p2p.wait(pr, req)
+
+    def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> Request:
+        impl = self._impl
+        p2p.check_dest(impl, dest, call)
+        p2p.check_send_tag(tag, call)
+        spec = msgspec.parse_send(buf)
+        return Request._wrap(p2p.isend(proc(), impl, P2P, bcoll.pack(spec), spec.nbytes, dest, tag, call, sync))
+
+    @mpicall
+    def Isend(self, buf: Any, dest: int, tag: int = 0) -> Request:
+        return self._isend(buf, dest, tag, "MPI_Isend", False)
+
+    @mpicall
+    def Issend(self, buf: Any, dest: int, tag: int = 0) -> Request:
+        return self._isend(buf, dest, tag, "MPI_Issend", True)
+
+    Ibsend = Isend
+    Irsend = Isend
+
+    def _irecv(self, buf: Any, source: int, tag: int, call: str) -> p2p.Request:
+        impl = self._impl
+        p2p.check_source(impl, source, call)
+        p2p.check_recv_tag(tag, call)
+        return p2p.irecv(proc(), impl, P2P, source, tag, msgspec.parse_recv(buf), call)
+
+    @mpicall
+    def Recv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> None:
+        Request._wrap(p2p.wait(proc(), self._irecv(buf, source, tag, "MPI_Recv"))).Wait(status)
+
+    @mpicall
+    def Irecv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
+        return Request._wrap(self._irecv(buf, source, tag, "MPI_Irecv"))
+
+    @mpicall
+    def Sendrecv(self, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,
+                 source: int = ANY_SOURCE, recvtag: int = ANY_TAG, status: Status | None = None) -> None:
+        r = self._irecv(recvbuf, source, recvtag, "MPI_Sendrecv")
+        s = self._isend(sendbuf, dest, sendtag, "MPI_Sendrecv", False)
+        s.Wait()
+        Request._wrap(r).Wait(status)
+
+    @mpicall
+    def Sendrecv_replace(self, buf: Any, dest: int, sendtag: int = 0, source: int = ANY_SOURCE,
+                         recvtag: int = ANY_TAG, status: Status | None = None) -> None:
+        s = self._isend(buf, dest, sendtag, "MPI_Sendrecv_replace", False)  # packs (copies) first
+        r = self._irecv(buf, source, recvtag, "MPI_Sendrecv_replace")
+        s.Wait()
+        Request._wrap(r).Wait(status)
+
+    @mpicall
+    def Probe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> bool:
+        impl = self._impl
+        p2p.check_source(impl, source, "MPI_Probe")
+        s = p2p.probe(proc(), impl, P2P, source, tag)
+        _fill_probe(status, s)
+        return True
+
+    @mpicall
+    def Iprobe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> bool:
+        impl = self._impl
+        p2p.check_source(impl, source, "MPI_Iprobe")
+        pr = proc()
+        if source == -1:  # PROC_NULL: always true
+            _fill_probe(status, None)
+            return True
+        s = p2p.iprobe(pr, impl, P2P, source, tag)
+        if s is not None:
+            _fill_probe(status, s)
+        return s is not None
+
+    # -- point-to-point, objects -------------------------------------------------------
+    def _osend(self, obj: Any, dest: int, tag: int, call: str, sync: bool) -> p2p.Request:
+        impl = self._impl
+        p2p.check_dest(impl, dest, call)
+        p2p.check_send_tag(tag, call)
+        data = pickle.dumps(obj)
+        return p2p.isend(proc(), impl, P2P, data, len(data), dest, tag, call, sync)
+
+    @mpicall
+    def send(self, obj: Any, dest: int, tag: int = 0) -> None:
+        p2p.wait(proc(), self._osend(obj, dest, tag, "MPI_Send", False))
+
+    @mpicall
+    def ssend(self, obj: Any, dest: int, tag: int = 0) -> None:
+        p2p.wait(proc(), self._osend(obj, dest, tag, "MPI_Ssend", True))
+
+    bsend = send
+
+    @mpicall
+    def isend(self, obj: Any, dest: int, tag: int = 0) -> Request:
+        return Request._wrap(self._osend(obj, dest, tag, "MPI_Isend", False), True)
+
+    @mpicall
+    def issend(self, obj: Any, dest: int, tag: int = 0) -> Request:
+        return Request._wrap(self._osend(obj, dest, tag, "MPI_Issend", True), True)
+
+    ibsend = isend
+
+    def _orecv(self, source: int, tag: int, call: str) -> p2p.Request:
+        impl = self._impl
+        p2p.check_source(impl, source, call)
+        p2p.check_recv_tag(tag, call)
+        return p2p.irecv(proc(), impl, P2P, source, tag, None, call)
+
+    @mpicall
+    def recv(self, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+             status: Status | None = None) -> Any:
+        req = self._orecv(source, tag, "MPI_Recv")
+        p2p.wait(proc(), req)
+        return Request._wrap(req, True)._complete(status)
+
+    @mpicall
+    def irecv(self, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
+        return Request._wrap(self._orecv(source, tag, "MPI_Irecv"), True)
+
+    @mpicall
+    def sendrecv(self, sendobj: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,
+                 source: int = ANY_SOURCE, recvtag: int = ANY_TAG, status: Status | None = None) -> Any:
+        r = self._orecv(source, recvtag, "MPI_Sendrecv")
+        p2p.wait(proc(), self._osend(sendobj, dest, sendtag, "MPI_Sendrecv", False))
+        p2p.wait(proc(), r)
+        return Request._wrap(r, True)._complete(status)
+
+    @mpicall
+    def probe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> bool:
+        return self.Probe(source, tag, status)
+
+    @mpicall
+    def iprobe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> bool:
+        return self.Iprobe(source, tag, status)
+
+    # -- collectives, buffers ------------------------------------------------------------
+    @mpicall
+    def Barrier(self) -> None:
+        _barrier(proc(), self._impl)
+
+    @mpicall
+    def barrier(self) -> None:
+        _barrier(proc(), self._impl)
+
+    @mpicall
+    def Bcast(self, buf: Any, root: int = 0) -> None:
+        impl = self._impl
+        p2p.check_root(impl, root, "MPI_Bcast")
+        pr = proc()
+        spec = msgspec.parse_send(buf) if impl.rank_of[pr.rank] == root else msgspec.parse_recv(buf)
+        bcoll.bcast(pr, impl, spec, root)
+
+    @mpicall
+    def Reduce(self, sendbuf: Any, recvbuf: Any, op: Op = SUM, root: int = 0) -> None:
+        impl = self._impl
+        p2p.check_root(impl, root, "MPI_Reduce")
+        pr = proc()
+        is_root = impl.rank_of[pr.rank] == root
+        rspec = msgspec.parse_recv(recvbuf) if is_root else None
+        bcoll.reduce(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf), rspec, op._impl, root)
+
+    @mpicall
+    def Allreduce(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> None:
+        bcoll.allreduce(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf), op._impl)
+
+    @mpicall
+    def Scan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> None:
+        bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf), op._impl, False)
+
+    @mpicall
+    def Exscan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> None:
+        bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf), op._impl, True)
+
+    @mpicall
+    def Gather(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+        impl = self._impl
+        p2p.check_root(impl, root, "MPI_Gather")
+        pr = proc()
+        is_root = impl.rank_of[pr.rank] == root
+        bcoll.gather(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf),
+                     msgspec.parse_recv(recvbuf) if is_root else None, root)
+
+    @mpicall
+    def Gatherv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+        impl = self._impl
+        p2p.check_root(impl, root, "MPI_Gatherv")
+        pr = proc()
+        is_root = impl.rank_of[pr.rank] == root
+        bcoll.gatherv(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf),
+                      msgspec.parse_vector(recvbuf, impl.size, False) if is_root else None, root)
+
+    @mpicall
+    def Scatter(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+        impl = self._impl
+        p2p.check_root(impl, root, "MPI_Scatter")
+        pr = proc()
+        is_root = impl.rank_of[pr.rank] == root
+        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root)
+
+    @mpicall
+    def Scatterv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+        impl = self._impl
+        p2p.check_root(impl, root, "MPI_Scatterv")
+        pr = proc()
+        is_root = impl.rank_of[pr.rank] == root
+        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        bcoll.scatterv(pr, impl, msgspec.parse_vector(sendbuf, impl.size, True) if is_root else None, rspec, root)
+
+    @mpicall
+    def Allgather(self, sendbuf: Any, recvbuf: Any) -> None:
+        bcoll.allgather(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf))
+
+    @mpicall
+    def Allgatherv(self, sendbuf: Any, recvbuf: Any) -> None:
+        impl = self._impl
+        bcoll.allgatherv(proc(), impl, _in_place(sendbuf), msgspec.parse_vector(recvbuf, impl.size, False))
+
+    @mpicall
+    def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:
+        bcoll.alltoall(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf))
+
+    @mpicall
+    def Alltoallv(self, sendbuf: Any, recvbuf: Any) -> None:
+        impl = self._impl
+        svec = None if sendbuf is msgspec.IN_PLACE else msgspec.parse_vector(sendbuf, impl.size, True)
+        bcoll.alltoallv(proc(), impl, svec, msgspec.parse_vector(recvbuf, impl.size, False))
+
+    # -- collectives, objects ------------------------------------------------------------
+    @mpicall
+    def bcast(self, obj: Any = None, root: int = 0) -> Any:
+        p2p.check_root(self._impl, root, "MPI_Bcast")
+        return ocoll.bcast(proc(), self._impl, obj, root, pickle.dumps, pickle.loads)
+
+    @mpicall
+    def reduce(self, sendobj: Any, op: Any = SUM, root: int = 0) -> Any:
+        p2p.check_root(self._impl, root, "MPI_Reduce")
+        return ocoll.reduce(proc(), self._impl, sendobj, op, root, pickle.dumps, pickle.loads, _commutes(op))
+
+    @mpicall
+    def allreduce(self, sendobj: Any, op: Any = SUM) -> Any:
+        return ocoll.allreduce(proc(), self._impl, sendobj, op, pickle.dumps, pickle.loads, _commutes(op))
+
+    @mpicall
+    def scan(self, sendobj: Any, op: Any = SUM) -> Any:
+        return ocoll.scan(proc(), self._impl, sendobj, op, pickle.dumps, pickle.loads, False)
+
+    @mpicall
+    def exscan(self, sendobj: Any, op: Any = SUM) -> Any:
+        return ocoll.scan(proc(), self._impl, sendobj, op, pickle.dumps, pickle.loads, True)
+
+    @mpicall
+    def gather(self, sendobj: Any, root: int = 0) -> list | None:
+        p2p.check_root(self._impl, root, "MPI_Gather")
+        return ocoll.gather(proc(), self._impl, sendobj, root, pickle.dumps, pickle.loads)
+
+    @mpicall
+    def scatter(self, sendobj: Any, root: int = 0) -> Any:
+        p2p.check_root(self._impl, root, "MPI_Scatter")
+        return ocoll.scatter(proc(), self._impl, sendobj, root, pickle.dumps, pickle.loads)
+
+    @mpicall
+    def allgather(self, sendobj: Any) -> list:
+        return ocoll.allgather(proc(), self._impl, sendobj, pickle.dumps, pickle.loads)
+
+    @mpicall
+    def alltoall(self, sendobj: Any) -> list:
+        return ocoll.alltoall(proc(), self._impl, sendobj, pickle.dumps, pickle.loads)
+
+    # -- communicator management ---------------------------------------------------------
+    @mpicall
+    def Dup(self, info: Any = None) -> Intracomm:
+        impl, pr = self._impl, proc()
+        _barrier(pr, impl)  # context-id agreement costs a collective, as in MPICH
+        new = impl.agree(pr, None, lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
+        return Intracomm._wrap(new)
+
+    def Clone(self) -> Intracomm:
+        return self.Dup()
+
+    @mpicall
+    def Split(self, color: int = 0, key: int = 0) -> Intracomm:
+        impl, pr = self._impl, proc()
+        me = impl.rank_of[pr.rank]
+        triples = _allgather_raw(pr, impl, (color, key, me), 12, "MPI_Comm_split")
+        if color == UNDEFINED:
+            impl.agree(pr, UNDEFINED, lambda: None, sum(1 for c, _, _ in triples if c == UNDEFINED))
+            return COMM_NULL  # type: ignore[return-value]
+        members = sorted((k, r) for c, k, r in triples if c == color)
+        group = [impl.group[r] for _, r in members]
+        new = impl.agree(pr, color, lambda: CommImpl(impl.world, group, ""), len(group))
+        return Intracomm._wrap(new)
+
+    @mpicall
+    def Free(self) -> None:
+        self._impl.refcount -= 1
+        self.__impl = None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__module__.replace('smpy.mpi.comm', 'mpi4py.MPI')}.{type(self).__name__} object at {id(self):#x}>"
+
+    # mpi4py compatibility helpers
+    def py2f(self) -> int:
+        raw = self._raw()
+        return 0 if raw is None else raw.context
+
+    def Get_group(self):  # noqa: D102 - arrives with the faithful-MPI issue
+        raise NotImplementedError("MPI groups arrive with the faithful-MPI issue (#5)")
+
+
+def _commutes(op: Any) -> bool:
+    impl = getattr(op, "_impl", None)
+    return True if impl is None else impl.commutative
+
+
+def _fill_probe(status: Status | None, s: p2p.SendRequest | None) -> None:
+    if status is None:
+        return
+    if s is None:
+        status._fill(-1, ANY_TAG, 0, 0)
+    else:
+        status._fill(s.src_local, s.tag, 0, s.nbytes)
+
+
+class Intracomm(Comm):
+    __slots__ = ()
+
+
+class _WorldComm(Intracomm):
+    """COMM_WORLD: resolves to the running simulation's world communicator."""
+
+    __slots__ = ()
+
+    @property
+    def _impl(self) -> CommImpl:
+        return current().world.comm_world
+
+    def _raw(self) -> CommImpl | None:
+        try:
+            return current().world.comm_world
+        except RuntimeError:
+            return None
+
+    def Free(self) -> None:
+        errors.raise_error(errors.ERR_COMM, "MPI_Comm_free: cannot free a predefined communicator")
+
+
+class _SelfComm(Intracomm):
+    """COMM_SELF: resolves to the running rank's self communicator."""
+
+    __slots__ = ()
+
+    @property
+    def _impl(self) -> CommImpl:
+        return current().comm_self
+
+    def _raw(self) -> CommImpl | None:
+        try:
+            return current().comm_self
+        except RuntimeError:
+            return None
+
+    def Free(self) -> None:
+        errors.raise_error(errors.ERR_COMM, "MPI_Comm_free: cannot free a predefined communicator")
+
+
+COMM_WORLD = _WorldComm.__new__(_WorldComm)
+COMM_SELF = _SelfComm.__new__(_SelfComm)
+COMM_NULL = Comm()
+COLL_CHANNEL = COLL

@@ -1,0 +1,40 @@
+"""Process life cycle: init, finalize, abort."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from smpy.kernel.activity import Sleep
+from smpy.kernel.actors import block_on
+from smpy.runtime import errors
+
+if TYPE_CHECKING:
+    from smpy.runtime.world import Process
+
+
+class AbortCalled(BaseException):
+    """Raised by MPI_Abort; unwinds the calling rank and stops the whole run."""
+
+    def __init__(self, rank: int, errorcode: int) -> None:
+        super().__init__(f"MPI_Abort called by rank {rank} with error code {errorcode}")
+        self.rank = rank
+        self.errorcode = errorcode
+
+
+def init(proc: Process, thread_level: int = 0, explicit: bool = True) -> None:
+    if proc.initialized and explicit:
+        errors.raise_error(errors.ERR_OTHER, "Cannot call MPI_INIT or MPI_INIT_THREAD more than once")
+    proc.initialized = True
+    proc.thread_level = thread_level
+    if proc.world.init_time > 0:
+        block_on(Sleep(proc.world.engine, proc.world.init_time))
+
+
+def finalize(proc: Process) -> None:
+    if proc.finalized:
+        errors.raise_error(errors.ERR_OTHER, "MPI_Finalize called twice")
+    proc.finalized = True
+
+
+def abort(proc: Process, errorcode: int) -> None:
+    raise AbortCalled(proc.rank, errorcode)

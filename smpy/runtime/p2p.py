@@ -1,0 +1,351 @@
+"""Point-to-point protocol: matching, detached/eager/rendezvous transfers, probes.
+
+Protocol (SMPI's, see docs/research: smpi_request.cpp)
+------------------------------------------------------
+A send of ``n`` payload bytes puts ``n + 16`` bytes (envelope) on the wire.
+
+* The envelope is matched at once against the receiver's posted receives (first fit in
+  posting order); if none fits, it waits in the receiver's *unexpected* list.
+* *Eager* sends (``n < smpi/async-small-thresh``, default 0 = off) start the network
+  transfer immediately; otherwise the transfer starts when send and receive are matched
+  (rendezvous).
+* *Detached* sends (``n < smpi/send-is-detached-thresh``, default 65536, never for
+  synchronous sends) complete for the sender at once (the buffer was copied); others
+  complete when the transfer ends. The receive completes when the transfer ends.
+* ``Test`` and ``Iprobe`` inject ``k × smpi/test`` (resp. ``smpi/iprobe``) seconds, ``k``
+  counting consecutive unsuccessful calls (reset on success), so that polling loops
+  advance simulated time instead of spinning forever.
+
+Payloads are opaque to this module: ``bytes`` for buffer messages (unpacked into the
+receive buffer on delivery, checking truncation) or any object for pickled messages.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from smpy.kernel.activity import Activity, Sleep, Trigger
+from smpy.kernel.actors import block_on, block_on_any
+from smpy.runtime import errors
+from smpy.runtime.comm import CommImpl, matches
+from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, ENVELOPE_BYTES, PROC_NULL
+
+if TYPE_CHECKING:
+    from smpy.runtime.world import Process
+
+SEND, RECV, NULL_KIND = 0, 1, 2
+
+
+class Request(Activity):
+    """A non-blocking operation; an activity that completes with the operation.
+
+    Status fields follow MPI: ``source``/``tag`` of the matched message, ``nbytes``
+    received, ``error`` class, ``cancelled``.
+    """
+
+    __slots__ = ("kind", "comm", "channel", "owner", "call", "peer", "tag", "source", "nbytes",
+                 "error", "cancelled", "payload", "buf", "datatype", "persistent", "user_data")
+
+    def __init__(self, owner: Process, kind: int, comm: CommImpl | None, channel: int, call: str,
+                 peer: int, tag: int) -> None:
+        super().__init__(owner.world.engine)
+        self.kind = kind
+        self.owner = owner
+        self.comm = comm
+        self.channel = channel
+        self.call = call
+        self.peer = peer
+        self.tag = tag
+        self.source = peer
+        self.nbytes = 0
+        self.error = 0
+        self.cancelled = False
+        self.payload: Any = None
+        self.buf: Any = None
+        self.datatype: Any = None
+        self.persistent = False
+        self.user_data: Any = None
+
+    def describe(self) -> str:
+        comm = self.comm.describe() if self.comm is not None else "?"
+        who = "dest" if self.kind == SEND else "source"
+        peer = "MPI_ANY_SOURCE" if self.peer == ANY_SOURCE else str(self.peer)
+        tag = "MPI_ANY_TAG" if self.tag == ANY_TAG else str(self.tag)
+        return f"{self.call}({who}={peer}, tag={tag}, comm={comm})"
+
+
+class SendRequest(Request):
+    __slots__ = ("dest_box", "flow", "arrived", "match", "detached", "sync", "src_local")
+
+    def __init__(self, owner: Process, comm: CommImpl, channel: int, call: str, dest: int, tag: int) -> None:
+        super().__init__(owner, SEND, comm, channel, call, dest, tag)
+        self.flow: Activity | None = None
+        self.arrived = False
+        self.match: RecvRequest | None = None
+        self.detached = False
+        self.sync = False
+        self.src_local = -1
+
+
+class RecvRequest(Request):
+    __slots__ = ("match",)
+
+    def __init__(self, owner: Process, comm: CommImpl, channel: int, call: str, source: int, tag: int) -> None:
+        super().__init__(owner, RECV, comm, channel, call, source, tag)
+        self.match: SendRequest | None = None
+
+
+class ProbeWaiter(Trigger):
+    __slots__ = ("source", "tag")
+
+    def __init__(self, engine, source: int, tag: int, label: str) -> None:
+        super().__init__(engine, label)
+        self.source = source
+        self.tag = tag
+
+
+def completed_null(owner: Process, call: str, kind: int) -> Request:
+    """A request on PROC_NULL: already complete, source PROC_NULL, tag ANY_TAG, 0 bytes."""
+    r = Request(owner, kind, None, 0, call, PROC_NULL, ANY_TAG)
+    r.source = PROC_NULL
+    r._finish()
+    return r
+
+
+# -- sending ------------------------------------------------------------------------------
+def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int, dest: int, tag: int,
+          call: str = "MPI_Isend", sync: bool = False) -> Request:
+    """Post a send of ``payload`` (``nbytes`` on the wire, envelope excluded)."""
+    if dest == PROC_NULL:
+        return completed_null(proc, call, SEND)
+    world = proc.world
+    req = SendRequest(proc, comm, channel, call, dest, tag)
+    req.payload = payload
+    req.nbytes = nbytes
+    req.sync = sync
+    src = req.src_local = comm.rank_of[proc.rank]
+    box = comm.boxes[channel][dest]
+    if nbytes < world.eager_thresh and not sync:
+        _start_transfer(req, comm.host_of(dest))
+    posted = box.posted
+    for i, r in enumerate(posted):
+        if (r.peer == src or r.peer == ANY_SOURCE) and (r.tag == tag or r.tag == ANY_TAG):
+            del posted[i]
+            _pair(req, r)
+            break
+    else:
+        box.unexpected.append(req)
+        if box.probers:
+            _wake_probers(box, src, tag)
+    if not sync and nbytes < world.detached_thresh:
+        req.detached = True
+        req._finish()
+    return req
+
+
+def _wake_probers(box, src: int, tag: int) -> None:
+    keep = []
+    for w in box.probers:
+        if matches(w.source, w.tag, src, tag):
+            w.fire()
+        else:
+            keep.append(w)
+    box.probers = keep
+
+
+def _start_transfer(send: SendRequest, dst_host) -> None:
+    proc = send.owner
+    flow = proc.world.transfer(proc.host, dst_host, send.nbytes + ENVELOPE_BYTES)
+    send.flow = flow
+    flow.add_callback(lambda _f, s=send: _arrived(s))
+
+
+def _arrived(send: SendRequest) -> None:
+    send.arrived = True
+    recv = send.match
+    if recv is not None:
+        _deliver(send, recv)
+
+
+def _pair(send: SendRequest, recv: RecvRequest) -> None:
+    send.match = recv
+    recv.match = send
+    recv.source = send.src_local
+    recv.tag = send.tag
+    if send.flow is None:
+        _start_transfer(send, recv.owner.host)
+    elif send.arrived:
+        _deliver(send, recv)
+
+
+def _deliver(send: SendRequest, recv: RecvRequest) -> None:
+    n = send.nbytes
+    recv.nbytes = n
+    buf = recv.buf
+    if buf is None:
+        recv.payload = send.payload
+    else:
+        cap = buf.nbytes
+        data = send.payload
+        if n > cap:
+            recv.error = errors.ERR_TRUNCATE
+            recv.nbytes = cap
+            data = data[:cap]
+            recv.payload = (n, cap)
+        if data:
+            buf.datatype.unpack(data, buf.mem, buf.offset, len(data) // buf.datatype.size if buf.datatype.size else 0)
+    send.payload = None
+    recv._finish()
+    if not send.detached:
+        send._finish()
+
+
+# -- receiving ----------------------------------------------------------------------------
+def irecv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, buf: Any = None,
+          call: str = "MPI_Irecv") -> Request:
+    """Post a receive; ``buf`` (a BufSpec) gets the bytes, otherwise ``payload`` does."""
+    if source == PROC_NULL:
+        return completed_null(proc, call, RECV)
+    req = RecvRequest(proc, comm, channel, call, source, tag)
+    req.buf = buf
+    me = comm.rank_of[proc.rank]
+    box = comm.boxes[channel][me]
+    unexpected = box.unexpected
+    for i, s in enumerate(unexpected):
+        if (source == s.src_local or source == ANY_SOURCE) and (tag == s.tag or tag == ANY_TAG):
+            del unexpected[i]
+            _pair(s, req)
+            break
+    else:
+        box.posted.append(req)
+    return req
+
+
+def wait(proc: Process, req: Request) -> Request:
+    if req.state == 0:
+        block_on(req)
+    return req
+
+
+def test(proc: Process, req: Request) -> bool:
+    """MPI_Test: inject the polling cost, then report completion."""
+    world = proc.world
+    if world.test_sleep > 0.0:
+        block_on(Sleep(world.engine, world.test_sleep * (proc.test_streak + 1)))
+    if req.state != 0:
+        proc.test_streak = 0
+        return True
+    proc.test_streak += 1
+    return False
+
+
+def waitany(proc: Process, reqs: list[Request]) -> int:
+    return block_on_any(reqs)
+
+
+def cancel(req: Request) -> None:
+    """Cancel a request that has not been matched yet (otherwise a no-op, as in MPI)."""
+    if req.state != 0:
+        return
+    comm = req.comm
+    if isinstance(req, RecvRequest) and req.match is None:
+        box = comm.boxes[req.channel][comm.rank_of[req.owner.rank]]
+        if req in box.posted:
+            box.posted.remove(req)
+            req.cancelled = True
+            req.source = ANY_SOURCE
+            req._finish()
+    elif isinstance(req, SendRequest) and req.match is None and req.flow is None:
+        box = comm.boxes[req.channel][req.peer]
+        if req in box.unexpected:
+            box.unexpected.remove(req)
+            req.cancelled = True
+            req._finish()
+
+
+# -- probing ------------------------------------------------------------------------------
+def find_unexpected(proc: Process, comm: CommImpl, channel: int, source: int, tag: int) -> SendRequest | None:
+    box = comm.boxes[channel][comm.rank_of[proc.rank]]
+    for s in box.unexpected:
+        if (source == s.src_local or source == ANY_SOURCE) and (tag == s.tag or tag == ANY_TAG):
+            return s
+    return None
+
+
+def iprobe(proc: Process, comm: CommImpl, channel: int, source: int, tag: int) -> SendRequest | None:
+    if source == PROC_NULL:
+        return None
+    world = proc.world
+    if world.iprobe_sleep > 0.0:
+        block_on(Sleep(world.engine, world.iprobe_sleep * (proc.iprobe_streak + 1)))
+    s = find_unexpected(proc, comm, channel, source, tag)
+    if s is None:
+        proc.iprobe_streak += 1
+    else:
+        proc.iprobe_streak = 0
+    return s
+
+
+def probe(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, call: str = "MPI_Probe") -> SendRequest | None:
+    if source == PROC_NULL:
+        return None
+    while True:
+        s = find_unexpected(proc, comm, channel, source, tag)
+        if s is not None:
+            return s
+        box = comm.boxes[channel][comm.rank_of[proc.rank]]
+        src = "MPI_ANY_SOURCE" if source == ANY_SOURCE else str(source)
+        tg = "MPI_ANY_TAG" if tag == ANY_TAG else str(tag)
+        w = ProbeWaiter(proc.world.engine, source, tag, f"{call}(source={src}, tag={tg}, comm={comm.describe()})")
+        box.probers.append(w)
+        block_on(w)
+
+
+# -- convenience for collectives ----------------------------------------------------------
+def send(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int, dest: int, tag: int,
+         call: str = "MPI_Send") -> None:
+    req = isend(proc, comm, channel, payload, nbytes, dest, tag, call)
+    if req.state == 0:
+        block_on(req)
+
+
+def recv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, buf: Any = None,
+         call: str = "MPI_Recv") -> Request:
+    req = irecv(proc, comm, channel, source, tag, buf, call)
+    if req.state == 0:
+        block_on(req)
+    return req
+
+
+def waitall(proc: Process, reqs: list[Request]) -> None:
+    for r in reqs:
+        if r.state == 0:
+            block_on(r)
+
+
+# -- argument checks (MPI error classes as MPICH reports them) ----------------------------
+def check_dest(comm: CommImpl, rank: int, call: str) -> None:
+    if not (0 <= rank < comm.size or rank == PROC_NULL):
+        errors.raise_error(errors.ERR_RANK, f"{call}: invalid rank has value {rank} but must be "
+                           f"nonnegative and less than {comm.size}")
+
+
+def check_source(comm: CommImpl, rank: int, call: str) -> None:
+    if not (0 <= rank < comm.size or rank == PROC_NULL or rank == ANY_SOURCE):
+        errors.raise_error(errors.ERR_RANK, f"{call}: invalid rank has value {rank} but must be "
+                           f"nonnegative and less than {comm.size}")
+
+
+def check_send_tag(tag: int, call: str) -> None:
+    if not (0 <= tag <= 2147483647):
+        errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag, value is {tag}")
+
+
+def check_recv_tag(tag: int, call: str) -> None:
+    if not (0 <= tag <= 2147483647 or tag == ANY_TAG):
+        errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag, value is {tag}")
+
+
+def check_root(comm: CommImpl, root: int, call: str) -> None:
+    if not 0 <= root < comm.size:
+        errors.raise_error(errors.ERR_ROOT, f"{call}: invalid root (value {root}, communicator size {comm.size})")

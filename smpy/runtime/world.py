@@ -1,0 +1,157 @@
+"""The simulated MPI world: engine, models, processes (ranks) and their communicators.
+
+A :class:`World` is built once per run from a platform, a configuration and a placement
+(host of each rank). Each MPI process is a :class:`Process` attached to a kernel actor
+(``actor.data``). Upper layers find the running process with :func:`current`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from smpy.cpu.model import CpuModel
+from smpy.kernel.actors import Actor, current_actor
+from smpy.kernel.engine import Engine
+from smpy.network.model import NAMED_MODELS, NetworkConfig, NetworkModel
+from smpy.support.config import Config, declare, parse_float, parse_int
+from smpy.support.piecewise import Piecewise
+
+if TYPE_CHECKING:
+    from smpy.cpu.host import Host
+    from smpy.runtime.comm import CommImpl
+
+NETWORK_MODEL = declare("network/model", "SMPI", "Network model: SMPI, LV08, CM02 or raw",
+                        choices=tuple(NAMED_MODELS))
+LAT_FACTOR = declare("network/latency-factor", "", "Latency factors 'bound:factor;...' (default: the model's)",
+                     aliases=("smpi/lat-factor",))
+BW_FACTOR = declare("network/bandwidth-factor", "", "Bandwidth factors 'bound:factor;...' (default: the model's)",
+                    aliases=("smpi/bw-factor",))
+WEIGHT_S = declare("network/weight-S", "", "RTT-unfairness weight S (default: the model's)")
+TCP_GAMMA = declare("network/TCP-gamma", "", "TCP window size in bytes (default: the model's; 0 disables)")
+DETACHED = declare("smpi/send-is-detached-thresh", 65536,
+                   "Sends smaller than this (bytes) return at once; the transfer starts when matched",
+                   parse=parse_int)
+EAGER = declare("smpi/async-small-thresh", 0,
+                "Sends smaller than this (bytes) start their transfer before the receive is posted",
+                parse=parse_int)
+TEST_SLEEP = declare("smpi/test", 1e-4, "Simulated time injected by each MPI_Test (s), times consecutive failures",
+                     parse=parse_float)
+IPROBE_SLEEP = declare("smpi/iprobe", 1e-4, "Simulated time injected by each MPI_Iprobe (s), times consecutive failures",
+                       parse=parse_float)
+WTIME_COST = declare("smpi/wtime", 1e-8, "Simulated time consumed by each MPI_Wtime/clock read (s)",
+                     parse=parse_float)
+INIT_TIME = declare("smpi/init", 0.0, "Simulated time injected in MPI_Init (s)", parse=parse_float)
+
+
+def network_config(config: Config) -> NetworkConfig:
+    name = config.get(NETWORK_MODEL)
+    lat, bw, S, gamma = NAMED_MODELS[name]
+    lat = config.get(LAT_FACTOR) or lat
+    bw = config.get(BW_FACTOR) or bw
+    S = float(config.get(WEIGHT_S) or S)
+    gamma = float(config.get(TCP_GAMMA) or gamma)
+    return NetworkConfig(name=name, lat_factor=Piecewise.parse_factors(lat),
+                         bw_factor=Piecewise.parse_factors(bw), weight_S=S, tcp_gamma=gamma)
+
+
+class Process:
+    """One MPI process (rank of COMM_WORLD)."""
+
+    __slots__ = (
+        "world", "rank", "host", "actor", "comm_self", "initialized", "finalized", "thread_level",
+        "mpi_calls", "test_streak", "iprobe_streak", "bench", "depth", "comm_seq", "attrs",
+        "errors_fatal",
+    )
+
+    def __init__(self, world: World, rank: int, host: Host) -> None:
+        self.world = world
+        self.rank = rank
+        self.host = host
+        self.actor: Actor | None = None
+        self.comm_self: CommImpl | None = None
+        self.initialized = False
+        self.finalized = False
+        self.thread_level = 0
+        self.mpi_calls = 0
+        self.test_streak = 0
+        self.iprobe_streak = 0
+        #: timing state (owned by smpy.timing)
+        self.bench: Any = None
+        #: nesting depth of MPI calls (timing only at depth 0)
+        self.depth = 0
+        #: per-parent-communicator count of communicator creations (see CommImpl.create)
+        self.comm_seq: dict[int, int] = {}
+        self.attrs: dict[str, Any] = {}
+        self.errors_fatal = True
+
+    @property
+    def name(self) -> str:
+        return f"{self.rank}@{self.host.name}"
+
+
+class World:
+    def __init__(self, platform: Any, config: Config, placement: list[Host]) -> None:
+        from smpy.runtime.comm import CommImpl  # runtime-internal, avoids an import cycle
+
+        self.platform = platform
+        self.config = config
+        self.engine = Engine()
+        self.cpu = CpuModel(self.engine, platform.hosts)
+        self.net = NetworkModel(self.engine, platform.links, network_config(config))
+        self.size = len(placement)
+        self.processes = [Process(self, r, h) for r, h in enumerate(placement)]
+        self.detached_thresh = config.get(DETACHED)
+        self.eager_thresh = config.get(EAGER)
+        if self.eager_thresh > self.detached_thresh:
+            from smpy.support.config import ConfigError
+            raise ConfigError("smpi/async-small-thresh must not exceed smpi/send-is-detached-thresh")
+        self.test_sleep = config.get(TEST_SLEEP)
+        self.iprobe_sleep = config.get(IPROBE_SLEEP)
+        self.wtime_cost = config.get(WTIME_COST)
+        self.init_time = config.get(INIT_TIME)
+        self._next_context = 0
+        self.comm_world = CommImpl(self, list(range(self.size)), "MPI_COMM_WORLD")
+        for p in self.processes:
+            p.comm_self = CommImpl(self, [p.rank], "MPI_COMM_SELF")
+        self._route_cache: dict[tuple[int, int], tuple] = {}
+        self.messages = 0
+        self.bytes_sent = 0.0
+
+    def next_context(self) -> int:
+        self._next_context += 1
+        return self._next_context
+
+    def spawn(self, fn: Callable[[Process], Any]) -> list[Actor]:
+        actors = []
+        for p in self.processes:
+            a = Actor(self.engine, f"rank {p.rank}", fn, (p,), host=p.host, data=p, pid=p.rank)
+            p.actor = a
+            actors.append(a)
+        return actors
+
+    def route(self, src: Host, dst: Host) -> tuple:
+        key = (src.index, dst.index)
+        r = self._route_cache.get(key)
+        if r is None:
+            r = self._route_cache[key] = tuple(self.platform.route(src, dst))
+        return r
+
+    def transfer(self, src: Host, dst: Host, nbytes: float):
+        """Start a network transfer; returns the flow activity."""
+        self.messages += 1
+        self.bytes_sent += nbytes
+        return self.net.communicate(self.route(src, dst), nbytes)
+
+
+class NotInSimulation(RuntimeError):
+    pass
+
+
+def current() -> Process:
+    """The MPI process running now (raises when called outside a simulated rank)."""
+    a = current_actor()
+    if a is None or not isinstance(a.data, Process):
+        raise NotInSimulation(
+            "smpy's MPI was called outside of a simulated rank; run the program with smpyrun")
+    return a.data

@@ -1,0 +1,268 @@
+"""Per-rank interpreter state: each rank behaves as its own Python process.
+
+Isolated per rank (swapped in and out by :class:`RankContext` on every switch, or
+dispatched through the current context):
+
+* ``__main__``: each rank executes the script in its own module object, so globals,
+  classes and functions defined by the script are per rank, and pickles referring to
+  ``__main__`` resolve in the receiving rank;
+* ``sys.argv`` (a copy per rank);
+* user modules — modules loaded from files outside the standard library and
+  site-packages (the program's own modules): each rank imports its own copy;
+* the global generators of ``random`` and ``numpy.random`` (legacy functions), seeded per
+  rank from ``smpy/seed`` so that runs are reproducible;
+* ``sys.stdout``/``sys.stderr``: writes go to the real streams in simulated-time order
+  (the rank's pending computation is simulated before its text is written) and can be
+  captured with the rank number;
+* ``time.sleep`` is a simulated sleep; ``time.time``, ``perf_counter``, ``monotonic`` (and
+  ``_ns`` variants) return simulated time inside a rank.
+
+Not isolated (shared by all ranks, documented in README): the standard library's and
+installed packages' module state (e.g. ``os.environ``, caches of third-party libraries),
+the working directory, open files, ``numpy.random.default_rng()`` without a seed (draws
+from OS entropy, as in real runs), threads started by the program.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import io
+import os
+import random
+import sys
+import sysconfig
+import time
+import types
+from typing import Any, TextIO
+
+
+class _State:
+    """The running rank's context (None in the maestro)."""
+
+    ctx: RankContext | None = None
+
+
+state = _State()
+_private_names: set[str] = set()
+
+
+def _system_dirs() -> tuple[str, ...]:
+    paths = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            paths.add(os.path.realpath(p))
+    import site
+    for p in site.getsitepackages() + [site.getusersitepackages()]:
+        paths.add(os.path.realpath(p))
+    smpy_dir = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    paths.add(smpy_dir)
+    return tuple(sorted(paths))
+
+
+class UserModuleFinder(importlib.abc.MetaPathFinder):
+    """Marks modules loaded from user files as private to each rank."""
+
+    def __init__(self) -> None:
+        self.system_dirs = _system_dirs()
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if state.ctx is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
+            return None
+        origin = os.path.realpath(spec.origin)
+        if origin.startswith(self.system_dirs):
+            return None
+        _private_names.add(name)
+        return spec
+
+
+class RankContext:
+    """Interpreter state of one rank (see module docstring)."""
+
+    __slots__ = ("rank", "main", "argv", "modules", "rng", "np_rng", "proc")
+
+    def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any) -> None:
+        self.rank = rank
+        self.main = main
+        self.argv = argv
+        self.modules: dict[str, types.ModuleType] = {}
+        self.rng = random.Random(f"smpy:{seed}:{rank}")
+        self.np_rng: Any = None
+        self.proc = proc
+        np = sys.modules.get("numpy")
+        if np is not None:
+            self.np_rng = np.random.RandomState([seed & 0xFFFFFFFF, rank])
+
+    def switch_in(self) -> None:
+        sys.argv = self.argv
+        modules = sys.modules
+        modules["__main__"] = self.main
+        if _private_names:
+            mine = self.modules
+            for name in _private_names:
+                m = mine.get(name)
+                if m is None:
+                    modules.pop(name, None)
+                else:
+                    modules[name] = m
+        state.ctx = self
+
+    def switch_out(self) -> None:
+        state.ctx = None
+        if _private_names:
+            modules = sys.modules
+            mine = self.modules
+            for name in _private_names:
+                m = modules.get(name)
+                if m is not None:
+                    mine[name] = m
+
+
+# -- random ----------------------------------------------------------------------------
+_RANDOM_NAMES = [n for n in dir(random) if not n.startswith("_")
+                 and getattr(getattr(random, n), "__self__", None) is random._inst]  # type: ignore[attr-defined]
+
+
+def _current_rng() -> random.Random:
+    ctx = state.ctx
+    return ctx.rng if ctx is not None else random._inst  # type: ignore[attr-defined]
+
+
+def _make_random_dispatch(name: str):
+    def dispatch(*args: Any, **kwargs: Any) -> Any:
+        return getattr(_current_rng(), name)(*args, **kwargs)
+    dispatch.__name__ = name
+    dispatch.__qualname__ = name
+    dispatch.__doc__ = getattr(random.Random, name).__doc__
+    return dispatch
+
+
+def _np_names(np: Any) -> list[str]:
+    legacy = np.random.mtrand._rand
+    names = []
+    for n in dir(np.random):
+        if n.startswith("_"):
+            continue
+        obj = getattr(np.random, n)
+        if getattr(obj, "__self__", None) is legacy or n in ("seed", "get_state", "set_state"):
+            if hasattr(legacy, n):
+                names.append(n)
+    return names
+
+
+def _make_np_dispatch(np: Any, name: str):
+    legacy = np.random.mtrand._rand
+
+    def dispatch(*args: Any, **kwargs: Any) -> Any:
+        ctx = state.ctx
+        target = ctx.np_rng if ctx is not None and ctx.np_rng is not None else legacy
+        return getattr(target, name)(*args, **kwargs)
+    dispatch.__name__ = name
+    dispatch.__doc__ = getattr(legacy, name).__doc__
+    return dispatch
+
+
+# -- output ----------------------------------------------------------------------------
+class RankStream(io.TextIOBase):
+    """``sys.stdout``/``sys.stderr`` replacement: simulated-time ordered, capturable."""
+
+    def __init__(self, real: TextIO, name: str, session: Any) -> None:
+        self.real = real
+        self.stream_name = name
+        self.session = session
+
+    def write(self, text: str) -> int:
+        ctx = state.ctx
+        if ctx is not None:
+            self.session.before_output(ctx)
+        if self.session.echo:
+            self.real.write(text)
+        cap = self.session.captured
+        if cap is not None:
+            cap.append((ctx.rank if ctx is not None else -1, self.stream_name, text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.real.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.real, "encoding", "utf-8")
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+
+class Patches:
+    """Install/uninstall the process-wide patches of one run (idempotent pair)."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self._saved: list[tuple[Any, str, Any]] = []
+        self._finder: UserModuleFinder | None = None
+
+    def _patch(self, obj: Any, name: str, value: Any) -> None:
+        self._saved.append((obj, name, getattr(obj, name)))
+        setattr(obj, name, value)
+
+    def install(self) -> None:
+        session = self.session
+        for n in _RANDOM_NAMES:
+            self._patch(random, n, _make_random_dispatch(n))
+        np = sys.modules.get("numpy")
+        if np is not None:
+            for n in _np_names(np):
+                self._patch(np.random, n, _make_np_dispatch(np, n))
+        orig = {n: getattr(time, n) for n in ("sleep", "time", "perf_counter", "monotonic",
+                                              "time_ns", "perf_counter_ns", "monotonic_ns")}
+        epoch = orig["time"]()
+
+        def sleep(seconds: float) -> None:
+            ctx = state.ctx
+            if ctx is None:
+                return orig["sleep"](seconds)
+            session.sleep(ctx, seconds)
+
+        def make_clock(name: str, offset: float, ns: bool):
+            def clock() -> Any:
+                ctx = state.ctx
+                if ctx is None:
+                    return orig[name]()
+                t = session.clock(ctx) + offset
+                return int(t * 1e9) if ns else t
+            clock.__name__ = name
+            return clock
+
+        self._patch(time, "sleep", sleep)
+        self._patch(time, "time", make_clock("time", epoch, False))
+        self._patch(time, "time_ns", make_clock("time_ns", epoch, True))
+        for n in ("perf_counter", "monotonic"):
+            self._patch(time, n, make_clock(n, 0.0, False))
+            self._patch(time, n + "_ns", make_clock(n + "_ns", 0.0, True))
+        self._patch(sys, "stdout", RankStream(sys.stdout, "stdout", session))
+        self._patch(sys, "stderr", RankStream(sys.stderr, "stderr", session))
+        self._saved.append((sys, "argv", list(sys.argv)))
+        self._saved.append((sys, "path", list(sys.path)))
+        self._finder = UserModuleFinder()
+        sys.meta_path.insert(0, self._finder)
+
+    def uninstall(self) -> None:
+        if self._finder is not None and self._finder in sys.meta_path:
+            sys.meta_path.remove(self._finder)
+        for obj, name, value in reversed(self._saved):
+            setattr(obj, name, value)
+        self._saved.clear()
+        for name in list(_private_names):
+            sys.modules.pop(name, None)
+        _private_names.clear()
+        state.ctx = None

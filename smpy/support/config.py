@@ -1,0 +1,125 @@
+"""Configuration flags (``--cfg=name:value``), declared where they are used.
+
+Each module that reads a setting declares it once at import time with :func:`declare`
+(name, default, parser, one-line doc). A :class:`Config` holds the values of one run:
+defaults, then the platform file's ``config:`` section, then ``--cfg`` options. Values are
+parsed when set, so a bad value is reported at start-up naming the flag. Hot paths read
+settings once into attributes; nothing below the CLI reads the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A bad ``--cfg`` name or value."""
+
+
+def parse_bool(text: str | bool) -> bool:
+    if isinstance(text, bool):
+        return text
+    t = str(text).strip().lower()
+    if t in ("yes", "on", "true", "1"):
+        return True
+    if t in ("no", "off", "false", "0"):
+        return False
+    raise ValueError(f"expected yes/no, on/off, true/false or 1/0, got {text!r}")
+
+
+def parse_float(text: str | float) -> float:
+    return float(text)
+
+
+def parse_int(text: str | int) -> int:
+    return int(text)
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str
+    default: Any
+    parse: Callable[[Any], Any]
+    doc: str
+    choices: tuple[str, ...] = ()
+
+
+_FLAGS: dict[str, Flag] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def declare(name: str, default: Any, doc: str, parse: Callable[[Any], Any] = str,
+            choices: Iterable[str] = (), aliases: Iterable[str] = ()) -> Flag:
+    """Declare a setting; re-declaring the same name with the same default is a no-op."""
+    flag = Flag(name, default, parse, doc, tuple(choices))
+    old = _FLAGS.get(name)
+    if old is not None and old.default != default:
+        raise RuntimeError(f"internal error: setting {name!r} declared twice with different defaults")
+    _FLAGS[name] = flag
+    for a in aliases:
+        _ALIASES[a] = name
+    return flag
+
+
+def all_flags() -> list[Flag]:
+    return [_FLAGS[k] for k in sorted(_FLAGS)]
+
+
+def canonical(name: str) -> str:
+    return _ALIASES.get(name, name)
+
+
+class Config:
+    """The settings of one run."""
+
+    def __init__(self, values: dict[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = {}
+        self._raw: dict[str, Any] = {}
+        for k, v in (values or {}).items():
+            self.set(k, v)
+
+    def set(self, name: str, value: Any) -> None:
+        name = canonical(name.strip())
+        flag = _FLAGS.get(name)
+        if flag is None:
+            known = ", ".join(sorted(_FLAGS))
+            raise ConfigError(f"unknown setting {name!r} (known settings: {known}; see smpyrun --help-cfg)")
+        if flag.choices and str(value) not in flag.choices:
+            raise ConfigError(f"setting {name!r}: {value!r} is not one of {', '.join(flag.choices)}")
+        try:
+            parsed = flag.parse(value)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"setting {name!r}: bad value {value!r}: {exc}") from None
+        self._values[name] = parsed
+        self._raw[name] = value
+
+    def set_default(self, name: str, value: Any) -> None:
+        """Set unless already set (used for the platform's ``config:`` section)."""
+        if canonical(name) not in self._values:
+            self.set(name, value)
+
+    def get(self, flag: Flag | str) -> Any:
+        name = flag.name if isinstance(flag, Flag) else canonical(flag)
+        if name in self._values:
+            return self._values[name]
+        f = _FLAGS.get(name)
+        if f is None:
+            raise ConfigError(f"unknown setting {name!r}")
+        return f.parse(f.default) if isinstance(f.default, str) and f.parse is not str else f.default
+
+    def __getitem__(self, name: str) -> Any:
+        return self.get(name)
+
+    def explicit(self) -> dict[str, Any]:
+        """Settings given explicitly (raw text), for reports."""
+        return dict(self._raw)
+
+    @staticmethod
+    def parse_cfg_option(text: str) -> tuple[str, str]:
+        """``name:value`` → (name, value); the name may itself contain '/'."""
+        if ":" not in text:
+            raise ConfigError(f"--cfg expects name:value, got {text!r}")
+        name, value = text.split(":", 1)
+        return name.strip(), value.strip()
