@@ -83,7 +83,7 @@ class UserModuleFinder(importlib.abc.MetaPathFinder):
 class RankContext:
     """Interpreter state of one rank (see module docstring)."""
 
-    __slots__ = ("rank", "main", "argv", "modules", "rng", "np_rng", "proc")
+    __slots__ = ("rank", "main", "argv", "modules", "rng", "np_rng", "proc", "mid_line")
 
     def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any) -> None:
         self.rank = rank
@@ -93,6 +93,8 @@ class RankContext:
         self.rng = random.Random(f"smpy:{seed}:{rank}")
         self.np_rng: Any = None
         self.proc = proc
+        #: the rank's last write did not end a line: do not interleave another rank's text
+        self.mid_line = False
         np = sys.modules.get("numpy")
         if np is not None:
             self.np_rng = np.random.RandomState([seed & 0xFFFFFFFF, rank])
@@ -177,8 +179,10 @@ class RankStream(io.TextIOBase):
 
     def write(self, text: str) -> int:
         ctx = state.ctx
-        if ctx is not None:
-            self.session.before_output(ctx)
+        if ctx is not None and text:
+            if not ctx.mid_line:
+                self.session.before_output(ctx)
+            ctx.mid_line = not text.endswith("\n")
         if self.session.echo:
             self.real.write(text)
         cap = self.session.captured

@@ -1,0 +1,588 @@
+"""``MPI.Datatype`` and the predefined datatype constants (facade over ``DatatypeImpl``).
+
+A ``Datatype`` holds one :class:`~smpy.runtime.datatype.DatatypeImpl` in ``_impl``; equality
+is identity of impls (``MPI.FLOAT32_T is MPI.FLOAT``; ``MPI.DOUBLE.Dup() != MPI.DOUBLE``), and,
+as in mpi4py, datatypes are unhashable. The names MPICH leaves null in this build
+(``MPI.REAL2``, ``MPI.LOGICAL1`` ...) are distinct objects equal to ``MPI.DATATYPE_NULL``.
+Derived-datatype constructors raise ``NotImplementedError`` until the faithful-MPI issue.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from smpy.runtime import errors
+from smpy.runtime.datatype import (
+    BY_NAME,
+    COMBINER_DUP,
+    COMBINER_NAMED,
+    TYPEDICT,
+    DatatypeImpl,
+    get_value_index,
+)
+from smpy.runtime.datatype import DATATYPE_NULL as _NULL_IMPL
+from smpy.runtime.datatype import PREDEFINED as _IMPLS
+
+_DERIVED = "derived datatypes arrive with the faithful-MPI issue"
+
+# MPI_TYPECLASS_* (MPICH)
+TYPECLASS_INTEGER = 2
+TYPECLASS_REAL = 1
+TYPECLASS_COMPLEX = 3
+
+_MATCH_SIZE = {
+    (TYPECLASS_INTEGER, 1): "INTEGER1", (TYPECLASS_INTEGER, 2): "INTEGER2",
+    (TYPECLASS_INTEGER, 4): "INTEGER4", (TYPECLASS_INTEGER, 8): "INTEGER8",
+    (TYPECLASS_REAL, 4): "REAL4", (TYPECLASS_REAL, 8): "REAL8", (TYPECLASS_REAL, 16): "REAL16",
+    (TYPECLASS_COMPLEX, 8): "COMPLEX8", (TYPECLASS_COMPLEX, 16): "COMPLEX16",
+    (TYPECLASS_COMPLEX, 32): "COMPLEX32",
+}
+
+
+def _null_type(call: str) -> None:
+    errors.raise_error(errors.ERR_TYPE, f"{call}: Datatype for argument datatype is a null "
+                                        "datatype")
+
+
+class Datatype:
+    """Datatype object."""
+
+    __slots__ = ("_impl", "__weakref__")
+
+    _impl: DatatypeImpl
+
+    def __init__(self, datatype: Datatype | None = None) -> None:
+        self._impl = _NULL_IMPL if datatype is None else datatype._impl
+
+    @classmethod
+    def _wrap(cls, impl: DatatypeImpl) -> Datatype:
+        """The facade object for an internal datatype (the predefined constant if any)."""
+        obj = _BY_IMPL.get(id(impl))
+        if obj is not None and obj._impl is impl:
+            return obj
+        new = cls.__new__(cls)
+        new._impl = impl
+        return new
+
+    def _live(self, call: str) -> DatatypeImpl:
+        impl = self._impl
+        if impl is _NULL_IMPL:
+            _null_type(call)
+        return impl
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Datatype):
+            return NotImplemented
+        return self._impl is other._impl
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, Datatype):
+            return NotImplemented
+        return self._impl is not other._impl
+
+    __hash__ = None  # type: ignore[assignment]  # mpi4py's handles are unhashable
+
+    def __bool__(self) -> bool:
+        return self._impl is not _NULL_IMPL
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        name = _CONST_NAME.get(id(self))
+        if name is not None and _CONSTANTS.get(name) is self:
+            return name
+        name = _IMPL_NAME.get(id(self._impl))
+        if name is not None:
+            return name
+        impl = self._impl
+        if impl.combiner == COMBINER_DUP and impl.base is not None:
+            return (_create_dup, (Datatype._wrap(impl.base),))
+        raise NotImplementedError(f"pickling derived datatypes: {_DERIVED}")
+
+    # -- sizes and bounds -----------------------------------------------------------------
+    def Get_size(self) -> int:
+        """Return the number of bytes occupied by entries in the datatype."""
+        return self._live("MPI_Type_size").size
+
+    @property
+    def size(self) -> int:
+        """Size (in bytes)."""
+        return self.Get_size()
+
+    def Get_extent(self) -> tuple[int, int]:
+        """Return lower bound and extent of datatype."""
+        impl = self._live("MPI_Type_get_extent")
+        return impl.lb, impl.extent
+
+    @property
+    def extent(self) -> int:
+        """Extent."""
+        return self.Get_extent()[1]
+
+    @property
+    def lb(self) -> int:
+        """Lower bound."""
+        return self.Get_extent()[0]
+
+    @property
+    def ub(self) -> int:
+        """Upper bound."""
+        lb, extent = self.Get_extent()
+        return lb + extent
+
+    def Get_true_extent(self) -> tuple[int, int]:
+        """Return the true lower bound and extent of a datatype."""
+        impl = self._live("MPI_Type_get_true_extent")
+        return impl.true_lb, impl.true_extent
+
+    @property
+    def true_extent(self) -> int:
+        """True extent."""
+        return self.Get_true_extent()[1]
+
+    @property
+    def true_lb(self) -> int:
+        """True lower bound."""
+        return self.Get_true_extent()[0]
+
+    @property
+    def true_ub(self) -> int:
+        """True upper bound."""
+        lb, extent = self.Get_true_extent()
+        return lb + extent
+
+    # -- names and codes ----------------------------------------------------------------------
+    def Get_name(self) -> str:
+        """Get the print name for this datatype."""
+        return self._impl.name
+
+    def Set_name(self, name: str) -> None:
+        """Set the print name for this datatype."""
+        self._live("MPI_Type_set_name").name = str(name)
+
+    @property
+    def name(self) -> str:
+        """Print name."""
+        return self.Get_name()
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.Set_name(value)
+
+    @property
+    def typechar(self) -> str:
+        """Character code."""
+        return self._impl.typechar
+
+    @property
+    def typestr(self) -> str:
+        """Type string."""
+        return self._impl.typestr
+
+    def tocode(self) -> str:
+        """Get character code or type string from predefined MPI datatype."""
+        impl = self._impl
+        while impl.combiner == COMBINER_DUP and impl.base is not None:
+            impl = impl.base
+        if impl.code is None or impl is _NULL_IMPL:
+            raise ValueError("cannot map to character code or type string")
+        return impl.code
+
+    @classmethod
+    def fromcode(cls, code: str) -> Datatype:
+        """Get predefined MPI datatype from character code or type string."""
+        impl = TYPEDICT.get(code)
+        if impl is None:
+            raise ValueError(f"cannot map code {code!r} to MPI datatype")
+        return cls._wrap(impl)
+
+    # -- envelope -----------------------------------------------------------------------------
+    @property
+    def is_predefined(self) -> bool:
+        """Is a predefined datatype."""
+        return self._impl.is_predefined
+
+    @property
+    def combiner(self) -> int:
+        """Combiner."""
+        return self._live("MPI_Type_get_envelope").combiner
+
+    @property
+    def is_named(self) -> bool:
+        """Is a named datatype."""
+        return self.combiner == COMBINER_NAMED
+
+    def Get_envelope(self) -> tuple[int, int, int, int, int]:
+        """Return the number of input arguments needed to create the datatype, and its
+        combiner: ``(integers, addresses, large counts, datatypes, combiner)``."""
+        impl = self._live("MPI_Type_get_envelope")
+        if impl.combiner == COMBINER_NAMED:
+            return 0, 0, 0, 0, COMBINER_NAMED
+        if impl.combiner == COMBINER_DUP:
+            return 0, 0, 0, 1, COMBINER_DUP
+        raise NotImplementedError(_DERIVED)
+
+    @property
+    def envelope(self) -> tuple[int, int, int, int, int]:
+        """Envelope."""
+        return self.Get_envelope()
+
+    def Get_contents(self) -> tuple[list[int], list[int], list[int], list[Datatype]]:
+        """Return the input arguments used to create the datatype."""
+        impl = self._live("MPI_Type_get_contents")
+        if impl.combiner == COMBINER_DUP and impl.base is not None:
+            return [], [], [], [Datatype._wrap(impl.base)]
+        if impl.combiner == COMBINER_NAMED:
+            errors.raise_error(errors.ERR_TYPE, "MPI_Type_get_contents: Invalid datatype "
+                                                "(predefined types have no contents)")
+        raise NotImplementedError(_DERIVED)
+
+    @property
+    def contents(self) -> tuple[list[int], list[int], list[int], list[Datatype]]:
+        """Contents."""
+        return self.Get_contents()
+
+    def decode(self) -> tuple[Datatype, str, dict[str, Any]]:
+        """Convenience method for decoding a datatype."""
+        impl = self._live("MPI_Type_get_envelope")
+        if impl.combiner == COMBINER_NAMED:
+            return self, "NAMED", {}
+        if impl.combiner == COMBINER_DUP and impl.base is not None:
+            return Datatype._wrap(impl.base), "DUP", {}
+        raise NotImplementedError(_DERIVED)
+
+    # -- life cycle ---------------------------------------------------------------------------
+    def Dup(self) -> Datatype:
+        """Duplicate a datatype."""
+        impl = self._live("MPI_Type_dup").dup()
+        _DERIVED_HANDLES[impl.handle] = impl
+        return type(self)._wrap(impl)
+
+    Create_dup = Dup
+
+    def Commit(self) -> Datatype:
+        """Commit the datatype."""
+        self._live("MPI_Type_commit").committed = True
+        return self
+
+    def Free(self) -> None:
+        """Free the datatype."""
+        impl = self._live("MPI_Type_free")
+        if impl.is_predefined:
+            errors.raise_error(errors.ERR_TYPE, "MPI_Type_free: Cannot free permanent data type")
+        _DERIVED_HANDLES.pop(impl.handle, None)
+        self._impl = _NULL_IMPL
+
+    def free(self) -> None:
+        """Call ``Free`` if not null or predefined."""
+        if self._impl is not _NULL_IMPL and not self._impl.is_predefined:
+            self.Free()
+
+    # -- packing ------------------------------------------------------------------------------
+    def Pack_size(self, count: int, comm: Any) -> int:
+        """Determine the amount of space needed to pack a message."""
+        impl = self._live("MPI_Pack_size")
+        if count < 0:
+            errors.raise_error(errors.ERR_COUNT, f"MPI_Pack_size: Negative count, value is {count}")
+        return impl.packed_size(count)
+
+    def Pack(self, inbuf: Any, outbuf: Any, position: int, comm: Any) -> int:
+        """Pack into contiguous memory according to datatype; return the new position."""
+        from smpy.mpi.msgspec import parse_buffer
+
+        impl = self._live("MPI_Pack")
+        src, _ = parse_buffer(inbuf, True)
+        dst, _ = parse_buffer(outbuf, False)
+        if not 0 <= position <= dst.nbytes:
+            errors.raise_error(errors.ERR_ARG, f"MPI_Pack: Invalid position {position}")
+        count = src.nbytes // impl.extent if impl.extent > 0 else 0
+        if impl.size:  # MPICH packs the whole elements that fit
+            count = min(count, (dst.nbytes - position) // impl.size)
+        data = impl.pack(src, 0, count)
+        dst[position:position + len(data)] = data
+        return position + len(data)
+
+    def Unpack(self, inbuf: Any, position: int, outbuf: Any, comm: Any) -> int:
+        """Unpack from contiguous memory according to datatype; return the new position."""
+        from smpy.mpi.msgspec import parse_buffer
+
+        impl = self._live("MPI_Unpack")
+        src, _ = parse_buffer(inbuf, True)
+        dst, _ = parse_buffer(outbuf, False)
+        if not 0 <= position <= src.nbytes:
+            errors.raise_error(errors.ERR_ARG, f"MPI_Unpack: Invalid position {position}")
+        count = dst.nbytes // impl.extent if impl.extent > 0 else 0
+        if impl.size:
+            count = min(count, (src.nbytes - position) // impl.size)
+        n = impl.packed_size(count)
+        impl.unpack(src[position:position + n], dst, 0, count)
+        return position + n
+
+    def Pack_external_size(self, datarep: str, count: int) -> int:
+        raise NotImplementedError("MPI_Pack_external is not supported by smpy")
+
+    def Pack_external(self, *args: Any) -> int:
+        raise NotImplementedError("MPI_Pack_external is not supported by smpy")
+
+    def Unpack_external(self, *args: Any) -> int:
+        raise NotImplementedError("MPI_Unpack_external is not supported by smpy")
+
+    # -- static helpers -----------------------------------------------------------------------
+    @classmethod
+    def Get_value_index(cls, value: Datatype, index: Datatype) -> Datatype:
+        """Return a datatype for a value-index pair (``MPI.DOUBLE_INT`` ...), or NULL."""
+        return cls._wrap(get_value_index(value._impl, index._impl))
+
+    @classmethod
+    def Match_size(cls, typeclass: int, size: int) -> Datatype:
+        """Find a datatype matching a specified size in bytes."""
+        name = _MATCH_SIZE.get((typeclass, size))
+        if name is None:
+            errors.raise_error(errors.ERR_ARG, f"MPI_Type_match_size: no datatype of class "
+                                               f"{typeclass} and size {size}")
+        return cls._wrap(_IMPLS[name])
+
+    # -- handles ------------------------------------------------------------------------------
+    def py2f(self) -> int:
+        """Fortran handle (MPICH's values for predefined datatypes)."""
+        return self._impl.py2f
+
+    @classmethod
+    def f2py(cls, arg: int) -> Datatype:
+        impl = _HANDLES.get(arg & 0xFFFFFFFF) or _DERIVED_HANDLES.get(arg & 0xFFFFFFFF)
+        if impl is None:
+            errors.raise_error(errors.ERR_TYPE, f"MPI_Type_f2c: Invalid datatype handle {arg}")
+        return cls._wrap(impl)
+
+    def toint(self) -> int:
+        return self._impl.handle
+
+    @classmethod
+    def fromint(cls, arg: int) -> Datatype:
+        return cls.f2py(arg)
+
+    @property
+    def handle(self) -> int:
+        """MPI handle."""
+        return self._impl.handle
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> Datatype:
+        return cls.f2py(handle)
+
+    # -- derived datatypes and attributes (later issues) ----------------------------------------
+    def Create_contiguous(self, count: int) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    def Create_vector(self, count: int, blocklength: int, stride: int) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    def Create_hvector(self, count: int, blocklength: int, stride: int) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    def Create_indexed(self, blocklengths: Any, displacements: Any) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    def Create_hindexed(self, blocklengths: Any, displacements: Any) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    def Create_indexed_block(self, blocklength: int, displacements: Any) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    def Create_hindexed_block(self, blocklength: int, displacements: Any) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    @classmethod
+    def Create_struct(cls, blocklengths: Any, displacements: Any, datatypes: Any) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    def Create_subarray(self, sizes: Any, subsizes: Any, starts: Any, order: int = 0) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    def Create_darray(self, *args: Any, **kwargs: Any) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    def Create_resized(self, lb: int, extent: int) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    Resized = Create_resized
+
+    @classmethod
+    def Create_f90_integer(cls, r: int) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    @classmethod
+    def Create_f90_real(cls, p: int, r: int) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    @classmethod
+    def Create_f90_complex(cls, p: int, r: int) -> Datatype:
+        raise NotImplementedError(_DERIVED)
+
+    def Get_attr(self, keyval: int) -> Any:
+        raise NotImplementedError("datatype attributes are not supported yet")
+
+    def Set_attr(self, keyval: int, attrval: Any) -> None:
+        raise NotImplementedError("datatype attributes are not supported yet")
+
+    def Delete_attr(self, keyval: int) -> None:
+        raise NotImplementedError("datatype attributes are not supported yet")
+
+    @classmethod
+    def Create_keyval(cls, *args: Any, **kwargs: Any) -> int:
+        raise NotImplementedError("datatype attributes are not supported yet")
+
+    @classmethod
+    def Free_keyval(cls, keyval: int) -> int:
+        raise NotImplementedError("datatype attributes are not supported yet")
+
+
+def _create_dup(base: Datatype) -> Datatype:
+    return base.Dup()
+
+
+# -- predefined constants -----------------------------------------------------------------------
+_BY_IMPL: dict[int, Datatype] = {}  # id(impl) -> the canonical constant
+_CONSTANTS: dict[str, Datatype] = {}
+_CONST_NAME: dict[int, str] = {}  # id(constant) -> its (first) mpi4py name
+_IMPL_NAME: dict[int, str] = {}  # id(impl) -> canonical mpi4py name (pickling)
+_HANDLES: dict[int, DatatypeImpl] = {impl.handle: impl for impl in BY_NAME.values()}
+_HANDLES[_NULL_IMPL.handle] = _NULL_IMPL
+_DERIVED_HANDLES: weakref.WeakValueDictionary[int, DatatypeImpl] = weakref.WeakValueDictionary()
+
+
+def _named(attr: str) -> Datatype:
+    impl = _IMPLS[attr]
+    if impl is _NULL_IMPL and attr != "DATATYPE_NULL":
+        obj = Datatype.__new__(Datatype)  # a distinct object equal to DATATYPE_NULL
+        obj._impl = impl
+    else:
+        obj = _BY_IMPL.get(id(impl))  # type: ignore[assignment]
+        if obj is None:
+            obj = Datatype.__new__(Datatype)
+            obj._impl = impl
+            _BY_IMPL[id(impl)] = obj
+            _IMPL_NAME[id(impl)] = attr
+    _CONSTANTS[attr] = obj
+    _CONST_NAME.setdefault(id(obj), attr)
+    return obj
+
+
+DATATYPE_NULL = _named("DATATYPE_NULL")
+# MPI-specific
+PACKED = _named("PACKED")
+BYTE = _named("BYTE")
+AINT = _named("AINT")
+OFFSET = _named("OFFSET")
+COUNT = _named("COUNT")
+# C
+CHAR = _named("CHAR")
+WCHAR = _named("WCHAR")
+SIGNED_CHAR = _named("SIGNED_CHAR")
+SHORT = _named("SHORT")
+INT = _named("INT")
+LONG = _named("LONG")
+LONG_LONG = _named("LONG_LONG")
+UNSIGNED_CHAR = _named("UNSIGNED_CHAR")
+UNSIGNED_SHORT = _named("UNSIGNED_SHORT")
+UNSIGNED = _named("UNSIGNED")
+UNSIGNED_LONG = _named("UNSIGNED_LONG")
+UNSIGNED_LONG_LONG = _named("UNSIGNED_LONG_LONG")
+FLOAT = _named("FLOAT")
+DOUBLE = _named("DOUBLE")
+LONG_DOUBLE = _named("LONG_DOUBLE")
+# C99
+C_BOOL = _named("C_BOOL")
+INT8_T = _named("INT8_T")
+INT16_T = _named("INT16_T")
+INT32_T = _named("INT32_T")
+INT64_T = _named("INT64_T")
+UINT8_T = _named("UINT8_T")
+UINT16_T = _named("UINT16_T")
+UINT32_T = _named("UINT32_T")
+UINT64_T = _named("UINT64_T")
+FLOAT16_T = _named("FLOAT16_T")
+FLOAT32_T = _named("FLOAT32_T")
+FLOAT64_T = _named("FLOAT64_T")
+BFLOAT16_T = _named("BFLOAT16_T")
+C_COMPLEX = _named("C_COMPLEX")
+C_FLOAT_COMPLEX = _named("C_FLOAT_COMPLEX")
+C_DOUBLE_COMPLEX = _named("C_DOUBLE_COMPLEX")
+C_LONG_DOUBLE_COMPLEX = _named("C_LONG_DOUBLE_COMPLEX")
+# C++
+CXX_BOOL = _named("CXX_BOOL")
+CXX_FLOAT_COMPLEX = _named("CXX_FLOAT_COMPLEX")
+CXX_DOUBLE_COMPLEX = _named("CXX_DOUBLE_COMPLEX")
+CXX_LONG_DOUBLE_COMPLEX = _named("CXX_LONG_DOUBLE_COMPLEX")
+# value-index pairs
+SHORT_INT = _named("SHORT_INT")
+INT_INT = _named("INT_INT")
+TWOINT = _named("TWOINT")
+LONG_INT = _named("LONG_INT")
+FLOAT_INT = _named("FLOAT_INT")
+DOUBLE_INT = _named("DOUBLE_INT")
+LONG_DOUBLE_INT = _named("LONG_DOUBLE_INT")
+# Fortran
+CHARACTER = _named("CHARACTER")
+LOGICAL = _named("LOGICAL")
+INTEGER = _named("INTEGER")
+REAL = _named("REAL")
+DOUBLE_PRECISION = _named("DOUBLE_PRECISION")
+COMPLEX = _named("COMPLEX")
+DOUBLE_COMPLEX = _named("DOUBLE_COMPLEX")
+LOGICAL1 = _named("LOGICAL1")
+LOGICAL2 = _named("LOGICAL2")
+LOGICAL4 = _named("LOGICAL4")
+LOGICAL8 = _named("LOGICAL8")
+LOGICAL16 = _named("LOGICAL16")
+INTEGER1 = _named("INTEGER1")
+INTEGER2 = _named("INTEGER2")
+INTEGER4 = _named("INTEGER4")
+INTEGER8 = _named("INTEGER8")
+INTEGER16 = _named("INTEGER16")
+REAL2 = _named("REAL2")
+REAL4 = _named("REAL4")
+REAL8 = _named("REAL8")
+REAL16 = _named("REAL16")
+COMPLEX4 = _named("COMPLEX4")
+COMPLEX8 = _named("COMPLEX8")
+COMPLEX16 = _named("COMPLEX16")
+COMPLEX32 = _named("COMPLEX32")
+# convenience aliases
+UNSIGNED_INT = _named("UNSIGNED_INT")
+SIGNED_SHORT = _named("SIGNED_SHORT")
+SIGNED_INT = _named("SIGNED_INT")
+SIGNED_LONG = _named("SIGNED_LONG")
+SIGNED_LONG_LONG = _named("SIGNED_LONG_LONG")
+BOOL = _named("BOOL")
+SINT8_T = _named("SINT8_T")
+SINT16_T = _named("SINT16_T")
+SINT32_T = _named("SINT32_T")
+SINT64_T = _named("SINT64_T")
+F_BOOL = _named("F_BOOL")
+F_INT = _named("F_INT")
+F_FLOAT = _named("F_FLOAT")
+F_DOUBLE = _named("F_DOUBLE")
+F_COMPLEX = _named("F_COMPLEX")
+F_FLOAT_COMPLEX = _named("F_FLOAT_COMPLEX")
+F_DOUBLE_COMPLEX = _named("F_DOUBLE_COMPLEX")
+
+#: every predefined datatype constant by mpi4py attribute name (DATATYPE_NULL included)
+PREDEFINED_DATATYPES: dict[str, Datatype] = dict(_CONSTANTS)
+
+__all__ = ["Datatype", "TYPECLASS_INTEGER", "TYPECLASS_REAL", "TYPECLASS_COMPLEX",
+           "DATATYPE_NULL", "PACKED", "BYTE", "AINT", "OFFSET", "COUNT", "CHAR", "WCHAR",
+           "SIGNED_CHAR", "SHORT", "INT", "LONG", "LONG_LONG", "UNSIGNED_CHAR", "UNSIGNED_SHORT",
+           "UNSIGNED", "UNSIGNED_LONG", "UNSIGNED_LONG_LONG", "FLOAT", "DOUBLE", "LONG_DOUBLE",
+           "C_BOOL", "INT8_T", "INT16_T", "INT32_T", "INT64_T", "UINT8_T", "UINT16_T",
+           "UINT32_T", "UINT64_T", "FLOAT16_T", "FLOAT32_T", "FLOAT64_T", "BFLOAT16_T",
+           "C_COMPLEX", "C_FLOAT_COMPLEX", "C_DOUBLE_COMPLEX", "C_LONG_DOUBLE_COMPLEX",
+           "CXX_BOOL", "CXX_FLOAT_COMPLEX", "CXX_DOUBLE_COMPLEX", "CXX_LONG_DOUBLE_COMPLEX",
+           "SHORT_INT", "INT_INT", "TWOINT", "LONG_INT", "FLOAT_INT", "DOUBLE_INT",
+           "LONG_DOUBLE_INT", "CHARACTER", "LOGICAL", "INTEGER", "REAL", "DOUBLE_PRECISION",
+           "COMPLEX", "DOUBLE_COMPLEX", "LOGICAL1", "LOGICAL2", "LOGICAL4", "LOGICAL8",
+           "LOGICAL16", "INTEGER1", "INTEGER2", "INTEGER4", "INTEGER8", "INTEGER16", "REAL2",
+           "REAL4", "REAL8", "REAL16", "COMPLEX4", "COMPLEX8", "COMPLEX16", "COMPLEX32",
+           "UNSIGNED_INT", "SIGNED_SHORT", "SIGNED_INT", "SIGNED_LONG", "SIGNED_LONG_LONG",
+           "BOOL", "SINT8_T", "SINT16_T", "SINT32_T", "SINT64_T", "F_BOOL", "F_INT", "F_FLOAT",
+           "F_DOUBLE", "F_COMPLEX", "F_FLOAT_COMPLEX", "F_DOUBLE_COMPLEX",
+           "COMBINER_NAMED", "COMBINER_DUP"]

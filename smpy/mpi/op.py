@@ -1,0 +1,180 @@
+"""``MPI.Op`` and the predefined reduction operations (facade over ``OpImpl``).
+
+``op(x, y)`` applies the operation to Python objects as mpi4py does (``MPI.SUM(1, 2) == 3``,
+user ops call ``function(x, y, None)``); ``Reduce_local`` applies it to buffers. Equality is
+identity of impls; ops are unhashable, like mpi4py's.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from smpy.mpi import msgspec
+from smpy.mpi.datatype import Datatype
+from smpy.runtime import errors
+from smpy.runtime.op import OP_NULL as _NULL_IMPL
+from smpy.runtime.op import PREDEFINED as _IMPLS
+from smpy.runtime.op import OpImpl
+
+__all__ = ["Op", "OP_NULL", "MAX", "MIN", "SUM", "PROD", "LAND", "BAND", "LOR", "BOR", "LXOR",
+           "BXOR", "MAXLOC", "MINLOC", "REPLACE", "NO_OP"]
+
+
+class Op:
+    """Reduction operation."""
+
+    __slots__ = ("_impl", "__weakref__")
+
+    _impl: OpImpl
+
+    def __init__(self, op: Op | None = None) -> None:
+        self._impl = _NULL_IMPL if op is None else op._impl
+
+    @classmethod
+    def _wrap(cls, impl: OpImpl) -> Op:
+        const = _BY_IMPL.get(id(impl))
+        if const is not None and const._impl is impl:
+            return const
+        new = cls.__new__(cls)
+        new._impl = impl
+        return new
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Op):
+            return NotImplemented
+        return self._impl is other._impl
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, Op):
+            return NotImplemented
+        return self._impl is not other._impl
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __bool__(self) -> bool:
+        return self._impl is not _NULL_IMPL
+
+    def __call__(self, x: Any, y: Any) -> Any:
+        return self._impl.apply_object(x, y)
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        impl = self._impl
+        if impl.is_predefined:
+            return impl.attr
+        return (type(self).Create, (impl.function, impl.commutative))
+
+    # -- user-defined ops ---------------------------------------------------------------------
+    @classmethod
+    def Create(cls, function: Callable[[Any, Any, Datatype], None], commute: bool = False) -> Op:
+        """Create a user-defined reduction operation."""
+        impl = OpImpl.user(function, commute, Datatype._wrap)
+        _USER_HANDLES[impl.handle] = impl
+        return cls._wrap(impl)
+
+    def Free(self) -> None:
+        """Free a user-defined reduction operation."""
+        impl = self._impl
+        if impl is _NULL_IMPL or (impl.function is None and not impl.is_predefined):
+            errors.raise_error(errors.ERR_OP, "MPI_Op_free: Null Op pointer")
+        if impl.is_predefined:
+            errors.raise_error(errors.ERR_OP, "MPI_Op_free: Cannot free permanent MPI_Op")
+        impl.free()
+        _USER_HANDLES.pop(impl.handle, None)
+        self._impl = _NULL_IMPL
+
+    def free(self) -> None:
+        """Call ``Free`` if not null or predefined."""
+        if self._impl is not _NULL_IMPL and not self._impl.is_predefined:
+            self.Free()
+
+    # -- queries ------------------------------------------------------------------------------
+    def Is_commutative(self) -> bool:
+        """Query reduction operations for their commutativity."""
+        if self._impl is _NULL_IMPL:
+            errors.raise_error(errors.ERR_OP, "MPI_Op_commutative: Null Op pointer")
+        return self._impl.commutative
+
+    @property
+    def is_commutative(self) -> bool:
+        """Is a commutative operation."""
+        return self.Is_commutative()
+
+    @property
+    def is_predefined(self) -> bool:
+        """Is a predefined operation."""
+        return self._impl.is_predefined
+
+    def Reduce_local(self, inbuf: Any, inoutbuf: Any) -> None:
+        """Apply a reduction operation to local data: ``inoutbuf = inbuf op inoutbuf``."""
+        r = msgspec.parse_recv(inoutbuf)
+        s = msgspec.parse_send(inbuf)
+        if s.in_place:
+            errors.raise_error(errors.ERR_BUFFER,
+                               "MPI_Reduce_local: buffer 'inbuf' cannot be MPI_IN_PLACE")
+        if s.datatype is not r.datatype:
+            raise ValueError("mismatch in send and receive MPI datatypes")
+        if s.count != r.count:
+            raise ValueError(f"mismatch in send count {s.count} and receive count {r.count}")
+        self._impl.reduce_local(s.mem, s.offset, r.mem, r.offset, r.count, r.datatype)
+
+    # -- handles ------------------------------------------------------------------------------
+    def py2f(self) -> int:
+        return self._impl.py2f
+
+    @classmethod
+    def f2py(cls, arg: int) -> Op:
+        impl = _HANDLES.get(arg & 0xFFFFFFFF) or _USER_HANDLES.get(arg & 0xFFFFFFFF)
+        if impl is None:
+            errors.raise_error(errors.ERR_OP, f"MPI_Op_f2c: Invalid MPI_Op handle {arg}")
+        return cls._wrap(impl)
+
+    def toint(self) -> int:
+        return self._impl.handle
+
+    @classmethod
+    def fromint(cls, arg: int) -> Op:
+        return cls.f2py(arg)
+
+    @property
+    def handle(self) -> int:
+        """MPI handle."""
+        return self._impl.handle
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> Op:
+        return cls.f2py(handle)
+
+
+_BY_IMPL: dict[int, Op] = {}
+_HANDLES: dict[int, OpImpl] = {impl.handle: impl for impl in _IMPLS.values()}
+_USER_HANDLES: weakref.WeakValueDictionary[int, OpImpl] = weakref.WeakValueDictionary()
+
+
+def _named(attr: str) -> Op:
+    impl = _IMPLS[attr]
+    obj = Op.__new__(Op)
+    obj._impl = impl
+    _BY_IMPL[id(impl)] = obj
+    return obj
+
+
+OP_NULL = _named("OP_NULL")
+MAX = _named("MAX")
+MIN = _named("MIN")
+SUM = _named("SUM")
+PROD = _named("PROD")
+LAND = _named("LAND")
+BAND = _named("BAND")
+LOR = _named("LOR")
+BOR = _named("BOR")
+LXOR = _named("LXOR")
+BXOR = _named("BXOR")
+MAXLOC = _named("MAXLOC")
+MINLOC = _named("MINLOC")
+REPLACE = _named("REPLACE")
+NO_OP = _named("NO_OP")
+
+#: every predefined op by mpi4py attribute name (OP_NULL included)
+PREDEFINED_OPS: dict[str, Op] = {name: _BY_IMPL[id(impl)] for name, impl in _IMPLS.items()}
