@@ -179,7 +179,7 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
             status, exit_code = "deadlock", 1
             message = _deadlock_report(world, d)
         except KeyboardInterrupt:
-            status, exit_code, message = "interrupted", 130, "interrupted by the user (Ctrl-C)"
+            status, exit_code, message = "interrupted", 130, "[smpy] interrupted by the user (Ctrl-C)"
         if status == "ok" and engine.abort_reason is not None:
             status, exit_code, message = _failure(world, engine.abort_reason, engine.aborting_actor)
     finally:

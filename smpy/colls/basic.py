@@ -121,7 +121,7 @@ def gather(proc: Process, comm: CommImpl, root: int, value: Any, nbytes: int,
         return None
     reqs = [p2p.irecv(proc, comm, COLL, i, TAG_GATHER, call=call) if i != me else None for i in range(size)]
     out = []
-    for i, r in enumerate(reqs):
+    for r in reqs:
         if r is None:
             out.append(value)
         else:

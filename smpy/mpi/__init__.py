@@ -1,3 +1,4 @@
+# ruff: noqa: F401, F403
 """smpy's ``mpi4py.MPI``: the public facade. Under smpyrun, ``from mpi4py import MPI``
 returns this module. One module per MPI object; no simulation logic here."""
 

@@ -17,7 +17,16 @@ from smpy.mpi.request import Request
 from smpy.mpi.status import Status
 from smpy.runtime import errors, p2p
 from smpy.runtime.comm import CommImpl
-from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, COLL, CONGRUENT, IDENT, P2P, UNDEFINED, UNEQUAL
+from smpy.runtime.constants import (
+    ANY_SOURCE,
+    ANY_TAG,
+    COLL,
+    CONGRUENT,
+    IDENT,
+    P2P,
+    UNDEFINED,
+    UNEQUAL,
+)
 from smpy.runtime.world import current
 
 

@@ -141,7 +141,7 @@ REAL_SCRIPT = textwrap.dedent(r'''
     import array, ctypes, json, re, sys
     import numpy as np
     from mpi4py import MPI
-    recipes = json.load(sys.stdin)
+    recipes = json.loads(sys.argv[1])
     c = MPI.COMM_SELF
     pattern = bytes((7 * i + 3) % 251 for i in range(4096))
 
@@ -198,15 +198,14 @@ PATTERN = bytes((7 * i + 3) % 251 for i in range(4096))
 def _run_real(script: str, payload: object, np_ranks: int | None = None) -> object:
     if not HAVE_MPI4PY:
         pytest.skip("real mpi4py is not installed")
-    cmd = [sys.executable, "-c", script]
+    cmd = [sys.executable, "-c", script, json.dumps(payload)]
     if np_ranks is not None:
         mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
         if mpiexec is None:
             pytest.skip("mpiexec (MPICH) not found")
         cmd = [mpiexec, "-n", str(np_ranks), *cmd]
     try:
-        proc = subprocess.run(cmd, input=json.dumps(payload), capture_output=True, text=True,
-                              timeout=120)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         pytest.skip("real mpi4py run timed out")
     if proc.returncode != 0:
@@ -252,14 +251,14 @@ VECTOR_RECIPES = [
     ("[o, (1, 2, 3)]", [1, 2, 3]), ("[o, [[1, 2, 3], [6, 0, 2]]]", [1, 2, 3]),
     ("[o, [1, 2], MPI.DOUBLE]", [1, 2, 3]), ("[o, [1, 2, 3], [0, 1], MPI.DOUBLE]", [1, 2, 3]),
     ("[o, 1, 2, 3, 4]", [4, 4, 4]), ("[o, [1.0, 1, 1], MPI.DOUBLE]", [1, 1, 1]),
-    ("[o.view('B')[:13], MPI.DOUBLE]", [4, 4, 4]), ("5", [4, 4, 4]), ("[o, [1, 2, 3]]", [1, 3, 3]),
+    ("[o.view('B')[:13], MPI.DOUBLE]", [4, 4, 4]), ("5", [4, 4, 4]), ("[o, [1, 2, 3], 'd']", [1, 3, 3]),
 ]
 
 VECTOR_SCRIPT = textwrap.dedent(r'''
     import json, sys
     import numpy as np
     from mpi4py import MPI
-    recipes = json.load(sys.stdin)
+    recipes = json.loads(sys.argv[1])
     r = MPI.COMM_WORLD.rank
     out = {}
     for expr, sendn in recipes:
