@@ -24,6 +24,7 @@ from smpy.runtime.constants import (
     CONGRUENT,
     IDENT,
     P2P,
+    PROC_NULL,
     UNDEFINED,
     UNEQUAL,
 )
@@ -35,8 +36,8 @@ def _send_spec(buf: Any) -> Any:
 
 
 def _in_place(buf: Any) -> Any:
-    """Send spec, or None for MPI.IN_PLACE."""
-    return None if buf is msgspec.IN_PLACE else msgspec.parse_send(buf)
+    """Send spec, or None for MPI.IN_PLACE (mpi4py also takes None as IN_PLACE)."""
+    return None if msgspec.is_in_place(buf) else msgspec.parse_send(buf)
 
 
 def _fill(status: Status | None, req: p2p.Request) -> None:
@@ -161,7 +162,7 @@ class Comm:
         impl, pr = self._impl, proc()
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
-        spec = msgspec.parse_send(buf)
+        spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
         req = p2p.isend(pr, impl, P2P, bcoll.pack(spec), spec.nbytes, dest, tag, call, sync)
         p2p.wait(pr, req)
 
@@ -169,7 +170,7 @@ class Comm:
         impl = self._impl
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
-        spec = msgspec.parse_send(buf)
+        spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
         return Request._wrap(p2p.isend(proc(), impl, P2P, bcoll.pack(spec), spec.nbytes, dest, tag, call, sync))
 
     @mpicall
@@ -187,7 +188,8 @@ class Comm:
         impl = self._impl
         p2p.check_source(impl, source, call)
         p2p.check_recv_tag(tag, call)
-        return p2p.irecv(proc(), impl, P2P, source, tag, msgspec.parse_recv(buf), call)
+        spec = msgspec.parse_recv(buf) if source != PROC_NULL else None
+        return p2p.irecv(proc(), impl, P2P, source, tag, spec, call)
 
     @mpicall
     def Recv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> None:
@@ -459,7 +461,8 @@ class Comm:
         self.__impl = None
 
     def __repr__(self) -> str:
-        return f"<{type(self).__module__.replace('smpy.mpi.comm', 'mpi4py.MPI')}.{type(self).__name__} object at {id(self):#x}>"
+        kind = "Intracomm" if isinstance(self, Intracomm) else "Comm"
+        return f"<mpi4py.MPI.{kind} object at {id(self):#x}>"
 
     # mpi4py compatibility helpers
     def py2f(self) -> int:

@@ -11,6 +11,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from smpy.mpi import msgspec
 from smpy.mpi.datatype import Datatype
 from smpy.runtime import errors
@@ -117,6 +119,8 @@ class Op:
             raise ValueError("mismatch in send and receive MPI datatypes")
         if s.count != r.count:
             raise ValueError(f"mismatch in send count {s.count} and receive count {r.count}")
+        if _address(s) == _address(r) is not None:
+            errors.raise_error(errors.ERR_BUFFER, "MPI_Reduce_local: Buffers must not be aliased")
         self._impl.reduce_local(s.mem, s.offset, r.mem, r.offset, r.count, r.datatype)
 
     # -- handles ------------------------------------------------------------------------------
@@ -145,6 +149,13 @@ class Op:
     @classmethod
     def fromhandle(cls, handle: int) -> Op:
         return cls.f2py(handle)
+
+
+def _address(spec: msgspec.BufSpec) -> int | None:
+    """Address of a message's first element (MPICH refuses in == inout)."""
+    if spec.mem.nbytes == 0:
+        return None
+    return np.frombuffer(spec.mem, np.uint8).ctypes.data + spec.offset
 
 
 _BY_IMPL: dict[int, Op] = {}

@@ -371,12 +371,12 @@ TYPEDICT: dict[str, DatatypeImpl] = {k: PREDEFINED[v] for k, v in {
 }.items()}
 
 _LITTLE = sys.byteorder == "little"
-_FORMATS: dict[str, DatatypeImpl] = {"B": BYTE}  # buffer format -> datatype, filled lazily
+_FORMATS: dict[str, DatatypeImpl] = {}  # buffer format -> datatype, filled lazily
 
 
 def lookup_typecode(key: object) -> DatatypeImpl:
     """An explicit type code given in place of a datatype (``[buf, 'd']``): mpi4py's lookup,
-    no byte-order handling, ``'B'`` is ``UNSIGNED_CHAR``. KeyError like mpi4py otherwise."""
+    no byte-order handling. KeyError like mpi4py otherwise."""
     dt = TYPEDICT.get(key)  # type: ignore[call-overload]  # unhashable keys raise TypeError
     if dt is None:
         raise KeyError(f"cannot map {key!r} to MPI datatype")
@@ -386,7 +386,8 @@ def lookup_typecode(key: object) -> DatatypeImpl:
 def from_typechar(fmt: str) -> DatatypeImpl:
     """The datatype mpi4py deduces from a buffer's format string (``memoryview.format``).
 
-    ``'B'`` (bytes, bytearray, uint8 arrays) is ``MPI.BYTE``; a leading ``'@'`` or native
+    ``'B'`` (bytes, bytearray, uint8 arrays) is ``MPI.UNSIGNED_CHAR``, not ``MPI.BYTE`` (mpi4py
+    only picks ``BYTE`` for DLPack/CAI buffers of unknown type); a leading ``'@'`` or native
     ``'<'`` is dropped; a non-native byte order raises ``BufferError``; unknown formats
     (``'T{...}'`` structured dtypes, ``'3s'``, ``'O'``, and ``'='``-prefixed ones, which
     mpi4py does not strip either) raise ``KeyError("cannot map '...' to MPI datatype")``.

@@ -161,9 +161,23 @@ def _o_min(x: Any, y: Any) -> Any:
     return y if y < x else x
 
 
+def _unpack2(x: Any) -> tuple[Any, Any]:
+    """``a, b = x`` with Cython's error messages (mpi4py's opimpl is Cython)."""
+    try:
+        items = tuple(x)
+    except TypeError:
+        raise TypeError(f"'{type(x).__name__}' object is not iterable") from None
+    if len(items) == 2:
+        return items[0], items[1]
+    if len(items) < 2:
+        n = len(items)
+        raise ValueError(f"need more than {n} value{'s' if n != 1 else ''} to unpack")
+    raise ValueError("too many values to unpack (expected 2)")
+
+
 def _o_maxloc(x: Any, y: Any) -> Any:
-    u, i = x
-    v, j = y
+    u, i = _unpack2(x)
+    v, j = _unpack2(y)
     if u > v:
         return u, i
     if v > u:
@@ -174,8 +188,8 @@ def _o_maxloc(x: Any, y: Any) -> Any:
 
 
 def _o_minloc(x: Any, y: Any) -> Any:
-    u, i = x
-    v, j = y
+    u, i = _unpack2(x)
+    v, j = _unpack2(y)
     if u < v:
         return u, i
     if v < u:

@@ -14,6 +14,7 @@ from smpy.cpu.model import CpuModel
 from smpy.kernel.actors import Actor, current_actor
 from smpy.kernel.engine import Engine
 from smpy.network.model import NAMED_MODELS, NetworkConfig, NetworkModel
+from smpy.runtime import errors
 from smpy.support.config import Config, declare, parse_float, parse_int
 from smpy.support.piecewise import Piecewise
 
@@ -61,7 +62,7 @@ class Process:
     __slots__ = (
         "world", "rank", "host", "actor", "comm_self", "initialized", "finalized", "thread_level",
         "mpi_calls", "test_streak", "iprobe_streak", "bench", "depth", "comm_seq", "attrs",
-        "errors_fatal",
+        "errors_fatal", "error_registry",
     )
 
     def __init__(self, world: World, rank: int, host: Host) -> None:
@@ -84,6 +85,8 @@ class Process:
         self.comm_seq: dict[int, int] = {}
         self.attrs: dict[str, Any] = {}
         self.errors_fatal = True
+        #: user-defined error classes/codes/strings are per process, as in real MPI
+        self.error_registry = errors.ErrorRegistry()
 
     @property
     def name(self) -> str:
@@ -146,6 +149,17 @@ class World:
 
 class NotInSimulation(RuntimeError):
     pass
+
+
+def _registry_of_current() -> errors.ErrorRegistry:
+    a = current_actor()
+    if a is None or not isinstance(a.data, Process):
+        return _global_registry
+    return a.data.error_registry
+
+
+_global_registry = errors.ErrorRegistry()
+errors.set_registry_provider(_registry_of_current)
 
 
 def current() -> Process:

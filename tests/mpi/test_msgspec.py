@@ -30,6 +30,20 @@ from smpy.runtime.errors import ERR_BUFFER, ERR_COUNT, MPIException
 
 HAVE_MPI4PY = importlib.util.find_spec("mpi4py") is not None
 
+
+def _mpi4py_works() -> str | None:
+    """None if real mpi4py initialises MPI here, else the reason (tests are skipped)."""
+    if not HAVE_MPI4PY:
+        return "real mpi4py is not installed"
+    try:
+        proc = subprocess.run([sys.executable, "-c", "from mpi4py import MPI; MPI.COMM_WORLD.Barrier()"],
+                              capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return "real mpi4py timed out initialising MPI"
+    if proc.returncode != 0:
+        return f"real mpi4py+MPICH unavailable: {proc.stderr.strip()[-300:]}"
+    return None
+
 # -- recipes ---------------------------------------------------------------------------------
 SEND_RECIPES = [
     "np.arange(10.0)", "np.arange(10, dtype='i')", "np.arange(6.).reshape(2, 3)",
@@ -196,8 +210,9 @@ PATTERN = bytes((7 * i + 3) % 251 for i in range(4096))
 
 
 def _run_real(script: str, payload: object, np_ranks: int | None = None) -> object:
-    if not HAVE_MPI4PY:
-        pytest.skip("real mpi4py is not installed")
+    reason = _mpi4py_works()
+    if reason is not None:
+        pytest.skip(reason)
     cmd = [sys.executable, "-c", script, json.dumps(payload)]
     if np_ranks is not None:
         mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
@@ -207,9 +222,9 @@ def _run_real(script: str, payload: object, np_ranks: int | None = None) -> obje
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
-        pytest.skip("real mpi4py run timed out")
+        pytest.fail("the real mpi4py reference script timed out")
     if proc.returncode != 0:
-        pytest.skip(f"real mpi4py+MPICH unavailable: {proc.stderr.strip()[-300:]}")
+        pytest.fail(f"the real mpi4py reference script failed:\n{proc.stderr.strip()[-2000:]}")
     return json.loads(proc.stdout)
 
 
