@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import smpy
+from smpy.cli.blas import single_thread_blas
 from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
@@ -125,6 +126,8 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
         capture: bool = False, echo: bool = True, err_stream: Any = None) -> RunResult:
     """Run ``script`` with ``np`` simulated ranks; see :class:`RunResult`."""
     err = err_stream if err_stream is not None else sys.stderr
+    single_thread_blas()
+    import smpy.mpi  # noqa: F401 - loads numpy before the rank contexts take their generators
     if np < 1:
         raise ValueError(f"np must be at least 1, got {np}")
     script_path = Path(script)

@@ -48,6 +48,13 @@ from smpy.runtime.constants import (
     UNDEFINED,
     UNEQUAL,
 )
+from smpy.runtime.constants import KEYVAL_APPNUM as APPNUM
+from smpy.runtime.constants import KEYVAL_INVALID
+from smpy.runtime.constants import KEYVAL_IO as IO
+from smpy.runtime.constants import KEYVAL_LASTUSEDCODE as LASTUSEDCODE
+from smpy.runtime.constants import KEYVAL_TAG_UB as TAG_UB
+from smpy.runtime.constants import KEYVAL_UNIVERSE_SIZE as UNIVERSE_SIZE
+from smpy.runtime.constants import KEYVAL_WTIME_IS_GLOBAL as WTIME_IS_GLOBAL
 from smpy.runtime.errors import *  # noqa: F403 - ERR_* error classes
 from smpy.runtime.errors import MPIException as Exception  # noqa: A001 - mpi4py's name
 

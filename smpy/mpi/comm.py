@@ -16,6 +16,7 @@ from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
 from smpy.runtime import errors, p2p
+from smpy.runtime import constants as C
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.constants import (
     ANY_SOURCE,
@@ -193,7 +194,7 @@ class Comm:
 
     @mpicall
     def Recv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> None:
-        Request._wrap(p2p.wait(proc(), self._irecv(buf, source, tag, "MPI_Recv"))).Wait(status)
+        Request._wrap(p2p.wait(proc(), self._irecv(buf, source, tag, "MPI_Recv"))).Wait(status)  # raises on truncation
 
     @mpicall
     def Irecv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
@@ -469,6 +470,23 @@ class Comm:
         raw = self._raw()
         return 0 if raw is None else raw.context
 
+    def Get_attr(self, keyval: int) -> Any:
+        """Predefined attributes (TAG_UB, IO, WTIME_IS_GLOBAL, UNIVERSE_SIZE, APPNUM, LASTUSEDCODE)."""
+        impl = self._impl
+        if keyval == C.KEYVAL_TAG_UB:
+            return C.TAG_UB
+        if keyval == C.KEYVAL_IO:
+            return ANY_SOURCE
+        if keyval == C.KEYVAL_WTIME_IS_GLOBAL:
+            return 1  # one simulated clock for every rank
+        if keyval == C.KEYVAL_UNIVERSE_SIZE:
+            return impl.world.size
+        if keyval == C.KEYVAL_APPNUM:
+            return 0
+        if keyval == C.KEYVAL_LASTUSEDCODE:
+            return errors.last_used_code()
+        return impl.attrs.get(keyval)
+
     def Get_group(self):  # noqa: D102 - arrives with the faithful-MPI issue
         raise NotImplementedError("MPI groups arrive with the faithful-MPI issue (#5)")
 
@@ -528,6 +546,10 @@ class _SelfComm(Intracomm):
     def Free(self) -> None:
         errors.raise_error(errors.ERR_COMM, "MPI_Comm_free: cannot free a predefined communicator")
 
+
+# programs and tools print type names: the predefined handles are Intracomms to them
+for _cls in (_WorldComm, _SelfComm):
+    _cls.__name__ = _cls.__qualname__ = "Intracomm"
 
 COMM_WORLD = _WorldComm.__new__(_WorldComm)
 COMM_SELF = _SelfComm.__new__(_SelfComm)

@@ -45,7 +45,7 @@ class Request:
         return self._impl is not None
 
     # completion -------------------------------------------------------------------------
-    def _complete(self, status: Status | None) -> Any:
+    def _complete(self, status: Status | None, raise_error: bool = True) -> Any:
         """Fill ``status``, release the handle, raise the request's error, return the object."""
         impl = self._impl
         if impl is None:
@@ -56,7 +56,7 @@ class Request:
             self._impl = None
         if status is not None:
             status._fill(impl.source, impl.tag, impl.error, impl.nbytes, impl.cancelled)
-        if impl.error:
+        if impl.error and raise_error:
             n, cap = impl.payload if isinstance(impl.payload, tuple) else (impl.nbytes, impl.nbytes)
             errors.raise_error(impl.error, f"{impl.call}: message truncated ({n} bytes received, buffer holds {cap})")
         if self._obj and impl.kind == p2p.RECV and not impl.cancelled and impl.payload is not None:
@@ -66,7 +66,7 @@ class Request:
     @mpicall
     def Wait(self, status: Status | None = None) -> bool:
         if self._impl is not None:
-            p2p.wait(proc(), self._impl)
+            p2p.wait(proc(), self._impl, "MPI_Wait")
         self._complete(status)
         return True
 
@@ -80,7 +80,7 @@ class Request:
     @mpicall
     def wait(self, status: Status | None = None) -> Any:
         if self._impl is not None:
-            p2p.wait(proc(), self._impl)
+            p2p.wait(proc(), self._impl, "MPI_Wait")
         return self._complete(status)
 
     @mpicall
@@ -208,7 +208,12 @@ def _status_at(statuses: list[Status] | None, i: int) -> Status | None:
 
 
 def _complete_all(requests: Sequence[Request], statuses: list[Status] | None) -> list[Any]:
-    return [r._complete(_status_at(statuses, i)) for i, r in enumerate(requests)]
+    """Complete every request; if any failed, raise ERR_IN_STATUS (errors are in the statuses)."""
+    failed = [i for i, r in enumerate(requests) if r._impl is not None and r._impl.error]
+    objs = [r._complete(_status_at(statuses, i), raise_error=False) for i, r in enumerate(requests)]
+    if failed:
+        errors.raise_error(errors.ERR_IN_STATUS, f"request(s) {failed} failed; see their statuses")
+    return objs
 
 
 def _testall(requests: Sequence[Request], statuses: list[Status] | None) -> tuple[bool, list | None]:

@@ -28,7 +28,7 @@ from smpy.kernel.activity import Activity, Sleep, Trigger
 from smpy.kernel.actors import block_on, block_on_any
 from smpy.runtime import errors
 from smpy.runtime.comm import CommImpl, matches
-from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, ENVELOPE_BYTES, PROC_NULL
+from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, COLL, ENVELOPE_BYTES, PROC_NULL, TAG_UB
 
 if TYPE_CHECKING:
     from smpy.runtime.world import Process
@@ -68,6 +68,9 @@ class Request(Activity):
 
     def describe(self) -> str:
         comm = self.comm.describe() if self.comm is not None else "?"
+        if self.channel == COLL:
+            verb = "sending to" if self.kind == SEND else "waiting for data from"
+            return f"{self.call}(comm={comm}): {verb} rank {self.peer}"
         who = "dest" if self.kind == SEND else "source"
         peer = "MPI_ANY_SOURCE" if self.peer == ANY_SOURCE else str(self.peer)
         tag = "MPI_ANY_TAG" if self.tag == ANY_TAG else str(self.tag)
@@ -221,9 +224,10 @@ def irecv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, bu
     return req
 
 
-def wait(proc: Process, req: Request) -> Request:
+def wait(proc: Process, req: Request, label: str | None = None) -> Request:
+    """Block until ``req`` completes; ``label`` names the blocking call (deadlock reports)."""
     if req.state == 0:
-        block_on(req)
+        block_on(req, None if label is None else (lambda: f"{label} on {req.describe()}"))
     return req
 
 
@@ -337,13 +341,13 @@ def check_source(comm: CommImpl, rank: int, call: str) -> None:
 
 
 def check_send_tag(tag: int, call: str) -> None:
-    if not (0 <= tag <= 2147483647):
-        errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag, value is {tag}")
+    if not (0 <= tag <= TAG_UB):
+        errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag, value is {tag} (MPI_TAG_UB is {TAG_UB})")
 
 
 def check_recv_tag(tag: int, call: str) -> None:
-    if not (0 <= tag <= 2147483647 or tag == ANY_TAG):
-        errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag, value is {tag}")
+    if not (0 <= tag <= TAG_UB or tag == ANY_TAG):
+        errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag, value is {tag} (MPI_TAG_UB is {TAG_UB})")
 
 
 def check_root(comm: CommImpl, root: int, call: str) -> None:
