@@ -38,6 +38,7 @@ from smpy.runtime.constants import (
     ANY_TAG,
     CONGRUENT,
     IDENT,
+    KEYVAL_INVALID,
     PROC_NULL,
     ROOT,
     SIMILAR,
@@ -49,7 +50,6 @@ from smpy.runtime.constants import (
     UNEQUAL,
 )
 from smpy.runtime.constants import KEYVAL_APPNUM as APPNUM
-from smpy.runtime.constants import KEYVAL_INVALID
 from smpy.runtime.constants import KEYVAL_IO as IO
 from smpy.runtime.constants import KEYVAL_LASTUSEDCODE as LASTUSEDCODE
 from smpy.runtime.constants import KEYVAL_TAG_UB as TAG_UB

@@ -15,8 +15,8 @@ from smpy.mpi.msgpickle import pickle
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
-from smpy.runtime import errors, p2p
 from smpy.runtime import constants as C
+from smpy.runtime import errors, p2p
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.constants import (
     ANY_SOURCE,
