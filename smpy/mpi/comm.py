@@ -164,7 +164,7 @@ class Comm:
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
-        req = p2p.isend(pr, impl, P2P, bcoll.pack(spec), spec.nbytes, dest, tag, call, sync)
+        req = p2p.isend(pr, impl, P2P, bcoll.pack(spec), spec.nbytes, dest, tag, call, sync, blocking=True)
         p2p.wait(pr, req)
 
     def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> Request:
@@ -238,20 +238,20 @@ class Comm:
         return s is not None
 
     # -- point-to-point, objects -------------------------------------------------------
-    def _osend(self, obj: Any, dest: int, tag: int, call: str, sync: bool) -> p2p.Request:
+    def _osend(self, obj: Any, dest: int, tag: int, call: str, sync: bool, blocking: bool = False) -> p2p.Request:
         impl = self._impl
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
         data = pickle.dumps(obj)
-        return p2p.isend(proc(), impl, P2P, data, len(data), dest, tag, call, sync)
+        return p2p.isend(proc(), impl, P2P, data, len(data), dest, tag, call, sync, blocking)
 
     @mpicall
     def send(self, obj: Any, dest: int, tag: int = 0) -> None:
-        p2p.wait(proc(), self._osend(obj, dest, tag, "MPI_Send", False))
+        p2p.wait(proc(), self._osend(obj, dest, tag, "MPI_Send", False, True))
 
     @mpicall
     def ssend(self, obj: Any, dest: int, tag: int = 0) -> None:
-        p2p.wait(proc(), self._osend(obj, dest, tag, "MPI_Ssend", True))
+        p2p.wait(proc(), self._osend(obj, dest, tag, "MPI_Ssend", True, True))
 
     bsend = send
 

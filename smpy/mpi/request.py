@@ -54,6 +54,7 @@ class Request:
             return None
         if not impl.persistent:
             self._impl = None
+        p2p.finish(proc(), impl)
         if status is not None:
             status._fill(impl.source, impl.tag, impl.error, impl.nbytes, impl.cancelled)
         if impl.error and raise_error:

@@ -117,11 +117,24 @@ def completed_null(owner: Process, call: str, kind: int) -> Request:
 
 # -- sending ------------------------------------------------------------------------------
 def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int, dest: int, tag: int,
-          call: str = "MPI_Isend", sync: bool = False) -> Request:
-    """Post a send of ``payload`` (``nbytes`` on the wire, envelope excluded)."""
+          call: str = "MPI_Isend", sync: bool = False, blocking: bool = False) -> Request:
+    """Post a send of ``payload`` (``nbytes`` on the wire, envelope excluded).
+
+    ``blocking`` tells that the caller waits for it at once (MPI_Send/Ssend), which selects
+    the ``smpi/os`` overhead instead of ``smpi/ois``.
+    """
     if dest == PROC_NULL:
         return completed_null(proc, call, SEND)
     world = proc.world
+    detached = not sync and nbytes < world.detached_thresh
+    # SMPI sleeps the sender overhead before posting, when control returns before the
+    # transfer completes: detached sends, Isend, Issend, Ssend
+    if detached or sync or not blocking:
+        table = proc.o_send if blocking else proc.o_isend
+        if table is not None:
+            delay = table(nbytes)
+            if delay > 0.0:
+                block_on(Sleep(world.engine, delay))
     req = SendRequest(proc, comm, channel, call, dest, tag)
     req.payload = payload
     req.nbytes = nbytes
@@ -140,7 +153,7 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
         box.unexpected.append(req)
         if box.probers:
             _wake_probers(box, src, tag)
-    if not sync and nbytes < world.detached_thresh:
+    if detached:
         req.detached = True
         req._finish()
     return req
@@ -228,7 +241,20 @@ def wait(proc: Process, req: Request, label: str | None = None) -> Request:
     """Block until ``req`` completes; ``label`` names the blocking call (deadlock reports)."""
     if req.state == 0:
         block_on(req, None if label is None else (lambda: f"{label} on {req.describe()}"))
+    finish(proc, req)
     return req
+
+
+def finish(proc: Process, req: Request) -> None:
+    """Completion-side costs (SMPI's finish_wait): the receiver overhead ``smpi/or`` when
+    the receive matched a detached send. Called once per completed request."""
+    if req.kind == RECV and proc.o_recv is not None and not req.persistent:
+        send = getattr(req, "match", None)
+        if send is not None and send.detached and req.user_data is None:
+            req.user_data = True  # charged
+            delay = proc.o_recv(req.nbytes)
+            if delay > 0.0:
+                block_on(Sleep(proc.world.engine, delay))
 
 
 def test(proc: Process, req: Request) -> bool:
@@ -238,8 +264,10 @@ def test(proc: Process, req: Request) -> bool:
         block_on(Sleep(world.engine, world.test_sleep * (proc.test_streak + 1)))
     if req.state != 0:
         proc.test_streak = 0
+        finish(proc, req)
         return True
-    proc.test_streak += 1
+    if world.grow_injected:
+        proc.test_streak += 1
     return False
 
 
@@ -281,10 +309,18 @@ def iprobe(proc: Process, comm: CommImpl, channel: int, source: int, tag: int) -
         return None
     world = proc.world
     if world.iprobe_sleep > 0.0:
-        block_on(Sleep(world.engine, world.iprobe_sleep * (proc.iprobe_streak + 1)))
+        # SMPI burns the polling time on the CPU (it counts for energy): k x smpi/iprobe
+        # seconds at smpi/iprobe-cpu-usage of one core
+        speed = proc.host.speed_flops * world.iprobe_cpu
+        if speed > 0.0:
+            flops = (proc.iprobe_streak + 1) * world.iprobe_sleep * speed
+            block_on(world.cpu.execute(proc.host, flops, bound=speed, label="iprobe"))
+        else:
+            block_on(Sleep(world.engine, world.iprobe_sleep * (proc.iprobe_streak + 1)))
     s = find_unexpected(proc, comm, channel, source, tag)
     if s is None:
-        proc.iprobe_streak += 1
+        if world.grow_injected:
+            proc.iprobe_streak += 1
     else:
         proc.iprobe_streak = 0
     return s
@@ -308,7 +344,7 @@ def probe(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, ca
 # -- convenience for collectives ----------------------------------------------------------
 def send(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int, dest: int, tag: int,
          call: str = "MPI_Send") -> None:
-    req = isend(proc, comm, channel, payload, nbytes, dest, tag, call)
+    req = isend(proc, comm, channel, payload, nbytes, dest, tag, call, blocking=True)
     if req.state == 0:
         block_on(req)
 
@@ -318,6 +354,7 @@ def recv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, buf
     req = irecv(proc, comm, channel, source, tag, buf, call)
     if req.state == 0:
         block_on(req)
+    finish(proc, req)
     return req
 
 
@@ -325,6 +362,8 @@ def waitall(proc: Process, reqs: list[Request]) -> None:
     for r in reqs:
         if r.state == 0:
             block_on(r)
+    for r in reqs:
+        finish(proc, r)
 
 
 # -- argument checks (MPI error classes as MPICH reports them) ----------------------------

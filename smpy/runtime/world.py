@@ -15,7 +15,7 @@ from smpy.kernel.actors import Actor, current_actor
 from smpy.kernel.engine import Engine
 from smpy.network.model import NAMED_MODELS, NetworkConfig, NetworkModel
 from smpy.runtime import errors
-from smpy.support.config import Config, declare, parse_float, parse_int
+from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
 from smpy.support.piecewise import Piecewise
 
 if TYPE_CHECKING:
@@ -42,6 +42,16 @@ IPROBE_SLEEP = declare("smpi/iprobe", 1e-4, "Simulated time injected by each MPI
                        parse=parse_float)
 WTIME_COST = declare("smpi/wtime", 1e-8, "Simulated time consumed by each MPI_Wtime/clock read (s)",
                      parse=parse_float)
+SEND_OVERHEAD = declare("smpi/os", "0:0:0:0:0",
+                        "Sender overhead of MPI_Send 'minsize:startup:perbyte;...' (s), slept when the send "
+                        "is detached; a host property of the same name overrides it")
+ISEND_OVERHEAD = declare("smpi/ois", "0:0:0:0:0", "Sender overhead of MPI_Isend/Issend (same syntax)")
+RECV_OVERHEAD = declare("smpi/or", "0:0:0:0:0",
+                        "Receiver overhead (same syntax), slept when a receive matched a detached send")
+IPROBE_CPU = declare("smpi/iprobe-cpu-usage", 1.0,
+                     "Fraction of a core burnt while polling in MPI_Iprobe (counts for energy)", parse=parse_float)
+GROW_INJECTED = declare("smpi/grow-injected-times", True,
+                        "MPI_Test/MPI_Iprobe costs grow with consecutive unsuccessful calls", parse=parse_bool)
 INIT_TIME = declare("smpi/init", 0.0, "Simulated time injected in MPI_Init (s)", parse=parse_float)
 
 
@@ -62,7 +72,7 @@ class Process:
     __slots__ = (
         "world", "rank", "host", "actor", "comm_self", "initialized", "finalized", "thread_level",
         "mpi_calls", "test_streak", "iprobe_streak", "bench", "depth", "comm_seq", "attrs",
-        "errors_fatal", "error_registry",
+        "errors_fatal", "error_registry", "o_send", "o_isend", "o_recv",
     )
 
     def __init__(self, world: World, rank: int, host: Host) -> None:
@@ -87,6 +97,10 @@ class Process:
         self.errors_fatal = True
         #: user-defined error classes/codes/strings are per process, as in real MPI
         self.error_registry = errors.ErrorRegistry()
+        #: protocol overhead tables (s as a function of bytes); host properties override
+        self.o_send = world.overhead(host, "smpi/os")
+        self.o_isend = world.overhead(host, "smpi/ois")
+        self.o_recv = world.overhead(host, "smpi/or")
 
     @property
     def name(self) -> str:
@@ -103,7 +117,6 @@ class World:
         self.cpu = CpuModel(self.engine, platform.hosts)
         self.net = NetworkModel(self.engine, platform.links, network_config(config))
         self.size = len(placement)
-        self.processes = [Process(self, r, h) for r, h in enumerate(placement)]
         self.detached_thresh = config.get(DETACHED)
         self.eager_thresh = config.get(EAGER)
         if self.eager_thresh > self.detached_thresh:
@@ -113,6 +126,11 @@ class World:
         self.iprobe_sleep = config.get(IPROBE_SLEEP)
         self.wtime_cost = config.get(WTIME_COST)
         self.init_time = config.get(INIT_TIME)
+        self.iprobe_cpu = config.get(IPROBE_CPU)
+        self.grow_injected = config.get(GROW_INJECTED)
+        self._overheads = {f.name: Piecewise.parse_affine(config.get(f)) for f in (SEND_OVERHEAD, ISEND_OVERHEAD,
+                                                                                  RECV_OVERHEAD)}
+        self.processes = [Process(self, r, h) for r, h in enumerate(placement)]
         self._next_context = 0
         self.comm_world = CommImpl(self, list(range(self.size)), "MPI_COMM_WORLD")
         for p in self.processes:
@@ -120,6 +138,12 @@ class World:
         self._route_cache: dict[tuple[int, int], tuple] = {}
         self.messages = 0
         self.bytes_sent = 0.0
+
+    def overhead(self, host: Host, name: str) -> Piecewise | None:
+        """The overhead table ``name`` for ``host`` (its property wins), None when zero."""
+        text = host.properties.get(name)
+        table = Piecewise.parse_affine(text) if text is not None else self._overheads[name]
+        return None if all(a == 0 and b == 0 for _, a, b in table.sections) and table.default == 0 else table
 
     def next_context(self) -> int:
         self._next_context += 1
