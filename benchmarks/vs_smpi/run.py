@@ -1,0 +1,151 @@
+"""Differential benchmark: the same communication patterns under SimGrid SMPI and smpy.
+
+For each pattern and process count, compiles ``cases.c`` with ``smpicc``, runs it with
+``smpirun`` on ``cluster64.xml`` and runs the Python twin ``cases.py`` with smpy on the
+equivalent ``examples/platforms/cluster64.yaml``, then prints, case by case, both simulated
+times and the relative error, plus each emulator's wall time and peak RSS.
+
+    python benchmarks/vs_smpi/run.py                 # default set
+    python benchmarks/vs_smpi/run.py --np 64 1024 --patterns ring pingpong
+    python benchmarks/vs_smpi/run.py --cfg network/model:CM02 --cfg smpi/lat-factor:1 --cfg smpi/bw-factor:1
+
+Computation is injected as flops on both sides and measured computation is switched off
+(``smpi/simulate-computation:no``), so both runs are deterministic. Exits 0 when SMPI is
+missing (nothing to compare) unless ``--require-smpi``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+XML = HERE / "cluster64.xml"
+YAML = ROOT / "examples" / "platforms" / "cluster64.yaml"
+PATTERNS = ("pingpong", "ring", "many_to_one", "all_pairs", "stencil")
+
+
+def _run(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 900) -> tuple[str, float, float]:
+    """Run ``cmd``; return (stdout, wall seconds, peak RSS MiB of the child)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    wall = time.perf_counter() - t0
+    # ru_maxrss of the children is the max over all children waited for so far; run one
+    # at a time and read it through wait4 of this child only
+    rss = _last_rss.pop(proc.pid, float("nan"))
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-2000:]}")
+    return out, wall, rss
+
+
+_last_rss: dict[int, float] = {}
+
+
+class _Popen(subprocess.Popen):
+    def _try_wait(self, wait_flags):  # type: ignore[override]
+        try:
+            pid, sts, ru = os.wait4(self.pid, wait_flags)
+        except ChildProcessError:
+            return (self.pid, 0)
+        if pid == self.pid:
+            _last_rss[pid] = ru.ru_maxrss / 1024.0
+        return (pid, sts)
+
+
+subprocess.Popen = _Popen  # type: ignore[misc]
+
+
+def _parse(text: str) -> dict[str, float]:
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            try:
+                out[parts[0]] = float(parts[1])
+            except ValueError:
+                pass
+    return out
+
+
+def smpi_hosts(tmp: Path) -> Path:
+    hf = tmp / "hosts.txt"
+    hf.write_text("".join(f"node-{i}\n" for i in range(64)))
+    return hf
+
+
+def run_smpi(binary: Path, hostfile: Path, np_: int, pattern: str, cfg: list[str]) -> tuple[dict, float, float]:
+    cmd = ["smpirun", "-np", str(np_), "-platform", str(XML), "-hostfile", str(hostfile),
+           "--cfg=smpi/host-speed:1Gf", "--cfg=smpi/simulate-computation:no",
+           *[f"--cfg={c}" for c in cfg], str(binary), pattern]
+    out, wall, rss = _run(cmd)
+    return _parse(out), wall, rss
+
+
+def run_smpy(np_: int, pattern: str, cfg: list[str]) -> tuple[dict, float, float]:
+    cmd = [sys.executable, "-m", "smpy", "-q", "-np", str(np_), "--platform", str(YAML),
+           "--cfg=smpi/simulate-computation:no", *[f"--cfg={c}" for c in cfg], str(HERE / "cases.py"), pattern]
+    out, wall, rss = _run(cmd)
+    return _parse(out), wall, rss
+
+
+def compare(nps: list[int], patterns: list[str], cfg: list[str], require: bool = False) -> list[tuple]:
+    if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
+        msg = "SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev"
+        if require:
+            raise SystemExit(msg)
+        print(f"skipped: {msg}")
+        return []
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        binary = tmp / "cases"
+        subprocess.run(["smpicc", "-O2", str(HERE / "cases.c"), "-o", str(binary)], check=True,
+                       capture_output=True)
+        hostfile = smpi_hosts(tmp)
+        for np_ in nps:
+            for pat in patterns:
+                if pat in ("pingpong",) and np_ < 2:
+                    continue
+                ref, w_ref, m_ref = run_smpi(binary, hostfile, np_, pat, cfg)
+                got, w_got, m_got = run_smpy(np_, pat, cfg)
+                for case, t_ref in ref.items():
+                    t_got = got.get(case, float("nan"))
+                    rows.append((case, np_, t_ref, t_got, (t_got - t_ref) / t_ref, w_ref, w_got, m_ref, m_got))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--np", nargs="+", type=int, default=[16, 64])
+    ap.add_argument("--patterns", nargs="+", default=list(PATTERNS), choices=PATTERNS)
+    ap.add_argument("--cfg", action="append", default=[], help="setting given to both emulators")
+    ap.add_argument("--require-smpi", action="store_true")
+    ns = ap.parse_args(argv)
+    rows = compare(ns.np, ns.patterns, ns.cfg, ns.require_smpi)
+    if not rows:
+        return 0
+    print(f"settings: {' '.join(ns.cfg) or '(defaults: network/model:SMPI)'}")
+    print(f"{'case':<22}{'np':>6}{'SMPI (s)':>16}{'smpy (s)':>16}{'error':>10}"
+          f"{'wall SMPI':>11}{'wall smpy':>11}{'RSS SMPI':>10}{'RSS smpy':>10}")
+    for case, np_, a, b, e, wa, wb, ma, mb in rows:
+        print(f"{case:<22}{np_:>6}{a:>16.9e}{b:>16.9e}{e * 100:>9.3f}%{wa:>10.2f}s{wb:>10.2f}s"
+              f"{ma:>8.0f}MB{mb:>8.0f}MB")
+    errs = sorted(abs(r[4]) for r in rows)
+    print(f"\n{len(rows)} cases: median |error| {errs[len(errs) // 2] * 100:.3f}%, max {errs[-1] * 100:.3f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""Differential check against SimGrid SMPI (fast subset of benchmarks/vs_smpi/run.py).
+
+Skipped when SMPI (Debian's libsimgrid-dev) is not installed; CI installs it.
+"""
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "vs_smpi"))
+import run as vs_smpi  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid SMPI not installed")
+
+
+@pytest.mark.parametrize("cfg", [[], ["network/model:CM02"]], ids=["SMPI-factors", "factors-1"])
+def test_simulated_times_match_smpi(cfg):
+    rows = vs_smpi.compare([4], ["pingpong", "ring", "many_to_one"], cfg, require=True)
+    assert len(rows) == 13
+    bad = [(case, ref, got) for case, _np, ref, got, err, *_ in rows if not abs(err) < 0.01]
+    assert not bad, f"cases off by more than 1 % from SMPI: {bad}"
