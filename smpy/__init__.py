@@ -11,6 +11,7 @@ Inside a program run by smpyrun (guard with ``try: import smpy``)::
     smpy.execute(0.5)          # 0.5 s of computation on the target host
     smpy.execute_flops(1e9)    # 1 Gflop on the target host
     smpy.is_simulated()        # True under smpyrun
+    smpy.set_pstate(1)         # DVFS on the rank's host; smpy.get_consumed_energy() in J
 """
 
 from __future__ import annotations
@@ -73,4 +74,55 @@ def host_name() -> str:
     return _proc().host.name
 
 
-__all__ = ["__version__", "execute", "execute_flops", "host_name", "is_simulated", "now", "run", "sleep"]
+def _flushed():
+    """The running rank, with its pending computation simulated (at the old state)."""
+    p = _proc()
+    p.world.timing.flush(p)
+    return p
+
+
+def set_pstate(pstate: int) -> None:
+    """Switch the rank's host to performance state ``pstate`` (DVFS)."""
+    p = _flushed()
+    p.world.cpu.set_pstate(p.host, int(pstate))
+    p.world.timing.restart(p)
+
+
+def get_pstate() -> int:
+    return _proc().host.pstate
+
+
+def get_pstate_count() -> int:
+    return _proc().host.pstate_count
+
+
+def host_speed() -> float:
+    """Speed of one core of the rank's host at its current pstate (flop/s)."""
+    return _proc().host.speed_flops
+
+
+def _energy(p):
+    e = getattr(p.world, "energy", None)
+    if e is None:
+        raise RuntimeError("the host energy plugin is off: run with --energy (or --cfg=plugin:host_energy)")
+    return e
+
+
+def get_power() -> float:
+    """Current power of the rank's host (W)."""
+    p = _flushed()
+    w = _energy(p).power(p.host)
+    p.world.timing.restart(p)
+    return w
+
+
+def get_consumed_energy() -> float:
+    """Energy consumed so far by the rank's host (J)."""
+    p = _flushed()
+    j = _energy(p).consumed(p.host)
+    p.world.timing.restart(p)
+    return j
+
+
+__all__ = ["__version__", "execute", "execute_flops", "get_consumed_energy", "get_power", "get_pstate",
+           "get_pstate_count", "host_name", "host_speed", "is_simulated", "now", "run", "set_pstate", "sleep"]

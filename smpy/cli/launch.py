@@ -14,6 +14,7 @@ from typing import Any
 
 import smpy
 from smpy.cli.blas import single_thread_blas
+from smpy.energy import HostEnergy
 from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
@@ -25,6 +26,7 @@ from smpy.support.config import Config, declare, parse_int
 from smpy.timing.bench import Timing
 
 SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
+PLUGIN = declare("plugin", "", "Plugins to load, comma-separated: host_energy")
 
 
 @dataclass
@@ -57,6 +59,7 @@ class RunResult:
     ranks: list[RankResult] = field(default_factory=list)
     output: list[tuple[int, str, str]] | None = None
     config: dict[str, str] = field(default_factory=dict)
+    energy: dict[str, Any] | None = None
 
     @property
     def stdout(self) -> str:
@@ -81,6 +84,10 @@ class RunResult:
             f"{self.mpi_calls} MPI calls, {self.messages} messages ({self.bytes_sent:.6g} bytes)",
             f"[smpy] emulation wall time: {self.wall_s:.3f} s ({self.events} events)",
         ]
+        if self.energy is not None:
+            e = self.energy
+            lines.append(f"Total energy consumption: {e['total_J']:.6f} Joules (used hosts: "
+                         f"{e['used_hosts_J']:.6f} J, idle hosts: {e['idle_hosts_J']:.6f} J)")
         if self.status != "ok":
             lines.append(f"[smpy] run ended with status '{self.status}' (exit code {self.exit_code})")
         return "\n".join(lines)
@@ -141,6 +148,11 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
     placement = place_ranks(plat, np, hosts)
     world = World(plat, config, placement)
     timing = Timing(world, config)
+    plugins = {x.strip() for x in str(config.get(PLUGIN)).split(",") if x.strip()}
+    unknown = plugins - {"host_energy"}
+    if unknown:
+        raise ValueError(f"unknown plugin(s) {', '.join(sorted(unknown))} in --cfg=plugin (known: host_energy)")
+    world.energy = HostEnergy(world.engine, world.cpu, plat.hosts) if "host_energy" in plugins else None
     session = Session(world, timing, echo, capture)
     seed = config.get(SEED)
     argv0 = str(script_path)
@@ -208,6 +220,7 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
         ranks=[RankResult(p.rank, p.host.name, p.actor.end_time if p.actor.end_time >= 0 else engine.now,
                           p.mpi_calls, p.bench.measured_s, p.bench.simulated_flops) for p in procs],
         output=session.captured, config={k: str(v) for k, v in config.explicit().items()},
+        energy=world.energy.report() if world.energy is not None else None,
     )
     return result
 

@@ -27,6 +27,7 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
     p.add_argument("--map", "-map", dest="map", action="store_true", help="print the rank → host placement")
     p.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                    help="set a configuration item (repeatable); see --help-cfg")
+    p.add_argument("--energy", action="store_true", help="load the host energy plugin (same as --cfg=plugin:host_energy)")
     p.add_argument("--json", dest="json", default=None, metavar="FILE", help="write the run summary as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
     p.add_argument("--help-cfg", action="store_true", help="list the configuration items and exit")
@@ -69,6 +70,8 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
         for item in ns.cfg:
             name, value = Config.parse_cfg_option(item)
             cfg[name] = value
+        if ns.energy:
+            cfg["plugin"] = ",".join(x for x in (str(cfg.get("plugin", "")), "host_energy") if x)
         np = ns.np
         if np is None:
             if ns.hostfile:
@@ -86,6 +89,7 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
     except SyntaxError as exc:
         print(f"{prog}: error: cannot compile {ns.script}: {exc}", file=sys.stderr)
         return 2
+    sys.stdout.flush()
     if not ns.quiet:
         print(result.summary(), file=sys.stderr)
     if ns.json:

@@ -17,7 +17,9 @@ execution of :math:`F` flops started at :math:`t_0` on an otherwise idle host fi
 
 Rates are recomputed once per simulation round for the hosts whose set of executions or
 pstate changed (``update()``). ``on_load_change(host, busy_cores, now)`` reports the
-number of busy cores (:math:`\sum_e r_e / s`) whenever it changes, for the energy plugin.
+number of busy cores (:math:`\sum_e r_e / s`) whenever it changes, and ``on_host_change(host)``
+fires before a pstate or on/off change, so that listeners (energy) can account for the
+interval that ends.
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ class CpuModel:
         self._dirty_hosts: dict[int, Host] = {}
         for h in hosts:
             h.model_data = _HostState()
-        self.on_load_change = Signal("cpu_load_change")  # (host, busy_cores)
+        self.on_load_change = Signal("cpu_load_change")  # (host, busy_cores) before the change
+        self.on_host_change = Signal("host_change")  # (host) before a pstate or on/off change
         self.on_exec_start = Signal("exec_start")  # (exec)
         self.on_exec_end = Signal("exec_end")  # (exec)
         engine.add_model(self)
@@ -87,6 +90,26 @@ class CpuModel:
 
     def host_changed(self, host: Host) -> None:
         """Call after a pstate or on/off change of ``host``."""
+        self._mark(host)
+
+    def set_pstate(self, host: Host, pstate: int) -> None:
+        """Switch ``host`` to ``pstate``; running executions continue at the new speed."""
+        if not 0 <= pstate < host.pstate_count:
+            raise ValueError(f"host {host.name}: pstate {pstate} out of range 0..{host.pstate_count - 1}")
+        if pstate == host.pstate:
+            return
+        if self.on_host_change:
+            self.on_host_change.emit(host)
+        host.pstate = pstate
+        self._mark(host)
+
+    def set_on(self, host: Host, on: bool) -> None:
+        """Power ``host`` on or off (off: speed 0, executions stall)."""
+        if on == host.is_on:
+            return
+        if self.on_host_change:
+            self.on_host_change.emit(host)
+        host.is_on = on
         self._mark(host)
 
     def _mark(self, host: Host) -> None:
@@ -135,9 +158,9 @@ class CpuModel:
                     busy += r
         busy_cores = busy / s if s > 0 else 0.0
         if busy_cores != st.busy:
-            st.busy = busy_cores
             if self.on_load_change:
                 self.on_load_change.emit(host, busy_cores)
+            st.busy = busy_cores
 
     def busy_cores(self, host: Host) -> float:
         return host.model_data.busy

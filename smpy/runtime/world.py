@@ -138,6 +138,9 @@ class World:
         self._route_cache: dict[tuple[int, int], tuple] = {}
         self.messages = 0
         self.bytes_sent = 0.0
+        #: plugins and layers above attach themselves here (timing, energy)
+        self.timing: Any = None
+        self.energy: Any = None
 
     def overhead(self, host: Host, name: str) -> Piecewise | None:
         """The overhead table ``name`` for ``host`` (its property wins), None when zero."""
