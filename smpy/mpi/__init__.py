@@ -29,6 +29,7 @@ from smpy.mpi.environment import (
 )
 from smpy.mpi.group import GROUP_EMPTY, GROUP_NULL, Group
 from smpy.mpi.info import INFO_ENV, INFO_NULL, MAX_INFO_KEY, MAX_INFO_VAL, Info
+from smpy.mpi.message import MESSAGE_NO_PROC, MESSAGE_NULL, Message
 from smpy.mpi.msgpickle import Pickle, pickle
 from smpy.mpi.msgspec import BOTTOM, IN_PLACE
 from smpy.mpi.op import *  # noqa: F403 - every predefined op constant

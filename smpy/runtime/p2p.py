@@ -392,3 +392,21 @@ def check_recv_tag(tag: int, call: str) -> None:
 def check_root(comm: CommImpl, root: int, call: str) -> None:
     if not 0 <= root < comm.size:
         errors.raise_error(errors.ERR_ROOT, f"{call}: invalid root (value {root}, communicator size {comm.size})")
+
+
+# -- matched probes (MPI_Mprobe / MPI_Mrecv) ----------------------------------------------
+def take_matched(proc: Process, comm: CommImpl, channel: int, source: int, tag: int,
+                 blocking: bool, call: str = "MPI_Mprobe") -> SendRequest | None:
+    """Find a matching unexpected send and remove it from the queue (a *message*)."""
+    s = probe(proc, comm, channel, source, tag, call) if blocking else iprobe(proc, comm, channel, source, tag)
+    if s is not None:
+        comm.boxes[channel][comm.rank_of[proc.rank]].unexpected.remove(s)
+    return s
+
+
+def recv_matched(proc: Process, send: SendRequest, buf: Any, call: str = "MPI_Mrecv") -> Request:
+    """Receive the message taken by :func:`take_matched` (no more matching)."""
+    req = RecvRequest(proc, send.comm, send.channel, call, send.src_local, send.tag)
+    req.buf = buf
+    _pair(send, req)
+    return req

@@ -1,0 +1,77 @@
+"""``MPI.Message``: a message taken off the queue by a matched probe (Mprobe/Improbe)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smpy.mpi import msgspec
+from smpy.mpi._call import mpicall, proc
+from smpy.mpi.request import Request
+from smpy.mpi.status import Status
+from smpy.runtime import errors, p2p
+
+_NO_PROC = object()
+
+
+class Message:
+    __slots__ = ("_send",)
+
+    def __init__(self, message: Message | None = None) -> None:
+        self._send: Any = None if message is None else message._send
+
+    @classmethod
+    def _wrap(cls, send: Any) -> Message:
+        if send is None:
+            return MESSAGE_NO_PROC
+        m = cls.__new__(cls)
+        m._send = send
+        return m
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return self._send is other._send
+
+    def __hash__(self) -> int:
+        return id(self._send)
+
+    def __bool__(self) -> bool:
+        return self._send is not None
+
+    def _take(self, call: str) -> Any:
+        send = self._send
+        if send is None:
+            errors.raise_error(errors.ERR_REQUEST, f"{call}: invalid message (MPI_MESSAGE_NULL)")
+        self._send = None  # a message is received once; the handle becomes MESSAGE_NULL
+        return send
+
+    def _irecv(self, buf: Any, call: str, obj: bool) -> Request:
+        send = self._take(call)
+        if send is _NO_PROC:
+            return Request._wrap(p2p.completed_null(proc(), call, p2p.RECV), obj)
+        spec = None if obj else msgspec.parse_recv(buf)
+        return Request._wrap(p2p.recv_matched(proc(), send, spec, call), obj)
+
+    @mpicall
+    def Recv(self, buf: Any, status: Status | None = None) -> None:
+        self._irecv(buf, "MPI_Mrecv", False).Wait(status)
+
+    @mpicall
+    def Irecv(self, buf: Any) -> Request:
+        return self._irecv(buf, "MPI_Imrecv", False)
+
+    @mpicall
+    def recv(self, status: Status | None = None) -> Any:
+        return self._irecv(None, "MPI_Mrecv", True).wait(status)
+
+    @mpicall
+    def irecv(self) -> Request:
+        return self._irecv(None, "MPI_Imrecv", True)
+
+    def __repr__(self) -> str:
+        return f"<mpi4py.MPI.Message object at {id(self):#x}>"
+
+
+MESSAGE_NULL = Message()
+MESSAGE_NO_PROC = Message.__new__(Message)
+MESSAGE_NO_PROC._send = _NO_PROC
