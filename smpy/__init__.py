@@ -41,6 +41,13 @@ def _proc():
     return current()
 
 
+def _sim():
+    """The running rank, or None outside smpyrun (then every hint is a pass-through)."""
+    from smpy.kernel.actors import current_actor
+    a = current_actor()
+    return None if a is None else a.data
+
+
 def is_simulated() -> bool:
     """True when called from a rank running under smpy."""
     from smpy.kernel.actors import current_actor
@@ -48,30 +55,46 @@ def is_simulated() -> bool:
 
 
 def execute(seconds: float) -> None:
-    """Simulate ``seconds`` of computation on the rank's host (at its current speed)."""
-    p = _proc()
-    p.world.timing.execute_seconds(p, float(seconds))
+    """Simulate ``seconds`` of computation on the rank's host (at its current speed).
+
+    Outside smpyrun: a no-op (the real computation runs instead)."""
+    p = _sim()
+    if p is not None:
+        p.world.timing.execute_seconds(p, float(seconds))
 
 
 def execute_flops(flops: float) -> None:
-    """Simulate ``flops`` floating-point operations on the rank's host."""
-    p = _proc()
-    p.world.timing.execute_flops(p, float(flops))
+    """Simulate ``flops`` floating-point operations on the rank's host (no-op outside smpyrun)."""
+    p = _sim()
+    if p is not None:
+        p.world.timing.execute_flops(p, float(flops))
 
 
 def sleep(seconds: float) -> None:
-    """Simulated sleep (host idle)."""
-    p = _proc()
-    p.world.timing.sleep(p, float(seconds))
+    """Simulated sleep, host idle (a real sleep outside smpyrun)."""
+    p = _sim()
+    if p is None:
+        import time
+        time.sleep(seconds)
+    else:
+        p.world.timing.sleep(p, float(seconds))
 
 
 def now() -> float:
-    """Current simulated time (s), without the cost of ``MPI.Wtime``."""
-    return _proc().world.engine.now
+    """Current simulated time (s), without the cost of ``MPI.Wtime`` (a monotonic clock outside)."""
+    p = _sim()
+    if p is None:
+        import time
+        return time.perf_counter()
+    return p.world.engine.now
 
 
 def host_name() -> str:
-    return _proc().host.name
+    p = _sim()
+    if p is None:
+        import socket
+        return socket.gethostname()
+    return p.host.name
 
 
 def _flushed():
@@ -82,18 +105,22 @@ def _flushed():
 
 
 def set_pstate(pstate: int) -> None:
-    """Switch the rank's host to performance state ``pstate`` (DVFS)."""
+    """Switch the rank's host to performance state ``pstate`` (DVFS; no-op outside smpyrun)."""
+    if _sim() is None:
+        return
     p = _flushed()
     p.world.cpu.set_pstate(p.host, int(pstate))
     p.world.timing.restart(p)
 
 
 def get_pstate() -> int:
-    return _proc().host.pstate
+    p = _sim()
+    return 0 if p is None else p.host.pstate
 
 
 def get_pstate_count() -> int:
-    return _proc().host.pstate_count
+    p = _sim()
+    return 1 if p is None else p.host.pstate_count
 
 
 def host_speed() -> float:
