@@ -7,10 +7,19 @@ import sys
 from smpy.cli import smpyrun
 
 
+CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibrate.network"}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "run":
         return smpyrun.main(args[1:], prog="smpy run")
+    if args and args[0] == "calibrate":
+        if len(args) < 2 or args[1] not in CALIBRATE:
+            print(f"usage: smpy calibrate {{{','.join(CALIBRATE)}}} [options]", file=sys.stderr)
+            return 2
+        import importlib
+        return importlib.import_module(CALIBRATE[args[1]]).main(args[2:])
     return smpyrun.main(args, prog="smpy")
 
 

@@ -1,0 +1,105 @@
+"""``smpy calibrate network``: fit SMPI-style piecewise factors from a real ping-pong.
+
+Runs :mod:`smpy.calibrate.pingpong_real` under the real MPI (``mpiexec -n 2``, intra-node
+here; give ``--hosts a,b`` style arguments through ``--mpiexec-args`` for two nodes), fits
+a segmented affine model (:mod:`smpy.calibrate.fit`) and writes
+
+* a platform YAML fragment (``config:`` with ``network/latency-factor`` and
+  ``network/bandwidth-factor`` relative to the nominal latency/bandwidth given), and the
+  protocol threshold suggestion (the breakpoints are where the MPI library switches
+  protocol);
+* the raw samples as CSV, and a plot of data and fit when matplotlib is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from smpy.calibrate.fit import predict, segmented_fit, summarise, to_factors
+from smpy.support.units import format_bandwidth, format_time, parse_bandwidth, parse_time
+
+
+def measure(max_exp: int, reps: int, seed: int, mpiexec: str, extra: list[str], timeout: float) -> tuple:
+    prog = Path(__file__).with_name("pingpong_real.py")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    cmd = [mpiexec, "-n", "2", *extra, sys.executable, str(prog), str(max_exp), str(reps), str(seed)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr[-2000:]}")
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return np.array([r["size"] for r in rows], dtype=float), np.array([r["t"] for r in rows])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="smpy calibrate network", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--latency", default="1us", help="nominal latency of the link the factors refer to")
+    ap.add_argument("--bandwidth", default="10GBps", help="nominal bandwidth of that link")
+    ap.add_argument("--max-size", type=int, default=24, help="largest size as a power of two (24 = 16 MiB)")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quantile", type=float, default=0.2, help="quantile of the repetitions used per size")
+    ap.add_argument("--mpiexec", default=shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or "mpiexec")
+    ap.add_argument("--mpiexec-args", default="", help="extra mpiexec arguments (e.g. host placement)")
+    ap.add_argument("--samples", help="fit these CSV samples (size,t) instead of measuring")
+    ap.add_argument("-o", "--output", default="network-calibration", help="output prefix")
+    ns = ap.parse_args(argv)
+    lat, bw = parse_time(ns.latency), parse_bandwidth(ns.bandwidth)
+    if ns.samples:
+        data = np.loadtxt(ns.samples, delimiter=",", skiprows=1)
+        sizes, times = data[:, 0], data[:, 1]
+    else:
+        sizes, times = measure(ns.max_size, ns.reps, ns.seed, ns.mpiexec, ns.mpiexec_args.split(), 1800)
+        np.savetxt(f"{ns.output}.csv", np.stack([sizes, times], 1), delimiter=",", header="size,t", comments="")
+    # SMPI puts size + 16 bytes on the wire: fit against that
+    segs = segmented_fit(sizes + 16, times, quantile=ns.quantile)
+    lat_f, bw_f = to_factors(segs, lat, bw)
+    fragment = {"config": {"network/latency-factor": lat_f, "network/bandwidth-factor": bw_f,
+                           "smpi/send-is-detached-thresh": str(int(segs[-1].start) if len(segs) > 1 else 65536)}}
+    Path(f"{ns.output}.yaml").write_text(
+        "# smpy calibrate network: factors relative to latency "
+        f"{format_time(lat)} and bandwidth {format_bandwidth(bw)}\n" + yaml.safe_dump(fragment, sort_keys=False))
+    print(f"{len(segs)} segment(s):")
+    for s in segs:
+        print(f"  from {int(s.start):>9} B: latency {format_time(s.a)}, bandwidth {format_bandwidth(s.bandwidth)}")
+    uniq, q = summarise(sizes, times, ns.quantile)
+    errs = [abs(predict(segs, u + 16) - t) / t for u, t in zip(uniq, q)]
+    print(f"fit error (relative, on the per-size quantiles): mean {np.mean(errs) * 100:.1f} %, "
+          f"max {np.max(errs) * 100:.1f} %")
+    print(f"wrote {ns.output}.yaml" + ("" if ns.samples else f" and {ns.output}.csv"))
+    _plot(sizes, times, segs, f"{ns.output}.png")
+    return 0
+
+
+def _plot(sizes: np.ndarray, times: np.ndarray, segs: list, path: str) -> None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no plot)")
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.loglog(np.maximum(sizes, 1), times, ".", alpha=0.4, label="measured (one-way)")
+    xs = np.logspace(0, np.log10(max(sizes.max(), 2)), 400)
+    ax.loglog(xs, [predict(segs, x + 16) for x in xs], "-", label=f"fit, {len(segs)} segment(s)")
+    for s in segs[1:]:
+        ax.axvline(s.start, color="grey", lw=0.6, ls=":")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("time (s)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
