@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="smpy calibrate host-speed", description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=1.0, help="measurement time")
     ns = ap.parse_args(argv)
-    from smpy.cli.blas import single_thread_blas
+    from smpy.shim.blas import single_thread_blas
     single_thread_blas()
     speed = measure_host_speed(ns.seconds)
     print(f"host speed: {format_speed(speed)} per core")

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import smpy
-from smpy.cli.blas import single_thread_blas
 from smpy.energy import HostEnergy
 from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
@@ -21,6 +20,7 @@ from smpy.platform import default_platform, load_platform, parse_hostfile, place
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
 from smpy.shim import importer
+from smpy.shim.blas import single_thread_blas
 from smpy.shim.isolation import Patches, RankContext
 from smpy.support.config import Config, declare, parse_int
 from smpy.timing.bench import Timing

@@ -6,7 +6,6 @@ import sys
 
 from smpy.cli import smpyrun
 
-
 CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibrate.network"}
 
 

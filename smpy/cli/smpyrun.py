@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from smpy.cli.blas import single_thread_blas
+from smpy.shim.blas import single_thread_blas
 
 
 def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
