@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from smpy.mpi.comm import COMM_NULL, COMM_SELF, COMM_WORLD, Comm, Intracomm
 from smpy.mpi.datatype import *  # noqa: F403 - every predefined datatype constant
-from smpy.mpi.datatype import Datatype
+from smpy.mpi.datatype import Datatype, _typealign, _typecode
 from smpy.mpi.environment import (
     SUBVERSION,
     VERSION,

@@ -586,3 +586,14 @@ __all__ = ["Datatype", "TYPECLASS_INTEGER", "TYPECLASS_REAL", "TYPECLASS_COMPLEX
            "BOOL", "SINT8_T", "SINT16_T", "SINT32_T", "SINT64_T", "F_BOOL", "F_INT", "F_FLOAT",
            "F_DOUBLE", "F_COMPLEX", "F_FLOAT_COMPLEX", "F_DOUBLE_COMPLEX",
            "COMBINER_NAMED", "COMBINER_DUP"]
+
+
+def _typecode(datatype: Datatype) -> str | None:
+    """mpi4py's private helper (used by mpi4py.util.dtlib): the type's character code."""
+    return datatype._impl.code
+
+
+def _typealign(datatype: Datatype) -> int | None:
+    """mpi4py's private helper (used by mpi4py.util.dtlib): the type's alignment."""
+    dt = datatype._impl.np_dtype
+    return None if dt is None else int(dt.alignment)
