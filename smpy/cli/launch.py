@@ -24,6 +24,7 @@ from smpy.shim.blas import single_thread_blas
 from smpy.shim.isolation import Patches, RankContext
 from smpy.support.config import Config, declare, parse_int
 from smpy.timing.bench import Timing
+from smpy.trace.chrome import ChromeTracer
 
 SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
 PLUGIN = declare("plugin", "", "Plugins to load, comma-separated: host_energy")
@@ -130,7 +131,8 @@ def _user_traceback(exc: BaseException) -> str:
 
 def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | None = None,
         cfg: dict[str, Any] | None = None, args: list[str] | tuple = (), hostfile: str | os.PathLike | None = None,
-        capture: bool = False, echo: bool = True, err_stream: Any = None) -> RunResult:
+        capture: bool = False, echo: bool = True, err_stream: Any = None,
+        trace: str | os.PathLike | None = None) -> RunResult:
     """Run ``script`` with ``np`` simulated ranks; see :class:`RunResult`."""
     err = err_stream if err_stream is not None else sys.stderr
     single_thread_blas()
@@ -153,6 +155,8 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
     if unknown:
         raise ValueError(f"unknown plugin(s) {', '.join(sorted(unknown))} in --cfg=plugin (known: host_energy)")
     world.energy = HostEnergy(world.engine, world.cpu, plat.hosts) if "host_energy" in plugins else None
+    if trace is not None:
+        world.tracer = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
     session = Session(world, timing, echo, capture)
     seed = config.get(SEED)
     argv0 = str(script_path)
@@ -207,6 +211,8 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
                     pass
         patches.uninstall()
         importer.uninstall()
+        if world.tracer is not None:
+            world.tracer.close()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
     if message:

@@ -28,6 +28,8 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
     p.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                    help="set a configuration item (repeatable); see --help-cfg")
     p.add_argument("--energy", action="store_true", help="load the host energy plugin (same as --cfg=plugin:host_energy)")
+    p.add_argument("--trace", default=None, metavar="FILE",
+                   help="write a timeline (Chrome/Perfetto trace-event JSON) of MPI calls and computation")
     p.add_argument("--json", dest="json", default=None, metavar="FILE", help="write the run summary as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
     p.add_argument("--help-cfg", action="store_true", help="list the configuration items and exit")
@@ -82,7 +84,7 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
         if ns.map:
             _print_map(ns.platform, np, ns.hostfile)
         result = run(ns.script, np=np, platform=ns.platform, cfg=cfg, args=ns.args, hostfile=ns.hostfile,
-                     capture=False, echo=True)
+                     capture=False, echo=True, trace=ns.trace)
     except (PlatformError, ConfigError, FileNotFoundError, ValueError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2

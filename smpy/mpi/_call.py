@@ -21,6 +21,8 @@ _thread_time = time.thread_time
 
 
 def mpicall(fn: F) -> F:
+    name = "MPI_" + fn.__name__ if fn.__name__[:1].isupper() else fn.__qualname__
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         proc = current()
@@ -31,10 +33,15 @@ def mpicall(fn: F) -> F:
             proc.world.timing.flush(proc)
         proc.depth = depth + 1
         proc.mpi_calls += 1
+        tracer = proc.world.tracer
+        if tracer is not None:
+            tracer.enter(proc.rank, name)
         try:
             return fn(*args, **kwargs)
         finally:
             proc.depth = depth
+            if tracer is not None:
+                tracer.exit(proc.rank)
             if depth == 0:
                 proc.bench.start = _thread_time()
 

@@ -141,6 +141,7 @@ class World:
         #: plugins and layers above attach themselves here (timing, energy)
         self.timing: Any = None
         self.energy: Any = None
+        self.tracer: Any = None
 
     def overhead(self, host: Host, name: str) -> Piecewise | None:
         """The overhead table ``name`` for ``host`` (its property wins), None when zero."""

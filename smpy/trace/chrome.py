@@ -1,0 +1,76 @@
+"""Timeline traces in the Chrome/Perfetto trace-event format (JSON).
+
+One *process* per simulated host, one *thread* per rank; complete events (``ph: "X"``) for
+MPI calls (name, simulated start and duration) and for computation bursts, instant
+events for rank start/end. Timestamps are simulated microseconds. Events are written as
+they end, one per line, after an opening ``[``: the trace-event format accepts a file
+without its closing bracket, so a crashed or interrupted run keeps what was traced.
+Open the file in https://ui.perfetto.dev or chrome://tracing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+from smpy.kernel.actors import current_actor
+
+
+class ChromeTracer:
+    def __init__(self, path: str, engine: Any, cpu: Any, hosts: list, placement: list) -> None:
+        self.engine = engine
+        self.fh: IO[str] = open(path, "w")  # noqa: SIM115 - closed in close()
+        self.fh.write("[\n")
+        self._first = True
+        self._open: dict[int, list[tuple[str, float, dict]]] = {}
+        self.events = 0
+        for h in hosts:
+            if any(p is h for p in placement):
+                self._emit({"ph": "M", "name": "process_name", "pid": h.index, "args": {"name": h.name}})
+        for rank, h in enumerate(placement):
+            self._emit({"ph": "M", "name": "thread_name", "pid": h.index, "tid": rank,
+                        "args": {"name": f"rank {rank}"}})
+        cpu.on_exec_start.connect(self._exec_start)
+        cpu.on_exec_end.connect(self._exec_end)
+        self._placement = placement
+        self._execs: dict[int, tuple[int, float, str]] = {}
+
+    def _emit(self, ev: dict) -> None:
+        self.fh.write(("" if self._first else ",\n") + json.dumps(ev, separators=(",", ":")))
+        self._first = False
+        self.events += 1
+
+    # MPI calls (called by the facade's entry/exit protocol)
+    def enter(self, rank: int, name: str) -> None:
+        self._open.setdefault(rank, []).append((name, self.engine.now, {}))
+
+    def exit(self, rank: int) -> None:
+        stack = self._open.get(rank)
+        if not stack:
+            return
+        name, t0, args = stack.pop()
+        if stack:  # nested call: only the outermost is drawn
+            return
+        host = self._placement[rank]
+        self._emit({"ph": "X", "cat": "mpi", "name": name, "pid": host.index, "tid": rank,
+                    "ts": t0 * 1e6, "dur": (self.engine.now - t0) * 1e6, "args": args})
+
+    # computation
+    def _exec_start(self, ex: Any) -> None:
+        a = current_actor()
+        if a is not None and isinstance(a.pid, int):
+            self._execs[id(ex)] = (a.pid, self.engine.now, ex.label)
+
+    def _exec_end(self, ex: Any) -> None:
+        rec = self._execs.pop(id(ex), None)
+        if rec is None:
+            return
+        rank, t0, label = rec
+        host = self._placement[rank]
+        self._emit({"ph": "X", "cat": "compute", "name": label, "pid": host.index, "tid": rank,
+                    "ts": t0 * 1e6, "dur": (self.engine.now - t0) * 1e6, "args": {"flops": ex.total}})
+
+    def close(self) -> None:
+        if not self.fh.closed:
+            self.fh.write("\n]\n")
+            self.fh.close()
