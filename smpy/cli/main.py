@@ -13,6 +13,9 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "run":
         return smpyrun.main(args[1:], prog="smpy run")
+    if args and args[0] == "platform":
+        from smpy.cli import platform_cmd
+        return platform_cmd.main(args[1:], prog="smpy platform")
     if args and args[0] == "calibrate":
         if len(args) < 2 or args[1] not in CALIBRATE:
             print(f"usage: smpy calibrate {{{','.join(CALIBRATE)}}} [options]", file=sys.stderr)

@@ -21,7 +21,7 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
     p.add_argument("-np", "-n", "--np", dest="np", type=int, default=None,
                    help="number of MPI ranks (default: one per hostfile entry, else 1)")
     p.add_argument("--platform", "-platform", dest="platform", default=None,
-                   help="platform description (YAML); default: the bundled 64-host cluster")
+                   help="platform description (YAML or SimGrid XML); default: the bundled 64-host cluster")
     p.add_argument("--hostfile", "-hostfile", "-machinefile", dest="hostfile", default=None,
                    help="host per rank, one name per line, 'host:n' repeats it n times (round-robin)")
     p.add_argument("--map", "-map", dest="map", action="store_true", help="print the rank → host placement")
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
             _print_map(ns.platform, np, ns.hostfile)
         result = run(ns.script, np=np, platform=ns.platform, cfg=cfg, args=ns.args, hostfile=ns.hostfile,
                      capture=False, echo=True, trace=ns.trace)
-    except (PlatformError, ConfigError, FileNotFoundError, ValueError) as exc:
+    except (PlatformError, ConfigError, FileNotFoundError, ValueError, LookupError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except SyntaxError as exc:

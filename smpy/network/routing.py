@@ -33,10 +33,12 @@ sequence of node names (so the choice is deterministic). ``src == dst`` without 
 route uses the implicit loopback link (SimGrid's ``__loopback__``, FATPIPE, 10 GB/s, 0 s by
 default).
 
-Design note: a future multi-zone routing composes zones through gateways; that is why
-:class:`ClusterRouting` exposes :meth:`~ClusterRouting.links_up` and
-:meth:`~ClusterRouting.links_down` (a host to its zone's gateway and back), and why every
-routing is queried with ``route(src, dst)`` only. Nothing here knows about ranks or messages.
+SimGrid's zones (Full, Floyd, Dijkstra, Star, None), composed through gateways, are
+:class:`Routing` subclasses too, in :mod:`smpy.network.zones`; the torus, fat-tree and
+dragonfly clusters are in :mod:`smpy.network.topologies`. Platform files build those;
+:class:`ClusterRouting` and :class:`FullRouting` remain for hand-built routings and for
+smpy's host-and-link platform form. Every routing is queried with ``route(src, dst)`` only.
+Nothing here knows about ranks or messages.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""Platforms: the simulated machine, read from YAML (format in :mod:`smpy.platform.schema`).
+"""Platforms: the simulated machine, read from YAML or SimGrid XML (``docs/platforms.md``).
 
 ``load_platform(path)`` / ``default_platform()`` give a :class:`Platform` (hosts, links,
-routing, ``config`` defaults); ``parse_hostfile`` and ``place_ranks`` map MPI ranks to hosts.
+routing, root ``zone``, ``config`` defaults); ``xml_to_yaml`` converts a SimGrid platform
+file; ``parse_hostfile`` and ``place_ranks`` map MPI ranks to hosts.
 """
 
+from smpy.platform.convert import xml_to_yaml
 from smpy.platform.hostfile import parse_hostfile, parse_hostfile_text, place_ranks
 from smpy.platform.loader import (
     DEFAULT_PLATFORM_SOURCE,
@@ -28,4 +30,5 @@ __all__ = [
     "parse_hostfile_text",
     "place_ranks",
     "validate_spec",
+    "xml_to_yaml",
 ]

@@ -1,19 +1,25 @@
-"""Platform loading: YAML file → validated spec → hosts, links and routing.
+"""Platform loading: YAML or SimGrid XML file → validated spec → hosts, links and routing.
 
-:func:`load_platform` reads a YAML platform (format in :mod:`smpy.platform.schema`), validates
-it and builds a :class:`Platform`: ``Host`` and ``Link`` objects, numbered in order
+:func:`load_platform` reads a platform (YAML, format in :mod:`smpy.platform.schema` and
+``docs/platforms.md``; or SimGrid XML, read by :mod:`smpy.platform.xml` into the same data),
+validates it and builds a :class:`Platform`: ``Host`` and ``Link`` objects, numbered in order
 (``host.index``, ``link.index`` = position in ``platform.hosts`` / ``platform.links``), and a
 :class:`~smpy.network.routing.Routing`. :func:`default_platform` loads the bundled
 ``data/default.yaml``: 64 hosts ``node-0`` … ``node-63`` (12 cores of 1 Gf each) on 10 Gbps /
 50 µs SPLITDUPLEX private links and a 100 Gbps SHARED backbone.
 
-Link order in ``platform.links`` (clusters): the backbone first, then for each host its
-loopback, limiter and private link halves (``_UP`` before ``_DOWN``), as SimGrid creates them;
-for host-and-link platforms, the declared links in file order; ``__loopback__`` last, if some
-host needs it.
+Platforms with a ``zone`` or a cluster are built by :mod:`smpy.platform.builder` into a zone
+tree (:mod:`smpy.network.zones`, :mod:`smpy.network.topologies`) whose root is
+``platform.zone`` and ``platform.routing``; links are listed in creation order (for a
+cluster: the backbone first, then for each host its loopback, limiter and private link
+halves, ``_UP`` before ``_DOWN``, as SimGrid creates them). Host-and-link platforms keep
+:class:`~smpy.network.routing.FullRouting` (declared routes, least-latency paths between the
+other pairs), with the declared links in file order. ``__loopback__`` comes last, if some
+route uses it.
 
-Every problem is reported as a :class:`PlatformError` reading ``<file>: <field.path>: <what was
-expected, what was found>``.
+Every problem is reported as a :class:`PlatformError` reading ``<file>: <where>: <what was
+expected, what was found>``, ``<where>`` being a field path (YAML) or a line, element and
+attribute (XML).
 """
 
 from __future__ import annotations
@@ -31,12 +37,21 @@ from smpy.cpu.host import Host
 from smpy.network.links import Link, Sharing
 from smpy.network.routing import (
     LOOPBACK_NAME,
-    ClusterRouting,
     FullRouting,
     Routing,
     split_duplex_twins,
 )
-from smpy.platform.schema import ClusterSpec, PlatformError, PlatformSpec, validate_spec
+from smpy.network.topologies import TopologyError
+from smpy.network.zones import Zone
+from smpy.platform.builder import BuildError, build_zone_platform
+from smpy.platform.schema import (
+    Locator,
+    PlatformError,
+    PlatformSpec,
+    format_path,
+    validate_spec,
+)
+from smpy.support.config import declare
 from smpy.support.units import UnitError, parse_bandwidth, parse_time
 
 __all__ = ["Platform", "PlatformError", "load_platform", "load_platform_data", "default_platform",
@@ -48,17 +63,29 @@ DEFAULT_PLATFORM_SOURCE = "<default>"
 _LOOPBACK_BW_Bps = 10e9
 _LOOPBACK_LAT_s = 0.0
 
+# Read from the platform file's `config` when the platform is built (a --cfg value given on
+# the command line does not change an already built platform).
+declare("network/loopback-bw", _LOOPBACK_BW_Bps, "Bandwidth of the implicit __loopback__ link "
+        "(FATPIPE) that carries a message from a host to itself; set in the platform's config",
+        parse=parse_bandwidth)
+declare("network/loopback-lat", _LOOPBACK_LAT_s, "Latency of the implicit __loopback__ link; "
+        "set in the platform's config", parse=parse_time)
+
 
 class Platform:
     """Hosts, links and routing of a simulated machine."""
 
     def __init__(self, name: str, source: str, hosts: list[Host], links: list[Link],
-                 routing: Routing, config: Mapping[str, str] | None = None) -> None:
+                 routing: Routing, config: Mapping[str, str] | None = None, *,
+                 zone: Zone | None = None) -> None:
         self.name = name
         self.source = source
         self.hosts = hosts
         self.links = links
         self.routing = routing
+        #: the root zone of a platform described with zones or clusters (None for the
+        #: host-and-link form, whose routing is a FullRouting)
+        self.zone = zone
         self.config: dict[str, str] = dict(config or {})
         for index, host in enumerate(hosts):
             host.index = index
@@ -106,12 +133,15 @@ class Platform:
 # ---------------------------------------------------------------------------------- loading
 
 def load_platform(path: str | os.PathLike[str]) -> Platform:
-    """Read, validate and build the platform described by the YAML file ``path``."""
+    """Read, validate and build the platform described by ``path``: YAML, or SimGrid's XML
+    (version 4 or 4.1) when the name ends in ``.xml``."""
     source = os.fspath(path)
-    suffix = Path(source).suffix.lower()
-    if suffix == ".xml":
-        raise PlatformError(f"{source}: SimGrid XML import is not supported yet; describe the "
-                            "platform in YAML (see smpy/platform/schema.py)")
+    if Path(source).suffix.lower() == ".xml":
+        from smpy.platform.xml import read_xml
+
+        imported = read_xml(source)
+        return load_platform_data(imported.data, source, default_name=Path(source).stem,
+                                  locate=imported.locate)
     try:
         text = Path(source).read_text(encoding="utf-8")
     except OSError as err:
@@ -119,11 +149,14 @@ def load_platform(path: str | os.PathLike[str]) -> Platform:
     return _load_text(text, source, default_name=Path(source).stem)
 
 
-def load_platform_data(data: Any, source: str = "<data>", default_name: str = "platform"
-                       ) -> Platform:
-    """Build a platform from already-parsed YAML data (a dict), e.g. in tests."""
-    spec = validate_spec(data, source)
-    return build_platform(spec, source, default_name=default_name)
+def load_platform_data(data: Any, source: str = "<data>", default_name: str = "platform", *,
+                       locate: Locator | None = None) -> Platform:
+    """Build a platform from already-parsed YAML data (a dict), e.g. in tests.
+
+    ``locate`` names a field location in messages (default: its YAML path).
+    """
+    spec = validate_spec(data, source, locate)
+    return build_platform(spec, source, default_name=default_name, locate=locate)
 
 
 def default_platform() -> Platform:
@@ -175,14 +208,22 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 # --------------------------------------------------------------------------------- building
 
-def build_platform(spec: PlatformSpec, source: str, default_name: str = "platform") -> Platform:
+def build_platform(spec: PlatformSpec, source: str, default_name: str = "platform", *,
+                   locate: Locator | None = None) -> Platform:
     """Turn a validated spec into hosts, links and routing (cross-references checked here)."""
     name = spec.name or default_name
-    if spec.clusters:
-        hosts, links, routing = _build_cluster(spec.clusters[0], "clusters[0]", source)
-    else:
+    if spec.zone is None and not spec.clusters:
         hosts, links, routing = _build_explicit(spec, source)
-    return Platform(name, source, hosts, links, routing, spec.config)
+        return Platform(name, source, hosts, links, routing, spec.config)
+    where = locate or format_path
+    loopback = _loopback_from_config(spec, source)
+    try:
+        hosts, links, zone = build_zone_platform(spec, loopback)
+    except BuildError as err:
+        raise PlatformError(f"{source}: {where(err.loc)}: {err.render(where)}") from None
+    except TopologyError as err:  # parameters were checked by the schema; belt and braces
+        raise PlatformError(f"{source}: {where(())}: {err}") from None
+    return Platform(name, source, hosts, links, zone, spec.config, zone=zone)
 
 
 class _Names:
@@ -209,49 +250,6 @@ def _new_link(name: str, bandwidth: float, latency: float, sharing: Sharing,
         return [Link(f"{name}_UP", bandwidth, latency, Sharing.SPLITDUPLEX, dict(props)),
                 Link(f"{name}_DOWN", bandwidth, latency, Sharing.SPLITDUPLEX, dict(props))]
     return [Link(name, bandwidth, latency, sharing, props)]
-
-
-def _build_cluster(cluster: ClusterSpec, path: str, source: str
-                   ) -> tuple[list[Host], list[Link], Routing]:
-    hosts: list[Host] = []
-    links: list[Link] = []
-    backbone = None
-    if cluster.backbone is not None:
-        bb = cluster.backbone
-        backbone = _new_link(f"{cluster.name}_backbone", bb.bandwidth, bb.latency,
-                             Sharing(bb.sharing))[0]
-        links.append(backbone)
-    private: list[tuple[Link, Link]] = []
-    limiters: list[Link] = []
-    loopbacks: list[Link] = []
-    sharing = Sharing(cluster.sharing)
-    radicals = cluster.radicals
-    if len(set(radicals)) != len(radicals):
-        twice = sorted({r for r in radicals if radicals.count(r) > 1})
-        raise PlatformError(f"{source}: {path}.radical: expected each host number once, found "
-                            f"{', '.join(map(str, twice))} more than once")
-    for radical in radicals:
-        host_name = f"{cluster.prefix}{radical}{cluster.suffix}"
-        hosts.append(Host(host_name, cluster.cores, list(cluster.speed), cluster.pstate,
-                          dict(cluster.properties)))
-        link_id = f"{cluster.name}_link_{radical}"
-        if cluster.loopback is not None:
-            lb = cluster.loopback
-            loopback = _new_link(f"{link_id}_loopback", lb.bandwidth, lb.latency,
-                                 Sharing.FATPIPE)[0]
-            loopbacks.append(loopback)
-            links.append(loopback)
-        if cluster.limiter is not None:
-            limiter = _new_link(f"{link_id}_limiter", cluster.limiter, 0.0, Sharing.SHARED)[0]
-            limiters.append(limiter)
-            links.append(limiter)
-        halves = _new_link(link_id, cluster.bandwidth, cluster.latency, sharing)
-        links.extend(halves)
-        private.append((halves[0], halves[-1]))
-    routing = ClusterRouting(hosts, private, backbone=backbone,
-                             limiters=limiters if cluster.limiter is not None else None,
-                             loopbacks=loopbacks if cluster.loopback is not None else None)
-    return hosts, links, routing
 
 
 def _loopback_from_config(spec: PlatformSpec, source: str) -> Link:

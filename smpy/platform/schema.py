@@ -2,59 +2,42 @@
 
 A platform file describes the simulated machine: hosts (cores, speed per core and per
 performance state), links (bandwidth, latency, sharing policy) and how hosts reach each other.
-It follows SimGrid's platform vocabulary (``<cluster>``, ``<host>``, ``<link>``, ``<route>``)
-with units written as strings (see :mod:`smpy.support.units`) and read into SI floats here.
+It follows SimGrid's platform vocabulary (``<zone>``, ``<cluster>``, ``<host>``, ``<link>``,
+``<route>``, ``<zoneRoute>``) with units written as strings (see :mod:`smpy.support.units`)
+and read into SI floats here. The reference, with an example of each construct, is
+``docs/platforms.md``; SimGrid XML files are read into the same data by
+:mod:`smpy.platform.xml`.
 
-Format
-------
+Format (summary)
+----------------
 ::
 
     name: cluster64              # optional; defaults to the file name without extension
-    config:                      # optional: defaults for --cfg settings, as strings
-      network/model: SMPI
-    clusters:                    # star clusters (SimGrid <cluster>); one per platform for now
-      - name: cluster            # the cluster id; links are named after it
-        prefix: node-            # host i is named prefix + i + suffix
-        suffix: ""
-        radical: 0-63            # "0-63", "0-11,20-23", "5"; or `count: 64` for 0..63
-        cores: 12                # cores per host (default 1)
-        speed: 1Gf               # flop/s of one core; a list gives pstates: [1Gf, 800Mf]
-        pstate: 0                # initial pstate (default 0)
-        bandwidth: 10Gbps        # private link of each host
-        latency: 50us
-        sharing: SPLITDUPLEX     # private links: SPLITDUPLEX (default), SHARED or FATPIPE
-        backbone: {bandwidth: 100Gbps, latency: 0us, sharing: SHARED}  # optional; or FATPIPE
-        limiter: 20Gbps          # optional: a SHARED link per host bounding all its traffic
-        loopback: {bandwidth: 50GBps, latency: 0.1us}  # optional: a FATPIPE link per host
-        properties: {key: value} # copied to every host
-    hosts:                       # individual hosts (instead of clusters)
-      - {name: a, speed: 2Gf, cores: 4, pstate: 0, properties: {}}
-    routers: [r1]                # nodes that only forward
-    links:
-      - {name: l1, bandwidth: 1GBps, latency: 10us, sharing: SHARED, properties: {}}
-    routes:                      # links crossed from src to dst, in order
-      - {src: a, dst: r1, links: [l1], symmetric: true}
+    config: {network/model: SMPI}   # optional: defaults for --cfg settings, as strings
+    # then one of:
+    clusters: [ClusterSpec]      # exactly one cluster: the whole platform
+    zone: ZoneSpec               # a SimGrid zone tree (clusters, zones, routes with gateways)
+    hosts/routers/links/routes   # hosts and declared routes, least-latency paths between others
 
-Meaning (SimGrid's, see ``docs/research/smpi_features.md`` §2.10):
+    ClusterSpec: name, prefix, suffix, radical | count, cores, speed (list = pstates), pstate,
+                 bandwidth, latency, sharing (SPLITDUPLEX|SHARED|FATPIPE),
+                 topology (FLAT|TORUS|FAT_TREE|DRAGONFLY), topo_parameters,
+                 backbone {bandwidth, latency, sharing}, router, limiter,
+                 loopback {bandwidth, latency}, properties
+    ZoneSpec:    name, routing (Full|Floyd|Dijkstra|DijkstraCache|None|Cluster), properties,
+                 hosts, routers, links, clusters, zones, routes, backbone, host_links, order
+    HostSpec:    name, speed, cores, pstate, properties
+    LinkSpec:    name, bandwidth, latency, sharing (SHARED|FATPIPE|SPLITDUPLEX), properties
+    RouteSpec:   src, dst, links, symmetric, gw_src, gw_dst
 
-* A cluster host ``i`` gets the private link ``<name>_link_<i>``; SPLITDUPLEX (the default)
-  makes it two links ``<name>_link_<i>_UP`` (host to centre) and ``..._DOWN`` (centre to host).
-  The backbone is ``<name>_backbone``, limiters ``<name>_link_<i>_limiter``, loopbacks
-  ``<name>_link_<i>_loopback``. A message from ``s`` to ``d`` crosses
-  ``[limiter_s, link_s_UP, backbone, link_d_DOWN, limiter_d]`` (absent ones skipped); a message
-  from a host to itself crosses its loopback if any, else its own private link up and down.
-* ``links`` default to ``sharing: SHARED`` (SimGrid's DTD default for ``<link>``); a
-  SPLITDUPLEX link ``l`` becomes ``l_UP`` and ``l_DOWN``, and routes must name one of them.
-* ``routes`` are symmetric by default: the reverse route is the reversed list, with ``_UP``
-  and ``_DOWN`` halves swapped. Pairs without a declared route use the least-latency path
-  through declared routes (routers and hosts relay); a host with no route to itself uses the
-  implicit ``__loopback__`` link (FATPIPE; ``network/loopback-bw``, default 10GBps, and
-  ``network/loopback-lat``, default 0s, from ``config``).
-* A platform has either ``clusters`` (exactly one in this version) or
-  ``hosts``/``routers``/``links``/``routes``.
+Meaning (SimGrid's, see ``docs/research/smpi_features.md`` §2.10 and ``docs/platforms.md``):
+a SPLITDUPLEX link ``l`` is two links ``l_UP`` and ``l_DOWN``, and a symmetric route's reverse
+swaps them; cluster links are named ``<cluster>_link_<i>[_UP|_DOWN|_limiter|_loopback]`` and
+``<cluster>_backbone``; the platform-wide ``__loopback__`` link (``network/loopback-bw``,
+``network/loopback-lat``) carries messages from a host to itself when nothing else does.
 
 Unknown keys are errors. Every error names the file, the field path (``clusters[0].bandwidth``)
-and what was expected.
+and what was expected; the XML importer names the line, element and attribute instead.
 """
 
 from __future__ import annotations
@@ -78,12 +61,17 @@ from smpy.support.units import (
 __all__ = [
     "PlatformError",
     "PlatformSpec",
+    "ZoneSpec",
     "ClusterSpec",
     "HostSpec",
     "LinkSpec",
     "RouteSpec",
     "BackboneSpec",
     "LoopbackSpec",
+    "ZoneBackboneSpec",
+    "HostLinkSpec",
+    "Locator",
+    "topology_size",
     "parse_radical",
     "validate_spec",
     "format_path",
@@ -134,7 +122,9 @@ def _speeds(value: Any) -> tuple[float, ...]:
         items = [value]
     if not items:
         raise ValueError(f"expected {expected}, found an empty list")
-    check = _unit(parse_speed, _SPEED_HINT, positive=True)
+    # a pstate may have speed 0 (a host switched off, as in SimGrid's energy examples); the
+    # initial pstate's speed is checked by _check_pstate
+    check = _unit(parse_speed, _SPEED_HINT, positive=len(items) == 1)
     speeds = []
     for i, item in enumerate(items):
         try:
@@ -273,6 +263,43 @@ class LoopbackSpec(_Spec):
     latency: Latency = 0.0
 
 
+_TOPOLOGIES = ("FLAT", "TORUS", "FAT_TREE", "DRAGONFLY")
+
+
+def _upper(value: Any) -> Any:
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+Topology = Annotated[Literal["FLAT", "TORUS", "FAT_TREE", "DRAGONFLY"], BeforeValidator(_upper)]
+
+_ROUTINGS = {name.lower(): name for name in
+             ("Full", "Floyd", "Dijkstra", "DijkstraCache", "None", "Cluster")}
+
+
+def _routing(value: Any) -> Any:
+    if isinstance(value, str):
+        return _ROUTINGS.get(value.strip().lower(), value)
+    if value is None:  # YAML's `None` is a null; SimGrid's routing="None" is a name
+        return "None"
+    return value
+
+
+RoutingName = Annotated[Literal["Full", "Floyd", "Dijkstra", "DijkstraCache", "None", "Cluster"],
+                        BeforeValidator(_routing)]
+
+
+def _topo_text(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _optional_bandwidth(value: Any) -> float | None:
+    if value is None:
+        return None
+    return _unit(parse_bandwidth, _BANDWIDTH_HINT, positive=True)(value)
+
+
 class ClusterSpec(_Spec):
     name: Name
     prefix: Affix = ""
@@ -285,10 +312,11 @@ class ClusterSpec(_Spec):
     bandwidth: Bandwidth
     latency: Latency
     sharing: SharingName = "SPLITDUPLEX"
+    topology: Topology = "FLAT"
+    topo_parameters: Annotated[str | None, BeforeValidator(_topo_text)] = None
     backbone: BackboneSpec | None = None
-    limiter: Annotated[float | None, BeforeValidator(
-        lambda v: None if v is None else _unit(parse_bandwidth, _BANDWIDTH_HINT, positive=True)(v)
-    )] = None
+    router: Name | None = None
+    limiter: Annotated[float | None, BeforeValidator(_optional_bandwidth)] = None
     loopback: LoopbackSpec | None = None
     properties: Properties = {}
 
@@ -298,11 +326,52 @@ class ClusterSpec(_Spec):
             raise _FieldError("radical", "give either `radical` (like '0-63') or `count` "
                               "(like 64), not both and not neither")
         _check_pstate(self.pstate, self.speed)
+        if self.topology == "FLAT":
+            if self.topo_parameters is not None:
+                raise _FieldError("topo_parameters", "only for `topology: TORUS`, `FAT_TREE` or "
+                                  "`DRAGONFLY`; this cluster is FLAT")
+            return self
+        for key in ("backbone", "router"):
+            if getattr(self, key) is not None:
+                raise _FieldError(key, f"only for FLAT clusters (SimGrid builds no {key} for a "
+                                  f"{self.topology} cluster)")
+        if self.topo_parameters is None:
+            raise _FieldError("topo_parameters", f"missing: a {self.topology} cluster needs "
+                              f"`topo_parameters` ({_TOPO_HINTS[self.topology]})")
+        try:
+            needed = topology_size(self.topology, self.topo_parameters)
+        except ValueError as err:
+            raise _FieldError("topo_parameters", str(err)) from None
+        if len(self.radicals) < needed:
+            raise _FieldError("radical" if self.radical is not None else "count",
+                              f"the {self.topology} topology {self.topo_parameters!r} has "
+                              f"{needed} hosts, but only {len(self.radicals)} host numbers are "
+                              "given")
         return self
 
     @property
     def radicals(self) -> tuple[int, ...]:
         return self.radical if self.radical is not None else tuple(range(self.count or 0))
+
+
+_TOPO_HINTS = {
+    "TORUS": "dimensions like '3,2,2'",
+    "FAT_TREE": "'levels;down,...;up,...;cables,...' like '2;4,4;1,2;1,2'",
+    "DRAGONFLY": "'groups,cables;chassis,cables;routers,cables;nodes' like '3,4;4,3;5,1;2'",
+}
+
+
+def topology_size(topology: str, parameters: str) -> int:
+    """Number of hosts of a TORUS, FAT_TREE or DRAGONFLY cluster (ValueError if malformed)."""
+    from smpy.network.topologies import parse_dragonfly, parse_fat_tree, parse_torus
+
+    if topology == "TORUS":
+        return math.prod(parse_torus(parameters))
+    if topology == "FAT_TREE":
+        return parse_fat_tree(parameters).hosts
+    if topology == "DRAGONFLY":
+        return parse_dragonfly(parameters).hosts
+    raise ValueError(f"unknown topology {topology!r}")
 
 
 class HostSpec(_Spec):
@@ -331,11 +400,72 @@ class RouteSpec(_Spec):
     dst: Name
     links: Annotated[tuple[Name, ...], BeforeValidator(lambda v: _non_empty_list(v, "link names"))]
     symmetric: bool = True
+    gw_src: Name | None = None
+    gw_dst: Name | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> RouteSpec:
+        if (self.gw_src is None) != (self.gw_dst is None):
+            missing = "gw_dst" if self.gw_dst is None else "gw_src"
+            raise _FieldError(missing, "a route between zones needs both gateways, `gw_src` "
+                              "and `gw_dst`")
+        return self
+
+
+class ZoneBackboneSpec(_Spec):
+    name: Name
+    bandwidth: Bandwidth
+    latency: Latency = 0.0
+    sharing: BackboneSharing = "SHARED"
+
+
+class HostLinkSpec(_Spec):
+    host: Name
+    up: Name
+    down: Name
+
+
+class ZoneSpec(_Spec):
+    name: Name
+    routing: RoutingName
+    properties: Properties = {}
+    hosts: tuple[HostSpec, ...] = ()
+    routers: tuple[Name, ...] = ()
+    links: tuple[LinkSpec, ...] = ()
+    clusters: tuple[ClusterSpec, ...] = ()
+    zones: tuple[ZoneSpec, ...] = ()
+    routes: tuple[RouteSpec, ...] = ()
+    backbone: ZoneBackboneSpec | None = None
+    host_links: tuple[HostLinkSpec, ...] = ()
+    order: tuple[Name, ...] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> ZoneSpec:
+        children = [key for key in ("clusters", "zones") if getattr(self, key)]
+        if children:
+            for key in ("hosts", "routers"):
+                if getattr(self, key):
+                    raise _FieldError(key, f"a zone with `{children[0]}` cannot also have "
+                                      f"`{key}` (SimGrid's rule: put them in a zone of their own)")
+        if self.routing in ("None", "Cluster") and self.routes:
+            raise _FieldError("routes", f"a zone with `routing: {self.routing}` takes no routes"
+                              + (" (use `host_links` and `backbone`)"
+                                 if self.routing == "Cluster" else ""))
+        if self.routing == "Cluster" and children:
+            raise _FieldError(children[0], "a zone with `routing: Cluster` cannot contain zones "
+                              "or clusters in this version")
+        if self.routing != "Cluster":
+            for key in ("backbone", "host_links"):
+                if getattr(self, key):
+                    raise _FieldError(key, f"only for zones with `routing: Cluster`, this one "
+                                      f"has `routing: {self.routing}`")
+        return self
 
 
 class PlatformSpec(_Spec):
     name: Name | None = None
     config: Properties = {}
+    zone: ZoneSpec | None = None
     clusters: tuple[ClusterSpec, ...] = ()
     hosts: tuple[HostSpec, ...] = ()
     routers: tuple[Name, ...] = ()
@@ -345,15 +475,27 @@ class PlatformSpec(_Spec):
     @model_validator(mode="after")
     def _check(self) -> PlatformSpec:
         explicit = [key for key in ("hosts", "routers", "links", "routes") if getattr(self, key)]
+        if self.zone is not None:
+            other = (["clusters"] if self.clusters else []) + explicit
+            if other:
+                raise _FieldError(other[0], "a platform with a `zone` describes everything "
+                                  "inside it; move this into the zone")
+            return self
         if self.clusters and explicit:
             raise _FieldError(explicit[0], "a platform has either `clusters` or "
-                              "hosts/routers/links/routes; connecting a cluster to other hosts is "
-                              "not supported yet")
+                              "hosts/routers/links/routes; to connect clusters to other hosts, "
+                              "describe the platform as a `zone`")
         if len(self.clusters) > 1:
-            raise _FieldError("clusters", f"one cluster per platform in this version, found "
-                              f"{len(self.clusters)} (connecting clusters is not supported yet)")
+            raise _FieldError("clusters", f"a platform without `zone` is one cluster, found "
+                              f"{len(self.clusters)}; to connect several clusters, put them in "
+                              "a `zone` with routes between them")
+        for i, route in enumerate(self.routes):
+            if route.gw_src is not None:
+                raise _FieldError(("routes", i, "gw_src"), "gateways are only for routes between "
+                                  "zones (describe the platform as a `zone`)")
         if not self.clusters and not self.hosts:
-            raise _FieldError("hosts", "a platform needs `clusters` or `hosts`, found neither")
+            raise _FieldError("hosts", "a platform needs `zone`, `clusters` or `hosts`, found "
+                              "none of them")
         return self
 
 
@@ -369,12 +511,15 @@ def _check_pstate(pstate: int, speeds: tuple[float, ...]) -> None:
     if pstate >= len(speeds):
         raise _FieldError("pstate", f"expected a pstate index below {len(speeds)} (the number of "
                           f"speeds given), found {pstate}")
+    if speeds[pstate] <= 0:
+        raise _FieldError("speed", f"the speed of the initial pstate ({pstate}) must be greater "
+                          "than zero")
 
 
 class _FieldError(ValueError):
     """Raised by model validators to blame one field (pydantic would blame the whole model)."""
 
-    def __init__(self, field: str | int, message: str) -> None:
+    def __init__(self, field: str | int | tuple[str | int, ...], message: str) -> None:
         super().__init__(message)
         self.field = field
         self.message = message
@@ -393,19 +538,25 @@ def format_path(loc: typing.Sequence[str | int]) -> str:
     return out or "<top>"
 
 
-def validate_spec(data: Any, source: str) -> PlatformSpec:
+#: turns a field location into the text naming it in messages (``format_path`` for YAML; the
+#: XML importer names the element and line instead)
+Locator = Callable[[tuple[str | int, ...]], str]
+
+
+def validate_spec(data: Any, source: str, locate: Locator | None = None) -> PlatformSpec:
     """Validate parsed YAML into a :class:`PlatformSpec`, or raise :class:`PlatformError`."""
+    where = locate or format_path
     if not isinstance(data, dict):
-        raise PlatformError(f"{source}: <top>: expected a mapping with keys like `name`, "
-                            f"`clusters` or `hosts`, found {_short(data)}")
+        raise PlatformError(f"{source}: {where(())}: expected a mapping with keys like `name`, "
+                            f"`zone`, `clusters` or `hosts`, found {_short(data)}")
     try:
         return PlatformSpec.model_validate(data)
     except ValidationError as err:
-        lines = [f"{source}: {path}: {message}" for path, message in _messages(err)]
+        lines = [f"{source}: {where(loc)}: {message}" for loc, message in _messages(err)]
         raise PlatformError("\n".join(lines)) from None
 
 
-def _messages(err: ValidationError) -> list[tuple[str, str]]:
+def _messages(err: ValidationError) -> list[tuple[tuple[str | int, ...], str]]:
     out = []
     for item in err.errors(include_url=False):
         loc = tuple(item["loc"])
@@ -414,7 +565,8 @@ def _messages(err: ValidationError) -> list[tuple[str, str]]:
         ctx = item.get("ctx") or {}
         cause = ctx.get("error")
         if isinstance(cause, _FieldError):
-            out.append((format_path(loc + (cause.field,)), cause.message))
+            field = cause.field if isinstance(cause.field, tuple) else (cause.field,)
+            out.append((loc + field, cause.message))
             continue
         if kind == "value_error":
             message = str(cause) if cause is not None else item["msg"]
@@ -434,7 +586,7 @@ def _messages(err: ValidationError) -> list[tuple[str, str]]:
             message = f"expected a string, found {_short(found)}"
         else:
             message = f"{item['msg']}, found {_short(found)}"
-        out.append((format_path(loc), message))
+        out.append((loc, message))
     return out
 
 
@@ -446,6 +598,13 @@ _EXPECTED = {
     "src": "the name of a host or router",
     "dst": "the name of a host or router",
     "links": "a list of link names",
+    "routing": "one of Full, Floyd, Dijkstra, DijkstraCache, None or Cluster",
+    "gw_src": "the name of a host or router inside the source zone",
+    "gw_dst": "the name of a host or router inside the destination zone",
+    "topo_parameters": "topology parameters",
+    "host": "the name of a host",
+    "up": "the name of a link",
+    "down": "the name of a link",
 }
 
 

@@ -296,9 +296,10 @@ def test_cluster_errors_name_the_field(changes, expected):
     [
         (lambda d: d.update(bogus=1), "f.yaml: bogus: unknown key 'bogus' (accepted: name, config,"),
         (lambda d: d.update(clusters=5), "f.yaml: clusters: expected a list, found 5"),
-        (lambda d: d.update(clusters=[]), "f.yaml: hosts: a platform needs `clusters` or `hosts`"),
+        (lambda d: d.update(clusters=[]),
+         "f.yaml: hosts: a platform needs `zone`, `clusters` or `hosts`"),
         (lambda d: d["clusters"].append(copy.deepcopy(d["clusters"][0])),
-         "f.yaml: clusters: one cluster per platform in this version, found 2"),
+         "f.yaml: clusters: a platform without `zone` is one cluster, found 2"),
         (lambda d: d.update(hosts=[{"name": "x", "speed": "1Gf"}]),
          "f.yaml: hosts: a platform has either `clusters` or hosts/routers/links/routes"),
         (lambda d: d.update(config={"a": {"b": 1}}), "f.yaml: config: a: expected a string"),
@@ -427,8 +428,8 @@ def test_top_level_must_be_a_mapping(tmp_path):
 def test_missing_file_and_xml(tmp_path):
     with pytest.raises(PlatformError, match="cannot read the platform file"):
         load_platform(tmp_path / "nope.yaml")
-    with pytest.raises(PlatformError, match="SimGrid XML import is not supported yet"):
-        load_platform(tmp_path / "platform.xml")
+    with pytest.raises(PlatformError, match="cannot read the platform file"):
+        load_platform(tmp_path / "platform.xml")  # XML import: tests/platform/test_xml_import.py
 
 
 # ---------------------------------------------------------------------- hostfile, ranks
