@@ -16,6 +16,7 @@ import smpy
 from smpy.energy import HostEnergy
 from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
+from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
@@ -239,6 +240,8 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
         return "abort", exc.errorcode, f"[smpy] MPI_Abort called by {who} with error code {exc.errorcode} at simulated time {t:.9g} s"
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted", 130, "[smpy] interrupted by the user (Ctrl-C)"
+    if isinstance(exc, RoutingError):
+        return "error", 2, f"[smpy] platform error while {who} communicated at simulated time {t:.9g} s: {exc}"
     if isinstance(exc, SystemExit):
         code = exc.code if isinstance(exc.code, int) else 1
         return "error", code, f"[smpy] {who} exited with status {exc.code} at simulated time {t:.9g} s; aborting the run"
