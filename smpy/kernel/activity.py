@@ -156,16 +156,25 @@ class RateActivity(Activity):
     def _set_rate(self, rate: float) -> None:
         if self.state != RUNNING:
             return
-        self._sync()
+        engine = self.engine
+        now = engine.now
+        # _sync(), inlined: this runs for every rate change of every flow and execution
+        remaining = self.remaining
+        if self.rate > 0.0 and now > self.last_update:
+            remaining -= self.rate * (now - self.last_update)
+            if remaining < 0.0:
+                remaining = 0.0
+            self.remaining = remaining
+        self.last_update = now
         self.rate = rate
         ev = self._done_event
         if ev is not None:
             ev.cancelled = True
             self._done_event = None
-        if self.remaining <= self.total * 1e-9 or self.remaining <= 0.0:
-            self._done_event = self.engine.schedule(0.0, self._work_done)
+        if remaining <= self.total * 1e-9 or remaining <= 0.0:
+            self._done_event = engine.schedule(0.0, self._work_done)
         elif rate > 0.0:
-            self._done_event = self.engine.schedule(self.remaining / rate, self._work_done)
+            self._done_event = engine.schedule(remaining / rate, self._work_done)
 
     def _work_done(self) -> None:
         self._done_event = None

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from smpy.kernel.signals import Signal
 
+_heappush = heapq.heappush
+
 if TYPE_CHECKING:
     from smpy.kernel.actors import Actor
 
@@ -89,8 +91,8 @@ class Engine:
             delay = 0.0
         t = self.now + delay
         ev = Event(t, fn, args)
-        self._seq += 1
-        heapq.heappush(self._heap, (t, self._seq, ev))
+        seq = self._seq = self._seq + 1
+        _heappush(self._heap, (t, seq, ev))
         return ev
 
     def schedule_at(self, time: float, fn: Callable[..., Any], *args: Any) -> Event:
@@ -146,7 +148,10 @@ class Engine:
                 self._advance(until)
                 return
             if t > self.now:
-                self._advance(t)
+                if self.on_time_advance._slots:
+                    self._advance(t)
+                else:
+                    self.now = t
             self.rounds += 1
             while heap and heap[0][0] <= t:
                 ev = pop(heap)[2]

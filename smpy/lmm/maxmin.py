@@ -108,26 +108,40 @@ class System:
 
     def variable(self, penalty: float = 1.0, bound: float = math.inf,
                  uses: list[tuple[Constraint, float]] | tuple = (), data: Any = None) -> Variable:
-        """A new variable using ``uses`` = [(constraint, coefficient), ...]."""
+        """A new variable using ``uses`` = [(constraint, coefficient), ...].
+
+        A constraint named twice gets the sum of the coefficients (SimGrid's ``expand``);
+        coefficients ``<= 0`` are ignored.
+        """
         self._next_id += 1
         v = Variable(self._next_id, penalty, bound, data)
-        for c, coeff in uses:
-            if c in v.elements:
-                raise ValueError("a variable uses each constraint once")
-            if coeff <= 0.0:
-                continue
-            prev = c.vars.get(v)
-            c.vars[v] = coeff if prev is None else prev + coeff
-            v.elements.append((c, coeff))
-            self._modified[c.id] = c
+        modified = self._modified
+        if len(uses) == 1:
+            c, coeff = uses[0]
+            if coeff > 0.0:
+                c.vars[v] = coeff
+                v.elements.append((c, coeff))
+                modified[c.id] = c
+        else:
+            acc: dict[Constraint, float] = {}  # constraint -> summed coefficient, in first-use order
+            for c, coeff in uses:
+                if coeff > 0.0:
+                    prev = acc.get(c)
+                    acc[c] = coeff if prev is None else prev + coeff
+            for c, coeff in acc.items():
+                c.vars[v] = coeff
+                modified[c.id] = c
+            v.elements = list(acc.items())
         if not v.elements:
             self._lonely.append(v)
         return v
 
     def remove(self, v: Variable) -> None:
         for c, _ in v.elements:
-            del c.vars[v]
-            self._modified[c.id] = c
+            vars_ = c.vars
+            del vars_[v]
+            if vars_:  # a constraint left empty shares nothing: no component to re-solve
+                self._modified[c.id] = c
         v.elements = []
         v.value = 0.0
 
@@ -158,26 +172,82 @@ class System:
     def solve(self) -> list[Variable]:
         """Re-solve the modified components; return variables whose value changed."""
         changed: list[Variable] = []
-        for v in self._lonely:
-            if not v.elements:
-                new = v.bound if v.penalty > 0.0 else 0.0
-                if new != v.value:
-                    v.value = new
-                    changed.append(v)
-        self._lonely = []
-        if not self._modified:
+        if self._lonely:
+            for v in self._lonely:
+                if not v.elements:
+                    new = v.bound if v.penalty > 0.0 else 0.0
+                    if new != v.value:
+                        v.value = new
+                        changed.append(v)
+            self._lonely = []
+        modified = self._modified
+        if not modified:
             return changed
         self.solves += 1
         self._mark += 1
         mark = self._mark
-        seeds = sorted(self._modified.values(), key=lambda c: c.id)
         self._modified = {}
+        # seeds in constraint-id order (ids are the dict keys: an int sort, no key function)
+        seeds = modified.values() if len(modified) == 1 else [modified[cid] for cid in sorted(modified)]
         for seed in seeds:
             if seed._mark == mark:
                 continue
+            seed_vars = seed.vars
+            if not seed_vars:  # an empty constraint is a component of its own: nothing to solve
+                seed._mark = mark
+                continue
+            if len(seed_vars) == 1:  # the common case of a flow alone on its links
+                v = next(iter(seed_vars))
+                elements = v.elements
+                for c, _ in elements:
+                    if len(c.vars) != 1:
+                        break
+                else:  # the component is v and its constraints
+                    v._mark = mark
+                    for c, _ in elements:
+                        c._mark = mark
+                    self._solve_single(v, changed)
+                    continue
             cnsts, variables = self._component(seed, mark)
-            self._solve_component(cnsts, variables, changed)
+            if len(variables) == 1:
+                self._solve_single(variables[0], changed)
+            else:
+                self._solve_component(cnsts, variables, changed)
         return changed
+
+    @staticmethod
+    def _solve_single(v: Variable, changed: list[Variable]) -> None:
+        """:meth:`_solve_component` for a component of one variable, same arithmetic.
+
+        Alone, ``v`` rises to the level ``min_c C_c / (a_cv / w_v)`` unless its bound comes
+        first (same relative tolerance), so ``x = b`` or ``level / w`` capped at ``b``. Each
+        expression is the one the general loop evaluates, so the values are bit-identical.
+        """
+        old = v.value
+        v._fixed = True
+        pen = v.penalty
+        if pen > 0.0:
+            level = math.inf
+            for c, coeff in v.elements:  # the component's constraints, each once
+                use = coeff / pen
+                if use > 0.0:
+                    lvl = c.capacity / use
+                    if lvl < level:
+                        level = lvl
+            bound = v.bound
+            if bound != math.inf and bound * pen <= level * (1 + _EPS):
+                x = bound
+            elif level == math.inf:
+                x = math.inf
+            else:
+                x = level / pen
+                if x > bound:
+                    x = bound
+        else:
+            x = 0.0
+        v.value = x
+        if x != old:
+            changed.append(v)
 
     @staticmethod
     def _component(seed: Constraint, mark: int) -> tuple[list[Constraint], list[Variable]]:
@@ -202,9 +272,8 @@ class System:
     def _solve_component(cnsts: list[Constraint], variables: list[Variable],
                          changed: list[Variable]) -> None:
         free: list[Variable] = []
-        old: dict[Variable, float] = {}
+        old = [v.value for v in variables]
         for v in variables:
-            old[v] = v.value
             if v.penalty > 0.0:
                 v._fixed = False
                 free.append(v)
@@ -270,6 +339,6 @@ class System:
                     c._use -= coeff * inv
                     c._nfree -= 1
             active = [c for c in active if c._nfree > 0]
-        for v in variables:
-            if v.value != old[v]:
+        for v, x0 in zip(variables, old):
+            if v.value != x0:
                 changed.append(v)

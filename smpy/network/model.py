@@ -40,6 +40,7 @@ from smpy.kernel.engine import Engine, Event
 from smpy.kernel.signals import Signal
 from smpy.lmm import System
 from smpy.network.links import Link, Sharing
+from smpy.support.piecewise import Piecewise
 
 SMPI_LAT_FACTOR = ("65472:11.6436;15424:3.48845;9376:2.59299;5776:2.18796;3484:1.88101;"
                    "1426:1.61075;732:1.9503;257:1.95341;0:2.01467")
@@ -70,7 +71,8 @@ NAMED_MODELS: dict[str, tuple[str, str, float, float]] = {
 class Flow(RateActivity):
     """Transfer of ``total`` bytes along ``route`` (an activity)."""
 
-    __slots__ = ("model", "route", "size", "var", "latency", "_lat_event", "coeff", "bound", "penalty")
+    __slots__ = ("model", "route", "size", "var", "latency", "_lat_event", "coeff", "bound", "penalty",
+                 "_cnsts")
 
     def __init__(self, model: NetworkModel, route: tuple[Link, ...], size: float) -> None:
         super().__init__(model.engine, size)
@@ -80,6 +82,8 @@ class Flow(RateActivity):
         self.var = None
         self.latency = 0.0
         self._lat_event: Event | None = None
+        #: max-min constraints of the route's shared links, in route order
+        self._cnsts: tuple = ()
 
     def _start_bandwidth_phase(self) -> None:
         self._lat_event = None
@@ -90,10 +94,8 @@ class Flow(RateActivity):
             return
         self.last_update = self.engine.now
         m = self.model
-        self.var = m.system.variable(self.penalty, self.bound,
-                                     [(lnk.model_data, self.coeff) for lnk in self.route
-                                      if lnk.sharing is not Sharing.FATPIPE],
-                                     data=self)
+        coeff = self.coeff
+        self.var = m.system.variable(self.penalty, self.bound, [(c, coeff) for c in self._cnsts], data=self)
         m.dirty = True
 
     def _on_work_done(self) -> None:
@@ -108,15 +110,35 @@ class Flow(RateActivity):
 
     def _release(self) -> None:
         if self.var is not None:
-            self.model.system.remove(self.var)
+            system = self.model.system
+            system.remove(self.var)
             self.var = None
-            self.model.dirty = True
+            if system.dirty:  # a flow alone on its links leaves nothing to re-solve
+                self.model.dirty = True
         if self.model.on_flow_end:
             self.model.on_flow_end.emit(self)
 
     def describe(self) -> str:
         names = ",".join(lnk.name for lnk in self.route)
         return f"transfer of {self.total:.6g} B over [{names}]"
+
+
+class _RouteInfo:
+    """What :meth:`NetworkModel.communicate` needs of a route, whatever the message size."""
+
+    __slots__ = ("lat", "penalty", "fat_bws", "tcp_bound", "cnsts")
+
+    def __init__(self, lat: float, penalty: float, fat_bws: tuple, tcp_bound: float, cnsts: tuple) -> None:
+        self.lat = lat              # sum of the link latencies (s), unfactored
+        self.penalty = penalty      # sum of (latency + S / bandwidth) over the links
+        self.fat_bws = fat_bws      # bandwidths (B/s) of the fat-pipe links, in route order
+        self.tcp_bound = tcp_bound  # gamma / (2 lat), inf when not applicable
+        self.cnsts = cnsts          # constraints of the shared links, in route order
+
+
+#: factor tables whose value depends on the size alone, so that it can be cached per size
+_PURE_FACTORS = (Piecewise,)
+_FACTOR_CACHE_MAX = 4096
 
 
 class NetworkModel:
@@ -129,39 +151,75 @@ class NetworkModel:
             self.add_link(lnk)
         self.on_flow_start = Signal("flow_start")
         self.on_flow_end = Signal("flow_end")
+        #: route tuple -> _RouteInfo. Links are fixed during a run; a model that changes a
+        #: link's latency or bandwidth must call :meth:`invalidate_routes`.
+        self._routes: dict[tuple, _RouteInfo] = {}
+        #: size -> (bandwidth factor, latency factor), when both factors are pure tables
+        self._factors: dict[float, tuple[float, float]] | None = (
+            {} if isinstance(config.bw_factor, _PURE_FACTORS) and isinstance(config.lat_factor, _PURE_FACTORS)
+            else None)
         engine.add_model(self)
 
     def add_link(self, lnk: Link) -> None:
         if lnk.sharing is not Sharing.FATPIPE and lnk.model_data is None:
             lnk.model_data = self.system.constraint(lnk.bandwidth_Bps, data=lnk)
 
-    def communicate(self, route: tuple[Link, ...], size: float) -> Flow:
-        """Start a transfer of ``size`` bytes along ``route``; returns the flow activity."""
+    def invalidate_routes(self) -> None:
+        """Forget the per-route figures (call after changing a link's latency or bandwidth)."""
+        self._routes.clear()
+
+    def _route_info(self, route: tuple[Link, ...]) -> _RouteInfo:
         cfg = self.config
-        f = Flow(self, route, size)
+        S = cfg.weight_S
         lat = 0.0
         penalty = 0.0
-        bound = math.inf
-        S = cfg.weight_S
-        bwf = cfg.bw_factor(size)
+        fat_bws = []
+        cnsts = []
         for lnk in route:
             lat += lnk.latency_s
             bw = lnk.bandwidth_Bps
             penalty += lnk.latency_s + (S / bw if S else 0.0)
             if lnk.sharing is Sharing.FATPIPE:
-                b = bw * bwf
-                if b < bound:
-                    bound = b
-            elif lnk.model_data is None:
-                self.add_link(lnk)
-        if cfg.tcp_gamma > 0.0 and lat > 0.0:
-            b = cfg.tcp_gamma / (2.0 * lat)
+                fat_bws.append(bw)
+            else:
+                if lnk.model_data is None:
+                    self.add_link(lnk)
+                cnsts.append(lnk.model_data)
+        tcp_bound = cfg.tcp_gamma / (2.0 * lat) if cfg.tcp_gamma > 0.0 and lat > 0.0 else math.inf
+        return _RouteInfo(lat, penalty, tuple(fat_bws), tcp_bound, tuple(cnsts))
+
+    def communicate(self, route: tuple[Link, ...], size: float) -> Flow:
+        """Start a transfer of ``size`` bytes along ``route``; returns the flow activity."""
+        try:
+            info = self._routes[route]
+        except KeyError:
+            info = self._routes[route] = self._route_info(route)
+        except TypeError:  # not hashable (a list): compute, do not cache
+            info = self._route_info(tuple(route))
+        factors = self._factors
+        if factors is None:
+            bwf = self.config.bw_factor(size)
+            latf = self.config.lat_factor(size)
+        else:
+            fl = factors.get(size)
+            if fl is None:
+                if len(factors) >= _FACTOR_CACHE_MAX:
+                    factors.clear()
+                fl = factors[size] = (self.config.bw_factor(size), self.config.lat_factor(size))
+            bwf, latf = fl
+        f = Flow(self, route, size)
+        bound = math.inf
+        for bw in info.fat_bws:
+            b = bw * bwf
             if b < bound:
                 bound = b
+        if info.tcp_bound < bound:
+            bound = info.tcp_bound
         f.coeff = 1.0 / bwf if bwf > 0 else 1.0
         f.bound = bound
-        f.penalty = penalty if penalty > 0.0 else 1.0
-        f.latency = lat * cfg.lat_factor(size)
+        f.penalty = info.penalty if info.penalty > 0.0 else 1.0
+        f.latency = info.lat * latf
+        f._cnsts = info.cnsts
         if self.on_flow_start:
             self.on_flow_start.emit(f)
         if f.latency > 0.0:
