@@ -32,7 +32,8 @@ def mpicall(fn: F) -> F:
                 errors.raise_error(errors.ERR_OTHER, f"{fn.__qualname__} called after MPI_Finalize")
             proc.world.timing.flush(proc)
         proc.depth = depth + 1
-        proc.mpi_calls += 1
+        if depth == 0:
+            proc.mpi_calls += 1
         tracer = proc.world.tracer
         if tracer is not None:
             tracer.enter(proc.rank, name)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from smpy.cpu.model import CpuModel
+from smpy.kernel import actors as _actors
 from smpy.kernel.actors import Actor, current_actor
 from smpy.kernel.engine import Engine
 from smpy.network.model import NAMED_MODELS, NetworkConfig, NetworkModel
@@ -192,8 +193,9 @@ errors.set_registry_provider(_registry_of_current)
 
 def current() -> Process:
     """The MPI process running now (raises when called outside a simulated rank)."""
-    a = current_actor()
-    if a is None or not isinstance(a.data, Process):
-        raise NotInSimulation(
-            "smpy's MPI was called outside of a simulated rank; run the program with smpyrun")
-    return a.data
+    a = _actors._current
+    if a is not None:
+        p = a.data
+        if isinstance(p, Process):
+            return p
+    raise NotInSimulation("smpy's MPI was called outside of a simulated rank; run the program with smpyrun")

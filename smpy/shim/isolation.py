@@ -83,21 +83,37 @@ class UserModuleFinder(importlib.abc.MetaPathFinder):
 class RankContext:
     """Interpreter state of one rank (see module docstring)."""
 
-    __slots__ = ("rank", "main", "argv", "modules", "rng", "np_rng", "proc", "mid_line")
+    __slots__ = ("rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line")
 
     def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any) -> None:
         self.rank = rank
         self.main = main
         self.argv = argv
         self.modules: dict[str, types.ModuleType] = {}
-        self.rng = random.Random(f"smpy:{seed}:{rank}")
-        self.np_rng: Any = None
+        self.seed = seed
+        # generators are created on first use (seeded from (seed, rank) only, so lazily
+        # creating them changes no draw): an idle rank does not pay ~6 KiB for them
+        self._rng: random.Random | None = None
+        self._np_rng: Any = None
         self.proc = proc
         #: the rank's last write did not end a line: do not interleave another rank's text
         self.mid_line = False
-        np = sys.modules.get("numpy")
-        if np is not None:
-            self.np_rng = np.random.RandomState([seed & 0xFFFFFFFF, rank])
+
+    @property
+    def rng(self) -> random.Random:
+        r = self._rng
+        if r is None:
+            r = self._rng = random.Random(f"smpy:{self.seed}:{self.rank}")
+        return r
+
+    @property
+    def np_rng(self) -> Any:
+        r = self._np_rng
+        if r is None:
+            np = sys.modules.get("numpy")
+            if np is not None:
+                r = self._np_rng = np.random.RandomState([self.seed & 0xFFFFFFFF, self.rank])
+        return r
 
     def switch_in(self) -> None:
         sys.argv = self.argv

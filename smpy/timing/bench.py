@@ -107,7 +107,8 @@ class Timing:
     def flush(self, proc: Process) -> None:
         """End the current burst: simulate it (blocking), restart the timer."""
         b = proc.bench
-        dt = _thread_time() - b.start
+        now = _thread_time()
+        dt = now - b.start
         if dt > 0.0:
             b.measured_s += dt
             if self.simulate and dt >= self.threshold:
@@ -117,7 +118,8 @@ class Timing:
                 ex = self.cpu.execute(proc.host, flops)
                 if ex.state == 0:
                     block_on(ex)
-        b.start = _thread_time()
+                    now = _thread_time()  # the other ranks ran meanwhile
+        b.start = now
 
     def restart(self, proc: Process) -> None:
         proc.bench.start = _thread_time()
