@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid
 
 @pytest.mark.parametrize("cfg", [[], ["network/model:CM02"]], ids=["SMPI-factors", "factors-1"])
 def test_simulated_times_match_smpi(cfg):
-    rows = vs_smpi.compare([4], ["pingpong", "ring", "many_to_one"], cfg, require=True)
-    assert len(rows) == 13
+    rows = vs_smpi.compare([4], list(vs_smpi.PATTERNS), cfg, require=True)
+    assert len(rows) == 15
     bad = [(case, ref, got) for case, _np, ref, got, err, *_ in rows if not abs(err) < 0.01]
     assert not bad, f"cases off by more than 1 % from SMPI: {bad}"

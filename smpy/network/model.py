@@ -9,24 +9,26 @@ Latency phase
     :math:`f_\mathrm{lat}` the latency factor (piecewise in size for the SMPI model).
 
 Bandwidth phase
-    the flow is a variable of the max-min system (:mod:`smpy.lmm`) using every shared link
-    of the route with coefficient :math:`1/f_\mathrm{bw}(\mathrm{size})`, so that alone it
-    reaches :math:`f_\mathrm{bw} \cdot B_l` on a link of bandwidth :math:`B_l`. Fat-pipe
-    links only bound it: :math:`x \le f_\mathrm{bw} B_l`. With TCP window
-    :math:`\gamma > 0`, :math:`x \le \gamma / (2 \sum_l \lambda_l)` (unfactored latency).
-    Its sharing penalty is :math:`w = \sum_{l} (\lambda_l + S / B_l)` (RTT-unfair
-    sharing, weight :math:`S`; :math:`w = 1` when that sum is 0), so flows with longer
-    round-trips get smaller shares, as TCP does. The phase lasts until ``size`` bytes went
-    through at the (piecewise-constant) max-min rate.
+    the flow is a variable :math:`x` of the max-min system (:mod:`smpy.lmm`) with
+    coefficient 1 on every shared link of the route and, with cross-traffic on (the
+    default, modelling the TCP acknowledgements), coefficient 0.05 on every shared link of
+    the *reverse* route. It is bounded by the slowest link of the route and by the TCP
+    window: :math:`x \le \min(\min_l B_l,\ \gamma / (2 \sum_l \lambda_l))` (unfactored
+    latency; fat-pipe links act through this bound only). The data progresses at
+    :math:`f_\mathrm{bw}(\mathrm{size}) \cdot x` (SimGrid's *rate factor*): the bandwidth
+    factor scales the throughput, not the share of the links. The sharing penalty is
+    :math:`w = \sum_{l} (\lambda_l + S / B_l)` (RTT-unfair sharing, weight :math:`S`;
+    :math:`w = 1` for a route without latency), so flows with longer round-trips get
+    smaller shares, as TCP does. The phase lasts until ``size`` bytes went through.
 
 Uncontended, the total time is
-:math:`T = f_\mathrm{lat}\sum\lambda_l + \mathrm{size} / \min(f_\mathrm{bw}\min_l B_l,\ \gamma/(2\sum\lambda_l))`.
+:math:`T = f_\mathrm{lat}\sum\lambda_l + \mathrm{size} / \big(f_\mathrm{bw} \min(\min_l B_l,\ \gamma/(2\sum\lambda_l))\big)`.
+These are SimGrid's ``network_cm02.cpp`` semantics, so that smpy's predictions match SMPI's.
 
 Models (``network/model``): ``CM02`` (factors 1, S = 0), ``LV08`` (latency factor 13.01,
 bandwidth factor 0.97, S = 20537), ``SMPI`` (SimGrid's piecewise factors fitted on
 Stampede, S = 8775), ``raw`` (factors 1, S = 0, no TCP bound: :math:`\lambda + s/B`).
-Reverse-direction cross-traffic and per-host/per-size factor callbacks are left to the
-network-model issue; the interface (``communicate``) stays the same.
+``network/crosstraffic`` turns the reverse-route term off (``raw`` has it off).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class NetworkConfig:
     bw_factor: Callable[[float], float] = lambda size: 1.0
     weight_S: float = 8775.0
     tcp_gamma: float = 4194304.0
+    crosstraffic: bool = True
 
 
 #: named models: (latency factor spec, bandwidth factor spec, weight S, TCP gamma)
@@ -71,8 +74,8 @@ NAMED_MODELS: dict[str, tuple[str, str, float, float]] = {
 class Flow(RateActivity):
     """Transfer of ``total`` bytes along ``route`` (an activity)."""
 
-    __slots__ = ("model", "route", "size", "var", "latency", "_lat_event", "coeff", "bound", "penalty",
-                 "_cnsts")
+    __slots__ = ("model", "route", "size", "var", "latency", "_lat_event", "rate_factor", "bound", "penalty",
+                 "_uses")
 
     def __init__(self, model: NetworkModel, route: tuple[Link, ...], size: float) -> None:
         super().__init__(model.engine, size)
@@ -82,8 +85,8 @@ class Flow(RateActivity):
         self.var = None
         self.latency = 0.0
         self._lat_event: Event | None = None
-        #: max-min constraints of the route's shared links, in route order
-        self._cnsts: tuple = ()
+        #: (constraint, coefficient) of the shared links crossed, forward and reverse
+        self._uses: tuple = ()
 
     def _start_bandwidth_phase(self) -> None:
         self._lat_event = None
@@ -94,8 +97,7 @@ class Flow(RateActivity):
             return
         self.last_update = self.engine.now
         m = self.model
-        coeff = self.coeff
-        self.var = m.system.variable(self.penalty, self.bound, [(c, coeff) for c in self._cnsts], data=self)
+        self.var = m.system.variable(self.penalty, self.bound, self._uses, data=self)
         m.dirty = True
 
     def _on_work_done(self) -> None:
@@ -126,14 +128,13 @@ class Flow(RateActivity):
 class _RouteInfo:
     """What :meth:`NetworkModel.communicate` needs of a route, whatever the message size."""
 
-    __slots__ = ("lat", "penalty", "fat_bws", "tcp_bound", "cnsts")
+    __slots__ = ("lat", "penalty", "bound", "uses")
 
-    def __init__(self, lat: float, penalty: float, fat_bws: tuple, tcp_bound: float, cnsts: tuple) -> None:
+    def __init__(self, lat: float, penalty: float, bound: float, uses: tuple) -> None:
         self.lat = lat              # sum of the link latencies (s), unfactored
-        self.penalty = penalty      # sum of (latency + S / bandwidth) over the links
-        self.fat_bws = fat_bws      # bandwidths (B/s) of the fat-pipe links, in route order
-        self.tcp_bound = tcp_bound  # gamma / (2 lat), inf when not applicable
-        self.cnsts = cnsts          # constraints of the shared links, in route order
+        self.penalty = penalty      # sharing penalty: sum of (latency + S / bandwidth), 1 without latency
+        self.bound = bound          # min(slowest link, gamma / (2 lat))
+        self.uses = uses            # (constraint, coefficient): forward 1, reverse 0.05
 
 
 #: factor tables whose value depends on the size alone, so that it can be cached per size
@@ -168,34 +169,41 @@ class NetworkModel:
         """Forget the per-route figures (call after changing a link's latency or bandwidth)."""
         self._routes.clear()
 
-    def _route_info(self, route: tuple[Link, ...]) -> _RouteInfo:
+    def _route_info(self, route: tuple[Link, ...], back_route: tuple[Link, ...]) -> _RouteInfo:
         cfg = self.config
         S = cfg.weight_S
         lat = 0.0
         penalty = 0.0
-        fat_bws = []
-        cnsts = []
+        bound = math.inf
+        uses: list[tuple] = []
         for lnk in route:
             lat += lnk.latency_s
             bw = lnk.bandwidth_Bps
             penalty += lnk.latency_s + (S / bw if S else 0.0)
-            if lnk.sharing is Sharing.FATPIPE:
-                fat_bws.append(bw)
-            else:
+            bound = min(bound, bw)
+            if lnk.sharing is not Sharing.FATPIPE:
                 if lnk.model_data is None:
                     self.add_link(lnk)
-                cnsts.append(lnk.model_data)
-        tcp_bound = cfg.tcp_gamma / (2.0 * lat) if cfg.tcp_gamma > 0.0 and lat > 0.0 else math.inf
-        return _RouteInfo(lat, penalty, tuple(fat_bws), tcp_bound, tuple(cnsts))
+                uses.append((lnk.model_data, 1.0))
+        if cfg.crosstraffic:
+            for lnk in back_route:
+                if lnk.sharing is not Sharing.FATPIPE:
+                    if lnk.model_data is None:
+                        self.add_link(lnk)
+                    uses.append((lnk.model_data, 0.05))
+        if cfg.tcp_gamma > 0.0 and lat > 0.0:
+            bound = min(bound, cfg.tcp_gamma / (2.0 * lat))
+        return _RouteInfo(lat, penalty if lat > 0.0 else 1.0, bound, tuple(uses))
 
-    def communicate(self, route: tuple[Link, ...], size: float) -> Flow:
-        """Start a transfer of ``size`` bytes along ``route``; returns the flow activity."""
+    def communicate(self, route: tuple[Link, ...], size: float, back_route: tuple[Link, ...] = ()) -> Flow:
+        """Start a transfer of ``size`` bytes along ``route`` (``back_route`` carries the
+        cross-traffic); returns the flow activity."""
         try:
             info = self._routes[route]
         except KeyError:
-            info = self._routes[route] = self._route_info(route)
+            info = self._routes[route] = self._route_info(route, back_route)
         except TypeError:  # not hashable (a list): compute, do not cache
-            info = self._route_info(tuple(route))
+            info = self._route_info(tuple(route), tuple(back_route))
         factors = self._factors
         if factors is None:
             bwf = self.config.bw_factor(size)
@@ -208,18 +216,11 @@ class NetworkModel:
                 fl = factors[size] = (self.config.bw_factor(size), self.config.lat_factor(size))
             bwf, latf = fl
         f = Flow(self, route, size)
-        bound = math.inf
-        for bw in info.fat_bws:
-            b = bw * bwf
-            if b < bound:
-                bound = b
-        if info.tcp_bound < bound:
-            bound = info.tcp_bound
-        f.coeff = 1.0 / bwf if bwf > 0 else 1.0
-        f.bound = bound
-        f.penalty = info.penalty if info.penalty > 0.0 else 1.0
+        f.rate_factor = bwf
+        f.bound = info.bound
+        f.penalty = info.penalty
         f.latency = info.lat * latf
-        f._cnsts = info.cnsts
+        f._uses = info.uses
         if self.on_flow_start:
             self.on_flow_start.emit(f)
         if f.latency > 0.0:
@@ -233,4 +234,4 @@ class NetworkModel:
         for v in self.system.solve():
             flow = v.data
             if flow is not None:
-                flow._set_rate(v.value)
+                flow._set_rate(v.value * flow.rate_factor)

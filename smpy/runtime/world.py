@@ -30,6 +30,8 @@ LAT_FACTOR = declare("network/latency-factor", "", "Latency factors 'bound:facto
 BW_FACTOR = declare("network/bandwidth-factor", "", "Bandwidth factors 'bound:factor;...' (default: the model's)",
                     aliases=("smpi/bw-factor",))
 WEIGHT_S = declare("network/weight-S", "", "RTT-unfairness weight S (default: the model's)")
+CROSSTRAFFIC = declare("network/crosstraffic", "", "Model the reverse (ACK) traffic of each flow on the reverse "
+                       "route at 5 % (default: yes, except for the raw model)")
 TCP_GAMMA = declare("network/TCP-gamma", "", "TCP window size in bytes (default: the model's; 0 disables)")
 DETACHED = declare("smpi/send-is-detached-thresh", 65536,
                    "Sends smaller than this (bytes) return at once; the transfer starts when matched",
@@ -63,8 +65,11 @@ def network_config(config: Config) -> NetworkConfig:
     bw = config.get(BW_FACTOR) or bw
     S = float(config.get(WEIGHT_S) or S)
     gamma = float(config.get(TCP_GAMMA) or gamma)
+    cross = config.get(CROSSTRAFFIC)
+    crosstraffic = (name != "raw") if cross in ("", None) else parse_bool(cross)
     return NetworkConfig(name=name, lat_factor=Piecewise.parse_factors(lat),
-                         bw_factor=Piecewise.parse_factors(bw), weight_S=S, tcp_gamma=gamma)
+                         bw_factor=Piecewise.parse_factors(bw), weight_S=S, tcp_gamma=gamma,
+                         crosstraffic=crosstraffic)
 
 
 class Process:
@@ -173,7 +178,7 @@ class World:
         """Start a network transfer; returns the flow activity."""
         self.messages += 1
         self.bytes_sent += nbytes
-        return self.net.communicate(self.route(src, dst), nbytes)
+        return self.net.communicate(self.route(src, dst), nbytes, self.route(dst, src))
 
 
 class NotInSimulation(RuntimeError):
