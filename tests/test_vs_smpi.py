@@ -21,3 +21,9 @@ def test_simulated_times_match_smpi(cfg):
     assert len(rows) == 15
     bad = [(case, ref, got) for case, _np, ref, got, err, *_ in rows if not abs(err) < 0.01]
     assert not bad, f"cases off by more than 1 % from SMPI: {bad}"
+
+
+def test_fat_tree_matches_smpi():
+    rows = vs_smpi.compare([8], ["ring", "all_pairs", "many_to_one"], [], require=True, platform="fattree")
+    assert len(rows) == 3
+    assert all(abs(err) < 0.01 for *_, err, _w1, _w2, _m1, _m2 in [r[:5] + r[5:] for r in rows]), rows

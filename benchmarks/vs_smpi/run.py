@@ -1,8 +1,10 @@
 """Differential benchmark: the same communication patterns under SimGrid SMPI and smpy.
 
 For each pattern and process count, compiles ``cases.c`` with ``smpicc``, runs it with
-``smpirun`` on ``cluster64.xml`` and runs the Python twin ``cases.py`` with smpy on the
-equivalent ``examples/platforms/cluster64.yaml``, then prints, case by case, both simulated
+``smpirun`` on a SimGrid XML platform (``cluster64.xml``: 64-host star cluster;
+``fattree.xml``: 16-host two-level fat tree) and runs the Python twin ``cases.py`` with smpy on
+the equivalent YAML (``examples/platforms/cluster64.yaml``, ``fattree.yaml`` written by
+``smpy platform convert``), then prints, case by case, both simulated
 times and the relative error, plus each emulator's wall time and peak RSS.
 
     python benchmarks/vs_smpi/run.py                 # default set
@@ -27,8 +29,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-XML = HERE / "cluster64.xml"
-YAML = ROOT / "examples" / "platforms" / "cluster64.yaml"
+#: platform name -> (SimGrid XML, smpy YAML, number of hosts named node-0 ...)
+PLATFORMS = {
+    "cluster64": (HERE / "cluster64.xml", ROOT / "examples" / "platforms" / "cluster64.yaml", 64),
+    "fattree": (HERE / "fattree.xml", HERE / "fattree.yaml", 16),
+}
 PATTERNS = ("pingpong", "ring", "many_to_one", "all_pairs", "stencil")
 
 
@@ -79,28 +84,29 @@ def _parse(text: str) -> dict[str, float]:
     return out
 
 
-def smpi_hosts(tmp: Path) -> Path:
+def smpi_hosts(tmp: Path, n: int) -> Path:
     hf = tmp / "hosts.txt"
-    hf.write_text("".join(f"node-{i}\n" for i in range(64)))
+    hf.write_text("".join(f"node-{i}\n" for i in range(n)))
     return hf
 
 
-def run_smpi(binary: Path, hostfile: Path, np_: int, pattern: str, cfg: list[str]) -> tuple[dict, float, float]:
-    cmd = ["smpirun", "-np", str(np_), "-platform", str(XML), "-hostfile", str(hostfile),
+def run_smpi(binary: Path, hostfile: Path, np_: int, pattern: str, cfg: list[str], xml: Path) -> tuple[dict, float, float]:
+    cmd = ["smpirun", "-np", str(np_), "-platform", str(xml), "-hostfile", str(hostfile),
            "--cfg=smpi/host-speed:1Gf", "--cfg=smpi/simulate-computation:no",
            *[f"--cfg={c}" for c in cfg], str(binary), pattern]
     out, wall, rss = _run(cmd)
     return _parse(out), wall, rss
 
 
-def run_smpy(np_: int, pattern: str, cfg: list[str]) -> tuple[dict, float, float]:
-    cmd = [sys.executable, "-m", "smpy", "-q", "-np", str(np_), "--platform", str(YAML),
+def run_smpy(np_: int, pattern: str, cfg: list[str], yaml: Path) -> tuple[dict, float, float]:
+    cmd = [sys.executable, "-m", "smpy", "-q", "-np", str(np_), "--platform", str(yaml),
            "--cfg=smpi/simulate-computation:no", *[f"--cfg={c}" for c in cfg], str(HERE / "cases.py"), pattern]
     out, wall, rss = _run(cmd)
     return _parse(out), wall, rss
 
 
-def compare(nps: list[int], patterns: list[str], cfg: list[str], require: bool = False) -> list[tuple]:
+def compare(nps: list[int], patterns: list[str], cfg: list[str], require: bool = False,
+            platform: str = "cluster64") -> list[tuple]:
     if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
         msg = "SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev"
         if require:
@@ -113,13 +119,14 @@ def compare(nps: list[int], patterns: list[str], cfg: list[str], require: bool =
         binary = tmp / "cases"
         subprocess.run(["smpicc", "-O2", str(HERE / "cases.c"), "-o", str(binary)], check=True,
                        capture_output=True)
-        hostfile = smpi_hosts(tmp)
+        xml, yaml, nhosts = PLATFORMS[platform]
+        hostfile = smpi_hosts(tmp, nhosts)
         for np_ in nps:
             for pat in patterns:
                 if pat in ("pingpong",) and np_ < 2:
                     continue
-                ref, w_ref, m_ref = run_smpi(binary, hostfile, np_, pat, cfg)
-                got, w_got, m_got = run_smpy(np_, pat, cfg)
+                ref, w_ref, m_ref = run_smpi(binary, hostfile, np_, pat, cfg, xml)
+                got, w_got, m_got = run_smpy(np_, pat, cfg, yaml)
                 for case, t_ref in ref.items():
                     t_got = got.get(case, float("nan"))
                     rows.append((case, np_, t_ref, t_got, (t_got - t_ref) / t_ref, w_ref, w_got, m_ref, m_got))
@@ -131,12 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--np", nargs="+", type=int, default=[16, 64])
     ap.add_argument("--patterns", nargs="+", default=list(PATTERNS), choices=PATTERNS)
     ap.add_argument("--cfg", action="append", default=[], help="setting given to both emulators")
+    ap.add_argument("--platform", choices=sorted(PLATFORMS), default="cluster64")
     ap.add_argument("--require-smpi", action="store_true")
     ns = ap.parse_args(argv)
-    rows = compare(ns.np, ns.patterns, ns.cfg, ns.require_smpi)
+    rows = compare(ns.np, ns.patterns, ns.cfg, ns.require_smpi, ns.platform)
     if not rows:
         return 0
-    print(f"settings: {' '.join(ns.cfg) or '(defaults: network/model:SMPI)'}")
+    print(f"platform {ns.platform}; settings: {' '.join(ns.cfg) or '(defaults: network/model:SMPI)'}")
     print(f"{'case':<22}{'np':>6}{'SMPI (s)':>16}{'smpy (s)':>16}{'error':>10}"
           f"{'wall SMPI':>11}{'wall smpy':>11}{'RSS SMPI':>10}{'RSS smpy':>10}")
     for case, np_, a, b, e, wa, wb, ma, mb in rows:

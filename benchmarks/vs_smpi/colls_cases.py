@@ -1,0 +1,57 @@
+"""smpy side of the collective differential benchmark (twin of colls_cases.c).
+
+Usage: smpyrun -np N colls_cases.py <bcast|allreduce|alltoall|barrier> <label> <bytes>...
+"""
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+
+
+def p2p_barrier():
+    b = np.zeros(1, dtype=np.uint8)
+    if rank == 0:
+        for i in range(1, size):
+            comm.Recv([b, 0, MPI.BYTE], source=i, tag=99)
+        for i in range(1, size):
+            comm.Send([b, 0, MPI.BYTE], dest=i, tag=98)
+    else:
+        comm.Send([b, 0, MPI.BYTE], dest=0, tag=99)
+        comm.Recv([b, 0, MPI.BYTE], source=0, tag=98)
+
+
+def p2p_max(dt):
+    v = np.array([dt])
+    if rank != 0:
+        comm.Send([v, MPI.DOUBLE], dest=0, tag=97)
+        return dt
+    x = np.zeros(1)
+    for i in range(1, size):
+        comm.Recv([x, MPI.DOUBLE], source=i, tag=97)
+        v[0] = max(v[0], x[0])
+    return v[0]
+
+
+coll, label = sys.argv[1], sys.argv[2]
+for arg in sys.argv[3:]:
+    nbytes = int(arg)
+    n = nbytes // 8
+    total = n * size if coll == "alltoall" else n
+    s = rank + np.arange(total, dtype=np.float64)
+    r = np.zeros(total)
+    p2p_barrier()
+    t0 = MPI.Wtime()
+    if coll == "bcast":
+        comm.Bcast([s, n, MPI.DOUBLE], root=0)
+    elif coll == "allreduce":
+        comm.Allreduce([s, n, MPI.DOUBLE], [r, n, MPI.DOUBLE], op=MPI.SUM)
+    elif coll == "alltoall":
+        comm.Alltoall(s, r)  # whole arrays: n doubles per peer
+    elif coll == "barrier":
+        comm.Barrier()
+    worst = p2p_max(MPI.Wtime() - t0)
+    if rank == 0:
+        print(f"{coll}_{label}_{nbytes} {worst:.9e}")

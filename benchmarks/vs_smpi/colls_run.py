@@ -1,0 +1,108 @@
+"""Differential benchmark of collectives: simulated times under SimGrid SMPI and smpy with
+the same algorithm forced on both sides (``--cfg=smpi/<coll>:<algo>``), or the same
+selector (``ompi``, ``mpich``...).
+
+    python benchmarks/vs_smpi/colls_run.py                        # default set, np 8 16 64
+    python benchmarks/vs_smpi/colls_run.py --np 16 --colls bcast --algos binomial_tree NTSL
+    python benchmarks/vs_smpi/colls_run.py --cfg network/model:CM02 --cfg smpi/lat-factor:1 --cfg smpi/bw-factor:1
+
+Each case runs ``colls_cases.c`` (smpicc/smpirun on cluster64.xml) and its twin
+``colls_cases.py`` (smpy on examples/platforms/cluster64.yaml): a point-to-point barrier,
+one collective, the slowest rank's time. Prints both times and the relative error per
+(collective, algorithm, np, bytes). Exits 0 when SMPI is missing unless --require-smpi.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import run as base  # noqa: E402 - the p2p benchmark's runner (process handling, parsing)
+
+ALGOS = {
+    "bcast": ["binomial_tree", "flattree", "NTSL", "NTSB", "ompi_pipeline", "ompi_split_bintree",
+              "scatter_rdb_allgather", "scatter_LR_allgather", "ompi", "mpich"],
+    "allreduce": ["rdb", "lr", "rab_rdb", "redbcast", "ompi_ring_segmented", "ompi", "mpich"],
+    "alltoall": ["basic_linear", "pair", "ring", "bruck", "mvapich2_scatter_dest", "ompi", "mpich"],
+    "barrier": ["ompi_basic_linear", "ompi_bruck", "ompi_recursivedoubling", "ompi_tree", "ompi", "mpich"],
+}
+SIZES = {"bcast": [8, 65536, 1048576], "allreduce": [8, 65536, 1048576], "alltoall": [8, 4096, 65536],
+         "barrier": [0]}
+
+
+def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list[str],
+            require: bool = False) -> list[tuple]:
+    if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
+        msg = "SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev"
+        if require:
+            raise SystemExit(msg)
+        print(f"skipped: {msg}")
+        return []
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        binary = tmp / "colls_cases"
+        subprocess.run(["smpicc", "-O2", str(HERE / "colls_cases.c"), "-o", str(binary)], check=True,
+                       capture_output=True)
+        hostfile = base.smpi_hosts(tmp)
+        for np_ in nps:
+            for coll in colls:
+                for algo in (algos or ALGOS[coll]):
+                    if algo not in ALGOS[coll] and algos is None:
+                        continue
+                    forced = [f"smpi/coll-selector:{algo}"] if algo in ("ompi", "mpich", "default") \
+                        else [f"smpi/{coll}:{algo}"]
+                    args = [coll, algo, *map(str, SIZES[coll])]
+                    ref, w_ref, _ = _smpi(binary, hostfile, np_, args, cfg + forced)
+                    got, w_got, _ = _smpy(np_, args, cfg + forced)
+                    for case, t_ref in ref.items():
+                        t_got = got.get(case, float("nan"))
+                        err = (t_got - t_ref) / t_ref if t_ref else float("nan")
+                        rows.append((case, np_, t_ref, t_got, err, w_ref, w_got))
+    return rows
+
+
+def _smpi(binary: Path, hostfile: Path, np_: int, args: list[str], cfg: list[str]):
+    cmd = ["smpirun", "-np", str(np_), "-platform", str(base.XML), "-hostfile", str(hostfile),
+           "--cfg=smpi/host-speed:1Gf", "--cfg=smpi/simulate-computation:no",
+           *[f"--cfg={c}" for c in cfg], str(binary), *args]
+    out, wall, rss = base._run(cmd)
+    return base._parse(out), wall, rss
+
+
+def _smpy(np_: int, args: list[str], cfg: list[str]):
+    cmd = [sys.executable, "-m", "smpy", "-q", "-np", str(np_), "--platform", str(base.YAML),
+           "--cfg=smpi/simulate-computation:no", *[f"--cfg={c}" for c in cfg],
+           str(HERE / "colls_cases.py"), *args]
+    out, wall, rss = base._run(cmd)
+    return base._parse(out), wall, rss
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--np", nargs="+", type=int, default=[8, 16, 64])
+    ap.add_argument("--colls", nargs="+", default=list(ALGOS), choices=list(ALGOS))
+    ap.add_argument("--algos", nargs="+", default=None, help="algorithms (or selectors) to force")
+    ap.add_argument("--cfg", action="append", default=[], help="setting given to both emulators")
+    ap.add_argument("--require-smpi", action="store_true")
+    ns = ap.parse_args(argv)
+    rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi)
+    if not rows:
+        return 0
+    print(f"settings: {' '.join(ns.cfg) or '(defaults: network/model:SMPI)'}")
+    print(f"{'case':<44}{'np':>5}{'SMPI (s)':>16}{'smpy (s)':>16}{'error':>10}{'wall SMPI':>11}{'wall smpy':>11}")
+    for case, np_, a, b, e, wa, wb in rows:
+        print(f"{case:<44}{np_:>5}{a:>16.9e}{b:>16.9e}{e * 100:>9.3f}%{wa:>10.2f}s{wb:>10.2f}s")
+    errs = sorted(abs(r[4]) for r in rows if r[4] == r[4])
+    print(f"\n{len(rows)} cases: median |error| {errs[len(errs) // 2] * 100:.3f}%, max {errs[-1] * 100:.3f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
