@@ -19,11 +19,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import run as base  # noqa: E402 - the p2p benchmark's runner (process handling, parsing)
+ROOT = HERE.parent.parent
+XML = HERE / "cluster64.xml"
+YAML = ROOT / "examples" / "platforms" / "cluster64.yaml"
 
 ALGOS = {
     "bcast": ["binomial_tree", "flattree", "NTSL", "NTSB", "ompi_pipeline", "ompi_split_bintree",
@@ -37,7 +39,7 @@ SIZES = {"bcast": [8, 65536, 1048576], "allreduce": [8, 65536, 1048576], "alltoa
 
 
 def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list[str],
-            require: bool = False) -> list[tuple]:
+            require: bool = False, batch: bool = False) -> list[tuple]:
     if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
         msg = "SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev"
         if require:
@@ -50,38 +52,61 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
         binary = tmp / "colls_cases"
         subprocess.run(["smpicc", "-O2", str(HERE / "colls_cases.c"), "-o", str(binary)], check=True,
                        capture_output=True)
-        hostfile = base.smpi_hosts(tmp)
+        hostfile = tmp / "hosts.txt"
+        hostfile.write_text("".join(f"node-{i}\n" for i in range(64)))
         for np_ in nps:
             for coll in colls:
                 for algo in (algos or ALGOS[coll]):
                     if algo not in ALGOS[coll] and algos is None:
                         continue
+                    # a forced algorithm runs under the ompi selector on both sides, so that the
+                    # collectives it calls (redbcast: reduce + bcast) are the same too (SMPI's
+                    # own default selector is "default", smpy's is "ompi")
                     forced = [f"smpi/coll-selector:{algo}"] if algo in ("ompi", "mpich", "default") \
-                        else [f"smpi/{coll}:{algo}"]
-                    args = [coll, algo, *map(str, SIZES[coll])]
-                    ref, w_ref, _ = _smpi(binary, hostfile, np_, args, cfg + forced)
-                    got, w_got, _ = _smpy(np_, args, cfg + forced)
-                    for case, t_ref in ref.items():
-                        t_got = got.get(case, float("nan"))
-                        err = (t_got - t_ref) / t_ref if t_ref else float("nan")
-                        rows.append((case, np_, t_ref, t_got, err, w_ref, w_got))
+                        else ["smpi/coll-selector:ompi", f"smpi/{coll}:{algo}"]
+                    # one process per size: SimGrid's SMP_linear (split_bintree's fallback for
+                    # small messages) leaves unmatched messages behind on one-rank nodes, which
+                    # then derail the next collective of the same process
+                    groups = [SIZES[coll]] if batch else [[n] for n in SIZES[coll]]
+                    for sizes in groups:
+                        args = [coll, algo, *map(str, sizes)]
+                        ref, w_ref = _smpi(binary, hostfile, np_, args, cfg + forced)
+                        got, w_got = _smpy(np_, args, cfg + forced)
+                        for case, t_ref in ref.items():
+                            t_got = got.get(case, float("nan"))
+                            err = (t_got - t_ref) / t_ref if t_ref else float("nan")
+                            rows.append((case, np_, t_ref, t_got, err, w_ref, w_got))
     return rows
 
 
+def _run(cmd: list[str]) -> tuple[dict[str, float], float]:
+    """Run ``cmd``; return its "<case> <seconds>" lines and the wall time."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    out = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            try:
+                out[parts[0]] = float(parts[1])
+            except ValueError:
+                pass
+    return out, wall
+
+
 def _smpi(binary: Path, hostfile: Path, np_: int, args: list[str], cfg: list[str]):
-    cmd = ["smpirun", "-np", str(np_), "-platform", str(base.XML), "-hostfile", str(hostfile),
-           "--cfg=smpi/host-speed:1Gf", "--cfg=smpi/simulate-computation:no",
-           *[f"--cfg={c}" for c in cfg], str(binary), *args]
-    out, wall, rss = base._run(cmd)
-    return base._parse(out), wall, rss
+    return _run(["smpirun", "-np", str(np_), "-platform", str(XML), "-hostfile", str(hostfile),
+                 "--cfg=smpi/host-speed:1Gf", "--cfg=smpi/simulate-computation:no",
+                 *[f"--cfg={c}" for c in cfg], str(binary), *args])
 
 
 def _smpy(np_: int, args: list[str], cfg: list[str]):
-    cmd = [sys.executable, "-m", "smpy", "-q", "-np", str(np_), "--platform", str(base.YAML),
-           "--cfg=smpi/simulate-computation:no", *[f"--cfg={c}" for c in cfg],
-           str(HERE / "colls_cases.py"), *args]
-    out, wall, rss = base._run(cmd)
-    return base._parse(out), wall, rss
+    return _run([sys.executable, "-m", "smpy", "-q", "-np", str(np_), "--platform", str(YAML),
+                 "--cfg=smpi/simulate-computation:no", *[f"--cfg={c}" for c in cfg],
+                 str(HERE / "colls_cases.py"), *args])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,8 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--algos", nargs="+", default=None, help="algorithms (or selectors) to force")
     ap.add_argument("--cfg", action="append", default=[], help="setting given to both emulators")
     ap.add_argument("--require-smpi", action="store_true")
+    ap.add_argument("--batch", action="store_true", help="all sizes in one run per case (faster)")
     ns = ap.parse_args(argv)
-    rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi)
+    rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi, ns.batch)
     if not rows:
         return 0
     print(f"settings: {' '.join(ns.cfg) or '(defaults: network/model:SMPI)'}")

@@ -1,18 +1,26 @@
-"""Buffer (uppercase) collectives: pack send buffers, run the algorithm, unpack results.
+"""Buffer (uppercase) collectives: pack the send buffers, run the selected algorithm, unpack.
 
 Specs are the facade's parsed buffer specifications (duck-typed: ``mem``, ``offset``,
 ``count``, ``datatype`` with ``pack``/``unpack``/``size``/``extent``; vector specs add
 ``counts``/``displs``). ``None`` as a send spec means ``MPI.IN_PLACE``.
+
+Every function takes ``nb``: False runs the collective now; True starts it in a helper
+actor and returns a :class:`~smpy.colls.nonblocking.CollRequest` (MPI_Ibcast...), the
+receive buffer being written when the schedule completes. Send buffers are packed at
+call time, as MPI lets a library do.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from smpy.colls import basic
+from smpy.colls.core import op_reduction
+from smpy.colls.nonblocking import start
+from smpy.colls.selectors import Query
 from smpy.runtime import errors
 
 if TYPE_CHECKING:
+    from smpy.colls.core import Ctx
     from smpy.runtime.comm import CommImpl
     from smpy.runtime.world import Process
 
@@ -35,75 +43,8 @@ def _block(spec: Any, i: int, per: int) -> int:
     return spec.offset + i * per * spec.datatype.extent
 
 
-def _combiner(op: Any, count: int, dt: Any):
-    def combine(a: bytes, b: bytes) -> bytes:
-        out = bytearray(b)
-        op.apply(a, out, count, dt)
-        return bytes(out)
-    return combine
-
-
-def bcast(proc: Process, comm: CommImpl, spec: Any, root: int) -> None:
-    me = comm.rank_of[proc.rank]
-    data = pack(spec) if me == root else None
-    data = basic.bcast(proc, comm, root, data, len(data) if data is not None else 0)
-    if me != root:
-        unpack(spec, data, call="MPI_Bcast")
-
-
-def reduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, root: int,
-           call: str = "MPI_Reduce") -> None:
-    me = comm.rank_of[proc.rank]
-    src = sspec if sspec is not None else rspec
-    data = pack(src)
-    res = basic.reduce(proc, comm, root, data, len(data), _combiner(op, src.count, src.datatype),
-                       op.commutative, call)
-    if me == root:
-        unpack(rspec, res, call=call)
-
-
-def allreduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any) -> None:
-    src = sspec if sspec is not None else rspec
-    data = pack(src)
-    res = basic.allreduce(proc, comm, data, len(data), _combiner(op, src.count, src.datatype), op.commutative)
-    unpack(rspec, res, call="MPI_Allreduce")
-
-
-def scan(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, exclusive: bool) -> None:
-    src = sspec if sspec is not None else rspec
-    data = pack(src)
-    res = basic.scan(proc, comm, data, len(data), _combiner(op, src.count, src.datatype), exclusive,
-                     "MPI_Exscan" if exclusive else "MPI_Scan")
-    if res is not None:
-        unpack(rspec, res, call="MPI_Scan")
-
-
-def gather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int) -> None:
-    me = comm.rank_of[proc.rank]
-    size = comm.size
-    if me == root:
-        per = rspec.count // size
-        data = pack(rspec, per, _block(rspec, me, per)) if sspec is None else pack(sspec)
-    else:
-        data = pack(sspec)
-    blocks = basic.gather(proc, comm, root, data, len(data))
-    if blocks is not None:
-        for i, b in enumerate(blocks):
-            if i != me or sspec is not None:
-                unpack(rspec, b, _block(rspec, i, per), per, "MPI_Gather")
-
-
-def gatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, root: int) -> None:
-    me = comm.rank_of[proc.rank]
-    if sspec is None:
-        data = rvec.datatype.pack(rvec.mem, rvec.displs[me] * rvec.datatype.extent, rvec.counts[me])
-    else:
-        data = pack(sspec)
-    blocks = basic.gather(proc, comm, root, data, len(data), "MPI_Gatherv")
-    if blocks is not None:
-        for i, b in enumerate(blocks):
-            if i != me or sspec is not None:
-                _unpack_vec(rvec, i, b, "MPI_Gatherv")
+def _pack_vec(vec: Any, i: int) -> bytes:
+    return vec.datatype.pack(vec.mem, vec.displs[i] * vec.datatype.extent, vec.counts[i])
 
 
 def _unpack_vec(vec: Any, i: int, data: bytes, call: str) -> None:
@@ -115,65 +56,223 @@ def _unpack_vec(vec: Any, i: int, data: bytes, call: str) -> None:
         dt.unpack(data, vec.mem, vec.displs[i] * dt.extent, len(data) // dt.size)
 
 
-def _pack_vec(vec: Any, i: int) -> bytes:
-    return vec.datatype.pack(vec.mem, vec.displs[i] * vec.datatype.extent, vec.counts[i])
-
-
-def scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int) -> None:
+# -- one-to-all, all-to-one -------------------------------------------------------------------
+def bcast(proc: Process, comm: CommImpl, spec: Any, root: int, nb: bool = False) -> Any:
     me = comm.rank_of[proc.rank]
-    size = comm.size
-    blocks = nbytes = None
+    data = pack(spec) if me == root else None
+    nbytes, elem = spec.count * spec.datatype.size, spec.datatype.size
+
+    def work(ctx: Ctx) -> None:
+        out = ctx.sel.run("bcast", ctx, root, data, nbytes, elem)
+        if me != root:
+            unpack(spec, out, call="MPI_Bcast")
+
+    return start(proc, comm, "MPI_Ibcast" if nb else "MPI_Bcast", work, nb)
+
+
+def reduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, root: int,
+           call: str = "MPI_Reduce", nb: bool = False) -> Any:
+    me = comm.rank_of[proc.rank]
+    src = sspec if sspec is not None else rspec
+    data = pack(src)
+    red = op_reduction(op, src.datatype)
+
+    def work(ctx: Ctx) -> None:
+        res = ctx.sel.run("reduce", ctx, root, data, red)
+        if me == root:
+            unpack(rspec, res, call=call)
+
+    return start(proc, comm, "MPI_Ireduce" if nb else call, work, nb)
+
+
+def allreduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, nb: bool = False) -> Any:
+    src = sspec if sspec is not None else rspec
+    data = pack(src)
+    red = op_reduction(op, src.datatype)
+
+    def work(ctx: Ctx) -> None:
+        unpack(rspec, ctx.sel.run("allreduce", ctx, data, red), call="MPI_Allreduce")
+
+    return start(proc, comm, "MPI_Iallreduce" if nb else "MPI_Allreduce", work, nb)
+
+
+def scan(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, exclusive: bool, nb: bool = False) -> Any:
+    src = sspec if sspec is not None else rspec
+    data = pack(src)
+    red = op_reduction(op, src.datatype)
+    family = "exscan" if exclusive else "scan"
+    call = ("MPI_Iexscan" if nb else "MPI_Exscan") if exclusive else ("MPI_Iscan" if nb else "MPI_Scan")
+
+    def work(ctx: Ctx) -> None:
+        res = ctx.sel.run(family, ctx, data, red)
+        if res is not None:
+            unpack(rspec, res, call=call)
+
+    return start(proc, comm, call, work, nb)
+
+
+def reduce_scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, counts: list[int], op: Any,
+                   block: bool = False, nb: bool = False) -> Any:
+    """MPI_Reduce_scatter (``counts`` per rank) or _block; IN_PLACE: the whole vector is in
+    ``rspec`` on input (its first ``counts[me]`` elements get the result)."""
+    me = comm.rank_of[proc.rank]
+    total = sum(counts)
+    if sspec is None:
+        data = rspec.datatype.pack(rspec.mem, rspec.offset, total)
+        dt = rspec.datatype
+    else:
+        data, dt = pack(sspec, total), sspec.datatype
+    red = op_reduction(op, dt)
+    name = "MPI_Reduce_scatter_block" if block else "MPI_Reduce_scatter"
+    call = name.replace("MPI_", "MPI_I") if nb else name
+
+    def work(ctx: Ctx) -> None:
+        unpack(rspec, ctx.sel.run("reduce_scatter", ctx, data, list(counts), red), capacity=max(rspec.count, counts[me]),
+               call=call)
+
+    return start(proc, comm, call, work, nb)
+
+
+def gather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb: bool = False) -> Any:
+    me, size = comm.rank_of[proc.rank], comm.size
+    per = rspec.count // size if me == root else 0
+    if me == root and sspec is None:
+        data = pack(rspec, per, _block(rspec, me, per))
+    else:
+        data = pack(sspec)
+    elem = (sspec if sspec is not None else rspec).datatype.size
+    call = "MPI_Igather" if nb else "MPI_Gather"
+
+    def work(ctx: Ctx) -> None:
+        blocks = ctx.sel.run("gather", ctx, root, data, elem)
+        if blocks is not None:
+            for i, b in enumerate(blocks):
+                if i != me or sspec is not None:
+                    unpack(rspec, b, _block(rspec, i, per), per, call)
+
+    return start(proc, comm, call, work, nb)
+
+
+def gatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, root: int, nb: bool = False) -> Any:
+    me = comm.rank_of[proc.rank]
+    data = _pack_vec(rvec, me) if sspec is None else pack(sspec)
+    elem = (sspec if sspec is not None else rvec).datatype.size
+    call = "MPI_Igatherv" if nb else "MPI_Gatherv"
+
+    def work(ctx: Ctx) -> None:
+        blocks = ctx.sel.run("gatherv", ctx, root, data, elem)
+        if blocks is not None:
+            for i, b in enumerate(blocks):
+                if i != me or sspec is not None:
+                    _unpack_vec(rvec, i, b, call)
+
+    return start(proc, comm, call, work, nb)
+
+
+def scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb: bool = False) -> Any:
+    me, size = comm.rank_of[proc.rank], comm.size
+    blocks = None
     if me == root:
         per = sspec.count // size
         blocks = [pack(sspec, per, _block(sspec, i, per)) for i in range(size)]
-        nbytes = [len(b) for b in blocks]
-    data = basic.scatter(proc, comm, root, blocks, nbytes)
-    if rspec is not None:
-        unpack(rspec, data, call="MPI_Scatter")
+        elem, nbytes = sspec.datatype.size, per * sspec.datatype.size
+    else:
+        elem, nbytes = rspec.datatype.size, rspec.count * rspec.datatype.size
+    call = "MPI_Iscatter" if nb else "MPI_Scatter"
+
+    def work(ctx: Ctx) -> None:
+        data = ctx.sel.run("scatter", ctx, root, blocks, elem, q=Query(size, nbytes))
+        if rspec is not None:
+            unpack(rspec, data, call=call)
+
+    return start(proc, comm, call, work, nb)
 
 
-def scatterv(proc: Process, comm: CommImpl, svec: Any, rspec: Any, root: int) -> None:
+def scatterv(proc: Process, comm: CommImpl, svec: Any, rspec: Any, root: int, nb: bool = False) -> Any:
     me = comm.rank_of[proc.rank]
-    blocks = nbytes = None
-    if me == root:
-        blocks = [_pack_vec(svec, i) for i in range(comm.size)]
-        nbytes = [len(b) for b in blocks]
-    data = basic.scatter(proc, comm, root, blocks, nbytes, "MPI_Scatterv")
-    if rspec is not None:
-        unpack(rspec, data, call="MPI_Scatterv")
+    blocks = [_pack_vec(svec, i) for i in range(comm.size)] if me == root else None
+    elem = (svec.datatype if me == root else rspec.datatype).size
+    call = "MPI_Iscatterv" if nb else "MPI_Scatterv"
+
+    def work(ctx: Ctx) -> None:
+        data = ctx.sel.run("scatterv", ctx, root, blocks, elem, q=Query(comm.size, 0))
+        if rspec is not None:
+            unpack(rspec, data, call=call)
+
+    return start(proc, comm, call, work, nb)
 
 
-def allgather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any) -> None:
-    me = comm.rank_of[proc.rank]
-    per = rspec.count // comm.size
+# -- all-to-all -----------------------------------------------------------------------------
+def allgather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, nb: bool = False) -> Any:
+    me, size = comm.rank_of[proc.rank], comm.size
+    per = rspec.count // size
     data = pack(rspec, per, _block(rspec, me, per)) if sspec is None else pack(sspec)
-    blocks = basic.allgather(proc, comm, data, len(data))
-    for i, b in enumerate(blocks):
-        unpack(rspec, b, _block(rspec, i, per), per, "MPI_Allgather")
+    elem = rspec.datatype.size
+    call = "MPI_Iallgather" if nb else "MPI_Allgather"
+
+    def work(ctx: Ctx) -> None:
+        blocks = ctx.sel.run("allgather", ctx, data, [len(data)] * size, elem)
+        for i, b in enumerate(blocks):
+            unpack(rspec, b, _block(rspec, i, per), per, call)
+
+    return start(proc, comm, call, work, nb)
 
 
-def allgatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any) -> None:
+def allgatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, nb: bool = False) -> Any:
     me = comm.rank_of[proc.rank]
     data = _pack_vec(rvec, me) if sspec is None else pack(sspec)
-    blocks = basic.allgather(proc, comm, data, len(data), "MPI_Allgatherv")
-    for i, b in enumerate(blocks):
-        _unpack_vec(rvec, i, b, "MPI_Allgatherv")
+    elem = rvec.datatype.size
+    sizes = [c * elem for c in rvec.counts]
+    call = "MPI_Iallgatherv" if nb else "MPI_Allgatherv"
+
+    def work(ctx: Ctx) -> None:
+        blocks = ctx.sel.run("allgatherv", ctx, data, sizes, elem)
+        for i, b in enumerate(blocks):
+            _unpack_vec(rvec, i, b, call)
+
+    return start(proc, comm, call, work, nb)
 
 
-def alltoall(proc: Process, comm: CommImpl, sspec: Any, rspec: Any) -> None:
+def alltoall(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, nb: bool = False) -> Any:
     size = comm.size
     src = sspec if sspec is not None else rspec
     per = src.count // size
     blocks = [pack(src, per, _block(src, i, per)) for i in range(size)]
-    out = basic.alltoall(proc, comm, blocks, [len(b) for b in blocks])
     rper = rspec.count // size
-    for i, b in enumerate(out):
-        unpack(rspec, b, _block(rspec, i, rper), rper, "MPI_Alltoall")
+    call = "MPI_Ialltoall" if nb else "MPI_Alltoall"
+
+    def work(ctx: Ctx) -> None:
+        out = ctx.sel.run("alltoall", ctx, blocks)
+        for i, b in enumerate(out):
+            unpack(rspec, b, _block(rspec, i, rper), rper, call)
+
+    return start(proc, comm, call, work, nb)
 
 
-def alltoallv(proc: Process, comm: CommImpl, svec: Any, rvec: Any) -> None:
+def alltoallv(proc: Process, comm: CommImpl, svec: Any, rvec: Any, nb: bool = False) -> Any:
     src = svec if svec is not None else rvec
     blocks = [_pack_vec(src, i) for i in range(comm.size)]
-    out = basic.alltoall(proc, comm, blocks, [len(b) for b in blocks], "MPI_Alltoallv")
-    for i, b in enumerate(out):
-        _unpack_vec(rvec, i, b, "MPI_Alltoallv")
+    call = "MPI_Ialltoallv" if nb else "MPI_Alltoallv"
+
+    def work(ctx: Ctx) -> None:
+        for i, b in enumerate(ctx.sel.run("alltoallv", ctx, blocks)):
+            _unpack_vec(rvec, i, b, call)
+
+    return start(proc, comm, call, work, nb)
+
+
+def alltoallw(proc: Process, comm: CommImpl, sblocks: list[bytes], unpackers: list[Any], nb: bool = False) -> Any:
+    """MPI_Alltoallw: ``sblocks[j]`` is packed for rank j (its own datatype);
+    ``unpackers[i](data)`` stores the block from rank i (and checks truncation)."""
+    call = "MPI_Ialltoallw" if nb else "MPI_Alltoallw"
+
+    def work(ctx: Ctx) -> None:
+        for i, b in enumerate(ctx.sel.run("alltoallw", ctx, list(sblocks))):
+            unpackers[i](b)
+
+    return start(proc, comm, call, work, nb)
+
+
+def barrier(proc: Process, comm: CommImpl, nb: bool = False) -> Any:
+    return start(proc, comm, "MPI_Ibarrier" if nb else "MPI_Barrier", lambda ctx: ctx.sel.run("barrier", ctx), nb)
+

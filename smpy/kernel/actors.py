@@ -69,7 +69,10 @@ class Actor:
         self.end_time = -1.0
 
     def start(self) -> Actor:
-        self.glet = greenlet.greenlet(self._main, parent=greenlet.getcurrent())
+        # parent = the maestro, also when a running actor starts another one
+        running = _current
+        parent = running.glet.parent if running is not None else greenlet.getcurrent()
+        self.glet = greenlet.greenlet(self._main, parent=parent)
         self.engine.add_actor(self)
         return self
 

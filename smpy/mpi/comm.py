@@ -490,6 +490,118 @@ class Comm:
     def Get_group(self):  # noqa: D102 - arrives with the faithful-MPI issue
         raise NotImplementedError("MPI groups arrive with the faithful-MPI issue (#5)")
 
+    # -- non-blocking collectives: the selected algorithm runs in a helper actor -----------
+    @mpicall
+    def Ibarrier(self) -> Request:
+        return Request._wrap(bcoll.barrier(proc(), self._impl, nb=True))
+
+    @mpicall
+    def Ibcast(self, buf: Any, root: int = 0) -> Request:
+        impl, pr = self._impl, proc()
+        p2p.check_root(impl, root, "MPI_Ibcast")
+        spec = msgspec.parse_send(buf) if impl.rank_of[pr.rank] == root else msgspec.parse_recv(buf)
+        return Request._wrap(bcoll.bcast(pr, impl, spec, root, nb=True))
+
+    @mpicall
+    def Ireduce(self, sendbuf: Any, recvbuf: Any, op: Op = SUM, root: int = 0) -> Request:
+        impl, pr = self._impl, proc()
+        p2p.check_root(impl, root, "MPI_Ireduce")
+        is_root = impl.rank_of[pr.rank] == root
+        sspec = _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf)
+        rspec = msgspec.parse_recv(recvbuf) if is_root else None
+        return Request._wrap(bcoll.reduce(pr, impl, sspec, rspec, op._impl, root, "MPI_Ireduce", nb=True))
+
+    @mpicall
+    def Iallreduce(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> Request:
+        return Request._wrap(bcoll.allreduce(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+                                             op._impl, nb=True))
+
+    @mpicall
+    def Iscan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> Request:
+        return Request._wrap(bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+                                        op._impl, False, nb=True))
+
+    @mpicall
+    def Iexscan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> Request:
+        return Request._wrap(bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+                                        op._impl, True, nb=True))
+
+    @mpicall
+    def Igather(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
+        impl, pr = self._impl, proc()
+        p2p.check_root(impl, root, "MPI_Igather")
+        is_root = impl.rank_of[pr.rank] == root
+        return Request._wrap(bcoll.gather(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf),
+                                          msgspec.parse_recv(recvbuf) if is_root else None, root, nb=True))
+
+    @mpicall
+    def Igatherv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
+        impl, pr = self._impl, proc()
+        p2p.check_root(impl, root, "MPI_Igatherv")
+        is_root = impl.rank_of[pr.rank] == root
+        rvec = msgspec.parse_vector(recvbuf, impl.size, False) if is_root else None
+        sspec = _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf)
+        return Request._wrap(bcoll.gatherv(pr, impl, sspec, rvec, root, nb=True))
+
+    @mpicall
+    def Iscatter(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
+        impl, pr = self._impl, proc()
+        p2p.check_root(impl, root, "MPI_Iscatter")
+        is_root = impl.rank_of[pr.rank] == root
+        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        return Request._wrap(bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root,
+                                           nb=True))
+
+    @mpicall
+    def Iscatterv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
+        impl, pr = self._impl, proc()
+        p2p.check_root(impl, root, "MPI_Iscatterv")
+        is_root = impl.rank_of[pr.rank] == root
+        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        svec = msgspec.parse_vector(sendbuf, impl.size, True) if is_root else None
+        return Request._wrap(bcoll.scatterv(pr, impl, svec, rspec, root, nb=True))
+
+    @mpicall
+    def Iallgather(self, sendbuf: Any, recvbuf: Any) -> Request:
+        return Request._wrap(bcoll.allgather(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+                                             nb=True))
+
+    @mpicall
+    def Iallgatherv(self, sendbuf: Any, recvbuf: Any) -> Request:
+        impl = self._impl
+        rvec = msgspec.parse_vector(recvbuf, impl.size, False)
+        return Request._wrap(bcoll.allgatherv(proc(), impl, _in_place(sendbuf), rvec, nb=True))
+
+    @mpicall
+    def Ialltoall(self, sendbuf: Any, recvbuf: Any) -> Request:
+        return Request._wrap(bcoll.alltoall(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+                                            nb=True))
+
+    @mpicall
+    def Ialltoallv(self, sendbuf: Any, recvbuf: Any) -> Request:
+        impl = self._impl
+        svec = None if sendbuf is msgspec.IN_PLACE else msgspec.parse_vector(sendbuf, impl.size, True)
+        rvec = msgspec.parse_vector(recvbuf, impl.size, False)
+        return Request._wrap(bcoll.alltoallv(proc(), impl, svec, rvec, nb=True))
+
+    @mpicall
+    def Ireduce_scatter_block(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> Request:
+        impl = self._impl
+        in_place = msgspec.is_in_place(sendbuf)
+        rspec = msgspec.parse_recv(recvbuf, impl.size if in_place else 1)
+        sspec = None if in_place else msgspec.parse_send(sendbuf, impl.size)
+        return Request._wrap(bcoll.reduce_scatter(proc(), impl, sspec, rspec, [rspec.count] * impl.size, op._impl,
+                                                  block=True, nb=True))
+
+    @mpicall
+    def Ireduce_scatter(self, sendbuf: Any, recvbuf: Any, recvcounts: Any = None, op: Op = SUM) -> Request:
+        impl, pr = self._impl, proc()
+        sspec, rspec = _in_place(sendbuf), msgspec.parse_recv(recvbuf)
+        if recvcounts is None:  # mpi4py allgathers the receive counts first (MPI_COUNT each)
+            recvcounts = [c for (c,) in _allgather_raw(pr, impl, (rspec.count,), 8, "MPI_Allgather")]
+        counts = [int(c) for c in recvcounts]
+        return Request._wrap(bcoll.reduce_scatter(pr, impl, sspec, rspec, counts, op._impl, nb=True))
+
 
 def _commutes(op: Any) -> bool:
     impl = getattr(op, "_impl", None)

@@ -1,0 +1,221 @@
+"""What every collective algorithm is written with: a per-call context that sends and
+receives payloads on the communicator's collective channel, and payload helpers.
+
+Payloads
+--------
+Algorithms move *payloads*, never user buffers:
+
+* ``bytes`` — packed buffer data (buffer collectives) or pickled objects (the lowercase
+  ones, as MPI_BYTE). Segmented algorithms slice them at element boundaries (``elem``
+  bytes per element, the datatype's size), exactly where MPI would cut a segment.
+* :class:`Blob` — an opaque item with an explicit wire size (e.g. the ``(color, key)``
+  triples of ``Comm.Split``); block algorithms move it without looking inside.
+* tuples of the above — several blocks travelling in one message (Bruck, binomial gather).
+
+The wire size of a message is :func:`wire` of its payload; the runtime adds the 16-byte
+envelope. Received payloads may be shared with the sender: they are never mutated.
+
+Reductions
+----------
+A :class:`Reduction` wraps ``combine(a, b) = a op b`` where ``a`` comes from lower ranks
+than ``b`` (so non-commutative ops stay exact), plus ``commutative`` and ``elem``.
+
+Tags and concurrency
+--------------------
+Every collective call gets a sequence number per (communicator, rank), drawn when the
+call is *issued* (so non-blocking collectives, whose schedule runs later in a helper
+actor, still agree across ranks, as MPI requires collectives to be issued in the same
+order). Its messages use tags ``seq * 2**40 + sub * 2**32 + t``: ``t`` is the
+algorithm's own tag offset (segment number, step...), ``sub`` separates nested
+collectives (``ctx.sub(k)``, e.g. the reduce and the bcast of ``redbcast``). Tags live
+on the collective channel, so user traffic (even ``ANY_TAG``) never matches them.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from smpy.runtime import p2p
+from smpy.runtime.constants import COLL
+
+if TYPE_CHECKING:
+    from smpy.runtime.comm import CommImpl
+    from smpy.runtime.p2p import Request
+    from smpy.runtime.world import Process
+
+_SEQ_SHIFT = 40
+_SUB_SHIFT = 32
+
+Combine = Callable[[bytes, bytes], bytes]
+
+
+class Blob:
+    """An opaque payload item of ``nbytes`` bytes on the wire."""
+
+    __slots__ = ("obj", "nbytes")
+
+    def __init__(self, obj: Any, nbytes: int) -> None:
+        self.obj = obj
+        self.nbytes = nbytes
+
+    def __repr__(self) -> str:
+        return f"Blob({self.obj!r}, {self.nbytes})"
+
+
+def wire(x: Any) -> int:
+    """Bytes on the wire for payload ``x`` (envelope excluded)."""
+    t = type(x)
+    if t is bytes or t is bytearray:
+        return len(x)
+    if x is None:
+        return 0
+    if t is tuple or t is list:
+        return sum(wire(i) for i in x)
+    if t is Blob:
+        return x.nbytes
+    return len(x)
+
+
+class Reduction:
+    """``combine(a, b) = a op b`` on packed bytes (``a`` from lower ranks), ``elem`` bytes
+    per element, and whether the op commutes."""
+
+    __slots__ = ("combine", "commutative", "elem")
+
+    def __init__(self, combine: Combine, commutative: bool, elem: int) -> None:
+        self.combine = combine
+        self.commutative = commutative
+        self.elem = max(1, elem)
+
+    def __call__(self, a: bytes, b: bytes) -> bytes:
+        return self.combine(a, b)
+
+
+def op_reduction(op: Any, datatype: Any) -> Reduction:
+    """A :class:`Reduction` for a runtime ``OpImpl`` on packed ``datatype`` elements."""
+    size = datatype.size
+
+    def combine(a: bytes, b: bytes) -> bytes:
+        out = bytearray(b)
+        if a:
+            op.apply(a, out, len(a) // size if size else 0, datatype)
+        return bytes(out)
+
+    return Reduction(combine, bool(op.commutative), size)
+
+
+# -- per-call sequence numbers ------------------------------------------------------------
+_seqs: weakref.WeakKeyDictionary[CommImpl, list[int]] = weakref.WeakKeyDictionary()
+
+
+def next_seq(comm: CommImpl, me: int) -> int:
+    seqs = _seqs.get(comm)
+    if seqs is None:
+        seqs = _seqs[comm] = [0] * comm.size
+    s = seqs[me] = seqs[me] + 1
+    return s
+
+
+class Ctx:
+    """One rank's view of one collective call: who it is, where to talk, which tags."""
+
+    __slots__ = ("proc", "comm", "me", "size", "call", "tag", "sel")
+
+    def __init__(self, proc: Process, comm: CommImpl, call: str, tag: int, sel: Any) -> None:
+        self.proc = proc
+        self.comm = comm
+        self.me = comm.rank_of[proc.rank]
+        self.size = comm.size
+        self.call = call
+        self.tag = tag
+        #: the selection in force (dispatch.Selection), for algorithms that call other
+        #: collectives "as selected" (SimGrid's colls::bcast inside an algorithm)
+        self.sel = sel
+
+    @classmethod
+    def start(cls, proc: Process, comm: CommImpl, call: str, sel: Any) -> Ctx:
+        """The context of a new top-level collective call (draws its sequence number)."""
+        seq = next_seq(comm, comm.rank_of[proc.rank])
+        return cls(proc, comm, call, seq << _SEQ_SHIFT, sel)
+
+    def sub(self, k: int) -> Ctx:
+        """A context for the ``k``-th nested collective of this call (same comm)."""
+        return Ctx(self.proc, self.comm, self.call, self.tag + ((k + 1) << _SUB_SHIFT), self.sel)
+
+    def on(self, comm: CommImpl, k: int) -> Ctx:
+        """A context for a nested collective on another communicator (SMP sub-comms)."""
+        return Ctx(self.proc, comm, self.call, self.tag + ((k + 1) << _SUB_SHIFT), self.sel)
+
+    # -- point-to-point, SimGrid's Request::send/recv/isend/irecv/sendrecv -----------------
+    def isend(self, data: Any, dest: int, t: int = 0) -> Request:
+        return p2p.isend(self.proc, self.comm, COLL, data, wire(data), dest, self.tag + t, self.call)
+
+    def send(self, data: Any, dest: int, t: int = 0) -> None:
+        req = p2p.isend(self.proc, self.comm, COLL, data, wire(data), dest, self.tag + t, self.call,
+                        blocking=True)
+        if req.state == 0:
+            p2p.wait(self.proc, req)
+
+    def irecv(self, src: int, t: int = 0) -> Request:
+        return p2p.irecv(self.proc, self.comm, COLL, src, self.tag + t, None, self.call)
+
+    def recv(self, src: int, t: int = 0) -> Any:
+        return p2p.recv(self.proc, self.comm, COLL, src, self.tag + t, None, self.call).payload
+
+    def wait(self, req: Request) -> Any:
+        p2p.wait(self.proc, req)
+        return req.payload
+
+    def waitall(self, reqs: Sequence[Request]) -> None:
+        p2p.waitall(self.proc, list(reqs))
+
+    def sendrecv(self, data: Any, dest: int, src: int, st: int = 0, rt: int | None = None) -> Any:
+        """Send ``data`` to ``dest`` while receiving from ``src``; a sendrecv with oneself
+        is a local copy (free), as in SMPI."""
+        if dest == self.me and src == self.me:
+            return data
+        s = self.isend(data, dest, st)
+        r = self.irecv(src, st if rt is None else rt)
+        p2p.waitall(self.proc, [s, r])
+        return r.payload
+
+
+# -- payload helpers ----------------------------------------------------------------------
+def segment_count(segsize: int, typelng: int, count: int) -> int:
+    """Elements per segment (Open MPI's COLL_TUNED_COMPUTED_SEGCOUNT): ``segsize`` bytes
+    rounded to whole elements, or the whole message when it is not larger."""
+    if typelng <= segsize < typelng * count:
+        seg = segsize // typelng
+        if segsize - seg * typelng > typelng >> 1:
+            seg += 1
+        return seg
+    return count
+
+
+def block_split(count: int, nblocks: int) -> tuple[int, int, int]:
+    """Open MPI's COLL_TUNED_COMPUTE_BLOCKCOUNT: (split_index, early, late) block counts."""
+    late = count // nblocks
+    split = count % nblocks
+    return split, late + (1 if split else 0), late
+
+
+def cut(data: bytes, counts: Sequence[int], elem: int) -> list[bytes]:
+    """Split ``data`` into consecutive pieces of ``counts[i]`` elements."""
+    out = []
+    pos = 0
+    for c in counts:
+        n = c * elem
+        out.append(data[pos:pos + n])
+        pos += n
+    return out
+
+
+def pof2_floor(n: int) -> int:
+    """Largest power of two ≤ n (n ≥ 1)."""
+    return 1 << (n.bit_length() - 1)
+
+
+def is_pof2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0

@@ -1,0 +1,171 @@
+"""Which algorithm runs a collective call, and running it.
+
+Settings (declared here, listed by ``smpyrun --help-cfg``):
+
+* ``smpi/coll-selector`` — ``ompi`` (default), ``mpich`` or ``default`` (SimGrid's naive
+  one): the decision tables of :mod:`smpy.colls.selectors`;
+* ``smpi/<collective>`` — an algorithm name (or a selector name) for one collective,
+  overriding the selector, as in SimGrid (``--cfg=smpi/bcast:binomial_tree``).
+
+A :class:`Selection` holds them for one world. ``run(family, ctx, *args)`` resolves the
+name (override, else selector; a selector may answer with another selector, as SimGrid's
+``default`` does for alltoall), then substitutes the algorithm's declared ``fallback``
+when the op does not commute and the algorithm needs it to, or when the communicator
+size does not fit (``pair`` needs a power of two...), and calls it. Algorithms call
+nested collectives through ``ctx.sel`` too, so ``redbcast`` runs the *selected* reduce
+and bcast, like SimGrid's ``colls::reduce`` inside an algorithm.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from smpy.colls import (  # noqa: F401 - importing registers the algorithms
+    allgather,
+    allreduce,
+    alltoall,
+    barrier,
+    bcast,
+    gather,
+    reduce,
+    reduce_scatter,
+    scan,
+    scatter,
+)
+from smpy.colls.core import Reduction, wire
+from smpy.colls.registry import ALGORITHMS, FAMILIES, Algorithm, get
+from smpy.colls.selectors import SELECTORS, Query
+from smpy.colls.smp import is_smp_comm
+from smpy.support.config import Config, declare
+
+if TYPE_CHECKING:
+    from smpy.colls.core import Ctx
+    from smpy.runtime.world import World
+
+log = logging.getLogger("smpy.colls")
+
+
+#: SimGrid selectors smpy does not reproduce yet (they need MVAPICH2's algorithms and tables)
+NOT_YET = {"mvapich2": "MVAPICH2 1.9 (Stampede tables)", "impi": "Intel MPI 4.1 (Stampede tables)",
+           "automatic": "SimGrid's benchmarking selector"}
+
+
+def _selector(text: str) -> str:
+    text = str(text).strip()
+    if text in NOT_YET:
+        raise ValueError(f"the {NOT_YET[text]} selector is not implemented in smpy yet; "
+                         f"use one of {', '.join(sorted(SELECTORS))}")
+    if text not in SELECTORS:
+        raise ValueError(f"unknown selector (known: {', '.join(sorted(SELECTORS))})")
+    return text
+
+
+def _algorithm_parser(family: str):
+    def parse(text: str) -> str:
+        text = str(text).strip()
+        if text in NOT_YET:
+            return _selector(text)
+        if text and text not in SELECTORS and text not in ALGORITHMS[family]:
+            known = ", ".join(sorted(ALGORITHMS[family]) + sorted(SELECTORS))
+            raise ValueError(f"collective {family!r} has no algorithm {text!r} (known: {known})")
+        return text
+    return parse
+
+
+SELECTOR = declare("smpi/coll-selector", "ompi",
+                   "Decision logic for every collective: ompi (Open MPI 4.1), mpich (MPICH 3.3), "
+                   "default (SimGrid's naive one); see smpyrun --help-coll", parse=_selector)
+OVERRIDES = {f: declare(f"smpi/{f}", "", f"Algorithm (or selector) for MPI_{f.capitalize()}, overriding "
+                                         f"smpi/coll-selector; see smpyrun --help-coll", parse=_algorithm_parser(f))
+             for f in FAMILIES}
+
+_REDUCTIONS = {"reduce": 2, "allreduce": 1, "reduce_scatter": 2, "scan": 1, "exscan": 1}
+
+
+def query(family: str, ctx: Ctx, args: tuple) -> Query:
+    """The decision inputs SimGrid's selectors see, from an algorithm call's arguments."""
+    size = ctx.size
+    smp = is_smp_comm(ctx.comm)
+    if family == "bcast":
+        _root, _data, nbytes, elem = args
+        return Query(size, nbytes, nbytes // elem, True, smp_comm=smp)
+    if family in ("reduce", "allreduce", "scan", "exscan"):
+        data, red = args[-2], args[-1]
+        return Query(size, len(data), len(data) // red.elem, red.commutative, smp_comm=smp)
+    if family == "reduce_scatter":
+        data, counts, red = args
+        return Query(size, len(data), len(data) // red.elem, red.commutative, list(counts), smp_comm=smp)
+    if family in ("allgather", "allgatherv"):
+        block, sizes, elem = args
+        n = sum(sizes) if family == "allgatherv" else wire(block)
+        return Query(size, n, counts=[s // elem for s in sizes], smp_comm=smp)
+    if family in ("gather", "gatherv"):
+        return Query(size, wire(args[1]), smp_comm=smp)
+    if family in ("alltoall", "alltoallv", "alltoallw"):
+        blocks = args[0]
+        return Query(size, wire(blocks[0]) if blocks else 0, smp_comm=smp)
+    return Query(size, 0, smp_comm=smp)
+
+
+class Selection:
+    """The collective settings of one world."""
+
+    def __init__(self, config: Config) -> None:
+        self.selector = config.get(SELECTOR)
+        self.override = {f: config.get(flag) for f, flag in OVERRIDES.items()}
+        self._warned: set[tuple[str, str, str]] = set()
+
+    def name_for(self, family: str) -> str:
+        return self.override[family] or self.selector
+
+    def resolve(self, family: str, name: str, ctx: Ctx, args: tuple, q: Query | None = None) -> Algorithm:
+        """The algorithm ``name`` (an algorithm or a selector) designates for this call."""
+        hops = 0
+        while name in SELECTORS and name not in ALGORITHMS[family]:
+            if q is None:
+                q = query(family, ctx, args)
+            name = SELECTORS[name](family, q, ctx)
+            hops += 1
+            if hops > 4:
+                raise RuntimeError(f"internal error: selector loop for {family}")
+        algo = get(family, name)
+        red = args[_REDUCTIONS[family]] if family in _REDUCTIONS else None
+        for _ in range(4):
+            why = ""
+            if algo.commutative_only and isinstance(red, Reduction) and not red.commutative:
+                why = "the op is not commutative"
+            elif algo.requires is not None and not algo.requires(ctx.size):
+                why = f"it needs {algo.requirement} (communicator of {ctx.size})"
+            if not why:
+                return algo
+            fb = get(family, algo.fallback)
+            key = (family, algo.name, why)
+            if key not in self._warned:
+                self._warned.add(key)
+                log.info("%s: %s cannot run because %s; running %s instead", family, algo.name, why, fb.name)
+            algo = fb
+        raise RuntimeError(f"internal error: no usable fallback for {family} {name}")
+
+    def run(self, family: str, ctx: Ctx, *args: Any, q: Query | None = None) -> Any:
+        """Run ``family`` as configured (override, else selector)."""
+        return self.resolve(family, self.name_for(family), ctx, args, q).fn(ctx, *args)
+
+    def run_selector(self, family: str, selector: str, ctx: Ctx, *args: Any) -> Any:
+        """Run ``family`` as ``selector`` decides (SimGrid's ``bcast__mpich(...)`` calls)."""
+        return self.resolve(family, selector, ctx, args).fn(ctx, *args)
+
+    def run_named(self, family: str, name: str, ctx: Ctx, *args: Any) -> Any:
+        """Run the algorithm ``name`` (with its fallbacks)."""
+        return self.resolve(family, name, ctx, args).fn(ctx, *args)
+
+
+_selections: weakref.WeakKeyDictionary[World, Selection] = weakref.WeakKeyDictionary()
+
+
+def selection(world: World) -> Selection:
+    sel = _selections.get(world)
+    if sel is None:
+        sel = _selections[world] = Selection(world.config)
+    return sel

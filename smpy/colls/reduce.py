@@ -1,0 +1,380 @@
+"""MPI_Reduce algorithms (SimGrid's reduce/, ``smpi/reduce:<name>``).
+
+Signature: ``fn(ctx, root, data, red) -> bytes | None`` — ``data`` is this rank's packed
+contribution, ``red`` the :class:`~smpy.colls.core.Reduction`; the result is returned at
+the root only. Operands are always combined lower ranks first where the schedule allows
+it; schedules that cannot (``commutative_only``) are replaced by ``fallback`` for
+non-commutative ops, as Open MPI's and MPICH's selectors do.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from smpy.colls import topo
+from smpy.colls.core import Reduction, cut, pof2_floor, segment_count
+from smpy.colls.registry import algorithm
+from smpy.colls.smp import smp_of
+
+if TYPE_CHECKING:
+    from smpy.colls.core import Ctx
+
+
+@algorithm("reduce", "binomial", source="MPICH binomial reduce (SimGrid reduce-binomial.cpp)")
+def binomial(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """Binomial tree towards the root (towards 0 then a final hop to the root when the op
+    does not commute, which keeps operands in rank order).
+
+    ⌈log2 p⌉ steps; cost ⌈log2 p⌉ (α + nβ)."""
+    size, me = ctx.size, ctx.me
+    lroot = root if red.commutative else 0
+    rel = (me - lroot) % size
+    acc = data
+    mask = 1
+    while mask < size:
+        if mask & rel == 0:
+            src = rel | mask
+            if src < size:
+                acc = red(acc, ctx.recv((src + lroot) % size))
+        else:
+            ctx.send(acc, ((rel & ~mask) + lroot) % size)
+            break
+        mask <<= 1
+    if not red.commutative and root != 0:
+        if me == 0:
+            ctx.send(acc, root)
+        elif me == root:
+            acc = ctx.recv(0)
+    return acc if me == root else None
+
+
+def _linear(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    size, me = ctx.size, ctx.me
+    if me != root:
+        ctx.send(data, root)
+        return None
+    acc = data if me == size - 1 else ctx.recv(size - 1)
+    for i in range(size - 2, -1, -1):
+        acc = red(data if i == me else ctx.recv(i), acc)
+    return acc
+
+
+@algorithm("reduce", "flat_tree", source="SimGrid reduce-flat-tree.cpp")
+def flat_tree(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """Everyone sends to the root, which receives from p−1 down to 0 (blocking) and
+    folds right to left. Cost (p−1)(α + nβ) serialised at the root."""
+    return _linear(ctx, root, data, red)
+
+
+@algorithm("reduce", "ompi_basic_linear", source="Open MPI coll_basic reduce_lin_intra (SimGrid reduce-ompi.cpp)")
+def ompi_basic_linear(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """Same schedule as ``flat_tree``: receives from p−1 down to 0 at the root.
+    Cost (p−1)(α + nβ)."""
+    return _linear(ctx, root, data, red)
+
+
+@algorithm("reduce", "nbc_linear", source="SimGrid smpi_nbc_impl.cpp ireduce (SMPI's MPI_Ireduce and 'default' reduce)")
+def nbc_linear(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """Non-roots start a send to the root, which posts all receives at once and folds the
+    contributions in rank order. Cost ≈ α + (p−1) nβ at the root's link."""
+    size, me = ctx.size, ctx.me
+    if me != root:
+        ctx.waitall([ctx.isend(data, root)])
+        return None
+    reqs = [None if i == me else ctx.irecv(i) for i in range(size)]
+    ctx.waitall([r for r in reqs if r is not None])
+    parts = [data if r is None else r.payload for r in reqs]
+    acc = parts[0]
+    for p in parts[1:]:
+        acc = red(acc, p)
+    return acc
+
+
+def _ompi_generic(ctx: Ctx, root: int, data: bytes, red: Reduction, parent: int, kids: list[int],
+                  segcount: int) -> bytes | None:
+    """Open MPI's ompi_coll_tuned_reduce_generic: segments flow up ``(parent, kids)``;
+    a node keeps one receive ahead (next child or next segment) while it combines, and
+    forwards each finished segment to its parent. Leaves send segments with blocking
+    sends. Operands: ``child_last op … op child_0 op mine`` per segment."""
+    me = ctx.me
+    elem = red.elem
+    count = len(data) // elem
+    if count == 0 or ctx.size == 1:
+        return data if me == root else None
+    nseg = -(-count // segcount)
+    seg_bytes = segcount * elem
+    if not kids:
+        for s in range(nseg):
+            ctx.send(data[s * seg_bytes:(s + 1) * seg_bytes], parent)
+        return None
+    accum = [data[s * seg_bytes:(s + 1) * seg_bytes] for s in range(nseg)]
+    reqs: list = [None, None]
+    inbi = 0
+    for segindex in range(nseg + 1):
+        for i, child in enumerate(kids):
+            if segindex < nseg:
+                reqs[inbi] = ctx.irecv(child)
+            prev = reqs[inbi ^ 1]
+            got = None
+            if prev is not None:
+                got = ctx.wait(prev)
+                reqs[inbi ^ 1] = None
+            if i > 0:
+                accum[segindex] = red(got, accum[segindex])
+            elif segindex > 0:
+                accum[segindex - 1] = red(got, accum[segindex - 1])
+                if me != root:
+                    ctx.send(accum[segindex - 1], parent)
+                if segindex == nseg:
+                    break
+            inbi ^= 1
+    return b"".join(accum) if me == root else None
+
+
+@algorithm("reduce", "ompi_chain", source="Open MPI coll_tuned reduce_intra_chain (SimGrid reduce-ompi.cpp)",
+           commutative_only=True, fallback="ompi_in_order_binary")
+def ompi_chain(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """p/2 chains hanging from the root, 64 KiB segments pipelined up the chains.
+
+    ≈ (2 + n/s)(α + sβ) per chain link."""
+    count = len(data) // red.elem
+    seg = segment_count(64 * 1024, red.elem, count)
+    parent, kids = topo.chain(ctx.size // 2, ctx.size, ctx.me, root)
+    return _ompi_generic(ctx, root, data, red, parent, kids, seg)
+
+
+@algorithm("reduce", "ompi_pipeline", source="Open MPI coll_tuned reduce_intra_pipeline (SimGrid reduce-ompi.cpp)",
+           commutative_only=True, fallback="ompi_in_order_binary")
+def ompi_pipeline(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """One chain p−1 → … → root; segments of 1, 32 or 64 KiB chosen by Open MPI's model.
+
+    ≈ (p − 1 + n/s)(α + sβ)."""
+    n = len(data)
+    size = ctx.size
+    if size > 0.0410 / 1024.0 * n + 9.7128:
+        segsize = 1024
+    elif size > 0.0033 / 1024.0 * n + 1.6761:
+        segsize = 32 * 1024
+    else:
+        segsize = 64 * 1024
+    seg = segment_count(segsize, red.elem, n // red.elem)
+    parent, kids = topo.chain(1, size, ctx.me, root)
+    return _ompi_generic(ctx, root, data, red, parent, kids, seg)
+
+
+@algorithm("reduce", "ompi_binary", source="Open MPI coll_tuned reduce_intra_binary (SimGrid reduce-ompi.cpp)",
+           commutative_only=True, fallback="ompi_in_order_binary")
+def ompi_binary(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """Binary tree, 32 KiB segments pipelined. ≈ (log2 p + n/s)(α + 2sβ)."""
+    seg = segment_count(32 * 1024, red.elem, len(data) // red.elem)
+    parent, kids = topo.kary_tree(2, ctx.size, ctx.me, root)
+    return _ompi_generic(ctx, root, data, red, parent, kids, seg)
+
+
+@algorithm("reduce", "ompi_binomial", source="Open MPI coll_tuned reduce_intra_binomial (SimGrid reduce-ompi.cpp)",
+           commutative_only=True, fallback="ompi_in_order_binary")
+def ompi_binomial(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """In-order binomial tree; unsegmented below 2 KiB (20 KiB under 8 ranks), else 1 KiB
+    segments when p > 0.6016 n/1024 + 1.3496. ⌈log2 p⌉ (α + nβ) unsegmented."""
+    n = len(data)
+    count = n // red.elem
+    size = ctx.size
+    segsize = 0
+    if (size < 8 and n < 20480) or n < 2048 or count <= 1:
+        segsize = 0
+    elif size > 0.6016 / 1024.0 * n + 1.3496:
+        segsize = 1024
+    seg = segment_count(segsize, red.elem, count)
+    parent, kids = topo.in_order_bmtree(size, ctx.me, root)
+    return _ompi_generic(ctx, root, data, red, parent, kids, seg)
+
+
+@algorithm("reduce", "ompi_in_order_binary", source="Open MPI coll_tuned reduce_intra_in_order_binary (SimGrid reduce-ompi.cpp)")
+def ompi_in_order_binary(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """In-order binary tree rooted at p−1 (so non-commutative ops stay exact), then p−1
+    sends the result to the root. ⌈log2 p⌉ (α + nβ) + α + nβ."""
+    size, me = ctx.size, ctx.me
+    io_root = size - 1
+    parent, kids = topo.in_order_bintree(size, me)
+    seg = segment_count(0, red.elem, len(data) // red.elem)
+    res = _ompi_generic(ctx, io_root, data, red, parent, kids, max(seg, 1))
+    if io_root != root:
+        if me == root:
+            return ctx.recv(io_root)
+        if me == io_root:
+            ctx.send(res, root)
+        return None
+    return res
+
+
+@algorithm("reduce", "scatter_gather", source="MPICH Rabenseifner reduce: reduce-scatter + binomial gather (SimGrid reduce-scatter-gather.cpp)",
+           commutative_only=True, fallback="binomial")
+def scatter_gather(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """Recursive-halving reduce-scatter among the largest power of two (odd ranks of the
+    first 2·rem pairs fold into their even neighbour first), then a binomial gather of the
+    pieces to the root. Messages shorter than p elements use ``binomial`` (SimGrid pads
+    them to p elements instead).
+
+    Cost 2 log2 p α + 2 (p−1)/p nβ (+ α + nβ when p is not a power of two)."""
+    size, me = ctx.size, ctx.me
+    elem = red.elem
+    count = len(data) // elem
+    if count == 0:
+        return data if me == root else None
+    if count < size:
+        return binomial(ctx, root, data, red)
+    pof2 = pof2_floor(size)
+    rem = size - pof2
+    buf = data
+    if me < 2 * rem:
+        if me % 2:
+            ctx.send(buf, me - 1)
+            newrank = -1
+        else:
+            buf = red(buf, ctx.recv(me + 1))
+            newrank = me // 2
+    else:
+        newrank = me - rem
+    cnts = [count // pof2] * pof2
+    cnts[-1] = count - (count // pof2) * (pof2 - 1)
+    disps = [0] * pof2
+    for i in range(1, pof2):
+        disps[i] = disps[i - 1] + cnts[i - 1]
+    pieces = cut(buf, cnts, elem) if newrank != -1 else [b""] * pof2
+    send_idx = recv_idx = 0
+    last_idx = pof2
+    if newrank != -1:
+        mask = 1
+        while mask < pof2:
+            newdst = newrank ^ mask
+            dst = newdst * 2 if newdst < rem else newdst + rem
+            if newrank < newdst:
+                send_idx = recv_idx + pof2 // (mask * 2)
+                s_lo, s_hi, r_lo, r_hi = send_idx, last_idx, recv_idx, send_idx
+            else:
+                recv_idx = send_idx + pof2 // (mask * 2)
+                s_lo, s_hi, r_lo, r_hi = send_idx, recv_idx, recv_idx, last_idx
+            got = ctx.sendrecv(tuple(pieces[s_lo:s_hi]), dst, dst)
+            for k, g in zip(range(r_lo, r_hi), got, strict=True):
+                pieces[k] = red(g, pieces[k]) if newrank > newdst else red(pieces[k], g)
+            send_idx = recv_idx
+            mask <<= 1
+            if mask < pof2:
+                last_idx = recv_idx + pof2 // mask
+    # gather to the root
+    if root < 2 * rem:
+        if root % 2:
+            if me == root:
+                pieces = [b""] * pof2
+                pieces[0] = ctx.recv(0)[0]
+                newrank, send_idx, last_idx = 0, 0, 2
+            elif newrank == 0:
+                ctx.send((pieces[0],), root)
+                newrank = -1
+            newroot = 0
+        else:
+            newroot = root // 2
+    else:
+        newroot = root - rem
+    if newrank != -1:
+        j = pof2.bit_length() - 1
+        mask = pof2 >> 1
+        j -= 1
+        while mask > 0:
+            newdst = newrank ^ mask
+            dst = newdst * 2 if newdst < rem else newdst + rem
+            if newdst == 0 and root < 2 * rem and root % 2:
+                dst = root
+            same = (newdst >> j) << j == (newroot >> j) << j
+            if newrank < newdst:
+                if mask != pof2 // 2:
+                    last_idx += pof2 // (mask * 2)
+                recv_idx = send_idx + pof2 // (mask * 2)
+                s_lo, s_hi, r_lo, r_hi = send_idx, recv_idx, recv_idx, last_idx
+            else:
+                recv_idx = send_idx - pof2 // (mask * 2)
+                s_lo, s_hi, r_lo, r_hi = send_idx, last_idx, recv_idx, send_idx
+            if same:
+                ctx.send(tuple(pieces[s_lo:s_hi]), dst)
+                break
+            got = ctx.recv(dst)
+            pieces[r_lo:r_hi] = list(got)
+            if newrank > newdst:
+                send_idx = recv_idx
+            mask >>= 1
+            j -= 1
+    return b"".join(pieces) if me == root else None
+
+
+KNOMIAL = 4  # SMPI_DEFAULT_KNOMIAL_FACTOR
+
+
+@algorithm("reduce", "mvapich2_knomial", source="MVAPICH2 knomial reduce (SimGrid reduce-mvapich-knomial.cpp)",
+           commutative_only=True, fallback="binomial")
+def mvapich2_knomial(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """4-nomial tree towards the root: a node posts receives from all its children at once,
+    folds them as they arrive, then sends to its parent. ⌈log4 p⌉ (α + 3nβ)."""
+    size, me = ctx.size, ctx.me
+    if not data:
+        return data if me == root else None
+    rel = (me - root) % size
+    mask = 1
+    dst = -1
+    while mask < size:
+        if rel % (KNOMIAL * mask):
+            dst = (rel // (KNOMIAL * mask) * (KNOMIAL * mask) + root) % size
+            break
+        mask *= KNOMIAL
+    mask //= KNOMIAL
+    srcs = []
+    while mask > 0:
+        for k in range(1, KNOMIAL):
+            if rel + mask * k < size:
+                srcs.append((me + mask * k) % size)
+        mask //= KNOMIAL
+    acc = data
+    reqs = [ctx.irecv(s) for s in reversed(srcs)]
+    for r in reqs:
+        acc = red(ctx.wait(r), acc)
+    if me != root:
+        ctx.waitall([ctx.isend(acc, dst)])
+        return None
+    return acc
+
+
+@algorithm("reduce", "mvapich2_two_level", source="MVAPICH2 two-level reduce (SimGrid reduce-mvapich-two-level.cpp)",
+           commutative_only=True, fallback="binomial")
+def mvapich2_two_level(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """Reduce inside each node to its leader (MPICH selection), among leaders to the
+    root's leader (MPICH selection), then leader → root. On a single node: linear below
+    2 KiB, else 4-nomial. Pays SMPI's ``init_smp`` on first use."""
+    info = smp_of(ctx)
+    me = ctx.me
+    intra = ctx.on(info.intra_of[me], 0)
+    local_size = intra.size
+    leader_of_root = info.leader_of[root]
+    if local_size == ctx.size:
+        if len(data) <= 2048:
+            res = ompi_basic_linear(intra, 0, data, red) if len(data) < local_size << 17 else \
+                mvapich2_knomial(intra, 0, data, red)
+            if intra.me == 0 and root != me:
+                ctx.send(res, root, 1)
+            if intra.me != 0 and root == me:
+                return ctx.recv(leader_of_root, 1)
+            return res if me == root else None
+        return mvapich2_knomial(ctx, root, data, red)
+    tmp = data
+    if local_size > 1:
+        tmp = ctx.sel.run_selector("reduce", "mpich", intra, 0, data, red)
+    leaders = info.leaders
+    res = tmp
+    if intra.me == 0 and leaders.size > 1:
+        lctx = ctx.on(leaders, 1)
+        leader_root = leaders.rank_of[ctx.comm.group[leader_of_root]]
+        res = ctx.sel.run_selector("reduce", "mpich", lctx, leader_root, tmp, red)
+    if local_size > 1:
+        if intra.me == 0 and root != me and me == leader_of_root:
+            ctx.send(res, root, 2)
+        if intra.me != 0 and root == me:
+            return ctx.recv(leader_of_root, 2)
+    return res if me == root else None
