@@ -204,7 +204,7 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
             status, exit_code, message = _failure(world, engine.abort_reason, engine.aborting_actor)
     finally:
         wall = time.perf_counter() - wall0
-        for a in actors:
+        for a in list(engine.actors):  # ranks, then helper actors (non-blocking collectives)
             if a.alive:
                 try:
                     a.kill()

@@ -33,6 +33,7 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
     p.add_argument("--json", dest="json", default=None, metavar="FILE", help="write the run summary as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
     p.add_argument("--help-cfg", action="store_true", help="list the configuration items and exit")
+    p.add_argument("--help-coll", action="store_true", help="list the collective algorithms and selectors and exit")
     p.add_argument("--version", action="store_true", help="print smpy's version and exit")
     p.add_argument("script", nargs="?", help="the Python program")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the program")
@@ -59,6 +60,10 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
         return 0
     if ns.help_cfg:
         print(_help_cfg())
+        return 0
+    if ns.help_coll:
+        from smpy.colls import help_text
+        print(help_text())
         return 0
     if not ns.script:
         parser.error("the program to run is missing (smpyrun -np N program.py [args])")

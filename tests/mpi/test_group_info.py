@@ -2,7 +2,8 @@
 
 import pytest
 
-from smpy.mpi import GROUP_EMPTY, INFO_ENV, INFO_NULL, Exception as MPIException, Group, Info
+from smpy.mpi import GROUP_EMPTY, INFO_ENV, INFO_NULL, Group, Info
+from smpy.mpi import Exception as MPIException
 from smpy.runtime.constants import IDENT, SIMILAR, UNDEFINED, UNEQUAL
 from smpy.runtime.errors import ERR_INFO_NOKEY, ERR_RANK
 from smpy.runtime.group import GroupImpl
