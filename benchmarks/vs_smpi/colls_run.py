@@ -19,8 +19,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run as vs_smpi  # noqa: E402 - the shared runner (subprocess, RSS, parsing)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -80,21 +82,9 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
 
 
 def _run(cmd: list[str]) -> tuple[dict[str, float], float]:
-    """Run ``cmd``; return its "<case> <seconds>" lines and the wall time."""
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    out = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            try:
-                out[parts[0]] = float(parts[1])
-            except ValueError:
-                pass
-    return out, wall
+    """Run ``cmd``; return its "<case> <seconds>" lines and the wall time (run.py's runner)."""
+    out, wall, _rss = vs_smpi._run(cmd)
+    return vs_smpi._parse(out), wall
 
 
 def _smpi(binary: Path, hostfile: Path, np_: int, args: list[str], cfg: list[str]):
