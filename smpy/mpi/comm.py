@@ -11,6 +11,8 @@ from smpy.colls.basic import allgather as _allgather_raw
 from smpy.colls.basic import barrier as _barrier
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.group import Group
+from smpy.mpi.message import Message
 from smpy.mpi.msgpickle import pickle
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
@@ -29,6 +31,7 @@ from smpy.runtime.constants import (
     UNDEFINED,
     UNEQUAL,
 )
+from smpy.runtime.group import GroupImpl
 from smpy.runtime.world import current
 
 
@@ -487,8 +490,36 @@ class Comm:
             return errors.last_used_code()
         return impl.attrs.get(keyval)
 
-    def Get_group(self):  # noqa: D102 - arrives with the faithful-MPI issue
-        raise NotImplementedError("MPI groups arrive with the faithful-MPI issue (#5)")
+    def Get_group(self) -> Group:
+        return Group._wrap(GroupImpl(self._impl.group))
+
+    @property
+    def group(self) -> Group:
+        return self.Get_group()
+
+    # -- matched probes ------------------------------------------------------------------
+    def _mprobe(self, source: int, tag: int, status: Status | None, blocking: bool, call: str) -> Message | None:
+        impl = self._impl
+        p2p.check_source(impl, source, call)
+        if source == PROC_NULL:
+            _fill_probe(status, None)
+            return Message._wrap(None)
+        s = p2p.take_matched(proc(), impl, P2P, source, tag, blocking, call)
+        if s is None:
+            return None
+        _fill_probe(status, s)
+        return Message._wrap(s)
+
+    @mpicall
+    def Mprobe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> Message:
+        return self._mprobe(source, tag, status, True, "MPI_Mprobe")
+
+    @mpicall
+    def Improbe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> Message | None:
+        return self._mprobe(source, tag, status, False, "MPI_Improbe")
+
+    mprobe = Mprobe
+    improbe = Improbe
 
     # -- non-blocking collectives: the selected algorithm runs in a helper actor -----------
     @mpicall
