@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", "--np", type=int, nargs="+", default=[1, 2])
     ap.add_argument("-i", "--include", action="append", default=[], metavar="REGEX")
     ap.add_argument("-e", "--exclude", action="append", default=[], metavar="REGEX")
-    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--max-rounds", type=int, default=25, help="culprits sought per module and N")
     ap.add_argument("--exclusions", type=Path, default=rs.EXCLUSIONS)
     ap.add_argument("--suite-dir", type=Path, default=None)

@@ -453,6 +453,8 @@ def compare_module(module: str, mpich: ModuleRun | None, smpy: ModuleRun | None,
     if mpich is not None:
         mb = combine(mpich, module, universe)
         entry["mpich"] = mb.to_json()
+        if mpich.library:
+            entry["mpich"]["library"] = mpich.library
         mtests = {t: (o.outcome, o.message) for t, o in mb.tests.items()}
     else:
         entry["mpich"] = dict((mpich_saved or {}).get("mpich", {"status": "not run"}), reused=True)
@@ -579,6 +581,8 @@ def run_np(np: int, testdir: Path, modules: list[str], backend: str, timeout_s: 
     out = {
         "suite": f"mpi4py {testdir.parent.name.removeprefix('mpi4py-')} test/ (main.py -v, -e spawn -e dynproc)",
         "np": np,
+        "mpi_library": next((e["mpich"]["library"] for e in all_modules.values()
+                             if e.get("mpich", {}).get("library")), ""),
         "smpy_revision": smpy_revision(),
         "timeout_s": timeout_s,
         "exclusions": len(exclusions),
@@ -601,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="leave out test modules matching REGEX (spawn|dynproc always are)")
     ap.add_argument("--backend", choices=["both", "smpy", "mpich"], default="both",
                     help="'smpy' reuses MPICH's outcomes from results/np<N>.json")
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per module and backend")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per module and backend")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="modules run at once")
     ap.add_argument("--exclusions", type=Path, default=EXCLUSIONS)
     ap.add_argument("--no-exclusions", action="store_true",
