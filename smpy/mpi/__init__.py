@@ -4,7 +4,12 @@ returns this module. One module per MPI object; no simulation logic here."""
 
 from __future__ import annotations
 
+from smpy.mpi.buffer import *
 from smpy.mpi.comm import COMM_NULL, COMM_SELF, COMM_WORLD, Comm, Intracomm
+from smpy.mpi.comm_inter import *
+from smpy.mpi.comm_mgmt import *
+from smpy.mpi.comm_persist import *
+from smpy.mpi.comm_topo import *
 from smpy.mpi.datatype import *  # noqa: F403 - every predefined datatype constant
 from smpy.mpi.datatype import Datatype, _typealign, _typecode
 from smpy.mpi.environment import (
@@ -27,15 +32,20 @@ from smpy.mpi.environment import (
     Wtime,
     get_vendor,
 )
+from smpy.mpi.file import *
 from smpy.mpi.group import GROUP_EMPTY, GROUP_NULL, Group
 from smpy.mpi.info import INFO_ENV, INFO_NULL, MAX_INFO_KEY, MAX_INFO_VAL, Info
+from smpy.mpi.intercomm import *
 from smpy.mpi.message import MESSAGE_NO_PROC, MESSAGE_NULL, Message
 from smpy.mpi.msgpickle import Pickle, pickle
 from smpy.mpi.msgspec import BOTTOM, IN_PLACE
 from smpy.mpi.op import *  # noqa: F403 - every predefined op constant
 from smpy.mpi.op import Op
 from smpy.mpi.request import REQUEST_NULL, Request
+from smpy.mpi.session import *
 from smpy.mpi.status import Status
+from smpy.mpi.topo import *
+from smpy.mpi.win import *
 from smpy.runtime.constants import (
     ANY_SOURCE,
     ANY_TAG,

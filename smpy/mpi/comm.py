@@ -11,6 +11,10 @@ from smpy.colls.basic import allgather as _allgather_raw
 from smpy.colls.basic import barrier as _barrier
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.comm_inter import IntraInterMixin
+from smpy.mpi.comm_mgmt import CommMgmtMixin
+from smpy.mpi.comm_persist import CommPersistMixin
+from smpy.mpi.comm_topo import IntraTopoMixin
 from smpy.mpi.group import Group
 from smpy.mpi.message import Message
 from smpy.mpi.msgpickle import pickle
@@ -49,7 +53,7 @@ def _fill(status: Status | None, req: p2p.Request) -> None:
         status._fill(req.source, req.tag, req.error, req.nbytes, req.cancelled)
 
 
-class Comm:
+class Comm(CommMgmtMixin, CommPersistMixin):
     """A communicator handle (one per rank; the runtime object is shared)."""
 
     __slots__ = ("__impl",)
@@ -648,7 +652,7 @@ def _fill_probe(status: Status | None, s: p2p.SendRequest | None) -> None:
         status._fill(s.src_local, s.tag, 0, s.nbytes)
 
 
-class Intracomm(Comm):
+class Intracomm(Comm, IntraTopoMixin, IntraInterMixin):
     __slots__ = ()
 
 
