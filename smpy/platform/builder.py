@@ -40,7 +40,14 @@ from smpy.network.topologies import (
     parse_torus,
 )
 from smpy.network.zones import ZONE_KINDS, DijkstraZone, NetPoint, RoutedZone, StarZone, Zone
-from smpy.platform.schema import ClusterSpec, HostSpec, LinkSpec, PlatformSpec, ZoneSpec
+from smpy.platform.schema import (
+    ClusterSpec,
+    HostSpec,
+    LinkSpec,
+    PlatformSpec,
+    ZoneSpec,
+    host_properties,
+)
 
 __all__ = ["BuildError", "build_zone_platform", "Loc"]
 
@@ -299,8 +306,8 @@ class _Builder:
         return zone
 
     def _cluster_host(self, spec: ClusterSpec, radical: int) -> Host:
-        return Host(f"{spec.prefix}{radical}{spec.suffix}", spec.cores, list(spec.speed),
-                    spec.pstate, dict(spec.properties))
+        name = f"{spec.prefix}{radical}{spec.suffix}"
+        return Host(name, spec.cores, list(spec.speed), spec.pstate, host_properties(spec, name))
 
     def _hierarchical(self, spec: ClusterSpec, loc: Loc, radicals: Sequence[int],
                       radical_loc: Loc) -> Zone:
@@ -357,7 +364,7 @@ def _product(values: Sequence[int]) -> int:
 
 
 def _host(spec: HostSpec) -> Host:
-    return Host(spec.name, spec.cores, list(spec.speed), spec.pstate, dict(spec.properties))
+    return Host(spec.name, spec.cores, list(spec.speed), spec.pstate, host_properties(spec, spec.name))
 
 
 def _did_you_mean(name: str, names: Any) -> str:
