@@ -14,6 +14,7 @@ from typing import Any
 
 import smpy
 from smpy.energy import HostEnergy
+from smpy.energy.dvfs import Dvfs
 from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.network.routing import RoutingError
@@ -28,7 +29,8 @@ from smpy.timing.bench import Timing
 from smpy.trace.chrome import ChromeTracer
 
 SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
-PLUGIN = declare("plugin", "", "Plugins to load, comma-separated: host_energy")
+PLUGINS = ("host_energy", "host_dvfs")
+PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
 
 
 @dataclass
@@ -152,10 +154,13 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
     world = World(plat, config, placement)
     timing = Timing(world, config)
     plugins = {x.strip() for x in str(config.get(PLUGIN)).split(",") if x.strip()}
-    unknown = plugins - {"host_energy"}
+    unknown = plugins - set(PLUGINS)
     if unknown:
-        raise ValueError(f"unknown plugin(s) {', '.join(sorted(unknown))} in --cfg=plugin (known: host_energy)")
+        raise ValueError(f"unknown plugin(s) {', '.join(sorted(unknown))} in --cfg=plugin "
+                         f"(known: {', '.join(PLUGINS)})")
     world.energy = HostEnergy(world.engine, world.cpu, plat.hosts) if "host_energy" in plugins else None
+    if "host_dvfs" in plugins:
+        world.dvfs = Dvfs(world.engine, world.cpu, plat.hosts, config)
     if trace is not None:
         world.tracer = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
     session = Session(world, timing, echo, capture)

@@ -76,6 +76,8 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
         cfg: dict[str, Any] = {}
         for item in ns.cfg:
             name, value = Config.parse_cfg_option(item)
+            if name == "plugin" and cfg.get("plugin"):  # as in SimGrid, each one loads a plugin
+                value = f"{cfg['plugin']},{value}"
             cfg[name] = value
         if ns.energy:
             cfg["plugin"] = ",".join(x for x in (str(cfg.get("plugin", "")), "host_energy") if x)
