@@ -363,7 +363,7 @@ def _loopback_from_config(spec: PlatformSpec, source: str) -> Link:
 
 def _build_explicit(spec: PlatformSpec, source: str) -> tuple[list[Host], list[Link], Routing]:
     node_names = _Names(source, "host or router")
-    from smpy.platform.schema import host_properties
+    from smpy.platform.schema import host_properties, link_properties
 
     link_names = _Names(source, "link")
     hosts: list[Host] = []
@@ -379,7 +379,8 @@ def _build_explicit(spec: PlatformSpec, source: str) -> tuple[list[Host], list[L
     split: dict[str, str] = {}  # base name of a SPLITDUPLEX link -> its field path
     for i, link_spec in enumerate(spec.links):
         for link in _new_link(link_spec.name, link_spec.bandwidth, link_spec.latency,
-                              Sharing(link_spec.sharing), link_spec.properties):
+                              Sharing(link_spec.sharing),
+                              link_properties(link_spec.properties, link_spec.power)):
             link_names.add(link.name, f"links[{i}].name")
             links.append(link)
             by_name[link.name] = link

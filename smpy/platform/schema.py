@@ -250,10 +250,33 @@ class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_Watts = Annotated[float, BeforeValidator(lambda v: _unit(parse_power, "a power like '10W'",
+                                                          positive=False)(v))]
+
+
+class LinkPowerSpec(_Spec):
+    """Power of one link direction (SimGrid's link_energy plugin): ``idle`` when nothing
+    flows, ``busy`` at full bandwidth, linear in between."""
+
+    idle: _Watts
+    busy: _Watts
+
+    def properties(self) -> dict[str, str]:
+        return {"wattage_range": f"{self.idle!r}:{self.busy!r}"}
+
+
+def link_properties(properties: dict[str, str], power: LinkPowerSpec | None) -> dict[str, str]:
+    props = dict(properties)
+    if power is not None:
+        props.update(power.properties())
+    return props
+
+
 class BackboneSpec(_Spec):
     bandwidth: Bandwidth
     latency: Latency = 0.0
     sharing: BackboneSharing = "SHARED"
+    power: LinkPowerSpec | None = None
 
 
 class LoopbackSpec(_Spec):
@@ -399,6 +422,8 @@ class ClusterSpec(_Spec):
     power: PowerSpec | None = None
     #: per-host power profiles that replace ``power`` (host name → profile)
     power_overrides: dict[Name, PowerSpec] = {}
+    #: power of each private link direction (and limiter) of the cluster
+    link_power: LinkPowerSpec | None = None
 
     @model_validator(mode="after")
     def _check(self) -> ClusterSpec:
@@ -485,6 +510,14 @@ class LinkSpec(_Spec):
     latency: Latency = 0.0
     sharing: SharingName = "SHARED"
     properties: Properties = {}
+    power: LinkPowerSpec | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> LinkSpec:
+        if self.power is not None and "wattage_range" in self.properties:
+            raise _FieldError("power", "give the link's power either here or as the property "
+                              "wattage_range, not both")
+        return self
 
 
 class RouteSpec(_Spec):
@@ -509,6 +542,7 @@ class ZoneBackboneSpec(_Spec):
     bandwidth: Bandwidth
     latency: Latency = 0.0
     sharing: BackboneSharing = "SHARED"
+    power: LinkPowerSpec | None = None
 
 
 class HostLinkSpec(_Spec):
