@@ -140,6 +140,10 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         return UNDEFINED if topo is None else topo.kind
 
     @property
+    def is_topo(self) -> bool:
+        return self.Get_topology() != UNDEFINED
+
+    @property
     def topology(self) -> int:
         return self.Get_topology()
 

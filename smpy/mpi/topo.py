@@ -559,3 +559,12 @@ class Distgraphcomm(Topocomm):
             return list(src), list(dst), None
         return list(src), list(dst), (list(sw), list(dw))
 
+
+
+def topo_class(impl: CommImpl | None) -> type | None:
+    """The class mpi4py gives a handle to ``impl`` (Cartcomm, Graphcomm, Distgraphcomm),
+    None when it carries no topology: for handle conversions (fromhandle, f2py, fromint)."""
+    topo = None if impl is None else impl.topology
+    if topo is None:
+        return None
+    return {CART: Cartcomm, GRAPH: Graphcomm, DIST_GRAPH: Distgraphcomm}[topo.kind]
