@@ -67,7 +67,7 @@ class IntraTopoMixin:
                                f"communicator size ({impl.size})")
         nedges = idx[-1] if idx else 0
         for i, e in enumerate(edg[:nedges]):
-            if e < 0 or e >= impl.size:
+            if e < 0 or e > impl.size:  # sic: MPICH accepts edges[i] == size
                 errors.raise_error(errors.ERR_ARG, f"MPI_Graph_create: Edge index edges[{i}] is {e} but must "
                                    f"be nonnegative and less than {impl.size}")
         topo = rtopo.GraphTopo(idx, edg[:nedges])
