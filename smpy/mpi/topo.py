@@ -317,15 +317,26 @@ class Topocomm(Intracomm):
         return self.inoutedges[1]
 
     # -- communicator copies keep the topology --------------------------------------------------
-    def Dup(self, info: Any = None) -> Any:
-        new = Intracomm.Dup(self) if info is None else Intracomm.Dup(self, info)
-        impl = new._raw()
-        if impl is not None:
-            impl.topology = self._impl.topology
+    def _keep_topology(self, new: Any) -> Any:
+        """``new`` (a copy of this communicator) with this topology, as ``type(self)``."""
+        impl = new._raw() if new is not None else None
+        if impl is None:
+            return new
+        impl.topology = self._impl.topology
         return type(self)._wrap(impl)
+
+    def Dup(self, info: Any = None) -> Any:
+        return self._keep_topology(Intracomm.Dup(self) if info is None else Intracomm.Dup(self, info))
 
     def Clone(self) -> Any:
         return self.Dup()
+
+    def Dup_with_info(self, info: Any) -> Any:
+        return self._keep_topology(Intracomm.Dup_with_info(self, info))  # type: ignore[attr-defined]
+
+    def Idup(self, info: Any = None) -> Any:
+        comm, request = Intracomm.Idup(self) if info is None else Intracomm.Idup(self, info)  # type: ignore[attr-defined]
+        return self._keep_topology(comm), request
 
     # -- neighbourhood collectives --------------------------------------------------------------
     @mpicall
