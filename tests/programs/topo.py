@@ -65,6 +65,13 @@ for dims, periods in (([size], [True]), ([size], [False]), (MPI.Compute_dims(siz
     for c in (dup, split, cart):
         c.Free()
 
+# MPICH's neighbourhood schedules keep what fits of a too long message, without an error
+ring = comm.Create_cart([size], [True])
+tr = np.full(2, -1, dtype="i")
+ring.Neighbor_alltoall([np.arange(4, dtype="i") + 10 * rank, 2, MPI.INT], [tr, 1, MPI.INT])
+out("truncated", tr.tolist())
+ring.Free()
+
 err("cart_too_big", lambda: comm.Create_cart([size + 1]))
 err("cart_periods_len", lambda: comm.Create_cart([size], [True, True]))
 c0 = comm.Create_cart([])
