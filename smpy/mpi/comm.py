@@ -136,8 +136,12 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         return True
 
     def Get_topology(self) -> int:
-        from smpy.mpi import constants
-        return constants.UNDEFINED
+        topo = self._impl.topology
+        return UNDEFINED if topo is None else topo.kind
+
+    @property
+    def is_topo(self) -> bool:
+        return self.Get_topology() != UNDEFINED
 
     @property
     def topology(self) -> int:
