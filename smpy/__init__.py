@@ -12,6 +12,7 @@ Inside a program run by smpyrun (guard with ``try: import smpy``)::
     smpy.execute_flops(1e9)    # 1 Gflop on the target host
     smpy.is_simulated()        # True under smpyrun
     smpy.set_pstate(1)         # DVFS on the rank's host; smpy.get_consumed_energy() in J
+    smpy.set_host_on("node-7", False)   # power an unused host off (off wattage)
 """
 
 from __future__ import annotations
@@ -151,5 +152,54 @@ def get_consumed_energy() -> float:
     return j
 
 
-__all__ = ["__version__", "execute", "execute_flops", "get_consumed_energy", "get_power", "get_pstate",
-           "get_pstate_count", "host_name", "host_speed", "is_simulated", "now", "run", "set_pstate", "sleep"]
+def _host_named(p, name: str | None):
+    if name is None:
+        return p.host
+    if not p.world.platform.has_host(name):
+        raise ValueError(f"no host named {name!r} on platform {p.world.platform.name!r}")
+    return p.world.platform.host(name)
+
+
+def set_host_on(name: str, on: bool = True) -> None:
+    """Power host ``name`` on or off (its power becomes the profile's off wattage; it computes
+    nothing). A host that runs live ranks cannot be switched off: host failures, which kill
+    the ranks, are a later feature. No-op outside smpyrun."""
+    if _sim() is None:
+        return
+    p = _flushed()
+    host = _host_named(p, name)
+    if not on:
+        busy = sorted(q.rank for q in p.world.processes
+                      if q.host is host and q.actor is not None and q.actor.alive)
+        if busy:
+            p.world.timing.restart(p)
+            raise RuntimeError(f"cannot switch host {name!r} off: ranks {busy} run on it")
+    p.world.cpu.set_on(host, bool(on))
+    p.world.timing.restart(p)
+
+
+def host_is_on(name: str | None = None) -> bool:
+    """Whether host ``name`` (default: the rank's) is powered on (True outside smpyrun)."""
+    p = _sim()
+    return True if p is None else bool(_host_named(p, name).is_on)
+
+
+def get_host_power(name: str) -> float:
+    """Current power of host ``name`` (W); needs the host_energy plugin."""
+    p = _flushed()
+    w = _energy(p).power(_host_named(p, name))
+    p.world.timing.restart(p)
+    return w
+
+
+def get_host_consumed_energy(name: str) -> float:
+    """Energy consumed so far by host ``name`` (J); needs the host_energy plugin."""
+    p = _flushed()
+    j = _energy(p).consumed(_host_named(p, name))
+    p.world.timing.restart(p)
+    return j
+
+
+__all__ = ["__version__", "execute", "execute_flops", "get_consumed_energy", "get_host_consumed_energy",
+           "get_host_power", "get_power", "get_pstate", "get_pstate_count", "host_is_on", "host_name",
+           "host_speed", "is_simulated", "now", "run", "set_host_on", "set_pstate", "sleep"]

@@ -78,3 +78,35 @@ def test_link_energy_is_idle_power_plus_utilisation(tmp_path: Path) -> None:
     assert e["per_link_J"]["quiet"] == pytest.approx(5.0 * res.makespan_s)
     assert e["links_J"] == pytest.approx(e["per_link_J"]["l"] + e["per_link_J"]["quiet"])
     assert "total_J" not in e  # host energy was not asked for
+
+
+ONOFF_PROGRAM = """
+from mpi4py import MPI
+import smpy
+smpy.set_host_on("MyHost3", False)
+assert not smpy.host_is_on("MyHost3") and smpy.host_is_on()
+smpy.sleep(10.0)
+off = smpy.get_host_power("MyHost3")
+try:
+    smpy.set_host_on("MyHost1", False)
+except RuntimeError as exc:
+    print("refused:", exc)
+smpy.set_host_on("MyHost3", True)
+smpy.sleep(10.0)
+print(off, smpy.get_host_consumed_energy("MyHost3"))
+"""
+
+
+def test_switching_an_idle_host_off_draws_the_off_wattage(tmp_path: Path) -> None:
+    prog = tmp_path / "prog.py"
+    prog.write_text(ONOFF_PROGRAM)
+    res = smpy.run(str(prog), np=1, platform=str(ROOT / "examples/platforms/energy_platform.yaml"),
+                   hostfile=str(ROOT / "examples/energy/hosts.txt"),
+                   cfg={"plugin": "host_energy", "smpi/simulate-computation": "no"})
+    assert res.status == "ok", res.message
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("refused: cannot switch host 'MyHost1' off: ranks [0] run on it")
+    off, joules = map(float, lines[1].split())
+    assert off == 10.0
+    # 10 s off at 10 W, then 10 s idle at 100 W
+    assert joules == pytest.approx(10 * 10.0 + 10 * 100.0)
