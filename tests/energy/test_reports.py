@@ -110,3 +110,39 @@ def test_switching_an_idle_host_off_draws_the_off_wattage(tmp_path: Path) -> Non
     assert off == 10.0
     # 10 s off at 10 W, then 10 s idle at 100 W
     assert joules == pytest.approx(10 * 10.0 + 10 * 100.0)
+
+
+POLL_PROGRAM = """
+import sys
+from mpi4py import MPI
+import smpy
+c = MPI.COMM_WORLD
+if c.rank == 1:
+    smpy.sleep(1.0)
+    c.send(1, dest=0)
+elif sys.argv[1] == "poll":
+    while not c.Iprobe(source=1):
+        pass
+    c.recv(source=1)
+else:
+    c.recv(source=1)
+print(c.rank, MPI.Wtime(), smpy.get_consumed_energy())
+"""
+
+
+def test_polling_burns_a_core_blocking_waits_idle(tmp_path: Path) -> None:
+    prog = tmp_path / "prog.py"
+    prog.write_text(POLL_PROGRAM)
+    out = {}
+    for mode in ("poll", "block"):
+        res = smpy.run(str(prog), np=2, args=[mode],
+                       platform=str(ROOT / "examples/platforms/energy_platform.yaml"),
+                       hostfile=str(ROOT / "examples/energy/hosts.txt"),
+                       cfg={"plugin": "host_energy", "smpi/simulate-computation": "no"})
+        assert res.status == "ok", res.message
+        (line,) = [x for x in res.stdout.splitlines() if x.startswith("0 ")]
+        t, joules = map(float, line.split()[1:])
+        out[mode] = joules / t  # mean power of MyHost1 (4 cores) while rank 0 waits
+    assert out["block"] == pytest.approx(100.0, rel=1e-3)  # idle at pstate 0
+    # polling keeps one core of four busy: 93.33 + (200 - 93.33) / 4 = 120 W
+    assert out["poll"] == pytest.approx(120.0, rel=2e-2)
