@@ -193,7 +193,7 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
         except SystemExit as e:
             if e.code not in (None, 0):
                 raise
-        timing.flush(proc)
+        timing.end_of_rank(proc)
         proc.finalized = True
 
     actors = world.spawn(rank_main)
@@ -238,6 +238,7 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
             world.tracer.close()
         if power_trace is not None:
             power_trace.close()
+        timing.finish()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
     if message:

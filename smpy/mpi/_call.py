@@ -9,6 +9,7 @@ at the outermost level.
 from __future__ import annotations
 
 import functools
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -30,7 +31,10 @@ def mpicall(fn: F) -> F:
         if depth == 0:
             if proc.finalized and fn.__name__ not in _AFTER_FINALIZE:
                 errors.raise_error(errors.ERR_OTHER, f"{fn.__qualname__} called after MPI_Finalize")
-            proc.world.timing.flush(proc)
+            timing = proc.world.timing
+            if timing.regions is not None:
+                timing.regions.locate(proc, sys._getframe(1))
+            timing.flush(proc)
         proc.depth = depth + 1
         if depth == 0:
             proc.mpi_calls += 1
