@@ -382,12 +382,11 @@ class Datatype:
         position = operator.index(position)
         src, _, _ = acquire(inbuf, True)
         dst, _, _ = acquire(outbuf, False)
+        if not 0 <= position <= dst.nbytes:
+            errors.raise_error(errors.ERR_ARG, f"{call}: Invalid position {position}")
         count = src.nbytes // impl.extent if impl.extent > 0 else 0
-        need = impl.packed_size(count)
-        if position < 0 or position + need > dst.nbytes:
-            errors.raise_error(errors.ERR_ARG if position < 0 else errors.ERR_TRUNCATE,
-                               f"{call}: Message truncated; {need} bytes do not fit at position "
-                               f"{position} of a buffer of {dst.nbytes}")
+        if impl.size:  # MPICH packs the whole elements that fit
+            count = min(count, (dst.nbytes - position) // impl.size)
         data = impl.pack(src, 0, count)
         if ext32:
             data = _rt.external32_swap(impl, data, count)
@@ -401,12 +400,12 @@ class Datatype:
         position = operator.index(position)
         src, _, _ = acquire(inbuf, True)
         dst, _, _ = acquire(outbuf, False)
+        if not 0 <= position <= src.nbytes:
+            errors.raise_error(errors.ERR_ARG, f"{call}: Invalid position {position}")
         count = dst.nbytes // impl.extent if impl.extent > 0 else 0
+        if impl.size:
+            count = min(count, (src.nbytes - position) // impl.size)
         n = impl.packed_size(count)
-        if position < 0 or position + n > src.nbytes:
-            errors.raise_error(errors.ERR_ARG if position < 0 else errors.ERR_TRUNCATE,
-                               f"{call}: Message truncated; {n} bytes wanted at position "
-                               f"{position} of a buffer of {src.nbytes}")
         data = src[position:position + n]
         if ext32:
             data = memoryview(_rt.external32_swap(impl, data, count))
