@@ -4,7 +4,7 @@ Free_mem, Get_address and address arithmetic.
 Buffer acquisition follows mpi4py's ``PyMPI_GetBuffer``: the Python buffer protocol first; if
 that fails (no buffer interface, or a read-only buffer where a writable one is needed), DLPack
 (``__dlpack__``/``__dlpack_device__``: the capsule's ``DLManagedTensor[Versioned]`` is read
-with ctypes, the data pointer taken as is, the capsule kept alive and never consumed), then the
+with ctypes, the data pointer taken as is, the capsule released on return and never consumed), then the
 CUDA array interface (``__cuda_array_interface__['data']`` is a raw pointer). As in mpi4py the
 pointer is used directly: the suite's fake GPU arrays live in host memory, and every rank of
 smpy runs in this one process, so a raw address is valid memory (viewed through ctypes).
@@ -129,6 +129,23 @@ def _dlpack_buffer(obj: Any, readonly: bool) -> tuple[memoryview, str, int]:
         versioned = False
         name = b"dltensor"
         capsule = dlpack() if device_type == _KDLCPU else dlpack(stream=-1)
+    try:
+        addr, size, fmt, is_readonly = _dlpack_info(capsule, name, versioned, readonly)
+        err = None
+    except BufferError as exc:
+        err = str(exc)
+    # the capsule dies here, as mpi4py releases it right after the MPI call (the producer's
+    # deleter runs at once, not at some later garbage collection); the view keeps ``obj``
+    del capsule
+    if err is not None:
+        raise BufferError(err)
+    mem = _raw(addr, size, readonly or is_readonly, obj)
+    return mem, fmt, int(device_type)
+
+
+def _dlpack_info(capsule: Any, name: bytes, versioned: bool, readonly: bool
+                 ) -> tuple[int, int, str, bool]:
+    """(address, nbytes, format, readonly) of the tensor in a DLPack capsule."""
     if not _capsule_valid(capsule, name):
         raise BufferError("dlpack: invalid capsule object")
     ptr = _capsule_pointer(capsule, name)
@@ -175,9 +192,7 @@ def _dlpack_buffer(obj: Any, readonly: bool) -> tuple[memoryview, str, int]:
         fmt = _float_format(bits // 8)
     elif code == 5 and bits % 8 == 0:
         fmt = _complex_format(bits // 8)
-    addr = (t.data or 0) + t.byte_offset
-    mem = _raw(addr, size, readonly or is_readonly, capsule)
-    return mem, fmt or "B", int(device_type)
+    return (t.data or 0) + t.byte_offset, size, fmt or "B", is_readonly
 
 
 def _contig(shape: list[int], strides: list[int] | None, unit: int, order: str) -> bool:
