@@ -11,7 +11,7 @@ from smpy.mpi.comm_mgmt import *
 from smpy.mpi.comm_persist import *
 from smpy.mpi.comm_topo import *
 from smpy.mpi.datatype import *  # noqa: F403 - every predefined datatype constant
-from smpy.mpi.datatype import Datatype, _typealign, _typecode
+from smpy.mpi.datatype import Datatype, _datatype_create, _datatype_decode, _typealign, _typecode
 from smpy.mpi.environment import (
     SUBVERSION,
     VERSION,

@@ -214,9 +214,15 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def Sendrecv(self, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,
                  source: int = ANY_SOURCE, recvtag: int = ANY_TAG, status: Status | None = None) -> None:
-        r = self._irecv(recvbuf, source, recvtag, "MPI_Sendrecv")
-        s = self._isend(sendbuf, dest, sendtag, "MPI_Sendrecv", False)
-        s.Wait()
+        impl, call = self._impl, "MPI_Sendrecv"
+        p2p.check_dest(impl, dest, call)
+        p2p.check_send_tag(sendtag, call)
+        # both messages are parsed before anything is posted (a bad receive spec must not
+        # leave a send behind, nor a bad send spec a receive)
+        sspec = msgspec.parse_send(sendbuf) if dest != PROC_NULL else msgspec.null_spec()
+        r = self._irecv(recvbuf, source, recvtag, call)
+        s = p2p.isend(proc(), impl, P2P, bcoll.pack(sspec), sspec.nbytes, dest, sendtag, call, False)
+        Request._wrap(s).Wait()
         Request._wrap(r).Wait(status)
 
     @mpicall
