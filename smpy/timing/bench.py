@@ -219,11 +219,9 @@ class Timing:
     def flush(self, proc: Process) -> None:
         """End the current burst: simulate it (blocking), restart the timer."""
         b = proc.bench
-        if b.sampling is not None:
-            from smpy.runtime import errors
-
-            errors.raise_error(errors.ERR_OTHER, f"MPI call inside the sampled loop {b.sampling}: "
-                               "smpy.sample loops and smpy.sampled functions must not call MPI")
+        if b.sampling is not None:  # SMPI aborts: "Cannot do recursive benchmarks"
+            raise RuntimeError(f"MPI call inside the sampled loop {b.sampling}: smpy.sample loops "
+                               "and smpy.sampled functions must not call MPI")
         now = _thread_time()
         dt = now - b.start
         if dt > 0.0:

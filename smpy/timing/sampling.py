@@ -20,7 +20,7 @@ whole run: once a site has enough samples, later visits inject :math:`\bar t \cd
 running anything. ``scope="local"`` keeps one set of statistics per rank (SMPI's LOCAL),
 ``"global"`` shares them between all ranks (GLOBAL).
 
-No MPI call may happen inside a sampled loop (SMPI aborts; smpy raises ``MPI.Exception``).
+No MPI call may happen inside a sampled loop (SMPI aborts; smpy raises ``RuntimeError``).
 """
 
 from __future__ import annotations
