@@ -18,6 +18,8 @@ from smpy.runtime.world import Process, current
 
 F = TypeVar("F", bound=Callable[..., Any])
 _thread_time = time.thread_time
+#: called with (args, exception) when an outermost MPI call fails; set by smpy.mpi.errhandler
+error_hook: Callable[[tuple[Any, ...], errors.MPIException], None] | None = None
 
 
 def mpicall(fn: F) -> F:
@@ -39,6 +41,10 @@ def mpicall(fn: F) -> F:
             tracer.enter(proc.rank, name)
         try:
             return fn(*args, **kwargs)
+        except errors.MPIException as exc:
+            if depth == 0 and error_hook is not None:
+                error_hook(args, exc)  # the object's error handler (smpy.mpi.errhandler)
+            raise
         finally:
             proc.depth = depth
             if tracer is not None:

@@ -9,6 +9,7 @@ from smpy.colls import buffers as bcoll
 from smpy.colls import objects as ocoll
 from smpy.colls.basic import allgather as _allgather_raw
 from smpy.colls.basic import barrier as _barrier
+from smpy.mpi import errhandler as _errhandler
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.comm_inter import IntraInterMixin
@@ -21,7 +22,7 @@ from smpy.mpi.msgpickle import pickle
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
-from smpy.runtime import constants as C
+from smpy.runtime import attributes as _attributes
 from smpy.runtime import errors, p2p
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.constants import (
@@ -32,6 +33,7 @@ from smpy.runtime.constants import (
     IDENT,
     P2P,
     PROC_NULL,
+    SIMILAR,
     UNDEFINED,
     UNEQUAL,
 )
@@ -59,7 +61,9 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     __slots__ = ("__impl",)
 
     def __init__(self, comm: Comm | None = None) -> None:
-        self.__impl = None if comm is None else comm._impl
+        if comm is not None and not isinstance(comm, Comm):
+            raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Comm, got {type(comm).__name__})")
+        self.__impl = None if comm is None else comm._raw()
 
     @classmethod
     def _wrap(cls, impl: CommImpl | None) -> Comm:
@@ -77,6 +81,9 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def _raw(self) -> CommImpl | None:
         return self.__impl
 
+    def _set_raw(self, impl: CommImpl | None) -> None:
+        self.__impl = impl
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Comm):
             return NotImplemented
@@ -86,8 +93,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    def __hash__(self) -> int:
-        return id(self._raw())
+    __hash__ = None  # type: ignore[assignment]  # mpi4py's handles are unhashable
 
     def __bool__(self) -> bool:
         return self._raw() is not None
@@ -108,7 +114,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         return self.Get_size()
 
     def Get_name(self) -> str:
-        return self._impl.name
+        raw = self._raw()
+        return "MPI_COMM_NULL" if raw is None else raw.name
 
     def Set_name(self, name: str) -> None:
         self._impl.name = name
@@ -136,8 +143,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         return True
 
     def Get_topology(self) -> int:
-        from smpy.mpi import constants
-        return constants.UNDEFINED
+        return UNDEFINED
 
     @property
     def topology(self) -> int:
@@ -147,7 +153,9 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         a, b = self._impl, comm._impl
         if a is b:
             return IDENT
-        return CONGRUENT if a.group == b.group else UNEQUAL
+        if a.group == b.group:
+            return CONGRUENT
+        return SIMILAR if sorted(a.group) == sorted(b.group) else UNEQUAL
 
     @mpicall
     def Abort(self, errorcode: int = 0) -> None:
@@ -445,7 +453,17 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         _barrier(pr, impl)  # context-id agreement costs a collective, as in MPICH
         new = impl.agree(pr, None, lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
-        return Intracomm._wrap(new)
+        if new.info is None and impl.info is not None:
+            new.info = dict(impl.info)
+        cls = type(self)
+        if cls in (Comm, _WorldComm, _SelfComm):
+            cls = Intracomm
+        dup = cls._wrap(new)
+        _attributes.copy_all(pr, impl, self, new, "MPI_Comm_dup")
+        _errhandler.copy_errhandler(impl, new)
+        if info is not None and not getattr(info, "_null", True):
+            dup.Set_info(info)
+        return dup
 
     def Clone(self) -> Intracomm:
         return self.Dup()
@@ -461,38 +479,26 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         members = sorted((k, r) for c, k, r in triples if c == color)
         group = [impl.group[r] for _, r in members]
         new = impl.agree(pr, color, lambda: CommImpl(impl.world, group, ""), len(group))
+        _errhandler.copy_errhandler(impl, new)
         return Intracomm._wrap(new)
 
     @mpicall
     def Free(self) -> None:
-        self._impl.refcount -= 1
-        self.__impl = None
+        impl = self.__impl
+        if impl is None:
+            errors.raise_error(errors.ERR_COMM, "MPI_Comm_free: Null communicator")
+        pr = proc()
+        if impl is pr.world.comm_world or impl is pr.comm_self:
+            errors.raise_error(errors.ERR_COMM, "MPI_Comm_free: Cannot free permanent communicator")
+        try:
+            _attributes.delete_all(pr, impl, self, "MPI_Comm_free")
+        finally:
+            impl.refcount -= 1
+            self.__impl = None
 
     def __repr__(self) -> str:
         kind = "Intracomm" if isinstance(self, Intracomm) else "Comm"
         return f"<mpi4py.MPI.{kind} object at {id(self):#x}>"
-
-    # mpi4py compatibility helpers
-    def py2f(self) -> int:
-        raw = self._raw()
-        return 0 if raw is None else raw.context
-
-    def Get_attr(self, keyval: int) -> Any:
-        """Predefined attributes (TAG_UB, IO, WTIME_IS_GLOBAL, UNIVERSE_SIZE, APPNUM, LASTUSEDCODE)."""
-        impl = self._impl
-        if keyval == C.KEYVAL_TAG_UB:
-            return C.TAG_UB
-        if keyval == C.KEYVAL_IO:
-            return ANY_SOURCE
-        if keyval == C.KEYVAL_WTIME_IS_GLOBAL:
-            return 1  # one simulated clock for every rank
-        if keyval == C.KEYVAL_UNIVERSE_SIZE:
-            return impl.world.size
-        if keyval == C.KEYVAL_APPNUM:
-            return 0
-        if keyval == C.KEYVAL_LASTUSEDCODE:
-            return errors.last_used_code()
-        return impl.attrs.get(keyval)
 
     def Get_group(self) -> Group:
         return Group._wrap(GroupImpl(self._impl.group))

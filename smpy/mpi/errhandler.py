@@ -1,0 +1,327 @@
+"""``MPI.Errhandler``, the predefined error handlers, and dynamic error classes/codes.
+
+An error handler is attached per process to a communicator, window, file or session (the
+runtime object is shared by the members; the handler choice is not), see
+:func:`get_errhandler`/:func:`set_errhandler`, which any handle class can use with its own
+runtime object. mpi4py installs ``ERRORS_RETURN`` on every object it creates or that MPI
+predefines, so that is the default here. When an MPI call made on such an object fails
+(:func:`on_call_error`, hooked into :func:`smpy.mpi._call.mpicall`):
+
+* ``ERRORS_RETURN``: the error reaches Python as ``MPI.Exception``;
+* ``ERRORS_ARE_FATAL`` / ``ERRORS_ABORT``: MPICH prints the error and aborts the job: the
+  run stops as with ``MPI_Abort`` with the error code;
+* a user handler (``Create_errhandler(fn)``): ``fn(obj, code)`` runs, then the call returns
+  the error and mpi4py raises ``MPI.Exception``.
+
+As in mpi4py, at most 32 user-defined handlers per object kind can be created in a process
+(``RuntimeError`` after that); their slots are never given back.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from smpy.mpi import _call
+from smpy.mpi.objmodel import (
+    T_ERRHANDLER,
+    as_handle,
+    as_int,
+    builtin_handle,
+    direct_handle,
+    lookup_direct,
+    null_handle,
+    unorderable,
+)
+from smpy.runtime import errors, lifecycle
+from smpy.runtime.world import NotInSimulation, current
+
+__all__ = [
+    "Errhandler", "ERRHANDLER_NULL", "ERRORS_RETURN", "ERRORS_ARE_FATAL", "ERRORS_ABORT",
+    "Add_error_class", "Add_error_code", "Add_error_string", "Remove_error_class",
+    "Remove_error_code", "Remove_error_string",
+]
+
+KINDS = ("Session", "Comm", "Win", "File")
+MAX_USER_ERRHANDLERS = 32
+
+
+class ErrhandlerImpl:
+    """A predefined (``name`` set) or user-defined (``kind`` and ``fn`` set) handler."""
+
+    __slots__ = ("name", "kind", "fn", "value", "__weakref__")
+
+    def __init__(self, name: str | None, kind: str | None, fn: Callable[..., Any] | None, value: int = 0) -> None:
+        self.name = name
+        self.kind = kind
+        self.fn = fn
+        self.value = value
+
+    @property
+    def fatal(self) -> bool:
+        return self.name in ("ERRORS_ARE_FATAL", "ERRORS_ABORT")
+
+
+_FATAL = ErrhandlerImpl("ERRORS_ARE_FATAL", None, None, builtin_handle(T_ERRHANDLER, 0))
+_RETURN = ErrhandlerImpl("ERRORS_RETURN", None, None, builtin_handle(T_ERRHANDLER, 1))
+_ABORT = ErrhandlerImpl("ERRORS_ABORT", None, None, builtin_handle(T_ERRHANDLER, 3))
+_PREDEFINED = {e.value: e for e in (_FATAL, _RETURN, _ABORT)}
+_NULL_VALUE = null_handle(T_ERRHANDLER)
+
+
+class Errhandler:
+    """Error handler."""
+
+    __slots__ = ("_impl", "_const", "__weakref__")
+
+    def __init__(self, errhandler: Errhandler | None = None) -> None:
+        if errhandler is not None and not isinstance(errhandler, Errhandler):
+            raise TypeError(f"Argument 'errhandler' has incorrect type (expected mpi4py.MPI.Errhandler, "
+                            f"got {type(errhandler).__name__})")
+        self._impl: ErrhandlerImpl | None = None if errhandler is None else errhandler._impl
+        self._const = False
+
+    @classmethod
+    def _wrap(cls, impl: ErrhandlerImpl | None) -> Errhandler:
+        e = cls.__new__(cls)
+        e._impl = impl
+        e._const = False
+        return e
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Errhandler):
+            return NotImplemented
+        return self._impl is other._impl
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, Errhandler):
+            return NotImplemented
+        return self._impl is not other._impl
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Errhandler):
+            return NotImplemented
+        raise unorderable(self)
+
+    __le__ = __gt__ = __ge__ = __lt__
+    __hash__ = None  # type: ignore[assignment]
+
+    def __bool__(self) -> bool:
+        return self._impl is not None
+
+    def __repr__(self) -> str:
+        return f"<mpi4py.MPI.Errhandler object at {id(self):#x}>"
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        impl = self._impl
+        name = "ERRHANDLER_NULL" if impl is None else impl.name
+        if name is None:
+            raise ValueError("cannot serialize 'mpi4py.MPI.Errhandler' instance")
+        const = globals()[name]
+        return name if const is self else (Errhandler, (const,))
+
+    # -- handles --------------------------------------------------------------------------
+    def _value(self) -> int:
+        impl = self._impl
+        if impl is None:
+            return _NULL_VALUE
+        if impl.name is not None:
+            return impl.value
+        return direct_handle(T_ERRHANDLER, impl)
+
+    @property
+    def handle(self) -> int:
+        """MPI handle."""
+        return as_handle(self._value())
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> Errhandler:
+        """Create object from MPI handle."""
+        value = int(handle) & 0xFFFFFFFF
+        if value == _NULL_VALUE:
+            return cls._wrap(None)
+        impl = _PREDEFINED.get(value) or lookup_direct(value)
+        if not isinstance(impl, ErrhandlerImpl):
+            errors.raise_error(errors.ERR_ERRHANDLER, f"MPI_Errhandler_f2c: Invalid errhandler handle {handle}")
+        return cls._wrap(impl)
+
+    def toint(self) -> int:
+        """Translate object to integer handle."""
+        return as_int(self._value())
+
+    @classmethod
+    def fromint(cls, arg: int, /) -> Errhandler:
+        """Translate integer handle to object."""
+        return cls.fromhandle(arg)
+
+    def py2f(self) -> int:
+        return as_int(self._value())
+
+    @classmethod
+    def f2py(cls, arg: int) -> Errhandler:
+        return cls.fromhandle(arg)
+
+    # -- freeing --------------------------------------------------------------------------
+    def Free(self) -> None:
+        """Free an error handler."""
+        if self._impl is None:
+            errors.raise_error(errors.ERR_ARG, "MPI_Errhandler_free: Null Errhandler pointer")
+        if not self._const:
+            self._impl = None
+
+    def free(self) -> None:
+        """Call ``Free`` if not null."""
+        if self._impl is not None and not self._const:
+            self.Free()
+
+
+def _const(impl: ErrhandlerImpl | None) -> Errhandler:
+    e = Errhandler._wrap(impl)
+    e._const = True
+    return e
+
+
+ERRHANDLER_NULL = _const(None)
+ERRORS_ARE_FATAL = _const(_FATAL)
+ERRORS_RETURN = _const(_RETURN)
+ERRORS_ABORT = _const(_ABORT)
+
+
+# -- per-process state: user handler slots and the handler of each object -----------------
+class _State:
+    __slots__ = ("slots", "handlers")
+
+    def __init__(self) -> None:
+        self.slots = {k: 0 for k in KINDS}
+        self.handlers: weakref.WeakKeyDictionary[Any, ErrhandlerImpl] = weakref.WeakKeyDictionary()
+
+
+def _state() -> _State:
+    attrs = current().attrs
+    st = attrs.get("errhandlers")
+    if st is None:
+        st = attrs["errhandlers"] = _State()
+    return st
+
+
+def create_errhandler(kind: str, fn: Callable[..., Any]) -> Errhandler:
+    """``<Kind>.Create_errhandler(fn)`` for kind ``Comm``, ``Win``, ``File`` or ``Session``."""
+    if not callable(fn):
+        raise TypeError(f"'{type(fn).__name__}' object is not callable")
+    st = _state()
+    if st.slots[kind] >= MAX_USER_ERRHANDLERS:
+        raise RuntimeError("cannot create too many user-defined error handlers")
+    st.slots[kind] += 1
+    return Errhandler._wrap(ErrhandlerImpl(None, kind, fn))
+
+
+def get_errhandler(obj: Any) -> Errhandler:
+    """A new ``Errhandler`` object for the handler of runtime object ``obj`` in this process."""
+    return Errhandler._wrap(_state().handlers.get(obj, _RETURN))
+
+
+def set_errhandler(obj: Any, errhandler: Errhandler, kind: str) -> None:
+    if not isinstance(errhandler, Errhandler):
+        raise TypeError(f"Argument 'errhandler' has incorrect type (expected mpi4py.MPI.Errhandler, "
+                        f"got {type(errhandler).__name__})")
+    impl = errhandler._impl
+    if impl is None:
+        errors.raise_error(errors.ERR_ARG, f"MPI_{kind}_set_errhandler: Null Errhandler pointer")
+    if impl.kind is not None and impl.kind != kind:
+        errors.raise_error(errors.ERR_ARG, f"MPI_{kind}_set_errhandler: Error handler is not a {kind} "
+                                           "error handler")
+    _state().handlers[obj] = impl
+
+
+def copy_errhandler(src: Any, dst: Any) -> None:
+    """A new object inherits its parent's handler (as MPI; mpi4py then sets ERRORS_RETURN)."""
+    st = _state()
+    impl = st.handlers.get(src)
+    if impl is not None and impl is not _RETURN:
+        st.handlers[dst] = _RETURN
+
+
+def call_errhandler(owner: Any, obj: Any, errorcode: int, kind: str) -> None:
+    """``<obj>.Call_errhandler(errorcode)``."""
+    impl = _state().handlers.get(obj, _RETURN)
+    _invoke(impl, owner, errorcode, kind)
+
+
+def _invoke(impl: ErrhandlerImpl, owner: Any, errorcode: int, kind: str) -> None:
+    if impl.fn is not None:
+        try:
+            impl.fn(owner, errorcode)
+        except BaseException as exc:  # mpi4py: errors in user handlers are unrecoverable
+            import traceback
+            traceback.print_exception(exc, file=sys.stderr)
+            sys.stderr.write("Fatal Python error: exception in user-defined error handler function\n")
+            lifecycle.abort(current(), 1)
+        return
+    if impl.fatal and errorcode != errors.SUCCESS:
+        _fatal(errorcode, kind)
+
+
+def _fatal(errorcode: int, kind: str) -> None:
+    proc = current()
+    try:
+        text = errors.get_error_string(errorcode)
+    except errors.MPIException:
+        text = f"error code {errorcode}"
+    sys.stderr.write(f"Abort({errorcode}) on node {proc.rank}: Fatal error in internal_{kind}: {text}\n")
+    lifecycle.abort(proc, errorcode)
+
+
+def on_call_error(args: tuple[Any, ...], exc: errors.MPIException) -> None:
+    """Hook of :func:`smpy.mpi._call.mpicall`: a failing call on an object with a handler."""
+    if not args:
+        return
+    owner = args[0]
+    target = getattr(owner, "_errhandler_target", None)
+    if target is None:
+        return
+    try:
+        obj, kind = target()
+    except (errors.MPIException, NotInSimulation):
+        return
+    if obj is None:
+        return
+    impl = _state().handlers.get(obj, _RETURN)
+    if impl is _RETURN:
+        return
+    _invoke(impl, type(owner)._wrap(obj) if hasattr(type(owner), "_wrap") else owner, int(exc), kind)
+
+
+_call.error_hook = on_call_error
+
+
+# -- dynamic error classes, codes and strings ---------------------------------------------
+def Add_error_class() -> int:
+    """Add an error class to the known error classes."""
+    return errors.add_error_class()
+
+
+def Add_error_code(errorclass: int) -> int:
+    """Add an error code to an error class."""
+    return errors.add_error_code(errorclass)
+
+
+def Add_error_string(errorcode: int, string: str) -> None:
+    """Associate an error string with an error class or error code."""
+    errors.add_error_string(errorcode, string)
+
+
+def Remove_error_class(errorclass: int) -> None:
+    """Remove an error class from the known error classes."""
+    errors.remove_error_class(errorclass)
+
+
+def Remove_error_code(errorcode: int) -> None:
+    """Remove an error code from the known error codes."""
+    errors.remove_error_code(errorcode)
+
+
+def Remove_error_string(errorcode: int) -> None:
+    """Remove error string association from error class or error code."""
+    errors.remove_error_string(errorcode)

@@ -1,0 +1,109 @@
+"""MPI handles for facade objects, with MPICH's handle layout.
+
+An MPICH handle is a 32-bit int: bits 30-31 the kind (``01`` builtin, ``10`` direct,
+``00`` null/invalid), bits 26-29 the object type, the rest an index. So ``MPI_COMM_WORLD``
+is ``0x44000000``, ``MPI_COMM_NULL`` ``0x04000000`` and the first duplicated communicator
+``0x84000002``. mpi4py shows ``obj.handle`` as the C value cast to an unsigned pointer
+(a direct handle reads ``0xffffffff84000002``) and ``py2f()``/``toint()`` as a signed int.
+
+Runtime objects that are not predefined get a direct handle the first time one is asked
+for, from a per-run counter per object type (deterministic for a given program); a weak
+table maps handles back to the objects for ``fromhandle``/``f2py``/``fromint``. Also here:
+the mpi4py object-model conventions shared by the handle classes (pickling of the
+predefined constants by name, ``ValueError`` for other non-null objects).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from smpy.runtime import errors
+from smpy.runtime.world import current
+
+T_COMM = 1
+T_GROUP = 2
+T_ERRHANDLER = 5
+
+_BUILTIN = 0x40000000
+_DIRECT = 0x80000000
+_FIRST_INDEX = {T_COMM: 2}
+
+
+def null_handle(objtype: int) -> int:
+    return objtype << 26
+
+
+def builtin_handle(objtype: int, index: int) -> int:
+    return _BUILTIN | (objtype << 26) | index
+
+
+def as_handle(value: int) -> int:
+    """The unsigned pointer-sized ``handle`` property of a 32-bit MPICH handle."""
+    value &= 0xFFFFFFFF
+    return value | 0xFFFFFFFF00000000 if value & 0x80000000 else value
+
+
+def as_int(value: int) -> int:
+    """The signed C int of a handle (``py2f``, ``toint``)."""
+    value &= 0xFFFFFFFF
+    return value - 0x100000000 if value & 0x80000000 else value
+
+
+class _HandleTable:
+    __slots__ = ("handles", "objects", "next")
+
+    def __init__(self) -> None:
+        self.handles: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        self.objects: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        self.next: dict[int, int] = {}
+
+
+_tables: weakref.WeakKeyDictionary[Any, _HandleTable] = weakref.WeakKeyDictionary()
+
+
+def _table() -> _HandleTable:
+    world = current().world
+    t = _tables.get(world)
+    if t is None:
+        t = _tables[world] = _HandleTable()
+    return t
+
+
+def direct_handle(objtype: int, obj: Any) -> int:
+    """The (unsigned 32-bit) direct handle of runtime object ``obj``, allocated on first use."""
+    t = _table()
+    h = t.handles.get(obj)
+    if h is None:
+        index = t.next.get(objtype, _FIRST_INDEX.get(objtype, 0))
+        t.next[objtype] = index + 1
+        h = _DIRECT | (objtype << 26) | index
+        t.handles[obj] = h
+        t.objects[h] = obj
+    return h
+
+
+def lookup_direct(value: int) -> Any:
+    """The runtime object of a direct handle, or None."""
+    return _table().objects.get(value & 0xFFFFFFFF)
+
+
+def bad_handle(errclass: int, call: str, value: int) -> Any:
+    errors.raise_error(errclass, f"{call}: Invalid handle {as_int(value):#x}")
+
+
+def reduce_named(obj: Any, constants: dict[str, Any], is_null: bool, predefined_name: str | None) -> Any:
+    """mpi4py's ``__reduce__``: a predefined constant pickles as its name, a copy of one as
+    ``(type, (constant,))``; any other non-null object cannot be serialised."""
+    if predefined_name is not None:
+        const = constants.get(predefined_name)
+        if const is obj:
+            return predefined_name
+        return (type(obj), (const,))
+    if is_null:
+        raise ValueError(f"cannot serialize '{type(obj).__module__}.{type(obj).__name__}' instance")
+    raise ValueError(f"cannot serialize '{type(obj).__module__}.{type(obj).__name__}' instance")
+
+
+def unorderable(obj: Any) -> TypeError:
+    return TypeError(f"unorderable type '{type(obj).__module__}.{type(obj).__name__}'")
