@@ -12,6 +12,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from smpy.runtime import attributes as _attributes
 from smpy.runtime import errors
 from smpy.runtime.datatype import (
     BY_NAME,
@@ -23,6 +24,7 @@ from smpy.runtime.datatype import (
 )
 from smpy.runtime.datatype import DATATYPE_NULL as _NULL_IMPL
 from smpy.runtime.datatype import PREDEFINED as _IMPLS
+from smpy.runtime.world import current as _proc
 
 _DERIVED = "derived datatypes arrive with the faithful-MPI issue"
 
@@ -253,9 +255,12 @@ class Datatype:
     # -- life cycle ---------------------------------------------------------------------------
     def Dup(self) -> Datatype:
         """Duplicate a datatype."""
-        impl = self._live("MPI_Type_dup").dup()
+        base = self._live("MPI_Type_dup")
+        impl = base.dup()
         _DERIVED_HANDLES[impl.handle] = impl
-        return type(self)._wrap(impl)
+        new = type(self)._wrap(impl)
+        _attributes.copy_all(_proc(), base, self, impl, "MPI_Type_dup")
+        return new
 
     Create_dup = Dup
 
@@ -270,7 +275,10 @@ class Datatype:
         if impl.is_predefined:
             errors.raise_error(errors.ERR_TYPE, "MPI_Type_free: Cannot free permanent data type")
         _DERIVED_HANDLES.pop(impl.handle, None)
-        self._impl = _NULL_IMPL
+        try:
+            _attributes.delete_all(_proc(), impl, self, "MPI_Type_free")
+        finally:
+            self._impl = _NULL_IMPL
 
     def free(self) -> None:
         """Call ``Free`` if not null or predefined."""
@@ -418,22 +426,32 @@ class Datatype:
     def Create_f90_complex(cls, p: int, r: int) -> Datatype:
         raise NotImplementedError(_DERIVED)
 
+    # -- attributes (smpy.runtime.attributes) ----------------------------------------------
     def Get_attr(self, keyval: int) -> Any:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Retrieve attribute value by key."""
+        impl = self._live("MPI_Type_get_attr")
+        found, value = _attributes.get_attr(_proc(), impl, keyval, _attributes.KIND_DATATYPE, "MPI_Type_get_attr")
+        return value if found else None
 
     def Set_attr(self, keyval: int, attrval: Any) -> None:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Store attribute value associated with a key."""
+        impl = self._live("MPI_Type_set_attr")
+        _attributes.set_attr(_proc(), impl, self, keyval, attrval, _attributes.KIND_DATATYPE, "MPI_Type_set_attr")
 
     def Delete_attr(self, keyval: int) -> None:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Delete attribute value associated with a key."""
+        impl = self._live("MPI_Type_delete_attr")
+        _attributes.delete_attr(_proc(), impl, self, keyval, _attributes.KIND_DATATYPE, "MPI_Type_delete_attr")
 
     @classmethod
-    def Create_keyval(cls, *args: Any, **kwargs: Any) -> int:
-        raise NotImplementedError("datatype attributes are not supported yet")
+    def Create_keyval(cls, copy_fn: Any = None, delete_fn: Any = None, nopython: bool = False) -> int:
+        """Create a new attribute key for datatypes."""
+        return _attributes.create_keyval(_proc(), _attributes.KIND_DATATYPE, copy_fn, delete_fn, nopython)
 
     @classmethod
     def Free_keyval(cls, keyval: int) -> int:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Free an attribute key for datatypes."""
+        return _attributes.free_keyval(_proc(), keyval, _attributes.KIND_DATATYPE)
 
 
 def _create_dup(base: Datatype) -> Datatype:

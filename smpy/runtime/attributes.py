@@ -187,10 +187,12 @@ def delete_attr(proc: Process, obj: Any, owner: Any, keyval: int, kind: int, cal
     entry = None if st is None else st.items.get(kv.value)
     if entry is None:
         return  # MPICH accepts deleting an attribute that is not set
-    _run_delete(kv, owner, entry[1], call)  # on error the attribute stays (MPI)
     del st.items[kv.value]  # type: ignore[union-attr]
     kv.refs -= 1
-    pa._release(kv)
+    try:
+        _run_delete(kv, owner, entry[1], call)  # MPICH drops the attribute even if this fails
+    finally:
+        pa._release(kv)
 
 
 def delete_all(proc: Process, obj: Any, owner: Any, call: str) -> None:
