@@ -24,6 +24,7 @@ from smpy.runtime.datatype import (
 )
 from smpy.runtime.datatype import DATATYPE_NULL as _NULL_IMPL
 from smpy.runtime.datatype import PREDEFINED as _IMPLS
+from smpy.runtime.world import NotInSimulation
 from smpy.runtime.world import current as _proc
 
 _DERIVED = "derived datatypes arrive with the faithful-MPI issue"
@@ -259,7 +260,9 @@ class Datatype:
         impl = base.dup()
         _DERIVED_HANDLES[impl.handle] = impl
         new = type(self)._wrap(impl)
-        _attributes.copy_all(_proc(), base, self, impl, "MPI_Type_dup")
+        pr = _proc_or_none()
+        if pr is not None:
+            _attributes.copy_all(pr, base, self, impl, "MPI_Type_dup")
         return new
 
     Create_dup = Dup
@@ -275,8 +278,10 @@ class Datatype:
         if impl.is_predefined:
             errors.raise_error(errors.ERR_TYPE, "MPI_Type_free: Cannot free permanent data type")
         _DERIVED_HANDLES.pop(impl.handle, None)
+        pr = _proc_or_none()
         try:
-            _attributes.delete_all(_proc(), impl, self, "MPI_Type_free")
+            if pr is not None:
+                _attributes.delete_all(pr, impl, self, "MPI_Type_free")
         finally:
             self._impl = _NULL_IMPL
 
@@ -452,6 +457,14 @@ class Datatype:
     def Free_keyval(cls, keyval: int) -> int:
         """Free an attribute key for datatypes."""
         return _attributes.free_keyval(_proc(), keyval, _attributes.KIND_DATATYPE)
+
+
+def _proc_or_none() -> Any:
+    """The calling rank, or None outside a simulation (attributes need a rank)."""
+    try:
+        return _proc()
+    except NotInSimulation:
+        return None
 
 
 def _create_dup(base: Datatype) -> Datatype:
