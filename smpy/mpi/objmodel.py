@@ -24,6 +24,7 @@ from smpy.runtime.world import current
 T_COMM = 1
 T_GROUP = 2
 T_ERRHANDLER = 5
+T_INFO = 7
 
 _BUILTIN = 0x40000000
 _DIRECT = 0x80000000
