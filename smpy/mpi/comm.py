@@ -58,7 +58,7 @@ def _fill(status: Status | None, req: p2p.Request) -> None:
 class Comm(CommMgmtMixin, CommPersistMixin):
     """A communicator handle (one per rank; the runtime object is shared)."""
 
-    __slots__ = ("__impl",)
+    __slots__ = ("__impl", "__weakref__")
 
     def __init__(self, comm: Comm | None = None) -> None:
         if comm is not None and not isinstance(comm, Comm):
@@ -484,7 +484,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Free(self) -> None:
-        impl = self.__impl
+        impl = self._raw()
         if impl is None:
             errors.raise_error(errors.ERR_COMM, "MPI_Comm_free: Null communicator")
         pr = proc()
@@ -494,7 +494,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
             _attributes.delete_all(pr, impl, self, "MPI_Comm_free")
         finally:
             impl.refcount -= 1
-            self.__impl = None
+            self._set_raw(None)
 
     def __repr__(self) -> str:
         kind = "Intracomm" if isinstance(self, Intracomm) else "Comm"
@@ -669,9 +669,13 @@ class _WorldComm(Intracomm):
 
     @property
     def _impl(self) -> CommImpl:
+        if self is not COMM_WORLD:  # a copy (type(COMM_WORLD)(COMM_WORLD), fromhandle...)
+            return Comm._impl.fget(self)  # type: ignore[attr-defined]
         return current().world.comm_world
 
     def _raw(self) -> CommImpl | None:
+        if self is not COMM_WORLD:
+            return Comm._raw(self)
         try:
             return current().world.comm_world
         except RuntimeError:
@@ -688,9 +692,13 @@ class _SelfComm(Intracomm):
 
     @property
     def _impl(self) -> CommImpl:
+        if self is not COMM_SELF:
+            return Comm._impl.fget(self)  # type: ignore[attr-defined]
         return current().comm_self
 
     def _raw(self) -> CommImpl | None:
+        if self is not COMM_SELF:
+            return Comm._raw(self)
         try:
             return current().comm_self
         except RuntimeError:

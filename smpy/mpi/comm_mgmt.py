@@ -24,7 +24,7 @@ from smpy.mpi import errhandler as _eh
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.objmodel import (
     T_COMM,
-    as_handle,
+    HandleMixin,
     as_int,
     builtin_handle,
     direct_handle,
@@ -71,7 +71,7 @@ def _info_items(info: Any) -> dict[str, str]:
     return dict(d)
 
 
-class CommMgmtMixin:
+class CommMgmtMixin(HandleMixin):
     __slots__ = ()
 
     # -- handles --------------------------------------------------------------------------
@@ -89,15 +89,10 @@ class CommMgmtMixin:
             return _SELF_HANDLE
         return direct_handle(T_COMM, raw)
 
-    @property
-    def handle(self) -> int:
-        """MPI handle."""
-        return as_handle(self._handle_value())
+    _value = _handle_value
 
     @classmethod
-    def fromhandle(cls, handle: int) -> Any:
-        """Create object from MPI handle."""
-        value = int(handle) & 0xFFFFFFFF
+    def _from_value(cls, value: int) -> Any:
         if value == _NULL_HANDLE:
             return cls._wrap(None)  # type: ignore[attr-defined]
         p = proc()
@@ -109,24 +104,7 @@ class CommMgmtMixin:
             impl = lookup_direct(value)
             if impl is None or type(impl).__name__ != "CommImpl":
                 errors.raise_error(errors.ERR_COMM, f"MPI_Comm_f2c: Invalid communicator handle {as_int(value)}")
-        c = cls._wrap(impl)  # type: ignore[attr-defined]
-        return c
-
-    def toint(self) -> int:
-        """Translate object to integer handle."""
-        return as_int(self._handle_value())
-
-    @classmethod
-    def fromint(cls, arg: int, /) -> Any:
-        """Translate integer handle to object."""
-        return cls.fromhandle(arg)
-
-    def py2f(self) -> int:
-        return as_int(self._handle_value())
-
-    @classmethod
-    def f2py(cls, arg: int) -> Any:
-        return cls.fromhandle(arg)
+        return cls._wrap(impl)  # type: ignore[attr-defined]
 
     def free(self) -> None:
         """Call ``Free`` if not null or predefined."""

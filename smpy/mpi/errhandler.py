@@ -27,7 +27,7 @@ from typing import Any
 from smpy.mpi import _call
 from smpy.mpi.objmodel import (
     T_ERRHANDLER,
-    as_handle,
+    HandleMixin,
     as_int,
     builtin_handle,
     direct_handle,
@@ -71,7 +71,7 @@ _PREDEFINED = {e.value: e for e in (_FATAL, _RETURN, _ABORT)}
 _NULL_VALUE = null_handle(T_ERRHANDLER)
 
 
-class Errhandler:
+class Errhandler(HandleMixin):
     """Error handler."""
 
     __slots__ = ("_impl", "_const", "__weakref__")
@@ -120,7 +120,7 @@ class Errhandler:
         if name is None:
             raise ValueError("cannot serialize 'mpi4py.MPI.Errhandler' instance")
         const = globals()[name]
-        return name if const is self else (Errhandler, (const,))
+        return name if const is self else (type(self), (const,))
 
     # -- handles --------------------------------------------------------------------------
     def _value(self) -> int:
@@ -131,37 +131,14 @@ class Errhandler:
             return impl.value
         return direct_handle(T_ERRHANDLER, impl)
 
-    @property
-    def handle(self) -> int:
-        """MPI handle."""
-        return as_handle(self._value())
-
     @classmethod
-    def fromhandle(cls, handle: int) -> Errhandler:
-        """Create object from MPI handle."""
-        value = int(handle) & 0xFFFFFFFF
+    def _from_value(cls, value: int) -> Errhandler:
         if value == _NULL_VALUE:
             return cls._wrap(None)
         impl = _PREDEFINED.get(value) or lookup_direct(value)
         if not isinstance(impl, ErrhandlerImpl):
-            errors.raise_error(errors.ERR_ERRHANDLER, f"MPI_Errhandler_f2c: Invalid errhandler handle {handle}")
+            errors.raise_error(errors.ERR_ERRHANDLER, f"MPI_Errhandler_f2c: Invalid errhandler handle {as_int(value)}")
         return cls._wrap(impl)
-
-    def toint(self) -> int:
-        """Translate object to integer handle."""
-        return as_int(self._value())
-
-    @classmethod
-    def fromint(cls, arg: int, /) -> Errhandler:
-        """Translate integer handle to object."""
-        return cls.fromhandle(arg)
-
-    def py2f(self) -> int:
-        return as_int(self._value())
-
-    @classmethod
-    def f2py(cls, arg: int) -> Errhandler:
-        return cls.fromhandle(arg)
 
     # -- freeing --------------------------------------------------------------------------
     def Free(self) -> None:

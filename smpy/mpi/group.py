@@ -7,7 +7,7 @@ from typing import Any
 
 from smpy.mpi.objmodel import (
     T_GROUP,
-    as_handle,
+    HandleMixin,
     as_int,
     builtin_handle,
     direct_handle,
@@ -20,7 +20,7 @@ from smpy.runtime.group import EMPTY, GroupImpl
 from smpy.runtime.world import current
 
 
-class Group:
+class Group(HandleMixin):
     """Group of processes."""
 
     __slots__ = ("_impl", "_const", "__weakref__")
@@ -83,15 +83,8 @@ class Group:
             return _EMPTY_HANDLE
         return direct_handle(T_GROUP, impl)
 
-    @property
-    def handle(self) -> int:
-        """MPI handle."""
-        return as_handle(self._value())
-
     @classmethod
-    def fromhandle(cls, handle: int) -> Group:
-        """Create object from MPI handle."""
-        value = int(handle) & 0xFFFFFFFF
+    def _from_value(cls, value: int) -> Group:
         g = cls.__new__(cls)
         g._const = False
         if value == _NULL_HANDLE:
@@ -104,22 +97,6 @@ class Group:
                 errors.raise_error(errors.ERR_GROUP, f"MPI_Group_f2c: Invalid group handle {as_int(value)}")
             g._impl = impl
         return g
-
-    def toint(self) -> int:
-        """Translate object to integer handle."""
-        return as_int(self._value())
-
-    @classmethod
-    def fromint(cls, arg: int, /) -> Group:
-        """Translate integer handle to object."""
-        return cls.fromhandle(arg)
-
-    def py2f(self) -> int:
-        return as_int(self._value())
-
-    @classmethod
-    def f2py(cls, arg: int) -> Group:
-        return cls.fromhandle(arg)
 
     def Get_size(self) -> int:
         return self._g().size

@@ -7,7 +7,7 @@ from typing import Any
 
 from smpy.mpi.objmodel import (
     T_INFO,
-    as_handle,
+    HandleMixin,
     as_int,
     builtin_handle,
     direct_handle,
@@ -28,7 +28,7 @@ class _InfoDict(dict):
     __hash__ = object.__hash__  # type: ignore[assignment]
 
 
-class Info:
+class Info(HandleMixin):
     """Info object."""
 
     __slots__ = ("_d", "_null", "_predefined", "__weakref__")
@@ -81,15 +81,8 @@ class Info:
             return _ENV_HANDLE
         return direct_handle(T_INFO, self._d)
 
-    @property
-    def handle(self) -> int:
-        """MPI handle."""
-        return as_handle(self._value())
-
     @classmethod
-    def fromhandle(cls, handle: int) -> Info:
-        """Create object from MPI handle."""
-        value = int(handle) & 0xFFFFFFFF
+    def _from_value(cls, value: int) -> Info:
         i = cls.__new__(cls)
         i._predefined = False
         if value == _NULL_HANDLE:
@@ -102,22 +95,6 @@ class Info:
                 errors.raise_error(errors.ERR_INFO, f"MPI_Info_f2c: Invalid info handle {as_int(value)}")
             i._d, i._null = d, False
         return i
-
-    def toint(self) -> int:
-        """Translate object to integer handle."""
-        return as_int(self._value())
-
-    @classmethod
-    def fromint(cls, arg: int, /) -> Info:
-        """Translate integer handle to object."""
-        return cls.fromhandle(arg)
-
-    def py2f(self) -> int:
-        return as_int(self._value())
-
-    @classmethod
-    def f2py(cls, arg: int) -> Info:
-        return cls.fromhandle(arg)
 
     def __reduce__(self) -> str | tuple[Any, ...]:
         if self._null or self._d is INFO_ENV._d:

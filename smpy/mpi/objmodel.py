@@ -8,9 +8,8 @@ is ``0x44000000``, ``MPI_COMM_NULL`` ``0x04000000`` and the first duplicated com
 
 Runtime objects that are not predefined get a direct handle the first time one is asked
 for, from a per-run counter per object type (deterministic for a given program); a weak
-table maps handles back to the objects for ``fromhandle``/``f2py``/``fromint``. Also here:
-the mpi4py object-model conventions shared by the handle classes (pickling of the
-predefined constants by name, ``ValueError`` for other non-null objects).
+table maps handles back to the objects for ``fromhandle``/``f2py``/``fromint``.
+:class:`HandleMixin` gives a class mpi4py's handle methods from two hooks.
 """
 
 from __future__ import annotations
@@ -93,17 +92,51 @@ def bad_handle(errclass: int, call: str, value: int) -> Any:
     errors.raise_error(errclass, f"{call}: Invalid handle {as_int(value):#x}")
 
 
-def reduce_named(obj: Any, constants: dict[str, Any], is_null: bool, predefined_name: str | None) -> Any:
-    """mpi4py's ``__reduce__``: a predefined constant pickles as its name, a copy of one as
-    ``(type, (constant,))``; any other non-null object cannot be serialised."""
-    if predefined_name is not None:
-        const = constants.get(predefined_name)
-        if const is obj:
-            return predefined_name
-        return (type(obj), (const,))
-    if is_null:
-        raise ValueError(f"cannot serialize '{type(obj).__module__}.{type(obj).__name__}' instance")
-    raise ValueError(f"cannot serialize '{type(obj).__module__}.{type(obj).__name__}' instance")
+class HandleMixin:
+    """``handle``, ``fromhandle``, ``toint``/``fromint`` and ``py2f``/``f2py`` for a class that
+    defines ``_value()`` (its unsigned 32-bit MPICH handle) and the classmethod
+    ``_from_value(value)`` (a new object for a handle, raising the MPI error if invalid)."""
+
+    __slots__ = ()
+
+    def _value(self) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def _from_value(cls, value: int) -> Any:
+        raise NotImplementedError
+
+    @property
+    def handle(self) -> int:
+        """MPI handle."""
+        return as_handle(self._value())
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> Any:
+        """Create object from MPI handle."""
+        return cls._from_value(int(handle) & 0xFFFFFFFF)
+
+    def toint(self) -> int:
+        """Translate object to integer handle."""
+        return as_int(self._value())
+
+    @classmethod
+    def fromint(cls, arg: int, /) -> Any:
+        """Translate integer handle to object."""
+        return cls._from_value(int(arg) & 0xFFFFFFFF)
+
+    def py2f(self) -> int:
+        """Fortran handle."""
+        return as_int(self._value())
+
+    @classmethod
+    def f2py(cls, arg: int) -> Any:
+        """Object of a Fortran handle."""
+        return cls._from_value(int(arg) & 0xFFFFFFFF)
+
+
+def cannot_serialize(obj: Any) -> ValueError:
+    return ValueError(f"cannot serialize 'mpi4py.MPI.{type(obj).__name__}' instance")
 
 
 def unorderable(obj: Any) -> TypeError:
