@@ -11,7 +11,7 @@ predefines, so that is the default here. When an MPI call made on such an object
 * ``ERRORS_ARE_FATAL`` / ``ERRORS_ABORT``: MPICH prints the error and aborts the job: the
   run stops as with ``MPI_Abort`` with the error code;
 * a user handler (``Create_errhandler(fn)``): ``fn(obj, code)`` runs, then the call returns
-  the error and mpi4py raises ``MPI.Exception``.
+  normally (MPICH returns ``MPI_SUCCESS`` to mpi4py after a user handler: no exception).
 
 As in mpi4py, at most 32 user-defined handlers per object kind can be created in a process
 (``RuntimeError`` after that); their slots are never given back.
@@ -250,24 +250,26 @@ def _fatal(errorcode: int, kind: str) -> None:
     lifecycle.abort(proc, errorcode)
 
 
-def on_call_error(args: tuple[Any, ...], exc: errors.MPIException) -> None:
-    """Hook of :func:`smpy.mpi._call.mpicall`: a failing call on an object with a handler."""
+def on_call_error(args: tuple[Any, ...], exc: errors.MPIException) -> bool:
+    """Hook of :func:`smpy.mpi._call.mpicall`: a call on an object with a handler failed.
+    Returns True when a user handler ran (the call then returns normally, as under MPICH)."""
     if not args:
-        return
+        return False
     owner = args[0]
     target = getattr(owner, "_errhandler_target", None)
     if target is None:
-        return
+        return False
     try:
         obj, kind = target()
     except (errors.MPIException, NotInSimulation):
-        return
+        return False
     if obj is None:
-        return
+        return False
     impl = _state().handlers.get(obj, _RETURN)
     if impl is _RETURN:
-        return
+        return False
     _invoke(impl, type(owner)._wrap(obj) if hasattr(type(owner), "_wrap") else owner, int(exc), kind)
+    return impl.fn is not None
 
 
 _call.error_hook = on_call_error

@@ -1,0 +1,124 @@
+"""Communicator management, attributes, error handlers and handles, against real mpi4py+MPICH.
+
+``tests/programs/mgmt.py`` prints one line per fact (Create/Create_group/Split_type/Idup,
+keyval callbacks, error handlers, handle values, pickling ...); smpy must print exactly what
+real MPICH prints. Split_type by node is also checked with several ranks per simulated host,
+and ERRORS_ARE_FATAL must abort the run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import smpy
+
+PROG = Path(__file__).resolve().parents[1] / "programs" / "mgmt.py"
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+CFG = {"smpi/simulate-computation": "no"}
+
+
+def _smpy_lines(np: int, **kw) -> list[str]:
+    res = smpy.run(str(PROG), np=np, cfg=CFG, **kw)
+    assert res.status == "ok", res.message + res.stdout
+    return res.stdout.splitlines()
+
+
+def _real_lines(np: int) -> list[str]:
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    env.pop("PYTHONPATH", None)  # real mpi4py, not smpy's
+    proc = subprocess.run([str(MPIEXEC), "-n", str(np), sys.executable, str(PROG)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+@pytest.mark.parametrize("np", [1, 2, 3])
+def test_same_facts_as_mpich(np: int) -> None:
+    sim = _smpy_lines(np)
+    assert len(sim) > 40 * np
+    if not MPIEXEC.exists():
+        pytest.skip("no mpiexec next to the interpreter (real MPICH)")
+    assert sim == _real_lines(np)
+
+
+def test_split_type_groups_ranks_by_simulated_host(tmp_path: Path) -> None:
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("node-0:2\nnode-1:1\nnode-2:1\n")
+    lines = _smpy_lines(4, hostfile=str(hostfile))
+    facts = [line for line in lines if line.split()[1] in ("shared_by_node", "hw_guided_shmem", "hw_unguided",
+                                                           "resource_guided_shmem")]
+    assert len(facts) == 16 and all("False" not in line for line in facts), facts
+
+
+def _run_source(tmp_path: Path, source: str, np: int = 2):
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(source))
+    return smpy.run(str(script), np=np, cfg=CFG)
+
+
+def test_errors_are_fatal_aborts_the_run(tmp_path: Path) -> None:
+    res = _run_source(tmp_path, """
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD.Dup()
+        comm.Set_errhandler(MPI.ERRORS_ARE_FATAL)
+        if comm.Get_rank() == 0:
+            comm.Send(b"x", dest=99)
+        print("survived", comm.Get_rank())
+    """)
+    assert res.status == "abort", res.status
+    assert "survived 0" not in res.stdout
+
+
+def test_errors_return_raises_with_the_class(tmp_path: Path) -> None:
+    res = _run_source(tmp_path, """
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD.Dup()
+        comm.Set_errhandler(MPI.ERRORS_ARE_FATAL)
+        comm.Set_errhandler(MPI.ERRORS_RETURN)
+        try:
+            comm.Send(b"x", dest=99)
+        except MPI.Exception as e:
+            print("raised", e.Get_error_class() == MPI.ERR_RANK)
+    """, np=1)
+    assert res.status == "ok", res.message
+    assert res.stdout.split() == ["raised", "True"]
+
+
+def test_user_errhandlers_are_limited_to_32_per_kind(tmp_path: Path) -> None:
+    res = _run_source(tmp_path, """
+        from mpi4py import MPI
+        made = []
+        try:
+            for _ in range(40):
+                made.append(MPI.Comm.Create_errhandler(lambda c, e: None))
+        except RuntimeError:
+            pass
+        print(len(made))
+    """, np=1)
+    assert res.stdout.split() == ["32"]
+
+
+def test_attribute_callbacks_errors_are_err_other(tmp_path: Path) -> None:
+    res = _run_source(tmp_path, """
+        from mpi4py import MPI
+        def bad(o, k, v):
+            raise ValueError("boom")
+        k = MPI.Comm.Create_keyval(copy_fn=bad, delete_fn=bad)
+        c = MPI.COMM_SELF.Dup()
+        c.Set_attr(k, 1)
+        for what in (c.Dup, lambda: c.Delete_attr(k)):
+            try:
+                what()
+            except MPI.Exception as e:
+                print(e.Get_error_class() == MPI.ERR_OTHER)
+        print(c.Get_attr(k))
+        c.Free()
+    """, np=1)
+    assert res.status == "ok", res.message
+    assert res.stdout.split() == ["True", "True", "None"]
