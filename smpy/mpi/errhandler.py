@@ -43,6 +43,7 @@ __all__ = [
     "Add_error_class", "Add_error_code", "Add_error_string", "Remove_error_class",
     "Remove_error_code", "Remove_error_string",
 ]
+# ErrhandlerMixin, create_errhandler, get/set/call_errhandler: for the other handle classes
 
 KINDS = ("Session", "Comm", "Win", "File")
 MAX_USER_ERRHANDLERS = 32
@@ -273,6 +274,41 @@ def on_call_error(args: tuple[Any, ...], exc: errors.MPIException) -> bool:
 
 
 _call.error_hook = on_call_error
+
+
+class ErrhandlerMixin:
+    """``Create_errhandler``/``Get_errhandler``/``Set_errhandler``/``Call_errhandler`` for a
+    handle class (Win, File, Session ...). The class sets ``_errhandler_kind`` (``"Win"``,
+    ``"File"``, ``"Session"``) and defines ``_errhandler_obj()`` -> its weak-referenceable
+    runtime object (raising the class's MPI error when null) and the classmethod
+    ``_wrap(obj)``; failing ``@mpicall`` methods then go through the handler set here."""
+
+    __slots__ = ()
+    _errhandler_kind = "Comm"
+
+    def _errhandler_obj(self) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def Create_errhandler(cls, errhandler_fn: Callable[..., Any]) -> Errhandler:
+        """Create a new error handler."""
+        return create_errhandler(cls._errhandler_kind, errhandler_fn)
+
+    def Get_errhandler(self) -> Errhandler:
+        """Get the error handler."""
+        return get_errhandler(self._errhandler_obj())
+
+    def Set_errhandler(self, errhandler: Errhandler) -> None:
+        """Set the error handler."""
+        set_errhandler(self._errhandler_obj(), errhandler, self._errhandler_kind)
+
+    def Call_errhandler(self, errorcode: int) -> None:
+        """Call the error handler installed."""
+        obj = self._errhandler_obj()
+        call_errhandler(type(self)._wrap(obj), obj, int(errorcode), self._errhandler_kind)  # type: ignore[attr-defined]
+
+    def _errhandler_target(self) -> tuple[Any, str]:
+        return self._errhandler_obj(), self._errhandler_kind
 
 
 # -- dynamic error classes, codes and strings ---------------------------------------------

@@ -9,7 +9,8 @@ is ``0x44000000``, ``MPI_COMM_NULL`` ``0x04000000`` and the first duplicated com
 Runtime objects that are not predefined get a direct handle the first time one is asked
 for, from a per-run counter per object type (deterministic for a given program); a weak
 table maps handles back to the objects for ``fromhandle``/``f2py``/``fromint``.
-:class:`HandleMixin` gives a class mpi4py's handle methods from two hooks.
+:class:`HandleMixin` gives a class mpi4py's handle methods from two hooks, :class:`AttrMixin`
+the attribute methods (``Get_attr``...) on :mod:`smpy.runtime.attributes`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from smpy.runtime import attributes as _attributes
 from smpy.runtime import errors
 from smpy.runtime.world import current
 
@@ -133,6 +135,57 @@ class HandleMixin:
     def f2py(cls, arg: int) -> Any:
         """Object of a Fortran handle."""
         return cls._from_value(int(arg) & 0xFFFFFFFF)
+
+
+class AttrMixin:
+    """``Create_keyval``/``Free_keyval``/``Get_attr``/``Set_attr``/``Delete_attr`` for a facade
+    class (e.g. ``Win``): it sets ``_attr_kind`` (``KIND_WIN``...) and ``_attr_name`` (``"Win"``)
+    and defines ``_attr_obj()`` -> its weak-referenceable runtime object. ``Get_attr`` calls
+    ``_predefined_attr(keyval)`` first (return ``NotImplemented`` when not predefined), and
+    ``Free`` should call ``smpy.runtime.attributes.delete_all(proc, obj, self, "MPI_Win_free")``."""
+
+    __slots__ = ()
+    _attr_kind = _attributes.KIND_WIN
+    _attr_name = "Win"
+
+    def _attr_obj(self) -> Any:
+        raise NotImplementedError
+
+    def _predefined_attr(self, keyval: int) -> Any:
+        return NotImplemented
+
+    @staticmethod
+    def _attr_proc() -> Any:
+        return current()
+
+    @classmethod
+    def Create_keyval(cls, copy_fn: Any = None, delete_fn: Any = None, nopython: bool = False) -> int:
+        """Create a new attribute key."""
+        return _attributes.create_keyval(cls._attr_proc(), cls._attr_kind, copy_fn, delete_fn, nopython)
+
+    @classmethod
+    def Free_keyval(cls, keyval: int) -> int:
+        """Free an attribute key."""
+        return _attributes.free_keyval(cls._attr_proc(), keyval, cls._attr_kind)
+
+    def Get_attr(self, keyval: int) -> Any:
+        """Retrieve attribute value by key."""
+        obj = self._attr_obj()
+        value = self._predefined_attr(keyval)
+        if value is not NotImplemented:
+            return value
+        found, value = _attributes.get_attr(self._attr_proc(), obj, keyval, self._attr_kind, f"MPI_{self._attr_name}_get_attr")
+        return value if found else None
+
+    def Set_attr(self, keyval: int, attrval: Any) -> None:
+        """Store attribute value associated with a key."""
+        _attributes.set_attr(self._attr_proc(), self._attr_obj(), self, keyval, attrval, self._attr_kind,
+                 f"MPI_{self._attr_name}_set_attr")
+
+    def Delete_attr(self, keyval: int) -> None:
+        """Delete attribute value associated with a key."""
+        _attributes.delete_attr(self._attr_proc(), self._attr_obj(), self, keyval, self._attr_kind,
+                    f"MPI_{self._attr_name}_delete_attr")
 
 
 def cannot_serialize(obj: Any) -> ValueError:

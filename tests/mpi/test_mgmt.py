@@ -122,3 +122,61 @@ def test_attribute_callbacks_errors_are_err_other(tmp_path: Path) -> None:
     """, np=1)
     assert res.status == "ok", res.message
     assert res.stdout.split() == ["True", "True", "None"]
+
+
+def test_mixins_for_other_handle_classes(tmp_path: Path) -> None:
+    """AttrMixin and ErrhandlerMixin give e.g. Win the attribute and error-handler API."""
+    res = _run_source(tmp_path, """
+        from mpi4py import MPI
+        from smpy.mpi._call import mpicall
+        from smpy.mpi.errhandler import ErrhandlerMixin
+        from smpy.mpi.objmodel import AttrMixin
+        from smpy.runtime import attributes, errors
+
+        class Obj:  # a runtime object
+            pass
+
+        class FakeWin(AttrMixin, ErrhandlerMixin):
+            _errhandler_kind = "Win"
+            def __init__(self, obj):
+                self.obj = obj
+            @classmethod
+            def _wrap(cls, obj):
+                return cls(obj)
+            def _attr_obj(self):
+                return self.obj
+            _errhandler_obj = _attr_obj
+            def _predefined_attr(self, keyval):
+                return 7 if keyval == 1234 else NotImplemented
+            @mpicall
+            def Fail(self):
+                errors.raise_error(errors.ERR_WIN, "MPI_Win_fence: boom")
+
+        w = FakeWin(Obj())
+        k = FakeWin.Create_keyval(delete_fn=lambda o, kv, v: print("deleted", v))
+        print(hex(k & 0xffffffff)[:4], w.Get_attr(k), w.Get_attr(1234))
+        w.Set_attr(k, "v")
+        print(w.Get_attr(k))
+        try:
+            MPI.COMM_SELF.Get_attr(k)
+        except MPI.Exception as e:
+            print("kind", e.Get_error_class() == MPI.ERR_KEYVAL)
+        w.Delete_attr(k)
+        print(FakeWin.Free_keyval(k) == MPI.KEYVAL_INVALID)
+        print(w.Get_errhandler() == MPI.ERRORS_RETURN)
+        seen = []
+        eh = FakeWin.Create_errhandler(lambda o, code: seen.append((type(o).__name__, MPI.Get_error_class(code))))
+        try:
+            MPI.COMM_SELF.Set_errhandler(eh)
+        except MPI.Exception as e:
+            print("wrong kind", e.Get_error_class() == MPI.ERR_ARG)
+        w.Set_errhandler(eh)
+        w.Fail()
+        w.Call_errhandler(MPI.ERR_OTHER)
+        print(seen)
+    """, np=1)
+    assert res.status == "ok", res.message + res.stdout
+    assert res.stdout.splitlines() == [
+        "0xa6 None 7", "v", "kind True", "deleted v", "True", "True", "wrong kind True",
+        "[('FakeWin', 45), ('FakeWin', 15)]",
+    ]
