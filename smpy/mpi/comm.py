@@ -60,10 +60,16 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     __slots__ = ("__impl", "__weakref__")
 
-    def __init__(self, comm: Comm | None = None) -> None:
+    def __new__(cls, comm: Comm | None = None) -> Comm:
+        # mpi4py initialises in __new__ (subclasses call super().__new__(cls, other))
         if comm is not None and not isinstance(comm, Comm):
             raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Comm, got {type(comm).__name__})")
+        self = object.__new__(cls)
         self.__impl = None if comm is None else comm._raw()
+        return self
+
+    def __init__(self, comm: Comm | None = None) -> None:
+        pass
 
     @classmethod
     def _wrap(cls, impl: CommImpl | None) -> Comm:

@@ -77,12 +77,17 @@ class Errhandler(HandleMixin):
 
     __slots__ = ("_impl", "_const", "__weakref__")
 
-    def __init__(self, errhandler: Errhandler | None = None) -> None:
+    def __new__(cls, errhandler: Errhandler | None = None) -> Errhandler:
         if errhandler is not None and not isinstance(errhandler, Errhandler):
             raise TypeError(f"Argument 'errhandler' has incorrect type (expected mpi4py.MPI.Errhandler, "
                             f"got {type(errhandler).__name__})")
-        self._impl: ErrhandlerImpl | None = None if errhandler is None else errhandler._impl
+        self = object.__new__(cls)
+        self._impl = None if errhandler is None else errhandler._impl
         self._const = False
+        return self
+
+    def __init__(self, errhandler: Errhandler | None = None) -> None:
+        pass
 
     @classmethod
     def _wrap(cls, impl: ErrhandlerImpl | None) -> Errhandler:

@@ -25,12 +25,17 @@ class Group(HandleMixin):
 
     __slots__ = ("_impl", "_const", "__weakref__")
 
-    def __init__(self, group: Group | None = None) -> None:
+    def __new__(cls, group: Group | None = None) -> Group:
         if group is not None and not isinstance(group, Group):
             raise TypeError(f"Argument 'group' has incorrect type (expected mpi4py.MPI.Group, "
                             f"got {type(group).__name__})")
-        self._impl: GroupImpl | None = None if group is None else group._impl
+        self = object.__new__(cls)
+        self._impl = None if group is None else group._impl
         self._const = False
+        return self
+
+    def __init__(self, group: Group | None = None) -> None:
+        pass
 
     @classmethod
     def _wrap(cls, impl: GroupImpl) -> Group:

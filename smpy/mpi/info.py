@@ -33,12 +33,17 @@ class Info(HandleMixin):
 
     __slots__ = ("_d", "_null", "_predefined", "__weakref__")
 
-    def __init__(self, info: Info | None = None) -> None:
+    def __new__(cls, info: Info | None = None) -> Info:
         if info is not None and not isinstance(info, Info):
             raise TypeError(f"Argument 'info' has incorrect type (expected mpi4py.MPI.Info, got {type(info).__name__})")
-        self._d: dict[str, str] = _InfoDict() if info is None or info._d is None else info._d
+        self = object.__new__(cls)
+        self._d = _InfoDict() if info is None or info._d is None else info._d
         self._null = info is None or info._null
         self._predefined = False
+        return self
+
+    def __init__(self, info: Info | None = None) -> None:
+        pass
 
     @classmethod
     def Create(cls, items: Mapping[str, str] | Any = None) -> Info:

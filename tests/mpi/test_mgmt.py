@@ -180,3 +180,33 @@ def test_mixins_for_other_handle_classes(tmp_path: Path) -> None:
         "0xa6 None 7", "v", "kind True", "deleted v", "True", "True", "wrong kind True",
         "[('FakeWin', 45), ('FakeWin', 15)]",
     ]
+
+
+def test_subclasses_initialise_in_new(tmp_path: Path) -> None:
+    """mpi4py's classes take their argument in __new__: subclasses call super().__new__(cls, x)."""
+    res = _run_source(tmp_path, """
+        from mpi4py import MPI
+
+        class MyComm(MPI.Intracomm):
+            def __new__(cls, comm=None):
+                if comm is not None and comm != MPI.COMM_NULL:
+                    comm = comm.Dup()
+                return super().__new__(cls, comm)
+
+        class MyInfo(MPI.Info):
+            pass
+
+        c = MyComm(MPI.COMM_WORLD)
+        print(type(c).__name__, c != MPI.COMM_WORLD, c.Compare(MPI.COMM_WORLD) == MPI.CONGRUENT,
+              type(c.Dup()).__name__)
+        c.Free()
+        i = MyInfo(MPI.Info.Create())
+        print(type(i.Dup()).__name__, type(MyInfo.Create()).__name__, MPI.Group(MPI.GROUP_EMPTY) == MPI.GROUP_EMPTY)
+        for cls, other in ((MPI.Comm, MPI.INFO_NULL), (MPI.Info, MPI.COMM_NULL), (MPI.Group, 1)):
+            try:
+                cls(other)
+            except TypeError:
+                print("TypeError")
+    """, np=1)
+    assert res.status == "ok", res.message + res.stdout
+    assert res.stdout.splitlines() == ["MyComm True True MyComm", "MyInfo MyInfo True"] + ["TypeError"] * 3
