@@ -247,12 +247,18 @@ def _invoke(impl: ErrhandlerImpl, owner: Any, errorcode: int, kind: str) -> None
 
 
 def _fatal(errorcode: int, kind: str) -> None:
+    """MPICH's message for an error under ERRORS_ARE_FATAL/ERRORS_ABORT, then the abort."""
     proc = current()
     try:
         text = errors.get_error_string(errorcode)
     except errors.MPIException:
         text = f"error code {errorcode}"
-    sys.stderr.write(f"Abort({errorcode}) on node {proc.rank}: Fatal error in internal_{kind}: {text}\n")
+    where = kind
+    stack = text.split("error stack:\n", 1)
+    if len(stack) == 2 and stack[1].startswith("MPI_"):
+        where = stack[1].split(":", 1)[0].split("(", 1)[0][4:]
+    sys.stderr.write(f"Abort({errorcode}) on node {proc.rank} (rank {proc.rank} in comm 0): "
+                     f"Fatal error in internal_{where}: {text}\n")
     lifecycle.abort(proc, errorcode)
 
 
