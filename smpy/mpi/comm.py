@@ -459,8 +459,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         _barrier(pr, impl)  # context-id agreement costs a collective, as in MPICH
         new = impl.agree(pr, None, lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
-        if new.info is None and impl.info is not None:
-            new.info = dict(impl.info)
         cls = type(self)
         if cls in (Comm, _WorldComm, _SelfComm):
             cls = Intracomm

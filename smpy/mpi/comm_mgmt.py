@@ -52,6 +52,16 @@ _WORLD_HANDLE = builtin_handle(T_COMM, 0)
 _SELF_HANDLE = builtin_handle(T_COMM, 1)
 _NULL_HANDLE = null_handle(T_COMM)
 
+#: the hints MPICH 5 reports for every communicator (in its order); a duplicate starts again
+#: from these (MPI_Comm_dup does not carry hints over in MPICH), unknown keys are dropped
+_COMM_INFO_DEFAULTS = {
+    "mpi_assert_no_any_tag": "false", "mpi_assert_no_any_source": "false",
+    "mpi_assert_exact_length": "false", "mpi_assert_allow_overtaking": "false",
+    "mpi_assert_strict_persistent_collective_ordering": "false", "enable_multi_nic_striping": "true",
+    "enable_multi_nic_hashing": "true", "multi_nic_pref_nic": "-1", "sender_vci": "-1", "receiver_vci": "-1",
+    "vci": "-1", "mpi_memory_alloc_kinds": "mpi,system",
+}
+
 #: the predefined attributes every communicator has (MPICH caches them on all of them)
 _PREDEFINED_KEYVALS = (C.KEYVAL_TAG_UB, C.KEYVAL_IO, C.KEYVAL_WTIME_IS_GLOBAL, C.KEYVAL_UNIVERSE_SIZE,
                        C.KEYVAL_APPNUM, C.KEYVAL_LASTUSEDCODE)
@@ -208,18 +218,20 @@ class CommMgmtMixin(HandleMixin):
 
     # -- info -----------------------------------------------------------------------------
     def Set_info(self, info: Any) -> None:
-        """Set new values for the hints associated with a communicator."""
+        """Set new values for the hints associated with a communicator (MPICH keeps only the
+        hints it knows, see ``_COMM_INFO_DEFAULTS``)."""
         impl = self._impl  # type: ignore[attr-defined]
-        items = _info_items(info)
         store = dict(impl.info or {})
-        store.update(items)
+        store.update((k, v) for k, v in _info_items(info).items() if k in _COMM_INFO_DEFAULTS)
         impl.info = store
 
     def Get_info(self) -> Any:
-        """Return the current hints for a communicator."""
+        """Return the current hints for a communicator: MPICH's defaults, as set."""
         from smpy.mpi.info import Info
         impl = self._impl  # type: ignore[attr-defined]
-        return Info.Create(dict(impl.info or {}))
+        hints = dict(_COMM_INFO_DEFAULTS)
+        hints.update(impl.info or {})
+        return Info.Create(hints)
 
     @property
     def info(self) -> Any:

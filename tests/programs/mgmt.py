@@ -45,6 +45,10 @@ try:
 except MPI.Exception as e:
     say("split_type_bad", e.Get_error_class() == MPI.ERR_ARG)
 say("parent", MPI.Comm.Get_parent() == MPI.COMM_NULL)
+hints = MPI.Info.Create({"foo": "bar", "mpi_assert_no_any_tag": "true"})
+d.Set_info(hints)
+say("info", d.Get_info().items())
+say("info_dup", d.Dup().Get_info().items() == comm.Get_info().items(), comm.Get_info().items())
 names = comm.allgather(MPI.Get_processor_name())
 local = names.count(MPI.Get_processor_name())  # ranks sharing this rank's node
 sh = comm.Split_type(MPI.COMM_TYPE_SHARED, key=-rank)
