@@ -135,20 +135,23 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         self.Set_name(value)
 
     def Is_inter(self) -> bool:
+        self._impl  # noqa: B018 - COMM_NULL raises ERR_COMM
         return False
 
     def Is_intra(self) -> bool:
+        self._impl  # noqa: B018
         return True
 
     @property
     def is_inter(self) -> bool:
-        return False
+        return self.Is_inter()
 
     @property
     def is_intra(self) -> bool:
-        return True
+        return self.Is_intra()
 
     def Get_topology(self) -> int:
+        self._impl  # noqa: B018
         return UNDEFINED
 
     @property
