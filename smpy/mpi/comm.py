@@ -461,6 +461,10 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def Dup(self, info: Any = None) -> Intracomm:
         impl, pr = self._impl, proc()
         _barrier(pr, impl)  # context-id agreement costs a collective, as in MPICH
+        return self._dup(pr, impl, info)
+
+    def _dup(self, pr: Any, impl: CommImpl, info: Any) -> Intracomm:
+        """The duplicate, once the members agreed (after a barrier, or with an Ibarrier pending)."""
         new = impl.agree(pr, None, lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
         cls = type(self)
         if cls in (Comm, _WorldComm, _SelfComm):

@@ -250,11 +250,12 @@ class CommMgmtMixin(HandleMixin):
 
     @mpicall
     def Idup(self, info: Any = None) -> tuple[Any, Any]:
-        """Nonblocking duplicate a communicator (the request is complete on return)."""
+        """Nonblocking duplicate a communicator: the agreement is an Ibarrier (the request)."""
+        from smpy.colls import buffers
         from smpy.mpi.request import Request
-        from smpy.runtime import p2p
-        new = self.Dup(info)  # type: ignore[attr-defined]
-        return new, Request._wrap(p2p.completed_null(proc(), "MPI_Comm_idup", 0))
+        impl, pr = self._impl, proc()  # type: ignore[attr-defined]
+        req = buffers.barrier(pr, impl, nb=True)
+        return self._dup(pr, impl, info), Request._wrap(req)  # type: ignore[attr-defined]
 
     @mpicall
     def Idup_with_info(self, info: Any) -> tuple[Any, Any]:

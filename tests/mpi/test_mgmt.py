@@ -210,3 +210,21 @@ def test_subclasses_initialise_in_new(tmp_path: Path) -> None:
     """, np=1)
     assert res.status == "ok", res.message + res.stdout
     assert res.stdout.splitlines() == ["MyComm True True MyComm", "MyInfo MyInfo True"] + ["TypeError"] * 3
+
+
+def test_idup_does_not_block(tmp_path: Path) -> None:
+    """Rank 0 sends after its Idup, rank 1 receives before its Idup: legal, no deadlock."""
+    res = _run_source(tmp_path, """
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        if comm.Get_rank() == 0:
+            d, req = comm.Idup()
+            comm.send("hi", dest=1)
+        else:
+            comm.recv(source=0)
+            d, req = comm.Idup()
+        req.Wait()
+        print(comm.Get_rank(), d.allreduce(1), req == MPI.REQUEST_NULL)
+    """)
+    assert res.status == "ok", res.message
+    assert sorted(res.stdout.splitlines()) == ["0 2 True", "1 2 True"]
