@@ -33,7 +33,7 @@ from smpy.mpi.objmodel import (
 )
 from smpy.runtime import attributes as _attrs
 from smpy.runtime import constants as C
-from smpy.runtime import errors
+from smpy.runtime import errors, lifecycle
 
 __all__ = [
     "COMM_TYPE_SHARED", "COMM_TYPE_HW_GUIDED", "COMM_TYPE_HW_UNGUIDED", "COMM_TYPE_RESOURCE_GUIDED",
@@ -379,3 +379,13 @@ class CommMgmtMixin(HandleMixin):
         group = [impl.group[r] for _, r in members]
         new = impl.agree(pr, ("split_type", color), lambda: self._new_comm(group), len(group))
         return self._after_create(new)
+
+
+def _delete_predefined_attrs(pr: Any) -> None:
+    """MPI_Finalize first deletes COMM_SELF's attributes, then COMM_WORLD's (MPI-4 11.2.5)."""
+    m = _comm_mod()
+    _attrs.delete_all(pr, pr.comm_self, m.COMM_SELF, "MPI_Finalize")
+    _attrs.delete_all(pr, pr.world.comm_world, m.COMM_WORLD, "MPI_Finalize")
+
+
+lifecycle.finalize_hooks.append(_delete_predefined_attrs)

@@ -228,3 +228,25 @@ def test_idup_does_not_block(tmp_path: Path) -> None:
     """)
     assert res.status == "ok", res.message
     assert sorted(res.stdout.splitlines()) == ["0 2 True", "1 2 True"]
+
+
+def test_finalize_deletes_comm_self_then_comm_world_attributes(tmp_path: Path) -> None:
+    source = """
+        from mpi4py import MPI
+        k = MPI.Comm.Create_keyval(delete_fn=lambda o, kv, v: print("deleted", v, o == MPI.COMM_SELF, flush=True))
+        MPI.COMM_SELF.Set_attr(k, "self")
+        k2 = MPI.Comm.Create_keyval(delete_fn=lambda o, kv, v: print("deleted", v, flush=True))
+        MPI.COMM_WORLD.Set_attr(k2, "world")
+        print("end", flush=True)
+        MPI.Finalize()
+    """
+    res = _run_source(tmp_path, source, np=1)
+    assert res.status == "ok", res.message
+    expected = ["end", "deleted self True", "deleted world"]
+    assert res.stdout.splitlines() == expected
+    if MPIEXEC.exists():
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+        env.pop("PYTHONPATH", None)
+        real = subprocess.run([str(MPIEXEC), "-n", "1", sys.executable, str(tmp_path / "prog.py")], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert real.stdout.splitlines() == expected
