@@ -309,14 +309,13 @@ class CommMgmtMixin(HandleMixin):
         from smpy.runtime import p2p
         impl, pr = self._impl, proc()  # type: ignore[attr-defined]
         members = list(group._g().members)
+        p2p.check_send_tag(tag, "MPI_Comm_create_group")
         if pr.rank not in members:
-            errors.raise_error(errors.ERR_GROUP, "MPI_Comm_create_group: Invalid group (the calling process "
-                                                 "is not in the group)")
+            return _comm_mod().COMM_NULL  # a local call for a process outside the group (MPI)
         for w in members:
             if w not in impl.rank_of:
                 errors.raise_error(errors.ERR_GROUP, "MPI_Comm_create_group: Invalid group (not a subset of "
                                                      "the communicator's group)")
-        p2p.check_send_tag(tag, "MPI_Comm_create_group")
         # context id agreement: an allgather among the group's members (ring), tagged with tag
         local = [impl.rank_of[w] for w in members]
         me = local.index(impl.rank_of[pr.rank])

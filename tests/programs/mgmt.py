@@ -25,6 +25,17 @@ if rank % 2 == 0:
     g = comm.Create_group(even, tag=7)
     say("create_group", g.Get_size(), g.Get_rank(), g.allreduce(1))
     g.Free()
+g0 = comm.Create_group(comm.Get_group().Incl([0]))  # outside the group: COMM_NULL, local
+say("create_group_outside", g0 == MPI.COMM_NULL, g0.Get_size() if g0 else None)
+say("create_empty", comm.Create_group(MPI.GROUP_EMPTY) == MPI.COMM_NULL, comm.Create(MPI.GROUP_EMPTY) == MPI.COMM_NULL)
+half = comm.Split(rank % 2, 0)
+for what, fn in (("notsubset", lambda: half.Create(comm.Get_group())), ("null", lambda: MPI.COMM_NULL.Create(even)),
+                 ("badtag", lambda: comm.Create_group(even, tag=-5))):
+    try:
+        fn()
+    except MPI.Exception as ex:
+        say("create_error", what, ex.Get_error_class())
+half.Free()
 d = comm.Dup_with_info(MPI.INFO_NULL)
 say("dup", d.Compare(comm), d.Get_name() == "", MPI.Comm.Compare(comm, comm))
 r = comm.Split(0, size - rank)
