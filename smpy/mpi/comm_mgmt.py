@@ -27,6 +27,7 @@ from smpy.mpi.objmodel import (
     HandleMixin,
     as_int,
     builtin_handle,
+    cannot_serialize,
     direct_handle,
     lookup_direct,
     null_handle,
@@ -136,7 +137,7 @@ class CommMgmtMixin(HandleMixin):
         value = self._handle_value()
         name = {_NULL_HANDLE: "COMM_NULL", _WORLD_HANDLE: "COMM_WORLD", _SELF_HANDLE: "COMM_SELF"}.get(value)
         if name is None:
-            raise ValueError(f"cannot serialize 'mpi4py.MPI.{type(self).__name__}' instance")
+            raise cannot_serialize(self)
         const = getattr(m, name)
         if self is const:
             return name
@@ -271,13 +272,9 @@ class CommMgmtMixin(HandleMixin):
         except (ImportError, AttributeError):
             return _comm_mod().Comm._wrap(None)
 
-    def _new_comm(self, group: list[int], info: dict[str, str] | None = None) -> Any:
+    def _new_comm(self, group: list[int]) -> Any:
         from smpy.runtime.comm import CommImpl
-        impl = self._impl  # type: ignore[attr-defined]
-        new = CommImpl(impl.world, group, "")
-        if info:
-            new.info = dict(info)
-        return new
+        return CommImpl(self._impl.world, group, "")  # type: ignore[attr-defined]
 
     def _after_create(self, new: Any) -> Any:
         m = _comm_mod()

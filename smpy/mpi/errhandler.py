@@ -30,6 +30,7 @@ from smpy.mpi.objmodel import (
     HandleMixin,
     as_int,
     builtin_handle,
+    cannot_serialize,
     direct_handle,
     lookup_direct,
     null_handle,
@@ -124,7 +125,7 @@ class Errhandler(HandleMixin):
         impl = self._impl
         name = "ERRHANDLER_NULL" if impl is None else impl.name
         if name is None:
-            raise ValueError("cannot serialize 'mpi4py.MPI.Errhandler' instance")
+            raise cannot_serialize(self)
         const = globals()[name]
         return name if const is self else (type(self), (const,))
 

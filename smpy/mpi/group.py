@@ -10,6 +10,7 @@ from smpy.mpi.objmodel import (
     HandleMixin,
     as_int,
     builtin_handle,
+    cannot_serialize,
     direct_handle,
     lookup_direct,
     null_handle,
@@ -75,7 +76,7 @@ class Group(HandleMixin):
         impl = self._impl
         name = "GROUP_NULL" if impl is None else "GROUP_EMPTY" if impl is EMPTY else None
         if name is None:
-            raise ValueError("cannot serialize 'mpi4py.MPI.Group' instance")
+            raise cannot_serialize(self)
         const = GROUP_NULL if impl is None else GROUP_EMPTY
         return name if self is const else (type(self), (const,))
 

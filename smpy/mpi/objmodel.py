@@ -19,7 +19,6 @@ import weakref
 from typing import Any
 
 from smpy.runtime import attributes as _attributes
-from smpy.runtime import errors
 from smpy.runtime.world import current
 
 T_COMM = 1
@@ -88,10 +87,6 @@ def direct_handle(objtype: int, obj: Any) -> int:
 def lookup_direct(value: int) -> Any:
     """The runtime object of a direct handle, or None."""
     return _table().objects.get(value & 0xFFFFFFFF)
-
-
-def bad_handle(errclass: int, call: str, value: int) -> Any:
-    errors.raise_error(errclass, f"{call}: Invalid handle {as_int(value):#x}")
 
 
 class HandleMixin:
