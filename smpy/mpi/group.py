@@ -104,21 +104,6 @@ class Group(HandleMixin):
             g._impl = impl
         return g
 
-    @classmethod
-    def Create_from_session_pset(cls, session: Any, pset_name: str) -> Group:
-        """Create a new group from session and process set (``mpi://WORLD``, ``mpi://SELF``,
-        case-insensitive as in MPICH)."""
-        call = "MPI_Group_from_session_pset"
-        if session is None or not session:
-            errors.raise_error(errors.ERR_SESSION, f"{call}: Invalid session (MPI_SESSION_NULL)")
-        proc = current()
-        name = str(pset_name).lower()
-        if name == "mpi://world":
-            return cls._wrap(GroupImpl(range(proc.world.size)))
-        if name == "mpi://self":
-            return cls._wrap(GroupImpl((proc.rank,)))
-        errors.raise_error(errors.ERR_ARG, f"{call}: Invalid pset name")
-
     def Get_size(self) -> int:
         return self._g().size
 

@@ -250,25 +250,3 @@ def test_finalize_deletes_comm_self_then_comm_world_attributes(tmp_path: Path) -
         real = subprocess.run([str(MPIEXEC), "-n", "1", sys.executable, str(tmp_path / "prog.py")], env=env,
                               capture_output=True, text=True, timeout=120)
         assert real.stdout.splitlines() == expected
-
-
-def test_group_from_session_pset(tmp_path: Path) -> None:
-    """Values as real MPICH (sessions come from helper code: any non-null object stands in)."""
-    res = _run_source(tmp_path, """
-        from mpi4py import MPI
-        s = object()
-        for name in ("mpi://WORLD", "mpi://SELF", "mpi://world", "bogus"):
-            try:
-                g = MPI.Group.Create_from_session_pset(s, name)
-                print(name, g.Get_size(), g.Get_rank())
-            except MPI.Exception as e:
-                print(name, e.Get_error_class() == MPI.ERR_ARG)
-        try:
-            MPI.Group.Create_from_session_pset(None, "mpi://WORLD")
-        except MPI.Exception as e:
-            print("null", e.Get_error_class() == MPI.ERR_SESSION)
-    """, np=2)
-    assert res.status == "ok", res.message
-    lines = res.stdout.splitlines()
-    assert sorted(lines) == sorted(["mpi://WORLD 2 0", "mpi://SELF 1 0", "mpi://world 2 0", "bogus True", "null True",
-                                    "mpi://WORLD 2 1", "mpi://SELF 1 0", "mpi://world 2 1", "bogus True", "null True"])
