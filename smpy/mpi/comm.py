@@ -65,7 +65,9 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         if comm is not None and not isinstance(comm, Comm):
             raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Comm, got {type(comm).__name__})")
         self = object.__new__(cls)
-        self.__impl = None if comm is None else comm._raw()
+        impl = self.__impl = None if comm is None else comm._raw()
+        if getattr(impl, "remote", None) is not None and issubclass(cls, Intracomm):
+            raise TypeError("expecting an intracommunicator")
         return self
 
     def __init__(self, comm: Comm | None = None) -> None:
@@ -151,8 +153,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         return self.Is_intra()
 
     def Get_topology(self) -> int:
-        self._impl  # noqa: B018
-        return UNDEFINED
+        topo = self._impl.topology
+        return UNDEFINED if topo is None else topo.kind
 
     @property
     def topology(self) -> int:
