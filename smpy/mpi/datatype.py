@@ -277,13 +277,9 @@ class Datatype:
         impl = self._live("MPI_Type_free")
         if impl.is_predefined:
             errors.raise_error(errors.ERR_TYPE, "MPI_Type_free: Cannot free permanent data type")
+        _free_attributes(self, impl)
         _DERIVED_HANDLES.pop(impl.handle, None)
-        pr = _proc_or_none()
-        try:
-            if pr is not None:
-                _attributes.delete_all(pr, impl, self, "MPI_Type_free")
-        finally:
-            self._impl = _NULL_IMPL
+        self._impl = _NULL_IMPL
 
     def free(self) -> None:
         """Call ``Free`` if not null or predefined."""
@@ -457,6 +453,13 @@ class Datatype:
     def Free_keyval(cls, keyval: int) -> int:
         """Free an attribute key for datatypes."""
         return _attributes.free_keyval(_proc(), keyval, _attributes.KIND_DATATYPE)
+
+
+def _free_attributes(obj: Datatype, impl: DatatypeImpl) -> None:
+    """Delete callbacks of a datatype's attributes (MPI_Type_free)."""
+    pr = _proc_or_none()
+    if pr is not None:
+        _attributes.delete_all(pr, impl, obj, "MPI_Type_free")
 
 
 def _proc_or_none() -> Any:
