@@ -171,9 +171,9 @@ class CommMgmtMixin(HandleMixin):
         if keyval == C.KEYVAL_IO:
             return C.ANY_SOURCE
         if keyval == C.KEYVAL_WTIME_IS_GLOBAL:
-            return 1  # one simulated clock for every rank
+            return 0  # MPICH's value (although smpy's ranks share one simulated clock)
         if keyval == C.KEYVAL_UNIVERSE_SIZE:
-            return impl.world.size
+            return None  # MPICH under mpiexec (hydra) without a universe size: not set
         if keyval == C.KEYVAL_APPNUM:
             return 0
         if keyval == C.KEYVAL_LASTUSEDCODE:

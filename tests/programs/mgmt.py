@@ -91,7 +91,8 @@ say("free_keyval", MPI.Comm.Free_keyval(k) == MPI.KEYVAL_INVALID)
 kn = MPI.Comm.Create_keyval(nopython=True)
 d.Set_attr(kn, 42)
 say("nopython", d.Get_attr(kn), d.Dup().Get_attr(kn))
-say("predefined", comm.Get_attr(MPI.TAG_UB), d.Get_attr(MPI.TAG_UB), comm.Get_attr(MPI.IO) == MPI.ANY_SOURCE)
+say("predefined", [c.Get_attr(k) for c in (comm, d, MPI.COMM_SELF) for k in (
+    MPI.TAG_UB, MPI.IO, MPI.WTIME_IS_GLOBAL, MPI.UNIVERSE_SIZE, MPI.APPNUM, MPI.LASTUSEDCODE)])
 try:
     comm.Set_attr(MPI.TAG_UB, 1)
 except MPI.Exception as ex:
