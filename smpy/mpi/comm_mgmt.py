@@ -35,6 +35,8 @@ from smpy.mpi.objmodel import (
 from smpy.runtime import attributes as _attrs
 from smpy.runtime import constants as C
 from smpy.runtime import errors, lifecycle
+from smpy.runtime.comm import CommImpl
+from smpy.runtime.world import NotInSimulation
 
 __all__ = [
     "COMM_TYPE_SHARED", "COMM_TYPE_HW_GUIDED", "COMM_TYPE_HW_UNGUIDED", "COMM_TYPE_RESOURCE_GUIDED",
@@ -92,7 +94,7 @@ class CommMgmtMixin(HandleMixin):
             return _NULL_HANDLE
         try:
             p = proc()
-        except Exception:
+        except NotInSimulation:
             return _NULL_HANDLE
         if raw is p.world.comm_world:
             return _WORLD_HANDLE
@@ -113,7 +115,7 @@ class CommMgmtMixin(HandleMixin):
             impl = p.comm_self
         else:
             impl = lookup_direct(value)
-            if impl is None or type(impl).__name__ != "CommImpl":
+            if not isinstance(impl, CommImpl):
                 errors.raise_error(errors.ERR_COMM, f"MPI_Comm_f2c: Invalid communicator handle {as_int(value)}")
         return cls._wrap(impl)  # type: ignore[attr-defined]
 
@@ -273,7 +275,6 @@ class CommMgmtMixin(HandleMixin):
             return _comm_mod().Comm._wrap(None)
 
     def _new_comm(self, group: list[int]) -> Any:
-        from smpy.runtime.comm import CommImpl
         return CommImpl(self._impl.world, group, "")  # type: ignore[attr-defined]
 
     def _after_create(self, new: Any) -> Any:
