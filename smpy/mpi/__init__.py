@@ -32,6 +32,7 @@ from smpy.mpi.environment import (
     Wtime,
     get_vendor,
 )
+from smpy.mpi.errhandler import *
 from smpy.mpi.file import *
 from smpy.mpi.group import GROUP_EMPTY, GROUP_NULL, Group
 from smpy.mpi.info import INFO_ENV, INFO_NULL, MAX_INFO_KEY, MAX_INFO_VAL, Info

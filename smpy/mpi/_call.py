@@ -19,6 +19,8 @@ from smpy.runtime.world import Process, current
 
 F = TypeVar("F", bound=Callable[..., Any])
 _thread_time = time.thread_time
+#: called with (args, exception) when an outermost MPI call fails; set by smpy.mpi.errhandler
+error_hook: Callable[[tuple[Any, ...], errors.MPIException], bool] | None = None
 
 
 def mpicall(fn: F) -> F:
@@ -43,6 +45,12 @@ def mpicall(fn: F) -> F:
             tracer.enter(proc.rank, name)
         try:
             return fn(*args, **kwargs)
+        except errors.MPIException as exc:
+            # the object's error handler (smpy.mpi.errhandler); True: a user handler ran and
+            # the call returns (MPICH then returns MPI_SUCCESS to mpi4py)
+            if depth == 0 and error_hook is not None and error_hook(args, exc):
+                return None
+            raise
         finally:
             proc.depth = depth
             if tracer is not None:

@@ -15,6 +15,7 @@ import operator
 import weakref
 from typing import Any
 
+from smpy.runtime import attributes as _attributes
 from smpy.runtime import datatype as _rt
 from smpy.runtime import errors
 from smpy.runtime.datatype import (
@@ -48,6 +49,8 @@ from smpy.runtime.datatype import (
 )
 from smpy.runtime.datatype import DATATYPE_NULL as _NULL_IMPL
 from smpy.runtime.datatype import PREDEFINED as _IMPLS
+from smpy.runtime.world import NotInSimulation
+from smpy.runtime.world import current as _proc
 
 # MPI_TYPECLASS_* (MPICH)
 TYPECLASS_INTEGER = 2
@@ -341,9 +344,14 @@ class Datatype:
     # -- life cycle ---------------------------------------------------------------------------
     def Dup(self) -> Datatype:
         """Duplicate a datatype."""
-        impl = self._live("MPI_Type_dup").dup()
+        base = self._live("MPI_Type_dup")
+        impl = base.dup()
         _DERIVED_HANDLES[impl.handle] = impl
-        return type(self)._wrap(impl)
+        new = type(self)._wrap(impl)
+        pr = _proc_or_none()
+        if pr is not None:
+            _attributes.copy_all(pr, base, self, impl, "MPI_Type_dup")
+        return new
 
     Create_dup = Dup
 
@@ -357,6 +365,7 @@ class Datatype:
         impl = self._live("MPI_Type_free")
         if impl.is_predefined:
             errors.raise_error(errors.ERR_TYPE, "MPI_Type_free: Cannot free permanent data type")
+        _free_attributes(self, impl)
         _DERIVED_HANDLES.pop(impl.handle, None)
         if _CONST_NAME.get(id(self)) is None:  # constants keep their handle (mpi4py)
             self._impl = _NULL_IMPL
@@ -636,22 +645,47 @@ class Datatype:
                         f"No complex type with both {p} digits of precision and an exponent "
                         f"range of {r} is available")
 
+    # -- attributes (smpy.runtime.attributes) ----------------------------------------------
     def Get_attr(self, keyval: int) -> Any:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Retrieve attribute value by key."""
+        impl = self._live("MPI_Type_get_attr")
+        found, value = _attributes.get_attr(_proc(), impl, keyval, _attributes.KIND_DATATYPE, "MPI_Type_get_attr")
+        return value if found else None
 
     def Set_attr(self, keyval: int, attrval: Any) -> None:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Store attribute value associated with a key."""
+        impl = self._live("MPI_Type_set_attr")
+        _attributes.set_attr(_proc(), impl, self, keyval, attrval, _attributes.KIND_DATATYPE, "MPI_Type_set_attr")
 
     def Delete_attr(self, keyval: int) -> None:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Delete attribute value associated with a key."""
+        impl = self._live("MPI_Type_delete_attr")
+        _attributes.delete_attr(_proc(), impl, self, keyval, _attributes.KIND_DATATYPE, "MPI_Type_delete_attr")
 
     @classmethod
-    def Create_keyval(cls, *args: Any, **kwargs: Any) -> int:
-        raise NotImplementedError("datatype attributes are not supported yet")
+    def Create_keyval(cls, copy_fn: Any = None, delete_fn: Any = None, nopython: bool = False) -> int:
+        """Create a new attribute key for datatypes."""
+        return _attributes.create_keyval(_proc(), _attributes.KIND_DATATYPE, copy_fn, delete_fn, nopython)
 
     @classmethod
     def Free_keyval(cls, keyval: int) -> int:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Free an attribute key for datatypes."""
+        return _attributes.free_keyval(_proc(), keyval, _attributes.KIND_DATATYPE)
+
+
+def _free_attributes(obj: Datatype, impl: DatatypeImpl) -> None:
+    """Delete callbacks of a datatype's attributes (MPI_Type_free)."""
+    pr = _proc_or_none()
+    if pr is not None:
+        _attributes.delete_all(pr, impl, obj, "MPI_Type_free")
+
+
+def _proc_or_none() -> Any:
+    """The calling rank, or None outside a simulation (attributes need a rank)."""
+    try:
+        return _proc()
+    except NotInSimulation:
+        return None
 
 
 def _datatype_create(datatype: Datatype, combiner: str, params: dict[str, Any],
