@@ -60,6 +60,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     def __init__(self, comm: Comm | None = None) -> None:
         self.__impl = None if comm is None else comm._impl
+        if self.__impl is not None and self.__impl.remote is not None and isinstance(self, Intracomm):
+            raise TypeError("expecting an intracommunicator")
 
     @classmethod
     def _wrap(cls, impl: CommImpl | None) -> Comm:
@@ -147,7 +149,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         a, b = self._impl, comm._impl
         if a is b:
             return IDENT
-        return CONGRUENT if a.group == b.group else UNEQUAL
+        return CONGRUENT if a.group == b.group and a.remote == b.remote else UNEQUAL
 
     @mpicall
     def Abort(self, errorcode: int = 0) -> None:
