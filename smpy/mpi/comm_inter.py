@@ -1,5 +1,5 @@
-"""Intercommunicator constructors on intracommunicators (Create_intercomm,
-Create_from_group), and ULFM's fault-tolerance calls (Revoke, Agree, Shrink...) shared by
+"""Intercommunicator constructors (Intracomm.Create_intercomm; the engine of
+Intercomm.Create_from_groups), and ULFM's fault-tolerance calls (Revoke, Agree, Shrink...) shared by
 intra- and intercommunicators. The :class:`Intercomm` class lives in
 :mod:`smpy.mpi.intercomm`.
 
@@ -143,12 +143,6 @@ class IntraInterMixin(CommFtMixin):
                 errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag {tag}")
         side = icoll.create_intercomm(pr, local, local_leader, peer, remote_leader, tag, call)
         return Intercomm._wrap(side)
-
-    @classmethod
-    def Create_from_group(cls, group: Any, stringtag: str = "org.mpi4py", info: Any = None,
-                          errhandler: Any = None) -> Any:
-        from smpy.mpi.comm import Intracomm
-        return Intracomm._wrap(_from_group(group, stringtag, "MPI_Comm_create_from_group"))
 
 
 @mpicall

@@ -46,6 +46,29 @@ def _no_attr(name: str) -> property:
     return property(get)
 
 
+def _parse_w(msg: Any, readonly: bool, n: int) -> list[tuple[Any, int, int, Any]]:
+    """[(memory, byte displacement, count, DatatypeImpl)] of an Alltoallw message
+    ``(buf, (counts, displs), types)`` or ``(buf, counts, displs, types)``."""
+    from smpy.mpi.datatype import Datatype
+    if len(msg) == 3:
+        buf, (counts, displs), types = msg
+    elif len(msg) == 4:
+        buf, counts, displs, types = msg
+    else:
+        raise ValueError("message: expecting 3 or 4 items")
+    mem, _ = msgspec.parse_buffer(buf, readonly)
+    counts, displs, types = list(counts), list(displs), list(types)
+    for seq in (counts, displs, types):
+        if len(seq) != n:
+            raise ValueError(f"expecting {n} items, got {len(seq)}")
+    out = []
+    for c, d, t in zip(counts, displs, types):
+        if not isinstance(t, Datatype):
+            raise TypeError(f"expected mpi4py.MPI.Datatype, got {type(t).__name__}")
+        out.append((mem, int(d), int(c), t._impl))
+    return out
+
+
 class Intercomm(Comm, CommFtMixin):
     """An intercommunicator handle: this rank's side of a two-group communicator."""
 
@@ -323,6 +346,31 @@ class Intercomm(Comm, CommFtMixin):
     @mpicall
     def Ialltoallv(self, sendbuf: Any, recvbuf: Any) -> Request:
         return Request._wrap(self._alltoall(sendbuf, recvbuf, True, True))
+
+    def _alltoallw(self, sendbuf: Any, recvbuf: Any, nb: bool) -> Any:
+        side = self._impl
+        call = "MPI_Ialltoallw" if nb else "MPI_Alltoallw"
+        sblocks = [dt.pack(mem, off, n) for mem, off, n, dt in _parse_w(sendbuf, True, side.rsize)]
+
+        def unpacker(mem: Any, off: int, n: int, dt: Any) -> Any:
+            def store(data: bytes) -> None:
+                if len(data) > n * dt.size:
+                    errors.raise_error(errors.ERR_TRUNCATE, f"{call}: message of {len(data)} bytes, "
+                                       f"room for {n * dt.size}")
+                if data:
+                    dt.unpack(data, mem, off, len(data) // dt.size)
+            return store
+
+        unpackers = [unpacker(*w) for w in _parse_w(recvbuf, False, side.rsize)]
+        return icoll.alltoallw(proc(), side, sblocks, unpackers, nb)
+
+    @mpicall
+    def Alltoallw(self, sendbuf: Any, recvbuf: Any) -> None:
+        self._alltoallw(sendbuf, recvbuf, False)
+
+    @mpicall
+    def Ialltoallw(self, sendbuf: Any, recvbuf: Any) -> Request:
+        return Request._wrap(self._alltoallw(sendbuf, recvbuf, True))
 
     # -- collectives, objects ------------------------------------------------------------
     @mpicall
