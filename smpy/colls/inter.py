@@ -27,6 +27,7 @@ fills ``remote size`` blocks, Allreduce reduces the remote group's vectors).
 from __future__ import annotations
 
 import struct
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -449,6 +450,29 @@ def _band(a: bytes, b: bytes) -> bytes:
     return struct.pack("<i", struct.unpack("<i", a)[0] & struct.unpack("<i", b)[0])
 
 
+_ft_shadows: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _ft_shadow(comm: CommImpl) -> CommImpl:
+    """A private copy of ``comm`` (same groups) for the agreement's messages: like ULFM's
+    own context, so that agreements do not take part in the ordering of the
+    communicator's other collectives (a rank may issue Iagree before a Barrier that the
+    others issue first)."""
+    from smpy.runtime.comm import CommImpl as _CommImpl
+    from smpy.runtime.inter import make_pair
+
+    if comm.remote is None:
+        shadow = _ft_shadows.get(comm)
+        if shadow is None:
+            shadow = _ft_shadows[comm] = _CommImpl(comm.world, comm.group, comm.name)
+        return shadow
+    pair = comm.pair
+    shadow = _ft_shadows.get(pair)
+    if shadow is None:
+        shadow = _ft_shadows[pair] = make_pair(comm.world, pair.a.group, pair.b.group, pair.low is pair.a)
+    return shadow.a if comm is pair.a else shadow.b
+
+
 def agree(proc: Process, comm: CommImpl, flag: int, nb: bool = False, store: Callable[[int], None] | None = None) -> Any:
     """Bitwise AND of ``flag`` over every process of ``comm`` (an allreduce); on an
     intercommunicator, as MPICH does, each group gets the AND over the remote group. Returns the
@@ -470,7 +494,7 @@ def agree(proc: Process, comm: CommImpl, flag: int, nb: bool = False, store: Cal
             store(value)
         return value
 
-    return start(proc, comm, call, work, nb)
+    return start(proc, _ft_shadow(comm), call, work, nb)
 
 
 # -- creation of intercommunicators -------------------------------------------------------------

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 class InterPair:
-    __slots__ = ("a", "b", "low", "context", "_creations")
+    __slots__ = ("a", "b", "low", "context", "_creations", "__weakref__")
 
     def __init__(self, world: World, a: CommImpl, b: CommImpl, low: CommImpl) -> None:
         self.a = a
