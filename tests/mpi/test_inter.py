@@ -4,7 +4,8 @@
 COMM_WORLD and prints, per rank, what every intercommunicator operation returns (creation,
 remote groups, p2p, every collective with ROOT/PROC_NULL roots, v-variants, non-blocking
 ones, Merge/Dup/Split/Create/Create_from_groups, errors, ULFM calls). smpy must print the
-same lines as MPICH at np 2, 3 (uneven groups) and 4.
+same lines as MPICH at np 2, 3 (uneven groups) and 4. ``tests/programs/ulfm.py`` does the
+same for the ULFM calls (no process fails).
 """
 
 from __future__ import annotations
@@ -21,14 +22,15 @@ import smpy
 
 ROOT = Path(__file__).resolve().parents[2]
 PROG = ROOT / "tests" / "programs" / "intercomm.py"
+ULFM = ROOT / "tests" / "programs" / "ulfm.py"
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
 NO_COMPUTE = {"smpi/simulate-computation": "no"}
 
 
-def _real(np: int) -> list[str]:
+def _real(np: int, prog: Path = PROG) -> list[str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # real mpi4py, not smpy's
     env["OPENBLAS_NUM_THREADS"] = "1"
-    p = subprocess.Popen([str(MPIEXEC), "-n", str(np), sys.executable, str(PROG)], env=env, text=True,
+    p = subprocess.Popen([str(MPIEXEC), "-n", str(np), sys.executable, str(prog)], env=env, text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         out, err = p.communicate(timeout=120)
@@ -40,8 +42,8 @@ def _real(np: int) -> list[str]:
     return out.splitlines()
 
 
-def _sim(np: int) -> list[str]:
-    res = smpy.run(str(PROG), np=np, cfg=NO_COMPUTE)
+def _sim(np: int, prog: Path = PROG) -> list[str]:
+    res = smpy.run(str(prog), np=np, cfg=NO_COMPUTE)
     assert res.status == "ok", res.message
     return res.stdout.splitlines()
 
@@ -52,6 +54,16 @@ def test_intercomm_matches_mpich(np: int) -> None:
     real = _real(np)
     assert len(real) == np
     assert _sim(np) == real
+
+
+@pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec next to {sys.executable}")
+@pytest.mark.parametrize("np", [1, 2, 3])
+def test_ulfm_matches_mpich(np: int) -> None:
+    """Agree (bitwise AND; on an intercommunicator, the remote group's), Iagree issued
+    before a Barrier the others issue first, Shrink/Ishrink, Get_failed, Ack_failed, Revoke."""
+    real = _real(np, ULFM)
+    assert len(real) == np
+    assert _sim(np, ULFM) == real
 
 
 def test_intercomm_results_without_mpich() -> None:
