@@ -36,6 +36,7 @@ from smpy.runtime.constants import (
     UNEQUAL,
 )
 from smpy.runtime.group import GroupImpl
+from smpy.runtime.inter import compare as inter_compare
 from smpy.runtime.world import current
 
 
@@ -149,7 +150,9 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         a, b = self._impl, comm._impl
         if a is b:
             return IDENT
-        return CONGRUENT if a.group == b.group and a.remote == b.remote else UNEQUAL
+        if a.remote is not None or b.remote is not None:
+            return inter_compare(a, b)
+        return CONGRUENT if a.group == b.group else UNEQUAL
 
     @mpicall
     def Abort(self, errorcode: int = 0) -> None:

@@ -28,6 +28,12 @@ from smpy.runtime.group import GroupImpl
 
 __all__ = ["Intercomm"]
 
+
+def comm_class(impl: Any) -> type | None:
+    """The class mpi4py gives a handle to ``impl`` when it is an intercommunicator (for
+    handle conversions: fromhandle, f2py, fromint), else None."""
+    return Intercomm if impl is not None and impl.remote is not None else None
+
 _ROLE = (ROOT, PROC_NULL)
 
 

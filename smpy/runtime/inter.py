@@ -97,3 +97,22 @@ def from_group(proc: Process, members: tuple[int, ...], stringtag: str) -> CommI
     if entry[1] >= len(members):
         del store[key]
     return entry[0]
+
+
+def compare(a: CommImpl, b: CommImpl) -> int:
+    """MPI_Comm_compare when either is an intercommunicator: UNEQUAL against an
+    intracommunicator, else the weaker of the local-group and remote-group comparisons
+    (CONGRUENT: same members in the same order; SIMILAR: same members)."""
+    from smpy.runtime.constants import CONGRUENT, IDENT, SIMILAR, UNEQUAL
+
+    if a is b:
+        return IDENT
+    if a.remote is None or b.remote is None:
+        return UNEQUAL
+
+    def groups(x: list[int], y: list[int]) -> int:
+        if list(x) == list(y):
+            return CONGRUENT
+        return SIMILAR if sorted(x) == sorted(y) else UNEQUAL
+
+    return max(groups(a.group, b.group), groups(a.remote, b.remote))
