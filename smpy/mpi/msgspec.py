@@ -158,6 +158,8 @@ def parse_buffer(obj: object, readonly: bool) -> tuple[memoryview, str]:
     if not readonly and m.readonly:
         raise _not_writable(obj)
     fmt = m.format
+    if m.nbytes == 0:  # zero-sized (e.g. shape (n, 0)): memoryview cannot cast zeros in shape
+        return memoryview(bytearray()), fmt
     if m.c_contiguous:
         return (m if fmt == "B" and m.ndim == 1 else m.cast("B")), fmt
     if m.f_contiguous:  # a Fortran-order array: flat view in memory order (no copy)
