@@ -121,6 +121,9 @@ out.append(("allgather", ic.allgather((r, me)), "allreduce", ic.allreduce(r), "a
 rb = np.zeros((rsize, 2), dtype="i")
 ic.Allgather(np.array([r, me], dtype="i"), rb)
 out.append(("Allgather", rb.tolist()))
+rb = np.zeros((rsize, 0), dtype="i")  # empty blocks: zero-sized arrays with a 0 in their shape
+ic.Allgather(np.zeros((1, 0), dtype="i"), rb)
+out.append(("Allgather-empty", rb.shape))
 counts = [j + 1 for j in range(rsize)]
 rb = np.zeros(sum(counts), dtype="i")
 ic.Allgatherv(np.full(me + 1, r, dtype="i"), [rb, counts])
