@@ -71,7 +71,10 @@ class CommFtMixin:
 
     @mpicall
     def Shrink(self) -> Any:
-        return _wrap_like(_dup(self._impl, "MPIX_Comm_shrink"))  # type: ignore[attr-defined]
+        impl = self._impl  # type: ignore[attr-defined]
+        new = _dup(impl, "MPIX_Comm_shrink")
+        new.errhandler = impl.errhandler
+        return _wrap_like(new)
 
     @mpicall
     def Ishrink(self) -> tuple[Any, Any]:
@@ -84,6 +87,7 @@ class CommFtMixin:
         else:
             req = bcoll.barrier(pr, impl, nb=True)
             new = _intra_agree(pr, impl)
+        new.errhandler = impl.errhandler
         return _wrap_like(new), Request._wrap(req)
 
 
@@ -142,6 +146,7 @@ class IntraInterMixin(CommFtMixin):
             if tag < 0:
                 errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag {tag}")
         side = icoll.create_intercomm(pr, local, local_leader, peer, remote_leader, tag, call)
+        side.errhandler = local.errhandler  # inherited from the local communicator
         return Intercomm._wrap(side)
 
 

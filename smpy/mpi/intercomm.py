@@ -46,6 +46,12 @@ def _send(buf: Any) -> Any:
     return None if msgspec.is_in_place(buf) else msgspec.parse_send(buf)
 
 
+def _inherit(parent: Any, new: Any) -> Any:
+    """A new communicator gets its parent's error handler (MPI 4.1, section 9.3)."""
+    new.errhandler = parent.errhandler
+    return new
+
+
 def _no_attr(name: str) -> property:
     def get(self: Any) -> Any:
         raise AttributeError(f"'mpi4py.MPI.Intercomm' object has no attribute '{name}'")
@@ -128,11 +134,13 @@ class Intercomm(Comm, CommFtMixin):
     # -- new communicators ------------------------------------------------------------------
     @mpicall
     def Merge(self, high: bool = False) -> Intracomm:
-        return Intracomm._wrap(icoll.merge(proc(), self._impl, bool(high)))
+        side = self._impl
+        return Intracomm._wrap(_inherit(side, icoll.merge(proc(), side, bool(high))))
 
     @mpicall
     def Dup(self, info: Any = None) -> Intercomm:
-        return Intercomm._wrap(icoll.dup(proc(), self._impl))
+        side = self._impl
+        return Intercomm._wrap(_inherit(side, icoll.dup(proc(), side)))
 
     def Clone(self) -> Intercomm:
         return self.Dup()
@@ -144,14 +152,15 @@ class Intercomm(Comm, CommFtMixin):
     def Idup(self, info: Any = None) -> tuple[Intercomm, Request]:
         side, pr = self._impl, proc()
         req = icoll.barrier(pr, side, nb=True)
-        return Intercomm._wrap(icoll.dup_agree(pr, side)), Request._wrap(req)
+        return Intercomm._wrap(_inherit(side, icoll.dup_agree(pr, side))), Request._wrap(req)
 
     def Idup_with_info(self, info: Any) -> tuple[Intercomm, Request]:
         return self.Idup(info)
 
     def _split(self, color: int, key: int, call: str) -> Any:
-        new = icoll.split(proc(), self._impl, int(color), int(key), call)
-        return COMM_NULL if new is None else Intercomm._wrap(new)
+        side = self._impl
+        new = icoll.split(proc(), side, int(color), int(key), call)
+        return COMM_NULL if new is None else Intercomm._wrap(_inherit(side, new))
 
     @mpicall
     def Split(self, color: int = 0, key: int = 0) -> Any:
