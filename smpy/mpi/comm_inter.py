@@ -23,6 +23,17 @@ from smpy.runtime import errors
 __all__: list[str] = []
 
 
+def inherit(parent: Any, new: Any) -> Any:
+    """``new`` inherits ``parent``'s error handler as MPI says (smpy.mpi.errhandler's rule,
+    when that module is present); returns ``new``."""
+    try:
+        from smpy.mpi.errhandler import copy_errhandler  # type: ignore[import-not-found]
+    except ImportError:
+        return new
+    copy_errhandler(parent, new)
+    return new
+
+
 def _wrap_like(impl: Any) -> Any:
     """The facade object for a runtime communicator: Intercomm or Intracomm."""
     from smpy.mpi.comm import Intracomm
@@ -72,9 +83,7 @@ class CommFtMixin:
     @mpicall
     def Shrink(self) -> Any:
         impl = self._impl  # type: ignore[attr-defined]
-        new = _dup(impl, "MPIX_Comm_shrink")
-        new.errhandler = impl.errhandler
-        return _wrap_like(new)
+        return _wrap_like(inherit(impl, _dup(impl, "MPIX_Comm_shrink")))
 
     @mpicall
     def Ishrink(self) -> tuple[Any, Any]:
@@ -87,8 +96,7 @@ class CommFtMixin:
         else:
             req = bcoll.barrier(pr, impl, nb=True)
             new = _intra_agree(pr, impl)
-        new.errhandler = impl.errhandler
-        return _wrap_like(new), Request._wrap(req)
+        return _wrap_like(inherit(impl, new)), Request._wrap(req)
 
 
 def _int_buffer(flag: Any) -> memoryview:
@@ -146,8 +154,7 @@ class IntraInterMixin(CommFtMixin):
             if tag < 0:
                 errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag {tag}")
         side = icoll.create_intercomm(pr, local, local_leader, peer, remote_leader, tag, call)
-        side.errhandler = local.errhandler  # inherited from the local communicator
-        return Intercomm._wrap(side)
+        return Intercomm._wrap(inherit(local, side))
 
 
 @mpicall

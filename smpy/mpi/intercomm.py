@@ -17,7 +17,7 @@ from smpy.colls import inter as icoll
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.comm import COMM_NULL, Comm, Intracomm
-from smpy.mpi.comm_inter import CommFtMixin, create_from_groups
+from smpy.mpi.comm_inter import CommFtMixin, create_from_groups, inherit
 from smpy.mpi.group import Group
 from smpy.mpi.msgpickle import pickle
 from smpy.mpi.op import SUM, Op
@@ -44,12 +44,6 @@ def _root(side: Any, root: int, call: str) -> None:
 
 def _send(buf: Any) -> Any:
     return None if msgspec.is_in_place(buf) else msgspec.parse_send(buf)
-
-
-def _inherit(parent: Any, new: Any) -> Any:
-    """A new communicator gets its parent's error handler (MPI 4.1, section 9.3)."""
-    new.errhandler = parent.errhandler
-    return new
 
 
 def _no_attr(name: str) -> property:
@@ -135,12 +129,12 @@ class Intercomm(Comm, CommFtMixin):
     @mpicall
     def Merge(self, high: bool = False) -> Intracomm:
         side = self._impl
-        return Intracomm._wrap(_inherit(side, icoll.merge(proc(), side, bool(high))))
+        return Intracomm._wrap(inherit(side, icoll.merge(proc(), side, bool(high))))
 
     @mpicall
     def Dup(self, info: Any = None) -> Intercomm:
         side = self._impl
-        return Intercomm._wrap(_inherit(side, icoll.dup(proc(), side)))
+        return Intercomm._wrap(inherit(side, icoll.dup(proc(), side)))
 
     def Clone(self) -> Intercomm:
         return self.Dup()
@@ -152,7 +146,7 @@ class Intercomm(Comm, CommFtMixin):
     def Idup(self, info: Any = None) -> tuple[Intercomm, Request]:
         side, pr = self._impl, proc()
         req = icoll.barrier(pr, side, nb=True)
-        return Intercomm._wrap(_inherit(side, icoll.dup_agree(pr, side))), Request._wrap(req)
+        return Intercomm._wrap(inherit(side, icoll.dup_agree(pr, side))), Request._wrap(req)
 
     def Idup_with_info(self, info: Any) -> tuple[Intercomm, Request]:
         return self.Idup(info)
@@ -160,7 +154,7 @@ class Intercomm(Comm, CommFtMixin):
     def _split(self, color: int, key: int, call: str) -> Any:
         side = self._impl
         new = icoll.split(proc(), side, int(color), int(key), call)
-        return COMM_NULL if new is None else Intercomm._wrap(_inherit(side, new))
+        return COMM_NULL if new is None else Intercomm._wrap(inherit(side, new))
 
     @mpicall
     def Split(self, color: int = 0, key: int = 0) -> Any:
