@@ -134,7 +134,7 @@ class Intercomm(Comm, CommFtMixin):
     @mpicall
     def Dup(self, info: Any = None) -> Intercomm:
         side = self._impl
-        return Intercomm._wrap(inherit(side, icoll.dup(proc(), side)))
+        return type(self)._wrap(inherit(side, icoll.dup(proc(), side)))  # subclasses keep their type
 
     def Clone(self) -> Intercomm:
         return self.Dup()
@@ -146,7 +146,7 @@ class Intercomm(Comm, CommFtMixin):
     def Idup(self, info: Any = None) -> tuple[Intercomm, Request]:
         side, pr = self._impl, proc()
         req = icoll.barrier(pr, side, nb=True)
-        return Intercomm._wrap(inherit(side, icoll.dup_agree(pr, side))), Request._wrap(req)
+        return type(self)._wrap(inherit(side, icoll.dup_agree(pr, side))), Request._wrap(req)
 
     def Idup_with_info(self, info: Any) -> tuple[Intercomm, Request]:
         return self.Idup(info)
