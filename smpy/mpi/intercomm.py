@@ -22,7 +22,7 @@ from smpy.mpi.group import Group
 from smpy.mpi.msgpickle import pickle
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
-from smpy.runtime import errors
+from smpy.runtime import errors, p2p
 from smpy.runtime.constants import PROC_NULL, ROOT, UNDEFINED
 from smpy.runtime.group import GroupImpl
 
@@ -37,9 +37,7 @@ def comm_class(impl: Any) -> type | None:
 _ROLE = (ROOT, PROC_NULL)
 
 
-def _root(side: Any, root: int, call: str) -> None:
-    if not (root == ROOT or root == PROC_NULL or 0 <= root < side.rsize):
-        errors.raise_error(errors.ERR_ROOT, f"{call}: invalid root (value {root}, remote group size {side.rsize})")
+_root = p2p.check_root  # ROOT, PROC_NULL or a rank of the remote group
 
 
 def _send(buf: Any) -> Any:

@@ -28,7 +28,15 @@ from smpy.kernel.activity import Activity, Sleep, Trigger
 from smpy.kernel.actors import block_on, block_on_any
 from smpy.runtime import errors
 from smpy.runtime.comm import CommImpl, matches
-from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, COLL, ENVELOPE_BYTES, PROC_NULL, TAG_UB
+from smpy.runtime.constants import (
+    ANY_SOURCE,
+    ANY_TAG,
+    COLL,
+    ENVELOPE_BYTES,
+    PROC_NULL,
+    ROOT,
+    TAG_UB,
+)
 
 if TYPE_CHECKING:
     from smpy.runtime.world import Process
@@ -390,8 +398,10 @@ def check_recv_tag(tag: int, call: str) -> None:
 
 
 def check_root(comm: CommImpl, root: int, call: str) -> None:
-    if not 0 <= root < comm.size:
-        errors.raise_error(errors.ERR_ROOT, f"{call}: invalid root (value {root}, communicator size {comm.size})")
+    """Intracommunicators: 0 <= root < size. Intercommunicators: ROOT, PROC_NULL (the root's
+    group) or a rank of the remote group."""
+    if not 0 <= root < comm.rsize and (comm.remote is None or (root != ROOT and root != PROC_NULL)):
+        errors.raise_error(errors.ERR_ROOT, f"{call}: invalid root (value {root}, communicator size {comm.rsize})")
 
 
 # -- matched probes (MPI_Mprobe / MPI_Mrecv) ----------------------------------------------
