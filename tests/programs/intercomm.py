@@ -143,6 +143,9 @@ if lsize == rsize:  # MPICH reduces lsize * recvcount elements of the remote gro
     rb = np.zeros(2, dtype="i")
     ic.Reduce_scatter_block(np.arange(2 * lsize, dtype="i") + r, rb, op=MPI.SUM)
     out.append(("Reduce_scatter_block", rb.tolist()))
+    rb = np.zeros(me + 1, dtype="i")
+    ic.Reduce_scatter(np.arange(sum(range(1, lsize + 1)), dtype="i") + r, rb, [j + 1 for j in range(lsize)])
+    out.append(("Reduce_scatter", rb.tolist()))
 
 # non-blocking
 rb1 = np.zeros(rsize, dtype="i")
