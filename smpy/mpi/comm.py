@@ -38,6 +38,7 @@ from smpy.runtime.constants import (
     UNEQUAL,
 )
 from smpy.runtime.group import GroupImpl
+from smpy.runtime.inter import compare as inter_compare
 from smpy.runtime.world import current
 
 
@@ -168,6 +169,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         a, b = self._impl, comm._impl
         if a is b:
             return IDENT
+        if a.remote is not None or b.remote is not None:
+            return inter_compare(a, b)
         if a.group == b.group:
             return CONGRUENT
         return SIMILAR if sorted(a.group) == sorted(b.group) else UNEQUAL

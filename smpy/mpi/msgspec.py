@@ -274,7 +274,7 @@ def parse_send(spec: Any, blocks: int = 1) -> BufSpec:
     an inferred count the per-block count, as mpi4py does."""
     if type(spec) is np.ndarray:  # fast path: whole numpy array, datatype from its dtype
         m = memoryview(spec)
-        if m.c_contiguous:
+        if m.c_contiguous and m.nbytes:  # (empty arrays: _simple, cast fails on 0 in shape)
             fmt = m.format
             mem = m.cast("B") if m.ndim != 1 or fmt != "B" else m
             dt = from_typechar(fmt)
@@ -289,7 +289,7 @@ def parse_recv(spec: Any, blocks: int = 1) -> BufSpec:
     """A receive-side (writable) message; ``BufferError`` for read-only buffers."""
     if type(spec) is np.ndarray:
         m = memoryview(spec)
-        if m.c_contiguous and not m.readonly:
+        if m.c_contiguous and not m.readonly and m.nbytes:
             fmt = m.format
             mem = m.cast("B") if m.ndim != 1 or fmt != "B" else m
             dt = from_typechar(fmt)
