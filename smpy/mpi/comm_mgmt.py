@@ -117,6 +117,12 @@ class CommMgmtMixin(HandleMixin):
             impl = lookup_direct(value)
             if not isinstance(impl, CommImpl):
                 errors.raise_error(errors.ERR_COMM, f"MPI_Comm_f2c: Invalid communicator handle {as_int(value)}")
+        from smpy.mpi.intercomm import comm_class
+        from smpy.mpi.topo import topo_class
+
+        kind = comm_class(impl) or topo_class(impl)  # mpi4py gives the most derived class
+        if kind is not None and issubclass(kind, cls):
+            cls = kind
         return cls._wrap(impl)  # type: ignore[attr-defined]
 
     def free(self) -> None:
