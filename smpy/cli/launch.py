@@ -43,6 +43,8 @@ class RankResult:
     host: str
     end_time_s: float
     mpi_calls: int
+    #: thread CPU time of the program between MPI calls (0 when not measured: computation
+    #: not simulated and no region report)
     measured_compute_s: float
     simulated_flops: float
 

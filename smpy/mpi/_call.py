@@ -55,7 +55,7 @@ def mpicall(fn: F) -> F:
             proc.depth = depth
             if tracer is not None:
                 tracer.exit(proc.rank)
-            if depth == 0:
+            if depth == 0 and proc.world.timing.measure:
                 proc.bench.start = _thread_time()
 
     return wrapper  # type: ignore[return-value]
