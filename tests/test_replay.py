@@ -83,3 +83,68 @@ def test_replaying_smpi_traces_matches_smpi_replay() -> None:
     assert len(rows) == 2
     for case, _np, ref, got, err, *_ in rows:
         assert abs(err) < 0.01, (case, ref, got)
+
+
+RECORDED = """
+import numpy as np
+from mpi4py import MPI
+import smpy
+c = MPI.COMM_WORLD; r = c.rank; n = c.size
+a = np.zeros(4096)
+for lap in range(2):
+    if r == 0:
+        c.Send(a[:1000], (r + 1) % n, 7); c.Recv(a[:1000], n - 1, 7)
+    else:
+        c.Recv(a[:1000], r - 1, 7); c.Send(a[:1000], (r + 1) % n, 7)
+    smpy.execute_flops(1e6 * (r + 1))
+req = c.Irecv(a[:500], MPI.ANY_SOURCE, 5)
+c.Isend(np.ones(500), (r + 1) % n, 5).Wait()
+req.Wait()
+c.Allreduce(np.ones(100), a[:100])
+c.Bcast(a[:10], root=1)
+c.Reduce(np.ones(64), a[:64], root=2)
+c.Gather(np.ones(8), a[:8 * n], root=0)
+c.Scatter(np.ones(8 * n), a[:8], root=1)
+c.Allgather(np.ones(8), a[:8 * n])
+c.Alltoall(np.ones(4 * n), a[:4 * n])
+c.Barrier()
+smpy.sleep(1e-3)
+"""
+
+
+def test_replaying_a_recorded_run_reproduces_its_time(tmp_path: Path) -> None:
+    import smpy
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(RECORDED)
+    index = tmp_path / "run.ti"
+    res = smpy.run(str(prog), np=4, cfg={"smpy/trace-ti": str(index),
+                                         "smpi/simulate-computation": "no"})
+    assert res.status == "ok", res.message
+    lines = (tmp_path / "run.ti_files" / "rank-1.txt").read_text().splitlines()
+    assert lines[0] == "1 init" and lines[-1] == "1 finalize"
+    assert "1 irecv 0 5 4000 6" in lines  # ANY_SOURCE recorded as the matched source
+    assert "1 gather 64 64 0 6 6" in lines
+    t = _smpy_replay(index, 4)
+    assert t == pytest.approx(res.makespan_s, rel=1e-6)
+
+
+@pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid SMPI not installed")
+def test_smpi_replays_smpy_traces(tmp_path: Path) -> None:
+    import re
+
+    import smpy
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(RECORDED)
+    index = tmp_path / "run.ti"
+    xml = ROOT / "benchmarks" / "vs_smpi" / "cluster64.xml"
+    res = smpy.run(str(prog), np=4, platform=str(xml),
+                   cfg={"smpy/trace-ti": str(index), "smpi/simulate-computation": "no"})
+    hosts = tmp_path / "hosts"
+    hosts.write_text("".join(f"node-{i}\n" for i in range(4)))
+    out = subprocess.run(["smpirun", "-np", "4", "-platform", str(xml), "-hostfile", str(hosts),
+                          "--cfg=smpi/coll-selector:ompi", "-replay", str(index)],
+                         capture_output=True, text=True, cwd=tmp_path, check=True)
+    t = max(float(x) for x in re.findall(r"Simulation time ([0-9.e+-]+)", out.stdout + out.stderr))
+    assert t == pytest.approx(res.makespan_s, rel=1e-3)  # SMPI prints 6 digits

@@ -29,9 +29,12 @@ from smpy.shim.isolation import Patches, RankContext
 from smpy.support.config import Config, declare, parse_int
 from smpy.timing.bench import Timing
 from smpy.trace.chrome import ChromeTracer
+from smpy.trace.ti import TIRecorder
 
 SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
 PLUGINS = ("host_energy", "host_dvfs", "link_energy")
+TRACE_TI = declare("smpy/trace-ti", "", "Record a time-independent trace (SMPI's format) of the run: "
+                   "this index file and FILE_files/rank-<r>.txt; replay with smpy replay or smpirun -replay")
 POWER_TRACE = declare("smpy/power-trace", "", "Write each host's power over simulated time to this "
                       "CSV file (time_s,host,power_W); loads the host_energy plugin")
 PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
@@ -180,6 +183,9 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
     power_trace = (PowerTrace(power_trace_path, world.energy) if power_trace_path else None)
     link_energy = (LinkEnergy(world.engine, world.net, plat.links) if "link_energy" in plugins
                    else None)
+    ti_path = str(config.get(TRACE_TI))
+    if ti_path:
+        world.ti = TIRecorder(ti_path, np)
     if trace is not None:
         world.tracer = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
     session = Session(world, timing, echo, capture)
@@ -189,6 +195,8 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
     def rank_main(proc: Any) -> None:
         proc.initialized = True  # mpi4py initialises MPI at import; smpy at rank start
         ctx = proc.actor.context
+        if world.ti is not None:
+            world.ti.line(proc.rank, "init")
         timing.restart(proc)
         try:
             exec(code, ctx.main.__dict__)
@@ -196,6 +204,8 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
             if e.code not in (None, 0):
                 raise
         timing.end_of_rank(proc)
+        if world.ti is not None:
+            world.ti.line(proc.rank, "finalize")
         proc.finalized = True
 
     actors = world.spawn(rank_main)
@@ -240,6 +250,8 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
             world.tracer.close()
         if power_trace is not None:
             power_trace.close()
+        if world.ti is not None:
+            world.ti.close()
         timing.finish()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main

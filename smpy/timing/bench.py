@@ -255,6 +255,8 @@ class Timing:
         b = proc.bench
         flops = seconds * self.ref_speed
         b.simulated_flops += flops
+        if self.world.ti is not None:
+            self.world.ti.compute(proc.rank, flops)
         b.bursts += 1
         ex = self.cpu.execute(proc.host, flops)
         if ex.state == 0:
@@ -300,6 +302,8 @@ class Timing:
         self.flush(proc)
         if flops > 0:
             proc.bench.injected_s += flops / proc.host.speed_flops
+            if self.world.ti is not None:
+                self.world.ti.compute(proc.rank, flops)
             ex = self.cpu.execute(proc.host, flops)
             if ex.state == 0:
                 block_on(ex)
@@ -313,5 +317,7 @@ class Timing:
         """Simulated sleep (the host stays idle)."""
         self.flush(proc)
         if seconds > 0:
+            if self.world.ti is not None:
+                self.world.ti.line(proc.rank, f"sleep {seconds!r}")
             block_on(Sleep(self.world.engine, seconds))
         self.restart(proc)
