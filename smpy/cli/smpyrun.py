@@ -31,6 +31,9 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
     p.add_argument("--power-trace", dest="power_trace", default=None, metavar="FILE.csv",
                    help="write each host's power over simulated time as CSV (time_s,host,power_W); "
                         "implies --energy")
+    p.add_argument("--report", default=None, metavar="PREFIX",
+                   help="write PREFIX.json and PREFIX.csv (time in computation and per MPI call, per "
+                        "rank; load imbalance) and print the table")
     p.add_argument("--trace-ti", dest="trace_ti", default=None, metavar="FILE",
                    help="record a time-independent trace (SMPI's format: FILE indexes FILE_files/"
                         "rank-<r>.txt) for smpy replay or smpirun -replay")
@@ -85,6 +88,10 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
             if name == "plugin" and cfg.get("plugin"):  # as in SimGrid, each one loads a plugin
                 value = f"{cfg['plugin']},{value}"
             cfg[name] = value
+        if ns.report:
+            cfg["smpy/report"] = ns.report
+        if ns.quiet:
+            cfg.setdefault("smpy/progress", "no")
         if ns.trace_ti:
             cfg["smpy/trace-ti"] = ns.trace_ti
         if ns.power_trace:

@@ -89,7 +89,7 @@ class Request(Activity):
 
 
 class SendRequest(Request):
-    __slots__ = ("dest_box", "flow", "arrived", "match", "detached", "sync", "src_local")
+    __slots__ = ("dest_box", "flow", "arrived", "match", "detached", "sync", "src_local", "posted_at")
 
     def __init__(self, owner: Process, comm: CommImpl, channel: int, call: str, dest: int, tag: int) -> None:
         super().__init__(owner, SEND, comm, channel, call, dest, tag)
@@ -99,6 +99,7 @@ class SendRequest(Request):
         self.detached = False
         self.sync = False
         self.src_local = -1
+        self.posted_at = 0.0
 
 
 class RecvRequest(Request):
@@ -150,6 +151,8 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
     req.payload = payload
     req.nbytes = nbytes
     req.sync = sync
+    if world.tracer is not None:
+        req.posted_at = world.engine.now
     if world.ti is not None and channel == P2P:
         world.ti.send(proc.rank, comm.rgroup[dest], tag, nbytes, blocking)
         if not blocking:
@@ -228,6 +231,9 @@ def _deliver(send: SendRequest, recv: RecvRequest) -> None:
     send.payload = None
     if recv.ti is not None:
         _ti_matched(send, recv)
+    tracer = recv.owner.world.tracer
+    if tracer is not None and send.channel == P2P:
+        tracer.message(send.owner.rank, recv.owner.rank, send.posted_at, n, send.tag)
     recv._finish()
     if not send.detached:
         send._finish()
