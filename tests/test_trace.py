@@ -85,3 +85,24 @@ def test_report_sums_time_per_rank_and_call(tmp_path):
     total = r1["mpi_s"] + r1["compute_s"] + r1["other_s"]
     assert total == __import__("pytest").approx(r1["end_s"])
     assert (tmp_path / "rep.csv").read_text().startswith("rank,call,count,time_s")
+
+
+def test_plots_and_html_report(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest = __import__("pytest")
+    pytest.importorskip("matplotlib")
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "plots"
+    done = subprocess.run([sys.executable, "-m", "smpy", "-np", "2", "--energy", "--plots", str(out),
+                           "--platform", str(root / "examples/platforms/energy_platform.yaml"),
+                           "--hostfile", str(root / "examples/energy/hosts.txt"),
+                           "--cfg=smpi/simulate-computation:no", str(root / "examples/energy/dvfs.py")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for name in ("gantt.png", "power.png", "matrix.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 3 and "<table>" in page and page.endswith("</html>")

@@ -30,6 +30,8 @@ class Report:
         self.compute = [0.0] * ranks
         self.bytes_sent = [0.0] * ranks
         self._execs: dict[int, tuple[int, float]] = {}
+        #: (source, destination) -> bytes of the application's point-to-point messages
+        self.matrix: dict[tuple[int, int], int] = {}
         cpu.on_exec_start.connect(self._exec_start)
         cpu.on_exec_end.connect(self._exec_end)
 
@@ -52,6 +54,8 @@ class Report:
 
     def message(self, src: int, dst: int, t0: float, nbytes: int, tag: int) -> None:
         self.bytes_sent[src] += nbytes
+        key = (src, dst)
+        self.matrix[key] = self.matrix.get(key, 0) + nbytes
 
     def _exec_start(self, ex: Any) -> None:
         a = current_actor()
@@ -89,6 +93,7 @@ class Report:
                       "compute_s": sum(x["compute_s"] for x in ranks),
                       "bytes_sent": sum(self.bytes_sent),
                       "load_imbalance": (max(busy) / mean - 1.0) if mean > 0 else 0.0},
+            "matrix": [[s, d, b] for (s, d), b in sorted(self.matrix.items())],
         }
 
     def write(self, prefix: str, data: dict[str, Any]) -> None:
