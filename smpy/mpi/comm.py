@@ -163,9 +163,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def Ssend(self, buf: Any, dest: int, tag: int = 0) -> None:
         self._send(buf, dest, tag, "MPI_Ssend", True)
 
-    Bsend = Send
-    Rsend = Send
-
     def _send(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> None:
         impl, pr = self._impl, proc()
         p2p.check_dest(impl, dest, call)
@@ -188,9 +185,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def Issend(self, buf: Any, dest: int, tag: int = 0) -> Request:
         return self._isend(buf, dest, tag, "MPI_Issend", True)
-
-    Ibsend = Isend
-    Irsend = Isend
 
     def _irecv(self, buf: Any, source: int, tag: int, call: str) -> p2p.Request:
         impl = self._impl
@@ -260,8 +254,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def ssend(self, obj: Any, dest: int, tag: int = 0) -> None:
         p2p.wait(proc(), self._osend(obj, dest, tag, "MPI_Ssend", True, True))
 
-    bsend = send
-
     @mpicall
     def isend(self, obj: Any, dest: int, tag: int = 0) -> Request:
         return Request._wrap(self._osend(obj, dest, tag, "MPI_Isend", False), True)
@@ -269,8 +261,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def issend(self, obj: Any, dest: int, tag: int = 0) -> Request:
         return Request._wrap(self._osend(obj, dest, tag, "MPI_Issend", True), True)
-
-    ibsend = isend
 
     def _orecv(self, source: int, tag: int, call: str) -> p2p.Request:
         impl = self._impl
