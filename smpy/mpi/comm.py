@@ -357,7 +357,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Scatter")
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root)
 
     @mpicall
@@ -366,7 +366,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Scatterv")
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         bcoll.scatterv(pr, impl, msgspec.parse_vector(sendbuf, impl.size, True) if is_root else None, rspec, root)
 
     @mpicall
@@ -573,7 +573,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         p2p.check_root(impl, root, "MPI_Iscatter")
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         return Request._wrap(bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root,
                                            nb=True))
 
@@ -582,7 +582,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         p2p.check_root(impl, root, "MPI_Iscatterv")
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         svec = msgspec.parse_vector(sendbuf, impl.size, True) if is_root else None
         return Request._wrap(bcoll.scatterv(pr, impl, svec, rspec, root, nb=True))
 
