@@ -13,7 +13,7 @@ from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.comm_inter import IntraInterMixin
 from smpy.mpi.comm_mgmt import CommMgmtMixin
-from smpy.mpi.comm_persist import CommPersistMixin
+from smpy.mpi.comm_persist import CommPersistMixin, comm_lock, recv_obarg
 from smpy.mpi.comm_topo import IntraTopoMixin
 from smpy.mpi.group import Group
 from smpy.mpi.message import Message
@@ -271,6 +271,9 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def recv(self, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG,
              status: Status | None = None) -> Any:
+        if buf is not None:
+            return recv_obarg(self, buf, source, tag, status)
+        comm_lock(self._impl, "recv")
         req = self._orecv(source, tag, "MPI_Recv")
         p2p.wait(proc(), req)
         return Request._wrap(req, True)._complete(status)
@@ -392,6 +395,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def bcast(self, obj: Any = None, root: int = 0) -> Any:
         p2p.check_root(self._impl, root, "MPI_Bcast")
+        comm_lock(self._impl, "bcast")
         return ocoll.bcast(proc(), self._impl, obj, root, pickle.dumps, pickle.loads)
 
     @mpicall
@@ -414,19 +418,23 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def gather(self, sendobj: Any, root: int = 0) -> list | None:
         p2p.check_root(self._impl, root, "MPI_Gather")
+        comm_lock(self._impl, "gather")
         return ocoll.gather(proc(), self._impl, sendobj, root, pickle.dumps, pickle.loads)
 
     @mpicall
     def scatter(self, sendobj: Any, root: int = 0) -> Any:
         p2p.check_root(self._impl, root, "MPI_Scatter")
+        comm_lock(self._impl, "scatter")
         return ocoll.scatter(proc(), self._impl, sendobj, root, pickle.dumps, pickle.loads)
 
     @mpicall
     def allgather(self, sendobj: Any) -> list:
+        comm_lock(self._impl, "allgather")
         return ocoll.allgather(proc(), self._impl, sendobj, pickle.dumps, pickle.loads)
 
     @mpicall
     def alltoall(self, sendobj: Any) -> list:
+        comm_lock(self._impl, "alltoall")
         return ocoll.alltoall(proc(), self._impl, sendobj, pickle.dumps, pickle.loads)
 
     # -- communicator management ---------------------------------------------------------

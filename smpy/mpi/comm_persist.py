@@ -17,6 +17,10 @@ wait for that. ``BUFFER_AUTOMATIC`` attaches an unbounded buffer.
 
 from __future__ import annotations
 
+import operator
+import threading
+import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +42,7 @@ from smpy.runtime.prequest import (
 )
 
 __all__ = ["BSEND_OVERHEAD", "BUFFER_AUTOMATIC", "Attach_buffer", "Detach_buffer", "Flush_buffer",
-           "Iflush_buffer"]
+           "Iflush_buffer", "_comm_lock", "_comm_lock_table"]
 
 #: MPICH's MPI_BSEND_OVERHEAD
 BSEND_OVERHEAD = 96
@@ -141,6 +145,63 @@ def Flush_buffer() -> None:
 def Iflush_buffer() -> Request:
     _flush(_buffers().get(None))
     return Request._wrap(p2p.completed_null(proc(), "MPI_Buffer_iflush", p2p.NULL_KIND))
+
+
+# -- mpi4py's per-communicator lock table (lowercase calls take a lock per operation) ----------
+_LOCK_KEY = "smpy.commlock"
+
+
+def _lock_table(impl: Any) -> dict:
+    attrs = proc().attrs
+    tables = attrs.get(_LOCK_KEY)
+    if tables is None:
+        tables = attrs[_LOCK_KEY] = weakref.WeakKeyDictionary()
+    table = tables.get(impl)
+    if table is None:
+        table = tables[impl] = {}
+    return table
+
+
+def comm_lock(impl: Any, key: Any) -> Any:
+    """mpi4py's ``PyMPI_Lock(comm, key)``: the lock of ``key`` in ``comm``'s table."""
+    table = _lock_table(impl)
+    lock = table.get(key)
+    if lock is None:
+        lock = table[key] = threading.Lock()
+    return lock
+
+
+def _comm_lock(comm: Any, key: Any = None) -> Any:
+    return comm_lock(comm._impl, key)
+
+
+def _comm_lock_table(comm: Any) -> dict:
+    return _lock_table(comm._impl)
+
+
+def recv_obarg(comm: Any, buf: Any, source: int, tag: int, status: Any) -> Any:
+    """``comm.recv(buf, ...)``: deprecated (UserWarning); the message must fit in ``buf``
+    (a writable buffer or a byte count)."""
+    warnings.warn("the 'buf' argument is deprecated", UserWarning, stacklevel=3)
+    impl = comm._impl
+    p2p.check_source(impl, source, "MPI_Recv")
+    p2p.check_recv_tag(tag, "MPI_Recv")
+    if source != PROC_NULL:
+        cap = operator.index(buf) if _integral(buf) else msgspec.parse_buffer(buf, readonly=False)[0].nbytes
+    req = p2p.irecv(proc(), impl, P2P, source, tag, None, "MPI_Recv")
+    p2p.wait(proc(), req)
+    if source != PROC_NULL and req.nbytes > cap:
+        errors.raise_error(errors.ERR_TRUNCATE, f"MPI_Recv: message truncated ({req.nbytes} bytes received, "
+                           f"buffer holds {cap})")
+    return Request._wrap(req, True)._complete(status)
+
+
+def _integral(obj: Any) -> bool:
+    try:
+        operator.index(obj)
+    except TypeError:
+        return False
+    return True
 
 
 # -- MPI_Alltoallw message specs ------------------------------------------------------------------
