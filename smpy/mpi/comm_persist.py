@@ -456,8 +456,8 @@ class CommPersistMixin:
                    info: Any = None) -> Prequest:
         impl = self._impl  # type: ignore[attr-defined]
         call = "MPI_Precv_init"
-        p2p.check_source(impl, source, call)
-        p2p.check_recv_tag(tag, call)
+        p2p.check_dest(impl, source, call)  # no wildcards in partitioned communication
+        p2p.check_send_tag(tag, call)
         _check_partitions(partitions, call)
         spec = msgspec.parse_recv(buf) if source != PROC_NULL else None
         pr = proc()

@@ -55,7 +55,7 @@ class PersistentRequest(Request):
         return inner.describe() if inner is not None else f"{self.call} (inactive)"
 
     def _begin(self, call: str) -> None:
-        if self.active:
+        if self.active and self.state == RUNNING:  # (MPICH restarts a completed one silently)
             errors.raise_error(errors.ERR_REQUEST, f"{call}: persistent request is already active")
         self.state = RUNNING
         self.waiters = []
@@ -119,7 +119,7 @@ class PartitionedRequest(PersistentRequest):
 
     def _check(self, partition: int, call: str) -> None:
         if not 0 <= partition < self.partitions:
-            errors.raise_error(errors.ERR_ARG, f"{call}: invalid partition {partition} "
+            errors.raise_error(errors.ERR_OTHER, f"{call}: invalid partition {partition} "
                                f"(the request has {self.partitions} partitions)")
 
     def pready(self, partitions: list[int], call: str) -> None:
