@@ -73,3 +73,30 @@ def test_reqs_same_as_mpich(np: int) -> None:
     real = subprocess.run([str(MPIEXEC), "-n", str(np), sys.executable, str(PROG)], capture_output=True, text=True,
                           env=env, timeout=120, check=True)
     assert sorted(line for line in real.stdout.splitlines() if line.strip()) == _smpy_lines(np)
+
+
+ERRORS_PROG = PROG.with_name("reqs_errors.py")
+#: what real MPICH 4.x + mpi4py 4.1.2 print (tests/programs/reqs_errors.py, np=1)
+ERRORS_EXPECTED = """\
+bsend_no_buffer error 1
+bsend_too_big error 1
+bsend_fits ok
+detach True
+bsend_proc_null ok
+precv_any_source error 6
+pready_out_of_range error 15
+message_pickle True
+request_pickle True
+prequest_pickle cannot serialize 'mpi4py.MPI.Prequest' instance
+status_pickle 1 2 3 5 20
+prequest_of_grequest TypeError
+message_iprobe_none True
+message_probe hi False
+greq_handle True True
+""".splitlines()
+
+
+def test_reqs_errors_as_mpich() -> None:
+    res = smpy.run(str(ERRORS_PROG), np=1, cfg={"smpi/simulate-computation": "no"})
+    assert res.status == "ok", res.message
+    assert res.stdout.splitlines() == ERRORS_EXPECTED
