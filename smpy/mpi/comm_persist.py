@@ -430,7 +430,10 @@ class CommPersistMixin:
         pr = proc()
 
         def starter() -> p2p.Request:
-            return p2p.irecv(pr, impl, P2P, source, tag, spec, call)
+            req = p2p.irecv(pr, impl, P2P, source, tag, spec, call)
+            if source == PROC_NULL:  # MPICH: an empty status
+                req.source = ANY_SOURCE
+            return req
 
         return Prequest._wrap(PersistentRequest(pr, p2p.RECV, impl, call, starter, source, tag))  # type: ignore[return-value]
 

@@ -152,7 +152,7 @@ class Request:
             return None
         p2p.finish(proc(), impl.inner if impl.persistent else impl)  # type: ignore[attr-defined]
         if status is not None:
-            status._fill(impl.source, impl.tag, impl.error, impl.nbytes, impl.cancelled)
+            _store(impl, status)
         error, payload, kind, cancelled = impl.error, impl.payload, impl.kind, impl.cancelled
         self._release(impl)
         if error and raise_error:
@@ -507,8 +507,33 @@ def _peek(impl: p2p.Request | None, status: Status | None) -> Status | None:
             except BaseException as exc:  # noqa: BLE001
                 _raise_callback_error(exc, "MPI_Request_get_status")
     else:
-        status._fill(impl.source, impl.tag, impl.error, impl.nbytes, impl.cancelled)
+        _store(impl, status)
     return status
+
+
+def _store(impl: p2p.Request, status: Status) -> None:
+    """Write a completed request's status as MPICH does: receives set source, tag, count
+    (and the error field only on error); sends set only count 0 and the cancelled flag;
+    collective requests give source 0, tag 0, count 0."""
+    kind = impl.kind
+    m = status._mem
+    if kind == p2p.RECV:
+        cancelled = impl.cancelled
+        m[2] = 0 if cancelled else impl.source
+        m[3] = 0 if cancelled else impl.tag
+        if impl.error:
+            m[4] = impl.error
+        status._set_count(impl.nbytes, impl.cancelled)
+    elif kind == p2p.SEND:
+        if impl.error:
+            m[4] = impl.error
+        status._set_count(0, impl.cancelled)
+    else:
+        m[2] = 0
+        m[3] = 0
+        if impl.error:
+            m[4] = impl.error
+        status._set_count(0, impl.cancelled)
 
 
 def _out_statuses(statuses: list[Status] | None, outs: list[Status | None], nreq: int) -> None:

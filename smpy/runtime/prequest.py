@@ -95,8 +95,10 @@ class PersistentRequest(Request):
         self.payload = None
 
     def cancel_op(self) -> None:
-        if self.inner is not None:
-            cancel(self.inner)
+        inner = self.inner
+        if inner is not None:
+            cancel(inner)
+            self.cancelled = inner.cancelled  # (a detached send may be cancelled after completing)
 
 
 class PartitionedRequest(PersistentRequest):
@@ -169,7 +171,7 @@ class JoinRequest(Request):
     __slots__ = ("parts", "status_of", "left")
 
     def __init__(self, owner: Process, parts: list[Request], status_of: Request, call: str) -> None:
-        super().__init__(owner, NULL_KIND, status_of.comm, P2P, call, status_of.peer, status_of.tag)
+        super().__init__(owner, status_of.kind, status_of.comm, P2P, call, status_of.peer, status_of.tag)
         self.parts = parts
         self.status_of = status_of
         self.left = len(parts)
