@@ -39,11 +39,12 @@ class Message:
     def __bool__(self) -> bool:
         return self._send is not None
 
-    def __reduce__(self) -> str:
-        if self is MESSAGE_NULL:
-            return "MESSAGE_NULL"
-        if self is MESSAGE_NO_PROC:
-            return "MESSAGE_NO_PROC"
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        for name, const in (("MESSAGE_NULL", MESSAGE_NULL), ("MESSAGE_NO_PROC", MESSAGE_NO_PROC)):
+            if self is const:
+                return name
+            if self._send is const._send:  # a copy of a predefined handle
+                return (type(self), (const,))
         raise ValueError("cannot serialize 'mpi4py.MPI.Message' instance")
 
     def _take(self, call: str) -> Any:

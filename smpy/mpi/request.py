@@ -91,6 +91,8 @@ class Request:
     def __reduce__(self) -> str | tuple[Any, ...]:
         if self is REQUEST_NULL:
             return "REQUEST_NULL"
+        if self._impl is None:  # a copy of the predefined handle
+            return (type(self), (REQUEST_NULL,))
         raise ValueError(f"cannot serialize 'mpi4py.MPI.{type(self).__name__}' instance")
 
     # handles --------------------------------------------------------------------------------

@@ -93,6 +93,7 @@ prequest_of_grequest TypeError
 message_iprobe_none True
 message_probe hi False
 greq_handle True True
+message_copy_pickle True True
 """.splitlines()
 
 
