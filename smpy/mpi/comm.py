@@ -383,7 +383,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:
-        bcoll.alltoall(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf))
+        impl = self._impl
+        bcoll.alltoall(proc(), impl, *_alltoall_specs(sendbuf, recvbuf, impl.size))
 
     @mpicall
     def Alltoallv(self, sendbuf: Any, recvbuf: Any) -> None:
@@ -607,8 +608,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Ialltoall(self, sendbuf: Any, recvbuf: Any) -> Request:
-        return Request._wrap(bcoll.alltoall(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
-                                            nb=True))
+        impl = self._impl
+        return Request._wrap(bcoll.alltoall(proc(), impl, *_alltoall_specs(sendbuf, recvbuf, impl.size), nb=True))
 
     @mpicall
     def Ialltoallv(self, sendbuf: Any, recvbuf: Any) -> Request:
@@ -634,6 +635,17 @@ class Comm(CommMgmtMixin, CommPersistMixin):
             recvcounts = [c for (c,) in _allgather_raw(pr, impl, (rspec.count,), 8, "MPI_Allgather")]
         counts = [int(c) for c in recvcounts]
         return Request._wrap(bcoll.reduce_scatter(pr, impl, sspec, rspec, counts, op._impl, nb=True))
+
+
+def _alltoall_specs(sendbuf: Any, recvbuf: Any, size: int) -> tuple[Any, Any]:
+    """mpi4py parses Alltoall's messages in ``size`` blocks: an explicit count is per rank."""
+    rspec = msgspec.parse_recv(recvbuf, size)
+    rspec.count *= size
+    if msgspec.is_in_place(sendbuf):
+        return None, rspec
+    sspec = msgspec.parse_send(sendbuf, size)
+    sspec.count *= size
+    return sspec, rspec
 
 
 def _commutes(op: Any) -> bool:
