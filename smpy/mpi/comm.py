@@ -273,7 +273,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
              status: Status | None = None) -> Any:
         if buf is not None:
             return recv_obarg(self, buf, source, tag, status)
-        comm_lock(self._impl, "recv")
         req = self._orecv(source, tag, "MPI_Recv")
         p2p.wait(proc(), req)
         return Request._wrap(req, True)._complete(status)
@@ -396,7 +395,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def bcast(self, obj: Any = None, root: int = 0) -> Any:
         p2p.check_root(self._impl, root, "MPI_Bcast")
-        comm_lock(self._impl, "bcast")
+        comm_lock(self, "bcast")
         return ocoll.bcast(proc(), self._impl, obj, root, pickle.dumps, pickle.loads)
 
     @mpicall
@@ -419,23 +418,23 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def gather(self, sendobj: Any, root: int = 0) -> list | None:
         p2p.check_root(self._impl, root, "MPI_Gather")
-        comm_lock(self._impl, "gather")
+        comm_lock(self, "gather")
         return ocoll.gather(proc(), self._impl, sendobj, root, pickle.dumps, pickle.loads)
 
     @mpicall
     def scatter(self, sendobj: Any, root: int = 0) -> Any:
         p2p.check_root(self._impl, root, "MPI_Scatter")
-        comm_lock(self._impl, "scatter")
+        comm_lock(self, "scatter")
         return ocoll.scatter(proc(), self._impl, sendobj, root, pickle.dumps, pickle.loads)
 
     @mpicall
     def allgather(self, sendobj: Any) -> list:
-        comm_lock(self._impl, "allgather")
+        comm_lock(self, "allgather")
         return ocoll.allgather(proc(), self._impl, sendobj, pickle.dumps, pickle.loads)
 
     @mpicall
     def alltoall(self, sendobj: Any) -> list:
-        comm_lock(self._impl, "alltoall")
+        comm_lock(self, "alltoall")
         return ocoll.alltoall(proc(), self._impl, sendobj, pickle.dumps, pickle.loads)
 
     # -- communicator management ---------------------------------------------------------

@@ -18,6 +18,7 @@ wait for that. ``BUFFER_AUTOMATIC`` attaches an unbounded buffer.
 from __future__ import annotations
 
 import operator
+import sys
 import threading
 import warnings
 import weakref
@@ -162,9 +163,14 @@ def _lock_table(impl: Any) -> dict:
     return table
 
 
-def comm_lock(impl: Any, key: Any) -> Any:
-    """mpi4py's ``PyMPI_Lock(comm, key)``: the lock of ``key`` in ``comm``'s table."""
-    table = _lock_table(impl)
+def comm_lock(comm: Any, key: Any) -> Any:
+    """mpi4py's ``PyMPI_Lock(comm, key)``: the lock of ``key`` in ``comm``'s table (the one
+    ``MPI._comm_lock`` serves, when smpy.mpi.session provides it)."""
+    session = sys.modules.get("smpy.mpi.session")
+    shared = getattr(session, "_comm_lock", None)
+    if shared is not None and shared is not _comm_lock:
+        return shared(comm, key)
+    table = _lock_table(comm._impl)
     lock = table.get(key)
     if lock is None:
         lock = table[key] = threading.Lock()
@@ -172,7 +178,11 @@ def comm_lock(impl: Any, key: Any) -> Any:
 
 
 def _comm_lock(comm: Any, key: Any = None) -> Any:
-    return comm_lock(comm._impl, key)
+    table = _lock_table(comm._impl)
+    lock = table.get(key)
+    if lock is None:
+        lock = table[key] = threading.Lock()
+    return lock
 
 
 def _comm_lock_table(comm: Any) -> dict:

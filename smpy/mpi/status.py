@@ -108,7 +108,16 @@ class Status:
         return UNDEFINED if r else q
 
     def Get_elements(self, datatype: Any) -> int:
-        return self.Get_count(datatype)
+        """Basic elements received (with derived datatypes, when the runtime can count a
+        partial element; otherwise as Get_count)."""
+        from smpy.runtime import datatype as rdt
+
+        get_elements = getattr(rdt, "get_elements", None)
+        committed = getattr(datatype, "_committed", None)
+        if get_elements is None or committed is None:
+            return self.Get_count(datatype)
+        n = get_elements(committed("MPI_Get_elements"), self._nbytes)
+        return UNDEFINED if n is None else n
 
     def Set_elements(self, datatype: Any, count: int) -> None:
         self._set_count(count * (1 if datatype is None else datatype.Get_size()), self._cancelled)
