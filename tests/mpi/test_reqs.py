@@ -54,6 +54,7 @@ def test_reqs_values(np: int) -> None:
         assert v["allreduce_init 1"] == "1 " + str([sum(r + 2 for r in range(np))] * 2)
         assert v["bcast_init"] == str([float(np - 1)] * 3)
         assert v["reduce_scatter_block"] == str([sum(2 * rank + k + r for r in range(np)) for k in range(2)])
+        assert v["alltoall_count"] == str([100 * r + rank for r in range(np)] + [0] * np)
         assert v["alltoallw"] == str([i for i in range(np) for _ in range(2)])
         assert v["partitioned 1"] == f"1 False {[10 * src + k for k in range(6)]}"
         assert v["grequest"] == "3 4 ['cancel False', 'free'] True"

@@ -111,6 +111,9 @@ r = comm.Alltoall_init(sb, rb)
 r.Start()
 r.Wait()
 out("alltoall_init", rb.tolist())
+rb[:] = 0
+comm.Alltoall([sb, 1, MPI.INT], [rb, 1, MPI.INT])  # an explicit count is per rank
+out("alltoall_count", rb.tolist())
 r = comm.Scan_init(v, w, MPI.SUM)
 r.Start()
 r.Wait()
