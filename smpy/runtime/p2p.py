@@ -328,8 +328,9 @@ def waitany(proc: Process, reqs: list[Request]) -> int:
 
 
 def cancel(req: Request) -> None:
-    """Cancel a request that has not been matched yet (otherwise a no-op, as in MPI)."""
-    if req.state != 0:
+    """Cancel a request that has not been matched yet (otherwise a no-op, as in MPI). A
+    detached send is complete for its sender but still cancellable until it is matched."""
+    if req.state != 0 and not getattr(req, "detached", False):
         return
     comm = req.comm
     if isinstance(req, RecvRequest) and req.match is None:
@@ -344,6 +345,7 @@ def cancel(req: Request) -> None:
         if req in box.unexpected:
             box.unexpected.remove(req)
             req.cancelled = True
+            req.payload = None
             req._finish()
 
 
