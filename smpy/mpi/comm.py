@@ -374,7 +374,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
         bcoll.gather(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf),
-                     msgspec.parse_recv(recvbuf) if is_root else None, root)
+                     _blocks_recv(recvbuf, impl.size) if is_root else None, root)
 
     @mpicall
     def Gatherv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
@@ -392,7 +392,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
         rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
-        bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root)
+        bcoll.scatter(pr, impl, _blocks_send(sendbuf, impl.size) if is_root else None, rspec, root)
 
     @mpicall
     def Scatterv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
@@ -405,7 +405,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Allgather(self, sendbuf: Any, recvbuf: Any) -> None:
-        bcoll.allgather(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf))
+        impl = self._impl
+        bcoll.allgather(proc(), impl, _in_place(sendbuf), _blocks_recv(recvbuf, impl.size))
 
     @mpicall
     def Allgatherv(self, sendbuf: Any, recvbuf: Any) -> None:
@@ -597,7 +598,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Igather")
         is_root = impl.rank_of[pr.rank] == root
         return Request._wrap(bcoll.gather(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf),
-                                          msgspec.parse_recv(recvbuf) if is_root else None, root, nb=True))
+                                          _blocks_recv(recvbuf, impl.size) if is_root else None, root, nb=True))
 
     @mpicall
     def Igatherv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
@@ -614,8 +615,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Iscatter")
         is_root = impl.rank_of[pr.rank] == root
         rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
-        return Request._wrap(bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root,
-                                           nb=True))
+        return Request._wrap(bcoll.scatter(pr, impl, _blocks_send(sendbuf, impl.size) if is_root else None, rspec,
+                                           root, nb=True))
 
     @mpicall
     def Iscatterv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
@@ -628,7 +629,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Iallgather(self, sendbuf: Any, recvbuf: Any) -> Request:
-        return Request._wrap(bcoll.allgather(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+        impl = self._impl
+        return Request._wrap(bcoll.allgather(proc(), impl, _in_place(sendbuf), _blocks_recv(recvbuf, impl.size),
                                              nb=True))
 
     @mpicall
@@ -666,6 +668,21 @@ class Comm(CommMgmtMixin, CommPersistMixin):
             recvcounts = [c for (c,) in _allgather_raw(pr, impl, (rspec.count,), 8, "MPI_Allgather")]
         counts = [int(c) for c in recvcounts]
         return Request._wrap(bcoll.reduce_scatter(pr, impl, sspec, rspec, counts, op._impl, nb=True))
+
+
+def _blocks_recv(recvbuf: Any, size: int) -> Any:
+    """The receive buffer of Gather/Allgather as mpi4py parses it, in ``size`` blocks (an
+    explicit count is per rank); the runtime gets the whole count."""
+    spec = msgspec.parse_recv(recvbuf, size)
+    spec.count *= size
+    return spec
+
+
+def _blocks_send(sendbuf: Any, size: int) -> Any:
+    """The send buffer of Scatter (root), in ``size`` blocks like :func:`_blocks_recv`."""
+    spec = msgspec.parse_send(sendbuf, size)
+    spec.count *= size
+    return spec
 
 
 def _alltoall_specs(sendbuf: Any, recvbuf: Any, size: int) -> tuple[Any, Any]:

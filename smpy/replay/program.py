@@ -70,8 +70,10 @@ class Replayer:
         return [self._buf[:nbytes], int(count) * parts, dt]
 
     def scratch(self, count: int, dt: MPI.Datatype, parts: int = 1) -> list:
+        """A zeroed buffer of ``count`` × ``parts`` elements; the spec's count is per part
+        (mpi4py: the count of ``[buf, count, type]`` in Gather/Alltoall... is per rank)."""
         nbytes = max(int(count) * dt.Get_size() * parts, 1)
-        return [np.zeros(nbytes, dtype=np.uint8), int(count) * parts, dt]
+        return [np.zeros(nbytes, dtype=np.uint8), int(count), dt]
 
     def compute(self, flops: float) -> None:
         if flops > 0 and smpy is not None:
