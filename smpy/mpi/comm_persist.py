@@ -17,6 +17,7 @@ wait for that. ``BUFFER_AUTOMATIC`` attaches an unbounded buffer.
 
 from __future__ import annotations
 
+import ctypes
 import operator
 import sys
 import threading
@@ -219,13 +220,28 @@ class _WSpec:
     """``[buf, (counts, displs), datatypes]``: block i is counts[i] elements of datatypes[i]
     at byte displacement displs[i]."""
 
-    __slots__ = ("mem", "counts", "displs", "types")
+    __slots__ = ("mem", "counts", "displs", "types", "bottom")
 
-    def __init__(self, mem: memoryview, counts: list[int], displs: list[int], types: list[Any]) -> None:
+    def __init__(self, mem: memoryview, counts: list[int], displs: list[int], types: list[Any],
+                 bottom: bool = False) -> None:
         self.mem, self.counts, self.displs, self.types = mem, counts, displs, types
+        self.bottom = bottom
+
+    def block(self, i: int) -> tuple[memoryview, int]:
+        """Memory and byte offset of block i; with ``MPI.BOTTOM`` the displacements (and the
+        datatypes' bounds) are absolute addresses, as in C."""
+        if not self.bottom:
+            return self.mem, self.displs[i]
+        dt, count = self.types[i], self.counts[i]
+        lo = self.displs[i] + dt.true_lb
+        length = dt.span(count) - dt.true_lb
+        if count <= 0 or length <= 0:
+            return memoryview(bytearray()), 0
+        return memoryview((ctypes.c_char * length).from_address(lo)).cast("B"), -dt.true_lb
 
     def pack(self, i: int) -> bytes:
-        return self.types[i].pack(self.mem, self.displs[i], self.counts[i])
+        mem, offset = self.block(i)
+        return self.types[i].pack(mem, offset, self.counts[i])
 
 
 def _int_seq(obj: Any, n: int, what: str) -> list[int]:
@@ -267,7 +283,7 @@ def _parse_w(msg: Any, n: int, readonly: bool) -> _WSpec:
         types = [msgspec.as_datatype(t) for t in o_types]
     else:
         types = [msgspec.as_datatype(o_types)] * n
-    return _WSpec(mem, counts, displs, types)
+    return _WSpec(mem, counts, displs, types, o_buf is msgspec.BOTTOM)
 
 
 def _alltoallw(comm: Any, sendbuf: Any, recvbuf: Any, nb: bool) -> Any:
@@ -285,7 +301,8 @@ def _alltoallw(comm: Any, sendbuf: Any, recvbuf: Any, nb: bool) -> Any:
             if len(data) > cap:
                 errors.raise_error(errors.ERR_TRUNCATE, f"{call}: block {i} has {len(data)} bytes, room for {cap}")
             if data and dt.size:
-                dt.unpack(data, rw.mem, rw.displs[i], len(data) // dt.size)
+                mem, offset = rw.block(i)
+                dt.unpack(data, mem, offset, len(data) // dt.size)
         return store
 
     return bcoll.alltoallw(proc(), impl, sblocks, [unpacker(i) for i in range(size)], nb=nb)
