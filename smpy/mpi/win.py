@@ -1,5 +1,665 @@
-"""``MPI.Win``: one-sided communication (RMA)."""
+"""``MPI.Win``: one-sided communication (RMA), a facade over :mod:`smpy.runtime.rma`.
+
+Each method parses mpi4py's arguments (origin/result/compare buffers as messages, target
+specs ``disp`` or ``[disp, count, datatype]``), makes one runtime call and wraps the result.
+
+mpi4py's ``Win`` exposes the local window memory through the buffer protocol
+(``memoryview(win)``, used by ``mpi4py.util.sync``). Python 3.11 classes cannot implement
+that protocol, so ``Win`` is a (1-d, uint8) ``numpy.ndarray`` subclass viewing the local
+memory; the handle semantics (equality, ``bool``, hash, pickling, repr) are mpi4py's.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import operator
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from smpy.mpi import msgspec
+from smpy.mpi._call import mpicall, proc
+from smpy.mpi.group import Group
+from smpy.mpi.info import Info
+from smpy.mpi.op import SUM, Op
+from smpy.mpi.request import Request
+from smpy.runtime import errors
+from smpy.runtime import rma as R
+from smpy.runtime.constants import KEYVAL_INVALID, PROC_NULL
+from smpy.runtime.group import GroupImpl
+
+__all__ = [
+    "Win", "WIN_NULL",
+    "WIN_FLAVOR_CREATE", "WIN_FLAVOR_ALLOCATE", "WIN_FLAVOR_DYNAMIC", "WIN_FLAVOR_SHARED",
+    "WIN_SEPARATE", "WIN_UNIFIED",
+    "MODE_NOCHECK", "MODE_NOSTORE", "MODE_NOPUT", "MODE_NOPRECEDE", "MODE_NOSUCCEED",
+    "LOCK_EXCLUSIVE", "LOCK_SHARED",
+    "WIN_BASE", "WIN_SIZE", "WIN_DISP_UNIT", "WIN_CREATE_FLAVOR", "WIN_MODEL",
+]
+
+WIN_FLAVOR_CREATE = R.FLAVOR_CREATE
+WIN_FLAVOR_ALLOCATE = R.FLAVOR_ALLOCATE
+WIN_FLAVOR_DYNAMIC = R.FLAVOR_DYNAMIC
+WIN_FLAVOR_SHARED = R.FLAVOR_SHARED
+WIN_SEPARATE = R.SEPARATE
+WIN_UNIFIED = R.UNIFIED
+MODE_NOCHECK = R.MODE_NOCHECK
+MODE_NOSTORE = R.MODE_NOSTORE
+MODE_NOPUT = R.MODE_NOPUT
+MODE_NOPRECEDE = R.MODE_NOPRECEDE
+MODE_NOSUCCEED = R.MODE_NOSUCCEED
+LOCK_EXCLUSIVE = R.LOCK_EXCLUSIVE
+LOCK_SHARED = R.LOCK_SHARED
+WIN_BASE = R.KEYVAL_WIN_BASE
+WIN_SIZE = R.KEYVAL_WIN_SIZE
+WIN_DISP_UNIT = R.KEYVAL_WIN_DISP_UNIT
+WIN_CREATE_FLAVOR = R.KEYVAL_WIN_CREATE_FLAVOR
+WIN_MODEL = R.KEYVAL_WIN_MODEL
+
+_WIN_NULL_HANDLE = 0x20000000
+_U64 = (1 << 64) - 1
+
+
+def _errhandler_module() -> Any:
+    try:
+        from smpy.mpi import errhandler  # type: ignore[attr-defined]
+    except ImportError:  # helper "mgmt" adds it
+        return None
+    return errhandler
+
+
+def _tobuffer(mem: memoryview) -> Any:
+    """mpi4py's ``MPI.buffer`` over ``mem`` (a memoryview until ``MPI.buffer`` exists)."""
+    from smpy.mpi import buffer as _bufmod
+    cls = getattr(_bufmod, "buffer", None)
+    if cls is None:
+        return mem
+    for make in (getattr(cls, "frombuffer", None), cls):
+        if make is None:
+            continue
+        try:
+            return make(mem)
+        except TypeError:
+            continue
+    return mem
+
+
+# -- minimal attribute keyvals (switch to smpy.runtime.attributes once merged) ----------------
+_keyvals: dict[int, tuple[Callable[..., Any] | None, Callable[..., Any] | None]] = {}
+_next_keyval = [0x6E000000]
+
+
+def _parse_target(target: Any, ocount: int, otype: Any) -> tuple[int, int, Any]:
+    """mpi4py's target spec: None, an integer displacement, or ``[disp[, count[, datatype]]]``."""
+    if target is None:
+        return 0, ocount, otype
+    if msgspec._is_integral(target):
+        return operator.index(target), ocount, otype
+    if isinstance(target, (list, tuple)):
+        n = len(target)
+        disp, count, dtype = 0, ocount, otype
+        if n >= 1:
+            disp = operator.index(target[0])
+        if n >= 2:
+            count = operator.index(target[1])
+        if n >= 3:
+            dtype = msgspec.as_datatype(target[2])
+        if n >= 4:
+            raise ValueError("target: expecting 3 items at most")
+        return disp, count, dtype
+    raise ValueError("target: expecting integral or list/tuple")
+
+
+class Win(np.ndarray):
+    """Remote memory access context (one handle per rank; the runtime window is shared)."""
+
+    _impl: R.WinImpl | None = None
+    _named: str | None = None
+
+    def __new__(cls, win: Win | None = None) -> Win:
+        if win is not None and not isinstance(win, Win):
+            raise TypeError(f"Argument 'win' has incorrect type (expected mpi4py.MPI.Win, got "
+                            f"{type(win).__name__})")
+        return cls._wrap(None if win is None else win._impl)
+
+    def __array_finalize__(self, obj: Any) -> None:
+        pass
+
+    @classmethod
+    def _wrap(cls, impl: R.WinImpl | None) -> Win:
+        mem: Any = None
+        if impl is not None:
+            try:
+                me = impl.rank(proc())
+                seg = impl.segments[me]
+                mem = seg.mem if seg is not None and seg.size else None
+            except Exception:  # noqa: BLE001 - outside a rank: no local memory
+                mem = None
+        if mem is None:
+            w = np.ndarray.__new__(cls, (0,), np.uint8)
+        else:
+            w = np.ndarray.__new__(cls, (mem.nbytes,), np.uint8, buffer=mem)
+        w._impl = impl
+        return w
+
+    @property
+    def _win(self) -> R.WinImpl:
+        impl = self._impl
+        if impl is None:
+            errors.raise_error(errors.ERR_WIN, "Invalid MPI_Win (MPI_WIN_NULL)")
+        return impl
+
+    # -- handle semantics ---------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:  # type: ignore[override]
+        if not isinstance(other, Win):
+            return NotImplemented
+        return self._impl is other._impl
+
+    def __ne__(self, other: object) -> bool:  # type: ignore[override]
+        if not isinstance(other, Win):
+            return NotImplemented
+        return self._impl is not other._impl
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash((Win, id(self._impl)))
+
+    def __bool__(self) -> bool:
+        return self._impl is not None
+
+    def __repr__(self) -> str:
+        return f"<mpi4py.MPI.Win object at {id(self):#x}>"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        if self._impl is None and self._named:
+            return self._named
+        raise ValueError(f"cannot serialize '{type(self).__module__}.{type(self).__name__}' instance")
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return self.__reduce__()
+
+    def __copy__(self) -> Win:
+        return type(self)._wrap(self._impl)
+
+    def __deepcopy__(self, memo: Any) -> Win:
+        return self.__copy__()
+
+    @property
+    def handle(self) -> int:
+        impl = self._impl
+        if impl is None:
+            return _WIN_NULL_HANDLE
+        return (impl.handle - (1 << 32)) & _U64 if impl.handle >= 1 << 31 else impl.handle
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> Win:
+        return cls._wrap(_lookup(handle & 0xFFFFFFFF))
+
+    def py2f(self) -> int:
+        impl = self._impl
+        if impl is None:
+            return _WIN_NULL_HANDLE
+        h = impl.handle
+        return h - (1 << 32) if h >= 1 << 31 else h
+
+    toint = py2f
+
+    @classmethod
+    def f2py(cls, arg: int) -> Win:
+        return cls._wrap(_lookup(arg & 0xFFFFFFFF))
+
+    fromint = f2py
+
+    def free(self) -> None:
+        if self._impl is not None:
+            self.Free()
+
+    # -- creation -----------------------------------------------------------------------------
+    @classmethod
+    def _make(cls, comm: Any, flavor: int, mem: memoryview | None, size: int, disp_unit: int,
+              call: str) -> Win:
+        from smpy.mpi.comm import Comm
+        if not isinstance(comm, Comm):
+            raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Intracomm, "
+                            f"got {type(comm).__name__})")
+        impl = R.create(proc(), comm._impl, flavor, mem, size, disp_unit, call)
+        _register(impl)
+        w = cls._wrap(impl)
+        eh = _errhandler_module()
+        if eh is not None and impl.errhandler is None:
+            impl.errhandler = getattr(eh, "ERRORS_RETURN", None)
+        return w
+
+    @classmethod
+    @mpicall
+    def Create(cls, memory: Any, disp_unit: int = 1, info: Info | None = None,
+               comm: Any = None) -> Win:
+        from smpy.mpi.comm import COMM_SELF
+        comm = COMM_SELF if comm is None else comm
+        if memory is None or memory is msgspec.BOTTOM:
+            return cls._make(comm, R.FLAVOR_CREATE, None, 0, int(disp_unit), "MPI_Win_create")
+        mem, _ = msgspec.parse_buffer(memory, readonly=False)
+        return cls._make(comm, R.FLAVOR_CREATE, mem, mem.nbytes, int(disp_unit), "MPI_Win_create")
+
+    @classmethod
+    @mpicall
+    def Allocate(cls, size: int, disp_unit: int = 1, info: Info | None = None, comm: Any = None) -> Win:
+        from smpy.mpi.comm import COMM_SELF
+        comm = COMM_SELF if comm is None else comm
+        return cls._make(comm, R.FLAVOR_ALLOCATE, None, int(size), int(disp_unit), "MPI_Win_allocate")
+
+    @classmethod
+    @mpicall
+    def Allocate_shared(cls, size: int, disp_unit: int = 1, info: Info | None = None,
+                        comm: Any = None) -> Win:
+        from smpy.mpi.comm import COMM_SELF
+        comm = COMM_SELF if comm is None else comm
+        return cls._make(comm, R.FLAVOR_SHARED, None, int(size), int(disp_unit),
+                         "MPI_Win_allocate_shared")
+
+    @classmethod
+    @mpicall
+    def Create_dynamic(cls, info: Info | None = None, comm: Any = None) -> Win:
+        from smpy.mpi.comm import COMM_SELF
+        comm = COMM_SELF if comm is None else comm
+        return cls._make(comm, R.FLAVOR_DYNAMIC, None, 0, 1, "MPI_Win_create_dynamic")
+
+    @mpicall
+    def Shared_query(self, rank: int) -> tuple[Any, int]:
+        seg = R.shared_query(proc(), self._win, int(rank))
+        return _tobuffer(seg.mem), seg.disp_unit
+
+    @mpicall
+    def Attach(self, memory: Any) -> None:
+        mem, _ = msgspec.parse_buffer(memory, readonly=False)
+        R.attach(proc(), self._win, mem)
+
+    @mpicall
+    def Detach(self, memory: Any) -> None:
+        mem, _ = msgspec.parse_buffer(memory, readonly=False)
+        R.detach(proc(), self._win, mem)
+
+    @mpicall
+    def Free(self) -> None:
+        impl = self._win
+        R.free(proc(), impl)
+        for keyval in list(impl.attrs):
+            self._delete_attr(keyval)
+        self._impl = None
+
+    # -- info, group, name ----------------------------------------------------------------------
+    def Set_info(self, info: Info) -> None:
+        impl = self._win
+        if info:
+            for k, v in info.items():
+                if k in impl.info:
+                    impl.info[k] = v
+
+    def Get_info(self) -> Info:
+        return Info.Create(self._win.info)
+
+    @property
+    def info(self) -> Info:
+        return self.Get_info()
+
+    @info.setter
+    def info(self, value: Info) -> None:
+        self.Set_info(value)
+
+    def Get_group(self) -> Group:
+        return Group._wrap(GroupImpl(self._win.comm.group))
+
+    @property
+    def group(self) -> Group:
+        return self.Get_group()
+
+    @property
+    def group_size(self) -> int:
+        return self._win.size
+
+    @property
+    def group_rank(self) -> int:
+        return self._win.rank(proc())
+
+    def Get_name(self) -> str:
+        if self._impl is None:
+            return "MPI_WIN_NULL"
+        return self._impl.name
+
+    def Set_name(self, name: str) -> None:
+        self._win.name = str(name)
+
+    @property
+    def name(self) -> str:
+        return self.Get_name()
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.Set_name(value)
+
+    # -- attributes ---------------------------------------------------------------------------
+    def _local(self) -> R.Segment:
+        impl = self._win
+        seg = impl.segments[impl.rank(proc())]
+        assert seg is not None
+        return seg
+
+    def Get_attr(self, keyval: int) -> Any:
+        impl = self._win
+        if keyval == WIN_BASE:
+            return self._local().base
+        if keyval == WIN_SIZE:
+            return self._local().size
+        if keyval == WIN_DISP_UNIT:
+            return self._local().disp_unit
+        if keyval == WIN_CREATE_FLAVOR:
+            return impl.flavor
+        if keyval == WIN_MODEL:
+            return impl.model
+        if keyval not in _keyvals:
+            errors.raise_error(errors.ERR_KEYVAL, f"MPI_Win_get_attr: invalid keyval ({keyval})")
+        return impl.attrs.get(keyval)
+
+    def Set_attr(self, keyval: int, attrval: Any) -> None:
+        impl = self._win
+        if keyval not in _keyvals:
+            errors.raise_error(errors.ERR_KEYVAL, f"MPI_Win_set_attr: invalid keyval ({keyval})")
+        if keyval in impl.attrs:
+            self._delete_attr(keyval)
+        impl.attrs[keyval] = attrval
+
+    def Delete_attr(self, keyval: int) -> None:
+        impl = self._win
+        if keyval not in _keyvals:
+            errors.raise_error(errors.ERR_KEYVAL, f"MPI_Win_delete_attr: invalid keyval ({keyval})")
+        if keyval not in impl.attrs:
+            errors.raise_error(errors.ERR_KEYVAL, "MPI_Win_delete_attr: attribute not set")
+        self._delete_attr(keyval)
+
+    def _delete_attr(self, keyval: int) -> None:
+        impl = self._win
+        value = impl.attrs.pop(keyval)
+        fns = _keyvals.get(keyval)
+        if fns is not None and fns[1] is not None:
+            fns[1](self, keyval, value)
+
+    @classmethod
+    def Create_keyval(cls, copy_fn: Callable[..., Any] | None = None,
+                      delete_fn: Callable[..., Any] | None = None, nopython: bool = False) -> int:
+        _next_keyval[0] += 1
+        _keyvals[_next_keyval[0]] = (copy_fn, delete_fn)
+        return _next_keyval[0]
+
+    @classmethod
+    def Free_keyval(cls, keyval: int) -> int:
+        if _keyvals.pop(keyval, None) is None:
+            errors.raise_error(errors.ERR_KEYVAL, f"MPI_Win_free_keyval: invalid keyval ({keyval})")
+        return KEYVAL_INVALID
+
+    @property
+    def attrs(self) -> tuple[int, int, int]:
+        seg = self._local()
+        return (seg.base, seg.size, seg.disp_unit)
+
+    @property
+    def flavor(self) -> int:
+        return self._win.flavor
+
+    @property
+    def model(self) -> int:
+        return self._win.model
+
+    def tomemory(self) -> Any:
+        return _tobuffer(self._local().mem)
+
+    # -- error handling -------------------------------------------------------------------------
+    def Get_errhandler(self) -> Any:
+        impl = self._win
+        if impl.errhandler is None:
+            eh = _errhandler_module()
+            if eh is not None:
+                return eh.ERRORS_RETURN
+        return impl.errhandler
+
+    def Set_errhandler(self, errhandler: Any) -> None:
+        self._win.errhandler = errhandler
+
+    def Call_errhandler(self, errorcode: int) -> None:
+        _ = self._win
+        errors.raise_error(errorcode)
+
+    @classmethod
+    def Create_errhandler(cls, errhandler_fn: Callable[..., Any]) -> Any:
+        eh = _errhandler_module()
+        if eh is None:
+            raise NotImplementedError("MPI.Errhandler is not available yet")
+        return eh.Errhandler._create(errhandler_fn) if hasattr(eh.Errhandler, "_create") else None
+
+    # -- communication --------------------------------------------------------------------------
+    def _origin(self, origin: Any, target_rank: int, readonly: bool) -> msgspec.BufSpec:
+        return msgspec.parse_send(origin) if readonly else msgspec.parse_recv(origin)
+
+    def _target(self, spec: msgspec.BufSpec, target: Any) -> R.Target:
+        disp, count, dtype = _parse_target(target, spec.count, spec.datatype)
+        return R.Target(disp, count, dtype)
+
+    @staticmethod
+    def _proc_null(origin: Any, target: Any) -> None:
+        if target is not None and not msgspec._is_integral(target):
+            _parse_target(target, 0, None)
+
+    def _put(self, origin: Any, target_rank: int, target: Any, call: str, op: Op | None) -> Any:
+        impl = self._win
+        if target_rank == PROC_NULL:
+            self._proc_null(origin, target)
+            return R.done_request(proc(), call)
+        spec = msgspec.parse_send(origin)
+        t = self._target(spec, target)
+        data = spec.datatype.pack(spec.mem, spec.offset, spec.count)
+        return R.put(proc(), impl, data, int(target_rank), t, call, None if op is None else op._impl)
+
+    def _get(self, origin: Any, target_rank: int, target: Any, call: str) -> Any:
+        impl = self._win
+        if target_rank == PROC_NULL:
+            self._proc_null(origin, target)
+            return R.done_request(proc(), call)
+        spec = msgspec.parse_recv(origin)
+        t = self._target(spec, target)
+
+        def deliver(data: bytes) -> None:
+            spec.datatype.unpack(data, spec.mem, spec.offset, spec.count)
+
+        return R.get(proc(), impl, deliver, int(target_rank), t, call)
+
+    def _get_acc(self, origin: Any, result: Any, target_rank: int, target: Any, op: Op,
+                 call: str) -> Any:
+        impl = self._win
+        if target_rank == PROC_NULL:
+            self._proc_null(origin, target)
+            return R.done_request(proc(), call)
+        spec = msgspec.parse_recv(origin)
+        t = self._target(spec, target)
+        res = msgspec.parse_recv(result)
+        data = spec.datatype.pack(spec.mem, spec.offset, spec.count)
+
+        def deliver(old: bytes) -> None:
+            res.datatype.unpack(old, res.mem, res.offset, res.count)
+
+        return R.get_accumulate(proc(), impl, data, deliver, int(target_rank), t, op._impl, call)
+
+    @mpicall
+    def Put(self, origin: Any, target_rank: int, target: Any = None) -> None:
+        self._put(origin, target_rank, target, "MPI_Put", None)
+
+    @mpicall
+    def Get(self, origin: Any, target_rank: int, target: Any = None) -> None:
+        self._get(origin, target_rank, target, "MPI_Get")
+
+    @mpicall
+    def Accumulate(self, origin: Any, target_rank: int, target: Any = None, op: Op = SUM) -> None:
+        self._put(origin, target_rank, target, "MPI_Accumulate", op)
+
+    @mpicall
+    def Get_accumulate(self, origin: Any, result: Any, target_rank: int, target: Any = None,
+                       op: Op = SUM) -> None:
+        self._get_acc(origin, result, target_rank, target, op, "MPI_Get_accumulate")
+
+    @mpicall
+    def Rput(self, origin: Any, target_rank: int, target: Any = None) -> Request:
+        return Request._wrap(self._put(origin, target_rank, target, "MPI_Rput", None))
+
+    @mpicall
+    def Rget(self, origin: Any, target_rank: int, target: Any = None) -> Request:
+        return Request._wrap(self._get(origin, target_rank, target, "MPI_Rget"))
+
+    @mpicall
+    def Raccumulate(self, origin: Any, target_rank: int, target: Any = None, op: Op = SUM) -> Request:
+        return Request._wrap(self._put(origin, target_rank, target, "MPI_Raccumulate", op))
+
+    @mpicall
+    def Rget_accumulate(self, origin: Any, result: Any, target_rank: int, target: Any = None,
+                        op: Op = SUM) -> Request:
+        return Request._wrap(self._get_acc(origin, result, target_rank, target, op,
+                                           "MPI_Rget_accumulate"))
+
+    @mpicall
+    def Fetch_and_op(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0,
+                     op: Op = SUM) -> None:
+        impl = self._win
+        if target_rank == PROC_NULL:
+            return
+        o = msgspec.parse_send(origin)
+        r = msgspec.parse_recv(result)
+        if o.count != 1:
+            raise ValueError(f"origin: expecting a single element, got {o.count}")
+        if r.count != 1:
+            raise ValueError(f"result: expecting a single element, got {r.count}")
+        if o.datatype is not r.datatype:
+            raise ValueError("mismatch in origin and result MPI datatypes")
+        data = o.datatype.pack(o.mem, o.offset, 1)
+
+        def deliver(old: bytes) -> None:
+            r.datatype.unpack(old, r.mem, r.offset, 1)
+
+        R.get_accumulate(proc(), impl, data, deliver, int(target_rank),
+                         R.Target(int(target_disp), 1, o.datatype), op._impl, "MPI_Fetch_and_op")
+
+    @mpicall
+    def Compare_and_swap(self, origin: Any, compare: Any, result: Any, target_rank: int,
+                         target_disp: int = 0) -> None:
+        impl = self._win
+        if target_rank == PROC_NULL:
+            return
+        o = msgspec.parse_send(origin)
+        c = msgspec.parse_send(compare)
+        r = msgspec.parse_recv(result)
+        if o.count != 1:
+            raise ValueError(f"origin: expecting a single element, got {o.count}")
+        if c.count != 1:
+            raise ValueError(f"compare: expecting a single element, got {c.count}")
+        if r.count != 1:
+            raise ValueError(f"result: expecting a single element, got {r.count}")
+        if o.datatype is not c.datatype:
+            raise ValueError("mismatch in origin and compare MPI datatypes")
+        if o.datatype is not r.datatype:
+            raise ValueError("mismatch in origin and result MPI datatypes")
+        cat = o.datatype.basic.category if o.datatype.basic is not None else ""
+        if cat not in ("cint", "fint", "byte", "bool", "flogical", "multi"):
+            if cat in ("float", "complex", "ffloat", "fcomplex"):
+                errors.raise_error(errors.ERR_TYPE, "MPI_Compare_and_swap: invalid datatype for "
+                                   "compare-and-swap (floating point)")
+        data = o.datatype.pack(o.mem, o.offset, 1)
+        cmp = c.datatype.pack(c.mem, c.offset, 1)
+
+        def deliver(old: bytes) -> None:
+            r.datatype.unpack(old, r.mem, r.offset, 1)
+
+        from smpy.runtime.op import REPLACE
+        R.get_accumulate(proc(), impl, data, deliver, int(target_rank),
+                         R.Target(int(target_disp), 1, o.datatype), REPLACE,
+                         "MPI_Compare_and_swap", compare=cmp)
+
+    # -- synchronisation ------------------------------------------------------------------------
+    @mpicall
+    def Fence(self, assertion: int = 0) -> None:
+        R.fence(proc(), self._win, int(assertion))
+
+    @mpicall
+    def Start(self, group: Group, assertion: int = 0) -> None:
+        R.start(proc(), self._win, group._g().members, int(assertion))
+
+    @mpicall
+    def Complete(self) -> None:
+        R.complete(proc(), self._win)
+
+    @mpicall
+    def Post(self, group: Group, assertion: int = 0) -> None:
+        R.post(proc(), self._win, group._g().members, int(assertion))
+
+    @mpicall
+    def Wait(self) -> bool:
+        R.wait(proc(), self._win)
+        return True
+
+    @mpicall
+    def Test(self) -> bool:
+        return R.test(proc(), self._win)
+
+    @mpicall
+    def Lock(self, rank: int, lock_type: int = LOCK_EXCLUSIVE, assertion: int = 0) -> None:
+        R.lock(proc(), self._win, int(lock_type), int(rank), int(assertion))
+
+    @mpicall
+    def Unlock(self, rank: int) -> None:
+        R.unlock(proc(), self._win, int(rank))
+
+    @mpicall
+    def Lock_all(self, assertion: int = 0) -> None:
+        R.lock_all(proc(), self._win, int(assertion))
+
+    @mpicall
+    def Unlock_all(self) -> None:
+        R.unlock_all(proc(), self._win)
+
+    @mpicall
+    def Flush(self, rank: int) -> None:
+        R.flush(proc(), self._win, int(rank), "MPI_Win_flush")
+
+    @mpicall
+    def Flush_all(self) -> None:
+        R.flush(proc(), self._win, None, "MPI_Win_flush_all")
+
+    @mpicall
+    def Flush_local(self, rank: int) -> None:
+        R.flush(proc(), self._win, int(rank), "MPI_Win_flush_local")
+
+    @mpicall
+    def Flush_local_all(self) -> None:
+        R.flush(proc(), self._win, None, "MPI_Win_flush_local_all")
+
+    @mpicall
+    def Sync(self) -> None:
+        R.sync(proc(), self._win)
+
+
+# -- handle registry (fromhandle/f2py) --------------------------------------------------------
+_by_handle: weakref.WeakValueDictionary[int, R.WinImpl] = weakref.WeakValueDictionary()
+
+
+def _register(impl: R.WinImpl) -> None:
+    _by_handle[impl.handle] = impl
+
+
+def _lookup(handle: int) -> R.WinImpl | None:
+    if handle == _WIN_NULL_HANDLE:
+        return None
+    impl = _by_handle.get(handle)
+    if impl is None:
+        errors.raise_error(errors.ERR_WIN, f"Invalid MPI_Win handle ({handle:#x})")
+    return impl
+
+
+WIN_NULL = Win._wrap(None)
+WIN_NULL._named = "WIN_NULL"
