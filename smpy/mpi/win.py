@@ -73,8 +73,8 @@ def _tobuffer(mem: memoryview) -> Any:
     """mpi4py's ``MPI.buffer`` over ``mem`` (a memoryview until ``MPI.buffer`` exists)."""
     from smpy.mpi import buffer as _bufmod
     cls = getattr(_bufmod, "buffer", None)
-    if cls is None:
-        return mem
+    if cls is None:  # interim: a writable uint8 array viewing the memory
+        return np.frombuffer(mem, np.uint8) if not mem.readonly else mem
     for make in (getattr(cls, "frombuffer", None), cls):
         if make is None:
             continue

@@ -45,7 +45,7 @@ from smpy.kernel.actors import block_on
 from smpy.runtime import errors, p2p
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.constants import ANY_TAG, COLL, ENVELOPE_BYTES, PROC_NULL
-from smpy.runtime.datatype import DatatypeImpl
+from smpy.runtime.datatype import BY_NAME, DatatypeImpl
 from smpy.runtime.op import NO_OP, REPLACE, OpImpl
 
 if TYPE_CHECKING:
@@ -377,11 +377,23 @@ def _locate(win: WinImpl, target: int, disp: int, nbytes: int, call: str) -> tup
     return seg.mem, off
 
 
-def _check_op(op: OpImpl, datatype: DatatypeImpl, call: str) -> None:
+def _op_type(datatype: DatatypeImpl) -> DatatypeImpl:
+    """The datatype an accumulate combines with: MPICH's RMA treats ``MPI_BYTE`` as
+    ``unsigned char`` (SUM, MAX... are accepted on bytes, unlike in collectives)."""
+    return BY_NAME["MPI_UNSIGNED_CHAR"] if datatype.name == "MPI_BYTE" else datatype
+
+
+def _combine(op: OpImpl, data: bytes, cur: bytearray, count: int, dt: DatatypeImpl) -> None:
+    if count > 0:
+        op.apply(data, cur, count, _op_type(dt), rma=True)
+
+
+def _check_op(op: OpImpl, datatype: DatatypeImpl, count: int, call: str) -> None:
     if not op.is_predefined:
         errors.raise_error(errors.ERR_OP, f"{call}: user-defined operations are not allowed in "
                            "RMA accumulate operations")
-    op.check(datatype, rma=True)
+    if count > 0:  # MPICH checks the op against the datatype only when it applies it
+        op.check(_op_type(datatype), rma=True)
 
 
 class Target:
@@ -408,7 +420,7 @@ def put(proc: Process, win: WinImpl, data: bytes, target: int, t: Target, call: 
     ep = _check_target(proc, win, target, call)
     dt = t.datatype
     if op is not None:
-        _check_op(op, dt, call)
+        _check_op(op, dt, t.count, call)
     mem, off = _locate(win, target, t.disp, dt.span(t.count), call)
     req = _start(proc, win, ep, target, call)
     count = t.count
@@ -418,7 +430,7 @@ def put(proc: Process, win: WinImpl, data: bytes, target: int, t: Target, call: 
             dt.unpack(data, mem, off, count)
         elif op is not NO_OP:
             cur = bytearray(dt.pack(mem, off, count))
-            op.apply(data, cur, count, dt, rma=True)
+            _combine(op, data, cur, count, dt)
             dt.unpack(cur, mem, off, count)
         req._finish()
 
@@ -455,7 +467,7 @@ def get_accumulate(proc: Process, win: WinImpl, data: bytes, deliver: Callable[[
     ep = _check_target(proc, win, target, call)
     dt = t.datatype
     if compare is None:
-        _check_op(op, dt, call)
+        _check_op(op, dt, t.count, call)
     mem, off = _locate(win, target, t.disp, dt.span(t.count), call)
     req = _start(proc, win, ep, target, call)
     count = t.count
@@ -472,7 +484,7 @@ def get_accumulate(proc: Process, win: WinImpl, data: bytes, deliver: Callable[[
             dt.unpack(data, mem, off, count)
         elif op is not NO_OP:
             cur = bytearray(old)
-            op.apply(data, cur, count, dt, rma=True)
+            _combine(op, data, cur, count, dt)
             dt.unpack(cur, mem, off, count)
 
         def home() -> None:
