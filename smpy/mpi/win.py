@@ -57,18 +57,6 @@ WIN_DISP_UNIT = R.KEYVAL_WIN_DISP_UNIT
 WIN_CREATE_FLAVOR = R.KEYVAL_WIN_CREATE_FLAVOR
 WIN_MODEL = R.KEYVAL_WIN_MODEL
 
-_WIN_NULL_HANDLE = 0x20000000
-_U64 = (1 << 64) - 1
-
-
-def _errhandler_module() -> Any:
-    try:
-        from smpy.mpi import errhandler  # type: ignore[attr-defined]
-    except ImportError:  # helper "mgmt" adds it
-        return None
-    return errhandler
-
-
 def _tobuffer(mem: memoryview) -> Any:
     """mpi4py's ``MPI.buffer`` over ``mem`` (a memoryview until ``MPI.buffer`` exists)."""
     from smpy.mpi import buffer as _bufmod
@@ -85,9 +73,154 @@ def _tobuffer(mem: memoryview) -> Any:
     return mem
 
 
-# -- minimal attribute keyvals (switch to smpy.runtime.attributes once merged) ----------------
-_keyvals: dict[int, tuple[Callable[..., Any] | None, Callable[..., Any] | None]] = {}
-_next_keyval = [0x6E000000]
+# -- object model: helper "mgmt"'s mixins when present, minimal stand-ins otherwise ---------
+T_WIN = 8  #: MPICH's object type of windows in handles (the first window is 0xa0000000)
+_NULL_VALUE = T_WIN << 26  # MPI_WIN_NULL = 0x20000000
+
+
+class _HandleFallback:
+    """``handle``/``py2f``/``toint``/``fromhandle``/``f2py``/``fromint`` from ``_value()``."""
+
+    __slots__ = ()
+
+    @property
+    def handle(self) -> int:
+        v = self._value()  # type: ignore[attr-defined]
+        return v | 0xFFFFFFFF00000000 if v & 0x80000000 else v
+
+    def py2f(self) -> int:
+        v = self._value()  # type: ignore[attr-defined]
+        return v - (1 << 32) if v & 0x80000000 else v
+
+    def toint(self) -> int:
+        return self.py2f()
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> Any:
+        return cls._from_value(int(handle) & 0xFFFFFFFF)  # type: ignore[attr-defined]
+
+    @classmethod
+    def f2py(cls, arg: int) -> Any:
+        return cls.fromhandle(arg)
+
+    @classmethod
+    def fromint(cls, arg: int, /) -> Any:
+        return cls.fromhandle(arg)
+
+
+class _AttrFallback:
+    """Attribute keyvals with per-window values (until ``smpy.runtime.attributes`` is merged)."""
+
+    __slots__ = ()
+    _keyvals: dict[int, tuple[Any, Any]] = {}
+    _last = [0x6E000000]
+
+    def _predefined_attr(self, keyval: int) -> Any:
+        return NotImplemented
+
+    @classmethod
+    def Create_keyval(cls, copy_fn: Any = None, delete_fn: Any = None, nopython: bool = False) -> int:
+        _AttrFallback._last[0] += 1
+        _AttrFallback._keyvals[_AttrFallback._last[0]] = (copy_fn, delete_fn)
+        return _AttrFallback._last[0]
+
+    @classmethod
+    def Free_keyval(cls, keyval: int) -> int:
+        if _AttrFallback._keyvals.pop(keyval, None) is None:
+            errors.raise_error(errors.ERR_KEYVAL, f"MPI_Win_free_keyval: invalid keyval ({keyval})")
+        return KEYVAL_INVALID
+
+    @staticmethod
+    def _check_keyval(keyval: int, call: str) -> None:
+        if keyval not in _AttrFallback._keyvals:
+            errors.raise_error(errors.ERR_KEYVAL, f"{call}: invalid keyval ({keyval})")
+
+    def Get_attr(self, keyval: int) -> Any:
+        obj = self._attr_obj()  # type: ignore[attr-defined]
+        value = self._predefined_attr(keyval)
+        if value is not NotImplemented:
+            return value
+        self._check_keyval(keyval, "MPI_Win_get_attr")
+        return obj.attrs.get(keyval)
+
+    def Set_attr(self, keyval: int, attrval: Any) -> None:
+        obj = self._attr_obj()  # type: ignore[attr-defined]
+        self._check_keyval(keyval, "MPI_Win_set_attr")
+        if keyval in obj.attrs:
+            self._drop_attr(keyval)
+        obj.attrs[keyval] = attrval
+
+    def Delete_attr(self, keyval: int) -> None:
+        obj = self._attr_obj()  # type: ignore[attr-defined]
+        self._check_keyval(keyval, "MPI_Win_delete_attr")
+        if keyval not in obj.attrs:
+            errors.raise_error(errors.ERR_KEYVAL, "MPI_Win_delete_attr: attribute not set")
+        self._drop_attr(keyval)
+
+    def _drop_attr(self, keyval: int) -> None:
+        value = self._attr_obj().attrs.pop(keyval)  # type: ignore[attr-defined]
+        fns = _AttrFallback._keyvals.get(keyval)
+        if fns is not None and fns[1] is not None:
+            fns[1](self, keyval, value)
+
+
+class _ErrhFallback:
+    """The error handler kept per window (until ``MPI.Errhandler`` is merged)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def Create_errhandler(cls, errhandler_fn: Callable[..., Any]) -> Any:
+        raise NotImplementedError("MPI.Errhandler is not available in this smpy build")
+
+    def Get_errhandler(self) -> Any:
+        return self._errhandler_obj().errhandler  # type: ignore[attr-defined]
+
+    def Set_errhandler(self, errhandler: Any) -> None:
+        self._errhandler_obj().errhandler = errhandler  # type: ignore[attr-defined]
+
+    def Call_errhandler(self, errorcode: int) -> None:
+        self._errhandler_obj()  # type: ignore[attr-defined]
+        errors.raise_error(int(errorcode))
+
+
+_objmodel: Any = None
+_attributes: Any = None
+_HandleMixin: type = _HandleFallback
+_AttrMixin: type = _AttrFallback
+_ErrhMixin: type = _ErrhFallback
+try:
+    import smpy.mpi.errhandler as _eh_module  # type: ignore[import-not-found]
+    import smpy.mpi.objmodel as _objmodel_module  # type: ignore[import-not-found]
+    import smpy.runtime.attributes as _attributes_module  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on what is merged
+    pass
+else:
+    _objmodel, _attributes = _objmodel_module, _attributes_module
+    _HandleMixin = _objmodel_module.HandleMixin
+    _AttrMixin = _objmodel_module.AttrMixin
+    _ErrhMixin = _eh_module.ErrhandlerMixin
+
+_by_handle: weakref.WeakValueDictionary[int, R.WinImpl] = weakref.WeakValueDictionary()
+
+
+def _win_value(impl: R.WinImpl | None) -> int:
+    """The unsigned 32-bit MPICH handle of a window."""
+    if impl is None:
+        return _NULL_VALUE
+    if _objmodel is not None:
+        return int(_objmodel.direct_handle(T_WIN, impl))
+    _by_handle[impl.handle] = impl
+    return impl.handle
+
+
+def _win_lookup(value: int) -> R.WinImpl | None:
+    if value == _NULL_VALUE:
+        return None
+    impl = _objmodel.lookup_direct(value) if _objmodel is not None else _by_handle.get(value)
+    if not isinstance(impl, R.WinImpl):
+        errors.raise_error(errors.ERR_WIN, f"Invalid MPI_Win handle ({value:#x})")
+    return impl
 
 
 def _parse_target(target: Any, ocount: int, otype: Any) -> tuple[int, int, Any]:
@@ -111,11 +244,13 @@ def _parse_target(target: Any, ocount: int, otype: Any) -> tuple[int, int, Any]:
     raise ValueError("target: expecting integral or list/tuple")
 
 
-class Win(np.ndarray):
+class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[misc, valid-type]
     """Remote memory access context (one handle per rank; the runtime window is shared)."""
 
     _impl: R.WinImpl | None = None
     _named: str | None = None
+    _errhandler_kind = "Win"
+    _attr_name = "Win"
 
     def __new__(cls, win: Win | None = None) -> Win:
         if win is not None and not isinstance(win, Win):
@@ -175,7 +310,7 @@ class Win(np.ndarray):
     def __reduce__(self) -> Any:
         if self._impl is None and self._named:
             return self._named
-        raise ValueError(f"cannot serialize '{type(self).__module__}.{type(self).__name__}' instance")
+        raise ValueError(f"cannot serialize 'mpi4py.MPI.{type(self).__name__}' instance")
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         return self.__reduce__()
@@ -186,85 +321,65 @@ class Win(np.ndarray):
     def __deepcopy__(self, memo: Any) -> Win:
         return self.__copy__()
 
-    @property
-    def handle(self) -> int:
-        impl = self._impl
-        if impl is None:
-            return _WIN_NULL_HANDLE
-        return (impl.handle - (1 << 32)) & _U64 if impl.handle >= 1 << 31 else impl.handle
+    # -- hooks of the handle, attribute and error-handler mixins ------------------------------
+    def _value(self) -> int:
+        return _win_value(self._impl)
 
     @classmethod
-    def fromhandle(cls, handle: int) -> Win:
-        return cls._wrap(_lookup(handle & 0xFFFFFFFF))
+    def _from_value(cls, value: int) -> Win:
+        return cls._wrap(_win_lookup(value))
 
-    def py2f(self) -> int:
-        impl = self._impl
-        if impl is None:
-            return _WIN_NULL_HANDLE
-        h = impl.handle
-        return h - (1 << 32) if h >= 1 << 31 else h
+    def _attr_obj(self) -> R.WinImpl:
+        return self._win
 
-    toint = py2f
+    def _errhandler_obj(self) -> R.WinImpl:
+        return self._win
 
-    @classmethod
-    def f2py(cls, arg: int) -> Win:
-        return cls._wrap(_lookup(arg & 0xFFFFFFFF))
+    def _errhandler_target(self) -> tuple[Any, str]:
+        return self._win, "Win"
 
-    fromint = f2py
+    def _predefined_attr(self, keyval: int) -> Any:
+        impl = self._win
+        if keyval == WIN_BASE:
+            return self._local().base
+        if keyval == WIN_SIZE:
+            return self._local().size
+        if keyval == WIN_DISP_UNIT:
+            return self._local().disp_unit
+        if keyval == WIN_CREATE_FLAVOR:
+            return impl.flavor
+        if keyval == WIN_MODEL:
+            return impl.model
+        return NotImplemented
 
     def free(self) -> None:
         if self._impl is not None:
             self.Free()
 
-    # -- creation -----------------------------------------------------------------------------
+    # -- creation (collective over comm; errors go to comm's error handler, as in MPI) ------
     @classmethod
-    def _make(cls, comm: Any, flavor: int, mem: memoryview | None, size: int, disp_unit: int,
-              call: str) -> Win:
-        from smpy.mpi.comm import Comm
-        if not isinstance(comm, Comm):
-            raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Intracomm, "
-                            f"got {type(comm).__name__})")
-        impl = R.create(proc(), comm._impl, flavor, mem, size, disp_unit, call)
-        _register(impl)
-        w = cls._wrap(impl)
-        eh = _errhandler_module()
-        if eh is not None and impl.errhandler is None:
-            impl.errhandler = getattr(eh, "ERRORS_RETURN", None)
-        return w
-
-    @classmethod
-    @mpicall
     def Create(cls, memory: Any, disp_unit: int = 1, info: Info | None = None,
                comm: Any = None) -> Win:
-        from smpy.mpi.comm import COMM_SELF
-        comm = COMM_SELF if comm is None else comm
         if memory is None or memory is msgspec.BOTTOM:
-            return cls._make(comm, R.FLAVOR_CREATE, None, 0, int(disp_unit), "MPI_Win_create")
-        mem, _ = msgspec.parse_buffer(memory, readonly=False)
-        return cls._make(comm, R.FLAVOR_CREATE, mem, mem.nbytes, int(disp_unit), "MPI_Win_create")
+            mem = None
+        else:
+            mem, _ = msgspec.parse_buffer(memory, readonly=False)
+        return _Win_create(_intracomm(comm), cls, R.FLAVOR_CREATE, mem,
+                           0 if mem is None else mem.nbytes, int(disp_unit))
 
     @classmethod
-    @mpicall
     def Allocate(cls, size: int, disp_unit: int = 1, info: Info | None = None, comm: Any = None) -> Win:
-        from smpy.mpi.comm import COMM_SELF
-        comm = COMM_SELF if comm is None else comm
-        return cls._make(comm, R.FLAVOR_ALLOCATE, None, int(size), int(disp_unit), "MPI_Win_allocate")
+        return _Win_allocate(_intracomm(comm), cls, R.FLAVOR_ALLOCATE, None, int(size), int(disp_unit))
 
     @classmethod
-    @mpicall
     def Allocate_shared(cls, size: int, disp_unit: int = 1, info: Info | None = None,
                         comm: Any = None) -> Win:
-        from smpy.mpi.comm import COMM_SELF
-        comm = COMM_SELF if comm is None else comm
-        return cls._make(comm, R.FLAVOR_SHARED, None, int(size), int(disp_unit),
-                         "MPI_Win_allocate_shared")
+        return _Win_allocate_shared(_intracomm(comm), cls, R.FLAVOR_SHARED, None, int(size),
+                                    int(disp_unit))
 
     @classmethod
-    @mpicall
     def Create_dynamic(cls, info: Info | None = None, comm: Any = None) -> Win:
-        from smpy.mpi.comm import COMM_SELF
-        comm = COMM_SELF if comm is None else comm
-        return cls._make(comm, R.FLAVOR_DYNAMIC, None, 0, 1, "MPI_Win_create_dynamic")
+        return _Win_create_dynamic(_intracomm(comm), cls, R.FLAVOR_DYNAMIC, None, 0, 1)
 
     @mpicall
     def Shared_query(self, rank: int) -> tuple[Any, int]:
@@ -284,9 +399,13 @@ class Win(np.ndarray):
     @mpicall
     def Free(self) -> None:
         impl = self._win
-        R.free(proc(), impl)
-        for keyval in list(impl.attrs):
-            self._delete_attr(keyval)
+        pr = proc()
+        R.free(pr, impl)
+        if _attributes is not None:
+            _attributes.delete_all(pr, impl, self, "MPI_Win_free")
+        else:
+            for keyval in list(impl.attrs):
+                self._drop_attr(keyval)
         self._impl = None
 
     # -- info, group, name ----------------------------------------------------------------------
@@ -346,58 +465,6 @@ class Win(np.ndarray):
         assert seg is not None
         return seg
 
-    def Get_attr(self, keyval: int) -> Any:
-        impl = self._win
-        if keyval == WIN_BASE:
-            return self._local().base
-        if keyval == WIN_SIZE:
-            return self._local().size
-        if keyval == WIN_DISP_UNIT:
-            return self._local().disp_unit
-        if keyval == WIN_CREATE_FLAVOR:
-            return impl.flavor
-        if keyval == WIN_MODEL:
-            return impl.model
-        if keyval not in _keyvals:
-            errors.raise_error(errors.ERR_KEYVAL, f"MPI_Win_get_attr: invalid keyval ({keyval})")
-        return impl.attrs.get(keyval)
-
-    def Set_attr(self, keyval: int, attrval: Any) -> None:
-        impl = self._win
-        if keyval not in _keyvals:
-            errors.raise_error(errors.ERR_KEYVAL, f"MPI_Win_set_attr: invalid keyval ({keyval})")
-        if keyval in impl.attrs:
-            self._delete_attr(keyval)
-        impl.attrs[keyval] = attrval
-
-    def Delete_attr(self, keyval: int) -> None:
-        impl = self._win
-        if keyval not in _keyvals:
-            errors.raise_error(errors.ERR_KEYVAL, f"MPI_Win_delete_attr: invalid keyval ({keyval})")
-        if keyval not in impl.attrs:
-            errors.raise_error(errors.ERR_KEYVAL, "MPI_Win_delete_attr: attribute not set")
-        self._delete_attr(keyval)
-
-    def _delete_attr(self, keyval: int) -> None:
-        impl = self._win
-        value = impl.attrs.pop(keyval)
-        fns = _keyvals.get(keyval)
-        if fns is not None and fns[1] is not None:
-            fns[1](self, keyval, value)
-
-    @classmethod
-    def Create_keyval(cls, copy_fn: Callable[..., Any] | None = None,
-                      delete_fn: Callable[..., Any] | None = None, nopython: bool = False) -> int:
-        _next_keyval[0] += 1
-        _keyvals[_next_keyval[0]] = (copy_fn, delete_fn)
-        return _next_keyval[0]
-
-    @classmethod
-    def Free_keyval(cls, keyval: int) -> int:
-        if _keyvals.pop(keyval, None) is None:
-            errors.raise_error(errors.ERR_KEYVAL, f"MPI_Win_free_keyval: invalid keyval ({keyval})")
-        return KEYVAL_INVALID
-
     @property
     def attrs(self) -> tuple[int, int, int]:
         seg = self._local()
@@ -413,29 +480,6 @@ class Win(np.ndarray):
 
     def tomemory(self) -> Any:
         return _tobuffer(self._local().mem)
-
-    # -- error handling -------------------------------------------------------------------------
-    def Get_errhandler(self) -> Any:
-        impl = self._win
-        if impl.errhandler is None:
-            eh = _errhandler_module()
-            if eh is not None:
-                return eh.ERRORS_RETURN
-        return impl.errhandler
-
-    def Set_errhandler(self, errhandler: Any) -> None:
-        self._win.errhandler = errhandler
-
-    def Call_errhandler(self, errorcode: int) -> None:
-        _ = self._win
-        errors.raise_error(errorcode)
-
-    @classmethod
-    def Create_errhandler(cls, errhandler_fn: Callable[..., Any]) -> Any:
-        eh = _errhandler_module()
-        if eh is None:
-            raise NotImplementedError("MPI.Errhandler is not available yet")
-        return eh.Errhandler._create(errhandler_fn) if hasattr(eh.Errhandler, "_create") else None
 
     # -- communication --------------------------------------------------------------------------
     def _origin(self, origin: Any, target_rank: int, readonly: bool) -> msgspec.BufSpec:
@@ -644,22 +688,31 @@ class Win(np.ndarray):
         R.sync(proc(), self._win)
 
 
-# -- handle registry (fromhandle/f2py) --------------------------------------------------------
-_by_handle: weakref.WeakValueDictionary[int, R.WinImpl] = weakref.WeakValueDictionary()
+# -- creation entry points ----------------------------------------------------------------------
+def _intracomm(comm: Any) -> Any:
+    from smpy.mpi.comm import COMM_SELF, Comm
+    if comm is None:
+        return COMM_SELF
+    if not isinstance(comm, Comm):
+        raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Intracomm, "
+                        f"got {type(comm).__name__})")
+    return comm
 
 
-def _register(impl: R.WinImpl) -> None:
-    _by_handle[impl.handle] = impl
+def _creator(call: str) -> Callable[..., Win]:
+    def create(comm: Any, cls: type[Win], flavor: int, mem: memoryview | None, size: int,
+               disp_unit: int) -> Win:
+        impl = R.create(proc(), comm._impl, flavor, mem, size, disp_unit, call)
+        return cls._wrap(impl)
+
+    create.__name__ = create.__qualname__ = call[4:]
+    return mpicall(create)
 
 
-def _lookup(handle: int) -> R.WinImpl | None:
-    if handle == _WIN_NULL_HANDLE:
-        return None
-    impl = _by_handle.get(handle)
-    if impl is None:
-        errors.raise_error(errors.ERR_WIN, f"Invalid MPI_Win handle ({handle:#x})")
-    return impl
-
+_Win_create = _creator("MPI_Win_create")
+_Win_allocate = _creator("MPI_Win_allocate")
+_Win_allocate_shared = _creator("MPI_Win_allocate_shared")
+_Win_create_dynamic = _creator("MPI_Win_create_dynamic")
 
 WIN_NULL = Win._wrap(None)
 WIN_NULL._named = "WIN_NULL"
