@@ -11,6 +11,7 @@ memory; the handle semantics (equality, ``bool``, hash, pickling, repr) are mpi4
 
 from __future__ import annotations
 
+import importlib
 import operator
 import weakref
 from collections.abc import Callable
@@ -59,8 +60,7 @@ WIN_MODEL = R.KEYVAL_WIN_MODEL
 
 def _tobuffer(mem: memoryview) -> Any:
     """mpi4py's ``MPI.buffer`` over ``mem`` (a memoryview until ``MPI.buffer`` exists)."""
-    from smpy.mpi import buffer as _bufmod
-    cls = getattr(_bufmod, "buffer", None)
+    cls = getattr(importlib.import_module("smpy.mpi.buffer"), "buffer", None)
     if cls is None:  # interim: a writable uint8 array viewing the memory
         return np.frombuffer(mem, np.uint8) if not mem.readonly else mem
     for make in (getattr(cls, "frombuffer", None), cls):
