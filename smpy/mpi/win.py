@@ -296,8 +296,7 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
             return NotImplemented
         return self._impl is not other._impl
 
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash((Win, id(self._impl)))
+    __hash__ = None  # type: ignore[assignment]  # unhashable, like mpi4py's
 
     def __bool__(self) -> bool:
         return self._impl is not None
@@ -315,8 +314,9 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
     def __reduce_ex__(self, protocol: Any) -> Any:
         return self.__reduce__()
 
-    def __copy__(self) -> Win:
-        return type(self)._wrap(self._impl)
+    def __copy__(self) -> Win:  # copy.copy goes through __reduce__ in mpi4py
+        self.__reduce__()
+        return self
 
     def __deepcopy__(self, memo: Any) -> Win:
         return self.__copy__()
