@@ -184,7 +184,6 @@ class _ErrhFallback:
         errors.raise_error(int(errorcode))
 
 
-_objmodel: Any = None
 _attributes: Any = None
 _HandleMixin: type = _HandleFallback
 _AttrMixin: type = _AttrFallback
@@ -196,29 +195,62 @@ try:
 except ImportError:  # pragma: no cover - depends on what is merged
     pass
 else:
-    _objmodel, _attributes = _objmodel_module, _attributes_module
+    _attributes = _attributes_module
     _HandleMixin = _objmodel_module.HandleMixin
     _AttrMixin = _objmodel_module.AttrMixin
     _ErrhMixin = _eh_module.ErrhandlerMixin
 
-_by_handle: weakref.WeakValueDictionary[int, R.WinImpl] = weakref.WeakValueDictionary()
+
+class _WinHandles:
+    """One process's window handles, allocated as MPICH does: ``0xa0000000 + index`` with
+    freed indices reused first (last freed, first reused)."""
+
+    __slots__ = ("by_impl", "by_value", "next", "free")
+
+    def __init__(self) -> None:
+        self.by_impl: weakref.WeakKeyDictionary[R.WinImpl, int] = weakref.WeakKeyDictionary()
+        self.by_value: weakref.WeakValueDictionary[int, R.WinImpl] = weakref.WeakValueDictionary()
+        self.next = 0
+        self.free: list[int] = []
+
+    def new(self, impl: R.WinImpl) -> int:
+        index = self.free.pop() if self.free else self.next
+        if index == self.next:
+            self.next += 1
+        value = 0x80000000 | (T_WIN << 26) | index
+        self.by_impl[impl] = value
+        self.by_value[value] = impl
+        return value
+
+    def release(self, impl: R.WinImpl) -> None:
+        value = self.by_impl.pop(impl, None)
+        if value is not None:
+            self.by_value.pop(value, None)
+            self.free.append(value & 0x03FFFFFF)
+
+
+def _handles() -> _WinHandles:
+    attrs = proc().attrs
+    table = attrs.get("win_handles")
+    if table is None:
+        table = attrs["win_handles"] = _WinHandles()
+    return table
 
 
 def _win_value(impl: R.WinImpl | None) -> int:
-    """The unsigned 32-bit MPICH handle of a window."""
+    """The unsigned 32-bit MPICH handle of a window in this process."""
     if impl is None:
         return _NULL_VALUE
-    if _objmodel is not None:
-        return int(_objmodel.direct_handle(T_WIN, impl))
-    _by_handle[impl.handle] = impl
-    return impl.handle
+    table = _handles()
+    value = table.by_impl.get(impl)
+    return table.new(impl) if value is None else value
 
 
 def _win_lookup(value: int) -> R.WinImpl | None:
     if value == _NULL_VALUE:
         return None
-    impl = _objmodel.lookup_direct(value) if _objmodel is not None else _by_handle.get(value)
-    if not isinstance(impl, R.WinImpl):
+    impl = _handles().by_value.get(value)
+    if impl is None:
         errors.raise_error(errors.ERR_WIN, f"Invalid MPI_Win handle ({value:#x})")
     return impl
 
@@ -406,6 +438,7 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
         else:
             for keyval in list(impl.attrs):
                 self._drop_attr(keyval)
+        _handles().release(impl)
         self._impl = None
 
     # -- info, group, name ----------------------------------------------------------------------
@@ -703,6 +736,7 @@ def _creator(call: str) -> Callable[..., Win]:
     def create(comm: Any, cls: type[Win], flavor: int, mem: memoryview | None, size: int,
                disp_unit: int) -> Win:
         impl = R.create(proc(), comm._impl, flavor, mem, size, disp_unit, call)
+        _handles().new(impl)
         return cls._wrap(impl)
 
     create.__name__ = create.__qualname__ = call[4:]

@@ -176,10 +176,7 @@ class Epochs:
 
 class WinImpl:
     __slots__ = ("world", "comm", "flavor", "model", "name", "info", "attrs", "errhandler",
-                 "segments", "regions", "lock_states", "epochs", "shared", "freed", "handle",
-                 "members", "__weakref__")
-
-    _next_handle = 0
+                 "segments", "regions", "lock_states", "epochs", "shared", "freed", "__weakref__")
 
     def __init__(self, parent: CommImpl, flavor: int) -> None:
         self.world = parent.world
@@ -198,10 +195,6 @@ class WinImpl:
         self.epochs = [Epochs() for _ in range(n)]
         self.shared: bytearray | None = None
         self.freed = 0
-        WinImpl._next_handle += 1
-        #: MPICH-like handle (0xa0000000 + k), signed 32-bit for py2f
-        self.handle = 0xA0000000 + WinImpl._next_handle - 1
-        self.members = n
 
     @property
     def size(self) -> int:

@@ -2,6 +2,7 @@
 
 import array
 import json
+import pickle
 import sys
 
 from mpi4py import MPI
@@ -30,6 +31,14 @@ out["consts"] = [MPI.WIN_FLAVOR_CREATE, MPI.WIN_FLAVOR_ALLOCATE, MPI.WIN_FLAVOR_
                  MPI.WIN_DISP_UNIT, MPI.WIN_CREATE_FLAVOR, MPI.WIN_MODEL]
 out["null"] = [MPI.WIN_NULL.Get_name(), bool(MPI.WIN_NULL), MPI.Win() == MPI.WIN_NULL,
                MPI.WIN_NULL.py2f(), err(MPI.WIN_NULL.Free)]
+
+# handle object model
+w = MPI.Win.Create(MPI.BOTTOM, comm=MPI.COMM_SELF)
+out["objmodel"] = [hex(w.handle), w.py2f(), MPI.Win.fromhandle(w.handle) == w, MPI.Win(w) == w,
+                   err(lambda: hash(w)), err(lambda: pickle.dumps(w)),
+                   pickle.loads(pickle.dumps(MPI.WIN_NULL)) is MPI.WIN_NULL, err(lambda: MPI.Win(3))]
+w.Free()
+out["objmodel"].append(w == MPI.WIN_NULL)
 
 # fence epochs: put to the right, get from the right, accumulate
 mem = array.array("i", [0] * 4)
