@@ -385,6 +385,7 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
         return NotImplemented
 
     def free(self) -> None:
+        """Call `Free` if not null."""
         if self._impl is not None:
             self.Free()
 
@@ -392,6 +393,7 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
     @classmethod
     def Create(cls, memory: Any, disp_unit: int = 1, info: Info | None = None,
                comm: Any = None) -> Win:
+        """Create an window object for one-sided communication."""
         if memory is None or memory is msgspec.BOTTOM:
             mem = None
         else:
@@ -401,35 +403,42 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
 
     @classmethod
     def Allocate(cls, size: int, disp_unit: int = 1, info: Info | None = None, comm: Any = None) -> Win:
+        """Create an window object for one-sided communication."""
         return _Win_allocate(_intracomm(comm), cls, R.FLAVOR_ALLOCATE, None, int(size), int(disp_unit))
 
     @classmethod
     def Allocate_shared(cls, size: int, disp_unit: int = 1, info: Info | None = None,
                         comm: Any = None) -> Win:
+        """Create an window object for one-sided communication."""
         return _Win_allocate_shared(_intracomm(comm), cls, R.FLAVOR_SHARED, None, int(size),
                                     int(disp_unit))
 
     @classmethod
     def Create_dynamic(cls, info: Info | None = None, comm: Any = None) -> Win:
+        """Create an window object for one-sided communication."""
         return _Win_create_dynamic(_intracomm(comm), cls, R.FLAVOR_DYNAMIC, None, 0, 1)
 
     @mpicall
     def Shared_query(self, rank: int) -> tuple[Any, int]:
+        """Query the process-local address for remote memory segments."""
         seg = R.shared_query(proc(), self._win, int(rank))
         return _tobuffer(seg.mem), seg.disp_unit
 
     @mpicall
     def Attach(self, memory: Any) -> None:
+        """Attach a local memory region."""
         mem, _ = msgspec.parse_buffer(memory, readonly=False)
         R.attach(proc(), self._win, mem)
 
     @mpicall
     def Detach(self, memory: Any) -> None:
+        """Detach a local memory region."""
         mem, _ = msgspec.parse_buffer(memory, readonly=False)
         R.detach(proc(), self._win, mem)
 
     @mpicall
     def Free(self) -> None:
+        """Free a window."""
         impl = self._win
         pr = proc()
         R.free(pr, impl)
@@ -443,6 +452,7 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
 
     # -- info, group, name ----------------------------------------------------------------------
     def Set_info(self, info: Info) -> None:
+        """Set new values for the hints associated with a window."""
         impl = self._win
         if info:
             for k, v in info.items():
@@ -450,45 +460,56 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
                     impl.info[k] = v
 
     def Get_info(self) -> Info:
+        """Return the current hints for a window."""
         return Info.Create(self._win.info)
 
     @property
     def info(self) -> Info:
+        """Info hints."""
         return self.Get_info()
 
     @info.setter
     def info(self, value: Info) -> None:
+        """Info hints."""
         self.Set_info(value)
 
     def Get_group(self) -> Group:
+        """Access the group of processes that created the window."""
         return Group._wrap(GroupImpl(self._win.comm.group))
 
     @property
     def group(self) -> Group:
+        """Group."""
         return self.Get_group()
 
     @property
     def group_size(self) -> int:
+        """Group size."""
         return self._win.size
 
     @property
     def group_rank(self) -> int:
+        """Group rank."""
         return self._win.rank(proc())
 
     def Get_name(self) -> str:
+        """Get the print name for this window."""
         if self._impl is None:
             return "MPI_WIN_NULL"
         return self._impl.name
 
     def Set_name(self, name: str) -> None:
+        """Set the print name for this window."""
         self._win.name = str(name)
 
     @property
     def name(self) -> str:
+        """Print name."""
         return self.Get_name()
 
     @name.setter
     def name(self, value: str) -> None:
+        """Print name."""
         self.Set_name(value)
 
     # -- attributes ---------------------------------------------------------------------------
@@ -505,13 +526,16 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
 
     @property
     def flavor(self) -> int:
+        """Create flavor."""
         return self._win.flavor
 
     @property
     def model(self) -> int:
+        """Memory model."""
         return self._win.model
 
     def tomemory(self) -> Any:
+        """Return window memory buffer."""
         return _tobuffer(self._local().mem)
 
     # -- communication --------------------------------------------------------------------------
@@ -572,38 +596,46 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
 
     @mpicall
     def Get(self, origin: Any, target_rank: int, target: Any = None) -> None:
+        """Get data from a memory window on a remote process."""
         self._get(origin, target_rank, target, "MPI_Get")
 
     @mpicall
     def Accumulate(self, origin: Any, target_rank: int, target: Any = None, op: Op = SUM) -> None:
+        """Accumulate data into the target process."""
         self._put(origin, target_rank, target, "MPI_Accumulate", op)
 
     @mpicall
     def Get_accumulate(self, origin: Any, result: Any, target_rank: int, target: Any = None,
                        op: Op = SUM) -> None:
+        """Fetch-and-accumulate data into the target process."""
         self._get_acc(origin, result, target_rank, target, op, "MPI_Get_accumulate")
 
     @mpicall
     def Rput(self, origin: Any, target_rank: int, target: Any = None) -> Request:
+        """Put data into a memory window on a remote process."""
         return Request._wrap(self._put(origin, target_rank, target, "MPI_Rput", None))
 
     @mpicall
     def Rget(self, origin: Any, target_rank: int, target: Any = None) -> Request:
+        """Get data from a memory window on a remote process."""
         return Request._wrap(self._get(origin, target_rank, target, "MPI_Rget"))
 
     @mpicall
     def Raccumulate(self, origin: Any, target_rank: int, target: Any = None, op: Op = SUM) -> Request:
+        """Fetch-and-accumulate data into the target process."""
         return Request._wrap(self._put(origin, target_rank, target, "MPI_Raccumulate", op))
 
     @mpicall
     def Rget_accumulate(self, origin: Any, result: Any, target_rank: int, target: Any = None,
                         op: Op = SUM) -> Request:
+        """Accumulate data into the target process using remote memory access."""
         return Request._wrap(self._get_acc(origin, result, target_rank, target, op,
                                            "MPI_Rget_accumulate"))
 
     @mpicall
     def Fetch_and_op(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0,
                      op: Op = SUM) -> None:
+        """Perform one-sided read-modify-write."""
         impl = self._win
         if target_rank == PROC_NULL:
             return
@@ -626,6 +658,7 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
     @mpicall
     def Compare_and_swap(self, origin: Any, compare: Any, result: Any, target_rank: int,
                          target_disp: int = 0) -> None:
+        """Perform one-sided atomic compare-and-swap."""
         impl = self._win
         if target_rank == PROC_NULL:
             return
@@ -661,63 +694,78 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
     # -- synchronisation ------------------------------------------------------------------------
     @mpicall
     def Fence(self, assertion: int = 0) -> None:
+        """Perform an MPI fence synchronization on a window."""
         R.fence(proc(), self._win, int(assertion))
 
     @mpicall
     def Start(self, group: Group, assertion: int = 0) -> None:
+        """Start an RMA access epoch for MPI."""
         R.start(proc(), self._win, group._g().members, int(assertion))
 
     @mpicall
     def Complete(self) -> None:
+        """Complete an RMA operation begun after an `Start`."""
         R.complete(proc(), self._win)
 
     @mpicall
     def Post(self, group: Group, assertion: int = 0) -> None:
+        """Start an RMA exposure epoch."""
         R.post(proc(), self._win, group._g().members, int(assertion))
 
     @mpicall
     def Wait(self) -> bool:
+        """Complete an RMA exposure epoch begun with `Post`."""
         R.wait(proc(), self._win)
         return True
 
     @mpicall
     def Test(self) -> bool:
+        """Test whether an RMA exposure epoch has completed."""
         return R.test(proc(), self._win)
 
     @mpicall
     def Lock(self, rank: int, lock_type: int = LOCK_EXCLUSIVE, assertion: int = 0) -> None:
+        """Begin an RMA access epoch at the target process."""
         R.lock(proc(), self._win, int(lock_type), int(rank), int(assertion))
 
     @mpicall
     def Unlock(self, rank: int) -> None:
+        """Complete an RMA access epoch at the target process."""
         R.unlock(proc(), self._win, int(rank))
 
     @mpicall
     def Lock_all(self, assertion: int = 0) -> None:
+        """Begin an RMA access epoch at all processes."""
         R.lock_all(proc(), self._win, int(assertion))
 
     @mpicall
     def Unlock_all(self) -> None:
+        """Complete an RMA access epoch at all processes."""
         R.unlock_all(proc(), self._win)
 
     @mpicall
     def Flush(self, rank: int) -> None:
+        """Complete all outstanding RMA operations at a target."""
         R.flush(proc(), self._win, int(rank), "MPI_Win_flush")
 
     @mpicall
     def Flush_all(self) -> None:
+        """Complete all outstanding RMA operations at all targets."""
         R.flush(proc(), self._win, None, "MPI_Win_flush_all")
 
     @mpicall
     def Flush_local(self, rank: int) -> None:
+        """Complete locally all outstanding RMA operations at a target."""
         R.flush(proc(), self._win, int(rank), "MPI_Win_flush_local")
 
     @mpicall
     def Flush_local_all(self) -> None:
+        """Complete locally all outstanding RMA operations at all targets."""
         R.flush(proc(), self._win, None, "MPI_Win_flush_local_all")
 
     @mpicall
     def Sync(self) -> None:
+        """Synchronize public and private copies of the window."""
         R.sync(proc(), self._win)
 
 
