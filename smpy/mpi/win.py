@@ -521,6 +521,7 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
 
     @property
     def attrs(self) -> tuple[int, int, int]:
+        """Attributes."""
         seg = self._local()
         return (seg.base, seg.size, seg.disp_unit)
 
@@ -592,6 +593,7 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
 
     @mpicall
     def Put(self, origin: Any, target_rank: int, target: Any = None) -> None:
+        """Put data into a memory window on a remote process."""
         self._put(origin, target_rank, target, "MPI_Put", None)
 
     @mpicall
