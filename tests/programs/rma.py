@@ -5,6 +5,8 @@ import json
 import pickle
 import sys
 
+import numpy as np
+
 from mpi4py import MPI
 
 comm = MPI.COMM_WORLD
@@ -140,6 +142,16 @@ comm.Barrier()
 w.Free()
 w = MPI.Win.Create_dynamic(comm=comm)
 out["dyn"] = [w.attrs[:2], w.flavor, err(lambda: w.Shared_query(0))]
+region = np.zeros(2, "i")
+w.Attach(region)
+addrs = comm.allgather(region.ctypes.data)
+comm.Barrier()
+w.Lock(right)
+w.Put(array.array("i", [rank + 5]), right, addrs[right] + 4)
+w.Unlock(right)
+comm.Barrier()
+out["dyn_put"] = region.tolist()
+w.Detach(region)
 w.Free()
 w = MPI.Win.Create(None, comm=comm)
 out["create_none"] = [w.attrs, err(lambda: w.Attach(bytearray(4)))]
