@@ -1,4 +1,5 @@
-"""RMA behaviour probe: prints one JSON line per rank (compared between smpy and MPICH)."""
+"""RMA behaviour probe: each rank writes its observations as JSON to ARGV1.<rank>.json (compared
+between smpy and MPICH)."""
 
 import array
 import json
@@ -6,7 +7,6 @@ import pickle
 import sys
 
 import numpy as np
-
 from mpi4py import MPI
 
 comm = MPI.COMM_WORLD
