@@ -352,10 +352,12 @@ def open_file(proc: Process, comm: CommImpl, path: Any, amode: int, info: dict[s
 
 
 def close_file(fh: FileHandle) -> None:
-    """The local part of ``MPI_File_close``: the last rank closes (and deletes on request)."""
+    """The local part of ``MPI_File_close``, once every member entered the call (the caller
+    synchronised them): the first rank out closes the descriptor (and deletes the file on
+    request), so that the file is gone when any rank returns."""
     shared = fh.shared
     shared.open -= 1
-    if shared.open == 0 and not shared.closed:
+    if not shared.closed:
         shared.closed = True
         try:
             os.close(shared.fd)
