@@ -207,7 +207,7 @@ class File:
         fcomm = impl.agree(pr, ("MPI_File_open",), lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
         rio.charge_wait(pr, 0, False, "MPI_File_open")
         fh = rio.open_file(pr, fcomm, path, amode, _info_dict(info), BYTE._impl)
-        fh.errhandler = pr.attrs.get("file_errhandler", ERRORS_RETURN)
+        fh.errhandler = ERRORS_RETURN  # MPICH: not FILE_NULL's, whatever it was set to
         f = cls._wrap(fh)
         _files()[fh.handle] = f
         return f
@@ -312,17 +312,23 @@ class File:
             filetype = etype
         et = msgspec.as_datatype(etype)
         ft = msgspec.as_datatype(filetype)
+        for t in (et, ft):
+            if not t.committed:
+                errors.raise_error(errors.ERR_TYPE, "MPI_File_set_view: Datatype has not been committed ")
         if datarep not in rio.DATAREPS and datarep not in _datareps():
             errors.raise_error(errors.ERR_UNSUPPORTED_DATAREP,
                                "MPI_File_set_view: Only native data representation currently supported")
         if disp == DISPLACEMENT_CURRENT:
             if not fh.amode & MODE_SEQUENTIAL:
-                errors.raise_error(errors.ERR_ARG, "MPI_File_set_view: Invalid displacement argument")
+                errors.raise_error(errors.ERR_ARG, "MPI_File_set_view: disp must be set to "
+                                   "MPI_DISPLACEMENT_CURRENT since file was opened with MPI_MODE_SEQUENTIAL")
             disp = fh.size()
         elif disp < 0:
-            errors.raise_error(errors.ERR_ARG, "MPI_File_set_view: Invalid displacement argument")
+            errors.raise_error(errors.ERR_ARG, f"MPI_File_set_view: Invalid value for disp, must be "
+                               f"non-negative but is {disp}")
         if et.size <= 0 or ft.size % et.size:
-            errors.raise_error(errors.ERR_ARG, "MPI_File_set_view: Filetype must be constructed out of etype")
+            errors.raise_error(errors.ERR_ARG, "MPI_File_set_view: Filetype must be constructed out of one "
+                               "or more etypes")
         pr = proc()
         fh.view = rio.View(disp, et, ft, datarep)
         fh.pos = 0
@@ -348,6 +354,7 @@ class File:
     def _write(self, fh: rio.FileHandle, offset: int, buf: Any, call: str) -> tuple[int, Any]:
         fh.check_write(call)
         spec = msgspec.parse_send(buf)
+        _check_etypes(fh, spec.nbytes, call)
         data = spec.datatype.pack(spec.mem, spec.offset, spec.count) if spec.count else b""
         n = fh.write_bytes(offset, data)
         return n, rio.charge(proc(), n, True)
@@ -356,6 +363,7 @@ class File:
         fh.check_read(call)
         spec = msgspec.parse_recv(buf)
         want = spec.nbytes
+        _check_etypes(fh, want, call)
         data = fh.read_bytes(offset, want) if want else b""
         n = len(data)
         if n:
@@ -502,6 +510,7 @@ class File:
     def _shared(self, buf: Any, status: Status | None, write: bool, call: str) -> Any:
         fh = self._live(call)
         spec = msgspec.parse_send(buf) if write else msgspec.parse_recv(buf)
+        _check_etypes(fh, spec.nbytes, call)
         es = fh.view.esize
         shared = fh.shared
         pos = shared.shared_pos
@@ -532,6 +541,7 @@ class File:
     def _ordered(self, buf: Any, status: Status | None, write: bool, call: str) -> int:
         fh = self._live(call)
         spec = msgspec.parse_send(buf) if write else msgspec.parse_recv(buf)
+        _check_etypes(fh, spec.nbytes, call)
         es = fh.view.esize
         mine = spec.nbytes // es if es else 0
         shared = fh.shared
@@ -571,19 +581,19 @@ class File:
     def _begin(self, kind: str, run: Any, call: str) -> None:
         fh = self._live(call)
         if fh.split is not None:
-            errors.raise_error(errors.ERR_IO, f"{call}: Only one active split collective I/O operation "
+            errors.raise_error(errors.ERR_IO, f"{call}: Only one active split collective I/O operation is "
                                "allowed per file handle")
         n = run()
         fh.split = (kind, n)
 
     def _end(self, kind: str, status: Status | None, call: str) -> None:
         fh = self._live(call)
-        if fh.split is None or fh.split[0] != kind:
-            errors.raise_error(errors.ERR_IO, f"{call}: No previous split collective begin")
+        if fh.split is None:  # MPICH does not check that the kinds of begin and end match
+            errors.raise_error(errors.ERR_IO, f"{call}: No split collective I/O operation is active")
         n = fh.split[1]
         fh.split = None
-        if status is not None:
-            status._nbytes = n
+        if status is not None:  # MPICH fills source and tag with 0 here
+            status._fill(0, 0, 0, n)
 
     @mpicall
     def Read_at_all_begin(self, offset: int, buf: Any) -> None:
@@ -689,11 +699,19 @@ class File:
             self._fh.errhandler = errhandler
 
     def Call_errhandler(self, errorcode: int) -> None:
-        self._live("MPI_File_call_errhandler")
-        errors.raise_error(errorcode)
+        """With ERRORS_RETURN (the default for files) MPICH returns without raising."""
+        fh = self._live("MPI_File_call_errhandler")
+        if fh.errhandler != ERRORS_RETURN:
+            errors.raise_error(errorcode)
 
 
 FILE_NULL = File()
+
+
+def _check_etypes(fh: rio.FileHandle, nbytes: int, call: str) -> None:
+    es = fh.view.esize
+    if es and nbytes % es:
+        errors.raise_error(errors.ERR_IO, f"{call}: Only an integral number of etypes can be accessed")
 
 
 def _ibarrier(pr: Any, comm: CommImpl, call: str) -> Any:

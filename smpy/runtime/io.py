@@ -33,6 +33,7 @@ import numpy as np
 from smpy.kernel.activity import Activity
 from smpy.kernel.actors import block_on
 from smpy.runtime import errors
+from smpy.runtime.constants import UNDEFINED
 from smpy.runtime.p2p import NULL_KIND, Request
 from smpy.storage import Disk, StorageModel
 
@@ -386,7 +387,8 @@ class IoRequest(Request):
     __slots__ = ("_pending",)
 
     def __init__(self, owner: Process, call: str, nbytes: int, parts: list[Activity]) -> None:
-        super().__init__(owner, NULL_KIND, None, 0, call, -1, -1)  # MPI_ANY_SOURCE/ANY_TAG in status
+        super().__init__(owner, NULL_KIND, None, 0, call, UNDEFINED, UNDEFINED)
+        self.source = UNDEFINED  # what MPICH's status says for a file request's source and tag
         self.nbytes = nbytes
         self._pending = 0
         for a in parts:
