@@ -53,6 +53,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 
+from smpy.platform.errors import Locator, PlatformError, format_path
 from smpy.support.units import (
     UnitError,
     parse_bandwidth,
@@ -79,10 +80,6 @@ __all__ = [
     "validate_spec",
     "format_path",
 ]
-
-
-class PlatformError(Exception):
-    """A platform that cannot be used; the message reads ``<file>: <field.path>: <problem>``."""
 
 
 # ------------------------------------------------------------------------- field validators
@@ -550,22 +547,6 @@ class _FieldError(ValueError):
 
 
 # ---------------------------------------------------------------------------- validation
-
-def format_path(loc: typing.Sequence[str | int]) -> str:
-    """``('clusters', 0, 'bandwidth')`` → ``'clusters[0].bandwidth'``."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "<top>"
-
-
-#: turns a field location into the text naming it in messages (``format_path`` for YAML; the
-#: XML importer names the element and line instead)
-Locator = Callable[[tuple[str | int, ...]], str]
-
 
 def validate_spec(data: Any, source: str, locate: Locator | None = None) -> PlatformSpec:
     """Validate parsed YAML into a :class:`PlatformSpec`, or raise :class:`PlatformError`."""
