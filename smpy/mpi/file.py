@@ -10,6 +10,7 @@ program's own).
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any
 
 from smpy.colls.basic import allgather as _allgather_raw
@@ -27,8 +28,13 @@ from smpy.runtime import io as rio
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.group import GroupImpl
 
-try:  # the shared Errhandler objects once they exist (helper "mgmt")
-    from smpy.mpi.errhandler import ERRORS_ARE_FATAL, ERRORS_RETURN, Errhandler  # type: ignore
+try:  # the shared error handlers once they exist (helper "mgmt"): File plugs into its mixin
+    from smpy.mpi.errhandler import (  # type: ignore[attr-defined]
+        ERRORS_ARE_FATAL,
+        ERRORS_RETURN,
+        Errhandler,
+        ErrhandlerMixin,
+    )
     _OWN_ERRHANDLER = False
 except ImportError:  # pragma: no cover - depends on the merge order
     _OWN_ERRHANDLER = True
@@ -70,6 +76,42 @@ except ImportError:  # pragma: no cover - depends on the merge order
 
     ERRORS_RETURN = Errhandler._named("ERRORS_RETURN")
     ERRORS_ARE_FATAL = Errhandler._named("ERRORS_ARE_FATAL")
+
+    class ErrhandlerMixin:  # type: ignore[no-redef]
+        """Get/Set/Call_errhandler per process and object, predefined handlers only."""
+
+        __slots__ = ()
+        _errhandler_kind = "File"
+
+        def _errhandler_obj(self) -> Any:
+            raise NotImplementedError
+
+        @classmethod
+        def Create_errhandler(cls, errhandler_fn: Any) -> Errhandler:
+            raise NotImplementedError("MPI_File_create_errhandler: user error handlers are not supported yet")
+
+        def _handlers(self) -> Any:
+            return proc().attrs.setdefault("file_errhandlers", weakref.WeakKeyDictionary())
+
+        def Get_errhandler(self) -> Errhandler:
+            return self._handlers().get(self._errhandler_obj(), ERRORS_RETURN)
+
+        def Set_errhandler(self, errhandler: Errhandler) -> None:
+            self._handlers()[self._errhandler_obj()] = errhandler
+
+        def Call_errhandler(self, errorcode: int) -> None:
+            """With ERRORS_RETURN (the default for files) MPICH returns without raising."""
+            if self.Get_errhandler() != ERRORS_RETURN:
+                errors.raise_error(errorcode)
+
+
+class _NullFile:
+    """The runtime object behind ``FILE_NULL`` (it has an error handler, as in MPI)."""
+
+    __slots__ = ("__weakref__",)
+
+
+_NULL_OBJ = _NullFile()
 
 MODE_RDONLY = rio.MODE_RDONLY
 MODE_WRONLY = rio.MODE_WRONLY
@@ -125,19 +167,26 @@ def _path(filename: Any) -> Any:
     return path
 
 
-class File:
+class File(ErrhandlerMixin):
     """An open file (one handle per rank); ``FILE_NULL`` once closed."""
 
     __slots__ = ("_fh", "__weakref__")
+    _errhandler_kind = "File"
 
     def __init__(self, file: File | None = None) -> None:
         self._fh: rio.FileHandle | None = None if file is None else file._fh
 
     @classmethod
-    def _wrap(cls, fh: rio.FileHandle | None) -> File:
+    def _wrap(cls, fh: rio.FileHandle | _NullFile | None) -> File:
+        if fh is None or fh is _NULL_OBJ:
+            return FILE_NULL
         f = cls.__new__(cls)
-        f._fh = fh
+        f._fh = fh  # type: ignore[assignment]
         return f
+
+    def _errhandler_obj(self) -> Any:
+        """The runtime object whose error handler applies (FILE_NULL's for open/delete)."""
+        return _NULL_OBJ if self._fh is None else self._fh
 
     def _live(self, call: str) -> rio.FileHandle:
         fh = self._fh
@@ -197,8 +246,12 @@ class File:
 
     # -- opening and closing ---------------------------------------------------------------
     @classmethod
-    @mpicall
     def Open(cls, comm: Any, filename: Any, amode: int = MODE_RDONLY, info: Any = None) -> File:
+        return FILE_NULL._open(cls, comm, filename, amode, info)
+
+    @mpicall
+    def _open(self, cls: type, comm: Any, filename: Any, amode: int, info: Any) -> File:
+        """``MPI_File_open``, called on FILE_NULL: its error handler takes the errors."""
         path = _path(filename)
         impl: CommImpl = comm._impl
         pr = proc()
@@ -207,8 +260,8 @@ class File:
         fcomm = impl.agree(pr, ("MPI_File_open",), lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
         rio.charge_wait(pr, 0, False, "MPI_File_open")
         fh = rio.open_file(pr, fcomm, path, amode, _info_dict(info), BYTE._impl)
-        fh.errhandler = ERRORS_RETURN  # MPICH: not FILE_NULL's, whatever it was set to
-        f = cls._wrap(fh)
+        f = cls.__new__(cls)
+        f._fh = fh
         _files()[fh.handle] = f
         return f
 
@@ -223,8 +276,11 @@ class File:
         self._fh = None
 
     @classmethod
-    @mpicall
     def Delete(cls, filename: Any, info: Any = None) -> None:
+        FILE_NULL._delete(filename)
+
+    @mpicall
+    def _delete(self, filename: Any) -> None:
         rio.delete_file(proc(), _path(filename))
 
     # -- size, mode, group, info -----------------------------------------------------------
@@ -254,6 +310,7 @@ class File:
         rio.charge_wait(pr, 0, True, "MPI_File_preallocate")
         _barrier(pr, fh.shared.comm)
 
+    @mpicall
     def Get_size(self) -> int:
         return self._live("MPI_File_get_size").size()
 
@@ -261,6 +318,7 @@ class File:
     def size(self) -> int:
         return self.Get_size()
 
+    @mpicall
     def Get_amode(self) -> int:
         return self._live("MPI_File_get_amode").amode
 
@@ -268,6 +326,7 @@ class File:
     def amode(self) -> int:
         return self.Get_amode()
 
+    @mpicall
     def Get_group(self) -> Group:
         return Group._wrap(GroupImpl(list(self._live("MPI_File_get_group").shared.group)))
 
@@ -289,6 +348,7 @@ class File:
         fh = self._live("MPI_File_set_info")
         fh.shared.info.update(_info_dict(info))
 
+    @mpicall
     def Get_info(self) -> Info:
         fh = self._live("MPI_File_get_info")
         d = dict(_DEFAULT_HINTS)
@@ -336,16 +396,19 @@ class File:
         fh.shared.info.update(_info_dict(info))
         _barrier(pr, fh.shared.comm)
 
+    @mpicall
     def Get_view(self) -> tuple[int, Datatype, Datatype, str]:
         v = self._live("MPI_File_get_view").view
         return v.disp, _out_type(v.etype), _out_type(v.filetype), v.datarep
 
+    @mpicall
     def Get_byte_offset(self, offset: int) -> int:
         fh = self._live("MPI_File_get_byte_offset")
         if offset < 0:
             errors.raise_error(errors.ERR_ARG, "MPI_File_get_byte_offset: Invalid offset argument")
         return fh.view.byte_offset(offset * fh.view.esize)
 
+    @mpicall
     def Get_type_extent(self, datatype: Datatype) -> int:
         self._live("MPI_File_get_type_extent")
         return msgspec.as_datatype(datatype).extent
@@ -501,6 +564,7 @@ class File:
         fh.check_individual("MPI_File_seek")
         fh.pos = _seek(fh, fh.pos, offset, whence, "MPI_File_seek")
 
+    @mpicall
     def Get_position(self) -> int:
         fh = self._live("MPI_File_get_position")
         fh.check_individual("MPI_File_get_position")
@@ -574,6 +638,7 @@ class File:
             fh.shared.shared_pos = new
         _barrier(pr, comm)
 
+    @mpicall
     def Get_position_shared(self) -> int:
         return self._live("MPI_File_get_position_shared").shared.shared_pos
 
@@ -657,6 +722,7 @@ class File:
         fh.shared.atomic = bool(flag)
         _barrier(pr, fh.shared.comm)
 
+    @mpicall
     def Get_atomicity(self) -> bool:
         return self._live("MPI_File_get_atomicity").shared.atomic
 
@@ -674,36 +740,6 @@ class File:
         pr = proc()
         rio.charge_wait(pr, 0, True, "MPI_File_sync")
         _barrier(pr, fh.shared.comm)
-
-    # -- error handling ---------------------------------------------------------------------
-    @classmethod
-    def Create_errhandler(cls, errhandler_fn: Any) -> Errhandler:
-        try:
-            from smpy.mpi.errhandler import Errhandler as _E  # type: ignore
-            make = getattr(_E, "_from_function", None)
-        except ImportError:
-            make = None
-        if make is None:
-            raise NotImplementedError("MPI_File_create_errhandler is not supported yet")
-        return make(errhandler_fn)
-
-    def Get_errhandler(self) -> Errhandler:
-        if self._fh is None:
-            return proc().attrs.get("file_errhandler", ERRORS_RETURN)
-        return self._fh.errhandler
-
-    def Set_errhandler(self, errhandler: Errhandler) -> None:
-        if self._fh is None:
-            proc().attrs["file_errhandler"] = errhandler
-        else:
-            self._fh.errhandler = errhandler
-
-    def Call_errhandler(self, errorcode: int) -> None:
-        """With ERRORS_RETURN (the default for files) MPICH returns without raising."""
-        fh = self._live("MPI_File_call_errhandler")
-        if fh.errhandler != ERRORS_RETURN:
-            errors.raise_error(errorcode)
-
 
 FILE_NULL = File()
 

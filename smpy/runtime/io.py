@@ -216,7 +216,7 @@ class FileShared:
 class FileHandle:
     """One rank's open file: the shared part, its view and individual pointer."""
 
-    __slots__ = ("shared", "view", "pos", "split", "errhandler", "handle")
+    __slots__ = ("shared", "view", "pos", "split", "handle", "__weakref__")
 
     def __init__(self, shared: FileShared, view: View, handle: int) -> None:
         self.shared = shared
@@ -224,7 +224,6 @@ class FileHandle:
         self.pos = 0
         #: pending split collective: (kind name, nbytes) or None
         self.split: tuple[str, int] | None = None
-        self.errhandler: Any = None
         self.handle = handle
 
     @property
