@@ -247,7 +247,11 @@ class File(ErrhandlerMixin):
     # -- opening and closing ---------------------------------------------------------------
     @classmethod
     def Open(cls, comm: Any, filename: Any, amode: int = MODE_RDONLY, info: Any = None) -> File:
-        return FILE_NULL._open(cls, comm, filename, amode, info)
+        f = FILE_NULL._open(cls, comm, filename, amode, info)
+        if f is None:  # a user error handler of FILE_NULL ran: mpi4py returns its new, null File
+            f = cls.__new__(cls)
+            f._fh = None
+        return f
 
     @mpicall
     def _open(self, cls: type, comm: Any, filename: Any, amode: int, info: Any) -> File:

@@ -196,3 +196,51 @@ def test_real_file_written_is_readable_outside(tmp_path: Path) -> None:
     res = smpy.run(str(prog), np=3, args=[str(target)], capture=True)
     assert res.status == "ok", res.message
     assert np.fromfile(target, dtype="d").tolist() == [0.0, 10.0, 11.0, 20.0, 21.0, 22.0]
+
+
+ERRHANDLERS = """
+import os, sys
+from mpi4py import MPI
+d = sys.argv[1]
+r = MPI.COMM_WORLD.rank
+fn = os.path.join(d, f"eh-{r}.bin")
+log = []
+eh = MPI.File.Create_errhandler(lambda f, code: log.append((type(f).__name__, f == MPI.FILE_NULL,
+                                                            MPI.Get_error_class(code))))
+f = MPI.File.Open(MPI.COMM_SELF, fn, MPI.MODE_RDWR | MPI.MODE_CREATE | MPI.MODE_DELETE_ON_CLOSE)
+f.Set_errhandler(eh)
+out = [f.Get_errhandler() == eh, f.Seek(-1)]
+f.Call_errhandler(MPI.ERR_OTHER)
+f.Set_errhandler(MPI.ERRORS_RETURN)
+f.Close()
+MPI.FILE_NULL.Set_errhandler(eh)
+g = MPI.File.Open(MPI.COMM_SELF, fn + ".missing", MPI.MODE_RDONLY)
+out += [type(g).__name__, g == MPI.FILE_NULL]
+g = MPI.File.Open(MPI.COMM_SELF, fn, MPI.MODE_RDWR | MPI.MODE_CREATE | MPI.MODE_DELETE_ON_CLOSE)
+out += [g.Get_errhandler() == eh, g.Get_errhandler() == MPI.ERRORS_RETURN]
+MPI.FILE_NULL.Set_errhandler(MPI.ERRORS_RETURN)
+g.Set_errhandler(MPI.ERRORS_ARE_FATAL)
+print(repr([out, log]), flush=True)
+MPI.COMM_WORLD.Barrier()
+if r == 1:
+    g.Seek(-1)
+MPI.COMM_WORLD.Barrier()
+print("not reached")
+"""
+
+
+def test_file_error_handlers(tmp_path: Path) -> None:
+    """What MPICH does (seen with mpiexec): a user handler runs and the call returns; errors
+    of Open go to FILE_NULL's handler, Open then returns a null File; new files get
+    ERRORS_RETURN whatever FILE_NULL has; ERRORS_ARE_FATAL aborts."""
+    eh = pytest.importorskip("smpy.mpi.errhandler")
+    if not hasattr(eh, "ErrhandlerMixin"):
+        pytest.skip("user error handlers arrive with smpy.mpi.errhandler's ErrhandlerMixin")
+    prog = tmp_path / "eh.py"
+    prog.write_text(ERRHANDLERS)
+    res = smpy.run(str(prog), np=2, args=[str(tmp_path)], capture=True)
+    assert res.status == "abort"
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("[[")]
+    assert lines == [repr([[True, None, "File", True, False, True],
+                           [("File", False, 12), ("File", False, 15), ("File", True, 37)]])] * 2
+    assert "not reached" not in res.stdout
