@@ -583,6 +583,8 @@ class File(ErrhandlerMixin):
         shared = fh.shared
         pos = shared.shared_pos
         shared.shared_pos = pos + (spec.nbytes // es if es else 0)
+        # ROMIO keeps the shared pointer in a hidden file: its update is a storage access
+        rio.charge_wait(proc(), 0, True, call)
         n, act = (self._write if write else self._read)(fh, pos, buf, call)
         return n, act
 

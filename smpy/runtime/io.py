@@ -5,7 +5,8 @@ collective open, shared by the ranks of the communicator, since they all live in
 process), and reads and writes move real bytes with ``pread``/``pwrite``. Time comes from
 the storage model (:mod:`smpy.storage`): every data access of ``n`` bytes by a rank is an
 operation of ``n`` bytes on the disk of the rank's host (latency + ``n`` / shared bandwidth);
-metadata operations (open, close, delete, sync, set_size) cost one latency.
+metadata operations (open, close, delete, sync, set_size, the update of the shared file
+pointer by ``*_shared`` calls, which ROMIO keeps in a hidden file) cost one latency.
 
 Views
 -----
