@@ -296,10 +296,8 @@ class File(ErrhandlerMixin):
         fh.check_write("MPI_File_set_size")
         pr = proc()
         _barrier(pr, fh.shared.comm)
-        if fh.shared.comm.local_rank(pr) == 0:
-            os.ftruncate(fh.fd, size)
+        rio.resize(pr, fh, size, False)
         rio.charge_wait(pr, 0, True, "MPI_File_set_size")
-        _barrier(pr, fh.shared.comm)
 
     @mpicall
     def Preallocate(self, size: int) -> None:
@@ -309,10 +307,8 @@ class File(ErrhandlerMixin):
         fh.check_write("MPI_File_preallocate")
         pr = proc()
         _barrier(pr, fh.shared.comm)
-        if fh.shared.comm.local_rank(pr) == 0 and fh.size() < size:
-            os.ftruncate(fh.fd, size)
+        rio.resize(pr, fh, size, True)
         rio.charge_wait(pr, 0, True, "MPI_File_preallocate")
-        _barrier(pr, fh.shared.comm)
 
     @mpicall
     def Get_size(self) -> int:

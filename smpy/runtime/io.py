@@ -64,7 +64,7 @@ __all__ = [
     "FileShared", "FileHandle", "View", "open_file", "delete_file", "storage", "MODE_RDONLY",
     "MODE_WRONLY", "MODE_RDWR", "MODE_CREATE", "MODE_EXCL", "MODE_DELETE_ON_CLOSE",
     "MODE_UNIQUE_OPEN", "MODE_SEQUENTIAL", "MODE_APPEND", "SEEK_SET", "SEEK_CUR", "SEEK_END",
-    "DISPLACEMENT_CURRENT", "IoRequest", "charge", "charge_wait", "wait",
+    "DISPLACEMENT_CURRENT", "IoRequest", "charge", "charge_wait", "wait", "resize",
 ]
 
 
@@ -368,6 +368,18 @@ def close_file(fh: FileHandle) -> None:
                     os.unlink(shared.path)
                 except OSError:
                     pass
+
+
+def resize(proc: Process, fh: FileHandle, size: int, grow_only: bool) -> None:
+    """The local part of ``MPI_File_set_size``/``preallocate`` once every member entered the
+    call: the first rank out resizes, so that no member's later write can be cut."""
+    def build() -> bool:
+        if not grow_only or fh.size() < size:
+            os.ftruncate(fh.fd, size)
+        return True
+
+    comm = fh.shared.comm
+    comm.agree(proc, ("MPI_File_set_size",), build, comm.size)
 
 
 def delete_file(proc: Process, path: Any) -> None:
