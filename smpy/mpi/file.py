@@ -352,6 +352,13 @@ class File(ErrhandlerMixin):
     def Get_info(self) -> Info:
         fh = self._live("MPI_File_get_info")
         d = dict(_DEFAULT_HINTS)
+        # ROMIO's default aggregators: the first rank of the group on each node
+        comm = fh.shared.comm
+        first: dict[str, int] = {}
+        for r in range(comm.size):
+            first.setdefault(comm.host_of(r).name, r)
+        d["cb_nodes"] = str(len(first))
+        d["romio_aggregator_list"] = "".join(f"{r} " for r in first.values())
         d.update(fh.shared.info)
         return Info.Create(d)
 
