@@ -246,3 +246,21 @@ def test_file_error_handlers(tmp_path: Path) -> None:
     assert lines == [repr([[True, None, "File", True, False, True],
                            [("File", False, 12), ("File", False, 15), ("File", True, 37)]])] * 2
     assert "not reached" not in res.stdout
+
+
+def test_info_aggregators_follow_the_placement(tmp_path: Path) -> None:
+    """ROMIO's default hints: one aggregator (the first rank) per node of the group."""
+    prog = tmp_path / "info.py"
+    prog.write_text(
+        "import sys\nfrom mpi4py import MPI\n"
+        "f = MPI.File.Open(MPI.COMM_WORLD, sys.argv[1], MPI.MODE_RDWR | MPI.MODE_CREATE"
+        " | MPI.MODE_DELETE_ON_CLOSE)\n"
+        "i = f.Get_info()\n"
+        "print(MPI.COMM_WORLD.rank, i.Get('cb_nodes'), repr(i.Get('romio_aggregator_list')),"
+        " i.Get('cb_buffer_size'))\n"
+        "f.Close()\n")
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("node-0\nnode-0\nnode-1\n")
+    res = smpy.run(str(prog), np=3, args=[str(tmp_path / "x.bin")], hostfile=str(hostfile), capture=True)
+    assert res.status == "ok", res.message
+    assert sorted(res.stdout.splitlines()) == [f"{r} 2 '0 2 ' 16777216" for r in range(3)]
