@@ -264,3 +264,30 @@ def test_info_aggregators_follow_the_placement(tmp_path: Path) -> None:
     res = smpy.run(str(prog), np=3, args=[str(tmp_path / "x.bin")], hostfile=str(hostfile), capture=True)
     assert res.status == "ok", res.message
     assert sorted(res.stdout.splitlines()) == [f"{r} 2 '0 2 ' 16777216" for r in range(3)]
+
+
+DISK_XML = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <host id="bob" speed="1Gf">
+      <disk id="Disk1" read_bw="100MBps" write_bw="40MBps"><prop id="mount" value="/scratch"/></disk>
+    </host>
+    <host id="alice" speed="1Gf"/>
+    <link id="l" bandwidth="125MBps" latency="50us"/>
+    <route src="bob" dst="alice"><link_ctn id="l"/></route>
+  </zone>
+</platform>
+"""
+
+
+def test_simgrid_disks_become_storage(tmp_path: Path) -> None:
+    from smpy.platform.loader import load_platform
+    from smpy.platform.schema import PlatformError
+    xml = tmp_path / "disk.xml"
+    xml.write_text(DISK_XML)
+    p = load_platform(xml)
+    assert [(d.name, d.hosts, d.read_bw, d.write_bw) for d in p.disks] == [("Disk1", ("bob",), 1e8, 4e7)]
+    xml.write_text(DISK_XML.replace("</disk>", "</disk><disk id='D2' read_bw='1GBps' write_bw='1GBps'/>"))
+    with pytest.raises(PlatformError, match="one disk per host"):
+        load_platform(xml)
