@@ -157,27 +157,34 @@ class View:
 
     def segments(self, start: int, n: int) -> list[tuple[int, int]]:
         """File ``(offset, length)`` runs of stream bytes ``[start, start + n)``, in order."""
+        offs, lens = self.segment_arrays(start, n)
+        return list(zip(offs.tolist(), lens.tolist()))
+
+    def segment_arrays(self, start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`segments` as two arrays (offsets, lengths), adjacent runs merged."""
         if n <= 0:
-            return []
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         if self.map is None:
-            return [(self.disp + start, n)]
-        S, E, disp = self.fsize, self.fextent, self.disp
-        out: list[tuple[int, int]] = []
+            return np.array([self.disp + start], np.int64), np.array([n], np.int64)
+        S, E = self.fsize, self.fextent
         end = start + n
-        q = start // S
-        while q * S < end:
-            base = q * S
-            for s, d, ln in self.runs:
-                lo = max(start, base + s)
-                hi = min(end, base + s + ln)
-                if lo < hi:
-                    off = disp + q * E + d + (lo - base - s)
-                    if out and out[-1][0] + out[-1][1] == off:
-                        out[-1] = (out[-1][0], out[-1][1] + hi - lo)
-                    else:
-                        out.append((off, hi - lo))
-            q += 1
-        return out
+        runs = np.array(self.runs, np.int64).reshape(-1, 3)
+        rs, rd, rl = runs[:, 0], runs[:, 1], runs[:, 2]
+        q = np.arange(start // S, (end - 1) // S + 1, dtype=np.int64)[:, None]
+        base = q * S + rs  # stream offset of each run of each instance
+        lo = np.maximum(base, start)
+        hi = np.minimum(base + rl, end)
+        keep = lo < hi
+        offs = (self.disp + q * E + rd + (lo - base))[keep]
+        lens = (hi - lo)[keep]
+        if len(offs) > 1:  # merge runs that continue each other in the file
+            new = np.empty(len(offs), bool)
+            new[0] = True
+            new[1:] = offs[1:] != offs[:-1] + lens[:-1]
+            first = np.flatnonzero(new)
+            lens = np.add.reduceat(lens, first)
+            offs = offs[first]
+        return offs, lens
 
     def eof_offset(self, fsize: int) -> int:
         """Etypes of the view before the end of a file of ``fsize`` bytes (partial rounds up)."""
@@ -199,7 +206,7 @@ class FileShared:
     """What the ranks of one collective open share: descriptor, path, shared pointer."""
 
     __slots__ = ("path", "fd", "amode", "comm", "group", "shared_pos", "atomic", "info", "open",
-                 "closed")
+                 "closed", "readable")
 
     def __init__(self, path: Any, fd: int, amode: int, comm: CommImpl, info: dict[str, str]) -> None:
         self.path = path
@@ -212,6 +219,8 @@ class FileShared:
         self.info = info
         self.open = comm.size
         self.closed = False
+        #: the descriptor can be read (False: a write-only file without read permission)
+        self.readable = True
 
 
 class FileHandle:
@@ -259,9 +268,20 @@ class FileHandle:
         """Write the stream bytes ``data`` at etype ``offset`` of the view (real I/O)."""
         view = self.view
         fd = self.shared.fd
-        pos = 0
         mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
-        for off, ln in view.segments(offset * view.esize, len(mv)):
+        n = len(mv)
+        offs, lens = view.segment_arrays(offset * view.esize, n)
+        span = _span(offs, lens, n) if self.shared.readable else None
+        if span is not None:  # many small runs close together: one read-modify-write
+            lo = int(offs[0])
+            buf = bytearray(span)
+            old = os.pread(fd, span, lo)  # bytes between the runs stay (beyond the end: zeros)
+            buf[:len(old)] = old
+            np.frombuffer(buf, np.uint8)[_positions(offs, lens, lo, n)] = np.frombuffer(mv, np.uint8)
+            _pwrite_all(fd, memoryview(buf), lo)
+            return n
+        pos = 0
+        for off, ln in zip(offs.tolist(), lens.tolist()):
             _pwrite_all(fd, mv[pos:pos + ln], off)
             pos += ln
         return pos
@@ -270,13 +290,40 @@ class FileHandle:
         """Read up to ``n`` stream bytes at etype ``offset`` (short at the end of the file)."""
         view = self.view
         fd = self.shared.fd
+        offs, lens = view.segment_arrays(offset * view.esize, n)
+        span = _span(offs, lens, n)
+        if span is not None:
+            lo = int(offs[0])
+            raw = os.pread(fd, span, lo)
+            idx = _positions(offs, lens, lo, n)
+            ok = int(np.searchsorted(idx, len(raw)))  # positions ascend: a prefix is in the file
+            return np.frombuffer(raw, np.uint8)[idx[:ok]].tobytes()
         chunks = []
-        for off, ln in view.segments(offset * view.esize, n):
+        for off, ln in zip(offs.tolist(), lens.tolist()):
             got = os.pread(fd, ln, off)
             chunks.append(got)
             if len(got) < ln:
                 break
         return b"".join(chunks)
+
+
+#: above this many runs, an access close enough together goes through one covering buffer
+_RUNS_VECTOR = 32
+
+
+def _span(offs: np.ndarray, lens: np.ndarray, n: int) -> int | None:
+    """Bytes covered from the first run to the end of the last one, when one buffer over
+    them is the cheaper way (many runs, not much more than twice the data); else None."""
+    if len(offs) <= _RUNS_VECTOR:
+        return None
+    span = int(offs[-1] + lens[-1] - offs[0])
+    return span if span <= 2 * n + (1 << 20) else None
+
+
+def _positions(offs: np.ndarray, lens: np.ndarray, lo: int, n: int) -> np.ndarray:
+    """Position of each stream byte in the buffer that starts at file offset ``lo``."""
+    starts = np.cumsum(lens) - lens  # stream offset of each run
+    return np.arange(n, dtype=np.int64) + np.repeat(offs - lo - starts, lens)
 
 
 def _pwrite_all(fd: int, data: memoryview, off: int) -> None:
@@ -318,17 +365,23 @@ def _os_error(exc: OSError, path: Any) -> tuple[int, str]:
 
 
 def _do_open(path: Any, amode: int, comm: CommImpl, info: dict[str, str]) -> FileShared | tuple[int, str]:
-    flags = os.O_RDWR if amode & MODE_RDWR else os.O_WRONLY if amode & MODE_WRONLY else os.O_RDONLY
-    if amode & MODE_CREATE:
-        flags |= os.O_CREAT
-    if amode & MODE_EXCL:
-        flags |= os.O_EXCL
-    flags |= getattr(os, "O_CLOEXEC", 0)
+    extra = (os.O_CREAT if amode & MODE_CREATE else 0) | (os.O_EXCL if amode & MODE_EXCL else 0)
+    extra |= getattr(os, "O_CLOEXEC", 0)
+    readable = True
     try:
-        fd = os.open(path, flags, 0o666)
+        if amode & MODE_WRONLY:  # read access too if allowed (read-modify-write of strided views)
+            try:
+                fd = os.open(path, os.O_RDWR | extra, 0o666)
+            except PermissionError:
+                fd = os.open(path, os.O_WRONLY | extra, 0o666)
+                readable = False
+        else:
+            fd = os.open(path, (os.O_RDWR if amode & MODE_RDWR else os.O_RDONLY) | extra, 0o666)
     except OSError as exc:
         return _os_error(exc, path)
-    return FileShared(path, fd, amode, comm, info)
+    shared = FileShared(path, fd, amode, comm, info)
+    shared.readable = readable
+    return shared
 
 
 _next_handle = 0

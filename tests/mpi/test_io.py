@@ -291,3 +291,79 @@ def test_simgrid_disks_become_storage(tmp_path: Path) -> None:
     xml.write_text(DISK_XML.replace("</disk>", "</disk><disk id='D2' read_bw='1GBps' write_bw='1GBps'/>"))
     with pytest.raises(PlatformError, match="one disk per host"):
         load_platform(xml)
+
+
+class _Scattered:
+    """A stand-in derived datatype: data bytes at ``disps`` (typemap order), given extent."""
+
+    def __init__(self, disps: list[int], extent: int) -> None:
+        self.disps = disps
+        self.size = len(disps)
+        self.lb, self.extent = 0, extent
+        self.true_lb = min(disps)
+        self.true_extent = max(disps) + 1 - self.true_lb
+        self.contiguous = False
+        self.committed = True
+
+    def pack(self, mem: memoryview, offset: int, count: int) -> bytes:
+        assert count == 1
+        return bytes(mem[offset + d] for d in self.disps)
+
+
+def _reference_segments(view: rio.View, start: int, n: int) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for k in range(start, start + n):
+        off = view.byte_offset(k)
+        if out and out[-1][0] + out[-1][1] == off:
+            out[-1] = (out[-1][0], out[-1][1] + 1)
+        else:
+            out.append((off, 1))
+    return out
+
+
+@pytest.mark.parametrize("disps,extent", [
+    ([0, 1, 2, 3, 8, 9, 10, 11], 16),     # two blocks
+    ([3, 4, 5, 6, 7, 10, 11], 12),        # offset start, contiguous with the next instance's?
+    ([1, 3, 5, 7], 8),                    # every other byte: many runs
+    ([0, 1, 2, 3], 4),                    # contiguous after all
+    ([0, 1, 300, 301, 302], 1024),        # sparse: the per-run path
+])
+def test_views_read_and_write_like_a_byte_by_byte_model(tmp_path: Path, disps: list[int], extent: int) -> None:
+    ft = _Scattered(disps, extent)
+    m = rio.typemap_offsets(ft)  # type: ignore[arg-type]
+    view = rio.View(5, BY_NAME["MPI_BYTE"], ft, "native")  # type: ignore[arg-type]
+    assert (m.tolist() if m is not None else list(range(len(disps)))) == disps
+    for start, n in ((0, 1), (0, 100), (3, 250), (7, 1000)):
+        assert view.segments(start, n) == _reference_segments(view, start, n)
+    # real I/O through a FileHandle: the covering-buffer path and the per-run path agree
+    # with a byte-by-byte model of the file
+    path = tmp_path / "v.bin"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT)
+    try:
+        shared = rio.FileShared(str(path), fd, rio.MODE_RDWR, _FakeComm(), {})  # type: ignore[arg-type]
+        fh = rio.FileHandle(shared, view, 1)
+        model = bytearray(400_000)  # holes read as zeros
+        model[:3000] = b"\xee" * 3000
+        os.pwrite(fd, bytes(model[:3000]), 0)
+        rng = np.random.default_rng(len(disps) * 7 + extent)
+        for start, n in ((0, 700), (11, 5), (40, 1500), (0, 3)):
+            data = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+            assert fh.write_bytes(start, data) == n
+            for k in range(n):
+                model[view.byte_offset(start + k)] = data[k]
+            size = os.fstat(fd).st_size
+            assert size == max(3000, max(view.byte_offset(start + k) for k in range(n)) + 1, size)
+            assert os.pread(fd, size, 0) == bytes(model[:size])
+            assert fh.read_bytes(start, n) == data
+        # a read past the end of the file stops there
+        size = os.fstat(fd).st_size
+        total = sum(1 for k in range(5000) if view.byte_offset(k) < size)
+        got = fh.read_bytes(0, 5000)
+        assert len(got) == total and got == bytes(model[view.byte_offset(k)] for k in range(total))
+    finally:
+        os.close(fd)
+
+
+class _FakeComm:
+    group = [0]
+    size = 1
