@@ -123,10 +123,34 @@ def typemap_offsets(dt: DatatypeImpl) -> np.ndarray | None:
     return out
 
 
-class View:
-    """``(disp, etype, filetype, datarep)`` and the filetype's byte runs."""
+def filetype_runs(dt: DatatypeImpl) -> tuple[np.ndarray, np.ndarray] | None:
+    """(displacements, lengths) of the maximal byte runs of one element of ``dt`` in typemap
+    order; None when the type is contiguous from 0. Uses the datatype's own flattening
+    (``flat()``) when it has one, else :func:`typemap_offsets`."""
+    flat = getattr(dt, "flat", None)
+    if flat is not None:
+        starts, lens = flat()
+        starts = np.asarray(starts, np.int64)
+        lens = np.asarray(lens, np.int64)
+        if len(starts) == 1 and starts[0] == 0 and lens[0] == dt.size == dt.extent and dt.lb == 0:
+            return None
+        return starts, lens
+    m = typemap_offsets(dt)
+    if m is None:
+        return None
+    if len(m) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    cuts = np.flatnonzero(np.diff(m) != 1) + 1
+    first = np.concatenate(([0], cuts))
+    ends = np.concatenate((cuts, [len(m)]))
+    return m[first].astype(np.int64), (ends - first).astype(np.int64)
 
-    __slots__ = ("disp", "etype", "filetype", "datarep", "esize", "fsize", "fextent", "map", "runs")
+
+class View:
+    """``(disp, etype, filetype, datarep)`` and the byte runs of one filetype instance."""
+
+    __slots__ = ("disp", "etype", "filetype", "datarep", "esize", "fsize", "fextent", "contiguous",
+                 "rs", "rd", "rl")
 
     def __init__(self, disp: int, etype: DatatypeImpl, filetype: DatatypeImpl, datarep: str) -> None:
         self.disp = disp
@@ -136,24 +160,30 @@ class View:
         self.esize = etype.size
         self.fsize = filetype.size
         self.fextent = filetype.extent
-        self.map = typemap_offsets(filetype)
-        #: contiguous runs of one filetype instance: (stream offset, displacement, length)
-        self.runs: list[tuple[int, int, int]] = []
-        if self.map is not None and len(self.map):
-            m = self.map
-            cuts = np.flatnonzero(np.diff(m) != 1) + 1
-            starts = np.concatenate(([0], cuts))
-            ends = np.concatenate((cuts, [len(m)]))
-            self.runs = [(int(s), int(m[s]), int(e - s)) for s, e in zip(starts, ends)]
+        runs = filetype_runs(filetype)
+        self.contiguous = runs is None
+        #: runs of one instance: stream offset, displacement and length of each
+        if runs is None:
+            self.rd = np.zeros(1, np.int64)
+            self.rl = np.array([self.fsize], np.int64)
+        else:
+            self.rd, self.rl = runs
+        self.rs = np.cumsum(self.rl) - self.rl
+
+    @property
+    def runs(self) -> list[tuple[int, int, int]]:
+        """(stream offset, displacement, length) of each run of one filetype instance."""
+        return list(zip(self.rs.tolist(), self.rd.tolist(), self.rl.tolist()))
 
     def byte_offset(self, k: int) -> int:
         """File byte of stream byte ``k``."""
-        if self.map is None:
+        if self.contiguous:
             return self.disp + k
         if self.fsize == 0:
             return self.disp
         q, r = divmod(k, self.fsize)
-        return self.disp + q * self.fextent + int(self.map[r])
+        i = int(np.searchsorted(self.rs, r, side="right")) - 1
+        return self.disp + q * self.fextent + int(self.rd[i]) + r - int(self.rs[i])
 
     def segments(self, start: int, n: int) -> list[tuple[int, int]]:
         """File ``(offset, length)`` runs of stream bytes ``[start, start + n)``, in order."""
@@ -164,12 +194,13 @@ class View:
         """:meth:`segments` as two arrays (offsets, lengths), adjacent runs merged."""
         if n <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        if self.map is None:
+        if self.contiguous:
             return np.array([self.disp + start], np.int64), np.array([n], np.int64)
         S, E = self.fsize, self.fextent
+        if S <= 0:  # a filetype without data: nothing of the file is visible
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         end = start + n
-        runs = np.array(self.runs, np.int64).reshape(-1, 3)
-        rs, rd, rl = runs[:, 0], runs[:, 1], runs[:, 2]
+        rs, rd, rl = self.rs, self.rd, self.rl
         q = np.arange(start // S, (end - 1) // S + 1, dtype=np.int64)[:, None]
         base = q * S + rs  # stream offset of each run of each instance
         lo = np.maximum(base, start)
@@ -191,13 +222,13 @@ class View:
         if fsize <= self.disp or self.esize == 0:
             return 0
         rel = fsize - self.disp
-        if self.map is None:
+        if self.contiguous:
             k = rel
         elif self.fextent <= 0:
             k = self.fsize
         else:
             q, r = divmod(rel, self.fextent)
-            k = q * self.fsize + int(np.count_nonzero(self.map < r))
+            k = q * self.fsize + int(np.clip(r - self.rd, 0, self.rl).sum())
         return -(-k // self.esize)
 
 
