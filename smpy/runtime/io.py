@@ -301,12 +301,15 @@ class FileHandle:
         fd = self.shared.fd
         mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
         n = len(mv)
+        if view.contiguous:
+            _pwrite_all(fd, mv, view.disp + offset * view.esize)
+            return n
         offs, lens = view.segment_arrays(offset * view.esize, n)
         span = _span(offs, lens, n) if self.shared.readable else None
         if span is not None:  # many small runs close together: one read-modify-write
             lo = int(offs[0])
             buf = bytearray(span)
-            old = os.pread(fd, span, lo)  # bytes between the runs stay (beyond the end: zeros)
+            old = _pread_all(fd, span, lo)  # bytes between the runs stay (beyond the end: zeros)
             buf[:len(old)] = old
             np.frombuffer(buf, np.uint8)[_positions(offs, lens, lo, n)] = np.frombuffer(mv, np.uint8)
             _pwrite_all(fd, memoryview(buf), lo)
@@ -321,17 +324,19 @@ class FileHandle:
         """Read up to ``n`` stream bytes at etype ``offset`` (short at the end of the file)."""
         view = self.view
         fd = self.shared.fd
+        if view.contiguous:
+            return _pread_all(fd, n, view.disp + offset * view.esize)
         offs, lens = view.segment_arrays(offset * view.esize, n)
         span = _span(offs, lens, n)
         if span is not None:
             lo = int(offs[0])
-            raw = os.pread(fd, span, lo)
+            raw = _pread_all(fd, span, lo)
             idx = _positions(offs, lens, lo, n)
             ok = int(np.searchsorted(idx, len(raw)))  # positions ascend: a prefix is in the file
             return np.frombuffer(raw, np.uint8)[idx[:ok]].tobytes()
         chunks = []
         for off, ln in zip(offs.tolist(), lens.tolist()):
-            got = os.pread(fd, ln, off)
+            got = _pread_all(fd, ln, off)
             chunks.append(got)
             if len(got) < ln:
                 break
@@ -355,6 +360,24 @@ def _positions(offs: np.ndarray, lens: np.ndarray, lo: int, n: int) -> np.ndarra
     """Position of each stream byte in the buffer that starts at file offset ``lo``."""
     starts = np.cumsum(lens) - lens  # stream offset of each run
     return np.arange(n, dtype=np.int64) + np.repeat(offs - lo - starts, lens)
+
+
+def _pread_all(fd: int, n: int, off: int) -> bytes:
+    """``n`` bytes at ``off`` (fewer at the end of the file; one call reads at most ~2 GiB)."""
+    if n <= 0:
+        return b""
+    first = os.pread(fd, n, off)
+    if len(first) == n or not first:
+        return first
+    parts = [first]
+    got = len(first)
+    while got < n:
+        more = os.pread(fd, n - got, off + got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
 
 
 def _pwrite_all(fd: int, data: memoryview, off: int) -> None:
