@@ -167,6 +167,15 @@ def _path(filename: Any) -> Any:
     return path
 
 
+def _filecall(fn: Any) -> Any:
+    """``@mpicall`` under MPI's name of the call (``Seek`` -> ``MPI_File_seek`` in traces)."""
+    name = fn.__name__
+    fn.__name__ = "File_" + name.strip("_").lower()
+    wrapper = mpicall(fn)
+    wrapper.__name__ = fn.__name__ = name
+    return wrapper
+
+
 class File(ErrhandlerMixin):
     """An open file (one handle per rank); ``FILE_NULL`` once closed."""
 
@@ -253,7 +262,7 @@ class File(ErrhandlerMixin):
             f._fh = None
         return f
 
-    @mpicall
+    @_filecall
     def _open(self, cls: type, comm: Any, filename: Any, amode: int, info: Any) -> File:
         """``MPI_File_open``, called on FILE_NULL: its error handler takes the errors."""
         path = _path(filename)
@@ -269,7 +278,7 @@ class File(ErrhandlerMixin):
         _files()[fh.handle] = f
         return f
 
-    @mpicall
+    @_filecall
     def Close(self) -> None:
         fh = self._live("MPI_File_close")
         pr = proc()
@@ -283,12 +292,12 @@ class File(ErrhandlerMixin):
     def Delete(cls, filename: Any, info: Any = None) -> None:
         FILE_NULL._delete(filename)
 
-    @mpicall
+    @_filecall
     def _delete(self, filename: Any) -> None:
         rio.delete_file(proc(), _path(filename))
 
     # -- size, mode, group, info -----------------------------------------------------------
-    @mpicall
+    @_filecall
     def Set_size(self, size: int) -> None:
         fh = self._live("MPI_File_set_size")
         if size < 0:
@@ -299,7 +308,7 @@ class File(ErrhandlerMixin):
         rio.resize(pr, fh, size, False)
         rio.charge_wait(pr, 0, True, "MPI_File_set_size")
 
-    @mpicall
+    @_filecall
     def Preallocate(self, size: int) -> None:
         fh = self._live("MPI_File_preallocate")
         if size < 0:
@@ -310,7 +319,7 @@ class File(ErrhandlerMixin):
         rio.resize(pr, fh, size, True)
         rio.charge_wait(pr, 0, True, "MPI_File_preallocate")
 
-    @mpicall
+    @_filecall
     def Get_size(self) -> int:
         return self._live("MPI_File_get_size").size()
 
@@ -318,7 +327,7 @@ class File(ErrhandlerMixin):
     def size(self) -> int:
         return self.Get_size()
 
-    @mpicall
+    @_filecall
     def Get_amode(self) -> int:
         return self._live("MPI_File_get_amode").amode
 
@@ -326,7 +335,7 @@ class File(ErrhandlerMixin):
     def amode(self) -> int:
         return self.Get_amode()
 
-    @mpicall
+    @_filecall
     def Get_group(self) -> Group:
         return Group._wrap(GroupImpl(list(self._live("MPI_File_get_group").shared.group)))
 
@@ -343,12 +352,12 @@ class File(ErrhandlerMixin):
         fh = self._live("MPI_File_get_group")
         return fh.shared.comm.local_rank(proc())
 
-    @mpicall
+    @_filecall
     def Set_info(self, info: Any) -> None:
         fh = self._live("MPI_File_set_info")
         fh.shared.info.update(_info_dict(info))
 
-    @mpicall
+    @_filecall
     def Get_info(self) -> Info:
         fh = self._live("MPI_File_get_info")
         d = dict(_DEFAULT_HINTS)
@@ -371,7 +380,7 @@ class File(ErrhandlerMixin):
         self.Set_info(info)
 
     # -- views -----------------------------------------------------------------------------
-    @mpicall
+    @_filecall
     def Set_view(self, disp: int = 0, etype: Datatype = BYTE, filetype: Datatype | None = None,
                  datarep: str = "native", info: Any = None) -> None:
         fh = self._live("MPI_File_set_view")
@@ -403,19 +412,19 @@ class File(ErrhandlerMixin):
         fh.shared.info.update(_info_dict(info))
         _barrier(pr, fh.shared.comm)
 
-    @mpicall
+    @_filecall
     def Get_view(self) -> tuple[int, Datatype, Datatype, str]:
         v = self._live("MPI_File_get_view").view
         return v.disp, _out_type(v.etype), _out_type(v.filetype), v.datarep
 
-    @mpicall
+    @_filecall
     def Get_byte_offset(self, offset: int) -> int:
         fh = self._live("MPI_File_get_byte_offset")
         if offset < 0:
             errors.raise_error(errors.ERR_ARG, "MPI_File_get_byte_offset: Invalid offset argument")
         return fh.view.byte_offset(offset * fh.view.esize)
 
-    @mpicall
+    @_filecall
     def Get_type_extent(self, datatype: Datatype) -> int:
         self._live("MPI_File_get_type_extent")
         return msgspec.as_datatype(datatype).extent
@@ -466,19 +475,19 @@ class File(ErrhandlerMixin):
         self._finish(fh, n, act, status, call)
         return n
 
-    @mpicall
+    @_filecall
     def Read_at(self, offset: int, buf: Any, status: Status | None = None) -> None:
         self._at(offset, buf, status, False, False, "MPI_File_read_at")
 
-    @mpicall
+    @_filecall
     def Read_at_all(self, offset: int, buf: Any, status: Status | None = None) -> None:
         self._at(offset, buf, status, False, True, "MPI_File_read_at_all")
 
-    @mpicall
+    @_filecall
     def Write_at(self, offset: int, buf: Any, status: Status | None = None) -> None:
         self._at(offset, buf, status, True, False, "MPI_File_write_at")
 
-    @mpicall
+    @_filecall
     def Write_at_all(self, offset: int, buf: Any, status: Status | None = None) -> None:
         self._at(offset, buf, status, True, True, "MPI_File_write_at_all")
 
@@ -494,19 +503,19 @@ class File(ErrhandlerMixin):
             parts.append(_ibarrier(pr, fh.shared.comm, call))
         return Request._wrap(rio.IoRequest(pr, call, n, parts))
 
-    @mpicall
+    @_filecall
     def Iread_at(self, offset: int, buf: Any) -> Request:
         return self._iat(offset, buf, False, False, "MPI_File_iread_at")
 
-    @mpicall
+    @_filecall
     def Iread_at_all(self, offset: int, buf: Any) -> Request:
         return self._iat(offset, buf, False, True, "MPI_File_iread_at_all")
 
-    @mpicall
+    @_filecall
     def Iwrite_at(self, offset: int, buf: Any) -> Request:
         return self._iat(offset, buf, True, False, "MPI_File_iwrite_at")
 
-    @mpicall
+    @_filecall
     def Iwrite_at_all(self, offset: int, buf: Any) -> Request:
         return self._iat(offset, buf, True, True, "MPI_File_iwrite_at_all")
 
@@ -522,19 +531,19 @@ class File(ErrhandlerMixin):
         self._finish(fh, n, act, status, call)
         return n
 
-    @mpicall
+    @_filecall
     def Read(self, buf: Any, status: Status | None = None) -> None:
         self._ind(buf, status, False, False, "MPI_File_read")
 
-    @mpicall
+    @_filecall
     def Read_all(self, buf: Any, status: Status | None = None) -> None:
         self._ind(buf, status, False, True, "MPI_File_read_all")
 
-    @mpicall
+    @_filecall
     def Write(self, buf: Any, status: Status | None = None) -> None:
         self._ind(buf, status, True, False, "MPI_File_write")
 
-    @mpicall
+    @_filecall
     def Write_all(self, buf: Any, status: Status | None = None) -> None:
         self._ind(buf, status, True, True, "MPI_File_write_all")
 
@@ -549,29 +558,29 @@ class File(ErrhandlerMixin):
             parts.append(_ibarrier(pr, fh.shared.comm, call))
         return Request._wrap(rio.IoRequest(pr, call, n, parts))
 
-    @mpicall
+    @_filecall
     def Iread(self, buf: Any) -> Request:
         return self._iind(buf, False, False, "MPI_File_iread")
 
-    @mpicall
+    @_filecall
     def Iread_all(self, buf: Any) -> Request:
         return self._iind(buf, False, True, "MPI_File_iread_all")
 
-    @mpicall
+    @_filecall
     def Iwrite(self, buf: Any) -> Request:
         return self._iind(buf, True, False, "MPI_File_iwrite")
 
-    @mpicall
+    @_filecall
     def Iwrite_all(self, buf: Any) -> Request:
         return self._iind(buf, True, True, "MPI_File_iwrite_all")
 
-    @mpicall
+    @_filecall
     def Seek(self, offset: int, whence: int = SEEK_SET) -> None:
         fh = self._live("MPI_File_seek")
         fh.check_individual("MPI_File_seek")
         fh.pos = _seek(fh, fh.pos, offset, whence, "MPI_File_seek")
 
-    @mpicall
+    @_filecall
     def Get_position(self) -> int:
         fh = self._live("MPI_File_get_position")
         fh.check_individual("MPI_File_get_position")
@@ -591,22 +600,22 @@ class File(ErrhandlerMixin):
         n, act = (self._write if write else self._read)(fh, pos, buf, call)
         return n, act
 
-    @mpicall
+    @_filecall
     def Read_shared(self, buf: Any, status: Status | None = None) -> None:
         n, act = self._shared(buf, status, False, "MPI_File_read_shared")
         self._finish(self._fh, n, act, status, "MPI_File_read_shared")
 
-    @mpicall
+    @_filecall
     def Write_shared(self, buf: Any, status: Status | None = None) -> None:
         n, act = self._shared(buf, status, True, "MPI_File_write_shared")
         self._finish(self._fh, n, act, status, "MPI_File_write_shared")
 
-    @mpicall
+    @_filecall
     def Iread_shared(self, buf: Any) -> Request:
         n, act = self._shared(buf, None, False, "MPI_File_iread_shared")
         return Request._wrap(rio.IoRequest(proc(), "MPI_File_iread_shared", n, [act]))
 
-    @mpicall
+    @_filecall
     def Iwrite_shared(self, buf: Any) -> Request:
         n, act = self._shared(buf, None, True, "MPI_File_iwrite_shared")
         return Request._wrap(rio.IoRequest(proc(), "MPI_File_iwrite_shared", n, [act]))
@@ -628,15 +637,15 @@ class File(ErrhandlerMixin):
         self._finish(fh, n, act, status, call)
         return n
 
-    @mpicall
+    @_filecall
     def Read_ordered(self, buf: Any, status: Status | None = None) -> None:
         self._ordered(buf, status, False, "MPI_File_read_ordered")
 
-    @mpicall
+    @_filecall
     def Write_ordered(self, buf: Any, status: Status | None = None) -> None:
         self._ordered(buf, status, True, "MPI_File_write_ordered")
 
-    @mpicall
+    @_filecall
     def Seek_shared(self, offset: int, whence: int = SEEK_SET) -> None:
         fh = self._live("MPI_File_seek_shared")
         pr = proc()
@@ -647,7 +656,7 @@ class File(ErrhandlerMixin):
             fh.shared.shared_pos = new
         _barrier(pr, comm)
 
-    @mpicall
+    @_filecall
     def Get_position_shared(self) -> int:
         return self._live("MPI_File_get_position_shared").shared.shared_pos
 
@@ -669,69 +678,69 @@ class File(ErrhandlerMixin):
         if status is not None:  # MPICH fills source and tag with 0 here
             status._fill(0, 0, 0, n)
 
-    @mpicall
+    @_filecall
     def Read_at_all_begin(self, offset: int, buf: Any) -> None:
         self._begin("read_at_all", lambda: self._at(offset, buf, None, False, True, "MPI_File_read_at_all_begin"),
                     "MPI_File_read_at_all_begin")
 
-    @mpicall
+    @_filecall
     def Read_at_all_end(self, buf: Any, status: Status | None = None) -> None:
         self._end("read_at_all", status, "MPI_File_read_at_all_end")
 
-    @mpicall
+    @_filecall
     def Write_at_all_begin(self, offset: int, buf: Any) -> None:
         self._begin("write_at_all", lambda: self._at(offset, buf, None, True, True, "MPI_File_write_at_all_begin"),
                     "MPI_File_write_at_all_begin")
 
-    @mpicall
+    @_filecall
     def Write_at_all_end(self, buf: Any, status: Status | None = None) -> None:
         self._end("write_at_all", status, "MPI_File_write_at_all_end")
 
-    @mpicall
+    @_filecall
     def Read_all_begin(self, buf: Any) -> None:
         self._begin("read_all", lambda: self._ind(buf, None, False, True, "MPI_File_read_all_begin"),
                     "MPI_File_read_all_begin")
 
-    @mpicall
+    @_filecall
     def Read_all_end(self, buf: Any, status: Status | None = None) -> None:
         self._end("read_all", status, "MPI_File_read_all_end")
 
-    @mpicall
+    @_filecall
     def Write_all_begin(self, buf: Any) -> None:
         self._begin("write_all", lambda: self._ind(buf, None, True, True, "MPI_File_write_all_begin"),
                     "MPI_File_write_all_begin")
 
-    @mpicall
+    @_filecall
     def Write_all_end(self, buf: Any, status: Status | None = None) -> None:
         self._end("write_all", status, "MPI_File_write_all_end")
 
-    @mpicall
+    @_filecall
     def Read_ordered_begin(self, buf: Any) -> None:
         self._begin("read_ordered", lambda: self._ordered(buf, None, False, "MPI_File_read_ordered_begin"),
                     "MPI_File_read_ordered_begin")
 
-    @mpicall
+    @_filecall
     def Read_ordered_end(self, buf: Any, status: Status | None = None) -> None:
         self._end("read_ordered", status, "MPI_File_read_ordered_end")
 
-    @mpicall
+    @_filecall
     def Write_ordered_begin(self, buf: Any) -> None:
         self._begin("write_ordered", lambda: self._ordered(buf, None, True, "MPI_File_write_ordered_begin"),
                     "MPI_File_write_ordered_begin")
 
-    @mpicall
+    @_filecall
     def Write_ordered_end(self, buf: Any, status: Status | None = None) -> None:
         self._end("write_ordered", status, "MPI_File_write_ordered_end")
 
     # -- consistency ------------------------------------------------------------------------
-    @mpicall
+    @_filecall
     def Set_atomicity(self, flag: bool) -> None:
         fh = self._live("MPI_File_set_atomicity")
         pr = proc()
         fh.shared.atomic = bool(flag)
         _barrier(pr, fh.shared.comm)
 
-    @mpicall
+    @_filecall
     def Get_atomicity(self) -> bool:
         return self._live("MPI_File_get_atomicity").shared.atomic
 
@@ -743,7 +752,7 @@ class File(ErrhandlerMixin):
     def atomicity(self, flag: bool) -> None:
         self.Set_atomicity(flag)
 
-    @mpicall
+    @_filecall
     def Sync(self) -> None:
         fh = self._live("MPI_File_sync")
         pr = proc()
