@@ -269,7 +269,9 @@ class File(ErrhandlerMixin):
         impl: CommImpl = comm._impl
         pr = proc()
         rio.check_amode(amode)
-        _barrier(pr, impl)  # MPICH duplicates the communicator and agrees on the open
+        # MPICH checks that every member passed the same amode (a collective on comm)
+        if len({a[0] for a in _allgather_raw(pr, impl, (amode,), 4, "MPI_File_open")}) > 1:
+            errors.raise_error(errors.ERR_NOT_SAME, "MPI_File_open: amode must be the same on all processors")
         fcomm = impl.agree(pr, ("MPI_File_open",), lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
         rio.charge_wait(pr, 0, False, "MPI_File_open")
         fh = rio.open_file(pr, fcomm, path, amode, _info_dict(info), BYTE._impl)

@@ -37,6 +37,8 @@ rec("open-no-access-mode", lambda: MPI.File.Open(comm, path, MPI.MODE_CREATE))
 rec("open-two-modes", lambda: MPI.File.Open(comm, path, MPI.MODE_RDWR | MPI.MODE_WRONLY))
 rec("open-rdonly-create", lambda: MPI.File.Open(comm, path, MPI.MODE_RDONLY | MPI.MODE_CREATE))
 rec("open-seq-rdwr", lambda: MPI.File.Open(comm, path, MPI.MODE_RDWR | MPI.MODE_SEQUENTIAL))
+rec("open-amode-not-same", lambda: MPI.File.Open(comm, path, MPI.MODE_CREATE | (
+    MPI.MODE_RDWR if rank == 0 else MPI.MODE_WRONLY)) if size > 1 else "n/a")
 comm.Barrier()
 
 fh = MPI.File.Open(comm, path, MPI.MODE_RDWR | MPI.MODE_CREATE)
