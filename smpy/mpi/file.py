@@ -9,6 +9,7 @@ program's own).
 
 from __future__ import annotations
 
+import copyreg
 import os
 import weakref
 from typing import Any
@@ -182,14 +183,22 @@ class File(ErrhandlerMixin):
     __slots__ = ("_fh", "__weakref__")
     _errhandler_kind = "File"
 
+    def __new__(cls, file: File | None = None) -> File:
+        if file is not None and not isinstance(file, File):
+            raise TypeError(f"Argument 'file' has incorrect type (expected mpi4py.MPI.File, got "
+                            f"{type(file).__name__})")
+        self = object.__new__(cls)
+        self._fh = None if file is None else file._fh
+        return self
+
     def __init__(self, file: File | None = None) -> None:
-        self._fh: rio.FileHandle | None = None if file is None else file._fh
+        pass
 
     @classmethod
     def _wrap(cls, fh: rio.FileHandle | _NullFile | None) -> File:
         if fh is None or fh is _NULL_OBJ:
             return FILE_NULL
-        f = cls.__new__(cls)
+        f = File.__new__(cls)
         f._fh = fh  # type: ignore[assignment]
         return f
 
@@ -212,16 +221,20 @@ class File(ErrhandlerMixin):
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    def __hash__(self) -> int:
-        return id(self._fh)
+    __hash__ = None  # type: ignore[assignment] - unhashable, as mpi4py's handles
+
+    def _unorderable(self, other: object) -> bool:
+        raise TypeError(f"unorderable type '{type(self).__module__}.{type(self).__name__}'")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _unorderable
 
     def __bool__(self) -> bool:
         return self._fh is not None
 
     def __reduce__(self) -> str | tuple[Any, ...]:
-        if self._fh is None and self is FILE_NULL:
-            return "FILE_NULL"
-        raise ValueError(f"cannot serialize {self!r} instance")
+        if self._fh is None:  # a null file: the constant itself, or a copy of it
+            return "FILE_NULL" if self is FILE_NULL else (copyreg.__newobj__, (type(self), FILE_NULL))
+        raise ValueError(f"cannot serialize '{type(self).__module__}.{type(self).__name__}' instance")
 
     # -- handles -----------------------------------------------------------------------------
     @property
@@ -259,7 +272,6 @@ class File(ErrhandlerMixin):
         f = FILE_NULL._open(cls, comm, filename, amode, info)
         if f is None:  # a user error handler of FILE_NULL ran: mpi4py returns its new, null File
             f = cls.__new__(cls)
-            f._fh = None
         return f
 
     @_filecall
@@ -275,7 +287,7 @@ class File(ErrhandlerMixin):
         fcomm = impl.agree(pr, ("MPI_File_open",), lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
         rio.charge_wait(pr, 0, False, "MPI_File_open")
         fh = rio.open_file(pr, fcomm, path, amode, _info_dict(info), BYTE._impl)
-        f = cls.__new__(cls)
+        f = File.__new__(cls)
         f._fh = fh
         _files()[fh.handle] = f
         return f
