@@ -318,7 +318,7 @@ class File(ErrhandlerMixin):
             errors.raise_error(errors.ERR_ARG, "MPI_File_set_size: Invalid size argument")
         fh.check_write("MPI_File_set_size")
         pr = proc()
-        _barrier(pr, fh.shared.comm)
+        _same_everywhere(pr, fh, size, "MPI_File_set_size")
         rio.resize(pr, fh, size, False)
         rio.charge_wait(pr, 0, True, "MPI_File_set_size")
 
@@ -329,7 +329,7 @@ class File(ErrhandlerMixin):
             errors.raise_error(errors.ERR_ARG, "MPI_File_preallocate: Invalid size argument")
         fh.check_write("MPI_File_preallocate")
         pr = proc()
-        _barrier(pr, fh.shared.comm)
+        _same_everywhere(pr, fh, size, "MPI_File_preallocate")
         rio.resize(pr, fh, size, True)
         rio.charge_wait(pr, 0, True, "MPI_File_preallocate")
 
@@ -663,12 +663,17 @@ class File(ErrhandlerMixin):
     def Seek_shared(self, offset: int, whence: int = SEEK_SET) -> None:
         fh = self._live("MPI_File_seek_shared")
         pr = proc()
+        # nobody moves the pointer before every member is in the call: all read the same one
         new = _seek(fh, fh.shared.shared_pos, offset, whence, "MPI_File_seek_shared")
         comm = fh.shared.comm
-        _barrier(pr, comm)  # everybody read the old pointer
-        if comm.local_rank(pr) == 0:
+        args = _allgather_raw(pr, comm, (offset, whence), 16, "MPI_File_seek_shared")
+        root = comm.local_rank(pr) == 0
+        if root:  # MPICH: the root moves the pointer, the others check their arguments
             fh.shared.shared_pos = new
         _barrier(pr, comm)
+        if not root and args[0] != (offset, whence):
+            errors.raise_error(errors.ERR_ARG, "MPI_File_seek_shared: Inconsistent arguments to "
+                               "collective routine ")
 
     @_filecall
     def Get_position_shared(self) -> int:
@@ -751,12 +756,16 @@ class File(ErrhandlerMixin):
     def Set_atomicity(self, flag: bool) -> None:
         fh = self._live("MPI_File_set_atomicity")
         pr = proc()
-        fh.shared.atomic = bool(flag)
-        _barrier(pr, fh.shared.comm)
+        comm = fh.shared.comm
+        flags = _allgather_raw(pr, comm, (1 if flag else 0,), 4, "MPI_File_set_atomicity")
+        if flags[0][0] != (1 if flag else 0):  # MPICH checks against the root's
+            errors.raise_error(errors.ERR_ARG, "MPI_File_set_atomicity: Inconsistent arguments to "
+                               "collective routine ")
+        fh.atomic = bool(flag)  # a per-process mode in ROMIO
 
     @_filecall
     def Get_atomicity(self) -> bool:
-        return self._live("MPI_File_get_atomicity").shared.atomic
+        return self._live("MPI_File_get_atomicity").atomic
 
     @property
     def atomicity(self) -> bool:
@@ -769,11 +778,18 @@ class File(ErrhandlerMixin):
     @_filecall
     def Sync(self) -> None:
         fh = self._live("MPI_File_sync")
-        pr = proc()
-        rio.charge_wait(pr, 0, True, "MPI_File_sync")
-        _barrier(pr, fh.shared.comm)
+        fh.check_write("MPI_File_sync")
+        # ROMIO: an fsync of the process's descriptor, no synchronisation of the members
+        rio.charge_wait(proc(), 0, True, "MPI_File_sync")
 
 FILE_NULL = File()
+
+
+def _same_everywhere(pr: Any, fh: rio.FileHandle, value: int, call: str) -> None:
+    """MPICH's check that every member passed the same ``value`` (all fail otherwise)."""
+    values = _allgather_raw(pr, fh.shared.comm, (value,), 8, call)
+    if any(v != values[0] for v in values):
+        errors.raise_error(errors.ERR_ARG, f"{call}: Inconsistent arguments to collective routine ")
 
 
 def _check_etypes(fh: rio.FileHandle, nbytes: int, call: str) -> None:

@@ -236,8 +236,8 @@ class View:
 class FileShared:
     """What the ranks of one collective open share: descriptor, path, shared pointer."""
 
-    __slots__ = ("path", "fd", "amode", "comm", "group", "shared_pos", "atomic", "info", "open",
-                 "closed", "readable")
+    __slots__ = ("path", "fd", "amode", "comm", "group", "shared_pos", "info", "open", "closed",
+                 "readable")
 
     def __init__(self, path: Any, fd: int, amode: int, comm: CommImpl, info: dict[str, str]) -> None:
         self.path = path
@@ -246,7 +246,6 @@ class FileShared:
         self.comm = comm
         self.group = list(comm.group)
         self.shared_pos = 0
-        self.atomic = False
         self.info = info
         self.open = comm.size
         self.closed = False
@@ -257,7 +256,7 @@ class FileShared:
 class FileHandle:
     """One rank's open file: the shared part, its view and individual pointer."""
 
-    __slots__ = ("shared", "view", "pos", "split", "handle", "__weakref__")
+    __slots__ = ("shared", "view", "pos", "split", "handle", "atomic", "__weakref__")
 
     def __init__(self, shared: FileShared, view: View, handle: int) -> None:
         self.shared = shared
@@ -265,6 +264,8 @@ class FileHandle:
         self.pos = 0
         #: pending split collective: (kind name, nbytes) or None
         self.split: tuple[str, int] | None = None
+        #: MPI_File_set_atomicity's mode (per process, as ROMIO keeps it)
+        self.atomic = False
         self.handle = handle
 
     @property
