@@ -14,6 +14,9 @@ from typing import Any
 
 import smpy
 from smpy.energy import HostEnergy
+from smpy.energy.dvfs import Dvfs
+from smpy.energy.host_energy import PowerTrace
+from smpy.energy.link_energy import LinkEnergy
 from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.network.routing import RoutingError
@@ -28,7 +31,10 @@ from smpy.timing.bench import Timing
 from smpy.trace.chrome import ChromeTracer
 
 SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
-PLUGIN = declare("plugin", "", "Plugins to load, comma-separated: host_energy")
+PLUGINS = ("host_energy", "host_dvfs", "link_energy")
+POWER_TRACE = declare("smpy/power-trace", "", "Write each host's power over simulated time to this "
+                      "CSV file (time_s,host,power_W); loads the host_energy plugin")
+PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
 
 
 @dataclass
@@ -86,10 +92,17 @@ class RunResult:
             f"{self.mpi_calls} MPI calls, {self.messages} messages ({self.bytes_sent:.6g} bytes)",
             f"[smpy] emulation wall time: {self.wall_s:.3f} s ({self.events} events)",
         ]
-        if self.energy is not None:
-            e = self.energy
+        e = self.energy or {}
+        if "total_J" in e:
             lines.append(f"Total energy consumption: {e['total_J']:.6f} Joules (used hosts: "
                          f"{e['used_hosts_J']:.6f} J, idle hosts: {e['idle_hosts_J']:.6f} J)")
+            per = sorted(e["per_host_J"].values())
+            if per:
+                lines.append(f"[smpy] energy per host: min {per[0]:.6g} J, median "
+                             f"{per[len(per) // 2]:.6g} J, max {per[-1]:.6g} J ({len(per)} hosts; "
+                             "--json for each)")
+        if "links_J" in e:
+            lines.append(f"Total energy over all links: {e['links_J']:.6f}")
         if self.status != "ok":
             lines.append(f"[smpy] run ended with status '{self.status}' (exit code {self.exit_code})")
         return "\n".join(lines)
@@ -152,10 +165,19 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
     world = World(plat, config, placement)
     timing = Timing(world, config)
     plugins = {x.strip() for x in str(config.get(PLUGIN)).split(",") if x.strip()}
-    unknown = plugins - {"host_energy"}
+    power_trace_path = str(config.get(POWER_TRACE))
+    if power_trace_path:
+        plugins.add("host_energy")
+    unknown = plugins - set(PLUGINS)
     if unknown:
-        raise ValueError(f"unknown plugin(s) {', '.join(sorted(unknown))} in --cfg=plugin (known: host_energy)")
+        raise ValueError(f"unknown plugin(s) {', '.join(sorted(unknown))} in --cfg=plugin "
+                         f"(known: {', '.join(PLUGINS)})")
     world.energy = HostEnergy(world.engine, world.cpu, plat.hosts) if "host_energy" in plugins else None
+    if "host_dvfs" in plugins:
+        world.dvfs = Dvfs(world.engine, world.cpu, plat.hosts, config)
+    power_trace = (PowerTrace(power_trace_path, world.energy) if power_trace_path else None)
+    link_energy = (LinkEnergy(world.engine, world.net, plat.links) if "link_energy" in plugins
+                   else None)
     if trace is not None:
         world.tracer = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
     session = Session(world, timing, echo, capture)
@@ -171,7 +193,7 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
         except SystemExit as e:
             if e.code not in (None, 0):
                 raise
-        timing.flush(proc)
+        timing.end_of_rank(proc)
         proc.finalized = True
 
     actors = world.spawn(rank_main)
@@ -214,6 +236,9 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
         importer.uninstall()
         if world.tracer is not None:
             world.tracer.close()
+        if power_trace is not None:
+            power_trace.close()
+        timing.finish()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
     if message:
@@ -227,9 +252,20 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
         ranks=[RankResult(p.rank, p.host.name, p.actor.end_time if p.actor.end_time >= 0 else engine.now,
                           p.mpi_calls, p.bench.measured_s, p.bench.simulated_flops) for p in procs],
         output=session.captured, config={k: str(v) for k, v in config.explicit().items()},
-        energy=world.energy.report() if world.energy is not None else None,
+        energy=_energy_report(world.energy, link_energy),
     )
     return result
+
+
+def _energy_report(hosts: Any, links: Any) -> dict[str, Any] | None:
+    if hosts is None and links is None:
+        return None
+    out: dict[str, Any] = {}
+    if hosts is not None:
+        out.update(hosts.report())
+    if links is not None:
+        out.update(links.report())
+    return out
 
 
 def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, str]:

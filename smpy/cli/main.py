@@ -6,7 +6,8 @@ import sys
 
 from smpy.cli import smpyrun
 
-CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibrate.network"}
+CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibrate.network",
+             "compute": "smpy.calibrate.compute", "power": "smpy.calibrate.power"}
 
 
 def main(argv: list[str] | None = None) -> int:

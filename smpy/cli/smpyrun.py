@@ -28,6 +28,9 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
     p.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                    help="set a configuration item (repeatable); see --help-cfg")
     p.add_argument("--energy", action="store_true", help="load the host energy plugin (same as --cfg=plugin:host_energy)")
+    p.add_argument("--power-trace", dest="power_trace", default=None, metavar="FILE.csv",
+                   help="write each host's power over simulated time as CSV (time_s,host,power_W); "
+                        "implies --energy")
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="write a timeline (Chrome/Perfetto trace-event JSON) of MPI calls and computation")
     p.add_argument("--json", dest="json", default=None, metavar="FILE", help="write the run summary as JSON")
@@ -76,7 +79,11 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
         cfg: dict[str, Any] = {}
         for item in ns.cfg:
             name, value = Config.parse_cfg_option(item)
+            if name == "plugin" and cfg.get("plugin"):  # as in SimGrid, each one loads a plugin
+                value = f"{cfg['plugin']},{value}"
             cfg[name] = value
+        if ns.power_trace:
+            cfg["smpy/power-trace"] = ns.power_trace
         if ns.energy:
             cfg["plugin"] = ",".join(x for x in (str(cfg.get("plugin", "")), "host_energy") if x)
         np = ns.np

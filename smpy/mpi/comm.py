@@ -9,6 +9,7 @@ from smpy.colls import buffers as bcoll
 from smpy.colls import objects as ocoll
 from smpy.colls.basic import allgather as _allgather_raw
 from smpy.colls.basic import barrier as _barrier
+from smpy.mpi import errhandler as _errhandler
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.comm_inter import IntraInterMixin
@@ -21,7 +22,7 @@ from smpy.mpi.msgpickle import pickle
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
-from smpy.runtime import constants as C
+from smpy.runtime import attributes as _attributes
 from smpy.runtime import errors, p2p
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.constants import (
@@ -32,10 +33,12 @@ from smpy.runtime.constants import (
     IDENT,
     P2P,
     PROC_NULL,
+    SIMILAR,
     UNDEFINED,
     UNEQUAL,
 )
 from smpy.runtime.group import GroupImpl
+from smpy.runtime.inter import compare as inter_compare
 from smpy.runtime.world import current
 
 
@@ -56,10 +59,20 @@ def _fill(status: Status | None, req: p2p.Request) -> None:
 class Comm(CommMgmtMixin, CommPersistMixin):
     """A communicator handle (one per rank; the runtime object is shared)."""
 
-    __slots__ = ("__impl",)
+    __slots__ = ("__impl", "__weakref__")
+
+    def __new__(cls, comm: Comm | None = None) -> Comm:
+        # mpi4py initialises in __new__ (subclasses call super().__new__(cls, other))
+        if comm is not None and not isinstance(comm, Comm):
+            raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Comm, got {type(comm).__name__})")
+        self = object.__new__(cls)
+        impl = self.__impl = None if comm is None else comm._raw()
+        if getattr(impl, "remote", None) is not None and issubclass(cls, Intracomm):
+            raise TypeError("expecting an intracommunicator")
+        return self
 
     def __init__(self, comm: Comm | None = None) -> None:
-        self.__impl = None if comm is None else comm._impl
+        pass
 
     @classmethod
     def _wrap(cls, impl: CommImpl | None) -> Comm:
@@ -77,6 +90,9 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def _raw(self) -> CommImpl | None:
         return self.__impl
 
+    def _set_raw(self, impl: CommImpl | None) -> None:
+        self.__impl = impl
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Comm):
             return NotImplemented
@@ -86,8 +102,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    def __hash__(self) -> int:
-        return id(self._raw())
+    __hash__ = None  # type: ignore[assignment]  # mpi4py's handles are unhashable
 
     def __bool__(self) -> bool:
         return self._raw() is not None
@@ -108,7 +123,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         return self.Get_size()
 
     def Get_name(self) -> str:
-        return self._impl.name
+        raw = self._raw()
+        return "MPI_COMM_NULL" if raw is None else raw.name
 
     def Set_name(self, name: str) -> None:
         self._impl.name = name
@@ -122,22 +138,28 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         self.Set_name(value)
 
     def Is_inter(self) -> bool:
+        self._impl  # noqa: B018 - COMM_NULL raises ERR_COMM
         return False
 
     def Is_intra(self) -> bool:
+        self._impl  # noqa: B018
         return True
 
     @property
     def is_inter(self) -> bool:
-        return False
+        return self.Is_inter()
 
     @property
     def is_intra(self) -> bool:
-        return True
+        return self.Is_intra()
 
     def Get_topology(self) -> int:
-        from smpy.mpi import constants
-        return constants.UNDEFINED
+        topo = self._impl.topology
+        return UNDEFINED if topo is None else topo.kind
+
+    @property
+    def is_topo(self) -> bool:
+        return self.Get_topology() != UNDEFINED
 
     @property
     def topology(self) -> int:
@@ -147,7 +169,11 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         a, b = self._impl, comm._impl
         if a is b:
             return IDENT
-        return CONGRUENT if a.group == b.group else UNEQUAL
+        if a.remote is not None or b.remote is not None:
+            return inter_compare(a, b)
+        if a.group == b.group:
+            return CONGRUENT
+        return SIMILAR if sorted(a.group) == sorted(b.group) else UNEQUAL
 
     @mpicall
     def Abort(self, errorcode: int = 0) -> None:
@@ -210,9 +236,15 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def Sendrecv(self, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,
                  source: int = ANY_SOURCE, recvtag: int = ANY_TAG, status: Status | None = None) -> None:
-        r = self._irecv(recvbuf, source, recvtag, "MPI_Sendrecv")
-        s = self._isend(sendbuf, dest, sendtag, "MPI_Sendrecv", False)
-        s.Wait()
+        impl, call = self._impl, "MPI_Sendrecv"
+        p2p.check_dest(impl, dest, call)
+        p2p.check_send_tag(sendtag, call)
+        # both messages are parsed before anything is posted (a bad receive spec must not
+        # leave a send behind, nor a bad send spec a receive)
+        sspec = msgspec.parse_send(sendbuf) if dest != PROC_NULL else msgspec.null_spec()
+        r = self._irecv(recvbuf, source, recvtag, call)
+        s = p2p.isend(proc(), impl, P2P, bcoll.pack(sspec), sspec.nbytes, dest, sendtag, call, False)
+        Request._wrap(s).Wait()
         Request._wrap(r).Wait(status)
 
     @mpicall
@@ -444,8 +476,20 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def Dup(self, info: Any = None) -> Intracomm:
         impl, pr = self._impl, proc()
         _barrier(pr, impl)  # context-id agreement costs a collective, as in MPICH
+        return self._dup(pr, impl, info)
+
+    def _dup(self, pr: Any, impl: CommImpl, info: Any) -> Intracomm:
+        """The duplicate, once the members agreed (after a barrier, or with an Ibarrier pending)."""
         new = impl.agree(pr, None, lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
-        return Intracomm._wrap(new)
+        cls = type(self)
+        if cls in (Comm, _WorldComm, _SelfComm):
+            cls = Intracomm
+        dup = cls._wrap(new)
+        _attributes.copy_all(pr, impl, self, new, "MPI_Comm_dup")
+        _errhandler.copy_errhandler(impl, new)
+        if info is not None and not getattr(info, "_null", True):
+            dup.Set_info(info)
+        return dup
 
     def Clone(self) -> Intracomm:
         return self.Dup()
@@ -461,38 +505,26 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         members = sorted((k, r) for c, k, r in triples if c == color)
         group = [impl.group[r] for _, r in members]
         new = impl.agree(pr, color, lambda: CommImpl(impl.world, group, ""), len(group))
+        _errhandler.copy_errhandler(impl, new)
         return Intracomm._wrap(new)
 
     @mpicall
     def Free(self) -> None:
-        self._impl.refcount -= 1
-        self.__impl = None
+        impl = self._raw()
+        if impl is None:
+            errors.raise_error(errors.ERR_COMM, "MPI_Comm_free: Null communicator")
+        pr = proc()
+        if impl is pr.world.comm_world or impl is pr.comm_self:
+            errors.raise_error(errors.ERR_COMM, "MPI_Comm_free: Cannot free permanent communicator")
+        try:
+            _attributes.delete_all(pr, impl, self, "MPI_Comm_free")
+        finally:
+            impl.refcount -= 1
+            self._set_raw(None)
 
     def __repr__(self) -> str:
         kind = "Intracomm" if isinstance(self, Intracomm) else "Comm"
         return f"<mpi4py.MPI.{kind} object at {id(self):#x}>"
-
-    # mpi4py compatibility helpers
-    def py2f(self) -> int:
-        raw = self._raw()
-        return 0 if raw is None else raw.context
-
-    def Get_attr(self, keyval: int) -> Any:
-        """Predefined attributes (TAG_UB, IO, WTIME_IS_GLOBAL, UNIVERSE_SIZE, APPNUM, LASTUSEDCODE)."""
-        impl = self._impl
-        if keyval == C.KEYVAL_TAG_UB:
-            return C.TAG_UB
-        if keyval == C.KEYVAL_IO:
-            return ANY_SOURCE
-        if keyval == C.KEYVAL_WTIME_IS_GLOBAL:
-            return 1  # one simulated clock for every rank
-        if keyval == C.KEYVAL_UNIVERSE_SIZE:
-            return impl.world.size
-        if keyval == C.KEYVAL_APPNUM:
-            return 0
-        if keyval == C.KEYVAL_LASTUSEDCODE:
-            return errors.last_used_code()
-        return impl.attrs.get(keyval)
 
     def Get_group(self) -> Group:
         return Group._wrap(GroupImpl(self._impl.group))
@@ -663,9 +695,13 @@ class _WorldComm(Intracomm):
 
     @property
     def _impl(self) -> CommImpl:
+        if self is not COMM_WORLD:  # a copy (type(COMM_WORLD)(COMM_WORLD), fromhandle...)
+            return Comm._impl.fget(self)  # type: ignore[attr-defined]
         return current().world.comm_world
 
     def _raw(self) -> CommImpl | None:
+        if self is not COMM_WORLD:
+            return Comm._raw(self)
         try:
             return current().world.comm_world
         except RuntimeError:
@@ -682,9 +718,13 @@ class _SelfComm(Intracomm):
 
     @property
     def _impl(self) -> CommImpl:
+        if self is not COMM_SELF:
+            return Comm._impl.fget(self)  # type: ignore[attr-defined]
         return current().comm_self
 
     def _raw(self) -> CommImpl | None:
+        if self is not COMM_SELF:
+            return Comm._raw(self)
         try:
             return current().comm_self
         except RuntimeError:

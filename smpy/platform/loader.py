@@ -400,12 +400,14 @@ def _loopback_from_config(spec: PlatformSpec, source: str) -> Link:
 
 def _build_explicit(spec: PlatformSpec, source: str) -> tuple[list[Host], list[Link], Routing]:
     node_names = _Names(source, "host or router")
+    from smpy.platform.schema import host_properties, link_properties
+
     link_names = _Names(source, "link")
     hosts: list[Host] = []
     for i, host_spec in enumerate(spec.hosts):
         node_names.add(host_spec.name, f"hosts[{i}].name")
         hosts.append(Host(host_spec.name, host_spec.cores, list(host_spec.speed),
-                          host_spec.pstate, dict(host_spec.properties)))
+                          host_spec.pstate, host_properties(host_spec, host_spec.name)))
     for i, router in enumerate(spec.routers):
         node_names.add(router, f"routers[{i}]")
 
@@ -414,7 +416,8 @@ def _build_explicit(spec: PlatformSpec, source: str) -> tuple[list[Host], list[L
     split: dict[str, str] = {}  # base name of a SPLITDUPLEX link -> its field path
     for i, link_spec in enumerate(spec.links):
         for link in _new_link(link_spec.name, link_spec.bandwidth, link_spec.latency,
-                              Sharing(link_spec.sharing), link_spec.properties):
+                              Sharing(link_spec.sharing),
+                              link_properties(link_spec.properties, link_spec.power)):
             link_names.add(link.name, f"links[{i}].name")
             links.append(link)
             by_name[link.name] = link

@@ -28,7 +28,15 @@ from smpy.kernel.activity import Activity, Sleep, Trigger
 from smpy.kernel.actors import block_on, block_on_any
 from smpy.runtime import errors
 from smpy.runtime.comm import CommImpl, matches
-from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, COLL, ENVELOPE_BYTES, PROC_NULL, TAG_UB
+from smpy.runtime.constants import (
+    ANY_SOURCE,
+    ANY_TAG,
+    COLL,
+    ENVELOPE_BYTES,
+    PROC_NULL,
+    ROOT,
+    TAG_UB,
+)
 
 if TYPE_CHECKING:
     from smpy.runtime.world import Process
@@ -140,9 +148,9 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
     req.nbytes = nbytes
     req.sync = sync
     src = req.src_local = comm.rank_of[proc.rank]
-    box = comm.boxes[channel][dest]
+    box = comm.sboxes[channel][dest]
     if nbytes < world.eager_thresh and not sync:
-        _start_transfer(req, comm.host_of(dest))
+        _start_transfer(req, world.processes[comm.rgroup[dest]].host)
     posted = box.posted
     for i, r in enumerate(posted):
         if (r.peer == src or r.peer == ANY_SOURCE) and (r.tag == tag or r.tag == ANY_TAG):
@@ -288,7 +296,7 @@ def cancel(req: Request) -> None:
             req.source = ANY_SOURCE
             req._finish()
     elif isinstance(req, SendRequest) and req.match is None and req.flow is None:
-        box = comm.boxes[req.channel][req.peer]
+        box = comm.sboxes[req.channel][req.peer]
         if req in box.unexpected:
             box.unexpected.remove(req)
             req.cancelled = True
@@ -368,15 +376,15 @@ def waitall(proc: Process, reqs: list[Request]) -> None:
 
 # -- argument checks (MPI error classes as MPICH reports them) ----------------------------
 def check_dest(comm: CommImpl, rank: int, call: str) -> None:
-    if not (0 <= rank < comm.size or rank == PROC_NULL):
+    if not (0 <= rank < comm.rsize or rank == PROC_NULL):
         errors.raise_error(errors.ERR_RANK, f"{call}: invalid rank has value {rank} but must be "
-                           f"nonnegative and less than {comm.size}")
+                           f"nonnegative and less than {comm.rsize}")
 
 
 def check_source(comm: CommImpl, rank: int, call: str) -> None:
-    if not (0 <= rank < comm.size or rank == PROC_NULL or rank == ANY_SOURCE):
+    if not (0 <= rank < comm.rsize or rank == PROC_NULL or rank == ANY_SOURCE):
         errors.raise_error(errors.ERR_RANK, f"{call}: invalid rank has value {rank} but must be "
-                           f"nonnegative and less than {comm.size}")
+                           f"nonnegative and less than {comm.rsize}")
 
 
 def check_send_tag(tag: int, call: str) -> None:
@@ -390,8 +398,10 @@ def check_recv_tag(tag: int, call: str) -> None:
 
 
 def check_root(comm: CommImpl, root: int, call: str) -> None:
-    if not 0 <= root < comm.size:
-        errors.raise_error(errors.ERR_ROOT, f"{call}: invalid root (value {root}, communicator size {comm.size})")
+    """Intracommunicators: 0 <= root < size. Intercommunicators: ROOT, PROC_NULL (the root's
+    group) or a rank of the remote group."""
+    if not 0 <= root < comm.rsize and (comm.remote is None or (root != ROOT and root != PROC_NULL)):
+        errors.raise_error(errors.ERR_ROOT, f"{call}: invalid root (value {root}, communicator size {comm.rsize})")
 
 
 # -- matched probes (MPI_Mprobe / MPI_Mrecv) ----------------------------------------------

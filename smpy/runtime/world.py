@@ -155,6 +155,7 @@ class World:
         #: plugins and layers above attach themselves here (timing, energy)
         self.timing: Any = None
         self.energy: Any = None
+        self.dvfs: Any = None  # smpy.energy.dvfs.Dvfs when the host_dvfs plugin is loaded
         self.tracer: Any = None
 
     def overhead(self, host: Host, name: str) -> Piecewise | None:
