@@ -449,6 +449,7 @@ class File(ErrhandlerMixin):
         spec = msgspec.parse_send(buf)
         _check_etypes(fh, spec.nbytes, call)
         data = spec.datatype.pack(spec.mem, spec.offset, spec.count) if spec.count else b""
+        data = rio.to_datarep(fh.view, spec.datatype, data, spec.count)
         n = fh.write_bytes(offset, data)
         return n, rio.charge(proc(), n, True)
 
@@ -461,6 +462,7 @@ class File(ErrhandlerMixin):
         n = len(data)
         if n:
             dt = spec.datatype
+            data = rio.to_datarep(fh.view, dt, data, spec.count)
             if n < want and not dt.contiguous:
                 full = bytearray(dt.pack(spec.mem, spec.offset, spec.count))
                 full[:n] = data

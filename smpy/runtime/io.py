@@ -33,6 +33,7 @@ import numpy as np
 
 from smpy.kernel.activity import Activity
 from smpy.kernel.actors import block_on
+from smpy.runtime import datatype as _datatypes
 from smpy.runtime import errors
 from smpy.runtime.constants import UNDEFINED
 from smpy.runtime.p2p import NULL_KIND, Request
@@ -64,7 +65,7 @@ __all__ = [
     "FileShared", "FileHandle", "View", "open_file", "delete_file", "storage", "MODE_RDONLY",
     "MODE_WRONLY", "MODE_RDWR", "MODE_CREATE", "MODE_EXCL", "MODE_DELETE_ON_CLOSE",
     "MODE_UNIQUE_OPEN", "MODE_SEQUENTIAL", "MODE_APPEND", "SEEK_SET", "SEEK_CUR", "SEEK_END",
-    "DISPLACEMENT_CURRENT", "IoRequest", "charge", "charge_wait", "wait", "resize",
+    "DISPLACEMENT_CURRENT", "IoRequest", "charge", "charge_wait", "wait", "resize", "to_datarep",
 ]
 
 
@@ -497,6 +498,24 @@ def delete_file(proc: Process, path: Any) -> None:
         cls, msg = _os_error(exc, path)
         errors.raise_error(cls, f"MPI_File_delete: {msg}")
     charge_wait(proc, 0, True, "MPI_File_delete")
+
+
+# -- data representations ------------------------------------------------------------------------
+def to_datarep(view: View, dt: DatatypeImpl, data: bytes, count: int) -> bytes:
+    """Packed native bytes of ``count`` elements of ``dt`` -> the view's representation, and
+    back (the conversion is a byte swap, its own inverse): ``external32`` files hold big-endian
+    data, as MPICH writes them; ``native`` and ``internal`` are the memory's bytes. Without the
+    runtime's ``external32_swap`` the data stays native."""
+    if view.datarep != "external32" or count <= 0 or dt.size <= 0:
+        return data
+    swap = getattr(_datatypes, "external32_swap", None)
+    if swap is None:
+        return data
+    whole = min(count, len(data) // dt.size)
+    if whole <= 0:
+        return data
+    cut = whole * dt.size
+    return swap(dt, bytes(data[:cut]), whole) + bytes(data[cut:])
 
 
 # -- requests ------------------------------------------------------------------------------------
