@@ -89,7 +89,8 @@ def test_file_operations_known_values(tmp_path: Path) -> None:
     assert r0["preallocate-big"] == [1000]
     assert r0["deleted-on-close"] == [False]
     # the real file holds the bytes the program wrote (holes blanked)
-    assert r0["contents"] == [bytes(range(1, 13)).hex() + b"....".hex()
+    assert r0["contents"] == [(b"\0\0\0\1\0\0\0\2\0\0\0\3" + bytes.fromhex("3ff8000000000000")).hex()]  # ext32
+    assert r0["dint-contents"] == [bytes(range(1, 13)).hex() + b"....".hex()
                               + bytes(range(13, 25)).hex() + b"....".hex()
                               + bytes(range(25, 31)).hex()]
 
