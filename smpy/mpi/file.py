@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copyreg
 import os
-import weakref
 from typing import Any
 
 from smpy.colls.basic import allgather as _allgather_raw
@@ -20,6 +19,7 @@ from smpy.colls.nonblocking import start as _coll_start
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.datatype import BYTE, Datatype
+from smpy.mpi.errhandler import ErrhandlerMixin
 from smpy.mpi.group import Group
 from smpy.mpi.info import Info
 from smpy.mpi.request import Request
@@ -28,82 +28,6 @@ from smpy.runtime import errors
 from smpy.runtime import io as rio
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.group import GroupImpl
-
-try:  # the shared error handlers once they exist (helper "mgmt"): File plugs into its mixin
-    from smpy.mpi.errhandler import (  # type: ignore[attr-defined]
-        ERRORS_ARE_FATAL,
-        ERRORS_RETURN,
-        Errhandler,
-        ErrhandlerMixin,
-    )
-    _OWN_ERRHANDLER = False
-except ImportError:  # pragma: no cover - depends on the merge order
-    _OWN_ERRHANDLER = True
-
-    class Errhandler:  # type: ignore[no-redef]
-        """Minimal error handler handle (replaced by smpy.mpi.errhandler when present)."""
-
-        __slots__ = ("_name",)
-
-        def __init__(self, errhandler: Any = None) -> None:
-            self._name = None if errhandler is None else errhandler._name
-
-        @classmethod
-        def _named(cls, name: str) -> Errhandler:
-            e = cls.__new__(cls)
-            e._name = name
-            return e
-
-        def __eq__(self, other: object) -> bool:
-            if not isinstance(other, Errhandler):
-                return NotImplemented
-            return self._name == other._name
-
-        def __ne__(self, other: object) -> bool:
-            eq = self.__eq__(other)
-            return eq if eq is NotImplemented else not eq
-
-        def __hash__(self) -> int:
-            return hash(self._name)
-
-        def __bool__(self) -> bool:
-            return self._name is not None
-
-        def Free(self) -> None:
-            pass
-
-        def free(self) -> None:
-            pass
-
-    ERRORS_RETURN = Errhandler._named("ERRORS_RETURN")
-    ERRORS_ARE_FATAL = Errhandler._named("ERRORS_ARE_FATAL")
-
-    class ErrhandlerMixin:  # type: ignore[no-redef]
-        """Get/Set/Call_errhandler per process and object, predefined handlers only."""
-
-        __slots__ = ()
-        _errhandler_kind = "File"
-
-        def _errhandler_obj(self) -> Any:
-            raise NotImplementedError
-
-        @classmethod
-        def Create_errhandler(cls, errhandler_fn: Any) -> Errhandler:
-            raise NotImplementedError("MPI_File_create_errhandler: user error handlers are not supported yet")
-
-        def _handlers(self) -> Any:
-            return proc().attrs.setdefault("file_errhandlers", weakref.WeakKeyDictionary())
-
-        def Get_errhandler(self) -> Errhandler:
-            return self._handlers().get(self._errhandler_obj(), ERRORS_RETURN)
-
-        def Set_errhandler(self, errhandler: Errhandler) -> None:
-            self._handlers()[self._errhandler_obj()] = errhandler
-
-        def Call_errhandler(self, errorcode: int) -> None:
-            """With ERRORS_RETURN (the default for files) MPICH returns without raising."""
-            if self.Get_errhandler() != ERRORS_RETURN:
-                errors.raise_error(errorcode)
 
 
 class _NullFile:
@@ -134,8 +58,6 @@ __all__ = [
     "MODE_DELETE_ON_CLOSE", "MODE_UNIQUE_OPEN", "MODE_SEQUENTIAL", "MODE_APPEND", "SEEK_SET",
     "SEEK_CUR", "SEEK_END", "DISPLACEMENT_CURRENT", "DISP_CUR", "Register_datarep",
 ]
-if _OWN_ERRHANDLER:
-    __all__ += ["Errhandler", "ERRORS_RETURN", "ERRORS_ARE_FATAL"]
 
 #: the hints MPICH's ROMIO reports for a file on a UNIX file system
 _DEFAULT_HINTS = {
