@@ -29,9 +29,19 @@ from smpy.shim.isolation import Patches, RankContext
 from smpy.support.config import Config, declare, parse_int
 from smpy.timing.bench import Timing
 from smpy.trace.chrome import ChromeTracer
+from smpy.trace.progress import Progress
+from smpy.trace.report import Report, Tee
+from smpy.trace.ti import TIRecorder
 
 SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
 PLUGINS = ("host_energy", "host_dvfs", "link_energy")
+REPORT = declare("smpy/report", "", "Write a run report (time in computation and in each MPI call "
+                 "per rank, load imbalance) to PREFIX.json and PREFIX.csv and print its table")
+PROGRESS = declare("smpy/progress", "auto", "Progress line on the terminal: auto (when stderr is a "
+                   "terminal and output is not captured), yes, no", choices=("auto", "yes", "no"),
+                   parse=lambda v: str(v).strip().lower())
+TRACE_TI = declare("smpy/trace-ti", "", "Record a time-independent trace (SMPI's format) of the run: "
+                   "this index file and FILE_files/rank-<r>.txt; replay with smpy replay or smpirun -replay")
 POWER_TRACE = declare("smpy/power-trace", "", "Write each host's power over simulated time to this "
                       "CSV file (time_s,host,power_W); loads the host_energy plugin")
 PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
@@ -43,6 +53,8 @@ class RankResult:
     host: str
     end_time_s: float
     mpi_calls: int
+    #: thread CPU time of the program between MPI calls (0 when not measured: computation
+    #: not simulated and no region report)
     measured_compute_s: float
     simulated_flops: float
 
@@ -178,8 +190,18 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
     power_trace = (PowerTrace(power_trace_path, world.energy) if power_trace_path else None)
     link_energy = (LinkEnergy(world.engine, world.net, plat.links) if "link_energy" in plugins
                    else None)
-    if trace is not None:
-        world.tracer = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
+    ti_path = str(config.get(TRACE_TI))
+    if ti_path:
+        world.ti = TIRecorder(ti_path, np)
+    chrome = (ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
+              if trace is not None else None)
+    report_prefix = str(config.get(REPORT))
+    report = Report(world.engine, world.cpu, np) if report_prefix else None
+    world.tracer = Tee(chrome, report) if chrome is not None and report is not None else (chrome or report)
+    progress = config.get(PROGRESS)
+    progress_line = None
+    if progress == "yes" or (progress == "auto" and not capture and err.isatty()):
+        progress_line = Progress(world, err)
     session = Session(world, timing, echo, capture)
     seed = config.get(SEED)
     argv0 = str(script_path)
@@ -187,6 +209,8 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
     def rank_main(proc: Any) -> None:
         proc.initialized = True  # mpi4py initialises MPI at import; smpy at rank start
         ctx = proc.actor.context
+        if world.ti is not None:
+            world.ti.line(proc.rank, "init")
         timing.restart(proc)
         try:
             exec(code, ctx.main.__dict__)
@@ -194,6 +218,8 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
             if e.code not in (None, 0):
                 raise
         timing.end_of_rank(proc)
+        if world.ti is not None:
+            world.ti.line(proc.rank, "finalize")
         proc.finalized = True
 
     actors = world.spawn(rank_main)
@@ -234,16 +260,24 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
                     pass
         patches.uninstall()
         importer.uninstall()
-        if world.tracer is not None:
-            world.tracer.close()
+        if chrome is not None:
+            chrome.close()
+        if progress_line is not None:
+            progress_line.close()
         if power_trace is not None:
             power_trace.close()
+        if world.ti is not None:
+            world.ti.close()
         timing.finish()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
     if message:
         err.write(message + ("\n" if not message.endswith("\n") else ""))
     procs = world.processes
+    if report is not None:
+        data = report.summary([p.actor.end_time if p.actor.end_time >= 0 else engine.now for p in procs])
+        report.write(report_prefix, data)
+        err.write(Report.table(data) + "\n")
     result = RunResult(
         script=str(script_path), np=np, platform=plat.name,
         hosts_used=len({p.host.index for p in procs}), status=status, exit_code=exit_code,

@@ -42,7 +42,7 @@ from smpy.mpi.msgpickle import Pickle, pickle
 from smpy.mpi.msgspec import BOTTOM, IN_PLACE
 from smpy.mpi.op import *  # noqa: F403 - every predefined op constant
 from smpy.mpi.op import Op
-from smpy.mpi.request import REQUEST_NULL, Request
+from smpy.mpi.request import REQUEST_NULL, Grequest, Prequest, Request
 from smpy.mpi.session import *
 from smpy.mpi.status import Status
 from smpy.mpi.topo import *

@@ -42,7 +42,7 @@ def mpicall(fn: F) -> F:
             proc.mpi_calls += 1
         tracer = proc.world.tracer
         if tracer is not None:
-            tracer.enter(proc.rank, name)
+            tracer.enter(proc.rank, name, sys._getframe(1) if depth == 0 else None)
         try:
             return fn(*args, **kwargs)
         except errors.MPIException as exc:
@@ -55,7 +55,7 @@ def mpicall(fn: F) -> F:
             proc.depth = depth
             if tracer is not None:
                 tracer.exit(proc.rank)
-            if depth == 0:
+            if depth == 0 and proc.world.timing.measure:
                 proc.bench.start = _thread_time()
 
     return wrapper  # type: ignore[return-value]

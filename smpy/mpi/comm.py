@@ -14,7 +14,7 @@ from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.comm_inter import IntraInterMixin
 from smpy.mpi.comm_mgmt import CommMgmtMixin
-from smpy.mpi.comm_persist import CommPersistMixin
+from smpy.mpi.comm_persist import CommPersistMixin, comm_lock, recv_obarg
 from smpy.mpi.comm_topo import IntraTopoMixin
 from smpy.mpi.group import Group
 from smpy.mpi.message import Message
@@ -189,9 +189,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def Ssend(self, buf: Any, dest: int, tag: int = 0) -> None:
         self._send(buf, dest, tag, "MPI_Ssend", True)
 
-    Bsend = Send
-    Rsend = Send
-
     def _send(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> None:
         impl, pr = self._impl, proc()
         p2p.check_dest(impl, dest, call)
@@ -214,9 +211,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def Issend(self, buf: Any, dest: int, tag: int = 0) -> Request:
         return self._isend(buf, dest, tag, "MPI_Issend", True)
-
-    Ibsend = Isend
-    Irsend = Isend
 
     def _irecv(self, buf: Any, source: int, tag: int, call: str) -> p2p.Request:
         impl = self._impl
@@ -292,8 +286,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def ssend(self, obj: Any, dest: int, tag: int = 0) -> None:
         p2p.wait(proc(), self._osend(obj, dest, tag, "MPI_Ssend", True, True))
 
-    bsend = send
-
     @mpicall
     def isend(self, obj: Any, dest: int, tag: int = 0) -> Request:
         return Request._wrap(self._osend(obj, dest, tag, "MPI_Isend", False), True)
@@ -301,8 +293,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def issend(self, obj: Any, dest: int, tag: int = 0) -> Request:
         return Request._wrap(self._osend(obj, dest, tag, "MPI_Issend", True), True)
-
-    ibsend = isend
 
     def _orecv(self, source: int, tag: int, call: str) -> p2p.Request:
         impl = self._impl
@@ -313,6 +303,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def recv(self, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG,
              status: Status | None = None) -> Any:
+        if buf is not None:
+            return recv_obarg(self, buf, source, tag, status)
         req = self._orecv(source, tag, "MPI_Recv")
         p2p.wait(proc(), req)
         return Request._wrap(req, True)._complete(status)
@@ -399,7 +391,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Scatter")
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root)
 
     @mpicall
@@ -408,7 +400,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Scatterv")
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         bcoll.scatterv(pr, impl, msgspec.parse_vector(sendbuf, impl.size, True) if is_root else None, rspec, root)
 
     @mpicall
@@ -422,7 +414,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:
-        bcoll.alltoall(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf))
+        impl = self._impl
+        bcoll.alltoall(proc(), impl, *_alltoall_specs(sendbuf, recvbuf, impl.size))
 
     @mpicall
     def Alltoallv(self, sendbuf: Any, recvbuf: Any) -> None:
@@ -434,6 +427,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def bcast(self, obj: Any = None, root: int = 0) -> Any:
         p2p.check_root(self._impl, root, "MPI_Bcast")
+        comm_lock(self, "bcast")
         return ocoll.bcast(proc(), self._impl, obj, root, pickle.dumps, pickle.loads)
 
     @mpicall
@@ -456,19 +450,23 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def gather(self, sendobj: Any, root: int = 0) -> list | None:
         p2p.check_root(self._impl, root, "MPI_Gather")
+        comm_lock(self, "gather")
         return ocoll.gather(proc(), self._impl, sendobj, root, pickle.dumps, pickle.loads)
 
     @mpicall
     def scatter(self, sendobj: Any, root: int = 0) -> Any:
         p2p.check_root(self._impl, root, "MPI_Scatter")
+        comm_lock(self, "scatter")
         return ocoll.scatter(proc(), self._impl, sendobj, root, pickle.dumps, pickle.loads)
 
     @mpicall
     def allgather(self, sendobj: Any) -> list:
+        comm_lock(self, "allgather")
         return ocoll.allgather(proc(), self._impl, sendobj, pickle.dumps, pickle.loads)
 
     @mpicall
     def alltoall(self, sendobj: Any) -> list:
+        comm_lock(self, "alltoall")
         return ocoll.alltoall(proc(), self._impl, sendobj, pickle.dumps, pickle.loads)
 
     # -- communicator management ---------------------------------------------------------
@@ -615,7 +613,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         p2p.check_root(impl, root, "MPI_Iscatter")
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         return Request._wrap(bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root,
                                            nb=True))
 
@@ -624,7 +622,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         p2p.check_root(impl, root, "MPI_Iscatterv")
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         svec = msgspec.parse_vector(sendbuf, impl.size, True) if is_root else None
         return Request._wrap(bcoll.scatterv(pr, impl, svec, rspec, root, nb=True))
 
@@ -641,8 +639,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Ialltoall(self, sendbuf: Any, recvbuf: Any) -> Request:
-        return Request._wrap(bcoll.alltoall(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
-                                            nb=True))
+        impl = self._impl
+        return Request._wrap(bcoll.alltoall(proc(), impl, *_alltoall_specs(sendbuf, recvbuf, impl.size), nb=True))
 
     @mpicall
     def Ialltoallv(self, sendbuf: Any, recvbuf: Any) -> Request:
@@ -668,6 +666,17 @@ class Comm(CommMgmtMixin, CommPersistMixin):
             recvcounts = [c for (c,) in _allgather_raw(pr, impl, (rspec.count,), 8, "MPI_Allgather")]
         counts = [int(c) for c in recvcounts]
         return Request._wrap(bcoll.reduce_scatter(pr, impl, sspec, rspec, counts, op._impl, nb=True))
+
+
+def _alltoall_specs(sendbuf: Any, recvbuf: Any, size: int) -> tuple[Any, Any]:
+    """mpi4py parses Alltoall's messages in ``size`` blocks: an explicit count is per rank."""
+    rspec = msgspec.parse_recv(recvbuf, size)
+    rspec.count *= size
+    if msgspec.is_in_place(sendbuf):
+        return None, rspec
+    sspec = msgspec.parse_send(sendbuf, size)
+    sspec.count *= size
+    return sspec, rspec
 
 
 def _commutes(op: Any) -> bool:

@@ -157,6 +157,8 @@ class World:
         self.energy: Any = None
         self.dvfs: Any = None  # smpy.energy.dvfs.Dvfs when the host_dvfs plugin is loaded
         self.tracer: Any = None
+        #: smpy.trace.ti.TIRecorder when recording a time-independent trace
+        self.ti: Any = None
 
     def overhead(self, host: Host, name: str) -> Piecewise | None:
         """The overhead table ``name`` for ``host`` (its property wins), None when zero."""
