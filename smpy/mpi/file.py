@@ -395,7 +395,7 @@ class File(ErrhandlerMixin):
     def _finish(self, fh: rio.FileHandle, n: int, act: Any, status: Status | None, call: str) -> None:
         rio.wait(act, call)
         if status is not None:
-            status._nbytes = n
+            status._set_count(n, False)
 
     def _advance(self, fh: rio.FileHandle, n: int) -> None:
         es = fh.view.esize

@@ -542,5 +542,9 @@ class IoRequest(Request):
         if self._pending == 0:
             self._finish()
 
+    def status_fields(self) -> tuple[int, int, int, int]:
+        """(source, tag, error, bytes) of the status: MPICH leaves source and tag undefined."""
+        return UNDEFINED, UNDEFINED, self.error, self.nbytes
+
     def describe(self) -> str:
         return f"{self.call} ({self.nbytes} bytes)"
