@@ -32,6 +32,7 @@ MODULES = [
     "test_info",
     "test_msgzero",
     "test_cco_obj_inter",
+    "test_file",
 ]
 TIMEOUT_S = 120.0
 

@@ -18,7 +18,7 @@ LAYER = {
     "support": 0,
     "kernel": 1, "lmm": 1,
     "cpu": 2,
-    "network": 3,
+    "network": 3, "storage": 3,
     "platform": 4, "energy": 4, "trace": 4,
     "runtime": 5, "timing": 5,
     "colls": 6,

@@ -519,6 +519,14 @@ def _store(impl: p2p.Request, status: Status) -> None:
     collective requests give source 0, tag 0, count 0."""
     kind = impl.kind
     m = status._mem
+    fields = getattr(impl, "status_fields", None)
+    if fields is not None:  # requests that say what their status holds (file I/O)
+        source, tag, error, nbytes = fields()
+        m[2], m[3] = source, tag
+        if error:
+            m[4] = error
+        status._set_count(nbytes, False)
+        return
     if kind == p2p.RECV:
         cancelled = impl.cancelled
         m[2] = 0 if cancelled else impl.source

@@ -43,6 +43,7 @@ from smpy.network.routing import (
 )
 from smpy.network.zones import Zone
 from smpy.platform.errors import Locator, PlatformError, format_path
+from smpy.storage.model import Disk
 from smpy.support.config import declare
 from smpy.support.units import UnitError, parse_bandwidth, parse_time
 
@@ -82,6 +83,8 @@ class Platform:
         #: host-and-link form, whose routing is a FullRouting)
         self.zone = zone
         self.config: dict[str, str] = dict(config or {})
+        #: disks of the ``storage`` section (empty: the storage model's single shared default)
+        self.disks: list[Disk] = []
         for index, host in enumerate(hosts):
             host.index = index
         for index, link in enumerate(links):
@@ -303,7 +306,9 @@ def build_platform(spec: PlatformSpec, source: str, default_name: str = "platfor
     name = spec.name or default_name
     if spec.zone is None and not spec.clusters:
         hosts, links, routing = _build_explicit(spec, source)
-        return Platform(name, source, hosts, links, routing, spec.config)
+        platform = Platform(name, source, hosts, links, routing, spec.config)
+        platform.disks = _build_disks(spec, hosts, source)
+        return platform
     from smpy.network.topologies import TopologyError
     from smpy.platform.builder import BuildError, build_zone_platform
 
@@ -315,7 +320,39 @@ def build_platform(spec: PlatformSpec, source: str, default_name: str = "platfor
         raise PlatformError(f"{source}: {where(err.loc)}: {err.render(where)}") from None
     except TopologyError as err:  # parameters were checked by the schema; belt and braces
         raise PlatformError(f"{source}: {where(())}: {err}") from None
-    return Platform(name, source, hosts, links, zone, spec.config, zone=zone)
+    platform = Platform(name, source, hosts, links, zone, spec.config, zone=zone)
+    platform.disks = _build_disks(spec, hosts, source)
+    return platform
+
+
+def _build_disks(spec: PlatformSpec, hosts: list[Host], source: str) -> list[Disk]:
+    """The disks of the ``storage`` section (empty list: the storage model's default)."""
+    names = [h.name for h in hosts]
+    known = set(names)
+    owner: dict[str, str] = {}
+    disks: list[Disk] = []
+    for i, st in enumerate(spec.storage):
+        for h in st.hosts:
+            if h not in known:
+                close = difflib.get_close_matches(h, names, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise PlatformError(f"{source}: storage[{i}].hosts: unknown host {h!r}{hint}")
+            if h in owner:
+                raise PlatformError(f"{source}: storage[{i}].hosts: host {h!r} already uses "
+                                    f"storage {owner[h]!r}")
+            owner[h] = st.name
+        if st.hosts:
+            disks.append(Disk(st.name, st.read_bandwidth, st.write_bandwidth, st.latency, st.hosts))
+    for st in spec.storage:
+        if st.per_host:
+            for h in names:
+                if h not in owner:
+                    owner[h] = st.name
+                    disks.append(Disk(f"{st.name}-{h}", st.read_bandwidth, st.write_bandwidth,
+                                      st.latency, (h,)))
+        elif not st.hosts:
+            disks.append(Disk(st.name, st.read_bandwidth, st.write_bandwidth, st.latency))
+    return disks
 
 
 class _Names:

@@ -14,6 +14,7 @@ Format (summary)
 
     name: cluster64              # optional; defaults to the file name without extension
     config: {network/model: SMPI}   # optional: defaults for --cfg settings, as strings
+    storage: [StorageSpec]       # optional: disks for MPI-IO (default: one shared disk)
     # then one of:
     clusters: [ClusterSpec]      # exactly one cluster: the whole platform
     zone: ZoneSpec               # a SimGrid zone tree (clusters, zones, routes with gateways)
@@ -29,6 +30,7 @@ Format (summary)
     HostSpec:    name, speed, cores, pstate, properties
     LinkSpec:    name, bandwidth, latency, sharing (SHARED|FATPIPE|SPLITDUPLEX), properties
     RouteSpec:   src, dst, links, symmetric, gw_src, gw_dst
+    StorageSpec: name, read_bandwidth, write_bandwidth, latency, hosts | per_host
 
 Meaning (SimGrid's, see ``docs/research/smpi_features.md`` §2.10 and ``docs/platforms.md``):
 a SPLITDUPLEX link ``l`` is two links ``l_UP`` and ``l_DOWN``, and a symmetric route's reverse
@@ -72,6 +74,7 @@ __all__ = [
     "LoopbackSpec",
     "ZoneBackboneSpec",
     "HostLinkSpec",
+    "StorageSpec",
     "Locator",
     "topology_size",
     "parse_radical",
@@ -588,9 +591,30 @@ class ZoneSpec(_Spec):
         return self
 
 
+class StorageSpec(_Spec):
+    """A disk (see :mod:`smpy.storage.model`): ``hosts`` names the hosts that use it;
+    none = shared by every host without a disk of its own; ``per_host`` = one such disk
+    for each of those hosts instead of one shared."""
+
+    name: Name
+    read_bandwidth: Bandwidth = 2.0e9
+    write_bandwidth: Bandwidth = 1.0e9
+    latency: Latency = 1.0e-4
+    hosts: tuple[Name, ...] = ()
+    per_host: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> StorageSpec:
+        if self.per_host and self.hosts:
+            raise _FieldError("per_host", "a storage is either for the listed `hosts` or "
+                              "`per_host` (one disk for every other host), not both")
+        return self
+
+
 class PlatformSpec(_Spec):
     name: Name | None = None
     config: Properties = {}
+    storage: tuple[StorageSpec, ...] = ()
     zone: ZoneSpec | None = None
     clusters: tuple[ClusterSpec, ...] = ()
     hosts: tuple[HostSpec, ...] = ()

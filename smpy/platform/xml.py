@@ -36,7 +36,7 @@ routers, clusters, zones) the zone gets an ``order`` list.
 
 Not supported (a :class:`~smpy.platform.schema.PlatformError` names the element and line):
 ``<peer>``, ``<trace>``, ``<trace_connect>``, ``<bypassRoute>``, ``<bypassZoneRoute>``,
-``<disk>``, ``<actor>``/``<process>``, ``<include>``, Vivaldi and Wifi zones, WIFI links,
+``<actor>``/``<process>``, ``<include>``, Vivaldi and Wifi zones, WIFI links,
 multiple bandwidths, and ``*_file`` profiles (speed, state, bandwidth, latency).
 """
 
@@ -150,7 +150,6 @@ _UNSUPPORTED = {
     "bypassRoute": "bypass routes are not supported",
     "bypassZoneRoute": "bypass routes are not supported",
     "bypassASroute": "bypass routes are not supported",
-    "disk": "disks are not supported",
     "actor": "deployment (<actor>) belongs to the program, not to the platform; remove it",
     "process": "deployment (<process>) belongs to the program, not to the platform; remove it",
     "include": "<include> was removed in SimGrid 3.18",
@@ -171,6 +170,8 @@ class _Converter:
         self.where: dict[Loc, tuple[_Element, str | None]] = {}
         #: SPLITDUPLEX links that have directions (base names), as SimGrid registers them
         self.split: set[str] = set()
+        #: ``<disk>`` of the hosts, as entries of the ``storage`` section
+        self.disks: list[dict[str, Any]] = []
 
     # ---------------------------------------------------------------------- utilities
     def error(self, element: _Element, message: str, attribute: str | None = None) -> PlatformError:
@@ -258,6 +259,8 @@ class _Converter:
             data["clusters"] = [self.cluster(element, ("clusters", 0))]
         else:
             data["zone"] = self.zone(element, ("zone",))
+        if self.disks:
+            data["storage"] = self.disks
         return data
 
     def _check_version(self, root: _Element, text: str) -> None:
@@ -372,13 +375,34 @@ class _Converter:
         pstate = self.integer(element, "pstate", values["pstate"])
         if pstate != 0:
             host["pstate"] = pstate
+        disk_seen = False
         for child in element.children:
-            if child.tag != "prop":
+            if child.tag == "disk":
+                if disk_seen:
+                    raise self.error(child, "smpy models one disk per host; remove the others")
+                disk_seen = True
+                self.disk(child, values["id"])
+            elif child.tag != "prop":
                 raise self.unsupported(child, element.describe())
         props = self.properties(element, loc)
         if props:
             host["properties"] = props
         return host
+
+    def disk(self, element: _Element, host: str) -> None:
+        """SimGrid's ``<disk id read_bw write_bw>`` of a host: a storage entry for that host
+        (latency: the storage model's default; ``<prop>`` children are ignored)."""
+        values = self.attrs(element, (), ("id", "read_bw", "write_bw"))
+        loc: Loc = ("storage", len(self.disks))
+        self.mark(loc, element)
+        for key, attribute in (("name", "id"), ("read_bandwidth", "read_bw"),
+                               ("write_bandwidth", "write_bw"), ("hosts", None)):
+            self.mark(loc + (key,), element, attribute)
+        for child in element.children:
+            if child.tag != "prop":
+                raise self.unsupported(child, element.describe())
+        self.disks.append({"name": values["id"], "read_bandwidth": values["read_bw"],
+                           "write_bandwidth": values["write_bw"], "hosts": [host]})
 
     def integer(self, element: _Element, attribute: str, text: str) -> int:
         """SimGrid's ``std::stoi``: the leading integer of the text (``"0.0"`` is 0)."""

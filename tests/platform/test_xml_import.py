@@ -123,7 +123,10 @@ def test_cabinets_are_expanded_as_simgrid_does(tmp_path):
      "line 4, <host id='a'> attribute 'state_file': availability/state profiles are not "
      "supported"),
     ('<zone id="z" routing="Full">\n<host id="a" speed="1Gf"><disk id="d" read_bw="1GBps" '
-     'write_bw="1GBps"/></host></zone>', "line 5, <disk id='d'>: disks are not supported"),
+     'write_bw="1GBps"/>\n<disk id="e" read_bw="1GBps" write_bw="1GBps"/></host></zone>',
+     "line 6, <disk id='e'>: smpy models one disk per host; remove the others"),
+    ('<zone id="z" routing="Full">\n<host id="a" speed="1Gf"><disk id="d" read_bw="1GBps"/>'
+     '</host></zone>', "line 5, <disk id='d'>: missing required attribute 'write_bw'"),
     ('<zone id="z" routing="Full">\n<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/>\n'
      '<link id="l" bandwidth="1GBps"/>\n<bypassRoute src="a" dst="b"><link_ctn id="l"/>'
      '</bypassRoute></zone>', "line 7, <bypassRoute src='a' dst='b'>: bypass routes are not "

@@ -1,0 +1,152 @@
+r"""Storage model: file reads and writes share the bandwidth of disks (max-min fair).
+
+A *disk* :math:`d` has a read bandwidth :math:`R_d`, a write bandwidth :math:`W_d` (bytes/s)
+and an access latency :math:`\lambda_d` (s). Every host reaches exactly one disk: its own
+(a node-local disk) or one that several hosts share (a file server; a parallel file system
+with striping over several servers can later replace :meth:`StorageModel.disk_of` and
+:meth:`StorageModel.io` without changing their callers).
+
+An I/O operation of :math:`n` bytes on disk :math:`d` has two phases, like a network flow:
+
+Latency phase
+    :math:`\lambda_d` seconds (seek / request round trip), whatever :math:`n`.
+
+Bandwidth phase
+    the operation is a variable :math:`x` of the max-min system (:mod:`smpy.lmm`) with
+    coefficient 1 on the disk's read constraint (:math:`\sum_{\text{reads on } d} x \le R_d`)
+    or write constraint (:math:`\sum_{\text{writes on } d} x \le W_d`). Concurrent reads
+    (writes) of a disk share its read (write) bandwidth fairly; reads and writes do not
+    slow each other down (separate channels, as SimGrid's disk model without its
+    combined constraint). The phase lasts until the :math:`n` bytes went through.
+
+Uncontended, an operation lasts :math:`T = \lambda_d + n / B_d` with :math:`B_d = R_d` or
+:math:`W_d`; :math:`k` equal concurrent reads of one disk each last
+:math:`\lambda_d + k\,n / R_d`. Operations of 0 bytes (metadata: open, close, sync,
+delete) last :math:`\lambda_d`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from smpy.kernel.activity import RUNNING, RateActivity
+from smpy.kernel.engine import Engine, Event
+from smpy.lmm import System
+
+
+@dataclass
+class Disk:
+    """One storage device; ``hosts`` = names of the hosts that use it (empty: all others)."""
+
+    name: str
+    read_bw: float = 2.0e9
+    write_bw: float = 1.0e9
+    latency: float = 1.0e-4
+    hosts: tuple[str, ...] = ()
+    #: (read constraint, write constraint) once attached to a model
+    model_data: Any = field(default=None, repr=False, compare=False)
+
+
+#: the disk used when the platform describes none: one storage shared by every host
+DEFAULT_DISK = Disk("storage")
+
+
+class IoOp(RateActivity):
+    """A read or write of ``total`` bytes on ``disk`` (an activity)."""
+
+    __slots__ = ("model", "disk", "write", "var", "_lat_event")
+
+    def __init__(self, model: StorageModel, disk: Disk, nbytes: float, write: bool) -> None:
+        super().__init__(model.engine, nbytes)
+        self.model = model
+        self.disk = disk
+        self.write = write
+        self.var = None
+        self._lat_event: Event | None = None
+
+    def _start_bandwidth_phase(self) -> None:
+        self._lat_event = None
+        if self.state != RUNNING:
+            return
+        if self.total <= 0.0:
+            self._finish()
+            return
+        self.last_update = self.engine.now
+        rd, wr = self.disk.model_data
+        bound = self.disk.write_bw if self.write else self.disk.read_bw
+        self.var = self.model.system.variable(1.0, bound, ((wr if self.write else rd, 1.0),), data=self)
+        self.model.dirty = True
+
+    def _on_work_done(self) -> None:
+        self._release()
+        self._finish()
+
+    def _on_cancel(self) -> None:
+        super()._on_cancel()
+        if self._lat_event is not None:
+            self._lat_event.cancelled = True
+        self._release()
+
+    def _release(self) -> None:
+        if self.var is not None:
+            self.model.system.remove(self.var)
+            self.var = None
+            self.model.dirty = True
+
+    def describe(self) -> str:
+        verb = "write" if self.write else "read"
+        return f"{verb} of {self.total:.6g} B on disk {self.disk.name}"
+
+
+class StorageModel:
+    """The disks of a platform and the operations running on them."""
+
+    def __init__(self, engine: Engine, disks: list[Disk] | None = None) -> None:
+        self.engine = engine
+        self.system = System()
+        self.dirty = False
+        self.disks: list[Disk] = []
+        self._by_host: dict[str, Disk] = {}
+        self._default: Disk | None = None
+        for d in disks or [Disk(DEFAULT_DISK.name, DEFAULT_DISK.read_bw, DEFAULT_DISK.write_bw,
+                                DEFAULT_DISK.latency)]:
+            self.add_disk(d)
+        engine.add_model(self)
+
+    def add_disk(self, disk: Disk) -> None:
+        disk.model_data = (self.system.constraint(disk.read_bw, data=disk),
+                           self.system.constraint(disk.write_bw, data=disk))
+        self.disks.append(disk)
+        if disk.hosts:
+            for h in disk.hosts:
+                self._by_host[h] = disk
+        elif self._default is None:
+            self._default = disk
+
+    def disk_of(self, host_name: str) -> Disk:
+        """The disk that ``host_name`` reads and writes (its own, else the shared default)."""
+        d = self._by_host.get(host_name)
+        if d is not None:
+            return d
+        if self._default is None:  # every disk is host-specific and this host has none
+            self._default = Disk(DEFAULT_DISK.name, DEFAULT_DISK.read_bw, DEFAULT_DISK.write_bw,
+                                 DEFAULT_DISK.latency)
+            self.add_disk(self._default)
+        return self._default
+
+    def io(self, disk: Disk, nbytes: float, write: bool) -> IoOp:
+        """Start an operation of ``nbytes`` on ``disk``; returns the activity."""
+        op = IoOp(self, disk, nbytes, write)
+        if disk.latency > 0.0:
+            op._lat_event = self.engine.schedule(disk.latency, op._start_bandwidth_phase)
+        else:
+            op._start_bandwidth_phase()
+        return op
+
+    def update(self) -> None:
+        self.dirty = False
+        for v in self.system.solve():
+            op = v.data
+            if op is not None:
+                op._set_rate(v.value)
