@@ -58,6 +58,12 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     __slots__ = ("__impl",)
 
+    def __new__(cls, comm: Comm | None = None) -> Comm:
+        # like mpi4py's __cinit__: ``MPI.Comm.__new__(cls, comm)`` works (mpi4py.util.pkl5)
+        self = object.__new__(cls)
+        self.__impl = None if comm is None else comm._raw()
+        return self
+
     def __init__(self, comm: Comm | None = None) -> None:
         self.__impl = None if comm is None else comm._impl
 
@@ -654,6 +660,12 @@ def _fill_probe(status: Status | None, s: p2p.SendRequest | None) -> None:
 
 class Intracomm(Comm, IntraTopoMixin, IntraInterMixin):
     __slots__ = ()
+
+    @classmethod
+    def Create_from_group(cls, group: Group, stringtag: str = "org.mpi4py", info: Any = None,
+                          errhandler: Any = None) -> Intracomm:
+        from smpy.mpi.session import Comm_create_from_group  # session.py imports us
+        return Comm_create_from_group(cls, group, stringtag, info, errhandler)
 
 
 class _WorldComm(Intracomm):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from smpy.runtime import errors
 from smpy.runtime.group import EMPTY, GroupImpl
@@ -100,6 +101,11 @@ class Group:
             errors.raise_error(errors.ERR_GROUP, "MPI_Group_free: cannot free a predefined group")
         self._g()
         self._impl = None
+
+    @classmethod
+    def Create_from_session_pset(cls, session: Any, pset_name: str) -> Group:
+        from smpy.mpi.session import Group_from_session_pset  # session.py imports us
+        return Group_from_session_pset(session, pset_name)
 
     def __repr__(self) -> str:
         return f"<mpi4py.MPI.Group object at {id(self):#x}>"
