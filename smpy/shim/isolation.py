@@ -131,6 +131,9 @@ class RankContext:
 
     def switch_out(self) -> None:
         state.ctx = None
+        # the rank may have replaced __main__ (runpy.run_module/run_path, as ``-m`` and
+        # ``python -m mpi4py`` do): keep its own until it switches back in
+        self.main = sys.modules.get("__main__", self.main)  # type: ignore[assignment]
         if _private_names:
             modules = sys.modules
             mine = self.modules
