@@ -72,10 +72,10 @@ def test_session_api_facts(np: int) -> None:
     assert "0: nth -1 MPI.Exception 12 Invalid argument" in lines
     assert "0: null Finalize MPI.Exception 75 Invalid MPI_Session handle" in lines
     assert "0: pickle ValueError cannot serialize 'mpi4py.MPI.Session' instance" in lines
-    assert "0: comms Intracomm %d True 1 1 1 1 ''" % np in lines
+    assert f"0: comms Intracomm {np} True 1 1 1 1 ''" in lines
     assert f"0: allreduce {np * (np + 1) // 2} {np} 5" in lines
     assert "0: group null MPI.Exception 8 Invalid group" in lines
-    assert "0: commctx True 1 0 1 %d ''" % np in lines
+    assert f"0: commctx True 1 0 1 {np} ''" in lines
     assert "0: pickle 5 262144 5 None 3" in lines
     assert "0: oob bytes 1 [320000] True 0 0" in lines
     last = [ln.split(": ", 1)[1] for ln in lines if ln.startswith(f"{np - 1}: ")]
