@@ -20,6 +20,7 @@ from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
+from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
 from smpy.shim import importer
@@ -184,6 +185,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
 
     def rank_main(proc: Any) -> None:
         proc.initialized = True  # mpi4py initialises MPI at import; smpy at rank start
+        proc.thread_level = THREAD_MULTIPLE  # mpi4py's default rc.thread_level, which MPICH provides
         ctx = proc.actor.context
         timing.restart(proc)
         try:

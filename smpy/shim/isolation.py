@@ -32,13 +32,16 @@ import os
 import random
 import sys
 import sysconfig
+import threading
 import time
 import types
 from typing import Any, TextIO
 
 
-class _State:
-    """The running rank's context (None in the maestro)."""
+class _State(threading.local):
+    """The running rank's context (None in the maestro). Thread-local: only the thread that
+    runs the simulation has one; threads the program starts (a ``ThreadPoolExecutor``'s
+    workers, ...) see None and get the real clocks, ``sleep`` and streams."""
 
     ctx: RankContext | None = None
 
