@@ -197,6 +197,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         except SystemExit as e:
             if e.code not in (None, 0):
                 raise
+        ctx.run_exit_funcs()  # the program's atexit handlers, while MPI still works
         timing.flush(proc)
         proc.finalized = True
 

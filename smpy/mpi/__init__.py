@@ -46,6 +46,7 @@ from smpy.mpi.msgspec import BOTTOM, IN_PLACE
 from smpy.mpi.op import *  # noqa: F403 - every predefined op constant
 from smpy.mpi.op import Op
 from smpy.mpi.request import REQUEST_NULL, Request
+from smpy.mpi.sentinels import BottomType, BufferAutomaticType, InPlaceType
 from smpy.mpi.session import *
 from smpy.mpi.status import Status
 from smpy.mpi.topo import *
