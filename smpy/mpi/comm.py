@@ -65,7 +65,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         return self
 
     def __init__(self, comm: Comm | None = None) -> None:
-        self.__impl = None if comm is None else comm._impl
+        self.__impl = None if comm is None else comm._raw()  # MPI.Comm(COMM_NULL) is a null handle
 
     @classmethod
     def _wrap(cls, impl: CommImpl | None) -> Comm:

@@ -95,6 +95,10 @@ err("sizeof None", lambda: MPI._sizeof(None))
 err("handleof None", lambda: MPI._handleof(None))
 err("addressof None", lambda: MPI._addressof(None))
 show("addressof", MPI._addressof(comm) != 0, MPI._handleof(comm) >= 0)
+# Comm construction as mpi4py.util.pkl5 does it (Comm.__new__(cls, comm)), null handles
+cn = MPI.Comm(MPI.COMM_NULL)
+show("comm ctor", bool(cn), cn == MPI.COMM_NULL, MPI.Intracomm(comm) == comm,
+     MPI.Intracomm.__new__(MPI.Intracomm, MPI.COMM_SELF) == MPI.COMM_SELF)
 p = MPI.Pickle()
 show("pickle", p.PROTOCOL, p.THRESHOLD, MPI.pickle.PROTOCOL, MPI.Pickle(lambda o: b"").PROTOCOL,
      MPI.Pickle(lambda o: b"", protocol=3).PROTOCOL)
