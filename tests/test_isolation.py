@@ -291,3 +291,22 @@ def test_program_threads_get_real_clocks(tmp_path: Path) -> None:
     res = smpy.run(str(prog), np=2, capture=True)
     assert res.status == "ok", res.message
     assert sorted(res.stdout.splitlines()) == ["0 True True", "1 True True"]
+
+
+def test_mpi_pickle_is_per_rank(tmp_path: Path) -> None:
+    """A rank that reconfigures MPI.pickle changes only its own (as a real process would)."""
+    prog = tmp_path / "pickle_prog.py"
+    prog.write_text(
+        "import json\n"
+        "from mpi4py import MPI\n"
+        "comm = MPI.COMM_WORLD\n"
+        "if comm.rank == 0:\n"
+        "    MPI.pickle.__init__(lambda o, *a: json.dumps(o).encode(), lambda b: json.loads(bytes(b)))\n"
+        "comm.Barrier()\n"
+        "echo = MPI.COMM_SELF.sendrecv({'a': comm.rank}, 0, 0, None, 0, 0)\n"
+        "print(comm.rank, MPI.pickle.PROTOCOL, echo)\n")
+    res = smpy.run(str(prog), np=3, capture=True)
+    assert res.status == "ok", res.message
+    assert res.rank_output(0) == "0 None {'a': 0}\n"
+    assert res.rank_output(1) == "1 5 {'a': 1}\n"
+    assert res.rank_output(2) == "2 5 {'a': 2}\n"

@@ -8,6 +8,9 @@ Semantics of mpi4py 4.1.2's ``Pickle``:
 * ``dumps_oob`` pickles with protocol ``max(PROTOCOL, 5)`` and takes out of band every buffer of
   at least ``THRESHOLD`` bytes (default 256 KiB, ``$MPI4PY_PICKLE_THRESHOLD``), returned as
   ``MPI.buffer`` objects; smaller ones stay in band.
+
+``MPI.pickle`` is per process (per simulated rank), as in real MPI: a rank that
+reconfigures it (``MPI.pickle.__init__(dill.dumps, dill.loads)``) changes only its own.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ import os
 import pickle as _pickle
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from smpy.kernel.actors import current_actor
+from smpy.runtime.world import Process
 
 _DUMPS = _pickle.dumps
 _LOADS = _pickle.loads
@@ -104,4 +110,64 @@ class Pickle:
         return self._loads(data, buffers=buffers)
 
 
-pickle = Pickle()
+class _PerProcessPickle(Pickle):
+    """``MPI.pickle``: one serialiser state per MPI process. Programs reconfigure it in
+    place (``MPI.pickle.__init__(dill.dumps, dill.loads)``, ``MPI.pickle.PROTOCOL = 4``);
+    in real MPI that changes only the calling process, so each simulated rank has its own
+    :class:`Pickle` (kept on the rank's process), and outside the ranks a default one."""
+
+    __slots__ = ()
+    _KEY = "smpy.mpi.pickle"
+
+    def _mine(self) -> Pickle:
+        actor = current_actor()
+        proc = None if actor is None else actor.data
+        if not isinstance(proc, Process):
+            return _DEFAULT
+        state = proc.attrs.get(self._KEY)
+        if state is None:
+            state = proc.attrs[self._KEY] = Pickle()
+        return state
+
+    def __init__(self, dumps: Callable[..., bytes] | None = None, loads: Callable[..., Any] | None = None,
+                 protocol: int | None = None, threshold: int | None = None) -> None:
+        if current_actor() is not None:
+            self._mine().__init__(dumps, loads, protocol, threshold)  # type: ignore[misc]
+
+    @property
+    def PROTOCOL(self) -> int | None:
+        """Protocol version."""
+        return self._mine().PROTOCOL
+
+    @PROTOCOL.setter
+    def PROTOCOL(self, protocol: int | None) -> None:
+        self._mine().PROTOCOL = protocol
+
+    @property
+    def THRESHOLD(self) -> int:
+        """Out-of-band threshold."""
+        return self._mine().THRESHOLD
+
+    @THRESHOLD.setter
+    def THRESHOLD(self, threshold: int | None) -> None:
+        self._mine().THRESHOLD = threshold
+
+    def dumps(self, obj: Any) -> bytes:
+        """Serialize object to pickle data stream."""
+        return self._mine().dumps(obj)
+
+    def loads(self, data: Any) -> Any:
+        """Deserialize object from pickle data stream."""
+        return self._mine().loads(data)
+
+    def dumps_oob(self, obj: Any) -> tuple[bytes, list]:
+        """Serialize object to pickle data stream and out-of-band buffers."""
+        return self._mine().dumps_oob(obj)
+
+    def loads_oob(self, data: Any, buffers: Iterable[Any]) -> Any:
+        """Deserialize object from pickle data stream and out-of-band buffers."""
+        return self._mine().loads_oob(data, buffers)
+
+
+_DEFAULT = Pickle()
+pickle: Pickle = _PerProcessPickle()
