@@ -12,6 +12,10 @@ Inside a program run by smpyrun (guard with ``try: import smpy``)::
     smpy.execute_flops(1e9)    # 1 Gflop on the target host
     smpy.is_simulated()        # True under smpyrun
     smpy.set_pstate(1)         # DVFS on the rank's host; smpy.get_consumed_energy() in J
+    smpy.set_host_on("node-7", False)   # power an unused host off (off wattage)
+    for i in smpy.sample(range(n), iters=10, threshold=0.005):   # SMPI_SAMPLE_LOCAL
+        kernel(i)
+    a = smpy.shared_array((n, n))   # SMPI_SHARED_MALLOC: folded memory, garbage contents
 """
 
 from __future__ import annotations
@@ -151,5 +155,122 @@ def get_consumed_energy() -> float:
     return j
 
 
-__all__ = ["__version__", "execute", "execute_flops", "get_consumed_energy", "get_power", "get_pstate",
-           "get_pstate_count", "host_name", "host_speed", "is_simulated", "now", "run", "set_pstate", "sleep"]
+def sample(iterable, iters: int = 10, threshold: float = 0.005, scope: str = "local",
+           tag: str = ""):
+    """Iterate over ``iterable`` running only as many iterations as needed to time them
+    (SMPI_SAMPLE_LOCAL/GLOBAL): at most ``iters``, fewer once the relative standard error of
+    the mean falls below ``threshold``; then the mean × the number of items is simulated and
+    the loop ends. ``scope``: "local" (statistics per rank) or "global" (shared by all
+    ranks); ``tag`` separates loops on one line (e.g. by problem size). The loop body must
+    not call MPI. Outside smpyrun every iteration runs::
+
+        for i in smpy.sample(range(n), iters=10, threshold=0.005, scope="global"):
+            kernel(i)
+    """
+    p = _sim()
+    if p is None:
+        return iter(iterable)
+    from smpy.timing import sampling
+
+    items = iterable if hasattr(iterable, "__len__") else list(iterable)
+    file, line = sampling.caller_site(2)
+    key = sampling.site_key(p, file, line, str(tag), scope)
+    st = sampling.stats_for(p, key, int(iters), float(threshold))
+    return sampling.sample_loop(p, items, len(items), key, st)
+
+
+def sampled(iters: int = 10, threshold: float = 0.005, scope: str = "local", tag: str = ""):
+    """Decorator for a repeated kernel: its calls run (and are timed) until enough samples
+    are taken, then each call only simulates the mean time and returns the last result.
+    The function must not call MPI. Outside smpyrun the function runs every time."""
+
+    def deco(fn):
+        from smpy.timing import sampling
+
+        code = fn.__code__
+        site = (code.co_filename, code.co_firstlineno)
+
+        @sampling.wraps(fn)
+        def wrapper(*args, **kwargs):
+            p = _sim()
+            if p is None:
+                return fn(*args, **kwargs)
+            key = sampling.site_key(p, site[0], site[1], str(tag), scope)
+            st = sampling.stats_for(p, key, int(iters), float(threshold))
+            return sampling.sampled_call(p, fn, key, st, args, kwargs)
+
+        return wrapper
+
+    return deco
+
+
+def shared_array(shape, dtype=float, shared=None):
+    """A numpy array whose memory is folded (SMPI_SHARED_MALLOC): every rank's array, and
+    every array of the run, share one block of memory (``smpi/shared-malloc:global``), or one
+    array per call site (``local``), or none (``no``). ``shared=[(start, stop), ...]`` folds
+    only those byte ranges (SMPI_PARTIAL_SHARED_MALLOC). The contents are garbage by design.
+    Outside smpyrun: ``numpy.zeros(shape, dtype)``."""
+    import numpy as np
+
+    p = _sim()
+    if p is None:
+        return np.zeros(shape, dtype)
+    import sys
+
+    f = sys._getframe(1)
+    folder = p.world.timing.folder()
+    return folder.array(shape, dtype, (f.f_code.co_filename, f.f_lineno), shared)
+
+
+def _host_named(p, name: str | None):
+    if name is None:
+        return p.host
+    if not p.world.platform.has_host(name):
+        raise ValueError(f"no host named {name!r} on platform {p.world.platform.name!r}")
+    return p.world.platform.host(name)
+
+
+def set_host_on(name: str, on: bool = True) -> None:
+    """Power host ``name`` on or off (its power becomes the profile's off wattage; it computes
+    nothing). A host that runs live ranks cannot be switched off: host failures, which kill
+    the ranks, are a later feature. No-op outside smpyrun."""
+    if _sim() is None:
+        return
+    p = _flushed()
+    host = _host_named(p, name)
+    if not on:
+        busy = sorted(q.rank for q in p.world.processes
+                      if q.host is host and q.actor is not None and q.actor.alive)
+        if busy:
+            p.world.timing.restart(p)
+            raise RuntimeError(f"cannot switch host {name!r} off: ranks {busy} run on it")
+    p.world.cpu.set_on(host, bool(on))
+    p.world.timing.restart(p)
+
+
+def host_is_on(name: str | None = None) -> bool:
+    """Whether host ``name`` (default: the rank's) is powered on (True outside smpyrun)."""
+    p = _sim()
+    return True if p is None else bool(_host_named(p, name).is_on)
+
+
+def get_host_power(name: str) -> float:
+    """Current power of host ``name`` (W); needs the host_energy plugin."""
+    p = _flushed()
+    w = _energy(p).power(_host_named(p, name))
+    p.world.timing.restart(p)
+    return w
+
+
+def get_host_consumed_energy(name: str) -> float:
+    """Energy consumed so far by host ``name`` (J); needs the host_energy plugin."""
+    p = _flushed()
+    j = _energy(p).consumed(_host_named(p, name))
+    p.world.timing.restart(p)
+    return j
+
+
+__all__ = ["__version__", "execute", "execute_flops", "get_consumed_energy", "get_host_consumed_energy",
+           "get_host_power", "get_power", "get_pstate", "get_pstate_count", "host_is_on", "host_name",
+           "host_speed", "is_simulated", "now", "run", "sample", "sampled", "set_host_on", "set_pstate",
+           "shared_array", "sleep"]

@@ -1,5 +1,5 @@
 import sys
 
-from smpy.cli.smpyrun import main
+from smpy.cli.main import main
 
-sys.exit(main(prog="python -m smpy"))
+sys.exit(main())

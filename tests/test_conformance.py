@@ -31,6 +31,7 @@ MODULES = [
     "test_environ",
     "test_info",
     "test_msgzero",
+    "test_cco_obj_inter",
 ]
 TIMEOUT_S = 120.0
 

@@ -213,8 +213,6 @@ else:
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="missing API: mpi4py.util.pkl5 imports MPI._comm_lock, MPI._commctx_intra "
-                   "and MPI._commctx_inter (and later uses MPI.buffer, MPI.Message), which smpy.mpi lacks")
 def test_pkl5_import(tmp_path: Path) -> None:
     prog = tmp_path / "pkl5_import.py"
     prog.write_text(PKL5_IMPORT)
@@ -223,8 +221,6 @@ def test_pkl5_import(tmp_path: Path) -> None:
     assert res.stdout == "imported mpi4py.util.pkl5\n"
 
 
-@pytest.mark.xfail(strict=True, reason="missing API: pkl5.Intracomm.recv needs Comm.Mprobe and MPI.Message "
-                   "(and the import above fails first)")
 def test_pkl5_send_recv(tmp_path: Path) -> None:
     prog = tmp_path / "pkl5_use.py"
     prog.write_text(PKL5_USE)

@@ -23,7 +23,7 @@ LAYER = {
     "runtime": 5, "timing": 5,
     "colls": 6,
     "mpi": 7,
-    "shim": 8,
+    "shim": 8, "replay": 8,
     "cli": 9, "calibrate": 9,
     "__init__": 10, "__main__": 10,
 }

@@ -27,3 +27,19 @@ def test_fat_tree_matches_smpi():
     rows = vs_smpi.compare([8], ["ring", "all_pairs", "many_to_one"], [], require=True, platform="fattree")
     assert len(rows) == 3
     assert all(abs(row[4]) < 0.01 for row in rows), rows
+
+
+def test_energy_matches_smpi_host_energy_plugin(tmp_path):
+    import subprocess
+
+    import energy_run
+
+    binary = tmp_path / "energy_cases"
+    subprocess.run(["smpicc", "-O2", str(energy_run.HERE / "energy_cases.c"), "-o", str(binary)],
+                   check=True, capture_output=True)
+    hostfile = vs_smpi.smpi_hosts(tmp_path, 64)
+    for pstate, gov in [(1, None), (-1, "powersave")]:
+        t_ref, e_ref, _ = energy_run.run_smpi(binary, hostfile, 16, pstate, gov)
+        t_got, e_got, _ = energy_run.run_smpy(16, pstate, gov, tmp_path)
+        assert t_got == pytest.approx(t_ref, rel=1e-6)
+        assert e_got == pytest.approx(e_ref, rel=1e-6)

@@ -16,6 +16,9 @@ from typing import Any
 
 import smpy
 from smpy.energy import HostEnergy
+from smpy.energy.dvfs import Dvfs
+from smpy.energy.host_energy import PowerTrace
+from smpy.energy.link_energy import LinkEnergy
 from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.network.routing import RoutingError
@@ -29,9 +32,22 @@ from smpy.shim.isolation import Patches, RankContext
 from smpy.support.config import Config, declare, parse_int
 from smpy.timing.bench import Timing
 from smpy.trace.chrome import ChromeTracer
+from smpy.trace.progress import Progress
+from smpy.trace.report import Report, Tee
+from smpy.trace.ti import TIRecorder
 
 SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
-PLUGIN = declare("plugin", "", "Plugins to load, comma-separated: host_energy")
+PLUGINS = ("host_energy", "host_dvfs", "link_energy")
+REPORT = declare("smpy/report", "", "Write a run report (time in computation and in each MPI call "
+                 "per rank, load imbalance) to PREFIX.json and PREFIX.csv and print its table")
+PROGRESS = declare("smpy/progress", "auto", "Progress line on the terminal: auto (when stderr is a "
+                   "terminal and output is not captured), yes, no", choices=("auto", "yes", "no"),
+                   parse=lambda v: str(v).strip().lower())
+TRACE_TI = declare("smpy/trace-ti", "", "Record a time-independent trace (SMPI's format) of the run: "
+                   "this index file and FILE_files/rank-<r>.txt; replay with smpy replay or smpirun -replay")
+POWER_TRACE = declare("smpy/power-trace", "", "Write each host's power over simulated time to this "
+                      "CSV file (time_s,host,power_W); loads the host_energy plugin")
+PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
 
 
 @dataclass
@@ -40,6 +56,8 @@ class RankResult:
     host: str
     end_time_s: float
     mpi_calls: int
+    #: thread CPU time of the program between MPI calls (0 when not measured: computation
+    #: not simulated and no region report)
     measured_compute_s: float
     simulated_flops: float
 
@@ -89,10 +107,17 @@ class RunResult:
             f"{self.mpi_calls} MPI calls, {self.messages} messages ({self.bytes_sent:.6g} bytes)",
             f"[smpy] emulation wall time: {self.wall_s:.3f} s ({self.events} events)",
         ]
-        if self.energy is not None:
-            e = self.energy
+        e = self.energy or {}
+        if "total_J" in e:
             lines.append(f"Total energy consumption: {e['total_J']:.6f} Joules (used hosts: "
                          f"{e['used_hosts_J']:.6f} J, idle hosts: {e['idle_hosts_J']:.6f} J)")
+            per = sorted(e["per_host_J"].values())
+            if per:
+                lines.append(f"[smpy] energy per host: min {per[0]:.6g} J, median "
+                             f"{per[len(per) // 2]:.6g} J, max {per[-1]:.6g} J ({len(per)} hosts; "
+                             "--json for each)")
+        if "links_J" in e:
+            lines.append(f"Total energy over all links: {e['links_J']:.6f}")
         if self.status != "ok":
             lines.append(f"[smpy] run ended with status '{self.status}' (exit code {self.exit_code})")
         return "\n".join(lines)
@@ -174,12 +199,31 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     world = World(plat, config, placement)
     timing = Timing(world, config)
     plugins = {x.strip() for x in str(config.get(PLUGIN)).split(",") if x.strip()}
-    unknown = plugins - {"host_energy"}
+    power_trace_path = str(config.get(POWER_TRACE))
+    if power_trace_path:
+        plugins.add("host_energy")
+    unknown = plugins - set(PLUGINS)
     if unknown:
-        raise ValueError(f"unknown plugin(s) {', '.join(sorted(unknown))} in --cfg=plugin (known: host_energy)")
+        raise ValueError(f"unknown plugin(s) {', '.join(sorted(unknown))} in --cfg=plugin "
+                         f"(known: {', '.join(PLUGINS)})")
     world.energy = HostEnergy(world.engine, world.cpu, plat.hosts) if "host_energy" in plugins else None
-    if trace is not None:
-        world.tracer = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
+    if "host_dvfs" in plugins:
+        world.dvfs = Dvfs(world.engine, world.cpu, plat.hosts, config)
+    power_trace = (PowerTrace(power_trace_path, world.energy) if power_trace_path else None)
+    link_energy = (LinkEnergy(world.engine, world.net, plat.links) if "link_energy" in plugins
+                   else None)
+    ti_path = str(config.get(TRACE_TI))
+    if ti_path:
+        world.ti = TIRecorder(ti_path, np)
+    chrome = (ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
+              if trace is not None else None)
+    report_prefix = str(config.get(REPORT))
+    report = Report(world.engine, world.cpu, np) if report_prefix else None
+    world.tracer = Tee(chrome, report) if chrome is not None and report is not None else (chrome or report)
+    progress = config.get(PROGRESS)
+    progress_line = None
+    if progress == "yes" or (progress == "auto" and not capture and err.isatty()):
+        progress_line = Progress(world, err)
     session = Session(world, timing, echo, capture)
     seed = config.get(SEED)
 
@@ -187,6 +231,8 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         proc.initialized = True  # mpi4py initialises MPI at import; smpy at rank start
         proc.thread_level = THREAD_MULTIPLE  # mpi4py's default rc.thread_level, which MPICH provides
         ctx = proc.actor.context
+        if world.ti is not None:
+            world.ti.line(proc.rank, "init")
         timing.restart(proc)
         try:
             if code is None:
@@ -198,7 +244,9 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
             if e.code not in (None, 0):
                 raise
         ctx.run_exit_funcs()  # the program's atexit handlers, while MPI still works
-        timing.flush(proc)
+        timing.end_of_rank(proc)
+        if world.ti is not None:
+            world.ti.line(proc.rank, "finalize")
         proc.finalized = True
 
     actors = world.spawn(rank_main)
@@ -240,13 +288,24 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
                     pass
         patches.uninstall()
         importer.uninstall()
-        if world.tracer is not None:
-            world.tracer.close()
+        if chrome is not None:
+            chrome.close()
+        if progress_line is not None:
+            progress_line.close()
+        if power_trace is not None:
+            power_trace.close()
+        if world.ti is not None:
+            world.ti.close()
+        timing.finish()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
     if message:
         err.write(message + ("\n" if not message.endswith("\n") else ""))
     procs = world.processes
+    if report is not None:
+        data = report.summary([p.actor.end_time if p.actor.end_time >= 0 else engine.now for p in procs])
+        report.write(report_prefix, data)
+        err.write(Report.table(data) + "\n")
     result = RunResult(
         script=str(script_path), np=np, platform=plat.name,
         hosts_used=len({p.host.index for p in procs}), status=status, exit_code=exit_code,
@@ -255,7 +314,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         ranks=[RankResult(p.rank, p.host.name, p.actor.end_time if p.actor.end_time >= 0 else engine.now,
                           p.mpi_calls, p.bench.measured_s, p.bench.simulated_flops) for p in procs],
         output=session.captured, config={k: str(v) for k, v in config.explicit().items()},
-        energy=world.energy.report() if world.energy is not None else None,
+        energy=_energy_report(world.energy, link_energy),
     )
     return result
 
@@ -274,6 +333,17 @@ def _check_module(name: str) -> None:
         sys.path[:] = saved
     if not found:
         raise LookupError(f"No module named {top!r}")
+
+
+def _energy_report(hosts: Any, links: Any) -> dict[str, Any] | None:
+    if hosts is None and links is None:
+        return None
+    out: dict[str, Any] = {}
+    if hosts is not None:
+        out.update(hosts.report())
+    if links is not None:
+        out.update(links.report())
+    return out
 
 
 def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, str]:

@@ -6,13 +6,20 @@ import sys
 
 from smpy.cli import smpyrun
 
-CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibrate.network"}
+CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibrate.network",
+             "compute": "smpy.calibrate.compute", "power": "smpy.calibrate.power"}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "run":
         return smpyrun.main(args[1:], prog="smpy run")
+    if args and args[0] == "plot":
+        from smpy.cli import plot_cmd
+        return plot_cmd.main(args[1:], prog="smpy plot")
+    if args and args[0] == "replay":
+        from smpy.cli import replay_cmd
+        return replay_cmd.main(args[1:], prog="smpy replay")
     if args and args[0] == "platform":
         from smpy.cli import platform_cmd
         return platform_cmd.main(args[1:], prog="smpy platform")

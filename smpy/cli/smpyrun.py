@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from smpy.shim.blas import single_thread_blas
@@ -30,6 +31,18 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
     p.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                    help="set a configuration item (repeatable); see --help-cfg")
     p.add_argument("--energy", action="store_true", help="load the host energy plugin (same as --cfg=plugin:host_energy)")
+    p.add_argument("--power-trace", dest="power_trace", default=None, metavar="FILE.csv",
+                   help="write each host's power over simulated time as CSV (time_s,host,power_W); "
+                        "implies --energy")
+    p.add_argument("--plots", default=None, metavar="DIR",
+                   help="record the timeline, the report (and the power trace with --energy) in DIR "
+                        "and draw them there: gantt.png, matrix.png, power.png, report.html")
+    p.add_argument("--report", default=None, metavar="PREFIX",
+                   help="write PREFIX.json and PREFIX.csv (time in computation and per MPI call, per "
+                        "rank; load imbalance) and print the table")
+    p.add_argument("--trace-ti", dest="trace_ti", default=None, metavar="FILE",
+                   help="record a time-independent trace (SMPI's format: FILE indexes FILE_files/"
+                        "rank-<r>.txt) for smpy replay or smpirun -replay")
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="write a timeline (Chrome/Perfetto trace-event JSON) of MPI calls and computation")
     p.add_argument("--json", dest="json", default=None, metavar="FILE", help="write the run summary as JSON")
@@ -111,7 +124,24 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
         cfg: dict[str, Any] = {}
         for item in ns.cfg:
             name, value = Config.parse_cfg_option(item)
+            if name == "plugin" and cfg.get("plugin"):  # as in SimGrid, each one loads a plugin
+                value = f"{cfg['plugin']},{value}"
             cfg[name] = value
+        if ns.plots:
+            plots = Path(ns.plots)
+            plots.mkdir(parents=True, exist_ok=True)
+            ns.trace = ns.trace or str(plots / "trace.json")
+            ns.report = ns.report or str(plots / "report")
+            if ns.energy and not ns.power_trace:
+                cfg["smpy/power-trace"] = str(plots / "power.csv")
+        if ns.report:
+            cfg["smpy/report"] = ns.report
+        if ns.quiet:
+            cfg.setdefault("smpy/progress", "no")
+        if ns.trace_ti:
+            cfg["smpy/trace-ti"] = ns.trace_ti
+        if ns.power_trace:
+            cfg["smpy/power-trace"] = ns.power_trace
         if ns.energy:
             cfg["plugin"] = ",".join(x for x in (str(cfg.get("plugin", "")), "host_energy") if x)
         np = ns.np
@@ -137,6 +167,16 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
     if ns.json:
         with open(ns.json, "w") as fh:
             json.dump(result.to_json(), fh, indent=2)
+    if ns.plots:
+        from smpy.trace.plots import make_all
+
+        power = cfg.get("smpy/power-trace")
+        try:
+            files = make_all(Path(ns.plots), Path(ns.trace), Path(power) if power else None,
+                             Path(f"{ns.report}.json"), f"smpy: {ns.script} on {np} ranks")
+            print(f"[smpy] plots: {', '.join(str(f) for f in files)}", file=sys.stderr)
+        except RuntimeError as exc:
+            print(f"{prog}: plots: {exc}", file=sys.stderr)
     return result.exit_code
 
 

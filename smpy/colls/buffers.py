@@ -67,7 +67,7 @@ def bcast(proc: Process, comm: CommImpl, spec: Any, root: int, nb: bool = False)
         if me != root:
             unpack(spec, out, call="MPI_Bcast")
 
-    return start(proc, comm, "MPI_Ibcast" if nb else "MPI_Bcast", work, nb)
+    return start(proc, comm, "MPI_Ibcast" if nb else "MPI_Bcast", work, nb, ti=("bcast", nbytes, root))
 
 
 def reduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, root: int,
@@ -82,7 +82,7 @@ def reduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, root:
         if me == root:
             unpack(rspec, res, call=call)
 
-    return start(proc, comm, "MPI_Ireduce" if nb else call, work, nb)
+    return start(proc, comm, "MPI_Ireduce" if nb else call, work, nb, ti=("reduce", len(data), root))
 
 
 def allreduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, nb: bool = False) -> Any:
@@ -93,7 +93,8 @@ def allreduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, nb
     def work(ctx: Ctx) -> None:
         unpack(rspec, ctx.sel.run("allreduce", ctx, data, red), call="MPI_Allreduce")
 
-    return start(proc, comm, "MPI_Iallreduce" if nb else "MPI_Allreduce", work, nb)
+    return start(proc, comm, "MPI_Iallreduce" if nb else "MPI_Allreduce", work, nb,
+                 ti=("allreduce", len(data)))
 
 
 def scan(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, exclusive: bool, nb: bool = False) -> Any:
@@ -108,7 +109,7 @@ def scan(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, exclusi
         if res is not None:
             unpack(rspec, res, call=call)
 
-    return start(proc, comm, call, work, nb)
+    return start(proc, comm, call, work, nb, ti=(family, len(data)))
 
 
 def reduce_scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, counts: list[int], op: Any,
@@ -130,7 +131,7 @@ def reduce_scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, counts
         unpack(rspec, ctx.sel.run("reduce_scatter", ctx, data, list(counts), red), capacity=max(rspec.count, counts[me]),
                call=call)
 
-    return start(proc, comm, call, work, nb)
+    return start(proc, comm, call, work, nb, ti=("reducescatter", [c * dt.size for c in counts]))
 
 
 def gather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb: bool = False) -> Any:
@@ -150,7 +151,7 @@ def gather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb:
                 if i != me or sspec is not None:
                     unpack(rspec, b, _block(rspec, i, per), per, call)
 
-    return start(proc, comm, call, work, nb)
+    return start(proc, comm, call, work, nb, ti=("gather", len(data), len(data), root))
 
 
 def gatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, root: int, nb: bool = False) -> Any:
@@ -185,7 +186,7 @@ def scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb
         if rspec is not None:
             unpack(rspec, data, call=call)
 
-    return start(proc, comm, call, work, nb)
+    return start(proc, comm, call, work, nb, ti=("scatter", nbytes, nbytes, root))
 
 
 def scatterv(proc: Process, comm: CommImpl, svec: Any, rspec: Any, root: int, nb: bool = False) -> Any:
@@ -215,7 +216,7 @@ def allgather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, nb: bool = 
         for i, b in enumerate(blocks):
             unpack(rspec, b, _block(rspec, i, per), per, call)
 
-    return start(proc, comm, call, work, nb)
+    return start(proc, comm, call, work, nb, ti=("allgather", len(data), len(data)))
 
 
 def allgatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, nb: bool = False) -> Any:
@@ -246,7 +247,8 @@ def alltoall(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, nb: bool = F
         for i, b in enumerate(out):
             unpack(rspec, b, _block(rspec, i, rper), rper, call)
 
-    return start(proc, comm, call, work, nb)
+    return start(proc, comm, call, work, nb, ti=("alltoall", len(blocks[0]) if blocks else 0,
+                                                rper * rspec.datatype.size))
 
 
 def alltoallv(proc: Process, comm: CommImpl, svec: Any, rvec: Any, nb: bool = False) -> Any:

@@ -170,3 +170,31 @@ class HostEnergy:
             else:
                 idle += r.energy
         return {"total_J": used + idle, "used_hosts_J": used, "idle_hosts_J": idle, "per_host_J": per_host}
+
+
+class PowerTrace:
+    """Writes every host's power over simulated time as CSV (``time_s,host,power_W``): one row
+    per host at the start, then one at every change; the power holds until the next row of
+    its host. A last row per host at the end of the run closes the intervals."""
+
+    def __init__(self, path: str, energy: HostEnergy) -> None:
+        import csv
+
+        self._fh = open(path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._w = csv.writer(self._fh)
+        self._w.writerow(["time_s", "host", "power_W"])
+        self._energy = energy
+        for r in energy.records:
+            self._w.writerow([repr(energy.engine.now), r.host.name, repr(r.power())])
+        energy.power_listeners.append(self._row)
+
+    def _row(self, host: Host, time: float, watts: float) -> None:
+        self._w.writerow([repr(time), host.name, repr(watts)])
+
+    def close(self) -> None:
+        if self._fh.closed:
+            return
+        now = self._energy.engine.now
+        for r in self._energy.records:
+            self._w.writerow([repr(now), r.host.name, repr(r.power())])
+        self._fh.close()

@@ -23,6 +23,11 @@ One round at time ``t``::
 The loop ends when there is no ready actor and no pending event. Live actors left blocked
 at that point form a deadlock: :class:`DeadlockError` lists what each one waits for.
 
+*Daemon* events (:meth:`Engine.schedule_daemon`: periodic samplers such as DVFS governors)
+live in a heap of their own and run in time order with the others, but never keep the
+simulation alive: once only daemon events are left, the loop ends (SimGrid kills its daemon
+actors when the last regular actor ends), so they never move the clock past the end.
+
 The engine never switches greenlets itself: :mod:`smpy.kernel.actors` does.
 """
 
@@ -68,6 +73,7 @@ class Engine:
     def __init__(self) -> None:
         self.now = 0.0
         self._heap: list[tuple[float, int, Event]] = []
+        self._daemon_heap: list[tuple[float, int, Event]] = []
         self._seq = 0
         self._ready: deque[Actor] = deque()
         self.actors: list[Actor] = []
@@ -97,6 +103,14 @@ class Engine:
 
     def schedule_at(self, time: float, fn: Callable[..., Any], *args: Any) -> Event:
         return self.schedule(time - self.now, fn, *args)
+
+    def schedule_daemon(self, delay: float, fn: Callable[..., Any], *args: Any) -> Event:
+        """Like :meth:`schedule`, for an event that must not keep the simulation alive."""
+        t = self.now + max(delay, 0.0)
+        ev = Event(t, fn, args)
+        seq = self._seq = self._seq + 1
+        _heappush(self._daemon_heap, (t, seq, ev))
+        return ev
 
     def add_model(self, model: Any) -> None:
         """Register a model with an ``update()`` method called once per round when dirty.
@@ -144,6 +158,8 @@ class Engine:
             if not heap:
                 break
             t = heap[0][0]
+            if self._daemon_heap and self._run_daemons(t, until):
+                continue
             if until is not None and t > until:
                 self._advance(until)
                 return
@@ -164,6 +180,29 @@ class Engine:
         blocked = [(a, a.describe_wait()) for a in self.actors if a.alive and a.waiting_for is not None]
         if blocked:
             raise DeadlockError(self.now, blocked)
+
+    def _run_daemons(self, t: float, until: float | None) -> bool:
+        """Run the daemon events due strictly before the next regular event at ``t`` (all of
+        one date, like a round; at equal dates the regular events run first); True when some
+        ran, so the caller starts a new round."""
+        dheap = self._daemon_heap
+        pop = heapq.heappop
+        while dheap and dheap[0][2].cancelled:
+            pop(dheap)
+        if not dheap:
+            return False
+        td = dheap[0][0]
+        if td >= t or (until is not None and td > until):
+            return False
+        if td > self.now:
+            self._advance(td)
+        self.rounds += 1
+        while dheap and dheap[0][0] <= td:
+            ev = pop(dheap)[2]
+            if not ev.cancelled:
+                self.events_processed += 1
+                ev.fn(*ev.args)
+        return True
 
     def _advance(self, t: float) -> None:
         old = self.now

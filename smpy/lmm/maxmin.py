@@ -70,6 +70,10 @@ class Constraint:
 
 
 class Variable:
+    """Hashed by identity (the C default, cheaper than a Python ``__hash__`` on the hot
+    path): the dicts keyed by variables keep insertion order, so iteration stays
+    deterministic; variables are never iterated from a set."""
+
     __slots__ = ("id", "penalty", "bound", "elements", "value", "data", "_fixed", "_mark")
 
     def __init__(self, vid: int, penalty: float, bound: float, data: Any = None) -> None:
@@ -81,9 +85,6 @@ class Variable:
         self.data = data
         self._fixed = False
         self._mark = 0
-
-    def __hash__(self) -> int:
-        return self.id
 
     def __repr__(self) -> str:
         return f"Variable#{self.id}(w={self.penalty:g}, b={self.bound:g}, x={self.value:g})"

@@ -11,7 +11,7 @@ from smpy.mpi.comm_mgmt import *
 from smpy.mpi.comm_persist import *
 from smpy.mpi.comm_topo import *
 from smpy.mpi.datatype import *  # noqa: F403 - every predefined datatype constant
-from smpy.mpi.datatype import Datatype, _typealign, _typecode
+from smpy.mpi.datatype import Datatype, _datatype_create, _datatype_decode, _typealign, _typecode
 from smpy.mpi.environment import (
     SUBVERSION,
     VERSION,
@@ -36,6 +36,7 @@ from smpy.mpi.environment import (
     Wtime,
     get_vendor,
 )
+from smpy.mpi.errhandler import *
 from smpy.mpi.file import *
 from smpy.mpi.group import GROUP_EMPTY, GROUP_NULL, Group
 from smpy.mpi.info import INFO_ENV, INFO_NULL, MAX_INFO_KEY, MAX_INFO_VAL, Info
@@ -45,7 +46,7 @@ from smpy.mpi.msgpickle import Pickle, pickle
 from smpy.mpi.msgspec import BOTTOM, IN_PLACE
 from smpy.mpi.op import *  # noqa: F403 - every predefined op constant
 from smpy.mpi.op import Op
-from smpy.mpi.request import REQUEST_NULL, Request
+from smpy.mpi.request import REQUEST_NULL, Grequest, Prequest, Request
 from smpy.mpi.sentinels import BottomType, BufferAutomaticType, InPlaceType
 from smpy.mpi.session import *
 from smpy.mpi.status import Status

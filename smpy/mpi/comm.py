@@ -9,11 +9,12 @@ from smpy.colls import buffers as bcoll
 from smpy.colls import objects as ocoll
 from smpy.colls.basic import allgather as _allgather_raw
 from smpy.colls.basic import barrier as _barrier
+from smpy.mpi import errhandler as _errhandler
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.comm_inter import IntraInterMixin
 from smpy.mpi.comm_mgmt import CommMgmtMixin
-from smpy.mpi.comm_persist import CommPersistMixin
+from smpy.mpi.comm_persist import CommPersistMixin, comm_lock, recv_obarg
 from smpy.mpi.comm_topo import IntraTopoMixin
 from smpy.mpi.group import Group
 from smpy.mpi.message import Message
@@ -21,7 +22,7 @@ from smpy.mpi.msgpickle import pickle
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
-from smpy.runtime import constants as C
+from smpy.runtime import attributes as _attributes
 from smpy.runtime import errors, p2p
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.constants import (
@@ -32,10 +33,12 @@ from smpy.runtime.constants import (
     IDENT,
     P2P,
     PROC_NULL,
+    SIMILAR,
     UNDEFINED,
     UNEQUAL,
 )
 from smpy.runtime.group import GroupImpl
+from smpy.runtime.inter import compare as inter_compare
 from smpy.runtime.world import current
 
 
@@ -56,16 +59,20 @@ def _fill(status: Status | None, req: p2p.Request) -> None:
 class Comm(CommMgmtMixin, CommPersistMixin):
     """A communicator handle (one per rank; the runtime object is shared)."""
 
-    __slots__ = ("__impl",)
+    __slots__ = ("__impl", "__weakref__")
 
     def __new__(cls, comm: Comm | None = None) -> Comm:
-        # like mpi4py's __cinit__: ``MPI.Comm.__new__(cls, comm)`` works (mpi4py.util.pkl5)
+        # mpi4py initialises in __new__ (subclasses call super().__new__(cls, other))
+        if comm is not None and not isinstance(comm, Comm):
+            raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Comm, got {type(comm).__name__})")
         self = object.__new__(cls)
-        self.__impl = None if comm is None else comm._raw()
+        impl = self.__impl = None if comm is None else comm._raw()
+        if getattr(impl, "remote", None) is not None and issubclass(cls, Intracomm):
+            raise TypeError("expecting an intracommunicator")
         return self
 
     def __init__(self, comm: Comm | None = None) -> None:
-        self.__impl = None if comm is None else comm._raw()  # MPI.Comm(COMM_NULL) is a null handle
+        pass
 
     @classmethod
     def _wrap(cls, impl: CommImpl | None) -> Comm:
@@ -83,6 +90,9 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def _raw(self) -> CommImpl | None:
         return self.__impl
 
+    def _set_raw(self, impl: CommImpl | None) -> None:
+        self.__impl = impl
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Comm):
             return NotImplemented
@@ -92,8 +102,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    def __hash__(self) -> int:
-        return id(self._raw())
+    __hash__ = None  # type: ignore[assignment]  # mpi4py's handles are unhashable
 
     def __bool__(self) -> bool:
         return self._raw() is not None
@@ -114,7 +123,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         return self.Get_size()
 
     def Get_name(self) -> str:
-        return self._impl.name
+        raw = self._raw()
+        return "MPI_COMM_NULL" if raw is None else raw.name
 
     def Set_name(self, name: str) -> None:
         self._impl.name = name
@@ -128,22 +138,28 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         self.Set_name(value)
 
     def Is_inter(self) -> bool:
+        self._impl  # noqa: B018 - COMM_NULL raises ERR_COMM
         return False
 
     def Is_intra(self) -> bool:
+        self._impl  # noqa: B018
         return True
 
     @property
     def is_inter(self) -> bool:
-        return False
+        return self.Is_inter()
 
     @property
     def is_intra(self) -> bool:
-        return True
+        return self.Is_intra()
 
     def Get_topology(self) -> int:
-        from smpy.mpi import constants
-        return constants.UNDEFINED
+        topo = self._impl.topology
+        return UNDEFINED if topo is None else topo.kind
+
+    @property
+    def is_topo(self) -> bool:
+        return self.Get_topology() != UNDEFINED
 
     @property
     def topology(self) -> int:
@@ -153,7 +169,11 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         a, b = self._impl, comm._impl
         if a is b:
             return IDENT
-        return CONGRUENT if a.group == b.group else UNEQUAL
+        if a.remote is not None or b.remote is not None:
+            return inter_compare(a, b)
+        if a.group == b.group:
+            return CONGRUENT
+        return SIMILAR if sorted(a.group) == sorted(b.group) else UNEQUAL
 
     @mpicall
     def Abort(self, errorcode: int = 0) -> None:
@@ -168,9 +188,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def Ssend(self, buf: Any, dest: int, tag: int = 0) -> None:
         self._send(buf, dest, tag, "MPI_Ssend", True)
-
-    Bsend = Send
-    Rsend = Send
 
     def _send(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> None:
         impl, pr = self._impl, proc()
@@ -195,9 +212,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def Issend(self, buf: Any, dest: int, tag: int = 0) -> Request:
         return self._isend(buf, dest, tag, "MPI_Issend", True)
 
-    Ibsend = Isend
-    Irsend = Isend
-
     def _irecv(self, buf: Any, source: int, tag: int, call: str) -> p2p.Request:
         impl = self._impl
         p2p.check_source(impl, source, call)
@@ -216,9 +230,15 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def Sendrecv(self, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,
                  source: int = ANY_SOURCE, recvtag: int = ANY_TAG, status: Status | None = None) -> None:
-        r = self._irecv(recvbuf, source, recvtag, "MPI_Sendrecv")
-        s = self._isend(sendbuf, dest, sendtag, "MPI_Sendrecv", False)
-        s.Wait()
+        impl, call = self._impl, "MPI_Sendrecv"
+        p2p.check_dest(impl, dest, call)
+        p2p.check_send_tag(sendtag, call)
+        # both messages are parsed before anything is posted (a bad receive spec must not
+        # leave a send behind, nor a bad send spec a receive)
+        sspec = msgspec.parse_send(sendbuf) if dest != PROC_NULL else msgspec.null_spec()
+        r = self._irecv(recvbuf, source, recvtag, call)
+        s = p2p.isend(proc(), impl, P2P, bcoll.pack(sspec), sspec.nbytes, dest, sendtag, call, False)
+        Request._wrap(s).Wait()
         Request._wrap(r).Wait(status)
 
     @mpicall
@@ -266,8 +286,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def ssend(self, obj: Any, dest: int, tag: int = 0) -> None:
         p2p.wait(proc(), self._osend(obj, dest, tag, "MPI_Ssend", True, True))
 
-    bsend = send
-
     @mpicall
     def isend(self, obj: Any, dest: int, tag: int = 0) -> Request:
         return Request._wrap(self._osend(obj, dest, tag, "MPI_Isend", False), True)
@@ -275,8 +293,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def issend(self, obj: Any, dest: int, tag: int = 0) -> Request:
         return Request._wrap(self._osend(obj, dest, tag, "MPI_Issend", True), True)
-
-    ibsend = isend
 
     def _orecv(self, source: int, tag: int, call: str) -> p2p.Request:
         impl = self._impl
@@ -287,6 +303,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def recv(self, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG,
              status: Status | None = None) -> Any:
+        if buf is not None:
+            return recv_obarg(self, buf, source, tag, status)
         req = self._orecv(source, tag, "MPI_Recv")
         p2p.wait(proc(), req)
         return Request._wrap(req, True)._complete(status)
@@ -373,7 +391,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Scatter")
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root)
 
     @mpicall
@@ -382,7 +400,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Scatterv")
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         bcoll.scatterv(pr, impl, msgspec.parse_vector(sendbuf, impl.size, True) if is_root else None, rspec, root)
 
     @mpicall
@@ -396,7 +414,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:
-        bcoll.alltoall(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf))
+        impl = self._impl
+        bcoll.alltoall(proc(), impl, *_alltoall_specs(sendbuf, recvbuf, impl.size))
 
     @mpicall
     def Alltoallv(self, sendbuf: Any, recvbuf: Any) -> None:
@@ -408,6 +427,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def bcast(self, obj: Any = None, root: int = 0) -> Any:
         p2p.check_root(self._impl, root, "MPI_Bcast")
+        comm_lock(self, "bcast")
         return ocoll.bcast(proc(), self._impl, obj, root, pickle.dumps, pickle.loads)
 
     @mpicall
@@ -430,19 +450,23 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     @mpicall
     def gather(self, sendobj: Any, root: int = 0) -> list | None:
         p2p.check_root(self._impl, root, "MPI_Gather")
+        comm_lock(self, "gather")
         return ocoll.gather(proc(), self._impl, sendobj, root, pickle.dumps, pickle.loads)
 
     @mpicall
     def scatter(self, sendobj: Any, root: int = 0) -> Any:
         p2p.check_root(self._impl, root, "MPI_Scatter")
+        comm_lock(self, "scatter")
         return ocoll.scatter(proc(), self._impl, sendobj, root, pickle.dumps, pickle.loads)
 
     @mpicall
     def allgather(self, sendobj: Any) -> list:
+        comm_lock(self, "allgather")
         return ocoll.allgather(proc(), self._impl, sendobj, pickle.dumps, pickle.loads)
 
     @mpicall
     def alltoall(self, sendobj: Any) -> list:
+        comm_lock(self, "alltoall")
         return ocoll.alltoall(proc(), self._impl, sendobj, pickle.dumps, pickle.loads)
 
     # -- communicator management ---------------------------------------------------------
@@ -450,8 +474,20 @@ class Comm(CommMgmtMixin, CommPersistMixin):
     def Dup(self, info: Any = None) -> Intracomm:
         impl, pr = self._impl, proc()
         _barrier(pr, impl)  # context-id agreement costs a collective, as in MPICH
+        return self._dup(pr, impl, info)
+
+    def _dup(self, pr: Any, impl: CommImpl, info: Any) -> Intracomm:
+        """The duplicate, once the members agreed (after a barrier, or with an Ibarrier pending)."""
         new = impl.agree(pr, None, lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
-        return Intracomm._wrap(new)
+        cls = type(self)
+        if cls in (Comm, _WorldComm, _SelfComm):
+            cls = Intracomm
+        dup = cls._wrap(new)
+        _attributes.copy_all(pr, impl, self, new, "MPI_Comm_dup")
+        _errhandler.copy_errhandler(impl, new)
+        if info is not None and not getattr(info, "_null", True):
+            dup.Set_info(info)
+        return dup
 
     def Clone(self) -> Intracomm:
         return self.Dup()
@@ -467,38 +503,26 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         members = sorted((k, r) for c, k, r in triples if c == color)
         group = [impl.group[r] for _, r in members]
         new = impl.agree(pr, color, lambda: CommImpl(impl.world, group, ""), len(group))
+        _errhandler.copy_errhandler(impl, new)
         return Intracomm._wrap(new)
 
     @mpicall
     def Free(self) -> None:
-        self._impl.refcount -= 1
-        self.__impl = None
+        impl = self._raw()
+        if impl is None:
+            errors.raise_error(errors.ERR_COMM, "MPI_Comm_free: Null communicator")
+        pr = proc()
+        if impl is pr.world.comm_world or impl is pr.comm_self:
+            errors.raise_error(errors.ERR_COMM, "MPI_Comm_free: Cannot free permanent communicator")
+        try:
+            _attributes.delete_all(pr, impl, self, "MPI_Comm_free")
+        finally:
+            impl.refcount -= 1
+            self._set_raw(None)
 
     def __repr__(self) -> str:
         kind = "Intracomm" if isinstance(self, Intracomm) else "Comm"
         return f"<mpi4py.MPI.{kind} object at {id(self):#x}>"
-
-    # mpi4py compatibility helpers
-    def py2f(self) -> int:
-        raw = self._raw()
-        return 0 if raw is None else raw.context
-
-    def Get_attr(self, keyval: int) -> Any:
-        """Predefined attributes (TAG_UB, IO, WTIME_IS_GLOBAL, UNIVERSE_SIZE, APPNUM, LASTUSEDCODE)."""
-        impl = self._impl
-        if keyval == C.KEYVAL_TAG_UB:
-            return C.TAG_UB
-        if keyval == C.KEYVAL_IO:
-            return ANY_SOURCE
-        if keyval == C.KEYVAL_WTIME_IS_GLOBAL:
-            return 1  # one simulated clock for every rank
-        if keyval == C.KEYVAL_UNIVERSE_SIZE:
-            return impl.world.size
-        if keyval == C.KEYVAL_APPNUM:
-            return 0
-        if keyval == C.KEYVAL_LASTUSEDCODE:
-            return errors.last_used_code()
-        return impl.attrs.get(keyval)
 
     def Get_group(self) -> Group:
         return Group._wrap(GroupImpl(self._impl.group))
@@ -589,7 +613,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         p2p.check_root(impl, root, "MPI_Iscatter")
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         return Request._wrap(bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root,
                                            nb=True))
 
@@ -598,7 +622,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         p2p.check_root(impl, root, "MPI_Iscatterv")
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         svec = msgspec.parse_vector(sendbuf, impl.size, True) if is_root else None
         return Request._wrap(bcoll.scatterv(pr, impl, svec, rspec, root, nb=True))
 
@@ -615,8 +639,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Ialltoall(self, sendbuf: Any, recvbuf: Any) -> Request:
-        return Request._wrap(bcoll.alltoall(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
-                                            nb=True))
+        impl = self._impl
+        return Request._wrap(bcoll.alltoall(proc(), impl, *_alltoall_specs(sendbuf, recvbuf, impl.size), nb=True))
 
     @mpicall
     def Ialltoallv(self, sendbuf: Any, recvbuf: Any) -> Request:
@@ -644,6 +668,17 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         return Request._wrap(bcoll.reduce_scatter(pr, impl, sspec, rspec, counts, op._impl, nb=True))
 
 
+def _alltoall_specs(sendbuf: Any, recvbuf: Any, size: int) -> tuple[Any, Any]:
+    """mpi4py parses Alltoall's messages in ``size`` blocks: an explicit count is per rank."""
+    rspec = msgspec.parse_recv(recvbuf, size)
+    rspec.count *= size
+    if msgspec.is_in_place(sendbuf):
+        return None, rspec
+    sspec = msgspec.parse_send(sendbuf, size)
+    sspec.count *= size
+    return sspec, rspec
+
+
 def _commutes(op: Any) -> bool:
     impl = getattr(op, "_impl", None)
     return True if impl is None else impl.commutative
@@ -665,7 +700,7 @@ class Intracomm(Comm, IntraTopoMixin, IntraInterMixin):
     def Create_from_group(cls, group: Group, stringtag: str = "org.mpi4py", info: Any = None,
                           errhandler: Any = None) -> Intracomm:
         from smpy.mpi.session import Comm_create_from_group  # session.py imports us
-        return Comm_create_from_group(cls, group, stringtag, info, errhandler)
+        return Comm_create_from_group(group, stringtag, info, errhandler, cls=cls)
 
 
 class _WorldComm(Intracomm):
@@ -675,9 +710,13 @@ class _WorldComm(Intracomm):
 
     @property
     def _impl(self) -> CommImpl:
+        if self is not COMM_WORLD:  # a copy (type(COMM_WORLD)(COMM_WORLD), fromhandle...)
+            return Comm._impl.fget(self)  # type: ignore[attr-defined]
         return current().world.comm_world
 
     def _raw(self) -> CommImpl | None:
+        if self is not COMM_WORLD:
+            return Comm._raw(self)
         try:
             return current().world.comm_world
         except RuntimeError:
@@ -694,9 +733,13 @@ class _SelfComm(Intracomm):
 
     @property
     def _impl(self) -> CommImpl:
+        if self is not COMM_SELF:
+            return Comm._impl.fget(self)  # type: ignore[attr-defined]
         return current().comm_self
 
     def _raw(self) -> CommImpl | None:
+        if self is not COMM_SELF:
+            return Comm._raw(self)
         try:
             return current().comm_self
         except RuntimeError:

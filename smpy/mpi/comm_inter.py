@@ -1,10 +1,189 @@
-"""Intercommunicator constructors on intracommunicators (Create_intercomm,
-Create_from_groups). The :class:`Intercomm` class lives in :mod:`smpy.mpi.intercomm`."""
+"""Intercommunicator constructors (Intracomm.Create_intercomm; the engine of
+Intercomm.Create_from_groups), and ULFM's fault-tolerance calls (Revoke, Agree, Shrink...) shared by
+intra- and intercommunicators. The :class:`Intercomm` class lives in
+:mod:`smpy.mpi.intercomm`.
+
+ULFM behaves as with MPICH when no process has failed: MPI_Comm_revoke is not provided
+(NotImplementedError, as mpi4py reports a missing MPI routine), Is_revoked is False,
+Get_failed is the empty group, Ack_failed acknowledges 0 failures, Agree is the bitwise AND
+of the flags over all processes (an allreduce), Shrink is a Dup.
+
+comm.py imports this module, so its names are imported inside the methods.
+"""
 
 from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from smpy.colls import inter as icoll
+from smpy.mpi._call import mpicall, proc
+from smpy.runtime import errors
 
 __all__: list[str] = []
 
 
-class IntraInterMixin:
+def inherit(parent: Any, new: Any) -> Any:
+    """``new`` inherits ``parent``'s error handler as MPI says (smpy.mpi.errhandler's rule,
+    when that module is present); returns ``new``."""
+    try:
+        from smpy.mpi.errhandler import copy_errhandler  # type: ignore[import-not-found]
+    except ImportError:
+        return new
+    copy_errhandler(parent, new)
+    return new
+
+
+def _wrap_like(impl: Any) -> Any:
+    """The facade object for a runtime communicator: Intercomm or Intracomm."""
+    from smpy.mpi.comm import Intracomm
+    from smpy.mpi.intercomm import Intercomm
+    return (Intercomm if impl.remote is not None else Intracomm)._wrap(impl)
+
+
+class CommFtMixin:
+    """ULFM (MPI 5 fault tolerance) on any communicator."""
+
     __slots__ = ()
+
+    def Revoke(self) -> None:
+        raise NotImplementedError  # MPICH provides MPIX_Comm_revoke only: mpi4py reports it missing
+
+    def Is_revoked(self) -> bool:
+        _ = self._impl  # type: ignore[attr-defined]  # MPI_ERR_COMM on COMM_NULL
+        return False
+
+    def Get_failed(self) -> Any:
+        from smpy.mpi.group import Group
+        from smpy.runtime.group import GroupImpl
+        _ = self._impl  # type: ignore[attr-defined]
+        return Group._wrap(GroupImpl(()))
+
+    def Ack_failed(self, num_to_ack: int | None = None) -> int:
+        _ = self._impl  # type: ignore[attr-defined]
+        return 0
+
+    @mpicall
+    def Agree(self, flag: int) -> int:
+        flag = int(flag)
+        if not -(2**31) <= flag < 2**31:
+            raise OverflowError("value too large to convert to int")
+        return icoll.agree(proc(), self._impl, flag)  # type: ignore[attr-defined]
+
+    @mpicall
+    def Iagree(self, flag: Any) -> Any:
+        from smpy.mpi.request import Request
+        mem = _int_buffer(flag)
+
+        def store(value: int) -> None:
+            mem[0] = value
+
+        return Request._wrap(icoll.agree(proc(), self._impl, int(mem[0]), nb=True, store=store))  # type: ignore[attr-defined]
+
+    @mpicall
+    def Shrink(self) -> Any:
+        impl = self._impl  # type: ignore[attr-defined]
+        return _wrap_like(inherit(impl, _dup(impl, "MPIX_Comm_shrink")))
+
+    @mpicall
+    def Ishrink(self) -> tuple[Any, Any]:
+        from smpy.colls import buffers as bcoll
+        from smpy.mpi.request import Request
+        impl, pr = self._impl, proc()  # type: ignore[attr-defined]
+        if impl.remote is not None:
+            req = icoll.barrier(pr, impl, nb=True)
+            new = icoll.dup_agree(pr, impl)
+        else:
+            req = bcoll.barrier(pr, impl, nb=True)
+            new = _intra_agree(pr, impl)
+        return _wrap_like(inherit(impl, new)), Request._wrap(req)
+
+
+def _int_buffer(flag: Any) -> memoryview:
+    """The one-int buffer of Iagree (mpi4py: format 'i', length one)."""
+    try:
+        mem = memoryview(flag)
+    except TypeError:
+        raise TypeError(f"memoryview: a bytes-like object is required, not '{type(flag).__name__}'") from None
+    fmt = mem.format
+    if fmt not in ("i", "@i", "=i", "<i") and not (fmt in ("l", "q") and mem.itemsize == 4):
+        raise ValueError(f"expecting buffer with format 'i', got '{fmt}'")
+    if mem.nbytes // max(mem.itemsize, 1) != 1:
+        raise ValueError("flag: expecting int buffer of length one")
+    if mem.readonly:
+        raise BufferError("Object is not writable.")
+    return mem.cast("B").cast("i")
+
+
+def _intra_agree(pr: Any, impl: Any) -> Any:
+    from smpy.runtime.comm import CommImpl
+    return impl.agree(pr, None, lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
+
+
+def _dup(impl: Any, call: str) -> Any:
+    """A copy of the communicator, agreed on with one barrier (blocking)."""
+    from smpy.colls.basic import barrier
+    pr = proc()
+    if impl.remote is not None:
+        return icoll.dup(pr, impl, call)
+    barrier(pr, impl)
+    return _intra_agree(pr, impl)
+
+
+class IntraInterMixin(CommFtMixin):
+    """Intracomm methods that make intercommunicators or communicators from groups."""
+
+    __slots__ = ()
+
+    @mpicall
+    def Create_intercomm(self, local_leader: int, peer_comm: Any, remote_leader: int, tag: int = 0) -> Any:
+        from smpy.mpi.intercomm import Intercomm
+        local, pr = self._impl, proc()  # type: ignore[attr-defined]
+        call = "MPI_Intercomm_create"
+        if not 0 <= local_leader < local.size:
+            errors.raise_error(errors.ERR_RANK, f"{call}: invalid local leader {local_leader} "
+                               f"(communicator size {local.size})")
+        peer = None
+        if local.rank_of[pr.rank] == local_leader:
+            peer = peer_comm._impl
+            if not 0 <= remote_leader < peer.size:
+                errors.raise_error(errors.ERR_RANK, f"{call}: invalid remote leader {remote_leader} "
+                                   f"(peer communicator size {peer.size})")
+            if peer.group[remote_leader] in local.rank_of:
+                errors.raise_error(errors.ERR_RANK, f"{call}: the remote leader belongs to the local group")
+            if tag < 0:
+                errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag {tag}")
+        side = icoll.create_intercomm(pr, local, local_leader, peer, remote_leader, tag, call)
+        return Intercomm._wrap(inherit(local, side))
+
+
+@mpicall
+def _from_group(group: Any, stringtag: str, call: str) -> Any:
+    from smpy.colls.basic import barrier
+    from smpy.runtime.inter import from_group
+    pr = proc()
+    members = group._g().members
+    if pr.rank not in members:
+        errors.raise_error(errors.ERR_GROUP, f"{call}: the calling process is not in the group")
+    impl = from_group(pr, tuple(members), str(stringtag))
+    barrier(pr, impl)  # context-id agreement over the group
+    return impl
+
+
+@mpicall
+def create_from_groups(local_group: Any, local_leader: int, remote_group: Any, remote_leader: int,
+                       stringtag: str) -> Any:
+    """MPI_Intercomm_create_from_groups: a local communicator from ``local_group``, then
+    the leaders' exchange through MPI_COMM_WORLD (tag derived from ``stringtag``)."""
+    call = "MPI_Intercomm_create_from_groups"
+    pr = proc()
+    local = _from_group(local_group, stringtag, call)
+    rmembers = remote_group._g().members
+    if not 0 <= local_leader < local.size:
+        errors.raise_error(errors.ERR_RANK, f"{call}: invalid local leader {local_leader}")
+    if not 0 <= remote_leader < len(rmembers):
+        errors.raise_error(errors.ERR_RANK, f"{call}: invalid remote leader {remote_leader}")
+    world = pr.world.comm_world
+    tag = zlib.crc32(str(stringtag).encode()) & 0x3FFFFFFF
+    return icoll.create_intercomm(pr, local, local_leader, world, rmembers[remote_leader], tag, call)
+

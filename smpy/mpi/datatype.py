@@ -4,32 +4,85 @@ A ``Datatype`` holds one :class:`~smpy.runtime.datatype.DatatypeImpl` in ``_impl
 is identity of impls (``MPI.FLOAT32_T is MPI.FLOAT``; ``MPI.DOUBLE.Dup() != MPI.DOUBLE``), and,
 as in mpi4py, datatypes are unhashable. The names MPICH leaves null in this build
 (``MPI.REAL2``, ``MPI.LOGICAL1`` ...) are distinct objects equal to ``MPI.DATATYPE_NULL``.
-Derived-datatype constructors raise ``NotImplementedError`` until the faithful-MPI issue.
+Derived datatypes are built by :mod:`smpy.runtime.datatype` (typemaps as blocks of a child
+type); this module parses arguments as mpi4py does, decodes envelopes/contents, and pickles
+derived types by their constructor (mpi4py's ``decode``/``_datatype_create``).
 """
 
 from __future__ import annotations
 
+import operator
 import weakref
 from typing import Any
 
+from smpy.runtime import attributes as _attributes
+from smpy.runtime import datatype as _rt
 from smpy.runtime import errors
 from smpy.runtime.datatype import (
     BY_NAME,
+    COMBINER_CONTIGUOUS,
+    COMBINER_DARRAY,
     COMBINER_DUP,
+    COMBINER_F90_COMPLEX,
+    COMBINER_F90_INTEGER,
+    COMBINER_F90_REAL,
+    COMBINER_HINDEXED,
+    COMBINER_HINDEXED_BLOCK,
+    COMBINER_HVECTOR,
+    COMBINER_INDEXED,
+    COMBINER_INDEXED_BLOCK,
     COMBINER_NAMED,
+    COMBINER_RESIZED,
+    COMBINER_STRUCT,
+    COMBINER_SUBARRAY,
+    COMBINER_VALUE_INDEX,
+    COMBINER_VECTOR,
+    DISTRIBUTE_BLOCK,
+    DISTRIBUTE_CYCLIC,
+    DISTRIBUTE_DFLT_DARG,
+    DISTRIBUTE_NONE,
+    ORDER_C,
+    ORDER_F,
     TYPEDICT,
     DatatypeImpl,
     get_value_index,
 )
 from smpy.runtime.datatype import DATATYPE_NULL as _NULL_IMPL
 from smpy.runtime.datatype import PREDEFINED as _IMPLS
-
-_DERIVED = "derived datatypes arrive with the faithful-MPI issue"
+from smpy.runtime.world import NotInSimulation
+from smpy.runtime.world import current as _proc
 
 # MPI_TYPECLASS_* (MPICH)
 TYPECLASS_INTEGER = 2
 TYPECLASS_REAL = 1
 TYPECLASS_COMPLEX = 3
+TYPECLASS_LOGICAL = 4
+ORDER_FORTRAN = ORDER_F
+
+_COMBINER_NAMES = {
+    COMBINER_NAMED: "NAMED", COMBINER_DUP: "DUP", COMBINER_CONTIGUOUS: "CONTIGUOUS",
+    COMBINER_VECTOR: "VECTOR", COMBINER_HVECTOR: "HVECTOR", COMBINER_INDEXED: "INDEXED",
+    COMBINER_HINDEXED: "HINDEXED", COMBINER_INDEXED_BLOCK: "INDEXED_BLOCK",
+    COMBINER_HINDEXED_BLOCK: "HINDEXED_BLOCK", COMBINER_STRUCT: "STRUCT",
+    COMBINER_SUBARRAY: "SUBARRAY", COMBINER_DARRAY: "DARRAY", COMBINER_RESIZED: "RESIZED",
+    COMBINER_VALUE_INDEX: "VALUE_INDEX", COMBINER_F90_INTEGER: "F90_INTEGER",
+    COMBINER_F90_REAL: "F90_REAL", COMBINER_F90_COMPLEX: "F90_COMPLEX",
+}
+_PREDEF_COMBINERS = (COMBINER_NAMED, COMBINER_VALUE_INDEX, COMBINER_F90_INTEGER,
+                     COMBINER_F90_REAL, COMBINER_F90_COMPLEX)
+
+
+def _ints(seq: Any) -> list[int]:
+    """mpi4py's ``getarray``: a sequence of integers (``operator.index`` on each item)."""
+    return [operator.index(seq[i]) for i in range(len(seq))]
+
+
+def _chk_ints(seq: Any, n: int) -> list[int]:
+    """mpi4py's ``chkarray``: ``getarray`` with a length check."""
+    values = _ints(seq)
+    if len(values) != n:
+        raise ValueError(f"expecting {n} items, got {len(values)}")
+    return values
 
 _MATCH_SIZE = {
     (TYPECLASS_INTEGER, 1): "INTEGER1", (TYPECLASS_INTEGER, 2): "INTEGER2",
@@ -53,6 +106,9 @@ class Datatype:
     _impl: DatatypeImpl
 
     def __init__(self, datatype: Datatype | None = None) -> None:
+        if datatype is not None and not isinstance(datatype, Datatype):
+            raise TypeError(f"Argument 'datatype' has incorrect type (expected "
+                            f"mpi4py.MPI.Datatype, got {type(datatype).__name__})")
         self._impl = _NULL_IMPL if datatype is None else datatype._impl
 
     @classmethod
@@ -90,13 +146,13 @@ class Datatype:
         name = _CONST_NAME.get(id(self))
         if name is not None and _CONSTANTS.get(name) is self:
             return name
-        name = _IMPL_NAME.get(id(self._impl))
-        if name is not None:
-            return name
         impl = self._impl
-        if impl.combiner == COMBINER_DUP and impl.base is not None:
-            return (_create_dup, (Datatype._wrap(impl.base),))
-        raise NotImplementedError(f"pickling derived datatypes: {_DERIVED}")
+        if impl.combiner == COMBINER_NAMED:
+            name = _IMPL_NAME.get(id(impl))
+            if name is not None:  # a copy of a constant: unpickles to another copy
+                return (Datatype, (_CONSTANTS[name],))
+        basetype, combiner, params = self.decode()
+        return (_datatype_create, (basetype, combiner, params, True))
 
     # -- sizes and bounds -----------------------------------------------------------------
     def Get_size(self) -> int:
@@ -199,7 +255,8 @@ class Datatype:
     @property
     def is_predefined(self) -> bool:
         """Is a predefined datatype."""
-        return self._impl.is_predefined
+        impl = self._impl
+        return impl is _NULL_IMPL or impl.combiner in _PREDEF_COMBINERS
 
     @property
     def combiner(self) -> int:
@@ -212,14 +269,13 @@ class Datatype:
         return self.combiner == COMBINER_NAMED
 
     def Get_envelope(self) -> tuple[int, int, int, int, int]:
-        """Return the number of input arguments needed to create the datatype, and its
-        combiner: ``(integers, addresses, large counts, datatypes, combiner)``."""
+        """Return the number of input arguments used to create a datatype:
+        ``(integers, addresses, large counts, datatypes, combiner)``."""
         impl = self._live("MPI_Type_get_envelope")
         if impl.combiner == COMBINER_NAMED:
             return 0, 0, 0, 0, COMBINER_NAMED
-        if impl.combiner == COMBINER_DUP:
-            return 0, 0, 0, 1, COMBINER_DUP
-        raise NotImplementedError(_DERIVED)
+        i, a, c, d = impl.contents
+        return len(i), len(a), len(c), len(d), impl.combiner
 
     @property
     def envelope(self) -> tuple[int, int, int, int, int]:
@@ -227,14 +283,13 @@ class Datatype:
         return self.Get_envelope()
 
     def Get_contents(self) -> tuple[list[int], list[int], list[int], list[Datatype]]:
-        """Return the input arguments used to create the datatype."""
+        """Return the input arguments used to create a datatype."""
         impl = self._live("MPI_Type_get_contents")
-        if impl.combiner == COMBINER_DUP and impl.base is not None:
-            return [], [], [], [Datatype._wrap(impl.base)]
         if impl.combiner == COMBINER_NAMED:
             errors.raise_error(errors.ERR_TYPE, "MPI_Type_get_contents: Invalid datatype "
                                                 "(predefined types have no contents)")
-        raise NotImplementedError(_DERIVED)
+        i, a, c, d = impl.contents
+        return list(i), list(a), list(c), [Datatype._wrap(t) for t in d]
 
     @property
     def contents(self) -> tuple[list[int], list[int], list[int], list[Datatype]]:
@@ -244,18 +299,59 @@ class Datatype:
     def decode(self) -> tuple[Datatype, str, dict[str, Any]]:
         """Convenience method for decoding a datatype."""
         impl = self._live("MPI_Type_get_envelope")
-        if impl.combiner == COMBINER_NAMED:
+        comb = impl.combiner
+        if comb == COMBINER_NAMED:
             return self, "NAMED", {}
-        if impl.combiner == COMBINER_DUP and impl.base is not None:
-            return Datatype._wrap(impl.base), "DUP", {}
-        raise NotImplementedError(_DERIVED)
+        i, _, c, d = impl.contents
+        types = [Datatype._wrap(t) for t in d]
+        old = types[0] if len(types) == 1 else Datatype()
+        params: dict[str, Any]
+        if comb == COMBINER_DUP:
+            params = {}
+        elif comb == COMBINER_CONTIGUOUS:
+            params = {"count": c[0]}
+        elif comb in (COMBINER_VECTOR, COMBINER_HVECTOR):
+            params = {"count": c[0], "blocklength": c[1], "stride": c[2]}
+        elif comb in (COMBINER_INDEXED, COMBINER_HINDEXED):
+            n = c[0]
+            params = {"blocklengths": list(c[1:n + 1]), "displacements": list(c[n + 1:2 * n + 1])}
+        elif comb in (COMBINER_INDEXED_BLOCK, COMBINER_HINDEXED_BLOCK):
+            n = c[0]
+            params = {"blocklength": c[1], "displacements": list(c[2:n + 2])}
+        elif comb == COMBINER_STRUCT:
+            n = c[0]
+            params = {"blocklengths": list(c[1:n + 1]), "displacements": list(c[n + 1:2 * n + 1]),
+                      "datatypes": types}
+        elif comb == COMBINER_SUBARRAY:
+            n = i[0]
+            params = {"sizes": list(c[:n]), "subsizes": list(c[n:2 * n]),
+                      "starts": list(c[2 * n:3 * n]), "order": i[1]}
+        elif comb == COMBINER_DARRAY:
+            n = i[2]
+            params = {"size": i[0], "rank": i[1], "gsizes": list(c[:n]),
+                      "distribs": list(i[3:3 + n]), "dargs": list(i[3 + n:3 + 2 * n]),
+                      "psizes": list(i[3 + 2 * n:3 + 3 * n]), "order": i[3 + 3 * n]}
+        elif comb == COMBINER_RESIZED:
+            params = {"lb": c[0], "extent": c[1]}
+        elif comb == COMBINER_VALUE_INDEX:
+            params = {"value": types[0], "index": types[1]}
+        elif comb == COMBINER_F90_INTEGER:
+            params = {"r": i[0]}
+        else:  # F90_REAL, F90_COMPLEX
+            params = {"p": i[0], "r": i[1]}
+        return old, _COMBINER_NAMES[comb], params
 
     # -- life cycle ---------------------------------------------------------------------------
     def Dup(self) -> Datatype:
         """Duplicate a datatype."""
-        impl = self._live("MPI_Type_dup").dup()
+        base = self._live("MPI_Type_dup")
+        impl = base.dup()
         _DERIVED_HANDLES[impl.handle] = impl
-        return type(self)._wrap(impl)
+        new = type(self)._wrap(impl)
+        pr = _proc_or_none()
+        if pr is not None:
+            _attributes.copy_all(pr, base, self, impl, "MPI_Type_dup")
+        return new
 
     Create_dup = Dup
 
@@ -269,67 +365,102 @@ class Datatype:
         impl = self._live("MPI_Type_free")
         if impl.is_predefined:
             errors.raise_error(errors.ERR_TYPE, "MPI_Type_free: Cannot free permanent data type")
+        _free_attributes(self, impl)
         _DERIVED_HANDLES.pop(impl.handle, None)
-        self._impl = _NULL_IMPL
+        if _CONST_NAME.get(id(self)) is None:  # constants keep their handle (mpi4py)
+            self._impl = _NULL_IMPL
 
     def free(self) -> None:
         """Call ``Free`` if not null or predefined."""
-        if self._impl is not _NULL_IMPL and not self._impl.is_predefined:
+        if self._impl is not _NULL_IMPL and not self.is_predefined:
             self.Free()
 
     # -- packing ------------------------------------------------------------------------------
     def Pack_size(self, count: int, comm: Any) -> int:
         """Determine the amount of space needed to pack a message."""
         impl = self._live("MPI_Pack_size")
+        count = operator.index(count)
         if count < 0:
             errors.raise_error(errors.ERR_COUNT, f"MPI_Pack_size: Negative count, value is {count}")
         return impl.packed_size(count)
 
-    def Pack(self, inbuf: Any, outbuf: Any, position: int, comm: Any) -> int:
-        """Pack into contiguous memory according to datatype; return the new position."""
-        from smpy.mpi.msgspec import parse_buffer
+    def _pack(self, call: str, inbuf: Any, outbuf: Any, position: int, ext32: bool) -> int:
+        from smpy.mpi.buffer import acquire
 
-        impl = self._live("MPI_Pack")
-        src, _ = parse_buffer(inbuf, True)
-        dst, _ = parse_buffer(outbuf, False)
+        impl = self._live(call)
+        position = operator.index(position)
+        src, _, _ = acquire(inbuf, True)
+        dst, _, _ = acquire(outbuf, False)
         if not 0 <= position <= dst.nbytes:
-            errors.raise_error(errors.ERR_ARG, f"MPI_Pack: Invalid position {position}")
+            errors.raise_error(errors.ERR_ARG, f"{call}: Invalid position {position}")
         count = src.nbytes // impl.extent if impl.extent > 0 else 0
         if impl.size:  # MPICH packs the whole elements that fit
             count = min(count, (dst.nbytes - position) // impl.size)
         data = impl.pack(src, 0, count)
+        if ext32:
+            data = _rt.external32_swap(impl, data, count)
         dst[position:position + len(data)] = data
         return position + len(data)
 
-    def Unpack(self, inbuf: Any, position: int, outbuf: Any, comm: Any) -> int:
-        """Unpack from contiguous memory according to datatype; return the new position."""
-        from smpy.mpi.msgspec import parse_buffer
+    def _unpack(self, call: str, inbuf: Any, position: int, outbuf: Any, ext32: bool) -> int:
+        from smpy.mpi.buffer import acquire
 
-        impl = self._live("MPI_Unpack")
-        src, _ = parse_buffer(inbuf, True)
-        dst, _ = parse_buffer(outbuf, False)
+        impl = self._live(call)
+        position = operator.index(position)
+        src, _, _ = acquire(inbuf, True)
+        dst, _, _ = acquire(outbuf, False)
         if not 0 <= position <= src.nbytes:
-            errors.raise_error(errors.ERR_ARG, f"MPI_Unpack: Invalid position {position}")
+            errors.raise_error(errors.ERR_ARG, f"{call}: Invalid position {position}")
         count = dst.nbytes // impl.extent if impl.extent > 0 else 0
         if impl.size:
             count = min(count, (src.nbytes - position) // impl.size)
         n = impl.packed_size(count)
-        impl.unpack(src[position:position + n], dst, 0, count)
+        data = src[position:position + n]
+        if ext32:
+            data = memoryview(_rt.external32_swap(impl, data, count))
+        impl.unpack(data, dst, 0, count)
         return position + n
 
+    def Pack(self, inbuf: Any, outbuf: Any, position: int, comm: Any) -> int:
+        """Pack into contiguous memory according to datatype; return the new position."""
+        return self._pack("MPI_Pack", inbuf, outbuf, position, False)
+
+    def Unpack(self, inbuf: Any, position: int, outbuf: Any, comm: Any) -> int:
+        """Unpack from contiguous memory according to datatype; return the new position."""
+        return self._unpack("MPI_Unpack", inbuf, position, outbuf, False)
+
+    @staticmethod
+    def _datarep(datarep: str, call: str) -> None:
+        if str(datarep) != "external32":
+            errors.raise_error(errors.ERR_ARG, f"{call}: Invalid data representation "
+                                               f"'{datarep}' (only 'external32')")
+
     def Pack_external_size(self, datarep: str, count: int) -> int:
-        raise NotImplementedError("MPI_Pack_external is not supported by smpy")
+        """Determine the amount of space needed to pack a message (external32)."""
+        self._datarep(datarep, "MPI_Pack_external_size")
+        impl = self._live("MPI_Pack_external_size")
+        count = operator.index(count)
+        if count < 0:
+            errors.raise_error(errors.ERR_COUNT,
+                               f"MPI_Pack_external_size: Negative count, value is {count}")
+        return impl.packed_size(count)
 
-    def Pack_external(self, *args: Any) -> int:
-        raise NotImplementedError("MPI_Pack_external is not supported by smpy")
+    def Pack_external(self, datarep: str, inbuf: Any, outbuf: Any, position: int) -> int:
+        """Pack into contiguous memory in the portable representation external32."""
+        self._datarep(datarep, "MPI_Pack_external")
+        return self._pack("MPI_Pack_external", inbuf, outbuf, position, True)
 
-    def Unpack_external(self, *args: Any) -> int:
-        raise NotImplementedError("MPI_Unpack_external is not supported by smpy")
+    def Unpack_external(self, datarep: str, inbuf: Any, position: int, outbuf: Any) -> int:
+        """Unpack from contiguous memory in the portable representation external32."""
+        self._datarep(datarep, "MPI_Unpack_external")
+        return self._unpack("MPI_Unpack_external", inbuf, position, outbuf, True)
 
     # -- static helpers -----------------------------------------------------------------------
     @classmethod
     def Get_value_index(cls, value: Datatype, index: Datatype) -> Datatype:
         """Return a datatype for a value-index pair (``MPI.DOUBLE_INT`` ...), or NULL."""
+        value._live("MPI_Type_get_value_index")
+        index._live("MPI_Type_get_value_index")
         return cls._wrap(get_value_index(value._impl, index._impl))
 
     @classmethod
@@ -369,75 +500,225 @@ class Datatype:
     def fromhandle(cls, handle: int) -> Datatype:
         return cls.f2py(handle)
 
-    # -- derived datatypes and attributes (later issues) ----------------------------------------
+    # -- derived datatypes ------------------------------------------------------------------
+    def _new(self, impl: DatatypeImpl) -> Datatype:
+        _DERIVED_HANDLES[impl.handle] = impl
+        new = type(self).__new__(type(self))
+        new._impl = impl
+        return new
+
     def Create_contiguous(self, count: int) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Create a contiguous datatype."""
+        old = self._live("MPI_Type_contiguous_c")
+        return self._new(_rt.create_contiguous(old, operator.index(count)))
 
     def Create_vector(self, count: int, blocklength: int, stride: int) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Create a vector (strided) datatype."""
+        old = self._live("MPI_Type_vector_c")
+        return self._new(_rt.create_vector(old, operator.index(count),
+                                           operator.index(blocklength), operator.index(stride)))
 
     def Create_hvector(self, count: int, blocklength: int, stride: int) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Create a vector (strided) datatype with stride in bytes."""
+        old = self._live("MPI_Type_create_hvector_c")
+        return self._new(_rt.create_vector(old, operator.index(count),
+                                           operator.index(blocklength), operator.index(stride),
+                                           bytes_stride=True))
 
     def Create_indexed(self, blocklengths: Any, displacements: Any) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Create an indexed datatype."""
+        bl = _ints(blocklengths)
+        dp = _chk_ints(displacements, len(bl))
+        old = self._live("MPI_Type_indexed_c")
+        return self._new(_rt.create_indexed(old, bl, dp))
 
     def Create_hindexed(self, blocklengths: Any, displacements: Any) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Create an indexed datatype (displacements in bytes)."""
+        bl = _ints(blocklengths)
+        dp = _chk_ints(displacements, len(bl))
+        old = self._live("MPI_Type_create_hindexed_c")
+        return self._new(_rt.create_indexed(old, bl, dp, bytes_disp=True))
 
     def Create_indexed_block(self, blocklength: int, displacements: Any) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Create an indexed datatype with constant-sized blocks."""
+        dp = _ints(displacements)
+        old = self._live("MPI_Type_create_indexed_block_c")
+        return self._new(_rt.create_indexed_block(old, operator.index(blocklength), dp))
 
     def Create_hindexed_block(self, blocklength: int, displacements: Any) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Create an indexed datatype with constant-sized blocks (displacements in bytes)."""
+        dp = _ints(displacements)
+        old = self._live("MPI_Type_create_hindexed_block_c")
+        return self._new(_rt.create_indexed_block(old, operator.index(blocklength), dp,
+                                                  bytes_disp=True))
 
     @classmethod
     def Create_struct(cls, blocklengths: Any, displacements: Any, datatypes: Any) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Create a general composite (struct) datatype (displacements in bytes)."""
+        bl = _ints(blocklengths)
+        dp = _chk_ints(displacements, len(bl))
+        if len(bl) != len(datatypes):
+            raise ValueError(f"expecting {len(bl)} items, got {len(datatypes)}")
+        impls = []
+        for i in range(len(bl)):
+            t = datatypes[i]
+            if not isinstance(t, Datatype):
+                raise TypeError(f"Cannot convert {type(t).__name__} to mpi4py.MPI.Datatype")
+            impls.append(t._live("MPI_Type_create_struct_c"))
+        impl = _rt.create_struct(bl, dp, impls)
+        _DERIVED_HANDLES[impl.handle] = impl
+        new = cls.__new__(cls)
+        new._impl = impl
+        return new
 
-    def Create_subarray(self, sizes: Any, subsizes: Any, starts: Any, order: int = 0) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+    def Create_subarray(self, sizes: Any, subsizes: Any, starts: Any,
+                        order: int = ORDER_C) -> Datatype:
+        """Create a datatype for a subarray of a multidimensional array."""
+        sz = _ints(sizes)
+        sub = _chk_ints(subsizes, len(sz))
+        st = _chk_ints(starts, len(sz))
+        old = self._live("MPI_Type_create_subarray_c")
+        return self._new(_rt.create_subarray(old, sz, sub, st, operator.index(order)))
 
-    def Create_darray(self, *args: Any, **kwargs: Any) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+    def Create_darray(self, size: int, rank: int, gsizes: Any, distribs: Any, dargs: Any,
+                      psizes: Any, order: int = ORDER_C) -> Datatype:
+        """Create a datatype for a distributed array on Cartesian process grids."""
+        gs = _ints(gsizes)
+        nd = len(gs)
+        di = _chk_ints(distribs, nd)
+        da = _chk_ints(dargs, nd)
+        ps = _chk_ints(psizes, nd)
+        old = self._live("MPI_Type_create_darray_c")
+        return self._new(_rt.create_darray(old, operator.index(size), operator.index(rank), gs,
+                                           di, da, ps, operator.index(order)))
 
     def Create_resized(self, lb: int, extent: int) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Create a datatype with a new lower bound and extent."""
+        old = self._live("MPI_Type_create_resized_c")
+        return self._new(_rt.create_resized(old, operator.index(lb), operator.index(extent)))
 
     Resized = Create_resized
 
     @classmethod
+    def _f90(cls, combiner: int, params: tuple[int, ...], name: str | None,
+             call: str, what: str) -> Datatype:
+        if name is None:
+            errors.raise_error(errors.ERR_ARG, f"{call}: {what}")
+        impl = _rt.create_f90(combiner, params, _IMPLS[name])  # type: ignore[index]
+        _DERIVED_HANDLES[impl.handle] = impl
+        new = cls.__new__(cls)
+        new._impl = impl
+        return new
+
+    @classmethod
     def Create_f90_integer(cls, r: int) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Return a bounded integer datatype."""
+        r = int(r)
+        name = next((n for digits, n in ((2, "INTEGER1"), (4, "INTEGER2"), (9, "INTEGER4"),
+                                         (18, "INTEGER8")) if r <= digits), None)
+        return cls._f90(COMBINER_F90_INTEGER, (r,), name, "MPI_Type_create_f90_integer",
+                        f"No integer type with a range of {r} is available")
+
+    @staticmethod
+    def _real_name(p: int, r: int) -> str | None:
+        for prec, rng, n in ((6, 37, "REAL4"), (15, 307, "REAL8"), (33, 4931, "REAL16")):
+            if p <= prec and r <= rng:
+                return n
+        return None
 
     @classmethod
     def Create_f90_real(cls, p: int, r: int) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Return a bounded real datatype."""
+        p, r = int(p), int(r)
+        return cls._f90(COMBINER_F90_REAL, (p, r), cls._real_name(p, r),
+                        "MPI_Type_create_f90_real", f"No real type with both {p} digits of "
+                        f"precision and an exponent range of {r} is available")
 
     @classmethod
     def Create_f90_complex(cls, p: int, r: int) -> Datatype:
-        raise NotImplementedError(_DERIVED)
+        """Return a bounded complex datatype."""
+        p, r = int(p), int(r)
+        name = cls._real_name(p, r)
+        if name is not None:
+            name = {"REAL4": "COMPLEX8", "REAL8": "COMPLEX16", "REAL16": "COMPLEX32"}[name]
+        return cls._f90(COMBINER_F90_COMPLEX, (p, r), name, "MPI_Type_create_f90_complex",
+                        f"No complex type with both {p} digits of precision and an exponent "
+                        f"range of {r} is available")
 
+    # -- attributes (smpy.runtime.attributes) ----------------------------------------------
     def Get_attr(self, keyval: int) -> Any:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Retrieve attribute value by key."""
+        impl = self._live("MPI_Type_get_attr")
+        found, value = _attributes.get_attr(_proc(), impl, keyval, _attributes.KIND_DATATYPE, "MPI_Type_get_attr")
+        return value if found else None
 
     def Set_attr(self, keyval: int, attrval: Any) -> None:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Store attribute value associated with a key."""
+        impl = self._live("MPI_Type_set_attr")
+        _attributes.set_attr(_proc(), impl, self, keyval, attrval, _attributes.KIND_DATATYPE, "MPI_Type_set_attr")
 
     def Delete_attr(self, keyval: int) -> None:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Delete attribute value associated with a key."""
+        impl = self._live("MPI_Type_delete_attr")
+        _attributes.delete_attr(_proc(), impl, self, keyval, _attributes.KIND_DATATYPE, "MPI_Type_delete_attr")
 
     @classmethod
-    def Create_keyval(cls, *args: Any, **kwargs: Any) -> int:
-        raise NotImplementedError("datatype attributes are not supported yet")
+    def Create_keyval(cls, copy_fn: Any = None, delete_fn: Any = None, nopython: bool = False) -> int:
+        """Create a new attribute key for datatypes."""
+        return _attributes.create_keyval(_proc(), _attributes.KIND_DATATYPE, copy_fn, delete_fn, nopython)
 
     @classmethod
     def Free_keyval(cls, keyval: int) -> int:
-        raise NotImplementedError("datatype attributes are not supported yet")
+        """Free an attribute key for datatypes."""
+        return _attributes.free_keyval(_proc(), keyval, _attributes.KIND_DATATYPE)
 
 
-def _create_dup(base: Datatype) -> Datatype:
-    return base.Dup()
+def _free_attributes(obj: Datatype, impl: DatatypeImpl) -> None:
+    """Delete callbacks of a datatype's attributes (MPI_Type_free)."""
+    pr = _proc_or_none()
+    if pr is not None:
+        _attributes.delete_all(pr, impl, obj, "MPI_Type_free")
+
+
+def _proc_or_none() -> Any:
+    """The calling rank, or None outside a simulation (attributes need a rank)."""
+    try:
+        return _proc()
+    except NotInSimulation:
+        return None
+
+
+def _datatype_create(datatype: Datatype, combiner: str, params: dict[str, Any],
+                     free: bool = False) -> Datatype:
+    """Create a datatype from base datatype, combiner name and parameters (mpi4py's
+    ``_datatype_create``, what derived datatypes pickle to)."""
+    if "datatypes" in params:
+        types = list(params["datatypes"])
+    elif "value" in params and "index" in params:
+        types = list(params.values())
+    else:
+        types = [datatype]
+    try:
+        name = combiner.lower()
+        if name == "value_index":
+            newtype = Datatype.Get_value_index(**params)
+        elif name.startswith("f90_") or name == "struct":
+            newtype = getattr(Datatype, f"Create_{name}")(**params)
+        else:
+            newtype = getattr(datatype, f"Create_{name}")(**params)
+        newtype.Commit()
+    finally:
+        if free:
+            for t in types:
+                if isinstance(t, Datatype) and t and not t.is_predefined:
+                    t.Free()
+    return newtype
+
+
+def _datatype_decode(datatype: Datatype, mark: bool = False) -> tuple[Datatype, str,
+                                                                     dict[str, Any]]:
+    """mpi4py's ``_datatype_decode``."""
+    return datatype.decode()
 
 
 # -- predefined constants -----------------------------------------------------------------------
@@ -585,7 +866,13 @@ __all__ = ["Datatype", "TYPECLASS_INTEGER", "TYPECLASS_REAL", "TYPECLASS_COMPLEX
            "UNSIGNED_INT", "SIGNED_SHORT", "SIGNED_INT", "SIGNED_LONG", "SIGNED_LONG_LONG",
            "BOOL", "SINT8_T", "SINT16_T", "SINT32_T", "SINT64_T", "F_BOOL", "F_INT", "F_FLOAT",
            "F_DOUBLE", "F_COMPLEX", "F_FLOAT_COMPLEX", "F_DOUBLE_COMPLEX",
-           "COMBINER_NAMED", "COMBINER_DUP"]
+           "COMBINER_NAMED", "COMBINER_DUP", "COMBINER_CONTIGUOUS", "COMBINER_VECTOR",
+           "COMBINER_HVECTOR", "COMBINER_INDEXED", "COMBINER_HINDEXED", "COMBINER_INDEXED_BLOCK",
+           "COMBINER_HINDEXED_BLOCK", "COMBINER_STRUCT", "COMBINER_SUBARRAY", "COMBINER_DARRAY",
+           "COMBINER_RESIZED", "COMBINER_VALUE_INDEX", "COMBINER_F90_INTEGER",
+           "COMBINER_F90_REAL", "COMBINER_F90_COMPLEX", "DISTRIBUTE_BLOCK", "DISTRIBUTE_CYCLIC",
+           "DISTRIBUTE_NONE", "DISTRIBUTE_DFLT_DARG", "ORDER_C", "ORDER_F", "ORDER_FORTRAN",
+           "TYPECLASS_LOGICAL"]
 
 
 def _typecode(datatype: Datatype) -> str | None:

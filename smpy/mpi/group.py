@@ -5,23 +5,44 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from smpy.mpi.objmodel import (
+    T_GROUP,
+    HandleMixin,
+    as_int,
+    builtin_handle,
+    cannot_serialize,
+    direct_handle,
+    lookup_direct,
+    null_handle,
+    unorderable,
+)
 from smpy.runtime import errors
 from smpy.runtime.group import EMPTY, GroupImpl
 from smpy.runtime.world import current
 
 
-class Group:
-    __slots__ = ("_impl",)
+class Group(HandleMixin):
+    """Group of processes."""
+
+    __slots__ = ("_impl", "_const", "__weakref__")
+
+    def __new__(cls, group: Group | None = None) -> Group:
+        if group is not None and not isinstance(group, Group):
+            raise TypeError(f"Argument 'group' has incorrect type (expected mpi4py.MPI.Group, "
+                            f"got {type(group).__name__})")
+        self = object.__new__(cls)
+        self._impl = None if group is None else group._impl
+        self._const = False
+        return self
 
     def __init__(self, group: Group | None = None) -> None:
-        self._impl: GroupImpl | None = None if group is None else group._impl
+        pass
 
     @classmethod
     def _wrap(cls, impl: GroupImpl) -> Group:
-        if not impl.members:
-            return GROUP_EMPTY
         g = cls.__new__(cls)
-        g._impl = impl
+        g._impl = EMPTY if not impl.members else impl
+        g._const = False
         return g
 
     def _g(self) -> GroupImpl:
@@ -40,11 +61,48 @@ class Group:
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    def __hash__(self) -> int:
-        return hash(None if self._impl is None else self._impl.members)
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Group):
+            return NotImplemented
+        raise unorderable(self)
+
+    __le__ = __gt__ = __ge__ = __lt__
+    __hash__ = None  # type: ignore[assignment]  # mpi4py's handles are unhashable
 
     def __bool__(self) -> bool:
         return self._impl is not None
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        impl = self._impl
+        name = "GROUP_NULL" if impl is None else "GROUP_EMPTY" if impl is EMPTY else None
+        if name is None:
+            raise cannot_serialize(self)
+        const = GROUP_NULL if impl is None else GROUP_EMPTY
+        return name if self is const else (type(self), (const,))
+
+    # -- handles --------------------------------------------------------------------------
+    def _value(self) -> int:
+        impl = self._impl
+        if impl is None:
+            return _NULL_HANDLE
+        if impl is EMPTY:
+            return _EMPTY_HANDLE
+        return direct_handle(T_GROUP, impl)
+
+    @classmethod
+    def _from_value(cls, value: int) -> Group:
+        g = cls.__new__(cls)
+        g._const = False
+        if value == _NULL_HANDLE:
+            g._impl = None
+        elif value == _EMPTY_HANDLE:
+            g._impl = EMPTY
+        else:
+            impl = lookup_direct(value)
+            if not isinstance(impl, GroupImpl):
+                errors.raise_error(errors.ERR_GROUP, f"MPI_Group_f2c: Invalid group handle {as_int(value)}")
+            g._impl = impl
+        return g
 
     def Get_size(self) -> int:
         return self._g().size
@@ -97,10 +155,15 @@ class Group:
         return Group._wrap(self._g())
 
     def Free(self) -> None:
-        if self is GROUP_EMPTY:
-            errors.raise_error(errors.ERR_GROUP, "MPI_Group_free: cannot free a predefined group")
+        """Free a group."""
         self._g()
-        self._impl = None
+        if not self._const:
+            self._impl = None
+
+    def free(self) -> None:
+        """Call ``Free`` if not null or predefined."""
+        if self._impl is not None and not self._const:
+            self.Free()
 
     @classmethod
     def Create_from_session_pset(cls, session: Any, pset_name: str) -> Group:
@@ -111,6 +174,10 @@ class Group:
         return f"<mpi4py.MPI.Group object at {id(self):#x}>"
 
 
+_NULL_HANDLE = null_handle(T_GROUP)
+_EMPTY_HANDLE = builtin_handle(T_GROUP, 0)
+
 GROUP_NULL = Group()
-GROUP_EMPTY = Group.__new__(Group)
-GROUP_EMPTY._impl = EMPTY
+GROUP_NULL._const = True
+GROUP_EMPTY = Group._wrap(EMPTY)
+GROUP_EMPTY._const = True

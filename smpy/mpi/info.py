@@ -5,24 +5,50 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from smpy.mpi.objmodel import (
+    T_INFO,
+    HandleMixin,
+    as_int,
+    builtin_handle,
+    direct_handle,
+    lookup_direct,
+    null_handle,
+    unorderable,
+)
 from smpy.runtime import errors
 
 MAX_INFO_KEY = 255
 MAX_INFO_VAL = 1024
 
 
-class Info:
-    __slots__ = ("_d", "_null", "_predefined")
+class _InfoDict(dict):
+    """The key/value store of one info object; identity is the MPI handle."""
 
-    def __init__(self, info: Info | None = None) -> None:
-        self._d: dict[str, str] = {} if info is None or info._d is None else info._d
+    __slots__ = ("__weakref__",)
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+
+class Info(HandleMixin):
+    """Info object."""
+
+    __slots__ = ("_d", "_null", "_predefined", "__weakref__")
+
+    def __new__(cls, info: Info | None = None) -> Info:
+        if info is not None and not isinstance(info, Info):
+            raise TypeError(f"Argument 'info' has incorrect type (expected mpi4py.MPI.Info, got {type(info).__name__})")
+        self = object.__new__(cls)
+        self._d = _InfoDict() if info is None or info._d is None else info._d
         self._null = info is None or info._null
         self._predefined = False
+        return self
+
+    def __init__(self, info: Info | None = None) -> None:
+        pass
 
     @classmethod
     def Create(cls, items: Mapping[str, str] | Any = None) -> Info:
         i = cls.__new__(cls)
-        i._d, i._null, i._predefined = {}, False, False
+        i._d, i._null, i._predefined = _InfoDict(), False, False
         if items is not None:
             pairs = items.items() if hasattr(items, "items") else items
             for k, v in pairs:
@@ -39,13 +65,48 @@ class Info:
         return self._d
 
     def Dup(self) -> Info:
-        return Info.Create(dict(self._live()))
+        return type(self).Create(dict(self._live()))
 
     def Free(self) -> None:
-        if self._predefined:
-            errors.raise_error(errors.ERR_INFO, "MPI_Info_free: cannot free a predefined info object")
         self._live()
-        self._d, self._null = {}, True
+        if self is INFO_ENV:
+            return  # the module constant keeps its handle (mpi4py)
+        self._d, self._null = _InfoDict(), True
+
+    def free(self) -> None:
+        """Call ``Free`` if not null or predefined."""
+        if not self._null and self is not INFO_ENV and self is not INFO_NULL:
+            self.Free()
+
+    # -- handles (MPICH layout, see smpy.mpi.objmodel) ------------------------------------------
+    def _value(self) -> int:
+        if self._null:
+            return _NULL_HANDLE
+        if self._d is INFO_ENV._d:
+            return _ENV_HANDLE
+        return direct_handle(T_INFO, self._d)
+
+    @classmethod
+    def _from_value(cls, value: int) -> Info:
+        i = cls.__new__(cls)
+        i._predefined = False
+        if value == _NULL_HANDLE:
+            i._d, i._null = _InfoDict(), True
+        elif value == _ENV_HANDLE:
+            i._d, i._null = INFO_ENV._d, False
+        else:
+            d = lookup_direct(value)
+            if not isinstance(d, _InfoDict):
+                errors.raise_error(errors.ERR_INFO, f"MPI_Info_f2c: Invalid info handle {as_int(value)}")
+            i._d, i._null = d, False
+        return i
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        if self._null or self._d is INFO_ENV._d:
+            const = INFO_NULL if self._null else INFO_ENV
+            name = "INFO_NULL" if self._null else "INFO_ENV"
+            return name if self is const else (type(self), (const,))
+        return (type(self).Create, (self.items(),))
 
     def Get(self, key: str) -> str | None:
         self._check_key(key)
@@ -91,12 +152,16 @@ class Info:
         return iter([] if self._null else list(self._d))
 
     def __getitem__(self, key: str) -> str:
+        if self._null:
+            raise KeyError(key)
         v = self.Get(key)
         if v is None:
             raise KeyError(key)
         return v
 
     def __setitem__(self, key: str, value: str) -> None:
+        if self._null:
+            raise KeyError(key)
         self.Set(key, value)
 
     def __delitem__(self, key: str) -> None:
@@ -118,6 +183,8 @@ class Info:
         return [] if self._null else list(self._d.items())
 
     def update(self, other: Any = (), **kwds: str) -> None:
+        if self._null:
+            raise KeyError
         pairs = other.items() if hasattr(other, "items") else other
         for k, v in pairs:
             self.Set(k, v)
@@ -134,6 +201,8 @@ class Info:
         raise KeyError(key)
 
     def popitem(self) -> tuple[str, str]:
+        if self._null:
+            raise KeyError
         d = self._live()
         if not d:
             raise KeyError("popitem(): info is empty")
@@ -141,18 +210,31 @@ class Info:
         return k, self.pop(k)
 
     def copy(self) -> Info:
+        if self._null:
+            return type(self)()
         return self.Dup()
 
     def clear(self) -> None:
+        if self._null:
+            return
         self._live().clear()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Info):
             return NotImplemented
-        return self is other or (self._null and other._null)
+        return self._null == other._null and (self._null or self._d is other._d)
 
-    def __hash__(self) -> int:
-        return id(self)
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Info):
+            return NotImplemented
+        raise unorderable(self)
+
+    __le__ = __gt__ = __ge__ = __lt__
+    __hash__ = None  # type: ignore[assignment]  # mpi4py's handles are unhashable
 
     def __bool__(self) -> bool:
         return not self._null
@@ -160,6 +242,9 @@ class Info:
     def __repr__(self) -> str:
         return f"<mpi4py.MPI.Info object at {id(self):#x}>"
 
+
+_NULL_HANDLE = null_handle(T_INFO)
+_ENV_HANDLE = builtin_handle(T_INFO, 1)
 
 INFO_NULL = Info()
 INFO_ENV = Info.Create()

@@ -9,6 +9,7 @@ from smpy.mpi._call import mpicall, proc
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
 from smpy.runtime import errors, p2p
+from smpy.runtime.constants import ANY_SOURCE, ANY_TAG
 
 _NO_PROC = object()
 
@@ -38,11 +39,20 @@ class Message:
     def __bool__(self) -> bool:
         return self._send is not None
 
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        for name, const in (("MESSAGE_NULL", MESSAGE_NULL), ("MESSAGE_NO_PROC", MESSAGE_NO_PROC)):
+            if self is const:
+                return name
+            if self._send is const._send:  # a copy of a predefined handle
+                return (type(self), (const,))
+        raise ValueError("cannot serialize 'mpi4py.MPI.Message' instance")
+
     def _take(self, call: str) -> Any:
         send = self._send
         if send is None:
             errors.raise_error(errors.ERR_REQUEST, f"{call}: invalid message (MPI_MESSAGE_NULL)")
-        self._send = None  # a message is received once; the handle becomes MESSAGE_NULL
+        if self is not MESSAGE_NO_PROC:  # predefined handles stay as they are (mpi4py's constobj)
+            self._send = None  # a message is received once; the handle becomes MESSAGE_NULL
         return send
 
     def _irecv(self, buf: Any, call: str, obj: bool) -> Request:
@@ -67,6 +77,25 @@ class Message:
     @mpicall
     def irecv(self) -> Request:
         return self._irecv(None, "MPI_Imrecv", True)
+
+    # matched probes as class methods: Message.Probe(comm, source, tag, status)
+    @classmethod
+    def Probe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> Message:
+        return comm.Mprobe(source, tag, status)
+
+    @classmethod
+    def Iprobe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+               status: Status | None = None) -> Message | None:
+        return comm.Improbe(source, tag, status)
+
+    @classmethod
+    def probe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> Message:
+        return comm.mprobe(source, tag, status)
+
+    @classmethod
+    def iprobe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+               status: Status | None = None) -> Message | None:
+        return comm.improbe(source, tag, status)
 
     def __repr__(self) -> str:
         return f"<mpi4py.MPI.Message object at {id(self):#x}>"

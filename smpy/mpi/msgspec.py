@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from smpy.mpi.buffer import acquire
 from smpy.mpi.datatype import Datatype
 from smpy.mpi.sentinels import BOTTOM, BUFFER_AUTOMATIC, IN_PLACE
 from smpy.runtime import errors
@@ -119,51 +120,16 @@ def as_datatype(obj: object) -> DatatypeImpl:
 
 
 # -- buffers -----------------------------------------------------------------------------------
-def _not_writable(obj: object) -> BufferError:
-    if isinstance(obj, memoryview):
-        return BufferError("memoryview: underlying buffer is not writable")
-    if hasattr(obj, "__dlpack__"):
-        return BufferError("dlpack: buffer is not writable")
-    return BufferError("Object is not writable.")
-
-
-def _not_contiguous(obj: object) -> BufferError:
-    if isinstance(obj, memoryview):
-        return BufferError("memoryview: underlying buffer is not contiguous")
-    if hasattr(obj, "__dlpack__"):
-        return BufferError("dlpack: buffer is not contiguous")
-    return BufferError("buffer is not contiguous")
-
-
 def _memoryview(obj: object) -> memoryview:
-    """``PyObject_GetBuffer``, then DLPack (CPU only), as mpi4py's ``PyMPI_GetBuffer``."""
-    try:
-        return memoryview(obj)  # type: ignore[arg-type]
-    except TypeError as exc:
-        if hasattr(obj, "__dlpack__"):
-            try:
-                arr = np.from_dlpack(obj)
-            except (BufferError, RuntimeError, TypeError, ValueError):
-                raise BufferError("buffer is not CPU-accessible") from None
-            return memoryview(arr)
-        if hasattr(obj, "__cuda_array_interface__"):
-            raise BufferError("buffer is not CPU-accessible") from None
-        raise TypeError(f"a bytes-like object is required, not '{type(obj).__name__}'") from exc
+    """``obj``'s memory as bytes (buffer protocol, DLPack or CUDA array interface)."""
+    return acquire(obj, True)[0]
 
 
 def parse_buffer(obj: object, readonly: bool) -> tuple[memoryview, str]:
     """``obj``'s memory as a byte view, with its element format (mpi4py's ``getbuffer``:
     any contiguous buffer, C or Fortran order; writable unless ``readonly``)."""
-    m = _memoryview(obj)
-    if not readonly and m.readonly:
-        raise _not_writable(obj)
-    fmt = m.format
-    if m.c_contiguous:
-        return (m if fmt == "B" and m.ndim == 1 else m.cast("B")), fmt
-    if m.f_contiguous:  # a Fortran-order array: flat view in memory order (no copy)
-        flat = np.asarray(m).ravel(order="K")
-        return memoryview(flat.view(np.uint8)), fmt
-    raise _not_contiguous(obj)
+    mem, fmt, _ = acquire(obj, readonly)
+    return mem, fmt
 
 
 def _unpack_pair(seq: Any) -> tuple[Any, Any]:
@@ -308,7 +274,7 @@ def parse_send(spec: Any, blocks: int = 1) -> BufSpec:
     an inferred count the per-block count, as mpi4py does."""
     if type(spec) is np.ndarray:  # fast path: whole numpy array, datatype from its dtype
         m = memoryview(spec)
-        if m.c_contiguous:
+        if m.c_contiguous and m.nbytes:  # (empty arrays: _simple, cast fails on 0 in shape)
             fmt = m.format
             mem = m.cast("B") if m.ndim != 1 or fmt != "B" else m
             dt = from_typechar(fmt)
@@ -323,7 +289,7 @@ def parse_recv(spec: Any, blocks: int = 1) -> BufSpec:
     """A receive-side (writable) message; ``BufferError`` for read-only buffers."""
     if type(spec) is np.ndarray:
         m = memoryview(spec)
-        if m.c_contiguous and not m.readonly:
+        if m.c_contiguous and not m.readonly and m.nbytes:
             fmt = m.format
             mem = m.cast("B") if m.ndim != 1 or fmt != "B" else m
             dt = from_typechar(fmt)

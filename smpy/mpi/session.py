@@ -275,8 +275,8 @@ def _qualname(obj: object) -> str:
 
 # -- Intracomm.Create_from_group / Group.Create_from_session_pset --------------------------
 @mpicall
-def Comm_create_from_group(cls: type, group: Group, stringtag: str = "org.mpi4py", info: Info = INFO_NULL,
-                      errhandler: Any = None) -> Any:
+def Comm_create_from_group(group: Group, stringtag: str = "org.mpi4py", info: Info = INFO_NULL,
+                           errhandler: Any = None, cls: Any = None) -> Any:
     """``MPI_Comm_create_from_group``: collective over the members of ``group``; the
     context-id agreement costs a barrier among them, as in MPICH."""
     from smpy.colls.basic import barrier

@@ -1,78 +1,181 @@
-"""``MPI.Status``."""
+"""``MPI.Status``: the status of a completed operation, laid out as MPICH's ``MPI_Status``.
+
+The five C ints of MPICH's struct live in one ``array('i')``: ``count_lo``,
+``count_hi_and_cancelled`` (bit 0 = cancelled, higher bits = count >> 32), ``MPI_SOURCE``,
+``MPI_TAG``, ``MPI_ERROR``. :meth:`Status.tomemory` exposes that memory, so writes through
+it change the status (as with mpi4py). The count is in bytes: ``Get_count(dt)`` is
+``nbytes / dt.size`` or ``UNDEFINED`` when that is not a whole number.
+"""
 
 from __future__ import annotations
 
+from array import array
+from typing import Any
+
 from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, UNDEFINED
+
+_EMPTY = (0, 0, ANY_SOURCE, ANY_TAG, 0)
 
 
 class Status:
-    """Status of a completed receive (``source``, ``tag``, ``error``, byte count)."""
+    """Status of a completed receive (``source``, ``tag``, ``error``, byte count, cancelled)."""
 
-    __slots__ = ("source", "tag", "error", "_nbytes", "_cancelled")
+    __slots__ = ("_mem",)
 
     def __init__(self, status: Status | None = None) -> None:
         if status is None:
-            self.source, self.tag, self.error, self._nbytes, self._cancelled = ANY_SOURCE, ANY_TAG, 0, 0, False
+            self._mem = array("i", _EMPTY)
+        elif isinstance(status, Status):
+            self._mem = array("i", status._mem)
         else:
-            self.source, self.tag, self.error = status.source, status.tag, status.error
-            self._nbytes, self._cancelled = status._nbytes, status._cancelled
+            raise TypeError(f"Argument 'status' has incorrect type (expected mpi4py.MPI.Status, got "
+                            f"{type(status).__name__})")
 
     def _fill(self, source: int, tag: int, error: int, nbytes: int, cancelled: bool = False) -> None:
-        self.source, self.tag, self.error, self._nbytes, self._cancelled = source, tag, error, nbytes, cancelled
+        m = self._mem
+        m[2] = source
+        m[3] = tag
+        m[4] = error
+        if nbytes < 0x80000000 and not cancelled:
+            m[0] = nbytes
+            m[1] = 0
+        else:
+            self._set_count(nbytes, cancelled)
+
+    def _set_count(self, nbytes: int, cancelled: bool) -> None:
+        lo = nbytes & 0xFFFFFFFF
+        self._mem[0] = lo - (1 << 32) if lo >= 0x80000000 else lo
+        self._mem[1] = ((nbytes >> 32) << 1) | int(bool(cancelled))
+
+    @property
+    def _nbytes(self) -> int:
+        m = self._mem
+        return (m[0] & 0xFFFFFFFF) | ((m[1] >> 1) << 32)
+
+    @property
+    def _cancelled(self) -> bool:
+        return bool(self._mem[1] & 1)
+
+    # fields --------------------------------------------------------------------------------
+    @property
+    def source(self) -> int:
+        return self._mem[2]
+
+    @source.setter
+    def source(self, value: int) -> None:
+        self._mem[2] = value
+
+    @property
+    def tag(self) -> int:
+        return self._mem[3]
+
+    @tag.setter
+    def tag(self, value: int) -> None:
+        self._mem[3] = value
+
+    @property
+    def error(self) -> int:
+        return self._mem[4]
+
+    @error.setter
+    def error(self, value: int) -> None:
+        self._mem[4] = value
 
     def Get_source(self) -> int:
-        return self.source
+        return self._mem[2]
 
     def Set_source(self, source: int) -> None:
-        self.source = source
+        self._mem[2] = source
 
     def Get_tag(self) -> int:
-        return self.tag
+        return self._mem[3]
 
     def Set_tag(self, tag: int) -> None:
-        self.tag = tag
+        self._mem[3] = tag
 
     def Get_error(self) -> int:
-        return self.error
+        return self._mem[4]
 
     def Set_error(self, error: int) -> None:
-        self.error = error
+        self._mem[4] = error
 
-    def Get_count(self, datatype=None) -> int:
+    def Get_count(self, datatype: Any = None) -> int:
         size = 1 if datatype is None else datatype.Get_size()
+        n = self._nbytes
         if size == 0:
-            return 0 if self._nbytes == 0 else UNDEFINED
-        q, r = divmod(self._nbytes, size)
+            return 0 if n == 0 else UNDEFINED
+        q, r = divmod(n, size)
         return UNDEFINED if r else q
 
-    def Get_elements(self, datatype) -> int:
-        return self.Get_count(datatype)
+    def Get_elements(self, datatype: Any) -> int:
+        """Basic elements received (with derived datatypes, when the runtime can count a
+        partial element; otherwise as Get_count)."""
+        from smpy.runtime import datatype as rdt
 
-    def Set_elements(self, datatype, count: int) -> None:
-        self._nbytes = count * (1 if datatype is None else datatype.Get_size())
+        get_elements = getattr(rdt, "get_elements", None)
+        committed = getattr(datatype, "_committed", None)
+        if get_elements is None or committed is None:
+            return self.Get_count(datatype)
+        n = get_elements(committed("MPI_Get_elements"), self._nbytes)
+        return UNDEFINED if n is None else n
+
+    def Set_elements(self, datatype: Any, count: int) -> None:
+        self._set_count(count * (1 if datatype is None else datatype.Get_size()), self._cancelled)
 
     def Is_cancelled(self) -> bool:
         return self._cancelled
 
     def Set_cancelled(self, flag: bool) -> None:
-        self._cancelled = bool(flag)
+        self._set_count(self._nbytes, bool(flag))
 
     @property
     def count(self) -> int:
         return self.Get_count()
 
+    @count.setter
+    def count(self, value: int) -> None:
+        self._set_count(value, self._cancelled)
+
     @property
     def cancelled(self) -> bool:
         return self._cancelled
 
+    @cancelled.setter
+    def cancelled(self, value: bool) -> None:
+        self.Set_cancelled(value)
+
+    def tomemory(self) -> memoryview:
+        """The status' memory (MPICH's five C ints); writes through it change the status."""
+        return memoryview(self._mem)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Status):
             return NotImplemented
-        return (self.source, self.tag, self.error, self._nbytes, self._cancelled) == (
-            other.source, other.tag, other.error, other._nbytes, other._cancelled)
+        return self._mem == other._mem
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (tuple(self._mem),))
 
     def __repr__(self) -> str:
         return f"<Status source={self.source} tag={self.tag} error={self.error} nbytes={self._nbytes}>"
 
     def py2f(self) -> list[int]:
-        return [self.source, self.tag, self.error, self._nbytes, int(self._cancelled)]
+        return list(self._mem)
+
+    @classmethod
+    def f2py(cls, arg: list[int]) -> Status:
+        s = cls()
+        s._mem = array("i", arg)
+        return s
+
+
+def _rebuild(fields: tuple[int, ...]) -> Status:
+    s = Status()
+    s._mem = array("i", fields)
+    return s

@@ -55,8 +55,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator, Sequence
-
-import numpy as np
+from typing import Any
 
 from smpy.cpu.host import Host
 from smpy.network.links import Link
@@ -422,7 +421,7 @@ class FloydZone(RoutedZone):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self._table: dict[tuple[int, int], _Entry] = {}
-        self._pred: np.ndarray | None = None
+        self._pred: Any = None  # numpy int64 matrix, built on first use
 
     def _store(self, src: NetPoint, dst: NetPoint, forward: _Entry,
                backward: _Entry | None) -> None:
@@ -443,6 +442,8 @@ class FloydZone(RoutedZone):
                 if (point.id, point.id) not in self._table:
                     self._table[point.id, point.id] = _Entry((self.loopback,), None, None)
         n = len(self.vertices)
+        import numpy as np  # only Floyd zones need it: not imported at start-up
+
         infinity = np.iinfo(np.int64).max
         cost = np.full((n, n), infinity, dtype=np.int64)
         pred = np.full((n, n), -1, dtype=np.int64)

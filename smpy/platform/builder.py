@@ -40,7 +40,15 @@ from smpy.network.topologies import (
     parse_torus,
 )
 from smpy.network.zones import ZONE_KINDS, DijkstraZone, NetPoint, RoutedZone, StarZone, Zone
-from smpy.platform.schema import ClusterSpec, HostSpec, LinkSpec, PlatformSpec, ZoneSpec
+from smpy.platform.schema import (
+    ClusterSpec,
+    HostSpec,
+    LinkSpec,
+    PlatformSpec,
+    ZoneSpec,
+    host_properties,
+    link_properties,
+)
 
 __all__ = ["BuildError", "build_zone_platform", "Loc"]
 
@@ -96,10 +104,9 @@ class _Builder:
     def declare_link(self, spec: LinkSpec, loc: Loc) -> None:
         sharing = Sharing(spec.sharing)
         if sharing is Sharing.SPLITDUPLEX:
-            up = Link(f"{spec.name}_UP", spec.bandwidth, spec.latency, sharing,
-                      dict(spec.properties))
-            down = Link(f"{spec.name}_DOWN", spec.bandwidth, spec.latency, sharing,
-                        dict(spec.properties))
+            props = link_properties(spec.properties, spec.power)
+            up = Link(f"{spec.name}_UP", spec.bandwidth, spec.latency, sharing, dict(props))
+            down = Link(f"{spec.name}_DOWN", spec.bandwidth, spec.latency, sharing, dict(props))
             if spec.name in self.link_where:
                 raise BuildError(loc + ("name",), f"duplicate link name {spec.name!r} (already "
                                  "used by {other})", self.link_where[spec.name])
@@ -110,7 +117,7 @@ class _Builder:
             self.twin[id(down)] = up
             return
         self.add_link(Link(spec.name, spec.bandwidth, spec.latency, sharing,
-                           dict(spec.properties)), loc + ("name",))
+                           link_properties(spec.properties, spec.power)), loc + ("name",))
 
     def add_point(self, point: NetPoint, loc: Loc) -> NetPoint:
         first = self.point_where.get(point.name)
@@ -156,7 +163,8 @@ class _Builder:
         backbone = None
         if spec.backbone is not None:
             bb = spec.backbone
-            backbone = self.add_link(Link(bb.name, bb.bandwidth, bb.latency, Sharing(bb.sharing)),
+            backbone = self.add_link(Link(bb.name, bb.bandwidth, bb.latency, Sharing(bb.sharing),
+                                          link_properties({}, bb.power)),
                                      loc + ("backbone", "name"))
         for kind, i, item in self._members(spec, loc):
             if kind == "hosts":
@@ -263,7 +271,8 @@ class _Builder:
         if spec.backbone is not None:
             bb = spec.backbone
             backbone = self.add_link(Link(f"{spec.name}_backbone", bb.bandwidth, bb.latency,
-                                          Sharing(bb.sharing)), loc + ("backbone",))
+                                          Sharing(bb.sharing), link_properties({}, bb.power)),
+                                     loc + ("backbone",))
         for radical in radicals:
             host = self._cluster_host(spec, radical)
             point = self.add_point(zone.add_host(host), radical_loc)
@@ -276,18 +285,22 @@ class _Builder:
             limiter = None
             if spec.limiter is not None:
                 limiter = self.add_link(Link(f"{link_id}_limiter", spec.limiter, 0.0,
-                                             Sharing.SHARED), loc + ("limiter",))
+                                             Sharing.SHARED, link_properties({}, spec.link_power)),
+                                        loc + ("limiter",))
             if spec.sharing == "SPLITDUPLEX":
                 up = self.add_link(Link(f"{link_id}_UP", spec.bandwidth, spec.latency,
-                                        Sharing.SPLITDUPLEX), radical_loc)
+                                        Sharing.SPLITDUPLEX, link_properties({}, spec.link_power)),
+                                   radical_loc)
                 down = self.add_link(Link(f"{link_id}_DOWN", spec.bandwidth, spec.latency,
-                                          Sharing.SPLITDUPLEX), radical_loc)
+                                          Sharing.SPLITDUPLEX, link_properties({}, spec.link_power)),
+                                     radical_loc)
                 self.split[link_id] = (up, down)
                 self.twin[id(up)] = down
                 self.twin[id(down)] = up
             else:
                 up = down = self.add_link(Link(link_id, spec.bandwidth, spec.latency,
-                                               Sharing.SHARED), radical_loc)
+                                               Sharing.SHARED, link_properties({}, spec.link_power)),
+                                          radical_loc)
             zone.set_links(point,
                            up=[link for link in (limiter, up, backbone) if link is not None],
                            down=[link for link in (backbone, down, limiter) if link is not None],
@@ -299,8 +312,8 @@ class _Builder:
         return zone
 
     def _cluster_host(self, spec: ClusterSpec, radical: int) -> Host:
-        return Host(f"{spec.prefix}{radical}{spec.suffix}", spec.cores, list(spec.speed),
-                    spec.pstate, dict(spec.properties))
+        name = f"{spec.prefix}{radical}{spec.suffix}"
+        return Host(name, spec.cores, list(spec.speed), spec.pstate, host_properties(spec, name))
 
     def _hierarchical(self, spec: ClusterSpec, loc: Loc, radicals: Sequence[int],
                       radical_loc: Loc) -> Zone:
@@ -357,7 +370,7 @@ def _product(values: Sequence[int]) -> int:
 
 
 def _host(spec: HostSpec) -> Host:
-    return Host(spec.name, spec.cores, list(spec.speed), spec.pstate, dict(spec.properties))
+    return Host(spec.name, spec.cores, list(spec.speed), spec.pstate, host_properties(spec, spec.name))
 
 
 def _did_you_mean(name: str, names: Any) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from smpy.platform.schema import PlatformError
+from smpy.platform.errors import PlatformError
 
 if TYPE_CHECKING:
     from smpy.cpu.host import Host

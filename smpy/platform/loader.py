@@ -25,13 +25,13 @@ attribute (XML).
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
+import pickle
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from smpy.cpu.host import Host
 from smpy.network.links import Link, Sharing
@@ -41,18 +41,13 @@ from smpy.network.routing import (
     Routing,
     split_duplex_twins,
 )
-from smpy.network.topologies import TopologyError
 from smpy.network.zones import Zone
-from smpy.platform.builder import BuildError, build_zone_platform
-from smpy.platform.schema import (
-    Locator,
-    PlatformError,
-    PlatformSpec,
-    format_path,
-    validate_spec,
-)
+from smpy.platform.errors import Locator, PlatformError, format_path
 from smpy.support.config import declare
 from smpy.support.units import UnitError, parse_bandwidth, parse_time
+
+if TYPE_CHECKING:  # the schema needs pydantic, the YAML reader PyYAML: imported when parsing
+    from smpy.platform.schema import PlatformSpec
 
 __all__ = ["Platform", "PlatformError", "load_platform", "load_platform_data", "default_platform",
            "DEFAULT_PLATFORM_SOURCE"]
@@ -134,8 +129,36 @@ class Platform:
 
 def load_platform(path: str | os.PathLike[str]) -> Platform:
     """Read, validate and build the platform described by ``path``: YAML, or SimGrid's XML
-    (version 4 or 4.1) when the name ends in ``.xml``."""
+    (version 4 or 4.1) when the name ends in ``.xml``.
+
+    A platform read once is kept, built, in a cache (see :func:`_cache_path`), so later runs
+    skip parsing, validation and the import of pydantic and PyYAML."""
     source = os.fspath(path)
+    try:
+        raw = Path(source).read_bytes()
+    except OSError as err:
+        raise PlatformError(f"{source}: cannot read the platform file: {err.strerror}") from None
+    return _cached(source, raw, lambda: _parse_platform(source, raw))
+
+
+def _cached(source: str, raw: bytes, parse: Any) -> Platform:
+    cache = _cache_path(source, raw)
+    if cache is not None:
+        try:
+            with open(cache, "rb") as fh:
+                cached = pickle.load(fh)  # noqa: S301 -- our own file, keyed by content
+            if isinstance(cached, Platform) and cached.source == source:
+                return cached
+        except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError,
+                ValueError, IndexError):
+            pass
+    platform = parse()
+    if cache is not None:
+        _store(cache, platform)
+    return platform
+
+
+def _parse_platform(source: str, raw: bytes) -> Platform:
     if Path(source).suffix.lower() == ".xml":
         from smpy.platform.xml import read_xml
 
@@ -143,10 +166,60 @@ def load_platform(path: str | os.PathLike[str]) -> Platform:
         return load_platform_data(imported.data, source, default_name=Path(source).stem,
                                   locate=imported.locate)
     try:
-        text = Path(source).read_text(encoding="utf-8")
-    except OSError as err:
-        raise PlatformError(f"{source}: cannot read the platform file: {err.strerror}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise PlatformError(f"{source}: cannot read the platform file: {err}") from None
     return _load_text(text, source, default_name=Path(source).stem)
+
+
+def _code_fingerprint() -> bytes:
+    """Sizes and mtimes of the modules whose classes a cached platform pickles, so that a
+    cache entry written by another version of smpy is never read."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        root = Path(__file__).resolve().parent.parent
+        h = hashlib.sha256(PLATFORM_CACHE_FORMAT.encode())
+        for sub in ("platform", "network", "cpu", "support", "energy"):
+            for f in sorted((root / sub).glob("*.py")):
+                st = f.stat()
+                h.update(f"{sub}/{f.name}:{st.st_size}:{st.st_mtime_ns};".encode())
+        _FINGERPRINT = h.digest()
+    return _FINGERPRINT
+
+
+_FINGERPRINT: bytes | None = None
+PLATFORM_CACHE_FORMAT = "smpy-platform-cache-1"
+
+
+def cache_dir() -> Path | None:
+    """Where built platforms are kept: ``$SMPY_CACHE_DIR`` (empty: no cache), else
+    ``$XDG_CACHE_HOME/smpy`` or ``~/.cache/smpy``; ``platforms/`` below it."""
+    env = os.environ.get("SMPY_CACHE_DIR")
+    if env is not None:
+        return Path(env) / "platforms" if env else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "smpy" / "platforms"
+
+
+def _cache_path(source: str, raw: bytes) -> Path | None:
+    root = cache_dir()
+    if root is None:
+        return None
+    h = hashlib.sha256(_code_fingerprint())
+    h.update(source.encode() + b"\0" + os.path.abspath(source).encode() + b"\0" + raw)
+    return root / f"{Path(source).stem}-{h.hexdigest()[:32]}.pickle"
+
+
+def _store(cache: Path, platform: Platform) -> None:
+    """Write atomically; a cache that cannot be written is not an error."""
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(platform, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, cache)
+    except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
+        pass
 
 
 def load_platform_data(data: Any, source: str = "<data>", default_name: str = "platform", *,
@@ -155,19 +228,24 @@ def load_platform_data(data: Any, source: str = "<data>", default_name: str = "p
 
     ``locate`` names a field location in messages (default: its YAML path).
     """
+    from smpy.platform.schema import validate_spec
+
     spec = validate_spec(data, source, locate)
     return build_platform(spec, source, default_name=default_name, locate=locate)
 
 
 def default_platform() -> Platform:
     """The bundled 64-host cluster (``smpy/platform/data/default.yaml``)."""
-    text = resources.files("smpy.platform").joinpath("data/default.yaml").read_text("utf-8")
-    return _load_text(text, DEFAULT_PLATFORM_SOURCE, default_name="default")
+    raw = resources.files("smpy.platform").joinpath("data/default.yaml").read_bytes()
+    return _cached(DEFAULT_PLATFORM_SOURCE, raw,
+                   lambda: _load_text(raw.decode("utf-8"), DEFAULT_PLATFORM_SOURCE, "default"))
 
 
 def _load_text(text: str, source: str, default_name: str) -> Platform:
+    import yaml
+
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 -- a SafeLoader subclass
+        data = yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 -- a SafeLoader subclass
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
@@ -179,31 +257,42 @@ def _load_text(text: str, source: str, default_name: str) -> Platform:
     return load_platform_data(data, source, default_name=default_name)
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice in one mapping (PyYAML keeps the last)."""
+def _unique_key_loader() -> Any:
+    """A yaml.SafeLoader subclass that refuses a key given twice in one mapping (PyYAML keeps
+    the last); built on first use so that PyYAML is imported only when a file is parsed."""
+    global _UNIQUE_KEY_LOADER
+    if _UNIQUE_KEY_LOADER is not None:
+        return _UNIQUE_KEY_LOADER
+    import yaml
+
+    class _UniqueKeyLoader(yaml.SafeLoader):
+        pass
+
+    def construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode,
+                                 deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # '<<: *defaults' may be overridden
+                continue
+            key = loader.construct_object(key_node, deep=deep)
+            try:
+                duplicate = key in seen
+            except TypeError:  # unhashable key: construct_mapping reports it
+                continue
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping", node.start_mark,
+                    f"key {key!r} appears twice", key_node.start_mark)
+            seen.add(key)
+        return loader.construct_mapping(node, deep=deep)
+
+    _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                                     construct_unique_mapping)
+    _UNIQUE_KEY_LOADER = _UniqueKeyLoader
+    return _UniqueKeyLoader
 
 
-def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode,
-                              deep: bool = False) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":  # '<<: *defaults' may be overridden
-            continue
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            duplicate = key in seen
-        except TypeError:  # unhashable key: construct_mapping reports it
-            continue
-        if duplicate:
-            raise yaml.constructor.ConstructorError(
-                "while reading a mapping", node.start_mark,
-                f"key {key!r} appears twice", key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-                                 _construct_unique_mapping)
+_UNIQUE_KEY_LOADER: Any = None
 
 
 # --------------------------------------------------------------------------------- building
@@ -215,6 +304,9 @@ def build_platform(spec: PlatformSpec, source: str, default_name: str = "platfor
     if spec.zone is None and not spec.clusters:
         hosts, links, routing = _build_explicit(spec, source)
         return Platform(name, source, hosts, links, routing, spec.config)
+    from smpy.network.topologies import TopologyError
+    from smpy.platform.builder import BuildError, build_zone_platform
+
     where = locate or format_path
     loopback = _loopback_from_config(spec, source)
     try:
@@ -271,12 +363,14 @@ def _loopback_from_config(spec: PlatformSpec, source: str) -> Link:
 
 def _build_explicit(spec: PlatformSpec, source: str) -> tuple[list[Host], list[Link], Routing]:
     node_names = _Names(source, "host or router")
+    from smpy.platform.schema import host_properties, link_properties
+
     link_names = _Names(source, "link")
     hosts: list[Host] = []
     for i, host_spec in enumerate(spec.hosts):
         node_names.add(host_spec.name, f"hosts[{i}].name")
         hosts.append(Host(host_spec.name, host_spec.cores, list(host_spec.speed),
-                          host_spec.pstate, dict(host_spec.properties)))
+                          host_spec.pstate, host_properties(host_spec, host_spec.name)))
     for i, router in enumerate(spec.routers):
         node_names.add(router, f"routers[{i}]")
 
@@ -285,7 +379,8 @@ def _build_explicit(spec: PlatformSpec, source: str) -> tuple[list[Host], list[L
     split: dict[str, str] = {}  # base name of a SPLITDUPLEX link -> its field path
     for i, link_spec in enumerate(spec.links):
         for link in _new_link(link_spec.name, link_spec.bandwidth, link_spec.latency,
-                              Sharing(link_spec.sharing), link_spec.properties):
+                              Sharing(link_spec.sharing),
+                              link_properties(link_spec.properties, link_spec.power)):
             link_names.add(link.name, f"links[{i}].name")
             links.append(link)
             by_name[link.name] = link

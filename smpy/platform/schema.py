@@ -51,9 +51,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 
+from smpy.platform.errors import Locator, PlatformError, format_path
 from smpy.support.units import (
     UnitError,
     parse_bandwidth,
+    parse_power,
     parse_speed,
     parse_time,
 )
@@ -76,10 +78,6 @@ __all__ = [
     "validate_spec",
     "format_path",
 ]
-
-
-class PlatformError(Exception):
-    """A platform that cannot be used; the message reads ``<file>: <field.path>: <problem>``."""
 
 
 # ------------------------------------------------------------------------- field validators
@@ -252,10 +250,33 @@ class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_Watts = Annotated[float, BeforeValidator(lambda v: _unit(parse_power, "a power like '10W'",
+                                                          positive=False)(v))]
+
+
+class LinkPowerSpec(_Spec):
+    """Power of one link direction (SimGrid's link_energy plugin): ``idle`` when nothing
+    flows, ``busy`` at full bandwidth, linear in between."""
+
+    idle: _Watts
+    busy: _Watts
+
+    def properties(self) -> dict[str, str]:
+        return {"wattage_range": f"{self.idle!r}:{self.busy!r}"}
+
+
+def link_properties(properties: dict[str, str], power: LinkPowerSpec | None) -> dict[str, str]:
+    props = dict(properties)
+    if power is not None:
+        props.update(power.properties())
+    return props
+
+
 class BackboneSpec(_Spec):
     bandwidth: Bandwidth
     latency: Latency = 0.0
     sharing: BackboneSharing = "SHARED"
+    power: LinkPowerSpec | None = None
 
 
 class LoopbackSpec(_Spec):
@@ -300,6 +321,85 @@ def _optional_bandwidth(value: Any) -> float | None:
     return _unit(parse_bandwidth, _BANDWIDTH_HINT, positive=True)(value)
 
 
+_POWER_HINT = "a power like '100W' or '1.2kW'"
+
+
+def _power_triple(value: Any) -> tuple[float, float, float]:
+    """One pstate's wattage: ``{idle, epsilon, all_cores}``, ``[idle, epsilon, all_cores]``,
+    ``[idle, all_cores]`` or SimGrid's ``"idle:epsilon:all_cores"`` (bare numbers are watts)."""
+    expected = ("`{idle: 100W, epsilon: 93W, all_cores: 200W}`, a list `[100W, 93W, 200W]` or "
+                "SimGrid's '100:93:200'")
+    if isinstance(value, dict):
+        unknown = set(value) - {"idle", "epsilon", "all_cores"}
+        if unknown or "idle" not in value or "all_cores" not in value:
+            raise ValueError(f"expected {expected} (`epsilon` defaults to `idle`), found "
+                             f"{_short(value)}")
+        items = [value["idle"], value.get("epsilon", value["idle"]), value["all_cores"]]
+    elif isinstance(value, str):
+        items = [x.strip() for x in value.split(":")]
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        raise ValueError(f"expected {expected}, found {_short(value)}")
+    if len(items) == 2:
+        items = [items[0], items[0], items[1]]
+    if len(items) != 3:
+        raise ValueError(f"expected {expected}, found {_short(value)}")
+    check = _unit(parse_power, _POWER_HINT, positive=False)
+    idle, eps, full = (check(x) for x in items)
+    return (idle, eps, full)
+
+
+PowerTriple = Annotated[tuple[float, float, float], BeforeValidator(_power_triple)]
+
+
+class PowerSpec(_Spec):
+    """Power profile of a host (SimGrid's host_energy plugin): the wattage when off and, for
+    each pstate, when idle, with one core busy (epsilon) and with every core busy."""
+
+    off: Annotated[float, BeforeValidator(_unit(parse_power, _POWER_HINT, positive=False))] = 0.0
+    pstates: Annotated[tuple[PowerTriple, ...], BeforeValidator(
+        lambda v: _non_empty_list(v, "power profiles, one per pstate"))]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _yaml_off(cls, data: Any) -> Any:
+        # YAML 1.1 (PyYAML) reads a bare `off` key as the boolean false
+        if isinstance(data, dict) and False in data and "off" not in data:
+            data = {("off" if k is False else k): v for k, v in data.items()}
+        return data
+
+    def properties(self) -> dict[str, str]:
+        """The same profile as SimGrid's host properties (what the energy plugin reads)."""
+        return {"wattage_per_state": ", ".join(f"{i!r}:{e!r}:{a!r}" for i, e, a in self.pstates),
+                "wattage_off": repr(self.off)}
+
+
+def _check_power(power: PowerSpec | None, speeds: tuple[float, ...],
+                 properties: dict[str, str], field: str | tuple[str | int, ...] = "power") -> None:
+    if power is None:
+        return
+    if len(power.pstates) != len(speeds):
+        loc = (field if isinstance(field, tuple) else (field,)) + ("pstates",)
+        raise _FieldError(loc, f"expected {len(speeds)} power profile(s), one per pstate (speed), "
+                          f"found {len(power.pstates)}")
+    clash = sorted({"wattage_per_state", "wattage_off"} & set(properties))
+    if clash:
+        raise _FieldError(field, f"give the power profile either here or as the propert"
+                          f"{'ies' if len(clash) > 1 else 'y'} {', '.join(clash)}, not both")
+
+
+def host_properties(spec: HostSpec | ClusterSpec, host_name: str) -> dict[str, str]:
+    """The properties of one host, its power profile included (per-host override first)."""
+    props = dict(spec.properties)
+    power = spec.power
+    if isinstance(spec, ClusterSpec):
+        power = spec.power_overrides.get(host_name, power)
+    if power is not None:
+        props.update(power.properties())
+    return props
+
+
 class ClusterSpec(_Spec):
     name: Name
     prefix: Affix = ""
@@ -319,6 +419,11 @@ class ClusterSpec(_Spec):
     limiter: Annotated[float | None, BeforeValidator(_optional_bandwidth)] = None
     loopback: LoopbackSpec | None = None
     properties: Properties = {}
+    power: PowerSpec | None = None
+    #: per-host power profiles that replace ``power`` (host name → profile)
+    power_overrides: dict[Name, PowerSpec] = {}
+    #: power of each private link direction (and limiter) of the cluster
+    link_power: LinkPowerSpec | None = None
 
     @model_validator(mode="after")
     def _check(self) -> ClusterSpec:
@@ -326,6 +431,16 @@ class ClusterSpec(_Spec):
             raise _FieldError("radical", "give either `radical` (like '0-63') or `count` "
                               "(like 64), not both and not neither")
         _check_pstate(self.pstate, self.speed)
+        _check_power(self.power, self.speed, self.properties)
+        if self.power_overrides:
+            names = {f"{self.prefix}{r}{self.suffix}" for r in self.radicals}
+            for host, power in self.power_overrides.items():
+                if host not in names:
+                    close = difflib.get_close_matches(host, sorted(names), n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise _FieldError(("power_overrides", host),
+                                      f"no host {host!r} in this cluster{hint}")
+                _check_power(power, self.speed, self.properties, ("power_overrides", host))
         if self.topology == "FLAT":
             if self.topo_parameters is not None:
                 raise _FieldError("topo_parameters", "only for `topology: TORUS`, `FAT_TREE` or "
@@ -380,10 +495,12 @@ class HostSpec(_Spec):
     cores: Cores = 1
     pstate: Pstate = 0
     properties: Properties = {}
+    power: PowerSpec | None = None
 
     @model_validator(mode="after")
     def _check(self) -> HostSpec:
         _check_pstate(self.pstate, self.speed)
+        _check_power(self.power, self.speed, self.properties)
         return self
 
 
@@ -393,6 +510,14 @@ class LinkSpec(_Spec):
     latency: Latency = 0.0
     sharing: SharingName = "SHARED"
     properties: Properties = {}
+    power: LinkPowerSpec | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> LinkSpec:
+        if self.power is not None and "wattage_range" in self.properties:
+            raise _FieldError("power", "give the link's power either here or as the property "
+                              "wattage_range, not both")
+        return self
 
 
 class RouteSpec(_Spec):
@@ -417,6 +542,7 @@ class ZoneBackboneSpec(_Spec):
     bandwidth: Bandwidth
     latency: Latency = 0.0
     sharing: BackboneSharing = "SHARED"
+    power: LinkPowerSpec | None = None
 
 
 class HostLinkSpec(_Spec):
@@ -526,22 +652,6 @@ class _FieldError(ValueError):
 
 
 # ---------------------------------------------------------------------------- validation
-
-def format_path(loc: typing.Sequence[str | int]) -> str:
-    """``('clusters', 0, 'bandwidth')`` → ``'clusters[0].bandwidth'``."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "<top>"
-
-
-#: turns a field location into the text naming it in messages (``format_path`` for YAML; the
-#: XML importer names the element and line instead)
-Locator = Callable[[tuple[str | int, ...]], str]
-
 
 def validate_spec(data: Any, source: str, locate: Locator | None = None) -> PlatformSpec:
     """Validate parsed YAML into a :class:`PlatformSpec`, or raise :class:`PlatformError`."""

@@ -10,6 +10,12 @@ New communicators (Dup, Split, Create...) are agreed on without any global knowl
 k-th creation call a rank makes on a parent communicator refers to the same new
 communicator on every member, so the first member to arrive builds it and the others
 find it under ``(k, key)`` in ``parent._creations``.
+
+An intercommunicator is two :class:`CommImpl` *sides*, one per group, sharing a ``pair``.
+A side's ``group``/``rank_of``/``size``/``boxes`` are its local group's (receives land
+in ``boxes[channel][local rank]``); sends address the remote group: ``rgroup``,
+``rsize`` and ``sboxes`` (the other side's ``boxes``). For an intracommunicator these
+are ``group``, ``size`` and ``boxes`` themselves, so point-to-point code is the same.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ class CommImpl:
     __slots__ = (
         "world", "group", "rank_of", "size", "name", "context", "boxes", "_creations",
         "refcount", "attrs", "topology", "errhandler", "info", "__weakref__",
+        "rgroup", "rsize", "sboxes", "remote", "local", "pair",
     )
 
     def __init__(self, world: World, group: list[int], name: str = "") -> None:
@@ -57,6 +64,13 @@ class CommImpl:
         self.topology: Any = None
         self.errhandler: Any = None
         self.info: Any = None
+        # remote side (intercommunicators only set remote/local/pair, see smpy.runtime.inter)
+        self.rgroup = group
+        self.rsize = self.size
+        self.sboxes = self.boxes
+        self.remote: list[int] | None = None
+        self.local: CommImpl | None = None
+        self.pair: Any = None
 
     def local_rank(self, proc: Process) -> int:
         return self.rank_of[proc.rank]

@@ -57,7 +57,8 @@ class DatatypeImpl:
     __slots__ = ("name", "size", "lb", "extent", "true_lb", "true_extent", "np_dtype",
                  "packed_dtype", "_view_dtype", "typechar", "typestr", "code", "category",
                  "is_predefined", "committed", "combiner", "base", "basic", "basic_count",
-                 "handle", "contiguous", "attrs", "__weakref__")
+                 "handle", "contiguous", "attrs", "contents", "segments", "align", "_flat",
+                 "_byteidx", "_leaves", "__weakref__")
 
     name: str
     size: int
@@ -108,6 +109,15 @@ class DatatypeImpl:
         self.handle = handle
         self.contiguous = size == extent == self.true_extent and lb == 0 and true_lb == 0
         self.attrs: dict[int, Any] | None = None
+        #: constructor arguments (integers, addresses, large counts, datatypes)
+        self.contents: tuple[list[int], list[int], list[int], list[DatatypeImpl]] = (
+            [], [], [], [])
+        #: derived types: [(child, byte displacements of blocks, block lengths in children)]
+        self.segments: list[tuple[DatatypeImpl, np.ndarray, np.ndarray]] | None = None
+        self.align = np_dtype.alignment if np_dtype is not None else max(1, min(size, 16))
+        self._flat: tuple[np.ndarray, np.ndarray] | None = None
+        self._byteidx: np.ndarray | None = None
+        self._leaves: tuple[np.ndarray, np.ndarray] | None = None
 
     def __repr__(self) -> str:
         return f"<DatatypeImpl {self.name or '(unnamed)'} size={self.size} extent={self.extent}>"
@@ -142,6 +152,8 @@ class DatatypeImpl:
             return mem[offset_bytes:offset_bytes + count * self.size].tobytes()
         if count <= 0:
             return b""
+        if self.segments is not None:
+            return _pack_derived(self, mem, offset_bytes, count)
         out = np.empty(count, self.packed_dtype)
         out[...] = self.to_numpy(mem, offset_bytes, count)
         return out.tobytes()
@@ -156,6 +168,9 @@ class DatatypeImpl:
             n = len(data) if type(data) is not memoryview else data.nbytes
             n = min(n, count * self.size)
             mem[offset_bytes:offset_bytes + n] = data if n == len(data) else data[:n]
+            return
+        if self.segments is not None:
+            _unpack_derived(self, data, mem, offset_bytes, count)
             return
         n = min(count, len(data) // self.size) if self.size else 0
         if n <= 0:
@@ -200,7 +215,39 @@ class DatatypeImpl:
         d.base = self
         d.handle = _new_handle()
         d.attrs = None
+        d.contents = ([], [], [], [self])
+        d.segments = [(self, np.zeros(1, np.int64), np.ones(1, np.int64))]
+        d._flat = self._flat
+        d._byteidx = self._byteidx
+        d._leaves = self._leaves
         return d
+
+    # -- layout -------------------------------------------------------------------------------
+    def flat(self) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, lengths): the data bytes of one element as maximal runs, in typemap
+        (packed) order, relative to the element's origin."""
+        if self._flat is None:
+            self._flat = _flatten(self)
+        return self._flat
+
+    def byteidx(self) -> np.ndarray:
+        """Memory offset of every packed byte of one element (relative to its origin)."""
+        if self._byteidx is None:
+            starts, lens = self.flat()
+            total = int(lens.sum())
+            if total == 0:
+                self._byteidx = np.zeros(0, np.int64)
+            else:
+                first = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+                self._byteidx = first + np.arange(total, dtype=np.int64)
+        return self._byteidx
+
+    def leaves(self) -> tuple[np.ndarray, np.ndarray]:
+        """(leaf sizes, byte-swap unit sizes) of one element in packed order: the basic
+        elements (``MPI_Get_elements``) and the scalars that external32 byte-swaps."""
+        if self._leaves is None:
+            self._leaves = _leaves(self)
+        return self._leaves
 
 
 _next_handle = 0x8C000004  # MPICH's derived-datatype handle space (after the 5 pair types)
@@ -345,6 +392,7 @@ for _names, _mpi, _vt, _h in _PAIRS:
     _impl.contiguous = _impl.size == _ext and _off == _v.itemsize
     if _impl.contiguous:  # FLOAT_INT, 2INT: no padding, one dtype serves both layouts
         _impl.packed_dtype = _impl._view_dtype = _impl.np_dtype
+    _impl.align = max(_v.alignment, _INT.alignment)
     _register(_names, _impl)
 
 for _n in _NULL_NAMES:
@@ -421,3 +469,435 @@ def get_value_index(value: DatatypeImpl, index: DatatypeImpl) -> DatatypeImpl:
 
 del _names, _mpi, _np, _tc, _ts, _code, _cat, _h, _dt, _vt, _v, _off, _true_ext, _ext
 del _fields, _impl, _n
+
+
+# == derived datatypes ===========================================================================
+# A derived type is a list of *segments* ``(child, disps, runs)``: block ``i`` holds
+# ``runs[i]`` consecutive copies of ``child`` (``child.extent`` apart) starting at byte
+# ``disps[i]``. Every constructor reduces to this (hindexed) form; bounds follow MPI:
+#   lb = min(disp + j*ext + child.lb), ub = max(disp + j*ext + child.ub) over the copies,
+#   true bounds likewise with the child's true bounds; struct pads the extent to a multiple
+#   of the largest alignment of its constituents (MPICH's epsilon).
+COMBINER_CONTIGUOUS = 3
+COMBINER_VECTOR = 4
+COMBINER_HVECTOR = 6
+COMBINER_INDEXED = 7
+COMBINER_HINDEXED = 9
+COMBINER_INDEXED_BLOCK = 10
+COMBINER_STRUCT = 12
+COMBINER_SUBARRAY = 13
+COMBINER_DARRAY = 14
+COMBINER_F90_REAL = 15
+COMBINER_F90_COMPLEX = 16
+COMBINER_F90_INTEGER = 17
+COMBINER_RESIZED = 18
+COMBINER_HINDEXED_BLOCK = 19
+COMBINER_VALUE_INDEX = 20
+
+DISTRIBUTE_BLOCK = 121
+DISTRIBUTE_CYCLIC = 122
+DISTRIBUTE_NONE = 123
+DISTRIBUTE_DFLT_DARG = -49767
+ORDER_C = 56
+ORDER_F = 57
+
+_EAGER_BLOCKS = 4096  # flatten at construction when at most this many runs result
+
+
+def _i64(values: Any) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64).reshape(-1)
+
+
+def _flatten(t: DatatypeImpl) -> tuple[np.ndarray, np.ndarray]:
+    if t.segments is None:  # predefined
+        if t.contiguous or t.packed_dtype is None or t.packed_dtype.names is None:
+            return _i64([0]), _i64([t.size])
+        vsize = t.packed_dtype.fields["value"][0].itemsize  # type: ignore[index]
+        off = t._view_dtype.fields["index"][1]  # type: ignore[union-attr,index]
+        return _i64([0, off]), _i64([vsize, t.size - vsize])
+    starts: list[np.ndarray] = []
+    lens: list[np.ndarray] = []
+    for child, disps, runs in t.segments:
+        cs, cl = child.flat()
+        keep = runs > 0
+        d, r = disps[keep], runs[keep]
+        if len(d) == 0 or len(cs) == 0:
+            continue
+        ext = child.extent
+        if len(cs) == 1 and int(cl[0]) == ext and ext > 0:  # dense child: one run per block
+            starts.append(d + cs[0])
+            lens.append(r * cl[0])
+            continue
+        total = int(r.sum())
+        first = np.repeat(np.cumsum(r) - r, r)
+        origins = np.repeat(d, r) + (np.arange(total, dtype=np.int64) - first) * ext
+        starts.append((origins[:, None] + cs[None, :]).reshape(-1))
+        lens.append(np.tile(cl, total))
+    if not starts:
+        return _i64([]), _i64([])
+    s = np.concatenate(starts)
+    ln = np.concatenate(lens)
+    nz = ln > 0
+    s, ln = s[nz], ln[nz]
+    if len(s) > 1:  # merge runs that continue each other
+        brk = np.empty(len(s), bool)
+        brk[0] = True
+        brk[1:] = s[1:] != (s + ln)[:-1]
+        idx = np.flatnonzero(brk)
+        ln = np.add.reduceat(ln, idx)
+        s = s[idx]
+    return s, ln
+
+
+def _leaves(t: DatatypeImpl) -> tuple[np.ndarray, np.ndarray]:
+    if t.segments is None:
+        starts, lens = t.flat()
+        if len(lens) == 2:  # value-index pair
+            return lens.copy(), lens.copy()
+        size = t.size
+        if t.category == "complex":
+            return _i64([size]), _i64([size // 2, size // 2])
+        if t.typechar in ("c", "S") or t.category in ("byte", "none") and t.typechar != "U":
+            return _i64([size]), _i64([1] * size)
+        return _i64([size]), _i64([size])
+    leaf: list[np.ndarray] = []
+    unit: list[np.ndarray] = []
+    for child, _, runs in t.segments:
+        n = int(runs[runs > 0].sum())
+        if n:
+            cl, cu = child.leaves()
+            leaf.append(np.tile(cl, n))
+            unit.append(np.tile(cu, n))
+    if not leaf:
+        return _i64([]), _i64([])
+    return np.concatenate(leaf), np.concatenate(unit)
+
+
+def _element_index(t: DatatypeImpl, offset: int, count: int) -> np.ndarray:
+    bidx = t.byteidx()
+    return (offset + np.arange(count, dtype=np.int64)[:, None] * t.extent
+            + bidx[None, :]).reshape(-1)
+
+
+def _pack_derived(t: DatatypeImpl, mem: Any, offset: int, count: int) -> bytes:
+    if t.size == 0:
+        return b""
+    base = np.frombuffer(mem, np.uint8)
+    starts, lens = t.flat()
+    if len(starts) == 1:  # one run per element: a strided 2-d view
+        first = offset + int(starts[0])
+        if count == 1:
+            return base[first:first + int(lens[0])].tobytes()
+        view = np.lib.stride_tricks.as_strided(base[first:], (count, int(lens[0])),
+                                               (t.extent, 1), writeable=False)
+        return view.tobytes()
+    return base[_element_index(t, offset, count)].tobytes()
+
+
+def _unpack_derived(t: DatatypeImpl, data: Any, mem: Any, offset: int, count: int) -> None:
+    nbytes = min(memoryview(data).nbytes, count * t.size)
+    if nbytes <= 0 or t.size == 0:
+        return
+    base = np.frombuffer(mem, np.uint8)
+    src = np.frombuffer(data, np.uint8, nbytes)
+    n = -(-nbytes // t.size)
+    starts, lens = t.flat()
+    if len(starts) == 1 and nbytes == n * t.size and t.extent >= int(lens[0]) > 0:
+        first = offset + int(starts[0])
+        view = np.lib.stride_tricks.as_strided(base[first:], (n, int(lens[0])), (t.extent, 1))
+        view[...] = src.reshape(n, int(lens[0]))
+        return
+    base[_element_index(t, offset, n)[:nbytes]] = src
+
+
+def _bounds(segs: list[tuple[DatatypeImpl, np.ndarray, np.ndarray]], keep_empty: bool = False
+            ) -> tuple[int, int, int, int] | None:
+    """(lb, ub, true_lb, true_ub) over the segments' copies, None if there are none."""
+    lo = hi = tlo = thi = None
+    for child, disps, runs in segs:
+        if keep_empty:
+            d, r = disps, runs
+        else:
+            keep = runs > 0
+            d, r = disps[keep], runs[keep]
+        if len(d) == 0:
+            continue
+        ext = child.extent
+        span = np.maximum(r - 1, 0) * ext
+        jmin = np.minimum(0, span)
+        jmax = np.maximum(0, span)
+        empty = r == 0
+        if keep_empty and empty.any():  # MPICH: an empty vector block marks its start
+            jmax = np.where(empty, child.lb - child.ub, jmax)
+            tjmax = np.where(empty, child.true_lb - child.true_ub, jmax)
+        else:
+            tjmax = jmax
+        cand = (int((d + jmin).min()) + child.lb, int((d + jmax).max()) + child.ub,
+                int((d + jmin).min()) + child.true_lb, int((d + tjmax).max()) + child.true_ub)
+        lo = cand[0] if lo is None else min(lo, cand[0])
+        hi = cand[1] if hi is None else max(hi, cand[1])
+        tlo = cand[2] if tlo is None else min(tlo, cand[2])
+        thi = cand[3] if thi is None else max(thi, cand[3])
+    if lo is None:
+        return None
+    return lo, hi, tlo, thi  # type: ignore[return-value]
+
+
+def _derived(combiner: int, contents: tuple[list[int], list[int], list[int],
+                                            list[DatatypeImpl]],
+             segs: list[tuple[DatatypeImpl, np.ndarray, np.ndarray]], *,
+             bounds: tuple[int, int, int, int] | None = None, keep_empty: bool = False,
+             pad: bool = False) -> DatatypeImpl:
+    size = 0
+    for child, _, runs in segs:
+        size += int(runs[runs > 0].sum()) * child.size
+    b = bounds if bounds is not None else _bounds(segs, keep_empty)
+    if b is None:
+        b = (0, 0, 0, 0)
+    lb, ub, tlb, tub = b
+    children = [c for c, _, r in segs if (r > 0).any()]
+    align = max((c.align for c in children), default=1)
+    if pad and align > 1:
+        ub = lb + -(-(ub - lb) // align) * align
+    t = DatatypeImpl("", size=size, extent=ub - lb, true_extent=tub - tlb, lb=lb, true_lb=tlb,
+                     typechar="V", typestr=f"V{ub - lb}", code=None, combiner=combiner,
+                     handle=_new_handle())
+    t.contents = contents
+    t.segments = segs
+    t.align = align
+    t.contiguous = False
+    bases = {id(c.basic) for c in children}
+    if children and len(bases) == 1 and children[0].basic is not None:
+        t.basic = children[0].basic
+        t.basic_count = sum(int(r[r > 0].sum()) * c.basic_count for c, _, r in segs)
+        t.category = t.basic.category  # type: ignore[union-attr]
+    elif not children:
+        t.basic = None
+        t.basic_count = 0
+    else:
+        t.basic = None
+        t.basic_count = 0
+    t.base = children[0] if len(children) == 1 else None
+    # cheap layouts are flattened now, which also detects contiguous ones (fast path)
+    est = 0
+    for child, disps, runs in segs:
+        if child._flat is None and child.segments is not None:
+            est = _EAGER_BLOCKS + 1  # a big child left unflattened
+            break
+        cs, cl = child.flat()
+        dense = len(cs) == 1 and int(cl[0]) == child.extent
+        est += len(disps) if dense else int(runs.sum()) * len(cs)
+        if est > _EAGER_BLOCKS:
+            break
+    if est <= _EAGER_BLOCKS:
+        starts, lens = t.flat()
+        t.contiguous = (len(starts) <= 1 and lb == 0 and tlb == 0 and size == ub - lb
+                        and (len(starts) == 0 or int(starts[0]) == 0))
+    return t
+
+
+def _count(n: int, call: str, what: str = "count") -> int:
+    if n < 0:
+        from smpy.runtime import errors
+        errors.raise_error(errors.ERR_COUNT if what == "count" else errors.ERR_ARG,
+                           f"{call}: Negative {what}, value is {n}")
+    return n
+
+
+def create_contiguous(old: DatatypeImpl, count: int) -> DatatypeImpl:
+    _count(count, "MPI_Type_contiguous_c")
+    return _derived(COMBINER_CONTIGUOUS, ([], [], [count], [old]),
+                    [(old, _i64([0]), _i64([count]))])
+
+
+def create_vector(old: DatatypeImpl, count: int, blocklength: int, stride: int,
+                  bytes_stride: bool = False) -> DatatypeImpl:
+    call = "MPI_Type_create_hvector_c" if bytes_stride else "MPI_Type_vector_c"
+    _count(count, call)
+    _count(blocklength, call, "blocklength")
+    step = stride if bytes_stride else stride * old.extent
+    segs = [(old, np.arange(count, dtype=np.int64) * step, np.full(count, blocklength, np.int64))]
+    comb = COMBINER_HVECTOR if bytes_stride else COMBINER_VECTOR
+    return _derived(comb, ([], [], [count, blocklength, stride], [old]), segs, keep_empty=True)
+
+
+def create_indexed(old: DatatypeImpl, blocklengths: list[int], displacements: list[int],
+                   bytes_disp: bool = False) -> DatatypeImpl:
+    call = "MPI_Type_create_hindexed_c" if bytes_disp else "MPI_Type_indexed_c"
+    for b in blocklengths:
+        _count(b, call, "blocklength")
+    scale = 1 if bytes_disp else old.extent
+    segs = [(old, _i64(displacements) * scale, _i64(blocklengths))]
+    comb = COMBINER_HINDEXED if bytes_disp else COMBINER_INDEXED
+    return _derived(comb, ([], [], [len(blocklengths), *blocklengths, *displacements], [old]),
+                    segs)
+
+
+def create_indexed_block(old: DatatypeImpl, blocklength: int, displacements: list[int],
+                         bytes_disp: bool = False) -> DatatypeImpl:
+    call = "MPI_Type_create_hindexed_block_c" if bytes_disp else "MPI_Type_create_indexed_block_c"
+    _count(blocklength, call, "blocklength")
+    scale = 1 if bytes_disp else old.extent
+    n = len(displacements)
+    segs = [(old, _i64(displacements) * scale, np.full(n, blocklength, np.int64))]
+    comb = COMBINER_HINDEXED_BLOCK if bytes_disp else COMBINER_INDEXED_BLOCK
+    return _derived(comb, ([], [], [n, blocklength, *displacements], [old]), segs)
+
+
+def create_struct(blocklengths: list[int], displacements: list[int],
+                  types: list[DatatypeImpl]) -> DatatypeImpl:
+    for b in blocklengths:
+        _count(b, "MPI_Type_create_struct_c", "blocklength")
+    segs = [(t, _i64([d]), _i64([b])) for b, d, t in zip(blocklengths, displacements, types)]
+    n = len(blocklengths)
+    return _derived(COMBINER_STRUCT, ([], [], [n, *blocklengths, *displacements], list(types)),
+                    segs, pad=True)
+
+
+def create_resized(old: DatatypeImpl, lb: int, extent: int) -> DatatypeImpl:
+    segs = [(old, _i64([0]), _i64([1]))]
+    b = (lb, lb + extent, old.true_lb, old.true_ub)
+    t = _derived(COMBINER_RESIZED, ([], [], [lb, extent], [old]), segs, bounds=b)
+    t.align = old.align
+    return t
+
+
+def create_subarray(old: DatatypeImpl, sizes: list[int], subsizes: list[int],
+                    starts: list[int], order: int) -> DatatypeImpl:
+    from smpy.runtime import errors
+    call = "MPI_Type_create_subarray_c"
+    nd = len(sizes)
+    if nd <= 0:
+        errors.raise_error(errors.ERR_ARG, f"{call}: Invalid argument ndims={nd}")
+    for k in range(nd):
+        if sizes[k] <= 0 or subsizes[k] <= 0 or subsizes[k] > sizes[k] or starts[k] < 0 \
+                or starts[k] + subsizes[k] > sizes[k]:
+            errors.raise_error(errors.ERR_ARG, f"{call}: Invalid argument for dimension {k}")
+    if order not in (ORDER_C, ORDER_F):
+        errors.raise_error(errors.ERR_ARG, f"{call}: Invalid order argument {order}")
+    dims = list(range(nd)) if order == ORDER_C else list(range(nd - 1, -1, -1))
+    # element strides (in old extents) of each dimension, slowest first
+    strides = [0] * nd
+    acc = 1
+    for k in reversed(dims):
+        strides[k] = acc
+        acc *= sizes[k]
+    inner = dims[-1]
+    disp = np.zeros(1, np.int64)
+    for k in dims[:-1]:
+        idx = (starts[k] + np.arange(subsizes[k], dtype=np.int64)) * strides[k]
+        disp = (disp[:, None] + idx[None, :]).reshape(-1)
+    disp = (disp + starts[inner] * strides[inner]) * old.extent
+    segs = [(old, disp, np.full(len(disp), subsizes[inner], np.int64))]
+    total = 1
+    for n in sizes:
+        total *= n
+    inner_b = _bounds(segs)
+    assert inner_b is not None
+    b = (0, total * old.extent, inner_b[2], inner_b[3])
+    return _derived(COMBINER_SUBARRAY, ([nd, order], [], [*sizes, *subsizes, *starts], [old]),
+                    segs, bounds=b)
+
+
+def create_darray(old: DatatypeImpl, size: int, rank: int, gsizes: list[int],
+                  distribs: list[int], dargs: list[int], psizes: list[int],
+                  order: int) -> DatatypeImpl:
+    from smpy.runtime import errors
+    call = "MPI_Type_create_darray_c"
+    nd = len(gsizes)
+    nprocs = 1
+    for p in psizes:
+        nprocs *= p
+    if nprocs != size or not 0 <= rank < size:
+        errors.raise_error(errors.ERR_ARG, f"{call}: Invalid argument (size={size}, "
+                                           f"rank={rank}, psizes={list(psizes)})")
+    coords = []
+    r = rank
+    for k in range(nd - 1, -1, -1):  # process grid is row-major
+        coords.append(r % psizes[k])
+        r //= psizes[k]
+    coords.reverse()
+    owned: list[np.ndarray] = []
+    for k in range(nd):
+        n, p, c, dist, darg = gsizes[k], psizes[k], coords[k], distribs[k], dargs[k]
+        if dist == DISTRIBUTE_NONE:
+            idx = np.arange(n, dtype=np.int64)
+        elif dist == DISTRIBUTE_BLOCK:
+            b = -(-n // p) if darg == DISTRIBUTE_DFLT_DARG else darg
+            if b * p < n:
+                errors.raise_error(errors.ERR_ARG, f"{call}: block size {b} too small")
+            idx = np.arange(c * b, min((c + 1) * b, n), dtype=np.int64)
+        elif dist == DISTRIBUTE_CYCLIC:
+            b = 1 if darg == DISTRIBUTE_DFLT_DARG else darg
+            allidx = np.arange(n, dtype=np.int64)
+            idx = allidx[(allidx // b) % p == c]
+        else:
+            errors.raise_error(errors.ERR_ARG, f"{call}: Invalid distribution {dist}")
+        owned.append(idx)
+    dims = list(range(nd)) if order == ORDER_C else list(range(nd - 1, -1, -1))
+    strides = [0] * nd
+    acc = 1
+    for k in reversed(dims):
+        strides[k] = acc
+        acc *= gsizes[k]
+    disp = np.zeros(1, np.int64)
+    for k in dims:
+        disp = (disp[:, None] + (owned[k] * strides[k])[None, :]).reshape(-1)
+    disp = disp * old.extent
+    segs = [(old, disp, np.ones(len(disp), np.int64))]
+    inner_b = _bounds(segs)
+    b = (0, acc * old.extent, inner_b[2] if inner_b else 0, inner_b[3] if inner_b else 0)
+    ints = [size, rank, nd, *distribs, *dargs, *psizes, order]
+    return _derived(COMBINER_DARRAY, (ints, [], list(gsizes), [old]), segs, bounds=b)
+
+
+_F90_CACHE: dict[tuple[int, tuple[int, ...]], DatatypeImpl] = {}
+
+
+def create_f90(combiner: int, params: tuple[int, ...], base: DatatypeImpl) -> DatatypeImpl:
+    """``MPI_Type_create_f90_*``: a predefined (cached) copy of ``base``."""
+    key = (combiner, params)
+    t = _F90_CACHE.get(key)
+    if t is None:
+        t = base.dup()
+        t.combiner = combiner
+        t.is_predefined = True
+        t.committed = True
+        t.contents = (list(params), [], [], [])
+        t.segments = None
+        t.contiguous = base.contiguous
+        t.basic = base
+        t.base = base
+        _F90_CACHE[key] = t
+    return t
+
+
+def get_elements(t: DatatypeImpl, nbytes: int) -> int | None:
+    """Basic elements in ``nbytes`` packed bytes of ``t`` (None: not a whole number)."""
+    if t.size == 0:
+        return 0
+    full, rest = divmod(nbytes, t.size)
+    leaf, _ = t.leaves()
+    n = full * len(leaf)
+    if rest:
+        ends = np.cumsum(leaf)
+        k = int(np.searchsorted(ends, rest, side="right"))
+        if k == 0 or int(ends[k - 1]) != rest:
+            return None
+        n += k
+    return n
+
+
+def external32_swap(t: DatatypeImpl, data: bytes, count: int) -> bytes:
+    """Packed native bytes <-> external32 (big-endian) bytes of ``count`` elements."""
+    if not _LITTLE or count <= 0 or t.size == 0:
+        return bytes(data)
+    _, units = t.leaves()
+    ends = np.cumsum(units)
+    starts = ends - units
+    pos = np.arange(t.size, dtype=np.int64)
+    s = np.repeat(starts, units)
+    ln = np.repeat(units, units)
+    perm = s + ln - 1 - (pos - s)
+    arr = np.frombuffer(data, np.uint8, count * t.size).reshape(count, t.size)
+    return arr[:, perm].tobytes()

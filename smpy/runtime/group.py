@@ -15,7 +15,7 @@ from smpy.runtime.constants import CONGRUENT, IDENT, PROC_NULL, SIMILAR, UNDEFIN
 
 
 class GroupImpl:
-    __slots__ = ("members", "index")
+    __slots__ = ("members", "index", "__weakref__")
 
     def __init__(self, members: Iterable[int]) -> None:
         self.members = tuple(members)

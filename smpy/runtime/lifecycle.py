@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from smpy.kernel.activity import Sleep
@@ -30,9 +31,16 @@ def init(proc: Process, thread_level: int = 0, explicit: bool = True) -> None:
         block_on(Sleep(proc.world.engine, proc.world.init_time))
 
 
+#: called with the process at the start of an explicit MPI_Finalize (layers above register;
+#: e.g. the attribute delete callbacks of COMM_SELF then COMM_WORLD, as MPI requires)
+finalize_hooks: list[Callable[[Process], None]] = []
+
+
 def finalize(proc: Process) -> None:
     if proc.finalized:
         errors.raise_error(errors.ERR_OTHER, "MPI_Finalize called twice")
+    for hook in finalize_hooks:
+        hook(proc)
     proc.finalized = True
 
 

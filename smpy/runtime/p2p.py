@@ -28,7 +28,16 @@ from smpy.kernel.activity import Activity, Sleep, Trigger
 from smpy.kernel.actors import block_on, block_on_any
 from smpy.runtime import errors
 from smpy.runtime.comm import CommImpl, matches
-from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, COLL, ENVELOPE_BYTES, PROC_NULL, TAG_UB
+from smpy.runtime.constants import (
+    ANY_SOURCE,
+    ANY_TAG,
+    COLL,
+    ENVELOPE_BYTES,
+    P2P,
+    PROC_NULL,
+    ROOT,
+    TAG_UB,
+)
 
 if TYPE_CHECKING:
     from smpy.runtime.world import Process
@@ -44,7 +53,7 @@ class Request(Activity):
     """
 
     __slots__ = ("kind", "comm", "channel", "owner", "call", "peer", "tag", "source", "nbytes",
-                 "error", "cancelled", "payload", "buf", "datatype", "persistent", "user_data")
+                 "error", "cancelled", "payload", "buf", "datatype", "persistent", "user_data", "ti")
 
     def __init__(self, owner: Process, kind: int, comm: CommImpl | None, channel: int, call: str,
                  peer: int, tag: int) -> None:
@@ -65,6 +74,8 @@ class Request(Activity):
         self.datatype: Any = None
         self.persistent = False
         self.user_data: Any = None
+        #: time-independent trace bookkeeping (smpy.trace.ti), when recording
+        self.ti: Any = None
 
     def describe(self) -> str:
         comm = self.comm.describe() if self.comm is not None else "?"
@@ -78,7 +89,7 @@ class Request(Activity):
 
 
 class SendRequest(Request):
-    __slots__ = ("dest_box", "flow", "arrived", "match", "detached", "sync", "src_local")
+    __slots__ = ("dest_box", "flow", "arrived", "match", "detached", "sync", "src_local", "posted_at")
 
     def __init__(self, owner: Process, comm: CommImpl, channel: int, call: str, dest: int, tag: int) -> None:
         super().__init__(owner, SEND, comm, channel, call, dest, tag)
@@ -88,6 +99,7 @@ class SendRequest(Request):
         self.detached = False
         self.sync = False
         self.src_local = -1
+        self.posted_at = 0.0
 
 
 class RecvRequest(Request):
@@ -139,10 +151,16 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
     req.payload = payload
     req.nbytes = nbytes
     req.sync = sync
+    if world.tracer is not None:
+        req.posted_at = world.engine.now
+    if world.ti is not None and channel == P2P:
+        world.ti.send(proc.rank, comm.rgroup[dest], tag, nbytes, blocking)
+        if not blocking:
+            req.ti = _TI_WAIT
     src = req.src_local = comm.rank_of[proc.rank]
-    box = comm.boxes[channel][dest]
+    box = comm.sboxes[channel][dest]
     if nbytes < world.eager_thresh and not sync:
-        _start_transfer(req, comm.host_of(dest))
+        _start_transfer(req, world.processes[comm.rgroup[dest]].host)
     posted = box.posted
     for i, r in enumerate(posted):
         if (r.peer == src or r.peer == ANY_SOURCE) and (r.tag == tag or r.tag == ANY_TAG):
@@ -211,9 +229,39 @@ def _deliver(send: SendRequest, recv: RecvRequest) -> None:
         if data:
             buf.datatype.unpack(data, buf.mem, buf.offset, len(data) // buf.datatype.size if buf.datatype.size else 0)
     send.payload = None
+    if recv.ti is not None:
+        _ti_matched(send, recv)
+    tracer = recv.owner.world.tracer
+    if tracer is not None and send.channel == P2P:
+        tracer.message(send.owner.rank, recv.owner.rank, send.posted_at, n, send.tag)
     recv._finish()
     if not send.detached:
         send._finish()
+
+
+# -- time-independent traces (smpy.trace.ti) -------------------------------------------------
+_TI_WAIT = "wait"
+_BLOCKING_RECV = frozenset({"MPI_Recv", "recv", "MPI_Mrecv", "MPI_Sendrecv_replace"})
+
+
+def _ti_matched(send: SendRequest, recv: RecvRequest) -> None:
+    pending, blocking = recv.ti
+    comm = recv.comm
+    recv.ti = None if blocking else _TI_WAIT
+    recv.owner.world.ti.recv_matched(recv.owner.rank, pending, blocking, comm.rgroup[send.src_local],
+                                     send.tag, send.nbytes)
+
+
+def _ti_wait(proc: Process, req: Request) -> None:
+    if req.ti is _TI_WAIT:
+        comm = req.comm
+        me = proc.rank
+        if req.kind == SEND:
+            proc.world.ti.wait(me, me, comm.rgroup[req.peer], req.tag)
+        else:
+            proc.world.ti.wait(me, comm.rgroup[req.source], me, req.tag)
+    if not isinstance(req.ti, tuple):  # a receive that has not matched keeps its pending line
+        req.ti = None
 
 
 # -- receiving ----------------------------------------------------------------------------
@@ -224,6 +272,8 @@ def irecv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, bu
         return completed_null(proc, call, RECV)
     req = RecvRequest(proc, comm, channel, call, source, tag)
     req.buf = buf
+    if channel == P2P and proc.world.ti is not None:
+        req.ti = (proc.world.ti.recv_posted(proc.rank), call in _BLOCKING_RECV)
     me = comm.rank_of[proc.rank]
     box = comm.boxes[channel][me]
     unexpected = box.unexpected
@@ -248,6 +298,8 @@ def wait(proc: Process, req: Request, label: str | None = None) -> Request:
 def finish(proc: Process, req: Request) -> None:
     """Completion-side costs (SMPI's finish_wait): the receiver overhead ``smpi/or`` when
     the receive matched a detached send. Called once per completed request."""
+    if req.ti is not None:
+        _ti_wait(proc, req)
     if req.kind == RECV and proc.o_recv is not None and not req.persistent:
         send = getattr(req, "match", None)
         if send is not None and send.detached and req.user_data is None:
@@ -276,8 +328,9 @@ def waitany(proc: Process, reqs: list[Request]) -> int:
 
 
 def cancel(req: Request) -> None:
-    """Cancel a request that has not been matched yet (otherwise a no-op, as in MPI)."""
-    if req.state != 0:
+    """Cancel a request that has not been matched yet (otherwise a no-op, as in MPI). A
+    detached send is complete for its sender but still cancellable until it is matched."""
+    if req.state != 0 and not getattr(req, "detached", False):
         return
     comm = req.comm
     if isinstance(req, RecvRequest) and req.match is None:
@@ -288,10 +341,11 @@ def cancel(req: Request) -> None:
             req.source = ANY_SOURCE
             req._finish()
     elif isinstance(req, SendRequest) and req.match is None and req.flow is None:
-        box = comm.boxes[req.channel][req.peer]
+        box = comm.sboxes[req.channel][req.peer]
         if req in box.unexpected:
             box.unexpected.remove(req)
             req.cancelled = True
+            req.payload = None
             req._finish()
 
 
@@ -368,15 +422,15 @@ def waitall(proc: Process, reqs: list[Request]) -> None:
 
 # -- argument checks (MPI error classes as MPICH reports them) ----------------------------
 def check_dest(comm: CommImpl, rank: int, call: str) -> None:
-    if not (0 <= rank < comm.size or rank == PROC_NULL):
+    if not (0 <= rank < comm.rsize or rank == PROC_NULL):
         errors.raise_error(errors.ERR_RANK, f"{call}: invalid rank has value {rank} but must be "
-                           f"nonnegative and less than {comm.size}")
+                           f"nonnegative and less than {comm.rsize}")
 
 
 def check_source(comm: CommImpl, rank: int, call: str) -> None:
-    if not (0 <= rank < comm.size or rank == PROC_NULL or rank == ANY_SOURCE):
+    if not (0 <= rank < comm.rsize or rank == PROC_NULL or rank == ANY_SOURCE):
         errors.raise_error(errors.ERR_RANK, f"{call}: invalid rank has value {rank} but must be "
-                           f"nonnegative and less than {comm.size}")
+                           f"nonnegative and less than {comm.rsize}")
 
 
 def check_send_tag(tag: int, call: str) -> None:
@@ -390,8 +444,10 @@ def check_recv_tag(tag: int, call: str) -> None:
 
 
 def check_root(comm: CommImpl, root: int, call: str) -> None:
-    if not 0 <= root < comm.size:
-        errors.raise_error(errors.ERR_ROOT, f"{call}: invalid root (value {root}, communicator size {comm.size})")
+    """Intracommunicators: 0 <= root < size. Intercommunicators: ROOT, PROC_NULL (the root's
+    group) or a rank of the remote group."""
+    if not 0 <= root < comm.rsize and (comm.remote is None or (root != ROOT and root != PROC_NULL)):
+        errors.raise_error(errors.ERR_ROOT, f"{call}: invalid root (value {root}, communicator size {comm.rsize})")
 
 
 # -- matched probes (MPI_Mprobe / MPI_Mrecv) ----------------------------------------------

@@ -76,7 +76,7 @@ class Process:
     """One MPI process (rank of COMM_WORLD)."""
 
     __slots__ = (
-        "world", "rank", "host", "actor", "comm_self", "initialized", "finalized", "thread_level",
+        "world", "rank", "host", "actor", "_comm_self", "initialized", "finalized", "thread_level",
         "mpi_calls", "test_streak", "iprobe_streak", "bench", "depth", "comm_seq", "attrs",
         "errors_fatal", "error_registry", "o_send", "o_isend", "o_recv",
     )
@@ -86,7 +86,7 @@ class Process:
         self.rank = rank
         self.host = host
         self.actor: Actor | None = None
-        self.comm_self: CommImpl | None = None
+        self._comm_self: CommImpl | None = None  # built on first use (most ranks never do)
         self.initialized = False
         self.finalized = False
         self.thread_level = 0
@@ -111,6 +111,16 @@ class Process:
     @property
     def name(self) -> str:
         return f"{self.rank}@{self.host.name}"
+
+    @property
+    def comm_self(self) -> CommImpl:
+        """This rank's MPI_COMM_SELF, created on first use: an idle rank costs less memory."""
+        c = self._comm_self
+        if c is None:
+            from smpy.runtime.comm import CommImpl
+
+            c = self._comm_self = CommImpl(self.world, [self.rank], "MPI_COMM_SELF")
+        return c
 
 
 class World:
@@ -139,15 +149,16 @@ class World:
         self.processes = [Process(self, r, h) for r, h in enumerate(placement)]
         self._next_context = 0
         self.comm_world = CommImpl(self, list(range(self.size)), "MPI_COMM_WORLD")
-        for p in self.processes:
-            p.comm_self = CommImpl(self, [p.rank], "MPI_COMM_SELF")
         self._route_cache: dict[tuple[int, int], tuple] = {}
         self.messages = 0
         self.bytes_sent = 0.0
         #: plugins and layers above attach themselves here (timing, energy)
         self.timing: Any = None
         self.energy: Any = None
+        self.dvfs: Any = None  # smpy.energy.dvfs.Dvfs when the host_dvfs plugin is loaded
         self.tracer: Any = None
+        #: smpy.trace.ti.TIRecorder when recording a time-independent trace
+        self.ti: Any = None
 
     def overhead(self, host: Host, name: str) -> Piecewise | None:
         """The overhead table ``name`` for ``host`` (its property wins), None when zero."""

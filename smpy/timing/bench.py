@@ -18,18 +18,33 @@ until region factors arrive). It competes for the host's cores with co-located r
 
 Programs that model a kernel instead of running it call :func:`execute_seconds` (seconds
 on the target host at its current speed) or :func:`execute_flops`.
+
+Regions
+-------
+A *region* is the code between two consecutive MPI calls of a rank, keyed as SMPI keys it:
+``prevfile:prevline:file:line`` (file basenames unless
+``smpi/trace-call-use-absolute-path``), the location of the previous MPI call and of the
+current one. The location of a call is the frame ``smpy/region-depth`` levels above the
+MPI call (1: its direct caller; more to attribute calls made through wrapper functions to the
+application's call site). With ``smpi/comp-adjustment-file`` (SMPI's CSV: a header line, then
+``"key",ratio``; the first entry of a key wins) the region's ratio is :math:`\rho` above:
+its measured time is divided by it. ``smpy/region-report:FILE`` writes, per region, the
+number of bursts and their total measured and simulated seconds (the input of
+``smpy calibrate compute``). Locations are computed only when one of these is set.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from smpy.kernel.activity import Sleep
 from smpy.kernel.actors import block_on
-from smpy.support.config import Config, declare, parse_bool, parse_float
+from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
 from smpy.support.units import parse_speed
+from smpy.timing import folding as _folding  # noqa: F401 - declares smpi/shared-malloc
 
 if TYPE_CHECKING:
     from smpy.runtime.world import Process, World
@@ -54,6 +69,87 @@ CPU_THRESHOLD = declare("smpi/cpu-threshold", 1e-6,
                         parse=parse_float)
 SIMULATE = declare("smpi/simulate-computation", True,
                    "Simulate the measured computation between MPI calls", parse=parse_bool)
+ADJUST_FILE = declare("smpi/comp-adjustment-file", "",
+                      "CSV of per-region speed-up ratios (header, then \"prevfile:prevline:file:line\",ratio); "
+                      "a region's measured time is divided by its ratio")
+ABSOLUTE_PATH = declare("smpi/trace-call-use-absolute-path", False,
+                        "Region keys use absolute file paths instead of base names", parse=parse_bool)
+REGION_DEPTH = declare("smpy/region-depth", 1,
+                       "Frames above an MPI call that locate it (1: its caller; 2: the caller's caller, "
+                       "to see through wrapper functions)", parse=parse_int)
+REGION_REPORT = declare("smpy/region-report", "",
+                        "Write per-region compute statistics (CSV: key, bursts, measured s, simulated s) "
+                        "to this file at the end of the run")
+
+
+def read_adjustment_file(path: str) -> dict[str, float]:
+    """SMPI's comp-adjustment CSV: header skipped, then ``"key",ratio``; first key wins."""
+    import csv
+
+    ratios: dict[str, float] = {}
+    try:
+        fh = open(path, newline="", encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as err:
+        raise ValueError(f"smpi/comp-adjustment-file: cannot read {path!r}: {err.strerror}") from None
+    with fh:
+        rows = csv.reader(fh, skipinitialspace=True)
+        next(rows, None)
+        for n, row in enumerate(rows, start=2):
+            if not row or not "".join(row).strip():
+                continue
+            if len(row) < 2:
+                raise ValueError(f"{path}:{n}: expected '\"key\",ratio', found {','.join(row)!r}")
+            try:
+                ratio = float(row[1])
+            except ValueError:
+                raise ValueError(f"{path}:{n}: ratio {row[1]!r} is not a number") from None
+            if not ratio > 0:
+                raise ValueError(f"{path}:{n}: ratio must be positive, found {ratio}")
+            ratios.setdefault(row[0].strip(), ratio)
+    return ratios
+
+
+class Regions:
+    """Per-rank call locations, per-region statistics and ratios (see the module docstring)."""
+
+    def __init__(self, ratios: dict[str, float], absolute: bool, depth: int) -> None:
+        if depth < 1:
+            raise ValueError(f"smpy/region-depth must be 1 or more, got {depth}")
+        self.ratios = ratios
+        self.absolute = absolute
+        self.depth = depth
+        #: key -> [bursts, measured s, simulated s]
+        self.stats: dict[str, list[float]] = {}
+        self._names: dict[str, str] = {}
+
+    def locate(self, proc: Process, frame: Any) -> None:
+        """Record the location of the MPI call being entered (``frame`` is its caller)."""
+        for _ in range(self.depth - 1):
+            if frame.f_back is None:
+                break
+            frame = frame.f_back
+        path = frame.f_code.co_filename
+        name = self._names.get(path)
+        if name is None:
+            name = path if self.absolute else os.path.basename(path)
+            name = self._names[path] = name.replace(" ", "_")
+        b = proc.bench
+        b.prev_loc = b.loc
+        b.loc = f"{name}:{frame.f_lineno}"
+
+    def key(self, proc: Process) -> str:
+        b = proc.bench
+        return f"{b.prev_loc}:{b.loc}"
+
+    def write_report(self, path: str) -> None:
+        import csv
+
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
+            w.writerow(["region", "bursts", "measured_s", "simulated_s", "ratio"])
+            for key in sorted(self.stats):
+                n, measured, simulated = self.stats[key]
+                w.writerow([key, int(n), measured, simulated, self.ratios.get(key, 1.0)])
 
 
 def measure_host_speed(seconds: float = 0.2) -> float:
@@ -79,7 +175,8 @@ def measure_host_speed(seconds: float = 0.2) -> float:
 
 
 class RankBench:
-    __slots__ = ("start", "measured_s", "simulated_flops", "bursts", "injected_s")
+    __slots__ = ("start", "measured_s", "simulated_flops", "bursts", "injected_s", "loc", "prev_loc",
+                 "sampling")
 
     def __init__(self) -> None:
         self.start = _thread_time()
@@ -87,6 +184,11 @@ class RankBench:
         self.simulated_flops = 0.0
         self.bursts = 0
         self.injected_s = 0.0
+        #: location of the last MPI call and of the one before (regions)
+        self.loc = "<start>:0"
+        self.prev_loc = "<start>:0"
+        #: the key of the smpy.sample loop running, if any (no MPI call allowed inside)
+        self.sampling: str | None = None
 
 
 class Timing:
@@ -100,6 +202,20 @@ class Timing:
         self.threshold = math.inf if thr < 0 else thr
         self.simulate = config.get(SIMULATE)
         self.cpu = world.cpu
+        adjust = str(config.get(ADJUST_FILE))
+        self.report_path = str(config.get(REGION_REPORT))
+        self.regions: Regions | None = None
+        if adjust or self.report_path:
+            self.regions = Regions(read_adjustment_file(adjust) if adjust else {},
+                                   bool(config.get(ABSOLUTE_PATH)), int(config.get(REGION_DEPTH)))
+        #: whether bursts are measured at all: with computation not simulated and no region
+        #: statistics asked for, the two CPU-clock reads per MPI call (a system call each,
+        #: 1-10 us) are skipped and ``measured_s`` stays 0
+        self.measure = bool(self.simulate) or self.regions is not None
+        #: smpy.sample statistics, by sample key (see smpy.timing.sampling)
+        self.samples: dict[str, Any] = {}
+        self._config = config
+        self._folder: Any = None
         world.timing = self
         for p in world.processes:
             p.bench = RankBench()
@@ -107,27 +223,87 @@ class Timing:
     def flush(self, proc: Process) -> None:
         """End the current burst: simulate it (blocking), restart the timer."""
         b = proc.bench
+        if b.sampling is not None:  # SMPI aborts: "Cannot do recursive benchmarks"
+            raise RuntimeError(f"MPI call inside the sampled loop {b.sampling}: smpy.sample loops "
+                               "and smpy.sampled functions must not call MPI")
+        if not self.measure:
+            return
         now = _thread_time()
         dt = now - b.start
         if dt > 0.0:
             b.measured_s += dt
+            regions = self.regions
+            if regions is not None:
+                key = regions.key(proc)
+                ratio = regions.ratios.get(key, 1.0)
+                st = regions.stats.get(key)
+                if st is None:
+                    st = regions.stats[key] = [0, 0.0, 0.0]
+                st[0] += 1
+                st[1] += dt
+                dt /= ratio
+                if self.simulate and dt >= self.threshold:
+                    st[2] += dt
             if self.simulate and dt >= self.threshold:
-                flops = dt * self.ref_speed
-                b.simulated_flops += flops
-                b.bursts += 1
-                ex = self.cpu.execute(proc.host, flops)
-                if ex.state == 0:
-                    block_on(ex)
+                if self._burst(proc, dt):
                     now = _thread_time()  # the other ranks ran meanwhile
         b.start = now
 
+    def _burst(self, proc: Process, seconds: float) -> bool:
+        """Execute ``seconds`` of this machine's computation on the rank's host; True when the
+        rank blocked (other ranks ran meanwhile)."""
+        b = proc.bench
+        flops = seconds * self.ref_speed
+        b.simulated_flops += flops
+        if self.world.ti is not None:
+            self.world.ti.compute(proc.rank, flops)
+        b.bursts += 1
+        ex = self.cpu.execute(proc.host, flops)
+        if ex.state == 0:
+            block_on(ex)
+            return True
+        return False
+
+    def inject_measured(self, proc: Process, seconds: float) -> None:
+        """SMPI's ``smpi_execute``: ``seconds`` of this machine's time (× ``smpi/host-speed``
+        flops on the target host), dropped below ``smpi/cpu-threshold``; the timer restarts."""
+        if self.simulate and seconds >= self.threshold and seconds > 0.0:
+            self._burst(proc, seconds)
+        self.restart(proc)
+
+    def folder(self) -> Any:
+        """The run's memory folder (smpy.shared_array), created on first use."""
+        if self._folder is None:
+            from smpy.timing.folding import BLOCKSIZE, SHARED_MALLOC, Folder
+
+            self._folder = Folder(self._config.get(SHARED_MALLOC), self._config.get(BLOCKSIZE))
+        return self._folder
+
+    def end_of_rank(self, proc: Process) -> None:
+        """The program of ``proc`` returned: its last burst is the region ``...:<end>:0``."""
+        b = proc.bench
+        b.sampling = None
+        if self.regions is not None:
+            b.prev_loc, b.loc = b.loc, "<end>:0"
+        self.flush(proc)
+
+    def finish(self) -> None:
+        """End of the run: write the region report if one was asked for."""
+        if self.regions is not None and self.report_path:
+            self.regions.write_report(self.report_path)
+        if self._folder is not None:
+            self._folder.close()
+
     def restart(self, proc: Process) -> None:
-        proc.bench.start = _thread_time()
+        if self.measure:
+            proc.bench.start = _thread_time()
 
     def execute_flops(self, proc: Process, flops: float) -> None:
         self.flush(proc)
         if flops > 0:
             proc.bench.injected_s += flops / proc.host.speed_flops
+            if self.world.ti is not None:
+                self.world.ti.compute(proc.rank, flops)
             ex = self.cpu.execute(proc.host, flops)
             if ex.state == 0:
                 block_on(ex)
@@ -141,5 +317,7 @@ class Timing:
         """Simulated sleep (the host stays idle)."""
         self.flush(proc)
         if seconds > 0:
+            if self.world.ti is not None:
+                self.world.ti.line(proc.rank, f"sleep {seconds!r}")
             block_on(Sleep(self.world.engine, seconds))
         self.restart(proc)

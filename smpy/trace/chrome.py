@@ -1,8 +1,9 @@
 """Timeline traces in the Chrome/Perfetto trace-event format (JSON).
 
 One *process* per simulated host, one *thread* per rank; complete events (``ph: "X"``) for
-MPI calls (name, simulated start and duration) and for computation bursts, instant
-events for rank start/end. Timestamps are simulated microseconds. Events are written as
+MPI calls (name, simulated start and duration, the call's source location) and for
+computation bursts; flow events (``ph: "s"``/``"f"``) draw each point-to-point message from
+the sender's call to the receiver's (bytes and tag in its arguments). Timestamps are simulated microseconds. Events are written as
 they end, one per line, after an opening ``[``: the trace-event format accepts a file
 without its closing bracket, so a crashed or interrupted run keeps what was traced.
 Open the file in https://ui.perfetto.dev or chrome://tracing.
@@ -11,6 +12,7 @@ Open the file in https://ui.perfetto.dev or chrome://tracing.
 from __future__ import annotations
 
 import json
+import os
 from typing import IO, Any
 
 from smpy.kernel.actors import current_actor
@@ -34,6 +36,7 @@ class ChromeTracer:
         cpu.on_exec_end.connect(self._exec_end)
         self._placement = placement
         self._execs: dict[int, tuple[int, float, str]] = {}
+        self._flows = 0
 
     def _emit(self, ev: dict) -> None:
         self.fh.write(("" if self._first else ",\n") + json.dumps(ev, separators=(",", ":")))
@@ -41,8 +44,20 @@ class ChromeTracer:
         self.events += 1
 
     # MPI calls (called by the facade's entry/exit protocol)
-    def enter(self, rank: int, name: str) -> None:
-        self._open.setdefault(rank, []).append((name, self.engine.now, {}))
+    def enter(self, rank: int, name: str, frame: Any = None) -> None:
+        args = {}
+        if frame is not None:
+            args["location"] = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+        self._open.setdefault(rank, []).append((name, self.engine.now, args))
+
+    def message(self, src: int, dst: int, t0: float, nbytes: int, tag: int) -> None:
+        self._flows += 1
+        fid = self._flows
+        self._emit({"ph": "s", "cat": "msg", "name": "message", "id": fid,
+                    "pid": self._placement[src].index, "tid": src, "ts": t0 * 1e6,
+                    "args": {"bytes": nbytes, "tag": tag, "to": dst}})
+        self._emit({"ph": "f", "bp": "e", "cat": "msg", "name": "message", "id": fid,
+                    "pid": self._placement[dst].index, "tid": dst, "ts": self.engine.now * 1e6})
 
     def exit(self, rank: int) -> None:
         stack = self._open.get(rank)

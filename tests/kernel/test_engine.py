@@ -180,3 +180,37 @@ def test_bandwidth_factor_and_tcp_gamma():
     eng2.run()
     # window bound: 1e6 / (2 x 0.5) = 1e6 B/s
     assert g.finish_time == pytest.approx(0.5 + 1.0)
+
+
+def test_daemon_events_never_keep_the_simulation_alive():
+    eng = Engine()
+    ticks = []
+
+    def tick():
+        ticks.append(eng.now)
+        eng.schedule_daemon(0.3, tick)
+
+    eng.schedule_daemon(0.3, tick)
+    eng.schedule(1.0, lambda: None)
+    eng.run()
+    assert eng.now == 1.0  # the clock stops with the last regular event
+    assert ticks == pytest.approx([0.3, 0.6, 0.9])
+
+
+def test_daemon_events_alone_do_not_run():
+    eng = Engine()
+    seen = []
+    eng.schedule_daemon(0.5, seen.append, "x")
+    eng.run()
+    assert seen == [] and eng.now == 0.0
+
+
+def test_daemon_events_run_after_the_regular_events_of_their_date():
+    eng = Engine()
+    seen = []
+    eng.schedule(1.0, seen.append, "r1")
+    eng.schedule_daemon(1.0, seen.append, "d")
+    eng.schedule(1.0, seen.append, "r2")
+    eng.schedule(2.0, seen.append, "end")
+    eng.run()
+    assert seen == ["r1", "r2", "d", "end"]

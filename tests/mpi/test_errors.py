@@ -92,9 +92,10 @@ def real() -> dict[str, object]:
 @pytest.fixture
 def fresh_registry():
     reg = errors.ErrorRegistry()
+    saved = errors._provider
     errors.set_registry_provider(lambda: reg)
     yield reg
-    errors.set_registry_provider(None)
+    errors.set_registry_provider(saved)  # smpy.runtime.world's, for the runs of later tests
 
 
 def test_error_classes_and_strings(real: dict[str, object]) -> None:
@@ -192,11 +193,12 @@ def test_user_defined_errors_misuse(fresh_registry) -> None:
 
 def test_registries_are_per_provider() -> None:
     a, b = errors.ErrorRegistry(), errors.ErrorRegistry()
+    saved = errors._provider
     try:
         errors.set_registry_provider(lambda: a)
         ca = errors.add_error_class()
         errors.set_registry_provider(lambda: b)
         cb = errors.add_error_class()
     finally:
-        errors.set_registry_provider(None)
+        errors.set_registry_provider(saved)
     assert ca == cb == 0x40000081  # each rank numbers its own classes, as separate processes do

@@ -18,7 +18,7 @@ def test_set_operations_keep_mpi_order():
     assert a.Union(b)._impl.members == (3, 1, 2, 5)
     assert a.Intersection(b)._impl.members == (3, 2)
     assert a.Difference(b)._impl.members == (1,)
-    assert a.Difference(a) == GROUP_EMPTY and a.Difference(a) is GROUP_EMPTY
+    assert a.Difference(a) == GROUP_EMPTY and a.Difference(a) is not GROUP_EMPTY  # a new handle object, as mpi4py
 
 
 def test_incl_excl_ranges_translate_compare():

@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import timeit
 import types
 
 import numpy as np
@@ -382,16 +381,3 @@ def test_sentinels() -> None:
     assert hash(IN_PLACE) == hash(-1)
     assert pickle.loads(pickle.dumps(IN_PLACE)) is IN_PLACE
     assert type(IN_PLACE)() is IN_PLACE
-
-
-def test_fast_path_speed() -> None:
-    a = np.arange(1000.0)
-    b = np.zeros(1000)
-    n = 20000
-    send_us = min(timeit.repeat(lambda: msgspec.parse_send(a), number=n, repeat=5)) / n * 1e6
-    recv_us = min(timeit.repeat(lambda: msgspec.parse_recv(b), number=n, repeat=5)) / n * 1e6
-    list_us = min(timeit.repeat(lambda: msgspec.parse_send([a, 1000, "d"]), number=n,
-                                repeat=5)) / n * 1e6
-    print(f"parse_send(ndarray) {send_us:.2f} us, parse_recv(ndarray) {recv_us:.2f} us, "
-          f"parse_send([a, n, 'd']) {list_us:.2f} us")
-    assert send_us < 5 and recv_us < 5

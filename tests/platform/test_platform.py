@@ -274,7 +274,7 @@ def cluster_error(**changes):
         ({"backbone": {"bandwidth": "1Gbps", "sharing": "SPLITDUPLEX"}},
          "clusters[0].backbone.sharing: expected one of 'SHARED' or 'FATPIPE'"),
         ({"backbone": {"bandwidth": "1Gbps", "lat": "1us"}},
-         "clusters[0].backbone.lat: unknown key 'lat' (accepted: bandwidth, latency, sharing); "
+         "clusters[0].backbone.lat: unknown key 'lat' (accepted: bandwidth, latency, sharing, power); "
          "did you mean 'latency'?"),
         ({"backbone": {"latency": "1us"}}, "clusters[0].backbone.bandwidth: missing required"),
         ({"limiter": "0bps"}, "clusters[0].limiter: expected a bandwidth"),

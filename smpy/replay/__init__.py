@@ -1,0 +1,1 @@
+"""Time-independent (TI) traces: reading SMPI's format and replaying it (``smpy replay``)."""

@@ -1,0 +1,301 @@
+"""Replays one rank's part of a time-independent (TI) trace: an ordinary mpi4py program.
+
+``smpy replay`` runs it on every rank under the emulator (computation not simulated: the
+interpreter's own work costs nothing; ``compute`` actions inject their flops); it also runs
+under a real ``mpiexec``, which replays the trace on a real machine. Arguments: the trace
+(an index file listing one file per rank, or one file holding every rank's lines).
+
+Actions and their arguments follow SimGrid 3.32's replay (``smpi_replay.cpp``): counts are
+in elements of the trailing datatype ids (SMPI's numbering, :data:`DATATYPES`); without a
+datatype the default is ``MPI_BYTE``, or ``MPI_DOUBLE`` when ``init`` has an argument. Send
+and receive buffers hold zeros; results are meaningless, only the traffic and its timing
+matter. Requests of ``isend``/``irecv`` are kept by (source, destination, tag) for ``wait``,
+``test`` and ``waitall``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+
+import numpy as np
+from mpi4py import MPI
+
+try:
+    import smpy
+except ImportError:  # pragma: no cover - under a real mpiexec without smpy installed
+    smpy = None
+
+from smpy.replay.ti import actions_of
+
+#: SimGrid's datatype ids (smpi_datatype.cpp)
+DATATYPES = {
+    0: "DOUBLE", 1: "INT", 2: "CHAR", 3: "SHORT", 4: "LONG", 5: "FLOAT", 6: "BYTE",
+    7: "LONG_LONG", 8: "SIGNED_CHAR", 9: "UNSIGNED_CHAR", 10: "UNSIGNED_SHORT", 11: "UNSIGNED",
+    12: "UNSIGNED_LONG", 13: "UNSIGNED_LONG_LONG", 14: "LONG_DOUBLE", 15: "WCHAR", 16: "C_BOOL",
+    17: "INT8_T", 18: "INT16_T", 19: "INT32_T", 20: "INT64_T", 21: "UINT8_T", 22: "UINT16_T",
+    23: "UINT32_T", 24: "UINT64_T", 25: "C_FLOAT_COMPLEX", 26: "C_DOUBLE_COMPLEX",
+    27: "C_LONG_DOUBLE_COMPLEX", 28: "AINT", 29: "OFFSET", 30: "FLOAT_INT", 31: "LONG_INT",
+    32: "DOUBLE_INT", 33: "SHORT_INT", 34: "2INT", 35: "2FLOAT", 36: "2DOUBLE", 37: "2LONG",
+    38: "REAL", 39: "REAL4", 40: "REAL8", 41: "REAL16", 42: "COMPLEX8", 43: "COMPLEX16",
+    44: "COMPLEX32", 45: "INTEGER1", 46: "INTEGER2", 47: "INTEGER4", 48: "INTEGER8",
+    49: "INTEGER16", 50: "LONG_DOUBLE_INT", 57: "PACKED", 59: "COUNT",
+}
+
+
+class Replayer:
+    def __init__(self, comm: MPI.Intracomm) -> None:
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.default = MPI.BYTE
+        self.requests: dict[tuple[int, int, int], list[MPI.Request]] = defaultdict(list)
+        self._buf = np.zeros(0, dtype=np.uint8)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def dtype(self, args: list[str], i: int) -> MPI.Datatype:
+        if i >= len(args) or args[i] == "":
+            return self.default
+        code = int(args[i])
+        name = DATATYPES.get(code)
+        dt = getattr(MPI, name, None) if name else None
+        if dt is None or dt == MPI.DATATYPE_NULL:
+            raise ValueError(f"rank {self.rank}: unknown datatype id {code} in the trace")
+        return dt
+
+    def buf(self, count: int, dt: MPI.Datatype, parts: int = 1) -> list:
+        nbytes = max(int(count) * dt.Get_size() * parts, 1)
+        if self._buf.nbytes < nbytes:
+            self._buf = np.zeros(nbytes, dtype=np.uint8)
+        return [self._buf[:nbytes], int(count) * parts, dt]
+
+    def scratch(self, count: int, dt: MPI.Datatype, parts: int = 1) -> list:
+        nbytes = max(int(count) * dt.Get_size() * parts, 1)
+        return [np.zeros(nbytes, dtype=np.uint8), int(count) * parts, dt]
+
+    def compute(self, flops: float) -> None:
+        if flops > 0 and smpy is not None:
+            smpy.execute_flops(flops)
+
+    # -- actions ---------------------------------------------------------------------------
+    def run(self, action: str, a: list[str]) -> None:
+        fn = getattr(self, "do_" + action, None)
+        if fn is None:
+            raise ValueError(f"rank {self.rank}: unknown TI action {action!r}")
+        fn(a)
+
+    def do_init(self, a: list[str]) -> None:
+        self.default = MPI.DOUBLE if a else MPI.BYTE
+
+    def do_finalize(self, a: list[str]) -> None:
+        pass
+
+    do_comm_size = do_comm_split = do_comm_dup = do_location = do_finalize
+
+    def do_compute(self, a: list[str]) -> None:
+        self.compute(float(a[0]))
+
+    def do_sleep(self, a: list[str]) -> None:
+        if smpy is not None:
+            smpy.sleep(float(a[0]))
+        else:  # pragma: no cover
+            import time
+            time.sleep(float(a[0]))
+
+    def do_send(self, a: list[str]) -> None:
+        dst, tag, count = int(a[0]), int(a[1]), int(float(a[2]))
+        self.comm.Send(self.buf(count, self.dtype(a, 3)), dst, tag)
+
+    def do_isend(self, a: list[str]) -> None:
+        dst, tag, count = int(a[0]), int(a[1]), int(float(a[2]))
+        req = self.comm.Isend(self.scratch(count, self.dtype(a, 3)), dst, tag)
+        self.requests[(self.rank, dst, tag)].append(req)
+
+    def do_recv(self, a: list[str]) -> None:
+        src, tag, count = int(a[0]), int(a[1]), int(float(a[2]))
+        self.comm.Recv(self.buf(count, self.dtype(a, 3)), src, tag)
+
+    def do_irecv(self, a: list[str]) -> None:
+        src, tag, count = int(a[0]), int(a[1]), int(float(a[2]))
+        req = self.comm.Irecv(self.scratch(count, self.dtype(a, 3)), src, tag)
+        self.requests[(src, self.rank, tag)].append(req)
+
+    def _pop(self, a: list[str]) -> MPI.Request | None:
+        key = (int(a[0]), int(a[1]), int(a[2]))
+        reqs = self.requests.get(key)
+        if not reqs:
+            return None
+        req = reqs.pop(0)
+        if not reqs:
+            del self.requests[key]
+        return req
+
+    def do_wait(self, a: list[str]) -> None:
+        req = self._pop(a)
+        if req is not None:
+            req.Wait()
+
+    def do_test(self, a: list[str]) -> None:
+        req = self._pop(a)
+        if req is not None and not req.Test():
+            self.requests[(int(a[0]), int(a[1]), int(a[2]))].insert(0, req)
+
+    def do_waitall(self, a: list[str]) -> None:
+        reqs = [r for lst in self.requests.values() for r in lst]
+        self.requests.clear()
+        if reqs:
+            MPI.Request.Waitall(reqs)
+
+    def do_sendRecv(self, a: list[str]) -> None:  # noqa: N802 - SMPI's action name
+        scount, dst, rcount, src = int(float(a[0])), int(a[1]), int(float(a[2])), int(a[3])
+        sdt, rdt = self.dtype(a, 4), self.dtype(a, 5)
+        self.comm.Sendrecv(self.scratch(scount, sdt), dst, 0, self.scratch(rcount, rdt), src, 0)
+
+    def do_barrier(self, a: list[str]) -> None:
+        self.comm.Barrier()
+
+    def do_bcast(self, a: list[str]) -> None:
+        count = int(float(a[0]))
+        root = int(a[1]) if len(a) > 1 and a[1] != "" else 0
+        self.comm.Bcast(self.buf(count, self.dtype(a, 2)), root)
+
+    def do_reduce(self, a: list[str]) -> None:
+        count, comp = int(float(a[0])), float(a[1])
+        root = int(a[2]) if len(a) > 2 and a[2] != "" else 0
+        dt = self.dtype(a, 3)
+        recv = self.scratch(count, dt) if self.rank == root else None
+        self.comm.Reduce(self.scratch(count, dt), recv, op=MPI.BXOR if _integral(dt) else MPI.SUM,
+                         root=root)
+        self.compute(comp)
+
+    def do_allreduce(self, a: list[str]) -> None:
+        count, comp = int(float(a[0])), float(a[1])
+        dt = self.dtype(a, 2)
+        self.comm.Allreduce(self.scratch(count, dt), self.scratch(count, dt),
+                            op=MPI.BXOR if _integral(dt) else MPI.SUM)
+        self.compute(comp)
+
+    def do_alltoall(self, a: list[str]) -> None:
+        s, r = int(float(a[0])), int(float(a[1]))
+        sdt, rdt = self.dtype(a, 2), self.dtype(a, 3)
+        self.comm.Alltoall(self.scratch(s, sdt, self.size), self.scratch(r, rdt, self.size))
+
+    def do_gather(self, a: list[str]) -> None:
+        s, r = int(float(a[0])), int(float(a[1]))
+        root = int(a[2]) if len(a) > 2 and a[2] != "" else 0
+        sdt, rdt = self.dtype(a, 3), self.dtype(a, 4)
+        recv = self.scratch(r, rdt, self.size) if self.rank == root else None
+        self.comm.Gather(self.scratch(s, sdt), recv, root)
+
+    def do_allgather(self, a: list[str]) -> None:
+        s, r = int(float(a[0])), int(float(a[1]))
+        sdt, rdt = self.dtype(a, 2), self.dtype(a, 3)
+        self.comm.Allgather(self.scratch(s, sdt), self.scratch(r, rdt, self.size))
+
+    def do_scatter(self, a: list[str]) -> None:
+        s, r = int(float(a[0])), int(float(a[1]))
+        root = int(a[2]) if len(a) > 2 and a[2] != "" else 0
+        sdt, rdt = self.dtype(a, 3), self.dtype(a, 4)
+        send = self.scratch(s, sdt, self.size) if self.rank == root else None
+        self.comm.Scatter(send, self.scratch(r, rdt), root)
+
+    def _counts(self, a: list[str], start: int) -> list[int]:
+        return [int(float(x)) for x in a[start:start + self.size]]
+
+    def do_gatherv(self, a: list[str]) -> None:
+        # gatherv <send> <recvcounts x size> <root> [<sdt> <rdt>]
+        s = int(float(a[0]))
+        counts = self._counts(a, 1)
+        rest = a[1 + self.size:]
+        root = int(rest[0]) if rest and rest[0] != "" else 0
+        sdt, rdt = self.dtype(rest, 1), self.dtype(rest, 2)
+        recv = None
+        if self.rank == root:
+            recv = [np.zeros(max(sum(counts) * rdt.Get_size(), 1), np.uint8), counts, rdt]
+        self.comm.Gatherv(self.scratch(s, sdt), recv, root)
+
+    def do_allgatherv(self, a: list[str]) -> None:
+        # allgatherv <send> <recvcounts x size> [<sdt> <rdt>] [<displs x size>]; with exactly
+        # the displacements (no datatypes), the default type (SMPI's parser)
+        s = int(float(a[0]))
+        counts = self._counts(a, 1)
+        rest = a[1 + self.size:]
+        if len(rest) == self.size and self.size > 2:
+            sdt = rdt = self.default
+        else:
+            sdt, rdt = self.dtype(rest, 0), self.dtype(rest, 1)
+        recv = [np.zeros(max(sum(counts) * rdt.Get_size(), 1), np.uint8), counts, rdt]
+        self.comm.Allgatherv(self.scratch(s, sdt), recv)
+
+    def do_scatterv(self, a: list[str]) -> None:
+        # scatterv <sendcounts x size> <recv> <root> [<sdt> <rdt>]
+        counts = self._counts(a, 0)
+        rest = a[self.size:]
+        r = int(float(rest[0]))
+        root = int(rest[1]) if len(rest) > 1 and rest[1] != "" else 0
+        sdt, rdt = self.dtype(rest, 2), self.dtype(rest, 3)
+        send = None
+        if self.rank == root:
+            send = [np.zeros(max(sum(counts) * sdt.Get_size(), 1), np.uint8), counts, sdt]
+        self.comm.Scatterv(send, self.scratch(r, rdt), root)
+
+    def do_reducescatter(self, a: list[str]) -> None:
+        # reducescatter <recvcounts x size> <comp> [<dt>]
+        counts = self._counts(a, 0)
+        rest = a[self.size:]
+        comp = float(rest[0]) if rest else 0.0
+        dt = self.dtype(rest, 1)
+        self.comm.Reduce_scatter(self.scratch(sum(counts), dt), self.scratch(counts[self.rank], dt),
+                                 counts, op=MPI.BXOR if _integral(dt) else MPI.SUM)
+        self.compute(comp)
+
+    def do_alltoallv(self, a: list[str]) -> None:
+        # alltoallv <sendbuf size> <sendcounts x size> <recvbuf size> <recvcounts x size> [<sdt> <rdt>]
+        scounts = self._counts(a, 1)
+        rcounts = self._counts(a, 2 + self.size)
+        rest = a[2 + 2 * self.size:]
+        sdt, rdt = self.dtype(rest, 0), self.dtype(rest, 1)
+        send = [np.zeros(max(sum(scounts) * sdt.Get_size(), 1), np.uint8), scounts, sdt]
+        recv = [np.zeros(max(sum(rcounts) * rdt.Get_size(), 1), np.uint8), rcounts, rdt]
+        self.comm.Alltoallv(send, recv)
+
+    def do_scan(self, a: list[str]) -> None:
+        count, comp = int(float(a[0])), float(a[1])
+        dt = self.dtype(a, 2)
+        self.comm.Scan(self.scratch(count, dt), self.scratch(count, dt),
+                       op=MPI.BXOR if _integral(dt) else MPI.SUM)
+        self.compute(comp)
+
+    def do_exscan(self, a: list[str]) -> None:
+        count, comp = int(float(a[0])), float(a[1])
+        dt = self.dtype(a, 2)
+        self.comm.Exscan(self.scratch(count, dt), self.scratch(count, dt),
+                         op=MPI.BXOR if _integral(dt) else MPI.SUM)
+        self.compute(comp)
+
+
+def _integral(dt: MPI.Datatype) -> bool:
+    """Zeros reduce to zeros whatever the op; BXOR is defined on integers and bytes, SUM on
+    numbers: pick one the datatype supports."""
+    return dt in (MPI.BYTE, MPI.CHAR, MPI.SIGNED_CHAR, MPI.UNSIGNED_CHAR, MPI.PACKED) or \
+        dt.Get_name().startswith(("MPI_INT", "MPI_UINT", "MPI_LONG", "MPI_SHORT", "MPI_UNSIGNED"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        print("usage: replay program TRACE", file=sys.stderr)
+        return 2
+    comm = MPI.COMM_WORLD
+    rep = Replayer(comm)
+    for lineno, action, rest in actions_of(args[0], rep.rank):
+        try:
+            rep.run(action, rest)
+        except (ValueError, IndexError) as exc:
+            raise SystemExit(f"{args[0]}: rank {rep.rank}, action {lineno}: {action} "
+                             f"{' '.join(rest)}: {exc}") from None
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

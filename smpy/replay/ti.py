@@ -1,0 +1,79 @@
+"""Reading time-independent traces (SimGrid SMPI's format).
+
+A TI trace is a sequence of actions per rank, one per line: ``<rank> <action> <args...>``
+(``0 send 1 7 10 0``, ``0 compute 1e+06``, ``0 allreduce 1000 0 0``). It comes either as
+
+* an *index* file (what ``smpirun -trace-ti`` and ``smpy run --trace-ti`` write): one path
+  per line, the file of rank ``i`` on line ``i``; relative paths are tried from the current
+  directory, then from the index file's directory;
+* or a single file holding the lines of every rank (SimGrid's ``examples/smpi/replay`` and
+  its ``ti-one-file`` option): each rank keeps the lines that start with its number.
+
+Blank lines and lines starting with ``#`` are ignored. Reading is lazy: a rank holds one line
+at a time, whatever the length of its trace.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+
+def _first_line(path: str) -> list[str]:
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            words = line.split()
+            if words and not words[0].startswith("#"):
+                return words
+    return []
+
+
+def is_index(path: str) -> bool:
+    """True when ``path`` lists per-rank files rather than holding actions."""
+    words = _first_line(path)
+    return not (len(words) >= 2 and words[0].lstrip("-").isdigit())
+
+
+def rank_files(index: str) -> list[str]:
+    base = os.path.dirname(os.path.abspath(index))
+    out = []
+    with open(index, encoding="utf-8") as fh:
+        for line in fh:
+            name = line.strip()
+            if not name or name.startswith("#"):
+                continue
+            if not os.path.isabs(name) and not os.path.exists(name):
+                name = os.path.join(base, name)
+            out.append(name)
+    return out
+
+
+def actions_of(path: str, rank: int) -> Iterator[tuple[int, str, list[str]]]:
+    """The actions of ``rank``: ``(line number, action, arguments)``."""
+    if is_index(path):
+        files = rank_files(path)
+        if rank >= len(files):
+            raise ValueError(f"{path}: lists {len(files)} rank files, no file for rank {rank}")
+        source = files[rank]
+    else:
+        source = path
+    want = str(rank)
+    with open(source, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            words = line.split()
+            if len(words) < 2 or words[0].startswith("#") or words[0] != want:
+                continue
+            yield n, words[1], words[2:]
+
+
+def ranks_in(path: str) -> int:
+    """How many ranks the trace describes."""
+    if is_index(path):
+        return len(rank_files(path))
+    ranks = set()
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            words = line.split()
+            if len(words) >= 2 and words[0].isdigit():
+                ranks.add(int(words[0]))
+    return max(ranks) + 1 if ranks else 0

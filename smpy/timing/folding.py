@@ -1,0 +1,175 @@
+r"""Memory folding (SMPI's ``SMPI_SHARED_MALLOC`` semantics) for numpy arrays.
+
+Simulating 1024 ranks that each allocate 100 MB would need 100 GB; most such buffers hold
+data whose values do not matter to the prediction (the matrix of a benchmark, a halo buffer).
+``smpy.shared_array(shape, dtype)`` returns an array whose memory is *folded*:
+
+``global`` (default, ``smpi/shared-malloc:global``)
+    the array's virtual pages all map the same block of ``smpi/shared-malloc-blocksize``
+    bytes (1 MiB) of one unlinked temporary file, like SMPI's bogus file: an array of any
+    size, and every rank's array, costs about one block of physical memory.
+``local``
+    one ordinary array per call site (``file:line``), shared by every rank that calls that
+    site with the same shape and dtype.
+``no``
+    a private ``numpy.empty`` array (folding off: results are exact again).
+
+``shared=[(start, stop), ...]`` (bytes, SMPI's ``SMPI_PARTIAL_SHARED_MALLOC``) folds only
+those ranges; the rest stays private to the rank (page-aligned: a partially covered page is
+private). Folded data is garbage by design: values written by one rank are seen, and
+overwritten, by all. Outside smpyrun, :func:`smpy.shared_array` is ``numpy.zeros``.
+
+Memory: with ``global``, resident memory is about :math:`B + P` for :math:`B` the block and
+:math:`P` the private pages, whatever the array sizes and the number of ranks; virtual
+memory is the arrays' sizes (Linux ``mmap``; other systems fall back to ``local``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import mmap
+import os
+import sys
+import tempfile
+from typing import Any
+
+from smpy.support.config import declare, parse_int
+from smpy.support.units import parse_size
+
+MODES = ("global", "local", "no")
+
+
+def _parse_mode(v: Any) -> str:
+    s = str(v).strip().lower()
+    return {"yes": "global", "on": "global", "off": "no", "false": "no", "true": "global"}.get(s, s)
+
+
+SHARED_MALLOC = declare("smpi/shared-malloc", "global",
+                        "Memory folding of smpy.shared_array: global (one block for everything), local "
+                        "(one array per call site), no", parse=_parse_mode, choices=MODES)
+BLOCKSIZE = declare("smpi/shared-malloc-blocksize", 1048576,
+                    "Size of the block that global folding maps over and over (bytes)",
+                    parse=lambda v: int(parse_size(v)) if isinstance(v, str) else parse_int(v))
+
+_PAGE = mmap.PAGESIZE
+_PROT_RW = mmap.PROT_READ | mmap.PROT_WRITE
+_MAP_FIXED = 0x10
+
+
+def _libc() -> Any:
+    lib = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    lib.mmap.restype = ctypes.c_void_p
+    lib.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                         ctypes.c_int, ctypes.c_long]
+    lib.munmap.restype = ctypes.c_int
+    lib.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    return lib
+
+
+_LIBC: Any = None
+
+
+class _Mapping:
+    """A folded virtual range; unmapped when the last array using it goes away."""
+
+    def __init__(self, addr: int, size: int) -> None:
+        self.addr = addr
+        self.size = size
+
+    def __del__(self) -> None:
+        if _LIBC is not None and self.size:
+            _LIBC.munmap(self.addr, self.size)
+            self.size = 0
+
+
+class Folder:
+    """Folded allocations of one run (the bogus file and the per-site arrays)."""
+
+    def __init__(self, mode: str, blocksize: int) -> None:
+        if mode not in MODES:
+            raise ValueError(f"smpi/shared-malloc: expected one of {', '.join(MODES)}, got {mode!r}")
+        if mode == "global" and not sys.platform.startswith("linux"):
+            mode = "local"
+        self.mode = mode
+        self.blocksize = max(_PAGE, (int(blocksize) + _PAGE - 1) // _PAGE * _PAGE)
+        self._fd = -1
+        self._sites: dict[tuple, Any] = {}
+        self.folded_bytes = 0
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        self._sites.clear()
+
+    def _block_fd(self) -> int:
+        if self._fd < 0:
+            fd, path = tempfile.mkstemp(prefix="smpy-shmalloc-")
+            os.unlink(path)
+            os.ftruncate(fd, self.blocksize)
+            self._fd = fd
+        return self._fd
+
+    def array(self, shape: Any, dtype: Any, site: tuple[str, int],
+              shared: list[tuple[int, int]] | None) -> Any:
+        import numpy as np
+
+        dt = np.dtype(dtype)
+        count = int(np.prod(shape, dtype=np.int64)) if np.ndim(shape) else int(shape)
+        nbytes = count * dt.itemsize
+        if self.mode == "no":
+            return np.zeros(shape, dt)
+        if self.mode == "local" or nbytes == 0:
+            key = (site, tuple(np.atleast_1d(shape).tolist()), dt.str)
+            arr = self._sites.get(key)
+            if arr is None:
+                arr = self._sites[key] = np.zeros(shape, dt)
+                self.folded_bytes += nbytes
+            return arr
+        return self._global(nbytes, dt, shape, shared)
+
+    def _global(self, nbytes: int, dt: Any, shape: Any, shared: list[tuple[int, int]] | None) -> Any:
+        import numpy as np
+
+        global _LIBC
+        if _LIBC is None:
+            _LIBC = _libc()
+        size = (nbytes + _PAGE - 1) // _PAGE * _PAGE
+        # reserve the whole range with private anonymous memory (the private parts stay so)
+        addr = _LIBC.mmap(None, size, _PROT_RW, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+        if addr in (None, ctypes.c_void_p(-1).value):
+            raise MemoryError(f"smpy.shared_array: cannot reserve {nbytes} bytes "
+                              f"({os.strerror(ctypes.get_errno())})")
+        mapping = _Mapping(addr, size)
+        ranges = [(0, size)] if shared is None else _shared_pages(shared, nbytes)
+        fd = self._block_fd()
+        for start, stop in ranges:
+            off = start
+            while off < stop:
+                n = min(self.blocksize, stop - off)
+                got = _LIBC.mmap(addr + off, n, _PROT_RW, mmap.MAP_SHARED | _MAP_FIXED, fd, 0)
+                if got != addr + off:
+                    raise MemoryError("smpy.shared_array: folding failed "
+                                      f"({os.strerror(ctypes.get_errno())}); try "
+                                      "--cfg=smpi/shared-malloc:local")
+                off += n
+            self.folded_bytes += stop - start
+        raw = (ctypes.c_char * nbytes).from_address(addr)
+        raw._smpy_mapping = mapping  # unmapped when the last array viewing ``raw`` goes away
+        return np.frombuffer(raw, dtype=dt).reshape(shape)
+
+
+def _shared_pages(shared: list[tuple[int, int]], nbytes: int) -> list[tuple[int, int]]:
+    """Byte ranges → whole pages inside them (a page only partly shared stays private)."""
+    out = []
+    for start, stop in shared:
+        start, stop = int(start), int(stop)
+        if not 0 <= start <= stop <= nbytes:
+            raise ValueError(f"smpy.shared_array: shared range ({start}, {stop}) is not within "
+                             f"the array's {nbytes} bytes")
+        lo = (start + _PAGE - 1) // _PAGE * _PAGE
+        hi = stop // _PAGE * _PAGE
+        if hi > lo:
+            out.append((lo, hi))
+    return out

@@ -1,0 +1,154 @@
+"""Figures and an HTML report from a run's outputs (``smpy plot``, ``smpyrun --plots DIR``).
+
+* ``gantt.png`` — from the timeline trace (``--trace``): one row per rank, computation and
+  MPI calls as bars over simulated time (at most 64 ranks drawn, evenly chosen);
+* ``power.png`` — from the power trace (``--power-trace``): each host's power over time
+  (the busiest 16 hosts when there are more);
+* ``matrix.png`` — from the report (``--report``): bytes sent between ranks, as a heat map;
+* ``report.html`` — one self-contained page with the figures (embedded PNG) and the
+  report's tables.
+
+matplotlib is needed (``pip install matplotlib``); it runs headless (Agg backend).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+
+def _plt() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise RuntimeError("plots need matplotlib: pip install matplotlib") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def gantt(trace: Path, out: Path, max_ranks: int = 64) -> Path:
+    plt = _plt()
+    events = json.loads(trace.read_text())
+    bars: dict[int, list[tuple[float, float, str]]] = {}
+    for e in events:
+        if e.get("ph") == "X":
+            bars.setdefault(e["tid"], []).append((e["ts"] * 1e-6, e["dur"] * 1e-6, e.get("cat", "")))
+    ranks = sorted(bars)
+    if len(ranks) > max_ranks:
+        step = len(ranks) / max_ranks
+        ranks = [ranks[int(i * step)] for i in range(max_ranks)]
+    fig, ax = plt.subplots(figsize=(10, 1 + 0.25 * len(ranks)))
+    colors = {"compute": "#4c72b0", "mpi": "#dd8452"}
+    for row, r in enumerate(ranks):
+        for cat in ("compute", "mpi"):
+            spans = [(t, d) for t, d, c in bars[r] if c == cat and d > 0]
+            if spans:
+                ax.broken_barh(spans, (row - 0.4, 0.8), facecolors=colors[cat],
+                               label=cat if row == 0 else None)
+    ax.set_yticks(range(len(ranks)), [str(r) for r in ranks])
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel("rank")
+    ax.set_title("computation and MPI calls per rank")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
+    ax.legend(handles, ["computation", "MPI call"], loc="upper right")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def power(power_csv: Path, out: Path, max_hosts: int = 16) -> Path:
+    plt = _plt()
+    series: dict[str, list[tuple[float, float]]] = {}
+    with power_csv.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            series.setdefault(row["host"], []).append((float(row["time_s"]), float(row["power_W"])))
+    energy = {h: sum(w0 * (t1 - t0) for (t0, w0), (t1, _) in zip(v, v[1:])) for h, v in series.items()}
+    hosts = sorted(series, key=lambda h: -energy[h])[:max_hosts]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    for h in hosts:
+        t, w = zip(*series[h])
+        ax.step(t, w, where="post", label=h)
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel("power (W)")
+    ax.set_title("host power" + (f" (the {max_hosts} hosts that used most energy)"
+                                 if len(series) > max_hosts else ""))
+    ax.legend(fontsize="small", ncol=2)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def matrix(report_json: Path, out: Path) -> Path:
+    plt = _plt()
+    import numpy as np
+
+    data = json.loads(report_json.read_text())
+    n = len(data["ranks"])
+    m = np.zeros((n, n))
+    for s, d, b in data.get("matrix", []):
+        m[s, d] += b
+    fig, ax = plt.subplots(figsize=(6, 5))
+    im = ax.imshow(m, cmap="viridis", interpolation="nearest", origin="upper")
+    fig.colorbar(im, ax=ax, label="bytes")
+    ax.set_xlabel("destination rank")
+    ax.set_ylabel("source rank")
+    ax.set_title("point-to-point bytes between ranks")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def html_report(figures: list[Path], report_json: Path | None, out: Path, title: str) -> Path:
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
+             "th{background:#eee}img{max-width:100%}</style></head><body>",
+             f"<h1>{html.escape(title)}</h1>"]
+    if report_json is not None:
+        data = json.loads(report_json.read_text())
+        tot = data["total"]
+        parts.append(f"<p>computation {tot['compute_s']:.6g} s, MPI {tot['mpi_s']:.6g} s (all ranks); "
+                     f"load imbalance {tot['load_imbalance']:.1%}; "
+                     f"{tot['bytes_sent']:.6g} bytes sent point-to-point</p>")
+        parts.append("<h2>MPI calls</h2><table><tr><th>call</th><th>calls</th><th>time (s)</th></tr>")
+        for name, v in sorted(data["calls"].items(), key=lambda kv: -kv[1]["time_s"]):
+            parts.append(f"<tr><td style='text-align:left'>{html.escape(name)}</td>"
+                         f"<td>{v['count']}</td><td>{v['time_s']:.6g}</td></tr>")
+        parts.append("</table><h2>Ranks</h2><table><tr><th>rank</th><th>end (s)</th>"
+                     "<th>computation (s)</th><th>MPI (s)</th><th>bytes sent</th></tr>")
+        for r in data["ranks"][:256]:
+            parts.append(f"<tr><td>{r['rank']}</td><td>{r['end_s']:.6g}</td><td>{r['compute_s']:.6g}</td>"
+                         f"<td>{r['mpi_s']:.6g}</td><td>{r['bytes_sent']:.6g}</td></tr>")
+        parts.append("</table>")
+    for fig in figures:
+        b64 = base64.b64encode(fig.read_bytes()).decode()
+        parts.append(f"<h2>{html.escape(fig.stem)}</h2><img alt='{html.escape(fig.stem)}' "
+                     f"src='data:image/png;base64,{b64}'>")
+    parts.append("</body></html>")
+    out.write_text("\n".join(parts), encoding="utf-8")
+    return out
+
+
+def make_all(outdir: Path, trace: Path | None = None, power_csv: Path | None = None,
+             report_json: Path | None = None, title: str = "smpy run") -> list[Path]:
+    outdir.mkdir(parents=True, exist_ok=True)
+    figs = []
+    if trace is not None and trace.exists():
+        figs.append(gantt(trace, outdir / "gantt.png"))
+    if power_csv is not None and power_csv.exists():
+        figs.append(power(power_csv, outdir / "power.png"))
+    if report_json is not None and report_json.exists():
+        figs.append(matrix(report_json, outdir / "matrix.png"))
+    page = html_report(figs, report_json if report_json is not None and report_json.exists() else None,
+                       outdir / "report.html", title)
+    return [*figs, page]
+

@@ -1,0 +1,84 @@
+"""smpy calibrate compute (real-run region tracer + factors) and power (profile fit)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from smpy.calibrate import compute, power
+
+ROOT = Path(__file__).resolve().parents[1]
+MPIEXEC = shutil.which("mpiexec", path=os.path.dirname(sys.executable))
+
+
+def test_power_fit_recovers_a_known_profile(tmp_path: Path) -> None:
+    cores = 4
+    truth = [(100.0, 120.0, 200.0), (90.0, 105.0, 160.0)]
+    samples, phases, t = [], [], 0.0
+    for p, (idle, eps, full) in enumerate(truth):
+        for busy in (0, 1, cores):
+            watts = idle if busy == 0 else eps + busy / cores * (full - eps)
+            phases.append((t, t + 10.0, p, busy))
+            samples += [(t + k * 0.5, watts + (0.3 if k % 2 else -0.3)) for k in range(21)]
+            t += 10.0
+    (tmp_path / "w.csv").write_text("time_s,watts\n" + "".join(f"{a},{b}\n" for a, b in samples))
+    (tmp_path / "p.csv").write_text("start_s,end_s,pstate,busy\n"
+                                    + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in phases))
+    out = tmp_path / "power.yaml"
+    assert power.main(["--samples", str(tmp_path / "w.csv"), "--phases", str(tmp_path / "p.csv"),
+                       "--cores", str(cores), "--off", "10", "-o", str(out)]) == 0
+    import yaml
+
+    block = yaml.safe_load(out.read_text())["power"]
+    assert block["off"] == "10W"
+    got = [[float(v[k].rstrip("W")) for k in ("idle", "epsilon", "all_cores")] for v in block["pstates"]]
+    for g, want in zip(got, truth):
+        assert g == pytest.approx(list(want), abs=0.05)
+    # the fragment is a valid platform power block
+    from smpy.platform import load_platform_data
+
+    plat = load_platform_data({"hosts": [{"name": "h", "cores": cores, "speed": ["2Gf", "1Gf"],
+                                          "power": block}]})
+    assert "wattage_per_state" in plat.host("h").properties
+
+
+def test_power_errors_name_the_problem(tmp_path: Path) -> None:
+    (tmp_path / "w.csv").write_text("time_s,watts\n0,100\n")
+    (tmp_path / "p.csv").write_text("start_s,end_s,pstate,busy\n5,9,0,0\n")
+    assert power.main(["--samples", str(tmp_path / "w.csv"), "--phases", str(tmp_path / "p.csv"),
+                       "--cores", "2", "--margin", "0"]) == 2
+
+
+def test_ratios_skip_start_short_and_unmatched_regions() -> None:
+    real = {"<start>:0:a.py:3": 1.0, "a.py:3:a.py:5": 2.0, "a.py:5:a.py:3": 1e-5, "a.py:9:x:1": 1.0}
+    emu = {"<start>:0:a.py:3": 0.1, "a.py:3:a.py:5": 3.0, "a.py:5:a.py:3": 1e-5}
+    got, skipped = compute.ratios(real, emu, 1e-3)
+    assert got == {"a.py:3:a.py:5": 1.5}
+    assert len(skipped) == 3
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
+def test_calibrate_compute_end_to_end(tmp_path: Path) -> None:
+    app = tmp_path / "app.py"
+    app.write_text(
+        "import time\nfrom mpi4py import MPI\nc = MPI.COMM_WORLD\n"
+        "def work(s):\n    t = time.thread_time()\n    while time.thread_time() - t < s:\n        pass\n"
+        "for i in range(4):\n    work(0.01)\n    c.Barrier()\n    work(0.005)\n    c.Allreduce(1) "
+        "if False else c.allreduce(1)\n")
+    out = tmp_path / "factors.csv"
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    subprocess.run([sys.executable, "-m", "smpy", "calibrate", "compute", "-np", "2", "-o", str(out),
+                    str(app)], check=True, capture_output=True, text=True, env=env, timeout=300)
+    rows = list(csv.reader(out.open()))
+    assert rows[0] == ["start:stop", "ratio"]
+    keys = {r[0]: float(r[1]) for r in rows[1:]}
+    # the busy-wait regions cost the same CPU time in both runs: ratios near 1
+    assert "app.py:10:app.py:12" in keys and "app.py:12:app.py:10" in keys
+    for ratio in keys.values():
+        assert 0.5 < ratio < 2.0

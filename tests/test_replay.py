@@ -1,0 +1,150 @@
+"""Time-independent traces: reading both layouts, replaying them, and SMPI's replay as reference."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from smpy.replay.ti import actions_of, is_index, ranks_in
+
+ROOT = Path(__file__).resolve().parents[1]
+ONE_FILE = """\
+0 init
+1 init
+0 compute 1e9
+1 compute 5e8
+0 send 1 7 1000000
+1 recv 0 7 1000000
+# a comment
+0 allreduce 1000 1e8 0
+1 allreduce 1000 1e8 0
+0 finalize
+1 finalize
+"""
+
+
+def _smpy_replay(trace: Path, np_: int, *extra: str) -> float:
+    out = subprocess.run([sys.executable, "-m", "smpy", "replay", "-q", "-np", str(np_), *extra,
+                          str(trace)], capture_output=True, text=True, check=True).stdout
+    return float(out.split("simulation time")[1].split()[0])
+
+
+def test_one_file_and_index_layouts(tmp_path: Path) -> None:
+    one = tmp_path / "one.txt"
+    one.write_text(ONE_FILE)
+    assert not is_index(str(one)) and ranks_in(str(one)) == 2
+    assert [a for _, a, _ in actions_of(str(one), 1)] == ["init", "compute", "recv", "allreduce",
+                                                          "finalize"]
+    files = []
+    for r in range(2):
+        f = tmp_path / "files" / f"rank-{r}.txt"
+        f.parent.mkdir(exist_ok=True)
+        f.write_text("".join(x + "\n" for x in ONE_FILE.splitlines() if x.startswith(f"{r} ")))
+        files.append(f"files/{f.name}")
+    index = tmp_path / "trace.ti"
+    index.write_text("\n".join(files) + "\n")
+    assert is_index(str(index)) and ranks_in(str(index)) == 2
+    assert list(actions_of(str(index), 0))[2] == (3, "send", ["1", "7", "1000000"])
+
+
+def test_replay_costs_what_the_actions_say(tmp_path: Path) -> None:
+    one = tmp_path / "one.txt"
+    one.write_text(ONE_FILE)
+    plat = tmp_path / "p.yaml"
+    plat.write_text("hosts:\n  - {name: a, speed: 1Gf}\n  - {name: b, speed: 1Gf}\n"
+                    "links:\n  - {name: l, bandwidth: 1GBps, latency: 0}\n"
+                    "routes:\n  - {src: a, dst: b, links: [l]}\n")
+    t = _smpy_replay(one, 2, "--platform", str(plat), "--cfg=network/model:raw", "--cfg=smpi/os:0",
+                     "--cfg=smpi/or:0")
+    # rank 0: 1 s of compute, then 1 MB at 1 GB/s (the receiver is ready at 0.5 s): 1.001 s,
+    # then an allreduce of 1000 bytes (two 1 us messages) and 0.1 s of compute
+    assert t == pytest.approx(1.0 + 1e-3 + 2 * 1e-6 + 0.1, rel=1e-3)
+
+
+def test_unknown_action_names_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0 init\n0 frobnicate 3\n")
+    done = subprocess.run([sys.executable, "-m", "smpy", "replay", "-q", str(bad)],
+                          capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "action 2: frobnicate 3: rank 0: unknown TI action 'frobnicate'" in done.stderr
+
+
+@pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid SMPI not installed")
+def test_replaying_smpi_traces_matches_smpi_replay() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks" / "vs_smpi"))
+    import replay_run
+
+    rows = replay_run.compare([8], ["stencil", "mix"], "default", require=True)
+    assert len(rows) == 2
+    for case, _np, ref, got, err, *_ in rows:
+        assert abs(err) < 0.01, (case, ref, got)
+
+
+RECORDED = """
+import numpy as np
+from mpi4py import MPI
+import smpy
+c = MPI.COMM_WORLD; r = c.rank; n = c.size
+a = np.zeros(4096)
+for lap in range(2):
+    if r == 0:
+        c.Send(a[:1000], (r + 1) % n, 7); c.Recv(a[:1000], n - 1, 7)
+    else:
+        c.Recv(a[:1000], r - 1, 7); c.Send(a[:1000], (r + 1) % n, 7)
+    smpy.execute_flops(1e6 * (r + 1))
+req = c.Irecv(a[:500], MPI.ANY_SOURCE, 5)
+c.Isend(np.ones(500), (r + 1) % n, 5).Wait()
+req.Wait()
+c.Allreduce(np.ones(100), a[:100])
+c.Bcast(a[:10], root=1)
+c.Reduce(np.ones(64), a[:64], root=2)
+c.Gather(np.ones(8), a[:8 * n], root=0)
+c.Scatter(np.ones(8 * n), a[:8], root=1)
+c.Allgather(np.ones(8), a[:8 * n])
+c.Alltoall(np.ones(4 * n), a[:4 * n])
+c.Barrier()
+smpy.sleep(1e-3)
+"""
+
+
+def test_replaying_a_recorded_run_reproduces_its_time(tmp_path: Path) -> None:
+    import smpy
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(RECORDED)
+    index = tmp_path / "run.ti"
+    res = smpy.run(str(prog), np=4, cfg={"smpy/trace-ti": str(index),
+                                         "smpi/simulate-computation": "no"})
+    assert res.status == "ok", res.message
+    lines = (tmp_path / "run.ti_files" / "rank-1.txt").read_text().splitlines()
+    assert lines[0] == "1 init" and lines[-1] == "1 finalize"
+    assert "1 irecv 0 5 4000 6" in lines  # ANY_SOURCE recorded as the matched source
+    assert "1 gather 64 64 0 6 6" in lines
+    t = _smpy_replay(index, 4)
+    assert t == pytest.approx(res.makespan_s, rel=1e-6)
+
+
+@pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid SMPI not installed")
+def test_smpi_replays_smpy_traces(tmp_path: Path) -> None:
+    import re
+
+    import smpy
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(RECORDED)
+    index = tmp_path / "run.ti"
+    xml = ROOT / "benchmarks" / "vs_smpi" / "cluster64.xml"
+    res = smpy.run(str(prog), np=4, platform=str(xml),
+                   cfg={"smpy/trace-ti": str(index), "smpi/simulate-computation": "no"})
+    hosts = tmp_path / "hosts"
+    hosts.write_text("".join(f"node-{i}\n" for i in range(4)))
+    out = subprocess.run(["smpirun", "-np", "4", "-platform", str(xml), "-hostfile", str(hosts),
+                          "--cfg=smpi/coll-selector:ompi", "-replay", str(index)],
+                         capture_output=True, text=True, cwd=tmp_path, check=True)
+    t = max(float(x) for x in re.findall(r"Simulation time ([0-9.e+-]+)", out.stdout + out.stderr))
+    assert t == pytest.approx(res.makespan_s, rel=1e-3)  # SMPI prints 6 digits
