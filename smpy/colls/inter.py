@@ -374,7 +374,7 @@ def obj_gather(proc: Process, side: CommImpl, obj: Any, root: int, dumps: Dumps,
 def obj_scatter(proc: Process, side: CommImpl, objs: Any, root: int, dumps: Dumps, loads: Loads) -> Any:
     blocks = None
     if root == ROOT:
-        objs = list(objs) if objs is not None else []
+        objs = list(objs) if objs is not None else [None] * side.rsize  # as mpi4py's pickle_dumpv
         if len(objs) != side.rsize:
             raise ValueError(f"expecting {side.rsize} items, got {len(objs)}")
         blocks = [dumps(o) for o in objs]
@@ -400,7 +400,7 @@ def obj_allgather(proc: Process, side: CommImpl, obj: Any, dumps: Dumps, loads: 
 
 
 def obj_alltoall(proc: Process, side: CommImpl, objs: Any, dumps: Dumps, loads: Loads) -> list:
-    objs = list(objs)
+    objs = list(objs) if objs is not None else [None] * side.rsize  # as mpi4py's pickle_dumpv
     if len(objs) != side.rsize:
         raise ValueError(f"expecting {side.rsize} items, got {len(objs)}")
     blocks = [dumps(o) for o in objs]
