@@ -846,7 +846,22 @@ def _typecode(datatype: Datatype) -> str | None:
     return datatype._impl.code
 
 
+_CHAR_ALIGN = {"?": 1, "b": 1, "B": 1, "c": 1, "S": 1, "h": 2, "H": 2, "i": 4, "I": 4,
+               "l": 8, "L": 8, "q": 8, "Q": 8, "e": 2, "f": 4, "d": 8, "g": 16, "E": 2, "F": 4,
+               "D": 8, "G": 16, "U": 4, "p": 8, "P": 8}
+
+
 def _typealign(datatype: Datatype) -> int | None:
-    """mpi4py's private helper (used by mpi4py.util.dtlib): the type's alignment."""
-    dt = datatype._impl.np_dtype
-    return None if dt is None else int(dt.alignment)
+    """mpi4py's private helper (used by mpi4py.util.dtlib): the type's alignment (from its
+    character code; the pairs' and 16-byte Fortran types' by handle), None if unknown."""
+    impl = datatype._impl
+    if impl is _NULL_IMPL:
+        return None
+    if impl is _IMPLS["REAL16"] or impl is _IMPLS["COMPLEX32"]:
+        return 16
+    align = _CHAR_ALIGN.get(impl.typechar[:1])
+    if align:
+        return align
+    if impl.category == "pair" and impl.is_predefined and impl.combiner == COMBINER_NAMED:
+        return impl.align
+    return None

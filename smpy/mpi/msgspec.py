@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from smpy.mpi.buffer import _raw as raw_memory
 from smpy.mpi.buffer import acquire
 from smpy.mpi.datatype import Datatype
 from smpy.mpi.sentinels import BOTTOM, BUFFER_AUTOMATIC, IN_PLACE
@@ -52,7 +53,7 @@ from smpy.runtime.datatype import (
 )
 
 __all__ = ["BufSpec", "VecSpec", "parse_send", "parse_recv", "parse_vector", "parse_buffer",
-           "is_in_place", "null_spec", "as_datatype", "BOTTOM", "IN_PLACE", "BUFFER_AUTOMATIC"]
+           "is_in_place", "null_spec", "as_datatype", "bottom_view", "data_bounds", "BOTTOM", "IN_PLACE", "BUFFER_AUTOMATIC"]
 
 
 @dataclass(slots=True)
@@ -130,6 +131,27 @@ def parse_buffer(obj: object, readonly: bool) -> tuple[memoryview, str]:
     any contiguous buffer, C or Fortran order; writable unless ``readonly``)."""
     mem, fmt, _ = acquire(obj, readonly)
     return mem, fmt
+
+
+def data_bounds(dt: DatatypeImpl, count: int) -> tuple[int, int]:
+    """Byte range ``[lo, hi)`` holding the data of ``count`` elements from offset 0."""
+    if count <= 0:
+        return 0, 0
+    reach = (count - 1) * dt.extent
+    return dt.true_lb + min(0, reach), dt.true_lb + dt.true_extent + max(0, reach)
+
+
+def bottom_view(dt: DatatypeImpl, count: int, readonly: bool) -> tuple[memoryview, int]:
+    """(memory, offset) for ``count`` elements at ``MPI.BOTTOM``: the datatype's displacements
+    are absolute addresses (from ``MPI.Get_address``), valid in this process where every rank
+    lives. ``ERR_BUFFER`` if the data would start at address 0 or below (no addresses)."""
+    lo, hi = data_bounds(dt, count)
+    if dt.size == 0 or hi <= lo:
+        return memoryview(bytearray()), 0
+    if lo <= 0:
+        errors.raise_error(errors.ERR_BUFFER, "Null buffer pointer (MPI.BOTTOM with a datatype "
+                                              "whose displacements are not addresses)")
+    return raw_memory(lo, hi - lo, readonly), -lo
 
 
 def _unpack_pair(seq: Any) -> tuple[Any, Any]:
@@ -240,14 +262,15 @@ def _simple(msg: Any, readonly: bool, blocks: int) -> BufSpec:
         if count > 0:
             if o_buf is None:
                 raise ValueError(f"message: buffer is None but count is {count}")
-            if o_buf is BOTTOM:
-                errors.raise_error(errors.ERR_BUFFER, "Null buffer pointer (MPI.BOTTOM with a "
-                                   "predefined datatype; absolute addresses are not supported)")
             if dt is DATATYPE_NULL:
                 errors.raise_error(errors.ERR_TYPE,
                                    "Datatype for argument datatype is a null datatype")
             total = count * blocks if blocks > 1 else count
-            if dt.span(total) > length or dt.true_lb < 0:
+            lo, hi = data_bounds(dt, total)
+            if o_buf is BOTTOM:
+                mem, offset = bottom_view(dt, total, readonly)
+                return BufSpec(o_buf, mem, offset, count, dt)
+            if dt.size and (offset + lo < 0 or offset + hi > mem.nbytes):
                 n = length // dt.extent if dt.extent > 0 else 0
                 what = f"count {count}" if blocks < 2 else f"count {count} x {blocks} blocks"
                 raise ValueError(f"message: {what} out of bounds, number of datatype entries {n}")
