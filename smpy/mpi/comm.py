@@ -334,20 +334,20 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Reduce")
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
-        rspec = msgspec.parse_recv(recvbuf) if is_root else None
-        bcoll.reduce(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf), rspec, op._impl, root)
+        sspec, rspec = msgspec.parse_reduce(sendbuf, recvbuf) if is_root else (msgspec.parse_send(sendbuf), None)
+        bcoll.reduce(pr, impl, sspec, rspec, op._impl, root)
 
     @mpicall
     def Allreduce(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> None:
-        bcoll.allreduce(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf), op._impl)
+        bcoll.allreduce(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf), op._impl)
 
     @mpicall
     def Scan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> None:
-        bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf), op._impl, False)
+        bcoll.scan(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf), op._impl, False)
 
     @mpicall
     def Exscan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> None:
-        bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf), op._impl, True)
+        bcoll.scan(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf), op._impl, True)
 
     @mpicall
     def Gather(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
@@ -373,7 +373,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Scatter")
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root)
 
     @mpicall
@@ -382,7 +382,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Scatterv")
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         bcoll.scatterv(pr, impl, msgspec.parse_vector(sendbuf, impl.size, True) if is_root else None, rspec, root)
 
     @mpicall
@@ -548,23 +548,22 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         p2p.check_root(impl, root, "MPI_Ireduce")
         is_root = impl.rank_of[pr.rank] == root
-        sspec = _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf)
-        rspec = msgspec.parse_recv(recvbuf) if is_root else None
+        sspec, rspec = msgspec.parse_reduce(sendbuf, recvbuf) if is_root else (msgspec.parse_send(sendbuf), None)
         return Request._wrap(bcoll.reduce(pr, impl, sspec, rspec, op._impl, root, "MPI_Ireduce", nb=True))
 
     @mpicall
     def Iallreduce(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> Request:
-        return Request._wrap(bcoll.allreduce(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+        return Request._wrap(bcoll.allreduce(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf),
                                              op._impl, nb=True))
 
     @mpicall
     def Iscan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> Request:
-        return Request._wrap(bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+        return Request._wrap(bcoll.scan(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf),
                                         op._impl, False, nb=True))
 
     @mpicall
     def Iexscan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> Request:
-        return Request._wrap(bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+        return Request._wrap(bcoll.scan(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf),
                                         op._impl, True, nb=True))
 
     @mpicall
@@ -589,7 +588,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         p2p.check_root(impl, root, "MPI_Iscatter")
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         return Request._wrap(bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root,
                                            nb=True))
 
@@ -598,7 +597,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         p2p.check_root(impl, root, "MPI_Iscatterv")
         is_root = impl.rank_of[pr.rank] == root
-        rspec = None if (is_root and recvbuf is msgspec.IN_PLACE) else msgspec.parse_recv(recvbuf)
+        rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
         svec = msgspec.parse_vector(sendbuf, impl.size, True) if is_root else None
         return Request._wrap(bcoll.scatterv(pr, impl, svec, rspec, root, nb=True))
 

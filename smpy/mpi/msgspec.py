@@ -53,7 +53,7 @@ from smpy.runtime.datatype import (
 )
 
 __all__ = ["BufSpec", "VecSpec", "parse_send", "parse_recv", "parse_vector", "parse_buffer",
-           "is_in_place", "null_spec", "as_datatype", "bottom_view", "data_bounds", "BOTTOM", "IN_PLACE", "BUFFER_AUTOMATIC"]
+           "is_in_place", "null_spec", "parse_reduce", "as_datatype", "bottom_view", "data_bounds", "BOTTOM", "IN_PLACE", "BUFFER_AUTOMATIC"]
 
 
 @dataclass(slots=True)
@@ -126,10 +126,11 @@ def _memoryview(obj: object) -> memoryview:
     return acquire(obj, True)[0]
 
 
-def parse_buffer(obj: object, readonly: bool) -> tuple[memoryview, str]:
+def parse_buffer(obj: object, readonly: bool, need_format: bool = True
+                 ) -> tuple[memoryview, str]:
     """``obj``'s memory as a byte view, with its element format (mpi4py's ``getbuffer``:
     any contiguous buffer, C or Fortran order; writable unless ``readonly``)."""
-    mem, fmt, _ = acquire(obj, readonly)
+    mem, fmt, _ = acquire(obj, readonly, need_format)
     return mem, fmt
 
 
@@ -220,7 +221,7 @@ def _basic(o_buf: Any, o_type: Any, readonly: bool) -> tuple[memoryview, Datatyp
     if o_type is None:
         mem, fmt = parse_buffer(o_buf, readonly)
         return mem, from_typechar(fmt)
-    mem, _ = parse_buffer(o_buf, readonly)
+    mem, _ = parse_buffer(o_buf, readonly, False)
     return mem, as_datatype(o_type)
 
 
@@ -321,6 +322,21 @@ def parse_recv(spec: Any, blocks: int = 1) -> BufSpec:
             if blocks < 2 and size and n % size == 0:
                 return BufSpec(spec, mem, 0, n // size, dt)
     return _simple(spec, False, blocks)
+
+
+def parse_reduce(sendbuf: Any, recvbuf: Any) -> tuple[BufSpec | None, BufSpec]:
+    """The (send, receive) specs of a reduction (mpi4py's ``for_allreduce``/``for_reduce`` at
+    the root): receive first; send None for ``IN_PLACE``/``None``; else the same datatype and
+    count on both sides (``ValueError`` otherwise, as mpi4py's ``chk_cro_args``)."""
+    rspec = parse_recv(recvbuf)
+    if is_in_place(sendbuf):
+        return None, rspec
+    sspec = parse_send(sendbuf)
+    if sspec.datatype is not rspec.datatype:
+        raise ValueError("mismatch in send and receive MPI datatypes")
+    if sspec.count != rspec.count:
+        raise ValueError(f"mismatch in send count {sspec.count} and receive count {rspec.count}")
+    return sspec, rspec
 
 
 # -- vector messages ---------------------------------------------------------------------------
