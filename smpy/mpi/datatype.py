@@ -124,6 +124,12 @@ class Datatype:
             _null_type(call)
         return impl
 
+    def _committed(self, call: str) -> DatatypeImpl:
+        impl = self._live(call)
+        if not impl.committed:
+            errors.raise_error(errors.ERR_TYPE, f"{call}: Datatype has not been committed")
+        return impl
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Datatype):
             return NotImplemented
@@ -369,7 +375,7 @@ class Datatype:
     # -- packing ------------------------------------------------------------------------------
     def Pack_size(self, count: int, comm: Any) -> int:
         """Determine the amount of space needed to pack a message."""
-        impl = self._live("MPI_Pack_size")
+        impl = self._committed("MPI_Pack_size")
         count = operator.index(count)
         if count < 0:
             errors.raise_error(errors.ERR_COUNT, f"MPI_Pack_size: Negative count, value is {count}")
@@ -378,7 +384,7 @@ class Datatype:
     def _pack(self, call: str, inbuf: Any, outbuf: Any, position: int, ext32: bool) -> int:
         from smpy.mpi.buffer import acquire
 
-        impl = self._live(call)
+        impl = self._committed(call)
         position = operator.index(position)
         src, _, _ = acquire(inbuf, True)
         dst, _, _ = acquire(outbuf, False)
@@ -396,7 +402,7 @@ class Datatype:
     def _unpack(self, call: str, inbuf: Any, position: int, outbuf: Any, ext32: bool) -> int:
         from smpy.mpi.buffer import acquire
 
-        impl = self._live(call)
+        impl = self._committed(call)
         position = operator.index(position)
         src, _, _ = acquire(inbuf, True)
         dst, _, _ = acquire(outbuf, False)
@@ -429,7 +435,7 @@ class Datatype:
     def Pack_external_size(self, datarep: str, count: int) -> int:
         """Determine the amount of space needed to pack a message (external32)."""
         self._datarep(datarep, "MPI_Pack_external_size")
-        impl = self._live("MPI_Pack_external_size")
+        impl = self._committed("MPI_Pack_external_size")
         count = operator.index(count)
         if count < 0:
             errors.raise_error(errors.ERR_COUNT,
@@ -594,7 +600,7 @@ class Datatype:
     def _f90(cls, combiner: int, params: tuple[int, ...], name: str | None,
              call: str, what: str) -> Datatype:
         if name is None:
-            errors.raise_error(errors.ERR_ARG, f"{call}: {what}")
+            errors.raise_error(errors.ERR_OTHER, f"{call}: {what}")
         impl = _rt.create_f90(combiner, params, _IMPLS[name])  # type: ignore[index]
         _DERIVED_HANDLES[impl.handle] = impl
         new = cls.__new__(cls)

@@ -134,6 +134,10 @@ def parse_buffer(obj: object, readonly: bool, need_format: bool = True
     return mem, fmt
 
 
+def _uncommitted() -> None:
+    errors.raise_error(errors.ERR_TYPE, "Datatype has not been committed")
+
+
 def data_bounds(dt: DatatypeImpl, count: int) -> tuple[int, int]:
     """Byte range ``[lo, hi)`` holding the data of ``count`` elements from offset 0."""
     if count <= 0:
@@ -266,6 +270,8 @@ def _simple(msg: Any, readonly: bool, blocks: int) -> BufSpec:
             if dt is DATATYPE_NULL:
                 errors.raise_error(errors.ERR_TYPE,
                                    "Datatype for argument datatype is a null datatype")
+            if not dt.committed:
+                _uncommitted()
             total = count * blocks if blocks > 1 else count
             lo, hi = data_bounds(dt, total)
             if o_buf is BOTTOM:
@@ -411,6 +417,8 @@ def _check_blocks(o_buf: Any, dt: DatatypeImpl, length: int, counts: list[int],
                                "nonzero counts; absolute addresses are not supported)")
         if dt is DATATYPE_NULL:
             errors.raise_error(errors.ERR_TYPE, "Datatype for argument datatype is a null datatype")
+        if not dt.committed:
+            _uncommitted()
         start = displs[i] * dt.extent
         if start + dt.true_lb < 0 or start + dt.span(c) > length:
             n = length // dt.extent if dt.extent > 0 else 0

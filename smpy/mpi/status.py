@@ -46,7 +46,12 @@ class Status:
         return UNDEFINED if r else q
 
     def Get_elements(self, datatype) -> int:
-        return self.Get_count(datatype)
+        """Basic elements received (a partial element of a derived type counts its whole
+        basic elements; UNDEFINED if the bytes end inside one)."""
+        from smpy.runtime.datatype import get_elements
+
+        n = get_elements(datatype._committed("MPI_Get_elements"), self._nbytes)
+        return UNDEFINED if n is None else n
 
     def Set_elements(self, datatype, count: int) -> None:
         self._nbytes = count * (1 if datatype is None else datatype.Get_size())
