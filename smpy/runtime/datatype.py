@@ -15,17 +15,34 @@ predefined type except the padded pairs (``SHORT_INT``, ``DOUBLE_INT``, ``LONG_I
 ``LONG_DOUBLE_INT``) the two coincide (``contiguous`` is True) and pack/unpack are plain slice
 copies.
 
-The runtime moves any layout through four methods, which derived datatypes (vector, indexed,
-struct, subarray, ... in a later issue) implement the same way:
+The runtime moves any layout through four methods, predefined and derived types alike:
 
-* ``packed_size(count)`` -> bytes on the wire,
+* ``packed_size(count)`` -> bytes on the wire (``count * size``, what the network charges),
 * ``pack(mem, offset, count)`` -> those bytes,
-* ``unpack(data, mem, offset, count)`` -> scatter them back into memory,
+* ``unpack(data, mem, offset, count)`` -> scatter them back into memory (a partial last
+  element too, as MPI receives it),
 * ``span(count)`` -> bytes of memory touched from ``offset`` (bounds checks).
+
+Derived types
+-------------
+Every constructor (contiguous, vector, hvector, indexed, hindexed, (h)indexed_block, struct,
+subarray, darray, resized, dup) reduces to *segments* ``(child, disps, runs)``: block ``i``
+holds ``runs[i]`` copies of ``child`` spaced by ``child.extent`` from byte ``disps[i]``. Bounds
+follow MPI/MPICH: ``lb = min(disp + j*ext + child.lb)``, ``ub = max(disp + j*ext + child.ub)``
+over the copies (true bounds with the child's true bounds; an empty vector block still marks
+its start, an empty indexed/struct block does not); struct pads the extent up to a multiple
+of the largest alignment of its basic types; subarray/darray span the whole global array
+(``lb = 0``, ``extent = prod(sizes) * old.extent``). Sizes, bounds and contents are computed at
+construction (cheap even for ``Create_contiguous(2**31-1)``); the byte layout is flattened on
+first data movement into merged runs ``(starts, lengths)`` (a dense child collapses to one run
+per block). One run per element packs through a strided numpy view, otherwise through a byte
+index array (``offset + i*extent + byteidx``). Dense types (contiguous, dup, resized to
+themselves) keep the plain slice fast path (``contiguous``).
 
 Reductions see elements through ``basic``/``basic_count``: an element of this type is
 ``basic_count`` elements of the predefined type ``basic`` once packed (``basic is self`` for
-predefined types; a derived type of mixed types has ``basic = None``).
+predefined types; a derived type of mixed types has ``basic = None``). External32 byte-swaps
+each basic scalar of the packed bytes (a complex as two reals).
 """
 
 from __future__ import annotations
