@@ -356,7 +356,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
         bcoll.gather(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf),
-                     msgspec.parse_recv(recvbuf) if is_root else None, root)
+                     msgspec.parse_cco(recvbuf, impl.size, False) if is_root else None, root)
 
     @mpicall
     def Gatherv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
@@ -374,7 +374,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
         rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
-        bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root)
+        bcoll.scatter(pr, impl, msgspec.parse_cco(sendbuf, impl.size, True) if is_root else None, rspec, root)
 
     @mpicall
     def Scatterv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
@@ -387,7 +387,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Allgather(self, sendbuf: Any, recvbuf: Any) -> None:
-        bcoll.allgather(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf))
+        bcoll.allgather(proc(), self._impl, _in_place(sendbuf), msgspec.parse_cco(recvbuf, self._impl.size, False))
 
     @mpicall
     def Allgatherv(self, sendbuf: Any, recvbuf: Any) -> None:
@@ -396,7 +396,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:
-        bcoll.alltoall(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf))
+        bcoll.alltoall(proc(), self._impl, *msgspec.parse_alltoall(sendbuf, recvbuf, self._impl.size))
 
     @mpicall
     def Alltoallv(self, sendbuf: Any, recvbuf: Any) -> None:
@@ -572,7 +572,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Igather")
         is_root = impl.rank_of[pr.rank] == root
         return Request._wrap(bcoll.gather(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf),
-                                          msgspec.parse_recv(recvbuf) if is_root else None, root, nb=True))
+                                          msgspec.parse_cco(recvbuf, impl.size, False) if is_root else None, root, nb=True))
 
     @mpicall
     def Igatherv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
@@ -589,7 +589,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Iscatter")
         is_root = impl.rank_of[pr.rank] == root
         rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
-        return Request._wrap(bcoll.scatter(pr, impl, msgspec.parse_send(sendbuf) if is_root else None, rspec, root,
+        return Request._wrap(bcoll.scatter(pr, impl, msgspec.parse_cco(sendbuf, impl.size, True) if is_root else None, rspec, root,
                                            nb=True))
 
     @mpicall
@@ -603,7 +603,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Iallgather(self, sendbuf: Any, recvbuf: Any) -> Request:
-        return Request._wrap(bcoll.allgather(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+        return Request._wrap(bcoll.allgather(proc(), self._impl, _in_place(sendbuf), msgspec.parse_cco(recvbuf, self._impl.size, False),
                                              nb=True))
 
     @mpicall
@@ -614,7 +614,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Ialltoall(self, sendbuf: Any, recvbuf: Any) -> Request:
-        return Request._wrap(bcoll.alltoall(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+        return Request._wrap(bcoll.alltoall(proc(), self._impl, *msgspec.parse_alltoall(sendbuf, recvbuf, self._impl.size),
                                             nb=True))
 
     @mpicall

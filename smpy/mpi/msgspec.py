@@ -53,7 +53,7 @@ from smpy.runtime.datatype import (
 )
 
 __all__ = ["BufSpec", "VecSpec", "parse_send", "parse_recv", "parse_vector", "parse_buffer",
-           "is_in_place", "null_spec", "parse_reduce", "as_datatype", "bottom_view", "data_bounds", "BOTTOM", "IN_PLACE", "BUFFER_AUTOMATIC"]
+           "is_in_place", "null_spec", "parse_reduce", "parse_cco", "parse_alltoall", "as_datatype", "bottom_view", "data_bounds", "BOTTOM", "IN_PLACE", "BUFFER_AUTOMATIC"]
 
 
 @dataclass(slots=True)
@@ -328,6 +328,24 @@ def parse_recv(spec: Any, blocks: int = 1) -> BufSpec:
             if blocks < 2 and size and n % size == 0:
                 return BufSpec(spec, mem, 0, n // size, dt)
     return _simple(spec, False, blocks)
+
+
+def parse_cco(spec: Any, blocks: int, readonly: bool) -> BufSpec:
+    """A collective's whole buffer of ``blocks`` equal blocks (gather/allgather receive,
+    scatter send, alltoall both): as mpi4py, an explicit count is per block and an inferred
+    one the buffer split in ``blocks``; the spec's ``count`` is the total (``blocks`` x per
+    block), what the collectives take."""
+    s = _simple(spec, readonly, blocks) if blocks > 1 else (
+        parse_send(spec) if readonly else parse_recv(spec))
+    if blocks > 1:
+        s.count *= blocks
+    return s
+
+
+def parse_alltoall(sendbuf: Any, recvbuf: Any, blocks: int) -> tuple[BufSpec | None, BufSpec]:
+    """(send, receive) specs of an alltoall (send None for ``IN_PLACE``/``None``)."""
+    sspec = None if is_in_place(sendbuf) else parse_cco(sendbuf, blocks, True)
+    return sspec, parse_cco(recvbuf, blocks, False)
 
 
 def parse_reduce(sendbuf: Any, recvbuf: Any) -> tuple[BufSpec | None, BufSpec]:
