@@ -36,7 +36,7 @@ def unpack(spec: Any, data: bytes, offset: int | None = None, capacity: int | No
     if len(data) > cap:
         errors.raise_error(errors.ERR_TRUNCATE, f"{call}: message of {len(data)} bytes, buffer holds {cap}")
     if data:
-        dt.unpack(data, spec.mem, spec.offset if offset is None else offset, len(data) // dt.size)
+        dt.unpack(data, spec.mem, spec.offset if offset is None else offset, -(-len(data) // dt.size))  # a partial last element too
 
 
 def _block(spec: Any, i: int, per: int) -> int:
@@ -53,7 +53,7 @@ def _unpack_vec(vec: Any, i: int, data: bytes, call: str) -> None:
     if len(data) > cap:
         errors.raise_error(errors.ERR_TRUNCATE, f"{call}: block {i} has {len(data)} bytes, room for {cap}")
     if data:
-        dt.unpack(data, vec.mem, vec.displs[i] * dt.extent, len(data) // dt.size)
+        dt.unpack(data, vec.mem, vec.displs[i] * dt.extent, -(-len(data) // dt.size))
 
 
 # -- one-to-all, all-to-one -------------------------------------------------------------------

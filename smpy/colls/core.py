@@ -95,6 +95,7 @@ class Reduction:
 
 def op_reduction(op: Any, datatype: Any) -> Reduction:
     """A :class:`Reduction` for a runtime ``OpImpl`` on packed ``datatype`` elements."""
+    op.check(datatype)  # at the call, on every comm size (MPICH validates op and type first)
     size = datatype.size
 
     def combine(a: bytes, b: bytes) -> bytes:

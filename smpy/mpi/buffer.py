@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ctypes
 import operator
+import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,7 @@ BSEND_OVERHEAD = 96
 
 # DLPack device types that are CPU-accessible (kDLCPU, kDLCUDAHost, kDLROCMHost, managed)
 _KDLCPU = 1
+_LITTLE = sys.byteorder == "little"
 _CPU_KINDS = (0, 1, 3, 11, 13)
 _KDLCUDA = 2
 _READONLY_FLAG = 1  # DLPACK_FLAG_BITMASK_READ_ONLY
@@ -117,7 +120,9 @@ def _dlpack_buffer(obj: Any, readonly: bool) -> tuple[memoryview, str, int]:
         dlpack_device = obj.__dlpack_device__
     except AttributeError:
         raise NotImplementedError("dlpack: missing support") from None
-    device_type, _ = dlpack_device()
+    device_type, device_id = dlpack_device()
+    device_type = operator.index(device_type)  # C ints in mpi4py: TypeError otherwise
+    operator.index(device_id)
     versioned = True
     name = b"dltensor_versioned"
     try:
@@ -152,8 +157,8 @@ def _dlpack_info(capsule: Any, name: bytes, versioned: bool, readonly: bool
     is_readonly = False
     if versioned:
         managed_v = _DLManagedVersioned.from_address(ptr)
-        if managed_v.version.major > 1:
-            raise BufferError(f"dlpack: unexpected version number {managed_v.version.major}")
+        if managed_v.version.major < 1:
+            raise BufferError("dlpack: unexpected version")
         t = managed_v.dl_tensor
         is_readonly = bool(managed_v.flags & _READONLY_FLAG)
     else:
@@ -208,16 +213,26 @@ def _contig(shape: list[int], strides: list[int] | None, unit: int, order: str) 
     return True
 
 
-def _cai_buffer(obj: Any, readonly: bool) -> tuple[memoryview, str, int]:
+def _typed(value: Any, cls: type, what: str, optional: bool = False) -> Any:
+    """mpi4py's typed Cython locals: TypeError unless ``value`` is a ``cls`` (or None)."""
+    if (value is None and optional) or isinstance(value, cls):
+        return value
+    raise TypeError(f"Expected {cls.__name__}, got {type(value).__name__} ({what})")
+
+
+def _cai_buffer(obj: Any, readonly: bool, need_format: bool = True
+                ) -> tuple[memoryview, str, int]:
     """mpi4py's ``Py_GetCAIBuffer`` (CUDA array interface)."""
     try:
         cai = obj.__cuda_array_interface__
     except AttributeError:
         raise NotImplementedError("missing CUDA array interface") from None
-    data = cai["data"]
-    typestr = cai["typestr"]
-    shape = tuple(cai["shape"])
-    strides = cai.get("strides")
+    _typed(cai, dict, "__cuda_array_interface__")
+    data = _typed(cai["data"], tuple, "data")
+    typestr = _typed(cai["typestr"], str, "typestr")
+    shape = _typed(cai["shape"], tuple, "shape")
+    strides = _typed(cai.get("strides"), tuple, "strides", True)
+    descr = _typed(cai.get("descr"), list, "descr", True)
     mask = cai.get("mask")
     dev_ptr, ro = data
     size = 1
@@ -225,7 +240,7 @@ def _cai_buffer(obj: Any, readonly: bool) -> tuple[memoryview, str, int]:
         size *= s
     if dev_ptr is None and size == 0:
         dev_ptr = 0
-    kind, itemsize = typestr[1:2], int(typestr[2:])
+    byteorder, kind, itemsize = typestr[0:1], typestr[1:2], int(typestr[2:])
     fmt: str | None = None
     if kind == "b" and itemsize == 1:
         fmt = "?"
@@ -235,6 +250,14 @@ def _cai_buffer(obj: Any, readonly: bool) -> tuple[memoryview, str, int]:
         fmt = _float_format(itemsize)
     elif kind == "c":
         fmt = _complex_format(itemsize)
+    if need_format:
+        native = "<" if _LITTLE else ">"
+        if byteorder in "<>" and byteorder != native:
+            raise BufferError(f"__cuda_array_interface__: typestr {typestr!r} "
+                              f"with non-native byte order")
+        if byteorder not in "<>|":
+            raise BufferError(f"__cuda_array_interface__: typestr {typestr!r} "
+                              f"with unrecognized byte order")
     if mask is not None:
         raise BufferError("__cuda_array_interface__: cannot handle masked arrays")
     if size < 0:
@@ -248,11 +271,15 @@ def _cai_buffer(obj: Any, readonly: bool) -> tuple[memoryview, str, int]:
                               f"(shape:{shape}, strides:{tuple(strides)}, itemsize:{itemsize})")
     if ro and not readonly:
         raise BufferError("__cuda_array_interface__: buffer is not writable")
+    if descr is not None and (len(descr) != 1 or descr[0] != ("", typestr)):
+        warnings.warn("__cuda_array_interface__: ignoring 'descr' key", RuntimeWarning,
+                      stacklevel=2)
     mem = _raw(int(dev_ptr), size * itemsize, bool(ro) or readonly, obj)
     return mem, fmt or "B", _KDLCUDA
 
 
-def acquire(obj: Any, readonly: bool) -> tuple[memoryview, str, int]:
+def acquire(obj: Any, readonly: bool, need_format: bool = True
+            ) -> tuple[memoryview, str, int]:
     """``obj``'s memory (mpi4py's ``PyMPI_GetBuffer``): a C- or Fortran-contiguous byte view,
     its element format, and its kind (0: buffer protocol, else the DLPack device type).
     Writable unless ``readonly``."""
@@ -270,11 +297,14 @@ def acquire(obj: Any, readonly: bool) -> tuple[memoryview, str, int]:
                           if isinstance(obj, memoryview) else "buffer is not contiguous")
     except (TypeError, BufferError) as exc:
         first = exc
-    for getter in (_dlpack_buffer, _cai_buffer):
-        try:
-            return getter(obj, readonly)
-        except NotImplementedError:
-            continue
+    try:
+        return _dlpack_buffer(obj, readonly)
+    except NotImplementedError:
+        pass
+    try:
+        return _cai_buffer(obj, readonly, need_format)
+    except NotImplementedError:
+        pass
     if isinstance(first, TypeError):
         raise TypeError(f"a bytes-like object is required, not '{type(obj).__name__}'") from None
     raise first
@@ -309,7 +339,7 @@ class buffer(np.ndarray):  # noqa: N801 - mpi4py's name
         if not args:
             return cls._make(memoryview(bytearray()), None, False, 0, address=0)
         obj = args[0]
-        mem, _, kind = acquire(obj, True)
+        mem, _, kind = acquire(obj, True, False)
         ro = mem.readonly
         if not ro and kind == 0:
             ro = memoryview(obj).readonly
@@ -353,7 +383,7 @@ class buffer(np.ndarray):  # noqa: N801 - mpi4py's name
         """Buffer from buffer-like object."""
         if obj is None:
             raise TypeError("a bytes-like object is required, not 'NoneType'")
-        mem, _, kind = acquire(obj, bool(readonly))
+        mem, _, kind = acquire(obj, bool(readonly), False)
         return buffer._make(mem, obj, bool(readonly), kind)
 
     @staticmethod
@@ -547,7 +577,7 @@ def Get_address(location: Any) -> int:
         return 0
     if isinstance(location, buffer):
         return location.address
-    mem, _, _ = acquire(location, True)
+    mem, _, _ = acquire(location, True, False)
     return _address_of(mem)
 
 

@@ -352,20 +352,20 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Reduce")
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
-        rspec = msgspec.parse_recv(recvbuf) if is_root else None
-        bcoll.reduce(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf), rspec, op._impl, root)
+        sspec, rspec = msgspec.parse_reduce(sendbuf, recvbuf) if is_root else (msgspec.parse_send(sendbuf), None)
+        bcoll.reduce(pr, impl, sspec, rspec, op._impl, root)
 
     @mpicall
     def Allreduce(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> None:
-        bcoll.allreduce(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf), op._impl)
+        bcoll.allreduce(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf), op._impl)
 
     @mpicall
     def Scan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> None:
-        bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf), op._impl, False)
+        bcoll.scan(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf), op._impl, False)
 
     @mpicall
     def Exscan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> None:
-        bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf), op._impl, True)
+        bcoll.scan(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf), op._impl, True)
 
     @mpicall
     def Gather(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
@@ -374,7 +374,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
         bcoll.gather(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf),
-                     _blocks_recv(recvbuf, impl.size) if is_root else None, root)
+                     msgspec.parse_cco(recvbuf, impl.size, False) if is_root else None, root)
 
     @mpicall
     def Gatherv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
@@ -392,7 +392,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         pr = proc()
         is_root = impl.rank_of[pr.rank] == root
         rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
-        bcoll.scatter(pr, impl, _blocks_send(sendbuf, impl.size) if is_root else None, rspec, root)
+        bcoll.scatter(pr, impl, msgspec.parse_cco(sendbuf, impl.size, True) if is_root else None, rspec, root)
 
     @mpicall
     def Scatterv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
@@ -405,8 +405,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Allgather(self, sendbuf: Any, recvbuf: Any) -> None:
-        impl = self._impl
-        bcoll.allgather(proc(), impl, _in_place(sendbuf), _blocks_recv(recvbuf, impl.size))
+        bcoll.allgather(proc(), self._impl, _in_place(sendbuf), msgspec.parse_cco(recvbuf, self._impl.size, False))
 
     @mpicall
     def Allgatherv(self, sendbuf: Any, recvbuf: Any) -> None:
@@ -415,8 +414,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:
-        impl = self._impl
-        bcoll.alltoall(proc(), impl, *_alltoall_specs(sendbuf, recvbuf, impl.size))
+        bcoll.alltoall(proc(), self._impl, *msgspec.parse_alltoall(sendbuf, recvbuf, self._impl.size))
 
     @mpicall
     def Alltoallv(self, sendbuf: Any, recvbuf: Any) -> None:
@@ -573,23 +571,22 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         impl, pr = self._impl, proc()
         p2p.check_root(impl, root, "MPI_Ireduce")
         is_root = impl.rank_of[pr.rank] == root
-        sspec = _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf)
-        rspec = msgspec.parse_recv(recvbuf) if is_root else None
+        sspec, rspec = msgspec.parse_reduce(sendbuf, recvbuf) if is_root else (msgspec.parse_send(sendbuf), None)
         return Request._wrap(bcoll.reduce(pr, impl, sspec, rspec, op._impl, root, "MPI_Ireduce", nb=True))
 
     @mpicall
     def Iallreduce(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> Request:
-        return Request._wrap(bcoll.allreduce(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+        return Request._wrap(bcoll.allreduce(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf),
                                              op._impl, nb=True))
 
     @mpicall
     def Iscan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> Request:
-        return Request._wrap(bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+        return Request._wrap(bcoll.scan(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf),
                                         op._impl, False, nb=True))
 
     @mpicall
     def Iexscan(self, sendbuf: Any, recvbuf: Any, op: Op = SUM) -> Request:
-        return Request._wrap(bcoll.scan(proc(), self._impl, _in_place(sendbuf), msgspec.parse_recv(recvbuf),
+        return Request._wrap(bcoll.scan(proc(), self._impl, *msgspec.parse_reduce(sendbuf, recvbuf),
                                         op._impl, True, nb=True))
 
     @mpicall
@@ -598,7 +595,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Igather")
         is_root = impl.rank_of[pr.rank] == root
         return Request._wrap(bcoll.gather(pr, impl, _in_place(sendbuf) if is_root else msgspec.parse_send(sendbuf),
-                                          _blocks_recv(recvbuf, impl.size) if is_root else None, root, nb=True))
+                                          msgspec.parse_cco(recvbuf, impl.size, False) if is_root else None, root, nb=True))
 
     @mpicall
     def Igatherv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
@@ -615,8 +612,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
         p2p.check_root(impl, root, "MPI_Iscatter")
         is_root = impl.rank_of[pr.rank] == root
         rspec = None if (is_root and msgspec.is_in_place(recvbuf)) else msgspec.parse_recv(recvbuf)
-        return Request._wrap(bcoll.scatter(pr, impl, _blocks_send(sendbuf, impl.size) if is_root else None, rspec,
-                                           root, nb=True))
+        return Request._wrap(bcoll.scatter(pr, impl, msgspec.parse_cco(sendbuf, impl.size, True) if is_root else None, rspec, root,
+                                           nb=True))
 
     @mpicall
     def Iscatterv(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
@@ -629,8 +626,7 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Iallgather(self, sendbuf: Any, recvbuf: Any) -> Request:
-        impl = self._impl
-        return Request._wrap(bcoll.allgather(proc(), impl, _in_place(sendbuf), _blocks_recv(recvbuf, impl.size),
+        return Request._wrap(bcoll.allgather(proc(), self._impl, _in_place(sendbuf), msgspec.parse_cco(recvbuf, self._impl.size, False),
                                              nb=True))
 
     @mpicall
@@ -641,8 +637,8 @@ class Comm(CommMgmtMixin, CommPersistMixin):
 
     @mpicall
     def Ialltoall(self, sendbuf: Any, recvbuf: Any) -> Request:
-        impl = self._impl
-        return Request._wrap(bcoll.alltoall(proc(), impl, *_alltoall_specs(sendbuf, recvbuf, impl.size), nb=True))
+        return Request._wrap(bcoll.alltoall(proc(), self._impl, *msgspec.parse_alltoall(sendbuf, recvbuf, self._impl.size),
+                                            nb=True))
 
     @mpicall
     def Ialltoallv(self, sendbuf: Any, recvbuf: Any) -> Request:
@@ -668,32 +664,6 @@ class Comm(CommMgmtMixin, CommPersistMixin):
             recvcounts = [c for (c,) in _allgather_raw(pr, impl, (rspec.count,), 8, "MPI_Allgather")]
         counts = [int(c) for c in recvcounts]
         return Request._wrap(bcoll.reduce_scatter(pr, impl, sspec, rspec, counts, op._impl, nb=True))
-
-
-def _blocks_recv(recvbuf: Any, size: int) -> Any:
-    """The receive buffer of Gather/Allgather as mpi4py parses it, in ``size`` blocks (an
-    explicit count is per rank); the runtime gets the whole count."""
-    spec = msgspec.parse_recv(recvbuf, size)
-    spec.count *= size
-    return spec
-
-
-def _blocks_send(sendbuf: Any, size: int) -> Any:
-    """The send buffer of Scatter (root), in ``size`` blocks like :func:`_blocks_recv`."""
-    spec = msgspec.parse_send(sendbuf, size)
-    spec.count *= size
-    return spec
-
-
-def _alltoall_specs(sendbuf: Any, recvbuf: Any, size: int) -> tuple[Any, Any]:
-    """mpi4py parses Alltoall's messages in ``size`` blocks: an explicit count is per rank."""
-    rspec = msgspec.parse_recv(recvbuf, size)
-    rspec.count *= size
-    if msgspec.is_in_place(sendbuf):
-        return None, rspec
-    sspec = msgspec.parse_send(sendbuf, size)
-    sspec.count *= size
-    return sspec, rspec
 
 
 def _commutes(op: Any) -> bool:

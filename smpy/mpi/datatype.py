@@ -127,6 +127,12 @@ class Datatype:
             _null_type(call)
         return impl
 
+    def _committed(self, call: str) -> DatatypeImpl:
+        impl = self._live(call)
+        if not impl.committed:
+            errors.raise_error(errors.ERR_TYPE, f"{call}: Datatype has not been committed")
+        return impl
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Datatype):
             return NotImplemented
@@ -378,7 +384,7 @@ class Datatype:
     # -- packing ------------------------------------------------------------------------------
     def Pack_size(self, count: int, comm: Any) -> int:
         """Determine the amount of space needed to pack a message."""
-        impl = self._live("MPI_Pack_size")
+        impl = self._committed("MPI_Pack_size")
         count = operator.index(count)
         if count < 0:
             errors.raise_error(errors.ERR_COUNT, f"MPI_Pack_size: Negative count, value is {count}")
@@ -387,7 +393,7 @@ class Datatype:
     def _pack(self, call: str, inbuf: Any, outbuf: Any, position: int, ext32: bool) -> int:
         from smpy.mpi.buffer import acquire
 
-        impl = self._live(call)
+        impl = self._committed(call)
         position = operator.index(position)
         src, _, _ = acquire(inbuf, True)
         dst, _, _ = acquire(outbuf, False)
@@ -405,7 +411,7 @@ class Datatype:
     def _unpack(self, call: str, inbuf: Any, position: int, outbuf: Any, ext32: bool) -> int:
         from smpy.mpi.buffer import acquire
 
-        impl = self._live(call)
+        impl = self._committed(call)
         position = operator.index(position)
         src, _, _ = acquire(inbuf, True)
         dst, _, _ = acquire(outbuf, False)
@@ -438,7 +444,7 @@ class Datatype:
     def Pack_external_size(self, datarep: str, count: int) -> int:
         """Determine the amount of space needed to pack a message (external32)."""
         self._datarep(datarep, "MPI_Pack_external_size")
-        impl = self._live("MPI_Pack_external_size")
+        impl = self._committed("MPI_Pack_external_size")
         count = operator.index(count)
         if count < 0:
             errors.raise_error(errors.ERR_COUNT,
@@ -603,7 +609,7 @@ class Datatype:
     def _f90(cls, combiner: int, params: tuple[int, ...], name: str | None,
              call: str, what: str) -> Datatype:
         if name is None:
-            errors.raise_error(errors.ERR_ARG, f"{call}: {what}")
+            errors.raise_error(errors.ERR_OTHER, f"{call}: {what}")
         impl = _rt.create_f90(combiner, params, _IMPLS[name])  # type: ignore[index]
         _DERIVED_HANDLES[impl.handle] = impl
         new = cls.__new__(cls)
@@ -880,7 +886,22 @@ def _typecode(datatype: Datatype) -> str | None:
     return datatype._impl.code
 
 
+_CHAR_ALIGN = {"?": 1, "b": 1, "B": 1, "c": 1, "S": 1, "h": 2, "H": 2, "i": 4, "I": 4,
+               "l": 8, "L": 8, "q": 8, "Q": 8, "e": 2, "f": 4, "d": 8, "g": 16, "E": 2, "F": 4,
+               "D": 8, "G": 16, "U": 4, "p": 8, "P": 8}
+
+
 def _typealign(datatype: Datatype) -> int | None:
-    """mpi4py's private helper (used by mpi4py.util.dtlib): the type's alignment."""
-    dt = datatype._impl.np_dtype
-    return None if dt is None else int(dt.alignment)
+    """mpi4py's private helper (used by mpi4py.util.dtlib): the type's alignment (from its
+    character code; the pairs' and 16-byte Fortran types' by handle), None if unknown."""
+    impl = datatype._impl
+    if impl is _NULL_IMPL:
+        return None
+    if impl is _IMPLS["REAL16"] or impl is _IMPLS["COMPLEX32"]:
+        return 16
+    align = _CHAR_ALIGN.get(impl.typechar[:1])
+    if align:
+        return align
+    if impl.category == "pair" and impl.is_predefined and impl.combiner == COMBINER_NAMED:
+        return impl.align
+    return None

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from smpy.mpi.buffer import _raw as raw_memory
 from smpy.mpi.buffer import acquire
 from smpy.mpi.datatype import Datatype
 from smpy.mpi.sentinels import BOTTOM, BUFFER_AUTOMATIC, IN_PLACE
@@ -52,7 +53,7 @@ from smpy.runtime.datatype import (
 )
 
 __all__ = ["BufSpec", "VecSpec", "parse_send", "parse_recv", "parse_vector", "parse_buffer",
-           "is_in_place", "null_spec", "as_datatype", "BOTTOM", "IN_PLACE", "BUFFER_AUTOMATIC"]
+           "is_in_place", "null_spec", "parse_reduce", "parse_cco", "parse_alltoall", "as_datatype", "bottom_view", "data_bounds", "BOTTOM", "IN_PLACE", "BUFFER_AUTOMATIC"]
 
 
 @dataclass(slots=True)
@@ -125,11 +126,37 @@ def _memoryview(obj: object) -> memoryview:
     return acquire(obj, True)[0]
 
 
-def parse_buffer(obj: object, readonly: bool) -> tuple[memoryview, str]:
+def parse_buffer(obj: object, readonly: bool, need_format: bool = True
+                 ) -> tuple[memoryview, str]:
     """``obj``'s memory as a byte view, with its element format (mpi4py's ``getbuffer``:
     any contiguous buffer, C or Fortran order; writable unless ``readonly``)."""
-    mem, fmt, _ = acquire(obj, readonly)
+    mem, fmt, _ = acquire(obj, readonly, need_format)
     return mem, fmt
+
+
+def _uncommitted() -> None:
+    errors.raise_error(errors.ERR_TYPE, "Datatype has not been committed")
+
+
+def data_bounds(dt: DatatypeImpl, count: int) -> tuple[int, int]:
+    """Byte range ``[lo, hi)`` holding the data of ``count`` elements from offset 0."""
+    if count <= 0:
+        return 0, 0
+    reach = (count - 1) * dt.extent
+    return dt.true_lb + min(0, reach), dt.true_lb + dt.true_extent + max(0, reach)
+
+
+def bottom_view(dt: DatatypeImpl, count: int, readonly: bool) -> tuple[memoryview, int]:
+    """(memory, offset) for ``count`` elements at ``MPI.BOTTOM``: the datatype's displacements
+    are absolute addresses (from ``MPI.Get_address``), valid in this process where every rank
+    lives. ``ERR_BUFFER`` if the data would start at address 0 or below (no addresses)."""
+    lo, hi = data_bounds(dt, count)
+    if dt.size == 0 or hi <= lo:
+        return memoryview(bytearray()), 0
+    if lo <= 0:
+        errors.raise_error(errors.ERR_BUFFER, "Null buffer pointer (MPI.BOTTOM with a datatype "
+                                              "whose displacements are not addresses)")
+    return raw_memory(lo, hi - lo, readonly), -lo
 
 
 def _unpack_pair(seq: Any) -> tuple[Any, Any]:
@@ -198,7 +225,7 @@ def _basic(o_buf: Any, o_type: Any, readonly: bool) -> tuple[memoryview, Datatyp
     if o_type is None:
         mem, fmt = parse_buffer(o_buf, readonly)
         return mem, from_typechar(fmt)
-    mem, _ = parse_buffer(o_buf, readonly)
+    mem, _ = parse_buffer(o_buf, readonly, False)
     return mem, as_datatype(o_type)
 
 
@@ -240,14 +267,17 @@ def _simple(msg: Any, readonly: bool, blocks: int) -> BufSpec:
         if count > 0:
             if o_buf is None:
                 raise ValueError(f"message: buffer is None but count is {count}")
-            if o_buf is BOTTOM:
-                errors.raise_error(errors.ERR_BUFFER, "Null buffer pointer (MPI.BOTTOM with a "
-                                   "predefined datatype; absolute addresses are not supported)")
             if dt is DATATYPE_NULL:
                 errors.raise_error(errors.ERR_TYPE,
                                    "Datatype for argument datatype is a null datatype")
+            if not dt.committed:
+                _uncommitted()
             total = count * blocks if blocks > 1 else count
-            if dt.span(total) > length or dt.true_lb < 0:
+            lo, hi = data_bounds(dt, total)
+            if o_buf is BOTTOM:
+                mem, offset = bottom_view(dt, total, readonly)
+                return BufSpec(o_buf, mem, offset, count, dt)
+            if dt.size and (offset + lo < 0 or offset + hi > mem.nbytes):
                 n = length // dt.extent if dt.extent > 0 else 0
                 what = f"count {count}" if blocks < 2 else f"count {count} x {blocks} blocks"
                 raise ValueError(f"message: {what} out of bounds, number of datatype entries {n}")
@@ -298,6 +328,39 @@ def parse_recv(spec: Any, blocks: int = 1) -> BufSpec:
             if blocks < 2 and size and n % size == 0:
                 return BufSpec(spec, mem, 0, n // size, dt)
     return _simple(spec, False, blocks)
+
+
+def parse_cco(spec: Any, blocks: int, readonly: bool) -> BufSpec:
+    """A collective's whole buffer of ``blocks`` equal blocks (gather/allgather receive,
+    scatter send, alltoall both): as mpi4py, an explicit count is per block and an inferred
+    one the buffer split in ``blocks``; the spec's ``count`` is the total (``blocks`` x per
+    block), what the collectives take."""
+    s = _simple(spec, readonly, blocks) if blocks > 1 else (
+        parse_send(spec) if readonly else parse_recv(spec))
+    if blocks > 1:
+        s.count *= blocks
+    return s
+
+
+def parse_alltoall(sendbuf: Any, recvbuf: Any, blocks: int) -> tuple[BufSpec | None, BufSpec]:
+    """(send, receive) specs of an alltoall (send None for ``IN_PLACE``/``None``)."""
+    sspec = None if is_in_place(sendbuf) else parse_cco(sendbuf, blocks, True)
+    return sspec, parse_cco(recvbuf, blocks, False)
+
+
+def parse_reduce(sendbuf: Any, recvbuf: Any) -> tuple[BufSpec | None, BufSpec]:
+    """The (send, receive) specs of a reduction (mpi4py's ``for_allreduce``/``for_reduce`` at
+    the root): receive first; send None for ``IN_PLACE``/``None``; else the same datatype and
+    count on both sides (``ValueError`` otherwise, as mpi4py's ``chk_cro_args``)."""
+    rspec = parse_recv(recvbuf)
+    if is_in_place(sendbuf):
+        return None, rspec
+    sspec = parse_send(sendbuf)
+    if sspec.datatype is not rspec.datatype:
+        raise ValueError("mismatch in send and receive MPI datatypes")
+    if sspec.count != rspec.count:
+        raise ValueError(f"mismatch in send count {sspec.count} and receive count {rspec.count}")
+    return sspec, rspec
 
 
 # -- vector messages ---------------------------------------------------------------------------
@@ -372,6 +435,8 @@ def _check_blocks(o_buf: Any, dt: DatatypeImpl, length: int, counts: list[int],
                                "nonzero counts; absolute addresses are not supported)")
         if dt is DATATYPE_NULL:
             errors.raise_error(errors.ERR_TYPE, "Datatype for argument datatype is a null datatype")
+        if not dt.committed:
+            _uncommitted()
         start = displs[i] * dt.extent
         if start + dt.true_lb < 0 or start + dt.span(c) > length:
             n = length // dt.extent if dt.extent > 0 else 0

@@ -107,16 +107,12 @@ class Status:
         q, r = divmod(n, size)
         return UNDEFINED if r else q
 
-    def Get_elements(self, datatype: Any) -> int:
-        """Basic elements received (with derived datatypes, when the runtime can count a
-        partial element; otherwise as Get_count)."""
-        from smpy.runtime import datatype as rdt
+    def Get_elements(self, datatype) -> int:
+        """Basic elements received (a partial element of a derived type counts its whole
+        basic elements; UNDEFINED if the bytes end inside one)."""
+        from smpy.runtime.datatype import get_elements
 
-        get_elements = getattr(rdt, "get_elements", None)
-        committed = getattr(datatype, "_committed", None)
-        if get_elements is None or committed is None:
-            return self.Get_count(datatype)
-        n = get_elements(committed("MPI_Get_elements"), self._nbytes)
+        n = get_elements(datatype._committed("MPI_Get_elements"), self._nbytes)
         return UNDEFINED if n is None else n
 
     def Set_elements(self, datatype: Any, count: int) -> None:

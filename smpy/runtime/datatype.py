@@ -15,17 +15,34 @@ predefined type except the padded pairs (``SHORT_INT``, ``DOUBLE_INT``, ``LONG_I
 ``LONG_DOUBLE_INT``) the two coincide (``contiguous`` is True) and pack/unpack are plain slice
 copies.
 
-The runtime moves any layout through four methods, which derived datatypes (vector, indexed,
-struct, subarray, ... in a later issue) implement the same way:
+The runtime moves any layout through four methods, predefined and derived types alike:
 
-* ``packed_size(count)`` -> bytes on the wire,
+* ``packed_size(count)`` -> bytes on the wire (``count * size``, what the network charges),
 * ``pack(mem, offset, count)`` -> those bytes,
-* ``unpack(data, mem, offset, count)`` -> scatter them back into memory,
+* ``unpack(data, mem, offset, count)`` -> scatter them back into memory (a partial last
+  element too, as MPI receives it),
 * ``span(count)`` -> bytes of memory touched from ``offset`` (bounds checks).
+
+Derived types
+-------------
+Every constructor (contiguous, vector, hvector, indexed, hindexed, (h)indexed_block, struct,
+subarray, darray, resized, dup) reduces to *segments* ``(child, disps, runs)``: block ``i``
+holds ``runs[i]`` copies of ``child`` spaced by ``child.extent`` from byte ``disps[i]``. Bounds
+follow MPI/MPICH: ``lb = min(disp + j*ext + child.lb)``, ``ub = max(disp + j*ext + child.ub)``
+over the copies (true bounds with the child's true bounds; an empty vector block still marks
+its start, an empty indexed/struct block does not); struct pads the extent up to a multiple
+of the largest alignment of its basic types; subarray/darray span the whole global array
+(``lb = 0``, ``extent = prod(sizes) * old.extent``). Sizes, bounds and contents are computed at
+construction (cheap even for ``Create_contiguous(2**31-1)``); the byte layout is flattened on
+first data movement into merged runs ``(starts, lengths)`` (a dense child collapses to one run
+per block). One run per element packs through a strided numpy view, otherwise through a byte
+index array (``offset + i*extent + byteidx``). Dense types (contiguous, dup, resized to
+themselves) keep the plain slice fast path (``contiguous``).
 
 Reductions see elements through ``basic``/``basic_count``: an element of this type is
 ``basic_count`` elements of the predefined type ``basic`` once packed (``basic is self`` for
-predefined types; a derived type of mixed types has ``basic = None``).
+predefined types; a derived type of mixed types has ``basic = None``). External32 byte-swaps
+each basic scalar of the packed bytes (a complex as two reals).
 """
 
 from __future__ import annotations
@@ -501,9 +518,6 @@ DISTRIBUTE_DFLT_DARG = -49767
 ORDER_C = 56
 ORDER_F = 57
 
-_EAGER_BLOCKS = 4096  # flatten at construction when at most this many runs result
-
-
 def _i64(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=np.int64).reshape(-1)
 
@@ -615,25 +629,45 @@ def _bounds(segs: list[tuple[DatatypeImpl, np.ndarray, np.ndarray]], keep_empty:
     """(lb, ub, true_lb, true_ub) over the segments' copies, None if there are none."""
     lo = hi = tlo = thi = None
     for child, disps, runs in segs:
-        if keep_empty:
-            d, r = disps, runs
-        else:
-            keep = runs > 0
-            d, r = disps[keep], runs[keep]
-        if len(d) == 0:
-            continue
         ext = child.extent
-        span = np.maximum(r - 1, 0) * ext
-        jmin = np.minimum(0, span)
-        jmax = np.maximum(0, span)
-        empty = r == 0
-        if keep_empty and empty.any():  # MPICH: an empty vector block marks its start
-            jmax = np.where(empty, child.lb - child.ub, jmax)
-            tjmax = np.where(empty, child.true_lb - child.true_ub, jmax)
+        if len(disps) <= 64:  # small: plain integers are faster than numpy
+            pairs = zip(disps.tolist(), runs.tolist())
+            dmin = dmax = tdmax = None
+            for d, r in pairs:
+                if r == 0:
+                    if not keep_empty:
+                        continue
+                    a = d
+                    b = d + child.lb - child.ub
+                    tb = d + child.true_lb - child.true_ub
+                else:
+                    span = (r - 1) * ext
+                    a, b = d + min(0, span), d + max(0, span)
+                    tb = b
+                dmin = a if dmin is None else min(dmin, a)
+                dmax = b if dmax is None else max(dmax, b)
+                tdmax = tb if tdmax is None else max(tdmax, tb)
+            if dmin is None:
+                continue
+            assert dmax is not None and tdmax is not None
         else:
+            if keep_empty:
+                d, r = disps, runs
+            else:
+                keep = runs > 0
+                d, r = disps[keep], runs[keep]
+            if len(d) == 0:
+                continue
+            span = np.maximum(r - 1, 0) * ext
+            jmin = np.minimum(0, span)
+            jmax = np.maximum(0, span)
+            empty = r == 0
             tjmax = jmax
-        cand = (int((d + jmin).min()) + child.lb, int((d + jmax).max()) + child.ub,
-                int((d + jmin).min()) + child.true_lb, int((d + tjmax).max()) + child.true_ub)
+            if keep_empty and empty.any():  # MPICH: an empty vector block marks its start
+                jmax = np.where(empty, child.lb - child.ub, jmax)
+                tjmax = np.where(empty, child.true_lb - child.true_ub, tjmax)
+            dmin, dmax, tdmax = int((d + jmin).min()), int((d + jmax).max()), int((d + tjmax).max())
+        cand = (dmin + child.lb, dmax + child.ub, dmin + child.true_lb, tdmax + child.true_ub)
         lo = cand[0] if lo is None else min(lo, cand[0])
         hi = cand[1] if hi is None else max(hi, cand[1])
         tlo = cand[2] if tlo is None else min(tlo, cand[2])
@@ -649,13 +683,16 @@ def _derived(combiner: int, contents: tuple[list[int], list[int], list[int],
              bounds: tuple[int, int, int, int] | None = None, keep_empty: bool = False,
              pad: bool = False) -> DatatypeImpl:
     size = 0
+    nchild: list[int] = []
     for child, _, runs in segs:
-        size += int(runs[runs > 0].sum()) * child.size
+        n = sum(r for r in runs.tolist() if r > 0) if len(runs) <= 64 else int(runs[runs > 0].sum())
+        nchild.append(n)
+        size += n * child.size
     b = bounds if bounds is not None else _bounds(segs, keep_empty)
     if b is None:
         b = (0, 0, 0, 0)
     lb, ub, tlb, tub = b
-    children = [c for c, _, r in segs if (r > 0).any()]
+    children = [c for (c, _, _), n in zip(segs, nchild) if n > 0]
     align = max((c.align for c in children), default=1)
     if pad and align > 1:
         ub = lb + -(-(ub - lb) // align) * align
@@ -669,7 +706,7 @@ def _derived(combiner: int, contents: tuple[list[int], list[int], list[int],
     bases = {id(c.basic) for c in children}
     if children and len(bases) == 1 and children[0].basic is not None:
         t.basic = children[0].basic
-        t.basic_count = sum(int(r[r > 0].sum()) * c.basic_count for c, _, r in segs)
+        t.basic_count = sum(n * c.basic_count for (c, _, _), n in zip(segs, nchild))
         t.category = t.basic.category  # type: ignore[union-attr]
     elif not children:
         t.basic = None
@@ -678,21 +715,12 @@ def _derived(combiner: int, contents: tuple[list[int], list[int], list[int],
         t.basic = None
         t.basic_count = 0
     t.base = children[0] if len(children) == 1 else None
-    # cheap layouts are flattened now, which also detects contiguous ones (fast path)
-    est = 0
-    for child, disps, runs in segs:
-        if child._flat is None and child.segments is not None:
-            est = _EAGER_BLOCKS + 1  # a big child left unflattened
-            break
-        cs, cl = child.flat()
-        dense = len(cs) == 1 and int(cl[0]) == child.extent
-        est += len(disps) if dense else int(runs.sum()) * len(cs)
-        if est > _EAGER_BLOCKS:
-            break
-    if est <= _EAGER_BLOCKS:
-        starts, lens = t.flat()
-        t.contiguous = (len(starts) <= 1 and lb == 0 and tlb == 0 and size == ub - lb
-                        and (len(starts) == 0 or int(starts[0]) == 0))
+    # the common dense case (contiguous, dup, one-block struct/resized of a contiguous type)
+    # takes the slice fast path; other layouts are flattened on first data movement
+    if len(segs) == 1:
+        child, disps, runs = segs[0]
+        t.contiguous = (len(disps) == 1 and int(disps[0]) == 0 and child.contiguous
+                        and lb == 0 and tlb == 0 and size == ub - lb)
     return t
 
 

@@ -277,7 +277,10 @@ class OpImpl:
             return
         basic = datatype.basic
         allowed = _ALL_CATEGORIES if rma and self in (REPLACE, NO_OP) else self._allowed
-        if basic is None or basic.category not in allowed:
+        # MPICH's collectives take predefined ops on predefined types only (a Dup or a
+        # contiguous type of DOUBLE is refused too); accumulates take derived types of one
+        # basic type
+        if basic is None or basic.category not in allowed or not (rma or datatype.is_predefined):
             errors.raise_error(errors.ERR_OP, f"MPI_Op {self.name} operation not defined for "
                                               f"this datatype ({datatype.name or 'derived'})")
 

@@ -227,7 +227,7 @@ def _deliver(send: SendRequest, recv: RecvRequest) -> None:
             data = data[:cap]
             recv.payload = (n, cap)
         if data:
-            buf.datatype.unpack(data, buf.mem, buf.offset, len(data) // buf.datatype.size if buf.datatype.size else 0)
+            buf.datatype.unpack(data, buf.mem, buf.offset, -(-len(data) // buf.datatype.size) if buf.datatype.size else 0)  # a partial last element too
     send.payload = None
     if recv.ti is not None:
         _ti_matched(send, recv)
