@@ -363,15 +363,21 @@ def mvapich2_two_level(ctx: Ctx, root: int, data: bytes, red: Reduction) -> byte
                 return ctx.recv(leader_of_root, 1)
             return res if me == root else None
         return mvapich2_knomial(ctx, root, data, red)
+    # MV2_Reduce_intra_function / MV2_Reduce_function: mpich's unless the mvapich2 selector set them
+    state = getattr(ctx.sel, "mv2", {})
+    intra_fn = state.get("reduce_intra") or "mpich"
+    inter_fn = state.get("reduce_inter") or "mpich"
     tmp = data
     if local_size > 1:
-        tmp = ctx.sel.run_selector("reduce", "mpich", intra, 0, data, red)
+        if intra_fn == "ompi_basic_linear":  # MPIR_Reduce_shmem_MV2
+            intra_fn = intra_fn if red.commutative and len(data) < local_size << 17 else "mvapich2_knomial"
+        tmp = ctx.sel.run_named("reduce", intra_fn, intra, 0, data, red)
     leaders = info.leaders
     res = tmp
     if intra.me == 0 and leaders.size > 1:
         lctx = ctx.on(leaders, 1)
         leader_root = leaders.rank_of[ctx.comm.group[leader_of_root]]
-        res = ctx.sel.run_selector("reduce", "mpich", lctx, leader_root, tmp, red)
+        res = ctx.sel.run_named("reduce", inter_fn, lctx, leader_root, tmp, red)
     if local_size > 1:
         if intra.me == 0 and root != me and me == leader_of_root:
             ctx.send(res, root, 2)
