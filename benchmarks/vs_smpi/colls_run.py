@@ -5,9 +5,11 @@ selector (``ompi``, ``mpich``...).
     python benchmarks/vs_smpi/colls_run.py                        # default set, np 8 16 64
     python benchmarks/vs_smpi/colls_run.py --np 16 --colls bcast --algos binomial_tree NTSL
     python benchmarks/vs_smpi/colls_run.py --cfg network/model:CM02 --cfg smpi/lat-factor:1 --cfg smpi/bw-factor:1
+    python benchmarks/vs_smpi/colls_run.py --platform fattree256 --np 256 --algos ompi mpich mvapich2 impi
 
-Each case runs ``colls_cases.c`` (smpicc/smpirun on cluster64.xml) and its twin
-``colls_cases.py`` (smpy on examples/platforms/cluster64.yaml): a point-to-point barrier,
+Each case runs ``colls_cases.c`` (smpicc/smpirun on cluster64.xml, or fattree256.xml) and its
+twin ``colls_cases.py`` (smpy on examples/platforms/cluster64.yaml, or fattree256.yaml), one
+rank per host: a point-to-point barrier,
 one collective, the slowest rank's time. Prints both times and the relative error per
 (collective, algorithm, np, bytes). Exits 0 when SMPI is missing unless --require-smpi.
 """
@@ -29,19 +31,39 @@ ROOT = HERE.parent.parent
 XML = HERE / "cluster64.xml"
 YAML = ROOT / "examples" / "platforms" / "cluster64.yaml"
 
+SELECTOR_NAMES = ("ompi", "mpich", "mvapich2", "impi", "default")
+
+SEL = list(SELECTOR_NAMES)
 ALGOS = {
     "bcast": ["binomial_tree", "flattree", "NTSL", "NTSB", "ompi_pipeline", "ompi_split_bintree",
-              "scatter_rdb_allgather", "scatter_LR_allgather", "ompi", "mpich"],
-    "allreduce": ["rdb", "lr", "rab_rdb", "redbcast", "ompi_ring_segmented", "ompi", "mpich"],
-    "alltoall": ["basic_linear", "pair", "ring", "bruck", "mvapich2_scatter_dest", "ompi", "mpich"],
-    "barrier": ["ompi_basic_linear", "ompi_bruck", "ompi_recursivedoubling", "ompi_tree", "ompi", "mpich"],
+              "scatter_rdb_allgather", "scatter_LR_allgather", "mvapich2_intra_node", "mvapich2_inter_node", *SEL],
+    "reduce": ["binomial", "flat_tree", "ompi_chain", "ompi_pipeline", "ompi_binary", "ompi_in_order_binary",
+               "scatter_gather", "mvapich2_knomial", "mvapich2_two_level", *SEL],
+    "allreduce": ["rdb", "lr", "rab_rdb", "redbcast", "ompi_ring_segmented", "mvapich2_rs", "mvapich2_two_level", *SEL],
+    "alltoall": ["basic_linear", "pair", "ring", "bruck", "rdb", "mvapich2_scatter_dest", *SEL],
+    "alltoallv": ["ompi_basic_linear", "bruck", "pair", "ring", *SEL],
+    "allgather": ["rdb", "ring", "bruck", "pair", "ompi_neighborexchange", "GB", "NTSLR", "mvapich2_smp", *SEL],
+    "allgatherv": ["GB", "ring", "pair", "ompi_neighborexchange", "ompi_bruck", "mpich_rdb", "mpich_ring", *SEL],
+    "gather": ["ompi_basic_linear", "ompi_binomial", "ompi_linear_sync", "mvapich2_two_level", *SEL],
+    "scatter": ["ompi_basic_linear", "ompi_binomial", "ompi_linear_nb", "mvapich2_two_level_direct",
+                "mvapich2_two_level_binomial", *SEL],
+    "reduce_scatter": ["default", "ompi_basic_recursivehalving", "ompi_ring", "ompi_butterfly", "mpich_pair",
+                       "mpich_rdb", "mpich_noncomm", *SEL],
+    "barrier": ["ompi_basic_linear", "ompi_bruck", "ompi_recursivedoubling", "ompi_tree", "mvapich2_pair",
+                "mpich_smp", *SEL],
 }
-SIZES = {"bcast": [8, 65536, 1048576], "allreduce": [8, 65536, 1048576], "alltoall": [8, 4096, 65536],
-         "barrier": [0]}
+#: message sizes: the vector (bcast, reduce, allreduce) or one rank's block (the others)
+SIZES = {"bcast": [8, 65536, 1048576], "reduce": [8, 65536, 1048576], "allreduce": [8, 65536, 1048576],
+         "alltoall": [8, 4096, 65536], "alltoallv": [8, 4096, 65536], "allgather": [8, 4096, 65536],
+         "allgatherv": [8, 4096, 65536], "gather": [8, 4096, 65536], "scatter": [8, 4096, 65536],
+         "reduce_scatter": [8, 4096, 65536], "barrier": [0]}
+#: platforms: (SMPI XML, smpy YAML, hosts)
+PLATFORMS = {"cluster64": (XML, YAML, 64), "fattree256": (HERE / "fattree256.xml", HERE / "fattree256.yaml", 256)}
 
 
 def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list[str],
-            require: bool = False, batch: bool = False) -> list[tuple]:
+            require: bool = False, batch: bool = False, platform: str = "cluster64",
+            progress: bool = False) -> list[tuple]:
     if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
         msg = "SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev"
         if require:
@@ -55,7 +77,8 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
         subprocess.run(["smpicc", "-O2", str(HERE / "colls_cases.c"), "-o", str(binary)], check=True,
                        capture_output=True)
         hostfile = tmp / "hosts.txt"
-        hostfile.write_text("".join(f"node-{i}\n" for i in range(64)))
+        xml, yaml, hosts = PLATFORMS[platform]
+        hostfile.write_text("".join(f"node-{i}\n" for i in range(hosts)))
         for np_ in nps:
             for coll in colls:
                 for algo in (algos or ALGOS[coll]):
@@ -64,7 +87,7 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
                     # a forced algorithm runs under the ompi selector on both sides, so that the
                     # collectives it calls (redbcast: reduce + bcast) are the same too (SMPI's
                     # own default selector is "default", smpy's is "ompi")
-                    forced = [f"smpi/coll-selector:{algo}"] if algo in ("ompi", "mpich", "default") \
+                    forced = [f"smpi/coll-selector:{algo}"] if algo in SELECTOR_NAMES \
                         else ["smpi/coll-selector:ompi", f"smpi/{coll}:{algo}"]
                     # one process per size: SimGrid's SMP_linear (split_bintree's fallback for
                     # small messages) leaves unmatched messages behind on one-rank nodes, which
@@ -72,12 +95,15 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
                     groups = [SIZES[coll]] if batch else [[n] for n in SIZES[coll]]
                     for sizes in groups:
                         args = [coll, algo, *map(str, sizes)]
-                        ref, w_ref = _smpi(binary, hostfile, np_, args, cfg + forced)
-                        got, w_got = _smpy(np_, args, cfg + forced)
+                        ref, w_ref = _smpi(binary, hostfile, xml, np_, args, cfg + forced)
+                        got, w_got = _smpy(yaml, np_, args, cfg + forced)
                         for case, t_ref in ref.items():
                             t_got = got.get(case, float("nan"))
                             err = (t_got - t_ref) / t_ref if t_ref else float("nan")
                             rows.append((case, np_, t_ref, t_got, err, w_ref, w_got))
+                            if progress:
+                                print(f"{case:<48}{np_:>5}{t_ref:>16.9e}{t_got:>16.9e}{err * 100:>9.3f}%",
+                                      file=sys.stderr, flush=True)
     return rows
 
 
@@ -87,14 +113,14 @@ def _run(cmd: list[str]) -> tuple[dict[str, float], float]:
     return vs_smpi._parse(out), wall
 
 
-def _smpi(binary: Path, hostfile: Path, np_: int, args: list[str], cfg: list[str]):
-    return _run(["smpirun", "-np", str(np_), "-platform", str(XML), "-hostfile", str(hostfile),
+def _smpi(binary: Path, hostfile: Path, xml: Path, np_: int, args: list[str], cfg: list[str]):
+    return _run(["smpirun", "-np", str(np_), "-platform", str(xml), "-hostfile", str(hostfile),
                  "--cfg=smpi/host-speed:1Gf", "--cfg=smpi/simulate-computation:no",
                  *[f"--cfg={c}" for c in cfg], str(binary), *args])
 
 
-def _smpy(np_: int, args: list[str], cfg: list[str]):
-    return _run([sys.executable, "-m", "smpy", "-q", "-np", str(np_), "--platform", str(YAML),
+def _smpy(yaml: Path, np_: int, args: list[str], cfg: list[str]):
+    return _run([sys.executable, "-m", "smpy", "-q", "-np", str(np_), "--platform", str(yaml),
                  "--cfg=smpi/simulate-computation:no", *[f"--cfg={c}" for c in cfg],
                  str(HERE / "colls_cases.py"), *args])
 
@@ -107,11 +133,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cfg", action="append", default=[], help="setting given to both emulators")
     ap.add_argument("--require-smpi", action="store_true")
     ap.add_argument("--batch", action="store_true", help="all sizes in one run per case (faster)")
+    ap.add_argument("--platform", default="cluster64", choices=list(PLATFORMS))
+    ap.add_argument("--progress", action="store_true", help="print each case on stderr as it completes")
     ns = ap.parse_args(argv)
-    rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi, ns.batch)
+    rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi, ns.batch, ns.platform, ns.progress)
     if not rows:
         return 0
-    print(f"settings: {' '.join(ns.cfg) or '(defaults: network/model:SMPI)'}")
+    print(f"platform: {ns.platform}; settings: {' '.join(ns.cfg) or '(defaults: network/model:SMPI)'}")
     print(f"{'case':<44}{'np':>5}{'SMPI (s)':>16}{'smpy (s)':>16}{'error':>10}{'wall SMPI':>11}{'wall smpy':>11}")
     for case, np_, a, b, e, wa, wb in rows:
         print(f"{case:<44}{np_:>5}{a:>16.9e}{b:>16.9e}{e * 100:>9.3f}%{wa:>10.2f}s{wb:>10.2f}s")
