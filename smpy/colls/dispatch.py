@@ -34,6 +34,7 @@ from smpy.colls import (  # noqa: F401 - importing registers the algorithms
     reduce_scatter,
     scan,
     scatter,
+    simgrid_smp,
 )
 from smpy.colls.core import Reduction, wire
 from smpy.colls.registry import ALGORITHMS, FAMILIES, Algorithm, get

@@ -1,0 +1,156 @@
+"""SimGrid's own SMP-aware algorithms (Faraj/Yuan's STAR-MPI set, as SimGrid 3.32 ships
+them): ranks are grouped ``num_core`` per node (the intra-node communicator's size when
+nodes are uniform, else 1) and ``rank // num_core`` is the node, as SimGrid assumes.
+
+* allreduce ``smp_rdb`` — binomial reduce in the node, recursive doubling among node
+  leaders, binomial bcast in the node;
+* allgather ``smp_simple`` — ring exchange in the node, all-to-all of node blocks among
+  leaders, flat bcast of the whole vector in the node;
+* allgather ``loosely_lr`` — a logical ring between nodes overlapped with all-to-all
+  exchanges inside each node.
+
+All pay SMPI's ``init_smp`` on first use. The allgathers need the size to be a multiple
+of ``num_core`` (SimGrid throws otherwise; smpy runs ``ring`` and says so).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from smpy.colls import allgather as _allgather
+from smpy.colls.allreduce import _smp_intra_bcast, _smp_intra_reduce
+from smpy.colls.registry import algorithm
+from smpy.colls.smp import smp_of
+
+if TYPE_CHECKING:
+    from smpy.colls.core import Ctx, Reduction
+
+
+def _num_core(ctx: Ctx) -> int:
+    info = smp_of(ctx)
+    return info.intra_of[ctx.me].size if info.uniform else 1
+
+
+@algorithm("allreduce", "smp_rdb", source="SimGrid allreduce-smp-rdb.cpp (Faraj & Yuan)",
+           commutative_only=True, fallback="rdb")
+def smp_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
+    """Binomial reduce inside each node, MPICH's recursive doubling (with its fold for a
+    non-power-of-two number of nodes) among node leaders, binomial bcast inside each
+    node. ≈ 2 log2 c (α + nβ) + log2(p/c) (α + nβ)."""
+    nc = _num_core(ctx)
+    size, me = ctx.size, ctx.me
+    intra_rank, inter_rank = me % nc, me // nc
+    inter_size = (size + nc - 1) // nc
+    buf = _smp_intra_reduce(ctx, data, red, nc)
+    if intra_rank == 0:
+        pof2 = 1
+        while pof2 <= inter_size:
+            pof2 <<= 1
+        pof2 >>= 1
+        rem = inter_size - pof2
+        if inter_rank < 2 * rem:
+            if inter_rank % 2 == 0:
+                ctx.send(buf, me + nc)
+                newrank = -1
+            else:
+                buf = red(ctx.recv(me - nc), buf)
+                newrank = inter_rank // 2
+        else:
+            newrank = inter_rank - rem
+        if newrank != -1:
+            mask = 1
+            while mask < pof2:
+                newdst = newrank ^ mask
+                dst = (newdst * 2 + 1 if newdst < rem else newdst + rem) * nc
+                buf = red(ctx.sendrecv(buf, dst, dst), buf)
+                mask <<= 1
+        if inter_rank < 2 * rem:
+            if inter_rank % 2:
+                ctx.send(buf, me - nc)
+            else:
+                buf = ctx.recv(me + nc)
+    return _smp_intra_bcast(ctx, buf, nc)
+
+
+def _fits(ctx: Ctx, name: str, nc: int) -> bool:
+    if ctx.size % nc:
+        ctx.sel.note("allgather", name, f"the size is not a multiple of {nc} ranks per node", "ring")
+        return False
+    return True
+
+
+@algorithm("allgather", "smp_simple", source="SimGrid allgather-smp-simple.cpp (Faraj & Yuan)")
+def smp_simple(ctx: Ctx, block: bytes, sizes: list[int], elem: int) -> list:
+    """Pairwise ring exchange of the blocks inside each node, then node leaders post all
+    receives and sends of whole node blocks at once, then each leader sends the full
+    vector to every other rank of its node (flat tree). ≈ (c−1)(α + nβ) + (p/c − 1) c nβ
+    + (c−1)(α + pnβ)."""
+    nc = _num_core(ctx)
+    if not _fits(ctx, "smp_simple", nc):
+        return _allgather.ring(ctx, block, sizes, elem)
+    size, me = ctx.size, ctx.me
+    intra_rank, inter_rank = me % nc, me // nc
+    inter_size = (size + nc - 1) // nc
+    in_node = nc if inter_rank != inter_size - 1 else size - inter_rank * nc
+    out: list[Any] = [None] * size
+    out[me] = block
+    base = inter_rank * nc
+    for i in range(1, in_node):
+        dst = base + (intra_rank + i) % in_node
+        src = base + (intra_rank - i + in_node) % in_node
+        out[src] = ctx.sendrecv(block, dst, src)
+    if intra_rank == 0:
+        recvs = []
+        for i in range(1, inter_size):
+            src = ((inter_rank - i + inter_size) % inter_size) * nc
+            recvs.append((src, ctx.irecv(src)))
+        sends = []
+        mine = tuple(out[base:base + nc])
+        for i in range(1, inter_size):
+            sends.append(ctx.isend(mine, ((inter_rank + i) % inter_size) * nc))
+        ctx.waitall([r for _, r in recvs] + sends)
+        for src, r in recvs:
+            out[src:src + nc] = list(r.payload)
+        whole = tuple(out)
+        for i in range(1, in_node):
+            ctx.send(whole, me + i)
+        return out
+    return list(ctx.recv(base))
+
+
+@algorithm("allgather", "loosely_lr", source="SimGrid allgather-loosely-lr.cpp (Faraj & Yuan)")
+def loosely_lr(ctx: Ctx, block: bytes, sizes: list[int], elem: int) -> list:
+    """Logical ring between nodes (each rank forwards to the same core of the next node)
+    overlapped with non-blocking all-to-all exchanges inside the node of the blocks that
+    just arrived. ≈ (p/c)(α + nβ) + (p/c)(c−1) nβ in the node."""
+    nc = _num_core(ctx)
+    if not _fits(ctx, "loosely_lr", nc):
+        return _allgather.ring(ctx, block, sizes, elem)
+    size, me = ctx.size, ctx.me
+    intra_rank, inter_rank = me % nc, me // nc
+    inter_size = (size + nc - 1) // nc
+    out: list[Any] = [None] * size
+    out[me] = block
+    recvs: list = []
+    sends: list = []
+    inter_dst = (me + nc) % size
+    inter_src = (me - nc + size) % size
+    for i in range(inter_size):
+        cur = ((inter_rank - i + inter_size) % inter_size) * nc
+        src_seg = ((inter_rank - 1 - i + inter_size) % inter_size) * nc + intra_rank
+        inter_r = None
+        for j in range(nc):
+            if j == intra_rank and i != inter_size - 1:
+                inter_r = ctx.irecv(inter_src)
+                sends.append(ctx.isend(out[cur + intra_rank], inter_dst))
+            if j != intra_rank:
+                peer = inter_rank * nc + j
+                recvs.append((cur + j, ctx.irecv(peer)))
+                sends.append(ctx.isend(out[cur + intra_rank], peer))
+        if inter_r is not None:
+            out[src_seg] = ctx.wait(inter_r)
+    ctx.waitall([r for _, r in recvs])
+    for k, r in recvs:
+        out[k] = r.payload
+    ctx.waitall(sends)
+    return out
