@@ -34,6 +34,7 @@ from smpy.colls import (  # noqa: F401 - importing registers the algorithms
     reduce_scatter,
     scan,
     scatter,
+    simgrid_misc,
     simgrid_smp,
 )
 from smpy.colls.core import Reduction, wire
