@@ -212,8 +212,8 @@ def ompi_in_order_binary(ctx: Ctx, root: int, data: bytes, red: Reduction) -> by
 def scatter_gather(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
     """Recursive-halving reduce-scatter among the largest power of two (odd ranks of the
     first 2·rem pairs fold into their even neighbour first), then a binomial gather of the
-    pieces to the root. Messages shorter than p elements use ``binomial`` (SimGrid pads
-    them to p elements instead).
+    pieces to the root. Vectors shorter than p elements are padded to p elements (zero
+    bytes) and cut back at the end, as SimGrid does.
 
     Cost 2 log2 p α + 2 (p−1)/p nβ (+ α + nβ when p is not a power of two)."""
     size, me = ctx.size, ctx.me
@@ -222,7 +222,14 @@ def scatter_gather(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | 
     if count == 0:
         return data if me == root else None
     if count < size:
-        return binomial(ctx, root, data, red)
+        padded = _scatter_gather(ctx, root, data + bytes((size - count) * elem), red, size)
+        return padded[:count * elem] if padded is not None else None
+    return _scatter_gather(ctx, root, data, red, count)
+
+
+def _scatter_gather(ctx: Ctx, root: int, data: bytes, red: Reduction, count: int) -> bytes | None:
+    size, me = ctx.size, ctx.me
+    elem = red.elem
     pof2 = pof2_floor(size)
     rem = size - pof2
     buf = data
