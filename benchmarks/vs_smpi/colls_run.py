@@ -43,7 +43,7 @@ ALGOS = {
     "alltoall": ["basic_linear", "pair", "ring", "bruck", "rdb", "3dmesh", "mvapich2_scatter_dest", *SEL],
     "alltoallv": ["ompi_basic_linear", "bruck", "pair", "ring", *SEL],
     "allgather": ["rdb", "ring", "bruck", "pair", "ompi_neighborexchange", "GB", "NTSLR", "mvapich2_smp", "smp_simple",
-                  "loosely_lr", *SEL],
+                  "loosely_lr", "SMP_NTS", *SEL],
     "allgatherv": ["GB", "ring", "pair", "ompi_neighborexchange", "ompi_bruck", "mpich_rdb", "mpich_ring", *SEL],
     "gather": ["ompi_basic_linear", "ompi_binomial", "ompi_linear_sync", "mvapich2_two_level", *SEL],
     "scatter": ["ompi_basic_linear", "ompi_binomial", "ompi_linear_nb", "mvapich2_two_level_direct",

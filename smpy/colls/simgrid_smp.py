@@ -154,3 +154,54 @@ def loosely_lr(ctx: Ctx, block: bytes, sizes: list[int], elem: int) -> list:
         out[k] = r.payload
     ctx.waitall(sends)
     return out
+
+
+@algorithm("allgather", "SMP_NTS", source="SimGrid allgather-SMP-NTS.cpp (Faraj & Yuan)")
+def SMP_NTS(ctx: Ctx, block: bytes, sizes: list[int], elem: int) -> list:
+    """Ring exchange inside each node, then a logical ring of node leaders passing whole
+    node blocks (non-blocking, one tag per step), each block also forwarded down the
+    node as a chain leader → +1 → +2 …; one node only: SimGrid's default allgather.
+    ≈ (c−1)(α + nβ) + (p/c − 1)(α + c nβ) + chain latency."""
+    nc = _num_core(ctx)
+    if not _fits(ctx, "SMP_NTS", nc):
+        return _allgather.ring(ctx, block, sizes, elem)
+    size, me = ctx.size, ctx.me
+    if size <= nc:
+        return ctx.sel.run_named("allgather", "default", ctx, block, sizes, elem)
+    intra_rank, inter_rank = me % nc, me // nc
+    inter_size = (size + nc - 1) // nc
+    in_node = nc if inter_rank != inter_size - 1 else size - inter_rank * nc
+    out: list[Any] = [None] * size
+    out[me] = block
+    base = inter_rank * nc
+    for i in range(1, in_node):
+        dst = base + (intra_rank + i) % in_node
+        src = base + (intra_rank - i + in_node) % in_node
+        out[src] = ctx.sendrecv(block, dst, src)
+
+    def node_of(i: int) -> int:  # first rank of the node block received at step i
+        return ((inter_rank - i - 1 + inter_size) % inter_size) * nc
+
+    def put(i: int, payload: Any) -> None:
+        out[node_of(i):node_of(i) + nc] = list(payload)
+
+    if intra_rank == 0:
+        src = ((inter_rank - 1 + inter_size) % inter_size) * nc
+        dst = ((inter_rank + 1) % inter_size) * nc
+        rreqs = [ctx.irecv(src, i) for i in range(inter_size - 1)]
+        sreqs = [ctx.isend(tuple(out[base:base + nc]), dst, 0)]
+        for i in range(inter_size - 1):
+            put(i, ctx.wait(rreqs[i]))
+            got = tuple(out[node_of(i):node_of(i) + nc])
+            if i < inter_size - 2:
+                sreqs.append(ctx.isend(got, dst, i + 1))
+            if in_node > 1:
+                ctx.send(got, me + 1, i + 1)
+        ctx.waitall(sreqs)
+    else:
+        for i in range(inter_size - 1):
+            got = ctx.recv(me - 1, i + 1)
+            put(i, got)
+            if intra_rank != in_node - 1:
+                ctx.send(got, me + 1, i + 1)
+    return out
