@@ -64,7 +64,7 @@ PLATFORMS = {"cluster64": (XML, YAML, 64), "fattree256": (HERE / "fattree256.xml
 
 def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list[str],
             require: bool = False, batch: bool = False, platform: str = "cluster64",
-            progress: bool = False) -> list[tuple]:
+            progress: bool = False, per_host: int = 1) -> list[tuple]:
     if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
         msg = "SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev"
         if require:
@@ -79,7 +79,8 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
                        capture_output=True)
         hostfile = tmp / "hosts.txt"
         xml, yaml, hosts = PLATFORMS[platform]
-        hostfile.write_text("".join(f"node-{i}\n" for i in range(hosts)))
+        # per_host consecutive ranks on each host (SMP-aware algorithms see nodes of that size)
+        hostfile.write_text("".join(f"node-{i}\n" * per_host for i in range(hosts)))
         for np_ in nps:
             for coll in colls:
                 for algo in (algos or ALGOS[coll]):
@@ -102,7 +103,7 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
                             _failed(rows, coll, algo, sizes, np_, "SMPI", e, progress)
                             continue
                         try:
-                            got, w_got = _smpy(yaml, np_, args, cfg + forced)
+                            got, w_got = _smpy(yaml, hostfile, np_, args, cfg + forced)
                         except RuntimeError as e:
                             _failed(rows, coll, algo, sizes, np_, "smpy", e, progress)
                             continue
@@ -139,8 +140,9 @@ def _smpi(binary: Path, hostfile: Path, xml: Path, np_: int, args: list[str], cf
                  *[f"--cfg={c}" for c in cfg], str(binary), *args])
 
 
-def _smpy(yaml: Path, np_: int, args: list[str], cfg: list[str]):
+def _smpy(yaml: Path, hostfile: Path, np_: int, args: list[str], cfg: list[str]):
     return _run([sys.executable, "-m", "smpy", "-q", "-np", str(np_), "--platform", str(yaml),
+                 "--hostfile", str(hostfile),
                  "--cfg=smpi/simulate-computation:no", *[f"--cfg={c}" for c in cfg],
                  str(HERE / "colls_cases.py"), *args])
 
@@ -155,11 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", action="store_true", help="all sizes in one run per case (faster)")
     ap.add_argument("--platform", default="cluster64", choices=list(PLATFORMS))
     ap.add_argument("--progress", action="store_true", help="print each case on stderr as it completes")
+    ap.add_argument("--per-host", type=int, default=1, help="ranks per host (consecutive ranks share a host)")
     ns = ap.parse_args(argv)
-    rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi, ns.batch, ns.platform, ns.progress)
+    rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi, ns.batch, ns.platform, ns.progress,
+                   ns.per_host)
     if not rows:
         return 0
-    print(f"platform: {ns.platform}; settings: {' '.join(ns.cfg) or '(defaults: network/model:SMPI)'}")
+    print(f"platform: {ns.platform}, {ns.per_host} rank(s) per host; settings: {' '.join(ns.cfg) or '(defaults: network/model:SMPI)'}")
     print(f"{'case':<44}{'np':>5}{'SMPI (s)':>16}{'smpy (s)':>16}{'error':>10}{'wall SMPI':>11}{'wall smpy':>11}")
     for case, np_, a, b, e, wa, wb in rows:
         if isinstance(e, str):
