@@ -36,7 +36,8 @@ SELECTOR_NAMES = ("ompi", "mpich", "mvapich2", "impi", "default")
 SEL = list(SELECTOR_NAMES)
 ALGOS = {
     "bcast": ["binomial_tree", "flattree", "NTSL", "NTSB", "ompi_pipeline", "ompi_split_bintree",
-              "scatter_rdb_allgather", "scatter_LR_allgather", "mvapich2_intra_node", "mvapich2_inter_node", *SEL],
+              "scatter_rdb_allgather", "scatter_LR_allgather", "mvapich2_intra_node", "mvapich2_inter_node", "SMP_binary",
+              *SEL],
     "reduce": ["binomial", "flat_tree", "ompi_chain", "ompi_pipeline", "ompi_binary", "ompi_in_order_binary",
                "scatter_gather", "mvapich2_knomial", "mvapich2_two_level", "NTSL", *SEL],
     "allreduce": ["rdb", "lr", "rab_rdb", "redbcast", "ompi_ring_segmented", "mvapich2_rs", "mvapich2_two_level", "smp_rdb", *SEL],

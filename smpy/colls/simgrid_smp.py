@@ -205,3 +205,65 @@ def SMP_NTS(ctx: Ctx, block: bytes, sizes: list[int], elem: int) -> list:
             if intra_rank != in_node - 1:
                 ctx.send(got, me + 1, i + 1)
     return out
+
+
+SMP_BINARY_SEGMENT = 8192  # bcast_SMP_binary_segment_byte
+
+
+@algorithm("bcast", "SMP_binary", source="SimGrid bcast-SMP-binary.cpp (Faraj & Yuan)")
+def SMP_binary(ctx: Ctx, root: int, data: bytes | None, nbytes: int, elem: int) -> bytes:
+    """Root → 0, then a binary tree over nodes (node k feeds nodes 2k+1, 2k+2 through their
+    leaders) and a binary tree inside each node, 8 KiB segments pipelined (blocking sends
+    in the order inter-left, inter-right, intra-left, intra-right); the remainder of the
+    last partial segment through the selected bcast. Non-uniform nodes: mpich's bcast.
+    ≈ (log2(p/c) + log2 c + n/s)(α + sβ) with two sends per level."""
+    from smpy.colls.bcast import _remainder, _root_to_zero
+    info = smp_of(ctx)
+    if not info.uniform:
+        return ctx.sel.run_selector("bcast", "mpich", ctx, root, data, nbytes, elem)
+    size, me = ctx.size, ctx.me
+    if size == 1:
+        return data  # type: ignore[return-value]
+    nc = info.intra_of[me].size
+    node, local = me // nc, me % nc
+    base = node * nc
+    num_core = size - base if base == (size // nc) * nc else nc
+    kids = []
+    if local == 0:
+        kids += [c for c in ((node * 2 + 1) * nc, (node * 2 + 2) * nc) if c < size]
+        parent = ((node - 1) // 2) * nc
+    else:
+        parent = base + (local - 1) // 2
+    kids += [base + c for c in (local * 2 + 1, local * 2 + 2) if c < num_core]
+    seg = max(1, SMP_BINARY_SEGMENT // elem)
+    count = nbytes // elem
+    data = _root_to_zero(ctx, root, data)
+    if count <= seg:
+        if me != 0:
+            data = ctx.recv(parent)
+        for k in kids:
+            ctx.send(data, k)
+        return data  # type: ignore[return-value]
+    pipe = count // seg
+    step = seg * elem
+    if me == 0:
+        segs = [data[i * step:(i + 1) * step] for i in range(pipe)]  # type: ignore[index]
+        for i, s in enumerate(segs):
+            for k in kids:
+                ctx.send(s, k, i)
+    else:
+        reqs = [ctx.irecv(parent, i) for i in range(pipe)]
+        if kids:
+            segs = []
+            for i, r in enumerate(reqs):
+                s = ctx.wait(r)
+                segs.append(s)
+                for k in kids:
+                    ctx.send(s, k, i)
+        else:
+            ctx.waitall(reqs)
+            segs = [r.payload for r in reqs]
+    head = b"".join(segs)
+    if count % seg:
+        return head + _remainder(ctx, root, data if me == root else None, pipe * step, nbytes, elem)
+    return head
