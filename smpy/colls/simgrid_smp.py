@@ -267,3 +267,80 @@ def SMP_binary(ctx: Ctx, root: int, data: bytes | None, nbytes: int, elem: int) 
     if count % seg:
         return head + _remainder(ctx, root, data if me == root else None, pipe * step, nbytes, elem)
     return head
+
+
+PIPELINE_SEGMENT = 4096  # allreduce_smp_binomial_pipeline_segment_size (elements)
+
+
+@algorithm("allreduce", "smp_binomial_pipeline", source="SimGrid allreduce-smp-binomial-pipeline.cpp (P. Patarasuk)",
+           commutative_only=True, fallback="rdb")
+def smp_binomial_pipeline(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
+    """``smp_binomial`` pipelined over segments of 4096 elements: at phase k, segment k is
+    reduced in the node (binomial), k−1 among node leaders, k−2 broadcast among leaders,
+    k−3 broadcast in the node. SimGrid drops the ``count % 4096`` last elements; smpy
+    carries them in the last segment. ≈ (n/s + 3)·(log2 c + log2(p/c))(α + sβ)."""
+    nc = _num_core(ctx)
+    size, me = ctx.size, ctx.me
+    elem = red.elem
+    count = len(data) // elem
+    if size == 1 or count == 0:
+        return data
+    pcount = min(PIPELINE_SEGMENT, count)
+    pipe = count // pcount
+    step = pcount * elem
+    segs = [data[i * step:(i + 1) * step] for i in range(pipe)]
+    segs[-1] += data[pipe * step:]
+    intra_rank, inter_rank = me % nc, me // nc
+    inter_size = (size + nc - 1) // nc
+    in_node = nc if inter_rank != inter_size - 1 else size - inter_rank * nc
+    for phase in range(pipe + 3):
+        if phase < pipe:
+            mask = 1
+            while mask < nc:
+                if mask & intra_rank == 0:
+                    if (intra_rank | mask) < in_node:  # SimGrid: src < p (see smp_binomial)
+                        segs[phase] = red(ctx.recv(inter_rank * nc + (intra_rank | mask)), segs[phase])
+                else:
+                    ctx.send(segs[phase], inter_rank * nc + (intra_rank & ~mask))
+                    break
+                mask <<= 1
+        if 0 < phase < pipe + 1 and intra_rank == 0:
+            k = phase - 1
+            mask = 1
+            while mask < inter_size:
+                if mask & inter_rank == 0:
+                    src = (inter_rank | mask) * nc
+                    if src < size:
+                        segs[k] = red(ctx.recv(src), segs[k])
+                else:
+                    ctx.send(segs[k], (inter_rank & ~mask) * nc)
+                    break
+                mask <<= 1
+        if 1 < phase < pipe + 2 and intra_rank == 0:
+            k = phase - 2
+            mask = 1
+            while mask < inter_size:
+                if inter_rank & mask:
+                    segs[k] = ctx.recv((inter_rank - mask) * nc)
+                    break
+                mask <<= 1
+            mask >>= 1
+            while mask > 0:
+                dst = (inter_rank + mask) * nc
+                if dst < size:
+                    ctx.send(segs[k], dst)
+                mask >>= 1
+        if phase > 2:
+            k = phase - 3
+            mask = 1
+            while mask < in_node:
+                if intra_rank & mask:
+                    segs[k] = ctx.recv(inter_rank * nc + intra_rank - mask)
+                    break
+                mask <<= 1
+            mask >>= 1
+            while mask > 0:
+                if intra_rank + mask < in_node:  # SimGrid: dst < p (crosses into the next node)
+                    ctx.send(segs[k], inter_rank * nc + intra_rank + mask)
+                mask >>= 1
+    return b"".join(segs)
