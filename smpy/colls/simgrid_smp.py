@@ -344,3 +344,44 @@ def smp_binomial_pipeline(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
                     ctx.send(segs[k], inter_rank * nc + intra_rank + mask)
                 mask >>= 1
     return b"".join(segs)
+
+
+@algorithm("allreduce", "smp_rsag_lr", source="SimGrid allreduce-smp-rsag-lr.cpp (Faraj & Yuan)",
+           commutative_only=True, fallback="rdb")
+def smp_rsag_lr(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
+    """``smp_rsag`` whose last block carries the ``count % nodes`` remainder: binomial
+    reduce in the node, ring reduce-scatter then ring allgather of n/(p/c) blocks among
+    node leaders, binomial bcast in the node. With fewer elements than nodes every block
+    sits at SimGrid's "last segment" offset, so each ring message carries the whole
+    vector (smpy moves the same bytes and keeps the result exact).
+    ≈ 2 log2 c (α + nβ) + 2(p/c − 1)(α + nβ c/p)."""
+    from smpy.colls.core import Blob, cut
+    nc = _num_core(ctx)
+    size, me = ctx.size, ctx.me
+    elem = red.elem
+    count = len(data) // elem
+    intra_rank, inter_rank = me % nc, me // nc
+    inter_size = (size + nc - 1) // nc
+    buf = _smp_intra_reduce(ctx, data, red, nc)
+    if intra_rank == 0 and inter_size > 1:
+        seg, rem = divmod(count, inter_size)
+        cnts = [seg] * inter_size
+        cnts[-1] += rem
+
+        def wire_of(b: int) -> int:  # SimGrid: offset == last_segment_ptr → seg + rem
+            return (seg + rem if b * seg == (inter_size - 1) * seg else seg) * elem
+
+        blocks = cut(buf, cnts, elem)
+        to = ((inter_rank + 1) % inter_size) * nc
+        frm = ((inter_rank - 1) % inter_size) * nc
+        for i in range(inter_size - 1):
+            s = (inter_rank - 1 - i) % inter_size
+            r = (inter_rank - 2 - i) % inter_size
+            got = ctx.sendrecv(Blob(blocks[s], wire_of(s)), to, frm, i)
+            blocks[r] = red(got.obj, blocks[r])
+        for i in range(inter_size - 1):
+            s = (inter_rank - i) % inter_size
+            r = (inter_rank - 1 - i) % inter_size
+            blocks[r] = ctx.sendrecv(Blob(blocks[s], wire_of(s)), to, frm, i).obj
+        buf = b"".join(blocks)
+    return _smp_intra_bcast(ctx, buf, nc)
