@@ -385,3 +385,64 @@ def smp_rsag_lr(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
             blocks[r] = ctx.sendrecv(Blob(blocks[s], wire_of(s)), to, frm, i).obj
         buf = b"".join(blocks)
     return _smp_intra_bcast(ctx, buf, nc)
+
+
+def _is_pof2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+@algorithm("allreduce", "smp_rsag_rab", source="SimGrid allreduce-smp-rsag-rab.cpp (Faraj & Yuan)",
+           commutative_only=True, fallback="rdb", requires=_is_pof2,
+           requirement="a power-of-two number of ranks")
+def smp_rsag_rab(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
+    """Binomial reduce in the node, recursive-halving reduce-scatter then recursive-doubling
+    allgather among the p/c node leaders, binomial bcast in the node. Message sizes are
+    SimGrid's (step k of the reduce-scatter moves ⌊n/2^(k+1)⌋ elements, the allgather
+    doubles 2⌊n/2^(L+1)⌋); SimGrid's own data is only right when p/c divides the count, smpy
+    carries the exact pieces in messages of those sizes.
+    ≈ 2 log2 c (α + nβ) + 2 log2(p/c) α + 2 (p/c − 1)/(p/c) nβ."""
+    from smpy.colls.core import Blob, cut
+    nc = _num_core(ctx)
+    size, me = ctx.size, ctx.me
+    elem = red.elem
+    count = len(data) // elem
+    intra_rank, inter_rank = me % nc, me // nc
+    buf = _smp_intra_reduce(ctx, data, red, nc)
+    nodes = size // nc
+    if intra_rank == 0 and nodes > 1:
+        seg = count // nodes
+        cnts = [seg] * nodes
+        cnts[-1] += count - seg * nodes
+        blocks = cut(buf, cnts, elem)
+        lo, hi = 0, nodes
+        curr = count // 2
+        mask = 1
+        while mask < nodes:
+            dst = (inter_rank ^ mask) * nc
+            half = (hi - lo) // 2
+            if inter_rank & mask:
+                keep, give = (lo + half, hi), (lo, lo + half)
+            else:
+                keep, give = (lo, lo + half), (lo + half, hi)
+            got = ctx.sendrecv(Blob(tuple(blocks[give[0]:give[1]]), curr * elem), dst, dst).obj
+            for k, g in zip(range(keep[0], keep[1]), got, strict=True):
+                blocks[k] = red(g, blocks[k])
+            lo, hi = keep
+            mask *= 2
+            curr //= 2
+        curr *= 2
+        mask >>= 1
+        while mask >= 1:
+            dst = (inter_rank ^ mask) * nc
+            width = hi - lo
+            got = ctx.sendrecv(Blob(tuple(blocks[lo:hi]), curr * elem), dst, dst).obj
+            if inter_rank & mask:
+                blocks[lo - width:lo] = list(got)
+                lo -= width
+            else:
+                blocks[hi:hi + width] = list(got)
+                hi += width
+            curr *= 2
+            mask >>= 1
+        buf = b"".join(blocks)
+    return _smp_intra_bcast(ctx, buf, nc)
