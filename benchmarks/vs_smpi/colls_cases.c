@@ -1,6 +1,8 @@
 /* SMPI side of the collective differential benchmark.
- * Usage: colls_cases <bcast|allreduce|alltoall|barrier> <label> <bytes>...
- * For each size: a point-to-point barrier, one collective (MPI_DOUBLE, SUM, root 0), then
+ * Usage: colls_cases <coll> <label> <bytes>...   (coll: bcast reduce allreduce alltoall
+ *   alltoallv allgather allgatherv gather scatter reduce_scatter barrier)
+ * For each size: a point-to-point barrier, one collective (MPI_DOUBLE, SUM, root 0; <bytes>
+ * is the vector of bcast/reduce/allreduce, else one rank's block), then
  * the slowest rank's elapsed time: "<coll>_<label>_<bytes> <seconds>". The algorithm is
  * forced from outside with --cfg=smpi/<coll>:<algo> (same on both emulators). */
 #include <mpi.h>
@@ -39,9 +41,13 @@ int main(int argc, char** argv) {
   for (int a = 3; a < argc; a++) {
     long bytes = atol(argv[a]);
     long n = bytes / 8;
-    long total = !strcmp(coll, "alltoall") ? n * size : n;
+    int blocks = strcmp(coll, "bcast") && strcmp(coll, "reduce") && strcmp(coll, "allreduce");
+    long total = blocks ? n * size : n;
     double* s = calloc(total > 0 ? total : 1, sizeof(double));
     double* r = calloc(total > 0 ? total : 1, sizeof(double));
+    int* counts = malloc(size * sizeof(int));
+    int* displs = malloc(size * sizeof(int));
+    for (int i = 0; i < size; i++) { counts[i] = (int)n; displs[i] = (int)(i * n); }
     for (long i = 0; i < total; i++) s[i] = rank + i;
     p2p_barrier(rank, size);
     double t0 = MPI_Wtime();
@@ -49,9 +55,19 @@ int main(int argc, char** argv) {
     else if (!strcmp(coll, "allreduce")) MPI_Allreduce(s, r, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     else if (!strcmp(coll, "alltoall")) MPI_Alltoall(s, n, MPI_DOUBLE, r, n, MPI_DOUBLE, MPI_COMM_WORLD);
     else if (!strcmp(coll, "barrier")) MPI_Barrier(MPI_COMM_WORLD);
+    else if (!strcmp(coll, "reduce")) MPI_Reduce(s, r, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    else if (!strcmp(coll, "alltoallv"))
+      MPI_Alltoallv(s, counts, displs, MPI_DOUBLE, r, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+    else if (!strcmp(coll, "allgather")) MPI_Allgather(s, n, MPI_DOUBLE, r, n, MPI_DOUBLE, MPI_COMM_WORLD);
+    else if (!strcmp(coll, "allgatherv"))
+      MPI_Allgatherv(s, n, MPI_DOUBLE, r, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+    else if (!strcmp(coll, "gather")) MPI_Gather(s, n, MPI_DOUBLE, r, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    else if (!strcmp(coll, "scatter")) MPI_Scatter(s, n, MPI_DOUBLE, r, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    else if (!strcmp(coll, "reduce_scatter"))
+      MPI_Reduce_scatter(s, r, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     double worst = p2p_max(rank, size, MPI_Wtime() - t0);
     if (rank == 0) printf("%s_%s_%ld %.9e\n", coll, label, bytes, worst);
-    free(s); free(r);
+    free(s); free(r); free(counts); free(displs);
   }
   MPI_Finalize();
   return 0;

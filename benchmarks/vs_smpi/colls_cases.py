@@ -1,6 +1,6 @@
 """smpy side of the collective differential benchmark (twin of colls_cases.c).
 
-Usage: smpyrun -np N colls_cases.py <bcast|allreduce|alltoall|barrier> <label> <bytes>...
+Usage: smpyrun -np N colls_cases.py <coll> <label> <bytes>...  (see colls_cases.c)
 """
 import sys
 
@@ -39,9 +39,11 @@ coll, label = sys.argv[1], sys.argv[2]
 for arg in sys.argv[3:]:
     nbytes = int(arg)
     n = nbytes // 8
-    total = n * size if coll == "alltoall" else n
+    total = n if coll in ("bcast", "reduce", "allreduce") else n * size
     s = rank + np.arange(total, dtype=np.float64)
     r = np.zeros(total)
+    counts = [n] * size
+    displs = [i * n for i in range(size)]
     p2p_barrier()
     t0 = MPI.Wtime()
     if coll == "bcast":
@@ -52,6 +54,20 @@ for arg in sys.argv[3:]:
         comm.Alltoall(s, r)  # whole arrays: n doubles per peer
     elif coll == "barrier":
         comm.Barrier()
+    elif coll == "reduce":
+        comm.Reduce([s, n, MPI.DOUBLE], [r, n, MPI.DOUBLE], op=MPI.SUM, root=0)
+    elif coll == "alltoallv":
+        comm.Alltoallv([s, counts, displs, MPI.DOUBLE], [r, counts, displs, MPI.DOUBLE])
+    elif coll == "allgather":
+        comm.Allgather([s, n, MPI.DOUBLE], r)
+    elif coll == "allgatherv":
+        comm.Allgatherv([s, n, MPI.DOUBLE], [r, counts, displs, MPI.DOUBLE])
+    elif coll == "gather":
+        comm.Gather([s, n, MPI.DOUBLE], r, root=0)
+    elif coll == "scatter":
+        comm.Scatter(s, [r, n, MPI.DOUBLE], root=0)
+    elif coll == "reduce_scatter":
+        comm.Reduce_scatter([s, MPI.DOUBLE], [r, n, MPI.DOUBLE], counts, op=MPI.SUM)
     worst = p2p_max(MPI.Wtime() - t0)
     if rank == 0:
         print(f"{coll}_{label}_{nbytes} {worst:.9e}")

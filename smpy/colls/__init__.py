@@ -7,7 +7,8 @@
   :mod:`~smpy.colls.scatter` (+v), :mod:`~smpy.colls.barrier`,
   :mod:`~smpy.colls.reduce_scatter`, :mod:`~smpy.colls.scan`), each algorithm running its
   real point-to-point schedule on the runtime, so its cost is its messages';
-* :mod:`~smpy.colls.selectors` — Open MPI / MPICH / SimGrid decision tables as data;
+* :mod:`~smpy.colls.selectors` — Open MPI / MPICH / MVAPICH2 / Intel MPI / SimGrid decision
+  tables as data (:mod:`~smpy.colls.tables_mv2`, :mod:`~smpy.colls.tables_impi`);
   :mod:`~smpy.colls.dispatch` — ``smpi/coll-selector`` and ``smpi/<collective>``;
 * :mod:`~smpy.colls.buffers` / :mod:`~smpy.colls.objects` — what the facade calls
   (uppercase and lowercase collectives), blocking or not (:mod:`~smpy.colls.nonblocking`).
@@ -27,8 +28,9 @@ def help_text() -> str:
     lines = [
         "Collective algorithms (choose with --cfg=smpi/<collective>:<name>; the selector with",
         f"--cfg=smpi/coll-selector:<{'|'.join(sorted(SELECTORS))}>, default ompi).",
-        "Selectors: ompi = Open MPI 4.1 tuned decisions, mpich = MPICH 3.3, default = SimGrid's naive",
-        "one; a selector name is also accepted per collective (--cfg=smpi/bcast:mpich).",
+        "Selectors: ompi = Open MPI 4.1 tuned decisions, mpich = MPICH 3.3, mvapich2 = MVAPICH2 1.9",
+        "(Stampede tables), impi = Intel MPI 4.1 (Stampede tables), default = SimGrid's naive one;",
+        "a selector name is also accepted per collective (--cfg=smpi/bcast:mpich).",
         "Marks: [c] commutative ops only, [r] restricted communicator sizes (fallback shown).",
     ]
     for family in sorted(ALGORITHMS):

@@ -418,9 +418,17 @@ def mvapich2_two_level(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     if not data:
         return data
     intra = ctx.on(info.intra_of[me], 0)
-    buf = ctx.sel.run_selector("allreduce", "mpich", intra, data, red)
+    # MV2_Allreduce_intra_function / MV2_Allreducection: mpich / rdb unless the mvapich2
+    # selector set them; its intra "reduce" entries run the selected reduce to rank 0
+    state = getattr(ctx.sel, "mv2", {})
+    intra_fn = state.get("allreduce_intra") or "mpich"
+    if intra_fn in ("MPIR_Allreduce_reduce_shmem_MV2", "MPIR_Allreduce_reduce_p2p_MV2"):
+        buf = ctx.sel.run("reduce", intra, 0, data, red)
+    else:
+        buf = ctx.sel.run_named("allreduce", intra_fn, intra, data, red)
     if intra.me == 0 and intra.size != ctx.size:
-        buf = rdb(ctx.on(info.leaders, 1), buf, red)
+        inter = "rdb" if (state.get("allreduce_inter") or "rdb") == "rdb" else "mvapich2_rs"
+        buf = ctx.sel.run_named("allreduce", inter, ctx.on(info.leaders, 1), buf, red)
     return ctx.sel.run("bcast", ctx.on(info.intra_of[me], 2), 0, buf if intra.me == 0 else None, len(data), red.elem)
 
 

@@ -2,7 +2,7 @@
 
 Settings (declared here, listed by ``smpyrun --help-cfg``):
 
-* ``smpi/coll-selector`` — ``ompi`` (default), ``mpich`` or ``default`` (SimGrid's naive
+* ``smpi/coll-selector`` — ``ompi`` (default), ``mpich``, ``mvapich2``, ``impi`` or ``default`` (SimGrid's naive
   one): the decision tables of :mod:`smpy.colls.selectors`;
 * ``smpi/<collective>`` — an algorithm name (or a selector name) for one collective,
   overriding the selector, as in SimGrid (``--cfg=smpi/bcast:binomial_tree``).
@@ -29,10 +29,13 @@ from smpy.colls import (  # noqa: F401 - importing registers the algorithms
     barrier,
     bcast,
     gather,
+    mvapich2,
     reduce,
     reduce_scatter,
     scan,
     scatter,
+    simgrid_misc,
+    simgrid_smp,
 )
 from smpy.colls.core import Reduction, wire
 from smpy.colls.registry import ALGORITHMS, FAMILIES, Algorithm, get
@@ -47,9 +50,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("smpy.colls")
 
 
-#: SimGrid selectors smpy does not reproduce yet (they need MVAPICH2's algorithms and tables)
-NOT_YET = {"mvapich2": "MVAPICH2 1.9 (Stampede tables)", "impi": "Intel MPI 4.1 (Stampede tables)",
-           "automatic": "SimGrid's benchmarking selector"}
+#: SimGrid selectors smpy does not reproduce
+NOT_YET = {"automatic": "SimGrid's benchmarking selector"}
 
 
 def _selector(text: str) -> str:
@@ -76,7 +78,8 @@ def _algorithm_parser(family: str):
 
 SELECTOR = declare("smpi/coll-selector", "ompi",
                    "Decision logic for every collective: ompi (Open MPI 4.1), mpich (MPICH 3.3), "
-                   "default (SimGrid's naive one); see smpyrun --help-coll", parse=_selector)
+                   "mvapich2 (MVAPICH2 1.9), impi (Intel MPI 4.1), default (SimGrid's naive one); "
+                   "see smpyrun --help-coll", parse=_selector)
 OVERRIDES = {f: declare(f"smpi/{f}", "", f"Algorithm (or selector) for MPI_{f.capitalize()}, overriding "
                                          f"smpi/coll-selector; see smpyrun --help-coll", parse=_algorithm_parser(f))
              for f in FAMILIES}
@@ -116,6 +119,16 @@ class Selection:
         self.selector = config.get(SELECTOR)
         self.override = {f: config.get(flag) for f, flag in OVERRIDES.items()}
         self._warned: set[tuple[str, str, str]] = set()
+        #: MVAPICH2's function pointers (MV2_Bcast_intra_node_function...) as the mvapich2
+        #: selector last set them; SimGrid keeps them in process-wide globals
+        self.mv2: dict[str, str] = {}
+
+    def note(self, family: str, algo: str, why: str, instead: str) -> None:
+        """Log once that ``algo`` cannot run (``why``) and ``instead`` runs."""
+        key = (family, algo, why)
+        if key not in self._warned:
+            self._warned.add(key)
+            log.info("%s: %s cannot run because %s; running %s instead", family, algo, why, instead)
 
     def name_for(self, family: str) -> str:
         return self.override[family] or self.selector
@@ -141,10 +154,7 @@ class Selection:
             if not why:
                 return algo
             fb = get(family, algo.fallback)
-            key = (family, algo.name, why)
-            if key not in self._warned:
-                self._warned.add(key)
-                log.info("%s: %s cannot run because %s; running %s instead", family, algo.name, why, fb.name)
+            self.note(family, algo.name, why, fb.name)
             algo = fb
         raise RuntimeError(f"internal error: no usable fallback for {family} {name}")
 

@@ -212,8 +212,8 @@ def ompi_in_order_binary(ctx: Ctx, root: int, data: bytes, red: Reduction) -> by
 def scatter_gather(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
     """Recursive-halving reduce-scatter among the largest power of two (odd ranks of the
     first 2·rem pairs fold into their even neighbour first), then a binomial gather of the
-    pieces to the root. Messages shorter than p elements use ``binomial`` (SimGrid pads
-    them to p elements instead).
+    pieces to the root. Vectors shorter than p elements are padded to p elements (zero
+    bytes) and cut back at the end, as SimGrid does.
 
     Cost 2 log2 p α + 2 (p−1)/p nβ (+ α + nβ when p is not a power of two)."""
     size, me = ctx.size, ctx.me
@@ -222,7 +222,14 @@ def scatter_gather(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | 
     if count == 0:
         return data if me == root else None
     if count < size:
-        return binomial(ctx, root, data, red)
+        padded = _scatter_gather(ctx, root, data + bytes((size - count) * elem), red, size)
+        return padded[:count * elem] if padded is not None else None
+    return _scatter_gather(ctx, root, data, red, count)
+
+
+def _scatter_gather(ctx: Ctx, root: int, data: bytes, red: Reduction, count: int) -> bytes | None:
+    size, me = ctx.size, ctx.me
+    elem = red.elem
     pof2 = pof2_floor(size)
     rem = size - pof2
     buf = data
@@ -363,15 +370,21 @@ def mvapich2_two_level(ctx: Ctx, root: int, data: bytes, red: Reduction) -> byte
                 return ctx.recv(leader_of_root, 1)
             return res if me == root else None
         return mvapich2_knomial(ctx, root, data, red)
+    # MV2_Reduce_intra_function / MV2_Reduce_function: mpich's unless the mvapich2 selector set them
+    state = getattr(ctx.sel, "mv2", {})
+    intra_fn = state.get("reduce_intra") or "mpich"
+    inter_fn = state.get("reduce_inter") or "mpich"
     tmp = data
     if local_size > 1:
-        tmp = ctx.sel.run_selector("reduce", "mpich", intra, 0, data, red)
+        if intra_fn == "ompi_basic_linear":  # MPIR_Reduce_shmem_MV2
+            intra_fn = intra_fn if red.commutative and len(data) < local_size << 17 else "mvapich2_knomial"
+        tmp = ctx.sel.run_named("reduce", intra_fn, intra, 0, data, red)
     leaders = info.leaders
     res = tmp
     if intra.me == 0 and leaders.size > 1:
         lctx = ctx.on(leaders, 1)
         leader_root = leaders.rank_of[ctx.comm.group[leader_of_root]]
-        res = ctx.sel.run_selector("reduce", "mpich", lctx, leader_root, tmp, red)
+        res = ctx.sel.run_named("reduce", inter_fn, lctx, leader_root, tmp, red)
     if local_size > 1:
         if intra.me == 0 and root != me and me == leader_of_root:
             ctx.send(res, root, 2)

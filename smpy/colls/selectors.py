@@ -15,6 +15,16 @@ size and message size (``--cfg=smpi/coll-selector:<name>``).
   of the SMP sub-communicators, bcast/reduce/allreduce go SMP-aware (two-level), as in
   SimGrid.
 * ``default`` — SimGrid's naive selector (smpi_default_selector.cpp): :data:`DEFAULT`.
+* ``mvapich2`` — MVAPICH2 1.9's tuning tables for TACC Stampede
+  (smpi_mvapich2_selector.cpp + smpi_mvapich2_selector_stampede.hpp; the tables,
+  extracted mechanically, are :data:`smpy.colls.tables_mv2.MV2`): rows by communicator
+  size, entries ``(min, max, algorithm)`` by message size, per ranks-per-node
+  configuration for alltoall/allgather/scatter; two-level rows go node-aware, and the
+  selector records MVAPICH2's inner function pointers in ``ctx.sel.mv2`` for them.
+* ``impi`` — Intel MPI 4.1 ``I_MPI_ADJUST_*`` tables measured on Stampede
+  (smpi_intel_mpi_selector.cpp; :data:`smpy.colls.tables_impi.IMPI`): per ranks-per-node,
+  rows ``(max_num_proc, num_elems, [(max_size, algo), ...])``, algorithm numbers mapped
+  to SimGrid's function tables.
 
 Collectives SMPI implements once (gatherv, scatterv, alltoallw, scan, exscan) use that
 implementation under every selector, as in SimGrid; ``smpi/<coll>:<algorithm>`` still
@@ -316,3 +326,201 @@ def default(family: str, q: Query, ctx: Ctx) -> str:
 
 #: selector name -> decision function ``(family, query, ctx) -> algorithm or selector name``
 SELECTORS: dict[str, Callable[[str, Query, Any], str]] = {"ompi": ompi, "mpich": mpich, "default": default}
+
+
+# -- MVAPICH2 1.9 on Stampede (via SimGrid smpi_mvapich2_selector.cpp) ------------------------
+def _mv2_row(rows: list[dict], size: int) -> dict:
+    """The row for a communicator of ``size``: the first whose ``numproc`` ≥ size, else
+    the last (``while range < n-1 && size > numproc: range++``)."""
+    r = 0
+    while r < len(rows) - 1 and size > rows[r]["numproc"]:
+        r += 1
+    return rows[r]
+
+
+def _mv2_pick(entries: list[tuple], nbytes: float, scale: int = 1) -> int:
+    """Index of the threshold entry for ``nbytes`` (``max`` −1 = unbounded)."""
+    t = 0
+    while t < len(entries) - 1 and nbytes > scale * entries[t][1] and entries[t][1] != -1:
+        t += 1
+    return t
+
+
+def _mv2_conf(tables: dict[int, list[dict]], ctx: Ctx) -> tuple[list[dict], bool]:
+    """The per-ranks-per-node table matching the node size (uniform nodes only), and
+    whether one matched (MVAPICH2's ``partial_sub_ok``); else the first one."""
+    from smpy.colls.smp import smp_of
+    info = smp_of(ctx)
+    if info.uniform:
+        local = info.intra_of[ctx.me].size
+        if local in tables:
+            return tables[local], True
+    return next(iter(tables.values())), False
+
+
+_MV2_ALLREDUCE_MCAST = ("MPIR_Allreduce_mcst_reduce_redscat_gather_MV2", "MPIR_Allreduce_mcst_reduce_two_level_helper_MV2")
+
+
+def mvapich2(family: str, q: Query, ctx: Ctx) -> str:
+    """MVAPICH2's decision for ``family`` (SimGrid's ``<coll>__mvapich2``), setting the
+    MV2 function pointers the two-level algorithms read (``ctx.sel.mv2``)."""
+    from smpy.colls.smp import smp_of, smp_ready
+    from smpy.colls.tables_mv2 import MV2
+
+    if family in SINGLE:
+        return SINGLE[family]
+    state: dict[str, str] = ctx.sel.mv2
+    size, nbytes = q.size, q.nbytes
+    if family == "barrier":
+        return "mvapich2_pair"
+    if family == "alltoallv":
+        return "ring"
+    if family == "alltoall":  # conf_index stays 0 in SimGrid: the 1-ppn table only
+        row = _mv2_row(MV2["alltoall"][1], size)
+        return row["algo_table"][_mv2_pick(row["algo_table"], nbytes)][2]
+    if family == "allgather":
+        smp_of(ctx)
+        rows, partial_ok = _mv2_conf(MV2["allgather"], ctx)
+        row = _mv2_row(rows, size)
+        t = _mv2_pick(row["inter_leader"], nbytes)
+        fn = row["inter_leader"][t][2]
+        two_level = t < len(row["two_level"]) and row["two_level"][t]
+        if two_level:
+            if partial_ok:
+                return "mvapich2_smp" if smp_of(ctx).blocked else "mpich"
+            return "rdb"
+        if fn in ("bruck", "rdb", "ring"):
+            return fn
+        # MPIR_Allgather_RD_Allgather_Comm_MV2: SimGrid's stub moves no data and returns
+        # MPI_ERR_OTHER, which MPI_Allgather ignores; smpy runs MVAPICH2's recursive doubling
+        return "rdb"
+    if family == "gather":
+        row = MV2["gather"]
+        row = _mv2_row(row, size)
+        inter = row["inter_leader"][_mv2_pick(row["inter_leader"], nbytes)][2]
+        intra = row["intra_node"][_mv2_pick(row["intra_node"], nbytes)][2]
+        info = smp_ready(ctx)  # gather__mvapich2 does not init_smp: is_blocked is false until then
+        if info is not None and info.blocked:
+            state["gather_intra"] = intra
+            return inter
+        return "mpich"
+    if family == "allgatherv":
+        row = _mv2_row(MV2["allgatherv"], size)
+        fn = row["inter_leader"][_mv2_pick(row["inter_leader"], nbytes, size)][2]
+        if fn == "mpich_rdb" and not is_pof2(size):
+            return "ompi_bruck"
+        return fn
+    if family == "allreduce":
+        row = _mv2_row(MV2["allreduce"], size)
+        inter = row["inter_leader"]
+        t = 0
+        if not row["mcast_enabled"]:
+            while t < len(inter) - 1 and inter[t][2] in _MV2_ALLREDUCE_MCAST:
+                t += 1
+        while t < len(inter) - 1 and nbytes > inter[t][1] and inter[t][1] != -1:
+            t += 1
+        two_level = t < len(row["is_two_level"]) and row["is_two_level"][t]
+        fn = inter[t][2]
+        if fn in _MV2_ALLREDUCE_MCAST:
+            fn = "rdb"
+        state["allreduce_inter"] = fn
+        state["allreduce_intra"] = row["intra_node"][_mv2_pick(row["intra_node"], nbytes)][2]
+        if two_level:
+            if q.commutative:
+                smp_of(ctx)
+                return "mvapich2_two_level"
+            return "rdb"
+        return fn
+    if family == "bcast":
+        smp_of(ctx)
+        row = _mv2_row(MV2["bcast"], size)
+        t = _mv2_pick(row["inter_leader"], nbytes)
+        fn = row["inter_leader"][t][2]
+        intra = row["intra_node"][_mv2_pick(row["intra_node"], nbytes)][2] or "mpich"  # MPIR_Shmem_Bcast_MV2
+        state["bcast_inter"] = fn
+        if t < len(row["is_two_level"]) and row["is_two_level"][t]:
+            state["bcast_intra"] = intra
+            return "mvapich2_inter_node"  # + MV2_Bcast_intra_node_function, see the algorithm
+        state["bcast_intra"] = "mvapich2_knomial_intra_node"
+        return fn
+    if family == "reduce":
+        row = _mv2_row(MV2["reduce"], size)
+        fn = row["inter_leader"][_mv2_pick(row["inter_leader"], nbytes)][2]
+        t = _mv2_pick(row["inter_leader"], nbytes)
+        state["reduce_intra"] = row["intra_node"][_mv2_pick(row["intra_node"], nbytes)][2]
+        state["reduce_inter"] = fn
+        if t < len(row["is_two_level"]) and row["is_two_level"][t]:
+            if q.commutative:
+                smp_of(ctx)
+                return "mvapich2_two_level"
+            return "binomial"
+        if fn == "mvapich2_knomial":
+            return fn if q.commutative else "binomial"
+        if fn == "scatter_gather":
+            return fn if q.count >= pof2_floor(size) else "binomial"
+        return fn
+    if family == "reduce_scatter":
+        if q.commutative:
+            row = _mv2_row(MV2["red_scat"], size)
+            fn = row["inter_leader"][_mv2_pick(row["inter_leader"], nbytes)][2]
+            return "default" if fn == "MPIR_Reduce_Scatter_Basic_MV2" else fn
+        if is_pof2(size) and len(set(q.counts)) <= 1:
+            return "mvapich2_noncomm"
+        return "mpich_rdb"
+    if family == "scatter":
+        smp_of(ctx)
+        rows, _ = _mv2_conf(MV2["scatter"], ctx)
+        row = _mv2_row(rows, size)
+        inter = row["inter_leader"]
+        t = _mv2_pick(inter, nbytes)
+        fn = inter[t][2]
+        if fn == "MPIR_Scatter_mcst_wrap_MV2":  # no multicast: the next entry, else binomial
+            fn = inter[t + 1][2] if t + 1 < len(inter) and inter[t + 1][2] else "ompi_binomial"
+        if fn in ("mvapich2_two_level_direct", "mvapich2_two_level_binomial"):
+            if smp_of(ctx).blocked:
+                state["scatter_intra"] = row["intra_node"][_mv2_pick(row["intra_node"], nbytes)][2]
+                return fn
+            return "ompi_binomial"
+        return fn
+    raise LookupError(f"internal error: no MVAPICH2 rule for {family}")
+
+
+# -- Intel MPI 4.1 on Stampede (via SimGrid smpi_intel_mpi_selector.cpp) -----------------------
+_IMPI_SIZE_ONE = ("barrier", "alltoallv")  # SIZECOMP_<coll> = 1
+
+
+def impi(family: str, q: Query, ctx: Ctx) -> str:
+    """Intel MPI's ``I_MPI_ADJUST_<coll>`` decision (SimGrid's ``<coll>__impi``): the table
+    for the ranks-per-node count (uniform nodes; else the 1-ppn one), the first row whose
+    ``max_num_proc`` ≥ size, the first entry with ``nbytes < max_size`` (at most
+    ``num_elems`` entries skipped, as SimGrid's loop does)."""
+    from smpy.colls.smp import smp_of
+    from smpy.colls.tables_impi import IMPI
+
+    if family in SINGLE:
+        return SINGLE[family]
+    info = smp_of(ctx)
+    local = info.intra_of[ctx.me].size if info.uniform else 1
+    spec = IMPI[family]
+    tables = spec["table"]
+    conf = next((procs for ppn, procs in tables if ppn == local), tables[0][1])
+    j = 0
+    while j < len(conf) - 1 and q.size > conf[j][0]:
+        j += 1
+    _maxp, num, elems = conf[j]
+    dsize = 1 if family in _IMPI_SIZE_ONE else q.nbytes
+    k = 0
+    while k < num and k < len(elems) - 1 and dsize >= elems[k][0]:
+        k += 1
+    fn = spec["functions"][elems[k][1] - 1]
+    if fn == "intel_barrier_gather_scatter":
+        return "ompi_basic_linear"  # barrier__default
+    if fn == "intel_reduce_scatter_recursivehalving":
+        return "ompi_basic_recursivehalving" if q.commutative else "mvapich2"
+    if fn == "intel_reduce_scatter_reduce_scatterv":
+        return "default"
+    return fn
+
+
+SELECTORS["mvapich2"] = mvapich2
+SELECTORS["impi"] = impi

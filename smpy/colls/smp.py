@@ -27,7 +27,7 @@ INT = 4
 
 
 class Smp:
-    __slots__ = ("intra_of", "leaders", "leader_of", "uniform", "num_core", "paid")
+    __slots__ = ("intra_of", "leaders", "leader_of", "uniform", "num_core", "paid", "blocked")
 
     def __init__(self, comm: CommImpl) -> None:
         nodes: dict[int, list[int]] = {}
@@ -48,6 +48,8 @@ class Smp:
         sizes = {len(m) for m in groups}
         self.uniform = len(sizes) == 1
         self.num_core = len(groups[0]) if self.uniform else 1
+        #: every node's ranks are contiguous (SimGrid's ``is_blocked``)
+        self.blocked = all(m == list(range(m[0], m[0] + len(m))) for m in groups)
         self.paid: set[int] = set()
 
 
@@ -60,6 +62,13 @@ SMP_COMMS: weakref.WeakSet[CommImpl] = weakref.WeakSet()
 def is_smp_comm(comm: CommImpl) -> bool:
     return comm in SMP_COMMS
 INIT_SUB = 200  # sub-context number of the init_smp traffic (distinct from algorithm subs)
+
+
+def smp_ready(ctx: Ctx) -> Smp | None:
+    """The node structure if this rank already paid ``init_smp`` on ``ctx.comm`` (SimGrid's
+    ``get_leaders_comm() != MPI_COMM_NULL``), else None — without paying it."""
+    info = _cache.get(ctx.comm)
+    return info if info is not None and ctx.me in info.paid else None
 
 
 def smp_of(ctx: Ctx) -> Smp:

@@ -184,7 +184,12 @@ def test_algorithm_is_exact(family: str, name: str) -> None:
 
 SMP = [("bcast", "SMP_binomial"), ("bcast", "SMP_linear"), ("allreduce", "smp_binomial"),
        ("allreduce", "smp_rsag"), ("allreduce", "mvapich2_two_level"), ("reduce", "mvapich2_two_level"),
-       ("barrier", "mpich_smp")]
+       ("barrier", "mpich_smp"), ("bcast", "mvapich2_inter_node"), ("bcast", "mvapich2_intra_node"),
+       ("allgather", "mvapich2_smp"), ("gather", "mvapich2_two_level"), ("scatter", "mvapich2_two_level_direct"),
+       ("scatter", "mvapich2_two_level_binomial"), ("allreduce", "smp_rdb"), ("allgather", "smp_simple"),
+       ("allgather", "loosely_lr"), ("allgather", "SMP_NTS"), ("bcast", "SMP_binary"),
+       ("allreduce", "smp_binomial_pipeline"), ("allreduce", "smp_rsag_lr"),
+       ("allreduce", "smp_rsag_rab")]
 
 
 @pytest.mark.parametrize("per_host", [2, 3, 4])

@@ -18,7 +18,7 @@ import colls_run  # noqa: E402
 pytestmark = pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid SMPI not installed")
 
 CASES = [("bcast", ["binomial_tree", "NTSB", "scatter_LR_allgather"]), ("allreduce", ["rdb", "lr"]),
-         ("barrier", ["ompi_bruck", "ompi_tree"]), ("alltoall", ["pair"])]
+         ("barrier", ["ompi_bruck", "ompi_tree"]), ("alltoall", ["pair"]), ("reduce", ["mvapich2", "impi"])]
 
 
 @pytest.mark.parametrize(("coll", "algos"), CASES, ids=[c for c, _ in CASES])
