@@ -20,8 +20,8 @@ from smpy.mpi.group import Group
 from smpy.mpi.message import Message
 from smpy.mpi.msgpickle import pickle
 from smpy.mpi.op import SUM, Op
-from smpy.mpi.spawn import DisconnectMixin, SpawnMixin
 from smpy.mpi.request import Request
+from smpy.mpi.spawn import DisconnectMixin, SpawnMixin
 from smpy.mpi.status import Status
 from smpy.runtime import attributes as _attributes
 from smpy.runtime import errors, p2p
