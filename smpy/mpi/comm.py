@@ -21,7 +21,7 @@ from smpy.mpi.message import Message
 from smpy.mpi.msgpickle import pickle
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
-from smpy.mpi.spawn import DisconnectMixin, SpawnMixin
+from smpy.mpi.spawn import DisconnectMixin, DpmMixin, SpawnMixin
 from smpy.mpi.status import Status
 from smpy.runtime import attributes as _attributes
 from smpy.runtime import errors, p2p
@@ -685,7 +685,7 @@ def _fill_probe(status: Status | None, s: p2p.SendRequest | None) -> None:
         status._fill(s.src_local, s.tag, 0, s.nbytes)
 
 
-class Intracomm(Comm, IntraTopoMixin, IntraInterMixin, SpawnMixin):
+class Intracomm(Comm, IntraTopoMixin, IntraInterMixin, SpawnMixin, DpmMixin):
     __slots__ = ()
 
 

@@ -83,42 +83,46 @@ def _argvs(args: Any, count: int) -> list[list[str]]:
     return [_argv(a) for a in seq]
 
 
-def _spawn(comm: Any, apps: list[rspawn.App] | None, root: int, call: str) -> Any:
-    """The collective part of a spawn on intracommunicator ``comm``; ``apps`` matter at the root."""
-    from smpy.mpi import errhandler as _eh
-    from smpy.mpi.intercomm import Intercomm
-
+def _check(comm: Any, root: int, call: str) -> tuple[Any, Any, int]:
     impl, pr = comm._impl, proc()
     if impl.remote is not None:
         errors.raise_error(errors.ERR_COMM, f"{call}: Invalid communicator (an intercommunicator)")
     if not 0 <= root < impl.size:
         errors.raise_error(errors.ERR_ROOT, f"{call}: Invalid root (value given was {root})")
-    me = impl.rank_of[pr.rank]
+    return impl, pr, impl.rank_of[pr.rank]
+
+
+def _exchange(pr: Any, side: Any, peer: int, first: bool, call: str) -> None:
+    """The roots' connection messages on a new intercommunicator (``peer``: remote rank)."""
+    mine = _HEADER + 8 * side.size
+    if first:
+        p2p.send(pr, side, _CHANNEL, ("connect", side.rank_of[pr.rank]), mine, peer, _TAG, call)
+        p2p.recv(pr, side, _CHANNEL, peer, _TAG, None, call)
+    else:
+        p2p.recv(pr, side, _CHANNEL, peer, _TAG, None, call)
+        p2p.send(pr, side, _CHANNEL, ("accept",), mine, peer, _TAG, call)
+
+
+def _share(comm: Any, impl: Any, pr: Any, root: int, side: Any, extra: Any,
+           local_exc: errors.MPIException | None, call: str) -> tuple[Any, Any]:
+    """Broadcast the root's outcome over ``impl``; every member gets its handle on ``side``
+    (built at the root) or the root's error."""
+    from smpy.mpi import errhandler as _eh
+    from smpy.mpi.intercomm import Intercomm
+
     outcome: tuple[Any, ...] | None = None
-    local_exc: errors.MPIException | None = None
-    side = None
-    if me == root:
-        assert apps is not None
-        total = sum(a.maxprocs for a in apps)
-        try:
-            if any(a.maxprocs < 0 for a in apps) or total == 0:
-                errors.raise_error(errors.ERR_ARG, f"{call}: Invalid argument: maxprocs must be positive")
-            pair = rspawn.launch(pr, impl, apps, call)
-        except errors.MPIException as exc:
-            local_exc = exc
-            outcome = ("error", exc.error_class, str(exc))
+    if impl.rank_of[pr.rank] == root:
+        if local_exc is not None:
+            outcome = ("error", local_exc.error_class)
         else:
-            side = pair.a
-            # connect: the parents' group to the children's leader, its answer back
-            p2p.send(pr, side, _CHANNEL, ("connect", root), _HEADER + 8 * impl.size, 0, _TAG, call)
-            p2p.recv(pr, side, _CHANNEL, 0, _TAG, None, call)
-            outcome = ("ok", pair.context, total)
-            _pending[pair.context] = [side, impl.size]
+            key = (side.context, id(side))
+            _pending[key] = [side, impl.size]
+            outcome = ("ok", key, extra)
     outcome = ocoll.bcast(pr, impl, outcome, root, pickle.dumps, pickle.loads)
     if outcome[0] == "error":
         if local_exc is not None:
             raise local_exc
-        errors.raise_error(outcome[1], f"{call}: the spawn failed at the root (rank {root})")
+        errors.raise_error(outcome[1], f"{call}: the operation failed at the root (rank {root})")
     entry = _pending[outcome[1]]
     side = entry[0]
     entry[1] -= 1
@@ -128,8 +132,52 @@ def _spawn(comm: Any, apps: list[rspawn.App] | None, root: int, call: str) -> An
     return Intercomm._wrap(side), outcome[2]
 
 
-#: spawns whose parent side not every parent has picked up yet: context -> [side, count]
-_pending: dict[int, list[Any]] = {}
+def _spawn(comm: Any, apps: list[rspawn.App] | None, root: int, call: str) -> Any:
+    """The collective part of a spawn on intracommunicator ``comm``; ``apps`` matter at the root."""
+    impl, pr, me = _check(comm, root, call)
+    local_exc: errors.MPIException | None = None
+    side = None
+    total = 0
+    if me == root:
+        assert apps is not None
+        total = sum(a.maxprocs for a in apps)
+        try:
+            if any(a.maxprocs < 0 for a in apps) or total == 0:
+                errors.raise_error(errors.ERR_ARG, f"{call}: Invalid argument: maxprocs must be positive")
+            pair = rspawn.launch(pr, impl, apps, call)
+        except errors.MPIException as exc:
+            local_exc = exc
+        else:
+            side = pair.a
+            _exchange(pr, side, 0, True, call)  # to the children's leader (their MPI_Init)
+    return _share(comm, impl, pr, root, side, total, local_exc, call)
+
+
+def _connect_accept(comm: Any, port_name: Any, root: int, accepting: bool) -> Any:
+    call = "MPI_Comm_accept" if accepting else "MPI_Comm_connect"
+    impl, pr, me = _check(comm, root, call)
+    local_exc: errors.MPIException | None = None
+    side = None
+    if me == root:
+        try:
+            if port_name is None:
+                errors.raise_error(errors.ERR_PORT, f"{call}: Invalid port name (null)")
+            name = _str(port_name)
+            if accepting:
+                pair, other = rspawn.accept(pr, impl, name, call)
+                side = pair.a
+            else:
+                pair, other = rspawn.connect(pr, impl, name, call)
+                side = pair.b
+        except errors.MPIException as exc:
+            local_exc = exc
+        else:
+            _exchange(pr, side, side.rgroup.index(other), accepting, call)
+    return _share(comm, impl, pr, root, side, None, local_exc, call)[0]
+
+
+#: new intercommunicator sides not every member has picked up yet: key -> [side, count]
+_pending: dict[tuple[int, int], list[Any]] = {}
 
 
 def child_connect(pr: Any) -> None:
@@ -143,7 +191,7 @@ def child_connect(pr: Any) -> None:
     if world.rank_of[pr.rank] == 0:
         req = p2p.recv(pr, side, _CHANNEL, ANY_SOURCE, _TAG, None, "MPI_Init")
         root = req.payload[1]
-        p2p.send(pr, side, _CHANNEL, ("accept",), _HEADER + 8 * world.size, root, _TAG, "MPI_Init")
+        p2p.send(pr, side, _CHANNEL, ("accept",), _HEADER + 8 * side.size, root, _TAG, "MPI_Init")
         info = side.rsize
     ocoll.bcast(pr, world, info, 0, pickle.dumps, pickle.loads)
 
@@ -211,9 +259,84 @@ class DisconnectMixin:
         if pr.parent is impl:
             pr.parent = None
 
+    @classmethod
+    def Join(cls, fd: int) -> Any:
+        """Interconnect two processes connected by a socket."""
+        return join(fd)
+
 
 def get_parent() -> Any:
     """MPI_Comm_get_parent: the intercommunicator to the spawning processes, or COMM_NULL."""
     from smpy.mpi.intercomm import Intercomm
 
     return Intercomm._wrap(proc().parent)
+
+
+class DpmMixin:
+    """``Intracomm.Accept`` / ``Intracomm.Connect`` and ``Comm.Join``."""
+
+    __slots__ = ()
+
+    @mpicall
+    def Accept(self, port_name: str, info: Any = None, root: int = 0) -> Any:
+        """Accept a request to form a new intercommunicator."""
+        return _connect_accept(self, port_name, root, True)
+
+    @mpicall
+    def Connect(self, port_name: str, info: Any = None, root: int = 0) -> Any:
+        """Make a request to form a new intercommunicator."""
+        return _connect_accept(self, port_name, root, False)
+
+
+@mpicall
+def join(fd: int) -> Any:
+    """MPI_Comm_join: an intercommunicator with the process at the other end of socket ``fd``
+    (both ends must be in this emulation); the roots exchange their connection messages."""
+    import socket
+
+    from smpy.mpi.intercomm import Intercomm
+
+    pr = proc()
+    try:
+        sock = socket.socket(fileno=os.dup(int(fd)))
+    except (OSError, ValueError) as exc:
+        errors.raise_error(errors.ERR_ARG, f"MPI_Comm_join: Invalid file descriptor {fd}: {exc}")
+    try:
+        local, peer = sock.getsockname(), sock.getpeername()
+    except OSError as exc:
+        errors.raise_error(errors.ERR_ARG, f"MPI_Comm_join: socket {fd} is not connected: {exc}")
+    finally:
+        sock.close()
+    side = rspawn.join(pr, local, peer)
+    _exchange(pr, side, 0, side is side.pair.a, "MPI_Comm_join")
+    return Intercomm._wrap(side)
+
+
+@mpicall
+def Open_port(info: Any = None) -> str:
+    """Return an address to connect to (a port of this process)."""
+    return rspawn.open_port(proc())
+
+
+@mpicall
+def Close_port(port_name: str) -> None:
+    """Close a port."""
+    rspawn.close_port(proc(), _str(port_name))
+
+
+@mpicall
+def Publish_name(service_name: str, port_name: str, info: Any = None) -> None:
+    """Publish a service name (in the emulation's name service, as hydra's)."""
+    rspawn.publish(proc(), _str(service_name), _str(port_name))
+
+
+@mpicall
+def Unpublish_name(service_name: str, port_name: str, info: Any = None) -> None:
+    """Unpublish a service name."""
+    rspawn.unpublish(proc(), _str(service_name), _str(port_name))
+
+
+@mpicall
+def Lookup_name(service_name: str, info: Any = None) -> str:
+    """Lookup a port name given a service name."""
+    return rspawn.lookup(proc(), _str(service_name))

@@ -31,9 +31,12 @@ from __future__ import annotations
 import os
 import re
 import sys
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from smpy.kernel.activity import Trigger
+from smpy.kernel.actors import block_on
 from smpy.runtime import errors
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.inter import InterPair, make_pair
@@ -185,3 +188,131 @@ def launch(proc: Process, parent: CommImpl, apps: list[App], call: str) -> Inter
         p.appnum = prog.appnum
     hook(procs, programs)
     return pair
+
+
+# -- ports, names and joins (MPI_Open_port, MPI_Comm_accept/connect, MPI_Comm_join) -------
+# The rendezvous is in the world (one emulation = one process manager): a connecting root
+# queues a request on the port and sleeps until an accepting root takes it and builds the
+# intercommunicator. The messages that connection costs are sent by the facade afterwards.
+class _Request:
+    __slots__ = ("group", "root", "trigger", "pair", "acceptor")
+
+    def __init__(self, proc: Process, group: list[int], label: str) -> None:
+        self.group = group
+        self.root = proc.rank
+        self.trigger = Trigger(proc.world.engine, label)
+        self.pair: InterPair | None = None
+        self.acceptor = -1
+
+
+class _Port:
+    __slots__ = ("name", "owner", "pending", "acceptor")
+
+    def __init__(self, name: str, owner: int) -> None:
+        self.name = name
+        self.owner = owner
+        self.pending: list[_Request] = []
+        self.acceptor: Trigger | None = None
+
+
+class _Dpm:
+    def __init__(self) -> None:
+        self.ports: dict[str, _Port] = {}
+        self.names: dict[str, str] = {}
+        self.joins: dict[tuple[Any, Any], _Request] = {}
+        self.count = 0
+
+
+_dpm: weakref.WeakKeyDictionary[World, _Dpm] = weakref.WeakKeyDictionary()
+
+
+def _state(world: World) -> _Dpm:
+    st = _dpm.get(world)
+    if st is None:
+        st = _dpm[world] = _Dpm()
+    return st
+
+
+def open_port(proc: Process) -> str:
+    st = _state(proc.world)
+    st.count += 1
+    name = f"smpy-port#{st.count}$rank#{proc.rank}$"
+    st.ports[name] = _Port(name, proc.rank)
+    return name
+
+
+def close_port(proc: Process, name: str, call: str = "MPI_Close_port") -> None:
+    st = _state(proc.world)
+    if st.ports.pop(name, None) is None:
+        errors.raise_error(errors.ERR_PORT, f"{call}: Invalid port name {name!r}")
+
+
+def publish(proc: Process, service: str, port: str, call: str = "MPI_Publish_name") -> None:
+    st = _state(proc.world)
+    if service in st.names:
+        errors.raise_error(errors.ERR_SERVICE, f"{call}: service {service!r} is already published")
+    st.names[service] = port
+
+
+def unpublish(proc: Process, service: str, port: str, call: str = "MPI_Unpublish_name") -> None:
+    st = _state(proc.world)
+    if st.names.get(service) is None:
+        errors.raise_error(errors.ERR_SERVICE, f"{call}: service {service!r} is not published")
+    del st.names[service]
+
+
+def lookup(proc: Process, service: str, call: str = "MPI_Lookup_name") -> str:
+    port = _state(proc.world).names.get(service)
+    if port is None:
+        errors.raise_error(errors.ERR_NAME, f"{call}: service {service!r} is not published")
+    return port
+
+
+def accept(proc: Process, comm: CommImpl, name: str, call: str = "MPI_Comm_accept") -> tuple[InterPair, int]:
+    """At the accepting root: wait for a connection on port ``name``; the pair's side
+    ``a`` is the accepting group's; also returns the connecting root (world number)."""
+    port = _state(proc.world).ports.get(name)
+    if port is None:
+        errors.raise_error(errors.ERR_PORT, f"{call}: Invalid port name {name!r}")
+    while not port.pending:
+        t = port.acceptor = Trigger(proc.world.engine, f"{call}(port={name}): waiting for a connection")
+        block_on(t)
+        port.acceptor = None
+    req = port.pending.pop(0)
+    mine = list(comm.group)
+    req.pair = make_pair(proc.world, mine, req.group, a_is_low=proc.rank < req.root)
+    req.acceptor = proc.rank
+    req.trigger.fire()
+    return req.pair, req.root
+
+
+def connect(proc: Process, comm: CommImpl, name: str, call: str = "MPI_Comm_connect") -> tuple[InterPair, int]:
+    """At the connecting root: queue on port ``name`` and wait for the acceptor; the
+    connecting group's side is ``b``; also returns the accepting root (world number)."""
+    port = _state(proc.world).ports.get(name)
+    if port is None:
+        errors.raise_error(errors.ERR_PORT, f"{call}: Invalid port name {name!r}")
+    req = _Request(proc, list(comm.group), f"{call}(port={name}): waiting for the acceptor")
+    port.pending.append(req)
+    if port.acceptor is not None:
+        port.acceptor.fire()
+    block_on(req.trigger)
+    assert req.pair is not None
+    return req.pair, req.acceptor
+
+
+def join(proc: Process, local: Any, peer: Any, call: str = "MPI_Comm_join") -> CommImpl:
+    """MPI_Comm_join between the two ends of a socket (``local``/``peer`` addresses):
+    the side of this process of a new two-process intercommunicator."""
+    st = _state(proc.world)
+    other = st.joins.pop((peer, local), None)
+    if other is not None:
+        pair = make_pair(proc.world, [other.root], [proc.rank], a_is_low=other.root < proc.rank)
+        other.pair = pair
+        other.trigger.fire()
+        return pair.b
+    req = _Request(proc, [proc.rank], f"{call}: waiting for the other end of the socket")
+    st.joins[(local, peer)] = req
+    block_on(req.trigger)
+    assert req.pair is not None
+    return req.pair.a
