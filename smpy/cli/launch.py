@@ -26,6 +26,7 @@ from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
 from smpy.shim import importer
 from smpy.shim.blas import single_thread_blas
+from smpy.shim.green import GreenThreads
 from smpy.shim.isolation import Patches, RankContext
 from smpy.support.config import Config, declare, parse_int
 from smpy.timing.bench import RankBench, Timing
@@ -122,7 +123,8 @@ class Session:
 
     def _can_block(self, ctx: RankContext) -> bool:
         proc = ctx.proc
-        return proc.depth == 0 and not self.world.engine.stopping and current_actor() is proc.actor
+        a = current_actor()  # the rank, or one of its threads (smpy.shim.green)
+        return proc.depth == 0 and not self.world.engine.stopping and a is not None and a.data is proc
 
     def before_output(self, ctx: RankContext) -> None:
         if self._can_block(ctx):
@@ -209,9 +211,11 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
         a.context = RankContext(p.rank, main, [argv0, *map(str, args)], seed, p)
 
     patches = Patches(session)
+    green = GreenThreads()
     saved_main = sys.modules.get("__main__")
     importer.install()
     patches.install()
+    green.install()
     sys.path.insert(0, str(script_path.parent.resolve()))
     status, exit_code, message = "ok", 0, ""
     wall0 = time.perf_counter()
@@ -236,6 +240,7 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
                     a.kill()
                 except BaseException:  # noqa: BLE001 - teardown must not fail
                     pass
+        green.uninstall()
         patches.uninstall()
         importer.uninstall()
         world.spawn_hook.restore_path()

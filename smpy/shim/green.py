@@ -1,0 +1,215 @@
+"""Threads started by a simulated rank run as simulated threads of that rank.
+
+Every rank is a greenlet of one OS thread, so a real thread started by a rank could not
+call smpy's MPI (it is not a simulated process), and a rank blocking a real lock would
+block the whole emulation. While a run is in progress this module therefore patches:
+
+* ``threading.Thread.start``/``join``/``is_alive``: a thread started inside a rank becomes
+  a kernel actor of the same process (same host, same isolated context), started at the
+  current simulated time; its uncaught exception is reported like Python's (``Exception in
+  thread ...`` on the rank's stderr), it does not abort the run. Outside ranks the real
+  methods run.
+* ``threading.Lock``/``_allocate_lock`` (and so ``Condition``, ``Event``, ``Semaphore``,
+  ``queue.Queue``, ``concurrent.futures.Future``, which build on them) and ``RLock``
+  (Python's implementation over those locks): a contended acquire inside a rank waits
+  for the release in simulated time (a trigger the release fires; a timeout is a simulated
+  timeout), so the engine keeps running the other ranks and its deadlock detection sees
+  the wait. Uncontended acquires cost nothing; outside ranks the real lock blocks.
+* ``threading.get_ident``: each simulated thread has its own identity (``RLock`` owners,
+  ``current_thread()``).
+
+The time a simulated thread computes is charged to its process (one host core shared by
+its threads, as with real threads under one rank's CPU clock). That is what
+``mpi4py.futures`` needs: its executors run a manager thread that talks MPI.
+"""
+
+from __future__ import annotations
+
+import _thread
+import sys
+import threading
+import traceback
+from typing import Any
+
+from smpy.kernel.activity import Sleep, Trigger
+from smpy.kernel.actors import Actor, block_on, block_on_any, current_actor
+
+_real_allocate = _thread.allocate_lock
+_real_get_ident = threading.get_ident
+_FAKE_IDENT_BASE = 1 << 48
+
+
+def _rank_actor() -> Actor | None:
+    """The running actor when it is (a thread of) a simulated process, else None."""
+    a = current_actor()
+    if a is None or getattr(a.data, "world", None) is None:
+        return None
+    return a
+
+
+class GreenLock:
+    """A lock whose contended acquire waits in simulated time inside a rank."""
+
+    __slots__ = ("_real", "_waiters", "__weakref__")
+
+    def __init__(self) -> None:
+        self._real = _real_allocate()
+        self._waiters: list[Trigger] = []
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if self._real.acquire(False):
+            return True
+        if not blocking:
+            return False
+        actor = _rank_actor()
+        if actor is None:
+            return self._real.acquire(True, timeout)
+        engine = actor.engine
+        deadline = engine.now + timeout if timeout is not None and timeout >= 0 else None
+        while True:
+            t = Trigger(engine, "a threading lock (Lock/Condition/Event/queue) held by another thread")
+            self._waiters.append(t)
+            if deadline is None:
+                block_on(t, t.label)
+            else:
+                left = deadline - engine.now
+                if left <= 0:
+                    self._waiters.remove(t)
+                    return False
+                s = Sleep(engine, left)
+                block_on_any([t, s], t.label)
+                s.cancel()
+            if t in self._waiters:
+                self._waiters.remove(t)
+            if self._real.acquire(False):
+                return True
+            if deadline is not None and engine.now >= deadline:
+                return False
+
+    def release(self) -> None:
+        self._real.release()
+        if self._waiters:
+            self._waiters.pop(0).fire()
+
+    def locked(self) -> bool:
+        return self._real.locked()
+
+    def _at_fork_reinit(self) -> None:
+        self._real = _real_allocate()
+        self._waiters = []
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"<smpy green lock {'locked' if self.locked() else 'unlocked'}>"
+
+
+def _get_ident() -> int:
+    a = current_actor()
+    ident = getattr(a, "_green_ident", None) if a is not None else None
+    return ident if ident is not None else _real_get_ident()
+
+
+class _GreenActor(Actor):
+    __slots__ = ("_green_ident", "thread", "joiners")
+
+
+def _run(thread: threading.Thread) -> None:
+    actor = current_actor()
+    ident = actor._green_ident  # type: ignore[union-attr]
+    thread._ident = ident  # type: ignore[attr-defined]
+    threading._active[ident] = thread  # type: ignore[attr-defined]
+    try:
+        thread.run()
+    except SystemExit:
+        pass
+    except BaseException as exc:  # noqa: BLE001 - reported as Python reports thread errors
+        from smpy.kernel.actors import ActorKilled
+        if isinstance(exc, ActorKilled):
+            raise
+        sys.stderr.write(f"Exception in thread {thread.name}:\n")
+        sys.stderr.write("".join(traceback.format_exception(exc)))
+    finally:
+        threading._active.pop(ident, None)  # type: ignore[attr-defined]
+        thread._green_done = True  # type: ignore[attr-defined]
+        for t in actor.joiners:  # type: ignore[union-attr]
+            t.fire()
+        actor.joiners.clear()  # type: ignore[union-attr]
+
+
+class GreenThreads:
+    """Installs and removes the patches (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._saved: list[tuple[Any, str, Any]] = []
+        self._count = 0
+
+    def _patch(self, obj: Any, name: str, value: Any) -> None:
+        self._saved.append((obj, name, getattr(obj, name)))
+        setattr(obj, name, value)
+
+    def install(self) -> None:
+        T = threading.Thread
+        real_start, real_join, real_alive = T.start, T.join, T.is_alive
+        owner = self
+
+        def start(self: threading.Thread) -> None:
+            parent = _rank_actor()
+            if parent is None:
+                return real_start(self)
+            if getattr(self, "_green_actor", None) is not None or self._started.is_set():  # type: ignore[attr-defined]
+                raise RuntimeError("threads can only be started once")
+            p = parent.data
+            owner._count += 1
+            a = _GreenActor(parent.engine, f"rank {p.rank} thread {self.name}", _run, (self,), host=parent.host,
+                            data=p, pid=parent.pid)
+            a._green_ident = _FAKE_IDENT_BASE + owner._count
+            a.thread = self
+            a.joiners = []
+            a.context = parent.context
+            self._green_actor = a  # type: ignore[attr-defined]
+            self._green_done = False  # type: ignore[attr-defined]
+            a.start()
+            self._started.set()  # type: ignore[attr-defined]
+            return None
+
+        def join(self: threading.Thread, timeout: float | None = None) -> None:
+            a = getattr(self, "_green_actor", None)
+            if a is None:
+                return real_join(self, timeout)
+            if current_actor() is a:
+                raise RuntimeError("cannot join current thread")
+            me = _rank_actor()
+            if self._green_done or me is None:  # type: ignore[attr-defined]
+                return None
+            t = Trigger(a.engine, f"Thread.join({self.name})")
+            a.joiners.append(t)
+            if timeout is None:
+                block_on(t, t.label)
+            else:
+                s = Sleep(a.engine, max(timeout, 0.0))
+                block_on_any([t, s], t.label)
+                s.cancel()
+            return None
+
+        def is_alive(self: threading.Thread) -> bool:
+            if getattr(self, "_green_actor", None) is None:
+                return real_alive(self)
+            return not self._green_done  # type: ignore[attr-defined]
+
+        self._patch(T, "start", start)
+        self._patch(T, "join", join)
+        self._patch(T, "is_alive", is_alive)
+        self._patch(threading, "Lock", GreenLock)
+        self._patch(threading, "_allocate_lock", GreenLock)
+        self._patch(threading, "RLock", threading._PyRLock)  # type: ignore[attr-defined]
+        self._patch(threading, "get_ident", _get_ident)
+
+    def uninstall(self) -> None:
+        while self._saved:
+            obj, name, value = self._saved.pop()
+            setattr(obj, name, value)
