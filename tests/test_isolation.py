@@ -213,8 +213,6 @@ else:
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="missing API: mpi4py.util.pkl5 imports MPI._comm_lock, MPI._commctx_intra "
-                   "and MPI._commctx_inter (and later uses MPI.buffer, MPI.Message), which smpy.mpi lacks")
 def test_pkl5_import(tmp_path: Path) -> None:
     prog = tmp_path / "pkl5_import.py"
     prog.write_text(PKL5_IMPORT)
@@ -223,8 +221,6 @@ def test_pkl5_import(tmp_path: Path) -> None:
     assert res.stdout == "imported mpi4py.util.pkl5\n"
 
 
-@pytest.mark.xfail(strict=True, reason="missing API: pkl5.Intracomm.recv needs Comm.Mprobe and MPI.Message "
-                   "(and the import above fails first)")
 def test_pkl5_send_recv(tmp_path: Path) -> None:
     prog = tmp_path / "pkl5_use.py"
     prog.write_text(PKL5_USE)
@@ -248,3 +244,46 @@ def test_process_state_restored_after_run(tmp_path: Path) -> None:
              list(sys.path), list(sys.argv), sys.modules.get("__main__"), list(sys.meta_path))
     assert after == before
     assert "usermod" not in sys.modules
+
+
+def test_atexit_handlers_are_per_rank_and_run_with_mpi(tmp_path: Path) -> None:
+    prog = tmp_path / "atexit_prog.py"
+    prog.write_text(
+        "import atexit, sys\n"
+        "from mpi4py import MPI\n"
+        "comm = MPI.COMM_WORLD\n"
+        "def bye(tag):\n"
+        "    total = comm.allreduce(comm.rank)  # MPI still works at the rank's exit\n"
+        "    print('bye', tag, comm.rank, total)\n"
+        "def dropped():\n"
+        "    print('never')\n"
+        "atexit.register(bye, 'first')\n"
+        "atexit.register(dropped)\n"
+        "atexit.register(lambda: print('last registered runs first', comm.rank))\n"
+        "atexit.unregister(dropped)\n"
+        "if comm.rank == 1:\n"
+        "    atexit.register(lambda: 1 / 0)  # reported, the other handlers still run\n"
+        "    sys.exit(0)\n")
+    res = smpy.run(str(prog), np=3, capture=True)
+    assert res.status == "ok", res.message
+    for r in range(3):
+        out = res.rank_output(r).splitlines()
+        assert out == [f"last registered runs first {r}", f"bye first {r} 3"]
+    assert "ZeroDivisionError" in res.rank_output(1, "stderr")
+    assert "Exception ignored in atexit callback" in res.rank_output(1, "stderr")
+    assert res.rank_output(0, "stderr") == ""
+
+
+def test_program_threads_get_real_clocks(tmp_path: Path) -> None:
+    prog = tmp_path / "threads_prog.py"
+    prog.write_text(
+        "import time, threading\n"
+        "from mpi4py import MPI\n"
+        "seen = {}\n"
+        "def work():\n"
+        "    t0 = time.monotonic(); time.sleep(0.05); seen['dt'] = time.monotonic() - t0\n"
+        "t = threading.Thread(target=work); t.start(); t.join()\n"
+        "print(MPI.COMM_WORLD.rank, seen['dt'] >= 0.05, MPI.Query_thread() == MPI.THREAD_MULTIPLE)\n")
+    res = smpy.run(str(prog), np=2, capture=True)
+    assert res.status == "ok", res.message
+    assert sorted(res.stdout.splitlines()) == ["0 True True", "1 True True"]

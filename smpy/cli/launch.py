@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import sys
@@ -22,6 +23,7 @@ from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
+from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
 from smpy.shim import importer
@@ -148,19 +150,38 @@ def _user_traceback(exc: BaseException) -> str:
     return "".join(te.format())
 
 
-def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | None = None,
+def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLike | None = None,
         cfg: dict[str, Any] | None = None, args: list[str] | tuple = (), hostfile: str | os.PathLike | None = None,
         capture: bool = False, echo: bool = True, err_stream: Any = None,
-        trace: str | os.PathLike | None = None) -> RunResult:
-    """Run ``script`` with ``np`` simulated ranks; see :class:`RunResult`."""
+        trace: str | os.PathLike | None = None, module: str | None = None,
+        command: str | None = None) -> RunResult:
+    """Run ``script`` with ``np`` simulated ranks; see :class:`RunResult`.
+
+    Instead of a script, ``module`` runs a module as ``python -m module`` does (each rank
+    runs it with :func:`runpy.run_module`, ``sys.argv[0]`` its file, the working directory
+    first on ``sys.path``) and ``command`` a program text as ``python -c command``
+    (``sys.argv[0] == "-c"``).
+    """
     err = err_stream if err_stream is not None else sys.stderr
     single_thread_blas()
     import smpy.mpi  # noqa: F401 - loads numpy before the rank contexts take their generators
     if np < 1:
         raise ValueError(f"np must be at least 1, got {np}")
-    script_path = Path(script)
-    source = script_path.read_text()
-    code = compile(source, str(script_path), "exec")
+    if (script is not None) + (module is not None) + (command is not None) != 1:
+        raise ValueError("give exactly one of a script, a module (-m) or a command (-c)")
+    if module is not None:
+        _check_module(module)
+        script_path = Path(f"-m {module}")
+        code = None
+        argv0, path0 = "-m", os.getcwd()
+    elif command is not None:
+        script_path = Path("-c")
+        code = compile(command, "<string>", "exec")
+        argv0, path0 = "-c", os.getcwd()
+    else:
+        script_path = Path(script)  # type: ignore[arg-type]
+        code = compile(script_path.read_text(), str(script_path), "exec")
+        argv0, path0 = str(script_path), str(script_path.parent.resolve())
     plat = load_platform(platform) if platform is not None else default_platform()
     config = Config(cfg or {})
     for k, v in (plat.config or {}).items():
@@ -187,17 +208,22 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
         world.tracer = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
     session = Session(world, timing, echo, capture)
     seed = config.get(SEED)
-    argv0 = str(script_path)
 
     def rank_main(proc: Any) -> None:
         proc.initialized = True  # mpi4py initialises MPI at import; smpy at rank start
+        proc.thread_level = THREAD_MULTIPLE  # mpi4py's default rc.thread_level, which MPICH provides
         ctx = proc.actor.context
         timing.restart(proc)
         try:
-            exec(code, ctx.main.__dict__)
+            if code is None:
+                # python -m: the module replaces __main__ (and sys.argv[0]) while it runs
+                runpy.run_module(module, run_name="__main__", alter_sys=True)  # type: ignore[arg-type]
+            else:
+                exec(code, ctx.main.__dict__)
         except SystemExit as e:
             if e.code not in (None, 0):
                 raise
+        ctx.run_exit_funcs()  # the program's atexit handlers, while MPI still works
         timing.end_of_rank(proc)
         proc.finalized = True
 
@@ -206,7 +232,8 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
     for a in actors:
         p = a.data
         main = types.ModuleType("__main__")
-        main.__file__ = str(script_path)
+        if script is not None:
+            main.__file__ = str(script_path)
         main.__builtins__ = __builtins__  # type: ignore[attr-defined]
         a.context = RankContext(p.rank, main, [argv0, *map(str, args)], seed, p)
 
@@ -216,7 +243,7 @@ def run(script: str | os.PathLike, np: int = 4, platform: str | os.PathLike | No
     importer.install()
     patches.install()
     green.install()
-    sys.path.insert(0, str(script_path.parent.resolve()))
+    sys.path.insert(0, path0)
     status, exit_code, message = "ok", 0, ""
     wall0 = time.perf_counter()
     engine = world.engine
@@ -339,6 +366,22 @@ def _energy_report(hosts: Any, links: Any) -> dict[str, Any] | None:
     if links is not None:
         out.update(links.report())
     return out
+
+
+def _check_module(name: str) -> None:
+    """Fail before the run, as ``python -m`` does, when the top-level package is missing
+    (dotted names are resolved in each rank, whose imports of user packages are private)."""
+    top = name.split(".")[0]
+    if not name or any(not part.isidentifier() for part in name.split(".")):
+        raise LookupError(f"No module named {name!r}")
+    saved = list(sys.path)
+    sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.util.find_spec(top) is not None
+    finally:
+        sys.path[:] = saved
+    if not found:
+        raise LookupError(f"No module named {top!r}")
 
 
 def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, str]:

@@ -1,6 +1,8 @@
 """``smpyrun``: run an unmodified mpi4py program on a simulated platform.
 
     smpyrun -np 4 app.py arg1 arg2
+    smpyrun -np 4 -m package.module arg1      (as python -m; also -m mpi4py app.py)
+    smpyrun -np 4 -c "from mpi4py import MPI; print(MPI.COMM_WORLD.rank)"
     smpyrun -np 1024 --platform cluster.yaml --cfg=network/model:SMPI --json out.json app.py
 """
 
@@ -38,6 +40,10 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
     p.add_argument("--help-cfg", action="store_true", help="list the configuration items and exit")
     p.add_argument("--help-coll", action="store_true", help="list the collective algorithms and selectors and exit")
     p.add_argument("--version", action="store_true", help="print smpy's version and exit")
+    p.add_argument("-m", dest="module_help", metavar="MODULE", default=None,
+                   help="run a library module as a script (as python -m; the rest are its arguments)")
+    p.add_argument("-c", dest="command_help", metavar="COMMAND", default=None,
+                   help="run a program passed as a string (as python -c)")
     p.add_argument("script", nargs="?", help="the Python program")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the program")
     return p
@@ -54,9 +60,38 @@ def _help_cfg() -> str:
     return "\n".join(lines)
 
 
+#: smpyrun options that take a value (the token after them is not a program)
+_VALUED = {"-np", "-n", "--np", "--platform", "-platform", "--hostfile", "-hostfile", "-machinefile",
+           "--cfg", "--trace", "--json"}
+
+
+def split_program(argv: list[str]) -> tuple[list[str], str | None, str | None, list[str]]:
+    """Split ``argv`` at ``-m MODULE`` or ``-c COMMAND`` as python does: (smpyrun's options,
+    module, command, the program's arguments). Everything after the module or command
+    belongs to the program, options included."""
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in _VALUED:
+            i += 2
+            continue
+        if tok == "--" or not tok.startswith("-"):
+            break
+        if tok in ("-m", "-c") and i + 1 < len(argv):
+            value, rest = argv[i + 1], argv[i + 2:]
+            return (argv[:i], value, None, rest) if tok == "-m" else (argv[:i], None, value, rest)
+        i += 1
+    return argv, None, None, []
+
+
 def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
     parser = build_parser(prog)
-    ns = parser.parse_args(argv)
+    own, module, command, prog_args = split_program(list(sys.argv[1:] if argv is None else argv))
+    ns = parser.parse_args(own)
+    if module is not None or command is not None:
+        if ns.script is not None:
+            parser.error("give either a program file or -m MODULE / -c COMMAND, not both")
+        ns.args = prog_args
     if ns.version:
         from smpy import __version__
         print(f"smpy {__version__}")
@@ -68,8 +103,8 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
         from smpy.colls import help_text
         print(help_text())
         return 0
-    if not ns.script:
-        parser.error("the program to run is missing (smpyrun -np N program.py [args])")
+    if not ns.script and module is None and command is None:
+        parser.error("the program to run is missing (smpyrun -np N program.py [args], -m MODULE or -c COMMAND)")
     single_thread_blas()
     from smpy.cli.launch import run
     from smpy.platform import PlatformError
@@ -96,7 +131,7 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
         if ns.map:
             _print_map(ns.platform, np, ns.hostfile)
         result = run(ns.script, np=np, platform=ns.platform, cfg=cfg, args=ns.args, hostfile=ns.hostfile,
-                     capture=False, echo=True, trace=ns.trace)
+                     capture=False, echo=True, trace=ns.trace, module=module, command=command)
     except (PlatformError, ConfigError, FileNotFoundError, ValueError, LookupError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2

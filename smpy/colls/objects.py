@@ -70,7 +70,7 @@ def scatter(proc: Process, comm: CommImpl, objs: Any, root: int, dumps: Dumps, l
     me, size = comm.rank_of[proc.rank], comm.size
     blocks = None
     if me == root:
-        objs = list(objs) if objs is not None else []
+        objs = list(objs) if objs is not None else [None] * size  # mpi4py: None sends None to all
         if len(objs) != size:
             raise ValueError(f"expecting {size} items, got {len(objs)}")
         blocks = [dumps(o) for o in objs]
@@ -95,7 +95,7 @@ def allgather(proc: Process, comm: CommImpl, obj: Any, dumps: Dumps, loads: Load
 
 
 def alltoall(proc: Process, comm: CommImpl, objs: Any, dumps: Dumps, loads: Loads) -> list:
-    objs = list(objs)
+    objs = list(objs) if objs is not None else [None] * comm.size  # as mpi4py's pickle_dumpv
     if len(objs) != comm.size:
         raise ValueError(f"expecting {comm.size} items, got {len(objs)}")
     blocks = [dumps(o) for o in objs]

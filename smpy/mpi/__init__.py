@@ -16,8 +16,12 @@ from smpy.mpi.environment import (
     SUBVERSION,
     VERSION,
     Finalize,
+    Get_abi_fortran_info,
+    Get_abi_info,
+    Get_abi_version,
     Get_error_class,
     Get_error_string,
+    Get_hw_resource_info,
     Get_library_version,
     Get_processor_name,
     Get_version,
@@ -43,6 +47,7 @@ from smpy.mpi.msgspec import BOTTOM, IN_PLACE
 from smpy.mpi.op import *  # noqa: F403 - every predefined op constant
 from smpy.mpi.op import Op
 from smpy.mpi.request import REQUEST_NULL, Request
+from smpy.mpi.sentinels import BottomType, BufferAutomaticType, InPlaceType
 from smpy.mpi.session import *
 from smpy.mpi.spawn import Close_port, Lookup_name, Open_port, Publish_name, Unpublish_name
 from smpy.mpi.status import Status

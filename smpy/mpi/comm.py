@@ -688,6 +688,12 @@ def _fill_probe(status: Status | None, s: p2p.SendRequest | None) -> None:
 class Intracomm(Comm, IntraTopoMixin, IntraInterMixin, SpawnMixin, DpmMixin):
     __slots__ = ()
 
+    @classmethod
+    def Create_from_group(cls, group: Group, stringtag: str = "org.mpi4py", info: Any = None,
+                          errhandler: Any = None) -> Intracomm:
+        from smpy.mpi.session import Comm_create_from_group  # session.py imports us
+        return Comm_create_from_group(cls, group, stringtag, info, errhandler)
+
 
 class _WorldComm(Intracomm):
     """COMM_WORLD: resolves to the running simulation's world communicator."""

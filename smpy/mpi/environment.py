@@ -1,6 +1,9 @@
-"""Module-level MPI functions: initialisation, clocks, processor name, versions."""
+"""Module-level MPI functions: initialisation, clocks, processor name, versions, ABI and
+hardware-resource queries (with MPICH's answers)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from smpy.kernel.activity import Sleep
 from smpy.kernel.actors import block_on
@@ -91,4 +94,37 @@ def Get_error_class(errorcode: int) -> int:
 
 
 def Pcontrol(level: int) -> None:
-    pass
+    if not 0 <= int(level) <= 2:
+        errors.raise_error(errors.ERR_ARG, f"MPI_Pcontrol: Invalid level {level}")
+
+
+# -- MPI-5 ABI and MPI-4.1 hardware queries, with MPICH's answers -------------------------
+def Get_abi_version() -> tuple[int, int]:
+    """MPICH does not implement the standard ABI: (-1, -1)."""
+    return (-1, -1)
+
+
+def Get_abi_info() -> Any:
+    """Sizes of MPI_Aint, MPI_Count and MPI_Offset (bytes), as MPICH on 64-bit Linux."""
+    from smpy.mpi.info import Info
+    return Info.Create({"mpi_aint_size": "8", "mpi_count_size": "8", "mpi_offset_size": "8"})
+
+
+_FORTRAN_ABI = [("mpi_logical_size", "4"), ("mpi_integer_size", "4"), ("mpi_real_size", "4"),
+                ("mpi_double_precision_size", "8")] + [
+    (f"mpi_{t}_supported", "true") for t in
+    ("logical1", "logical2", "logical4", "logical8", "logical16", "integer1", "integer2", "integer4",
+     "integer8", "integer16", "real2", "real4", "real8", "real16", "complex4", "complex8", "complex16",
+     "complex32", "double_complex")]
+
+
+def Get_abi_fortran_info() -> Any:
+    """Fortran type sizes and support, as MPICH 5 reports them (keys in its order)."""
+    from smpy.mpi.info import Info
+    return Info.Create(dict(_FORTRAN_ABI))
+
+
+def Get_hw_resource_info() -> Any:
+    """MPI_Get_hw_resource_info: MPICH returns an empty info."""
+    from smpy.mpi.info import Info
+    return Info.Create()

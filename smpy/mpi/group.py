@@ -165,6 +165,11 @@ class Group(HandleMixin):
         if self._impl is not None and not self._const:
             self.Free()
 
+    @classmethod
+    def Create_from_session_pset(cls, session: Any, pset_name: str) -> Group:
+        from smpy.mpi.session import Group_from_session_pset  # session.py imports us
+        return Group_from_session_pset(session, pset_name)
+
     def __repr__(self) -> str:
         return f"<mpi4py.MPI.Group object at {id(self):#x}>"
 

@@ -1,36 +1,106 @@
-"""``MPI.pickle``: the serialiser of the lowercase (object) API, like mpi4py's ``Pickle``."""
+"""``MPI.Pickle`` / ``MPI.pickle``: the serialiser of the lowercase (object) API.
+
+Semantics of mpi4py 4.1.2's ``Pickle``:
+
+* ``dumps``/``loads`` default to :mod:`pickle`'s; ``PROTOCOL`` defaults to
+  ``pickle.HIGHEST_PROTOCOL`` (or ``$MPI4PY_PICKLE_PROTOCOL``) only when ``dumps`` is
+  pickle's own, otherwise it stays ``None`` and ``dumps(obj)`` is called without a protocol;
+* ``dumps_oob`` pickles with protocol ``max(PROTOCOL, 5)`` and takes out of band every buffer of
+  at least ``THRESHOLD`` bytes (default 256 KiB, ``$MPI4PY_PICKLE_THRESHOLD``), returned as
+  ``MPI.buffer`` objects; smaller ones stay in band.
+"""
 
 from __future__ import annotations
 
+import os
 import pickle as _pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
+
+_DUMPS = _pickle.dumps
+_LOADS = _pickle.loads
+_PROTOCOL: int = int(os.environ.get("MPI4PY_PICKLE_PROTOCOL", _pickle.HIGHEST_PROTOCOL))
+_THRESHOLD: int = int(os.environ.get("MPI4PY_PICKLE_THRESHOLD", 1024**2 // 4))
+
+
+def _as_buffer(view: memoryview) -> Any:
+    """An ``MPI.buffer`` over ``view`` when the facade has that class, else the view."""
+    from smpy.mpi import buffer as _bufmod
+    cls = getattr(_bufmod, "buffer", None)
+    if isinstance(cls, type):
+        try:
+            return cls(view)
+        except TypeError:
+            pass
+    return view
 
 
 class Pickle:
-    """Pickle/unpickle Python objects for the lowercase communication methods."""
+    """Pickle/unpickle Python objects."""
 
-    THRESHOLD = 262144  # mpi4py's default out-of-band threshold (bytes)
+    __slots__ = ("_dumps", "_loads", "_protocol", "_threshold")
 
-    def __init__(self, dumps: Callable[..., bytes] = _pickle.dumps, loads: Callable[..., Any] = _pickle.loads,
-                 protocol: int | None = None) -> None:
+    def __init__(self, dumps: Callable[..., bytes] | None = None, loads: Callable[..., Any] | None = None,
+                 protocol: int | None = None, threshold: int | None = None) -> None:
+        if dumps is None:
+            dumps = _DUMPS
+        if loads is None:
+            loads = _LOADS
+        if protocol is None and dumps is _DUMPS:
+            protocol = _PROTOCOL
         self._dumps = dumps
         self._loads = loads
-        self.PROTOCOL = _pickle.HIGHEST_PROTOCOL if protocol is None else protocol
+        self._protocol = protocol
+        self._threshold = _THRESHOLD if threshold is None else threshold
+
+    @property
+    def PROTOCOL(self) -> int | None:
+        """Protocol version."""
+        return self._protocol
+
+    @PROTOCOL.setter
+    def PROTOCOL(self, protocol: int | None) -> None:
+        if protocol is None and self._dumps is _DUMPS:
+            protocol = _PROTOCOL
+        self._protocol = protocol
+
+    @property
+    def THRESHOLD(self) -> int:
+        """Out-of-band threshold."""
+        return self._threshold
+
+    @THRESHOLD.setter
+    def THRESHOLD(self, threshold: int | None) -> None:
+        self._threshold = _THRESHOLD if threshold is None else threshold
 
     def dumps(self, obj: Any) -> bytes:
-        return self._dumps(obj, self.PROTOCOL)
+        """Serialize object to pickle data stream."""
+        if self._protocol is not None:
+            return self._dumps(obj, self._protocol)
+        return self._dumps(obj)
 
-    def loads(self, data: bytes) -> Any:
+    def loads(self, data: Any) -> Any:
+        """Deserialize object from pickle data stream."""
         return self._loads(data)
 
     def dumps_oob(self, obj: Any) -> tuple[bytes, list]:
-        bufs: list = []
-        data = self._dumps(obj, self.PROTOCOL, buffer_callback=bufs.append) if self.PROTOCOL >= 5 \
-            else self._dumps(obj, self.PROTOCOL)
-        return data, [b.raw() for b in bufs]
+        """Serialize object to pickle data stream and out-of-band buffers."""
+        protocol = max(_PROTOCOL if self._protocol is None else self._protocol, 5)
+        buffers: list = []
+        threshold = self._threshold
 
-    def loads_oob(self, data: bytes, buffers: list) -> Any:
+        def callback(pb: Any) -> bool:
+            view = pb.raw()
+            if view.nbytes >= threshold:
+                buffers.append(_as_buffer(view))
+                return False
+            return True
+
+        data = self._dumps(obj, protocol, buffer_callback=callback)
+        return data, buffers
+
+    def loads_oob(self, data: Any, buffers: Iterable[Any]) -> Any:
+        """Deserialize object from pickle data stream and out-of-band buffers."""
         return self._loads(data, buffers=buffers)
 
 

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from smpy.runtime.world import Process, World
 
 #: interpreter flags taking no value, and those taking one (``-W arg``, ``-X opt``)
-_FLAGS = set("bBdEhiIOPqsSuvVx")
+_FLAGS = set("bBdEhiIOPqRsSuvVx")
 _FLAGS_WITH_VALUE = set("WX")
 _PYTHON_NAME = re.compile(r"^python[0-9.]*[a-z]*(\.exe)?$")
 

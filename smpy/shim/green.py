@@ -17,6 +17,9 @@ block the whole emulation. While a run is in progress this module therefore patc
   the wait. Uncontended acquires cost nothing; outside ranks the real lock blocks.
 * ``threading.get_ident``: each simulated thread has its own identity (``RLock`` owners,
   ``current_thread()``).
+* ``threading.local``: one namespace per rank and per simulated thread (module-level
+  thread-locals of shared library modules, such as ``mpi4py.futures``' ``_tls``, are per
+  process as they are in real runs).
 
 The time a simulated thread computes is charged to its process (one host core shared by
 its threads, as with real threads under one rank's CPU clock). That is what
@@ -29,6 +32,7 @@ import _thread
 import sys
 import threading
 import traceback
+import weakref
 from typing import Any
 
 from smpy.kernel.activity import Sleep, Trigger
@@ -114,6 +118,63 @@ def _get_ident() -> int:
     return ident if ident is not None else _real_get_ident()
 
 
+def _local_key() -> Any:
+    a = current_actor()
+    if a is None or getattr(a.data, "world", None) is None:
+        return _real_get_ident()
+    return ("smpy", id(a.data), getattr(a, "_green_ident", 0))
+
+
+def _local_dict(self: Any) -> None:
+    """Point ``self.__dict__`` at the running thread's namespace (created, and ``__init__``
+    run again with the construction arguments, on the thread's first access)."""
+    dicts = object.__getattribute__(self, "_gl_dicts")
+    key = _local_key()
+    d = dicts.get(key)
+    if d is not None:
+        object.__setattr__(self, "__dict__", d)
+        return
+    d = dicts[key] = {}
+    object.__setattr__(self, "__dict__", d)
+    args, kwargs = object.__getattribute__(self, "_gl_args")
+    init = type(self).__init__
+    if init is not object.__init__:
+        init(self, *args, **kwargs)
+
+
+class GreenLocal:
+    """``threading.local`` with one namespace per simulated thread (see the module docstring)."""
+
+    __slots__ = ("_gl_dicts", "_gl_args", "__dict__", "__weakref__")
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> GreenLocal:
+        if (args or kwargs) and cls.__init__ is object.__init__:
+            raise TypeError("Initialization arguments are not supported")
+        self = object.__new__(cls)
+        d: dict[str, Any] = {}
+        object.__setattr__(self, "_gl_args", (args, kwargs))
+        object.__setattr__(self, "_gl_dicts", {_local_key(): d})
+        object.__setattr__(self, "__dict__", d)
+        return self
+
+    def __getattribute__(self, name: str) -> Any:
+        if name not in ("_gl_dicts", "_gl_args"):
+            _local_dict(self)
+        return object.__getattribute__(self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "__dict__":
+            raise AttributeError(f"{type(self).__name__!r} object attribute '__dict__' is read-only")
+        _local_dict(self)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name == "__dict__":
+            raise AttributeError(f"{type(self).__name__!r} object attribute '__dict__' is read-only")
+        _local_dict(self)
+        object.__delattr__(self, name)
+
+
 class _GreenActor(Actor):
     __slots__ = ("_green_ident", "thread", "joiners")
 
@@ -147,6 +208,7 @@ class GreenThreads:
     def __init__(self) -> None:
         self._saved: list[tuple[Any, str, Any]] = []
         self._count = 0
+        self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
 
     def _patch(self, obj: Any, name: str, value: Any) -> None:
         self._saved.append((obj, name, getattr(obj, name)))
@@ -172,6 +234,7 @@ class GreenThreads:
             a.joiners = []
             a.context = parent.context
             self._green_actor = a  # type: ignore[attr-defined]
+            owner._threads.add(self)
             self._green_done = False  # type: ignore[attr-defined]
             a.start()
             self._started.set()  # type: ignore[attr-defined]
@@ -208,8 +271,15 @@ class GreenThreads:
         self._patch(threading, "_allocate_lock", GreenLock)
         self._patch(threading, "RLock", threading._PyRLock)  # type: ignore[attr-defined]
         self._patch(threading, "get_ident", _get_ident)
+        self._patch(threading, "local", GreenLocal)
 
     def uninstall(self) -> None:
+        # simulated threads end with the run: the real join/is_alive see them stopped
+        # (mpi4py.futures joins its threads again at interpreter exit)
+        for t in list(self._threads):
+            t._is_stopped = True  # type: ignore[attr-defined]
+            t._tstate_lock = None  # type: ignore[attr-defined]
+        self._threads.clear()
         while self._saved:
             obj, name, value = self._saved.pop()
             setattr(obj, name, value)

@@ -14,6 +14,8 @@ dispatched through the current context):
 * ``sys.stdout``/``sys.stderr``: writes go to the real streams in simulated-time order
   (the rank's pending computation is simulated before its text is written) and can be
   captured with the rank number;
+* ``atexit.register`` inside a rank registers a handler of that rank, run when its program
+  ends (before the rank's MPI is finalized, as mpi4py's own atexit finalization comes last);
 * ``time.sleep`` is a simulated sleep; ``time.time``, ``perf_counter``, ``monotonic`` (and
   ``_ns`` variants) return simulated time inside a rank.
 
@@ -25,6 +27,7 @@ from OS entropy, as in real runs), threads started by the program.
 
 from __future__ import annotations
 
+import atexit
 import importlib.abc
 import importlib.machinery
 import io
@@ -32,13 +35,16 @@ import os
 import random
 import sys
 import sysconfig
+import threading
 import time
 import types
 from typing import Any, TextIO
 
 
-class _State:
-    """The running rank's context (None in the maestro)."""
+class _State(threading.local):
+    """The running rank's context (None in the maestro). Thread-local: only the thread that
+    runs the simulation has one; threads the program starts (a ``ThreadPoolExecutor``'s
+    workers, ...) see None and get the real clocks, ``sleep`` and streams."""
 
     ctx: RankContext | None = None
 
@@ -83,7 +89,7 @@ class UserModuleFinder(importlib.abc.MetaPathFinder):
 class RankContext:
     """Interpreter state of one rank (see module docstring)."""
 
-    __slots__ = ("rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line")
+    __slots__ = ("rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line", "exit_funcs")
 
     def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any) -> None:
         self.rank = rank
@@ -98,6 +104,22 @@ class RankContext:
         self.proc = proc
         #: the rank's last write did not end a line: do not interleave another rank's text
         self.mid_line = False
+        #: ``atexit.register``-ed while the rank ran: (func, args, kwargs), run at its exit
+        self.exit_funcs: list[tuple[Any, tuple, dict]] = []
+
+    def run_exit_funcs(self) -> None:
+        """Run the rank's atexit handlers, last registered first, as Python does at exit:
+        an exception is reported on the rank's stderr and the next handler runs."""
+        import traceback
+        while self.exit_funcs:
+            func, args, kwargs = self.exit_funcs.pop()
+            try:
+                func(*args, **kwargs)
+            except SystemExit:
+                pass
+            except Exception:  # noqa: BLE001 - reported like Python's atexit
+                sys.stderr.write(f"Exception ignored in atexit callback: {func!r}\n")
+                sys.stderr.write(traceback.format_exc())
 
     @property
     def rng(self) -> random.Random:
@@ -131,6 +153,9 @@ class RankContext:
 
     def switch_out(self) -> None:
         state.ctx = None
+        # the rank may have replaced __main__ (runpy.run_module/run_path, as ``-m`` and
+        # ``python -m mpi4py`` do): keep its own until it switches back in
+        self.main = sys.modules.get("__main__", self.main)  # type: ignore[assignment]
         if _private_names:
             modules = sys.modules
             mine = self.modules
@@ -269,6 +294,24 @@ class Patches:
         for n in ("perf_counter", "monotonic"):
             self._patch(time, n, make_clock(n, 0.0, False))
             self._patch(time, n + "_ns", make_clock(n + "_ns", 0.0, True))
+        real_register, real_unregister = atexit.register, atexit.unregister
+
+        def register(func: Any, *args: Any, **kwargs: Any) -> Any:
+            ctx = state.ctx
+            if ctx is None:
+                return real_register(func, *args, **kwargs)
+            ctx.exit_funcs.append((func, args, kwargs))  # the rank's exit, not the interpreter's
+            return func
+
+        def unregister(func: Any) -> None:
+            ctx = state.ctx
+            if ctx is None:
+                return real_unregister(func)
+            ctx.exit_funcs[:] = [e for e in ctx.exit_funcs if e[0] != func]
+            return None
+
+        self._patch(atexit, "register", register)
+        self._patch(atexit, "unregister", unregister)
         self._patch(sys, "stdout", RankStream(sys.stdout, "stdout", session))
         self._patch(sys, "stderr", RankStream(sys.stderr, "stderr", session))
         self._saved.append((sys, "argv", list(sys.argv)))
