@@ -175,6 +175,32 @@ class GreenLocal:
         object.__delattr__(self, name)
 
 
+class _ThreadContext:
+    """A simulated thread's switch hooks: the rank's context, plus its own MPI-call depth
+    (``proc.depth``, which ``@mpicall`` saves and restores) so that a thread calling MPI
+    while the rank's main thread waits inside an MPI call does not corrupt the other's."""
+
+    __slots__ = ("rank_ctx", "proc", "depth", "outer")
+
+    def __init__(self, rank_ctx: Any, proc: Any) -> None:
+        self.rank_ctx = rank_ctx
+        self.proc = proc
+        self.depth = 0
+        self.outer = 0
+
+    def switch_in(self) -> None:
+        if self.rank_ctx is not None:
+            self.rank_ctx.switch_in()
+        self.outer = self.proc.depth
+        self.proc.depth = self.depth
+
+    def switch_out(self) -> None:
+        self.depth = self.proc.depth
+        self.proc.depth = self.outer
+        if self.rank_ctx is not None:
+            self.rank_ctx.switch_out()
+
+
 class _GreenActor(Actor):
     __slots__ = ("_green_ident", "thread", "joiners")
 
@@ -232,7 +258,8 @@ class GreenThreads:
             a._green_ident = _FAKE_IDENT_BASE + owner._count
             a.thread = self
             a.joiners = []
-            a.context = parent.context
+            rank_ctx = parent.context.rank_ctx if isinstance(parent.context, _ThreadContext) else parent.context
+            a.context = _ThreadContext(rank_ctx, p)
             self._green_actor = a  # type: ignore[attr-defined]
             owner._threads.add(self)
             self._green_done = False  # type: ignore[attr-defined]
