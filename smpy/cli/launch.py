@@ -224,11 +224,13 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
             if e.code not in (None, 0):
                 raise
         ctx.run_exit_funcs()  # the program's atexit handlers, while MPI still works
+        green.end_of_rank(proc)
         timing.end_of_rank(proc)
         proc.finalized = True
 
     actors = world.spawn(rank_main)
-    world.spawn_hook = _SpawnHook(world, timing, seed, __builtins__)
+    green = GreenThreads()
+    world.spawn_hook = _SpawnHook(world, timing, seed, __builtins__, green)
     for a in actors:
         p = a.data
         main = types.ModuleType("__main__")
@@ -238,7 +240,6 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         a.context = RankContext(p.rank, main, [argv0, *map(str, args)], seed, p)
 
     patches = Patches(session)
-    green = GreenThreads()
     saved_main = sys.modules.get("__main__")
     importer.install()
     patches.install()
@@ -300,7 +301,8 @@ class _SpawnHook:
     ranks, connects to its parents (its MPI_Init, see :mod:`smpy.mpi.spawn`), then runs its
     Python program (a script, ``-m module`` or ``-c code``) in-process."""
 
-    def __init__(self, world: World, timing: Timing, seed: int, builtins: Any) -> None:
+    def __init__(self, world: World, timing: Timing, seed: int, builtins: Any, green: GreenThreads) -> None:
+        self.green = green
         self.world = world
         self.timing = timing
         self.seed = seed
@@ -347,6 +349,8 @@ class _SpawnHook:
         except SystemExit as e:
             if e.code not in (None, 0):
                 raise
+        ctx.run_exit_funcs()
+        self.green.end_of_rank(proc)
         timing.end_of_rank(proc)
         proc.finalized = True
 

@@ -235,6 +235,19 @@ class GreenThreads:
         self._saved: list[tuple[Any, str, Any]] = []
         self._count = 0
         self._threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+        #: threading._register_atexit callbacks of each process (id(proc) -> callbacks)
+        self._atexit: dict[int, list[tuple[Any, tuple, dict]]] = {}
+
+    def end_of_rank(self, proc: Any) -> None:
+        """What Python does at a process's exit, for a rank's program end: run the
+        ``threading._register_atexit`` callbacks (mpi4py.futures shuts its executors down
+        there), then join the rank's non-daemon threads."""
+        for func, args, kwargs in reversed(self._atexit.pop(id(proc), [])):
+            func(*args, **kwargs)
+        for t in list(self._threads):
+            a = getattr(t, "_green_actor", None)
+            if a is not None and a.data is proc and not t.daemon and not t._green_done:  # type: ignore[attr-defined]
+                t.join()
 
     def _patch(self, obj: Any, name: str, value: Any) -> None:
         self._saved.append((obj, name, getattr(obj, name)))
@@ -299,6 +312,16 @@ class GreenThreads:
         self._patch(threading, "RLock", threading._PyRLock)  # type: ignore[attr-defined]
         self._patch(threading, "get_ident", _get_ident)
         self._patch(threading, "local", GreenLocal)
+        real_register = threading._register_atexit  # type: ignore[attr-defined]
+
+        def register_atexit(func: Any, *args: Any, **kwargs: Any) -> None:
+            a = _rank_actor()
+            if a is None:
+                return real_register(func, *args, **kwargs)
+            owner._atexit.setdefault(id(a.data), []).append((func, args, kwargs))
+            return None
+
+        self._patch(threading, "_register_atexit", register_atexit)
 
     def uninstall(self) -> None:
         # simulated threads end with the run: the real join/is_alive see them stopped
