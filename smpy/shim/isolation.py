@@ -289,9 +289,11 @@ class Patches:
                     return orig[name]()
                 t = session.clock(ctx) + offset
                 return int(t * 1e9) if ns else t
-            clock.__name__ = name
+            clock.__name__ = clock.__qualname__ = name
+            clock.__module__ = "time"
             return clock
 
+        sleep.__module__, sleep.__qualname__ = "time", "sleep"  # pickles by name, as time.sleep
         self._patch(time, "sleep", sleep)
         self._patch(time, "time", make_clock("time", epoch, False))
         self._patch(time, "time_ns", make_clock("time_ns", epoch, True))
