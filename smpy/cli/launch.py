@@ -28,9 +28,10 @@ from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
 from smpy.shim import importer
 from smpy.shim.blas import single_thread_blas
+from smpy.shim.green import GreenThreads
 from smpy.shim.isolation import Patches, RankContext
 from smpy.support.config import Config, declare, parse_int
-from smpy.timing.bench import Timing
+from smpy.timing.bench import RankBench, Timing
 from smpy.trace.chrome import ChromeTracer
 from smpy.trace.progress import Progress
 from smpy.trace.report import Report, Tee
@@ -83,6 +84,8 @@ class RunResult:
     output: list[tuple[int, str, str]] | None = None
     config: dict[str, str] = field(default_factory=dict)
     energy: dict[str, Any] | None = None
+    #: processes started by MPI_Comm_spawn (they follow the initial ranks in ``ranks``)
+    spawned: int = 0
 
     @property
     def stdout(self) -> str:
@@ -103,7 +106,7 @@ class RunResult:
     def summary(self) -> str:
         lines = [
             f"[smpy] simulated makespan: {self.makespan_s:.9g} s",
-            f"[smpy] {self.np} ranks on {self.hosts_used} hosts of platform '{self.platform}'; "
+            f"[smpy] {self.np} ranks{f' (+{self.spawned} spawned)' if self.spawned else ''} on {self.hosts_used} hosts of platform '{self.platform}'; "
             f"{self.mpi_calls} MPI calls, {self.messages} messages ({self.bytes_sent:.6g} bytes)",
             f"[smpy] emulation wall time: {self.wall_s:.3f} s ({self.events} events)",
         ]
@@ -134,7 +137,8 @@ class Session:
 
     def _can_block(self, ctx: RankContext) -> bool:
         proc = ctx.proc
-        return proc.depth == 0 and not self.world.engine.stopping and current_actor() is proc.actor
+        a = current_actor()  # the rank, or one of its threads (smpy.shim.green)
+        return proc.depth == 0 and not self.world.engine.stopping and a is not None and a.data is proc
 
     def before_output(self, ctx: RankContext) -> None:
         if self._can_block(ctx):
@@ -244,12 +248,15 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
             if e.code not in (None, 0):
                 raise
         ctx.run_exit_funcs()  # the program's atexit handlers, while MPI still works
+        green.end_of_rank(proc)
         timing.end_of_rank(proc)
         if world.ti is not None:
             world.ti.line(proc.rank, "finalize")
         proc.finalized = True
 
     actors = world.spawn(rank_main)
+    green = GreenThreads()
+    world.spawn_hook = _SpawnHook(world, timing, seed, __builtins__, green)
     for a in actors:
         p = a.data
         main = types.ModuleType("__main__")
@@ -262,6 +269,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     saved_main = sys.modules.get("__main__")
     importer.install()
     patches.install()
+    green.install()
     sys.path.insert(0, path0)
     status, exit_code, message = "ok", 0, ""
     wall0 = time.perf_counter()
@@ -286,8 +294,10 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
                     a.kill()
                 except BaseException:  # noqa: BLE001 - teardown must not fail
                     pass
+        green.uninstall()
         patches.uninstall()
         importer.uninstall()
+        world.spawn_hook.restore_path()
         if chrome is not None:
             chrome.close()
         if progress_line is not None:
@@ -314,9 +324,86 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         ranks=[RankResult(p.rank, p.host.name, p.actor.end_time if p.actor.end_time >= 0 else engine.now,
                           p.mpi_calls, p.bench.measured_s, p.bench.simulated_flops) for p in procs],
         output=session.captured, config={k: str(v) for k, v in config.explicit().items()},
-        energy=_energy_report(world.energy, link_energy),
+        energy=_energy_report(world.energy, link_energy), spawned=len(procs) - np,
     )
     return result
+
+
+class _SpawnHook:
+    """Starts the processes of an MPI_Comm_spawn (``world.spawn_hook``, called by
+    :func:`smpy.runtime.spawn.launch`): each gets its own isolated context like the initial
+    ranks, connects to its parents (its MPI_Init, see :mod:`smpy.mpi.spawn`), then runs its
+    Python program (a script, ``-m module`` or ``-c code``) in-process."""
+
+    def __init__(self, world: World, timing: Timing, seed: int, builtins: Any, green: GreenThreads) -> None:
+        self.green = green
+        self.world = world
+        self.timing = timing
+        self.seed = seed
+        self.builtins = builtins
+        self.programs: dict[int, Any] = {}
+        self.paths: list[str] = []
+
+    def __call__(self, procs: list[Any], programs: list[Any]) -> None:
+        for a, prog in zip(self.world.make_actors(procs, self._main), programs):
+            p = a.data
+            p.bench = RankBench()
+            main = types.ModuleType("__main__")
+            if prog.kind == "script":
+                main.__file__ = prog.target
+                path = os.path.dirname(os.path.abspath(prog.target))
+            else:
+                path = prog.wdir
+            main.__builtins__ = self.builtins
+            if path not in sys.path:
+                sys.path.insert(1, path)
+                self.paths.append(path)
+            a.context = RankContext(p.rank, main, list(prog.argv), self.seed, p)
+            self.programs[p.rank] = prog
+            a.start()
+
+    def _main(self, proc: Any) -> None:
+        from smpy.mpi.spawn import child_connect
+
+        proc.initialized = True
+        timing = self.timing
+        timing.restart(proc)
+        child_connect(proc)
+        prog = self.programs.pop(proc.rank)
+        ctx = proc.actor.context
+        try:
+            if prog.kind == "module":
+                runpy.run_module(prog.target, run_name="__main__", alter_sys=True)
+            elif prog.kind == "code":
+                exec(compile(prog.target, "<string>", "exec"), ctx.main.__dict__)
+            else:
+                with open(prog.target, encoding="utf-8") as f:
+                    source = f.read()
+                exec(compile(source, prog.target, "exec"), ctx.main.__dict__)
+        except SystemExit as e:
+            if e.code not in (None, 0):
+                raise
+        ctx.run_exit_funcs()
+        self.green.end_of_rank(proc)
+        timing.end_of_rank(proc)
+        proc.finalized = True
+
+    def restore_path(self) -> None:
+        for path in self.paths:
+            if path in sys.path:
+                sys.path.remove(path)
+        self.paths.clear()
+
+
+def _energy_report(hosts: Any, links: Any) -> dict[str, Any] | None:
+    if hosts is None and links is None:
+        return None
+    out: dict[str, Any] = {}
+    if hosts is not None:
+        out.update(hosts.report())
+    if links is not None:
+        out.update(links.report())
+    return out
 
 
 def _check_module(name: str) -> None:
@@ -335,20 +422,9 @@ def _check_module(name: str) -> None:
         raise LookupError(f"No module named {top!r}")
 
 
-def _energy_report(hosts: Any, links: Any) -> dict[str, Any] | None:
-    if hosts is None and links is None:
-        return None
-    out: dict[str, Any] = {}
-    if hosts is not None:
-        out.update(hosts.report())
-    if links is not None:
-        out.update(links.report())
-    return out
-
-
 def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, str]:
     p = actor.data if actor is not None else None
-    who = f"rank {p.rank} (host {p.host.name})" if p is not None else "the simulation"
+    who = f"{_who(world, p)} (host {p.host.name})" if p is not None else "the simulation"
     t = world.engine.now
     if isinstance(exc, AbortCalled):
         return "abort", exc.errorcode, f"[smpy] MPI_Abort called by {who} with error code {exc.errorcode} at simulated time {t:.9g} s"
@@ -368,11 +444,19 @@ def _deadlock_report(world: World, d: DeadlockError) -> str:
     lines = [f"[smpy] DEADLOCK at simulated time {d.now:.9g} s: every live rank is blocked and nothing can wake them."]
     for actor, what in d.blocked:
         p = actor.data
-        lines.append(f"[smpy]   rank {p.rank} (host {p.host.name}): blocked in {what}")
+        lines.append(f"[smpy]   {_who(world, p)} (host {p.host.name}): blocked in {what}")
     done = [p.rank for p in world.processes if not p.actor.alive]
     if done:
         lines.append(f"[smpy]   finished ranks: {_ranges(done)}")
     return "\n".join(lines)
+
+
+def _who(world: World, p: Any) -> str:
+    """``rank N``; spawned processes: their global number and their rank in their world."""
+    cw = p.comm_world
+    if cw is None or cw is world.initial_world:
+        return f"rank {p.rank}"
+    return f"spawned process {p.rank} (rank {cw.rank_of[p.rank]} of its MPI_COMM_WORLD)"
 
 
 def _ranges(ranks: list[int]) -> str:

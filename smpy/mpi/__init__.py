@@ -49,6 +49,7 @@ from smpy.mpi.op import Op
 from smpy.mpi.request import REQUEST_NULL, Grequest, Prequest, Request
 from smpy.mpi.sentinels import BottomType, BufferAutomaticType, InPlaceType
 from smpy.mpi.session import *
+from smpy.mpi.spawn import Close_port, Lookup_name, Open_port, Publish_name, Unpublish_name
 from smpy.mpi.status import Status
 from smpy.mpi.topo import *
 from smpy.mpi.win import *

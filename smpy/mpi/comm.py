@@ -21,6 +21,7 @@ from smpy.mpi.message import Message
 from smpy.mpi.msgpickle import pickle
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
+from smpy.mpi.spawn import DisconnectMixin, DpmMixin, SpawnMixin
 from smpy.mpi.status import Status
 from smpy.runtime import attributes as _attributes
 from smpy.runtime import errors, p2p
@@ -56,7 +57,7 @@ def _fill(status: Status | None, req: p2p.Request) -> None:
         status._fill(req.source, req.tag, req.error, req.nbytes, req.cancelled)
 
 
-class Comm(CommMgmtMixin, CommPersistMixin):
+class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
     """A communicator handle (one per rank; the runtime object is shared)."""
 
     __slots__ = ("__impl", "__weakref__")
@@ -680,7 +681,7 @@ def _fill_probe(status: Status | None, s: p2p.SendRequest | None) -> None:
         status._fill(s.src_local, s.tag, 0, s.nbytes)
 
 
-class Intracomm(Comm, IntraTopoMixin, IntraInterMixin):
+class Intracomm(Comm, IntraTopoMixin, IntraInterMixin, SpawnMixin, DpmMixin):
     __slots__ = ()
 
     @classmethod

@@ -183,7 +183,7 @@ class CommMgmtMixin(HandleMixin):
         if keyval == C.KEYVAL_UNIVERSE_SIZE:
             return None  # MPICH under mpiexec (hydra) without a universe size: not set
         if keyval == C.KEYVAL_APPNUM:
-            return 0
+            return proc().appnum  # index of the command in MPI_Comm_spawn_multiple
         if keyval == C.KEYVAL_LASTUSEDCODE:
             return errors.last_used_code()
         found, value = _attrs.get_attr(proc(), impl, keyval, _attrs.KIND_COMM, "MPI_Comm_get_attr")
@@ -273,12 +273,9 @@ class CommMgmtMixin(HandleMixin):
 
     @classmethod
     def Get_parent(cls) -> Any:
-        """Return the parent intercommunicator for this process (none: no spawn)."""
-        try:
-            from smpy.mpi.intercomm import Intercomm  # type: ignore[attr-defined]
-            return Intercomm._wrap(None)
-        except (ImportError, AttributeError):
-            return _comm_mod().Comm._wrap(None)
+        """Return the parent intercommunicator for this process (COMM_NULL unless spawned)."""
+        from smpy.mpi.spawn import get_parent
+        return get_parent()
 
     def _new_comm(self, group: list[int]) -> Any:
         return CommImpl(self._impl.world, group, "")  # type: ignore[attr-defined]

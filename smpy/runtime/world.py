@@ -79,6 +79,7 @@ class Process:
         "world", "rank", "host", "actor", "_comm_self", "initialized", "finalized", "thread_level",
         "mpi_calls", "test_streak", "iprobe_streak", "bench", "depth", "comm_seq", "attrs",
         "errors_fatal", "error_registry", "o_send", "o_isend", "o_recv",
+        "comm_world", "parent", "appnum",
     )
 
     def __init__(self, world: World, rank: int, host: Host) -> None:
@@ -107,6 +108,11 @@ class Process:
         self.o_send = world.overhead(host, "smpi/os")
         self.o_isend = world.overhead(host, "smpi/ois")
         self.o_recv = world.overhead(host, "smpi/or")
+        #: this process's MPI_COMM_WORLD (spawned processes have their own, see smpy.runtime.spawn)
+        self.comm_world: CommImpl | None = None
+        #: child side of the intercommunicator with the spawning processes (MPI_Comm_get_parent)
+        self.parent: CommImpl | None = None
+        self.appnum = 0
 
     @property
     def name(self) -> str:
@@ -148,7 +154,11 @@ class World:
                                                                                   RECV_OVERHEAD)}
         self.processes = [Process(self, r, h) for r, h in enumerate(placement)]
         self._next_context = 0
-        self.comm_world = CommImpl(self, list(range(self.size)), "MPI_COMM_WORLD")
+        self.initial_world = CommImpl(self, list(range(self.size)), "MPI_COMM_WORLD")
+        for p in self.processes:
+            p.comm_world = self.initial_world
+        #: set by the launcher: ``hook(processes, programs)`` starts spawned processes
+        self.spawn_hook: Callable[[list[Process], list[Any]], None] | None = None
         self._route_cache: dict[tuple[int, int], tuple] = {}
         self.messages = 0
         self.bytes_sent = 0.0
@@ -166,17 +176,39 @@ class World:
         table = Piecewise.parse_affine(text) if text is not None else self._overheads[name]
         return None if all(a == 0 and b == 0 for _, a, b in table.sections) and table.default == 0 else table
 
+    @property
+    def comm_world(self) -> CommImpl:
+        """MPI_COMM_WORLD of the running process (spawned processes have their own); the
+        initial processes' one outside a rank."""
+        a = _actors._current
+        if a is not None:
+            p = a.data
+            if isinstance(p, Process) and p.world is self and p.comm_world is not None:
+                return p.comm_world
+        return self.initial_world
+
+    def add_processes(self, hosts: list[Host]) -> list[Process]:
+        """New processes (spawned) on ``hosts``, numbered after the existing ones."""
+        base = len(self.processes)
+        new = [Process(self, base + i, h) for i, h in enumerate(hosts)]
+        self.processes.extend(new)
+        return new
+
+    def make_actors(self, procs: list[Process], fn: Callable[[Process], Any]) -> list[Actor]:
+        """One (not yet started) actor per process, running ``fn(process)``."""
+        actors = []
+        for p in procs:
+            a = Actor(self.engine, f"rank {p.rank}", fn, (p,), host=p.host, data=p, pid=p.rank)
+            p.actor = a
+            actors.append(a)
+        return actors
+
     def next_context(self) -> int:
         self._next_context += 1
         return self._next_context
 
     def spawn(self, fn: Callable[[Process], Any]) -> list[Actor]:
-        actors = []
-        for p in self.processes:
-            a = Actor(self.engine, f"rank {p.rank}", fn, (p,), host=p.host, data=p, pid=p.rank)
-            p.actor = a
-            actors.append(a)
-        return actors
+        return self.make_actors(self.processes, fn)
 
     def route(self, src: Host, dst: Host) -> tuple:
         key = (src.index, dst.index)

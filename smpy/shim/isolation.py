@@ -8,7 +8,8 @@ dispatched through the current context):
   ``__main__`` resolve in the receiving rank;
 * ``sys.argv`` (a copy per rank);
 * user modules — modules loaded from files outside the standard library and
-  site-packages (the program's own modules): each rank imports its own copy;
+  site-packages (the program's own modules), and ``mpi4py.futures``: each rank imports
+  its own copy;
 * the global generators of ``random`` and ``numpy.random`` (legacy functions), seeded per
   rank from ``smpy/seed`` so that runs are reproducible;
 * ``sys.stdout``/``sys.stderr``: writes go to the real streams in simulated-time order
@@ -51,6 +52,9 @@ class _State(threading.local):
 
 state = _State()
 _private_names: set[str] = set()
+#: installed packages whose module state is per process in real runs and must be per rank:
+#: mpi4py.futures keeps its executor machinery in module globals (SharedPool, _tls, ...)
+_PER_RANK_PACKAGES = ("mpi4py.futures",)
 
 
 def _system_dirs() -> tuple[str, ...]:
@@ -80,7 +84,7 @@ class UserModuleFinder(importlib.abc.MetaPathFinder):
         if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
             return None
         origin = os.path.realpath(spec.origin)
-        if origin.startswith(self.system_dirs):
+        if origin.startswith(self.system_dirs) and not name.startswith(_PER_RANK_PACKAGES):
             return None
         _private_names.add(name)
         return spec
@@ -285,9 +289,11 @@ class Patches:
                     return orig[name]()
                 t = session.clock(ctx) + offset
                 return int(t * 1e9) if ns else t
-            clock.__name__ = name
+            clock.__name__ = clock.__qualname__ = name
+            clock.__module__ = "time"
             return clock
 
+        sleep.__module__, sleep.__qualname__ = "time", "sleep"  # pickles by name, as time.sleep
         self._patch(time, "sleep", sleep)
         self._patch(time, "time", make_clock("time", epoch, False))
         self._patch(time, "time_ns", make_clock("time_ns", epoch, True))
