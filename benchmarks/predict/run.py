@@ -17,7 +17,8 @@
 Results go to ``benchmarks/predict/results.txt`` (and stdout). The load average of the machine
 is recorded with each real run: the real times are wall-clock times, so other processes on
 the cores inflate them while the emulator measures CPU time (see docs/prediction.md); every
-run is therefore started with a raised priority (``--nice -15``, needs root; 0 turns it off).
+run can be started with a raised priority (``--nice -15``, needs root; it had no visible
+effect in the sandbox these results come from).
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     ap.add_argument("--work", default=str(HERE / "work"))
     ap.add_argument("-o", "--output", default=str(HERE / "results.txt"))
-    ap.add_argument("--nice", type=int, default=-15,
+    ap.add_argument("--nice", type=int, default=0,
                     help="niceness of every run (negative, as root: the measured runs take the cores "
                          "from other load; 0: leave it)")
     ns = ap.parse_args()
