@@ -59,23 +59,48 @@ def panel(k):
     return pbufs[k % 2][:(N - k0) * w].reshape(N - k0, w)
 
 
+def _swap(p, piv):
+    """Apply the row interchanges ``piv`` (row j <-> row piv[j], in order) to ``p``."""
+    for j, r in enumerate(piv):
+        if r != j:
+            p[[j, r]] = p[[r, j]]
+
+
+def _rlu(p):
+    """Recursive LU with partial pivoting of the tall block ``p`` in place (HPL's recursive
+    panel factorisation: the right half is updated with one matrix product); returns the
+    pivots, relative to ``p``'s rows."""
+    m, w = p.shape
+    if w <= 8:
+        piv = []
+        for j in range(w):
+            r = j + int(np.argmax(np.abs(p[j:, j])))
+            piv.append(r)
+            if r != j:
+                p[[j, r]] = p[[r, j]]
+            d = p[j, j]
+            if d != 0.0:
+                p[j + 1:, j] /= d
+            if j + 1 < w:
+                p[j + 1:, j + 1:] -= np.outer(p[j + 1:, j], p[j, j + 1:])
+        return piv
+    h = w // 2
+    piv = _rlu(p[:, :h])
+    _swap(p[:, h:], piv)
+    p[:h, h:] = np.linalg.solve(np.tril(p[:h, :h], -1) + np.eye(h), p[:h, h:])
+    p[h:, h:] -= p[h:, :h] @ p[:h, h:]
+    piv2 = _rlu(p[h:, h:])
+    _swap(p[h:, :h], piv2)
+    return piv + [h + r for r in piv2]
+
+
 def factor_panel(k):
-    """Factor the local panel k in place (unblocked LU with partial pivoting), copy it into
-    its buffer and return its pivots (global row indices)."""
+    """Factor the local panel k in place, copy it into its buffer and return its pivots
+    (global row indices)."""
     k0, w = k * NB, min(NB, N - k * NB)
     lc = first_local[k]
     p = A[k0:, lc:lc + w]
-    piv = np.empty(w, dtype=np.int64)
-    for j in range(w):
-        r = j + int(np.argmax(np.abs(p[j:, j])))
-        piv[j] = k0 + r
-        if r != j:
-            p[[j, r]] = p[[r, j]]
-        d = p[j, j]
-        if d != 0.0:
-            p[j + 1:, j] /= d
-        if j + 1 < w:
-            p[j + 1:, j + 1:] -= np.outer(p[j + 1:, j], p[j, j + 1:])
+    piv = np.asarray(_rlu(p), dtype=np.int64) + k0
     panel(k)[...] = p
     return piv
 
