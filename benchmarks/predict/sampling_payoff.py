@@ -1,0 +1,61 @@
+"""What sampling and folding buy on the LU example: emulation cost vs predicted time.
+
+    python benchmarks/predict/sampling_payoff.py [--n 3072] [--nb 64] [--np 2] [--reps 1]
+
+Runs examples/predict/lu.py under smpy plain, with ``--sample`` and with ``--sample --fold``;
+prints for each the predicted time (the program's ``# elapsed``), the emulation's wall time
+and its CPU time (user + system of the child; on a loaded machine the CPU time is the
+meaningful cost, the wall time mostly measures the other load), and the ratios to the plain run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LU = ROOT / "examples" / "predict" / "lu.py"
+
+
+def one(np_: int, args: list[str]) -> tuple[float, float, float]:
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "smpy", "-q", "-np", str(np_), str(LU), *args],
+                         capture_output=True, text=True, env=env, timeout=3600, check=True).stdout
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return float(re.search(r"^# elapsed ([0-9.eE+-]+) s", out, re.M).group(1)), wall, cpu
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=3072)
+    ap.add_argument("--nb", type=int, default=64)
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=1)
+    ns = ap.parse_args()
+    base = [str(ns.n), str(ns.nb), "--no-check"]
+    rows = []
+    for label, extra in (("plain", []), ("sample", ["--sample"]), ("sample+fold", ["--sample", "--fold"])):
+        runs = [one(ns.np, base + extra) for _ in range(ns.reps)]
+        rows.append((label, *(statistics.median(r[i] for r in runs) for i in range(3))))
+    p0, w0, c0 = rows[0][1:]
+    print(f"LU N={ns.n} NB={ns.nb} np={ns.np}, median of {ns.reps}")
+    print(f"{'run':<12}{'predicted s':>12}{'moved':>8}{'wall s':>9}{'wall x':>8}{'cpu s':>8}{'cpu x':>7}")
+    for label, p, w, c in rows:
+        print(f"{label:<12}{p:>12.4f}{(p - p0) / p0 * 100:>7.1f}%{w:>9.1f}{w0 / w:>8.1f}{c:>8.2f}{c0 / c:>7.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

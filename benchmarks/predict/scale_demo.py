@@ -1,0 +1,99 @@
+"""Scale demo: the LU example (examples/predict/lu.py) at N = 20000 on 144 ranks, in one process.
+
+    python benchmarks/predict/scale_demo.py [--n 20000] [--np 144] [--nb 128] [--hosts 12]
+
+The platform is a 12-host cluster of 12 cores each (144 cores, 10 Gbps / 50 us links); the
+program runs with ``--sample`` (the trailing updates are timed on a few column chunks and the
+rest injected, statistics shared by all ranks) and ``--fold`` (matrix and panel buffers are
+``smpy.shared_array``: every rank's arrays map the same 1 MiB block). Prints the predicted
+time, the emulation's wall and CPU time, and the peak RSS and USS of the emulating process
+(psutil; sampled every 0.2 s from this script). RSS counts a folded page once per mapping
+that touches it, so with thousands of folded mappings of one block RSS overstates the memory
+the process owns; USS (pages private to the process, each counted once) does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[2]
+LU = ROOT / "examples" / "predict" / "lu.py"
+
+
+def platform_yaml(hosts: int, cores: int) -> str:
+    return (f"name: demo{hosts}x{cores}\nconfig: {{network/model: SMPI}}\nclusters:\n"
+            f"  - {{name: c, prefix: node-, suffix: '', radical: 0-{hosts - 1}, cores: {cores}, speed: 1Gf,\n"
+            "     bandwidth: 10Gbps, latency: 50us, sharing: SPLITDUPLEX,\n"
+            "     backbone: {bandwidth: 100Gbps, latency: 0us, sharing: SHARED}}\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--np", type=int, default=144)
+    ap.add_argument("--nb", type=int, default=128)
+    ap.add_argument("--hosts", type=int, default=12)
+    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--plain", action="store_true", help="without --sample/--fold (for comparison)")
+    ns = ap.parse_args()
+    cores = (ns.np + ns.hosts - 1) // ns.hosts
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+        fh.write(platform_yaml(ns.hosts, cores))
+        pfile = fh.name
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    hints = [] if ns.plain else ["--sample", "--fold"]
+    cmd = [sys.executable, "-m", "smpy", "-np", str(ns.np), "--platform", pfile,
+           str(LU), str(ns.n), str(ns.nb), "--no-check", *hints]
+    print(f"[demo] {' '.join(cmd)}", flush=True)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    ps = psutil.Process(proc.pid)
+    peak_rss = peak_uss = 0
+    cpu = 0.0
+    import threading
+
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.extend(proc.stdout), daemon=True)
+    reader.start()
+    try:
+        while proc.poll() is None:
+            try:
+                mi = ps.memory_full_info()
+                peak_rss, peak_uss = max(peak_rss, mi.rss), max(peak_uss, mi.uss)
+                ct = ps.cpu_times()
+                cpu = ct.user + ct.system
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+            if time.perf_counter() - t0 > ns.timeout:
+                proc.kill()
+                print(f"[demo] timeout after {ns.timeout:.0f} s", flush=True)
+                break
+            time.sleep(0.2)
+    finally:
+        proc.wait()
+        reader.join(5)
+        os.unlink(pfile)
+    wall = time.perf_counter() - t0
+    text = "".join(out)
+    print(text, end="")
+    m = re.search(r"^# elapsed ([0-9.eE+-]+) s", text, re.M)
+    print(f"[demo] N={ns.n} NB={ns.nb} np={ns.np} on {ns.hosts}x{cores} cores, "
+          f"{'plain' if ns.plain else 'sampling + folding'}")
+    print(f"[demo] predicted time {float(m.group(1)) if m else float('nan'):.3f} s")
+    print(f"[demo] wall {wall:.1f} s, CPU {cpu:.1f} s (last sample), peak RSS {peak_rss / 2**20:.0f} MiB, "
+          f"peak USS {peak_uss / 2**20:.0f} MiB, exit {proc.returncode}")
+    return 0 if proc.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+"""HPL-like blocked LU factorisation with partial pivoting (numpy).
+
+The N x N matrix is distributed by column blocks of NB, cyclically over the ranks (a 1 x P
+process grid). For each panel k: its owner factors it (partial pivoting, column by column),
+the panel and its pivots travel along a ring (HPL's "1ring" broadcast: each rank forwards to
+the next); every rank swaps the pivot rows of its trailing columns, solves for its block
+row of U and updates its trailing columns. Overlap as in HPL: the owner of panel k+1 updates
+and factors that panel first (look-ahead of depth 1), and the others split their update in
+two halves with an ``Iprobe`` in between that receives and forwards the next panel early.
+
+Usage: lu.py N [NB] [--sample] [--fold] [--no-check]
+  --sample  under smpyrun, time only a few column chunks of each update (smpy.sample,
+            statistics shared by all ranks) and inject the rest: results become garbage
+  --fold    allocate the matrix and panel buffers with smpy.shared_array (memory folding)
+  --no-check skip the residual check (it gathers the factors on rank 0)
+"""
+import sys
+import time
+
+import numpy as np
+from _hints import sample, shared_array
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+N = int(args[0]) if args else 1000
+NB = int(args[1]) if len(args) > 1 else 64
+SAMPLE, FOLD = "--sample" in sys.argv, "--fold" in sys.argv
+CHECK = "--no-check" not in sys.argv and not (SAMPLE or FOLD)
+TAG_PANEL, TAG_PIV = 10, 11
+
+npanels = (N + NB - 1) // NB
+mycols = [j for k in range(rank, npanels, size) for j in range(k * NB, min(N, (k + 1) * NB))]
+ncols = len(mycols)
+# local column index of the first column of each panel >= k (columns are in panel order)
+first_local = np.searchsorted(np.asarray(mycols, dtype=np.int64), np.arange(npanels) * NB)
+
+
+def generate(a):
+    """Deterministic, well-conditioned test matrix: column j from a generator seeded by j."""
+    for lj, j in enumerate(mycols):
+        a[:, lj] = np.random.default_rng(j).random(N) - 0.5
+        a[j, lj] += 2.0
+
+
+A = shared_array((N, max(ncols, 1)), enabled=FOLD)
+# two panel buffers: panel k travels in pbufs[k % 2] (the next one can arrive early)
+pbufs = [shared_array(N * NB, enabled=FOLD), shared_array(N * NB, enabled=FOLD)]
+if not FOLD:
+    generate(A)
+piv_all = np.zeros(N, dtype=np.int64)
+prev_rank, next_rank = (rank - 1) % size, (rank + 1) % size
+
+
+def panel(k):
+    """Panel k's buffer, as a contiguous (N - k*NB) x w array."""
+    k0, w = k * NB, min(NB, N - k * NB)
+    return pbufs[k % 2][:(N - k0) * w].reshape(N - k0, w)
+
+
+def _swap(p, piv):
+    """Apply the row interchanges ``piv`` (row j <-> row piv[j], in order) to ``p``."""
+    for j, r in enumerate(piv):
+        if r != j:
+            p[[j, r]] = p[[r, j]]
+
+
+def _rlu(p):
+    """Recursive LU with partial pivoting of the tall block ``p`` in place (HPL's recursive
+    panel factorisation: the right half is updated with one matrix product); returns the
+    pivots, relative to ``p``'s rows."""
+    m, w = p.shape
+    if w <= 8:
+        piv = []
+        for j in range(w):
+            r = j + int(np.argmax(np.abs(p[j:, j])))
+            piv.append(r)
+            if r != j:
+                p[[j, r]] = p[[r, j]]
+            d = p[j, j]
+            if d != 0.0:
+                p[j + 1:, j] /= d
+            if j + 1 < w:
+                p[j + 1:, j + 1:] -= np.outer(p[j + 1:, j], p[j, j + 1:])
+        return piv
+    h = w // 2
+    piv = _rlu(p[:, :h])
+    _swap(p[:, h:], piv)
+    p[:h, h:] = np.linalg.solve(np.tril(p[:h, :h], -1) + np.eye(h), p[:h, h:])
+    p[h:, h:] -= p[h:, :h] @ p[:h, h:]
+    piv2 = _rlu(p[h:, h:])
+    _swap(p[h:, :h], piv2)
+    return piv + [h + r for r in piv2]
+
+
+def factor_panel(k):
+    """Factor the local panel k in place, copy it into its buffer and return its pivots
+    (global row indices)."""
+    k0, w = k * NB, min(NB, N - k * NB)
+    lc = first_local[k]
+    p = A[k0:, lc:lc + w]
+    piv = np.asarray(_rlu(p), dtype=np.int64) + k0
+    panel(k)[...] = p
+    return piv
+
+
+def send_panel(k, piv):
+    comm.Send(piv, dest=next_rank, tag=TAG_PIV)
+    comm.Send(panel(k), dest=next_rank, tag=TAG_PANEL)
+
+
+def recv_panel(k):
+    """Receive panel k from the previous rank of the ring and forward it unless the next
+    rank is its owner; return its pivots."""
+    piv = np.empty(min(NB, N - k * NB), dtype=np.int64)
+    comm.Recv(piv, source=prev_rank, tag=TAG_PIV)
+    comm.Recv(panel(k), source=prev_rank, tag=TAG_PANEL)
+    if next_rank != k % size:
+        send_panel(k, piv)
+    return piv
+
+
+def swap_rows(k, piv, lo, hi):
+    """Apply panel k's row interchanges to local columns [lo, hi)."""
+    if hi <= lo:
+        return
+    k0 = k * NB
+    perm = np.arange(N)
+    for j, r in enumerate(piv.tolist()):
+        perm[k0 + j], perm[r] = perm[r], perm[k0 + j]
+    touched = np.union1d(np.arange(k0, k0 + piv.size), piv)
+    A[touched, lo:hi] = A[perm[touched], lo:hi]
+
+
+def update(k, lo, hi, part):
+    """Trailing update of local columns [lo, hi) with panel k: U block row (triangular
+    solve), then the Schur complement, by chunks of NB columns (sampled with --sample)."""
+    if hi <= lo:
+        return
+    k0, w = k * NB, min(NB, N - k * NB)
+    p = panel(k)
+    L11 = np.tril(p[:w], -1) + np.eye(w)
+    L21 = p[w:]
+    for c in sample(range(lo, hi, NB), iters=2, threshold=0.05, scope="global",
+                    tag=f"{N - k0}x{w}x{part}", enabled=SAMPLE):
+        e = min(hi, c + NB)
+        u = np.linalg.solve(L11, A[k0:k0 + w, c:e])
+        A[k0:k0 + w, c:e] = u
+        A[k0 + w:, c:e] -= L21 @ u
+
+
+comm.Barrier()
+t0 = MPI.Wtime()
+c0 = time.thread_time()
+have = {}  # panel -> pivots, for panels already factored or received
+if npanels and rank == 0:
+    have[0] = factor_panel(0)
+    if size > 1:
+        send_panel(0, have[0])
+for k in range(npanels):
+    k0, w = k * NB, min(NB, N - k * NB)
+    piv = have.pop(k) if k in have else recv_panel(k)
+    piv_all[k0:k0 + w] = piv
+    lo = first_local[k + 1] if k + 1 < npanels else ncols
+    swap_rows(k, piv, 0, first_local[k])  # the owner swapped panel k's own columns already
+    swap_rows(k, piv, lo, ncols)
+    if k + 1 < npanels and (k + 1) % size == rank:  # look-ahead: next panel first
+        nhi = first_local[k + 2] if k + 2 < npanels else ncols
+        update(k, lo, nhi, 0)
+        have[k + 1] = factor_panel(k + 1)
+        if size > 1:
+            send_panel(k + 1, have[k + 1])
+        lo = nhi
+    mid = lo + (ncols - lo) // 2 // NB * NB
+    update(k, lo, mid, 1)
+    if k + 1 < npanels and (k + 1) not in have and comm.Iprobe(source=prev_rank, tag=TAG_PIV):
+        have[k + 1] = recv_panel(k + 1)  # overlap: take (and forward) the next panel early
+    update(k, mid, ncols, 2)
+comm.Barrier()
+t1 = MPI.Wtime()
+# CPU time of the busiest rank (MPICH polls while waiting: ~ the elapsed time on idle cores)
+cpu = comm.reduce(time.thread_time() - c0, op=MPI.MAX, root=0)
+
+if CHECK:
+    parts = comm.gather((mycols, A[:, :ncols]), root=0)
+    if rank == 0:
+        LU = np.empty((N, N))
+        for cols, block in parts:
+            LU[:, cols] = block
+        L = np.tril(LU, -1) + np.eye(N)
+        U = np.triu(LU)
+        A0 = np.empty((N, N))
+        for j in range(N):
+            A0[:, j] = np.random.default_rng(j).random(N) - 0.5
+            A0[j, j] += 2.0
+        perm = np.arange(N)
+        for i, r in enumerate(piv_all.tolist()):
+            perm[i], perm[r] = perm[r], perm[i]
+        res = np.linalg.norm(A0[perm] - L @ U) / (np.linalg.norm(A0) * N * np.finfo(float).eps)
+        logdet = np.log(np.abs(np.diag(U))).sum()
+        print(f"lu: N={N} NB={NB} ranks={size}")
+        print(f"scaled residual {'PASSED' if res < 16.0 else 'FAILED'}, log|det| {logdet:.8f}")
+elif rank == 0:
+    print(f"lu: N={N} NB={NB} ranks={size} (not checked)")
+if rank == 0:
+    print(f"# elapsed {t1 - t0:.6f} s")
+    print(f"# cpu {cpu:.6f} s")
