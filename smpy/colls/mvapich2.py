@@ -262,38 +262,14 @@ def mvapich2_rs(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     reduce-scatter + allgather; the folded ranks get the result at the end.
 
     Cost 2 log2 p α + 2 (p−1)/p nβ (Rabenseifner) or log2 p (α + nβ)."""
-    size, me = ctx.size, ctx.me
+    size = ctx.size
     count = len(data) // red.elem
     if not data or size == 1:
         return data
     pof2 = pof2_floor(size)
     if count >= pof2:
         return _allreduce.rab_rdb(ctx, data, red)
-    rem = size - pof2
-    buf = data
-    if me < 2 * rem:
-        if me % 2 == 0:
-            ctx.send(buf, me + 1)
-            newrank = -1
-        else:
-            buf = red(ctx.recv(me - 1), buf)
-            newrank = me // 2
-    else:
-        newrank = me - rem
-    if newrank != -1:
-        mask = 1
-        while mask < pof2:
-            newdst = newrank ^ mask
-            dst = newdst * 2 + 1 if newdst < rem else newdst + rem
-            got = ctx.sendrecv(buf, dst, dst)
-            buf = red(got, buf) if dst < me else red(buf, got)
-            mask <<= 1
-    if me < 2 * rem:
-        if me % 2:
-            ctx.send(buf, me - 1)
-        else:
-            buf = ctx.recv(me + 1)
-    return buf
+    return _allreduce.rdb(ctx, data, red)  # MPICH's recursive doubling (same schedule)
 
 
 # -- alltoall (SimGrid alltoall-rdb.cpp) --------------------------------------------------------
