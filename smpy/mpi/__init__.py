@@ -50,7 +50,7 @@ from smpy.mpi.request import REQUEST_NULL, Grequest, Prequest, Request
 from smpy.mpi.sentinels import BottomType, BufferAutomaticType, InPlaceType
 from smpy.mpi.session import *
 from smpy.mpi.spawn import Close_port, Lookup_name, Open_port, Publish_name, Unpublish_name
-from smpy.mpi.status import Status
+from smpy.mpi.status import F_ERROR, F_SOURCE, F_STATUS_SIZE, F_TAG, Status
 from smpy.mpi.topo import *
 from smpy.mpi.win import *
 from smpy.runtime.constants import (

@@ -6,6 +6,7 @@ from typing import Any
 
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.objmodel import HandleMixin
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
 from smpy.runtime import errors, p2p
@@ -14,8 +15,50 @@ from smpy.runtime.constants import ANY_SOURCE, ANY_TAG
 _NO_PROC = object()
 
 
-class Message:
+#: MPICH's handles: messages are requests (kind 0xb); MPI_MESSAGE_NULL, MPI_MESSAGE_NO_PROC
+_NULL_HANDLE = 0x2C000000
+_NO_PROC_HANDLE = 0x6C000000
+_DIRECT_BASE = 0xAC000000
+
+
+def _handles() -> tuple[dict[int, Any], dict[int, int]]:
+    """Per-run tables: handle -> matched send, id(send) -> handle."""
+    world = proc().world
+    tables = getattr(world, "_message_handles", None)
+    if tables is None:
+        tables = ({}, {})
+        world._message_handles = tables
+    return tables
+
+
+class Message(HandleMixin):
     __slots__ = ("_send",)
+
+    def _value(self) -> int:
+        send = self._send
+        if send is None:
+            return _NULL_HANDLE
+        if send is _NO_PROC:
+            return _NO_PROC_HANDLE
+        by_handle, by_id = _handles()
+        h = by_id.get(id(send))
+        if h is None:
+            h = by_id[id(send)] = _DIRECT_BASE | len(by_handle)
+            by_handle[h] = send
+        return h
+
+    @classmethod
+    def _from_value(cls, value: int) -> Message:
+        if value == _NULL_HANDLE:
+            return cls()
+        if value == _NO_PROC_HANDLE:
+            return cls(MESSAGE_NO_PROC)
+        send = _handles()[0].get(value)
+        if send is None:
+            errors.raise_error(errors.ERR_REQUEST, f"MPI_Message_f2c: invalid message handle {value:#x}")
+        m = cls.__new__(cls)
+        m._send = send
+        return m
 
     def __init__(self, message: Message | None = None) -> None:
         self._send: Any = None if message is None else message._send

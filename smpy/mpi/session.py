@@ -30,12 +30,14 @@ from __future__ import annotations
 import ctypes
 import threading
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import Any
 
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.errhandler import ErrhandlerMixin, set_errhandler
 from smpy.mpi.group import Group
 from smpy.mpi.info import INFO_NULL, Info
+from smpy.mpi.objmodel import HandleMixin, as_int, direct_handle, lookup_direct
 from smpy.runtime import errors
 from smpy.runtime import session as rsession
 from smpy.runtime.constants import KEYVAL_TAG_UB
@@ -77,7 +79,7 @@ def _default_errhandler() -> Any:
 class _SessionState:
     """One initialised session of one process."""
 
-    __slots__ = ("live", "errhandler", "info", "buffer")
+    __slots__ = ("live", "errhandler", "info", "buffer", "__weakref__")
 
     def __init__(self, errhandler: Any, info: dict[str, str]) -> None:
         self.live = True
@@ -86,10 +88,35 @@ class _SessionState:
         self.buffer: Any = None
 
 
-class Session:
+class Session(HandleMixin, ErrhandlerMixin):
     """Session context (MPI-4)."""
 
     __slots__ = ("_st",)
+    _errhandler_kind = "Session"
+
+    @classmethod
+    def _wrap(cls, st: _SessionState | None) -> Session:
+        s = cls.__new__(cls)
+        s._st = st
+        return s
+
+    def _errhandler_obj(self) -> _SessionState:
+        return self._live(f"MPI_Session_{'errhandler'}")
+
+    # handles (smpy.mpi.objmodel): MPICH's session objects are kind 0xe
+    def _value(self) -> int:
+        st = self._st
+        return _SESSION_NULL_HANDLE if st is None else direct_handle(_T_SESSION, st)
+
+    @classmethod
+    def _from_value(cls, value: int) -> Session:
+        if value == _SESSION_NULL_HANDLE:
+            return cls._wrap(None)
+        st = lookup_direct(value)
+        if not isinstance(st, _SessionState):
+            errors.raise_error(errors.ERR_SESSION, f"MPI_Session_f2c: Invalid MPI_Session handle "
+                               f"{as_int(value)}")
+        return cls._wrap(st)
 
     def __init__(self, session: Session | None = None) -> None:
         self._st: _SessionState | None = None if session is None else session._st
@@ -124,33 +151,6 @@ class Session:
     def __repr__(self) -> str:
         return f"<{_qualname(self)} object at {id(self):#x}>"
 
-    @property
-    def handle(self) -> int:
-        return _handleof(self)
-
-    @classmethod
-    def fromhandle(cls, handle: int) -> Session:
-        if handle == _SESSION_NULL_HANDLE:
-            return SESSION_NULL
-        for obj, _cell in _cells.values():
-            if isinstance(obj, Session) and _handleof(obj) == handle:
-                return cls(obj)
-        errors.raise_error(errors.ERR_SESSION, "invalid session handle")
-
-    def toint(self) -> int:
-        return self.handle
-
-    @classmethod
-    def fromint(cls, arg: int, /) -> Session:
-        return cls.fromhandle(arg)
-
-    def py2f(self) -> int:
-        return self.handle
-
-    @classmethod
-    def f2py(cls, arg: int) -> Session:
-        return cls.fromhandle(arg)
-
     def free(self) -> None:
         """Call ``Finalize`` if not null."""
         if self._st is not None and self is not SESSION_NULL:
@@ -167,6 +167,8 @@ class Session:
             level = info.Get("thread_level")
         hints = {"thread_level": level, "strict_finalize": "0", "mpi_memory_alloc_kinds": "mpi,system"}
         s._st = _SessionState(_default_errhandler() if errhandler is None else errhandler, hints)
+        if errhandler is not None:
+            set_errhandler(s._st, errhandler, "Session")
         return s
 
     @mpicall
@@ -234,38 +236,9 @@ class Session:
         self._live("MPI_Session_iflush_buffer")
         return Request()  # nothing is buffered on a session: already complete
 
-    # -- error handling ------------------------------------------------------------------
-    @classmethod
-    def Create_errhandler(cls, errhandler_fn: Callable[[Session, int], None]) -> Any:
-        eh = _errhandlers()
-        create = None if eh is None else getattr(eh, "_create", None)
-        if create is None:
-            raise NotImplementedError("MPI_Session_create_errhandler needs MPI.Errhandler")
-        return create(errhandler_fn, "session")
-
-    def Get_errhandler(self) -> Any:
-        return self._live("MPI_Session_get_errhandler").errhandler
-
-    def Set_errhandler(self, errhandler: Any) -> None:
-        self._live("MPI_Session_set_errhandler").errhandler = errhandler
-
-    def Call_errhandler(self, errorcode: int) -> None:
-        st = self._live("MPI_Session_call_errhandler")
-        eh = _errhandlers()
-        handler = st.errhandler
-        if eh is not None and handler == getattr(eh, "ERRORS_RETURN", object()):
-            return
-        fn = getattr(handler, "_fn", None)
-        if callable(fn):
-            fn(self, errorcode)
-            return
-        if eh is None or handler is None:
-            return
-        from smpy.runtime import lifecycle
-        lifecycle.abort(proc(), errorcode)
-
 
 SESSION_NULL = Session()
+_T_SESSION = 0xE
 _SESSION_NULL_HANDLE = 0x38000000  # MPICH's MPI_SESSION_NULL
 
 

@@ -17,6 +17,13 @@ from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, UNDEFINED
 _EMPTY = (0, 0, ANY_SOURCE, ANY_TAG, 0)
 
 
+#: the Fortran status layout (MPICH's MPI_Status: count low, count high + cancelled, source, tag, error)
+F_SOURCE = 2
+F_TAG = 3
+F_ERROR = 4
+F_STATUS_SIZE = 5
+
+
 class Status:
     """Status of a completed receive (``source``, ``tag``, ``error``, byte count, cancelled)."""
 
