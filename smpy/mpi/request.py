@@ -51,6 +51,10 @@ class Request:
 
     __slots__ = ("_impl", "_obj")
 
+    def __new__(cls, request: Request | None = None) -> Request:
+        # subclasses call super().__new__(cls, request), as with mpi4py's extension types
+        return object.__new__(cls)
+
     def __init__(self, request: Request | None = None) -> None:
         if request is not None and not isinstance(request, Request):
             raise TypeError(f"Argument 'request' has incorrect type (expected {_qual(Request)}, "
@@ -236,7 +240,8 @@ class Request:
     def Cancel(self) -> None:
         impl = self._impl
         if impl is None:
-            return
+            errors.raise_error(errors.ERR_REQUEST, "MPI_Cancel(request=MPI_REQUEST_NULL) failed\n"
+                               "Null MPI_Request")
         if isinstance(impl, GeneralizedRequest):
             cancel_fn, args, kwargs = impl.fns[2], impl.fns[3], impl.fns[4]
             if cancel_fn is not None:
