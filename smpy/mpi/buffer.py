@@ -317,7 +317,7 @@ def _not_writable_msg(obj: object) -> str:
 
 
 def _address_of(mem: memoryview) -> int:
-    if mem.nbytes == 0 and not mem.obj:
+    if mem.nbytes == 0 and (mem.obj is None or (isinstance(mem.obj, (bytes, bytearray)) and not mem.obj)):
         return 0
     arr = np.frombuffer(mem, np.uint8)
     return int(arr.__array_interface__["data"][0])

@@ -65,8 +65,8 @@ class Message(HandleMixin):
 
     @classmethod
     def _wrap(cls, send: Any) -> Message:
-        if send is None:
-            return MESSAGE_NO_PROC
+        if send is None:  # a new handle equal to MESSAGE_NO_PROC: it becomes null once received
+            send = _NO_PROC
         m = cls.__new__(cls)
         m._send = send
         return m
@@ -142,6 +142,9 @@ class Message(HandleMixin):
 
     def __repr__(self) -> str:
         return f"<mpi4py.MPI.Message object at {id(self):#x}>"
+
+    def free(self) -> None:
+        """Do nothing (a message is freed by receiving it), as mpi4py's."""
 
 
 MESSAGE_NULL = Message()

@@ -31,14 +31,12 @@ _THRESHOLD: int = int(os.environ.get("MPI4PY_PICKLE_THRESHOLD", 1024**2 // 4))
 
 def _as_buffer(view: memoryview) -> Any:
     """An ``MPI.buffer`` over ``view`` when the facade has that class, else the view."""
-    from smpy.mpi import buffer as _bufmod
-    cls = getattr(_bufmod, "buffer", None)
-    if isinstance(cls, type):
-        try:
-            return cls(view)
-        except TypeError:
-            pass
-    return view
+    from smpy.mpi.buffer import buffer as cls  # (``smpy.mpi.buffer`` the attribute is the class)
+
+    try:
+        return cls(view)
+    except (TypeError, ValueError):
+        return view
 
 
 class Pickle:
