@@ -54,7 +54,9 @@ state = _State()
 _private_names: set[str] = set()
 #: installed packages whose module state is per process in real runs and must be per rank:
 #: mpi4py.futures keeps its executor machinery in module globals (SharedPool, _tls, ...)
-_PER_RANK_PACKAGES = ("mpi4py.futures",)
+#: and mpi4py.util.pkl5 caches MPI datatypes in module globals, which one rank's Free would
+#: turn into DATATYPE_NULL for the others
+_PER_RANK_PACKAGES = ("mpi4py.futures", "mpi4py.util.pkl5")
 
 
 def _system_dirs() -> tuple[str, ...]:
