@@ -31,6 +31,30 @@ def redbcast(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     return ctx.sel.run("bcast", ctx.sub(1), 0, res, len(data), red.elem)
 
 
+def _fold_in(ctx: Ctx, buf: bytes, red: Reduction, rem: int) -> tuple[bytes, int]:
+    """Non-power-of-two prologue (MPICH): among the first 2·rem ranks, evens send their
+    vector to the next odd rank and sit out (new rank -1); the others get new ranks
+    0..pof2-1."""
+    me = ctx.me
+    if me < 2 * rem:
+        if me % 2 == 0:
+            ctx.send(buf, me + 1)
+            return buf, -1
+        return red(ctx.recv(me - 1), buf), me // 2
+    return buf, me - rem
+
+
+def _fold_out(ctx: Ctx, buf: bytes, rem: int) -> bytes:
+    """Epilogue of :func:`_fold_in`: the odd ranks hand the result back to their even peer."""
+    me = ctx.me
+    if me < 2 * rem:
+        if me % 2:
+            ctx.send(buf, me - 1)
+        else:
+            buf = ctx.recv(me + 1)
+    return buf
+
+
 @algorithm("allreduce", "rdb", source="MPICH recursive-doubling allreduce (SimGrid allreduce-rdb.cpp)")
 def rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     """Recursive doubling: pairwise exchange of the whole vector with rank ^ 2^k among the
@@ -41,15 +65,7 @@ def rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     pof2 = pof2_floor(size)
     rem = size - pof2
     buf = data
-    if me < 2 * rem:
-        if me % 2 == 0:
-            ctx.send(buf, me + 1)
-            newrank = -1
-        else:
-            buf = red(ctx.recv(me - 1), buf)
-            newrank = me // 2
-    else:
-        newrank = me - rem
+    buf, newrank = _fold_in(ctx, buf, red, rem)
     if newrank != -1:
         mask = 1
         while mask < pof2:
@@ -58,12 +74,7 @@ def rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
             got = ctx.sendrecv(buf, dst, dst)
             buf = red(got, buf) if dst < me else red(buf, got)
             mask <<= 1
-    if me < 2 * rem:
-        if me % 2:
-            ctx.send(buf, me - 1)
-        else:
-            buf = ctx.recv(me + 1)
-    return buf
+    return _fold_out(ctx, buf, rem)
 
 
 @algorithm("allreduce", "lr", source="SimGrid allreduce-lr.cpp (logical-ring reduce-scatter + allgather)",
@@ -109,21 +120,13 @@ def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     """Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather on
     the largest power of two (non-power-of-two ranks fold in first and get the result at
     the end). Cost 2 log2 p α + 2 (p−1)/p nβ."""
-    size, me = ctx.size, ctx.me
+    size = ctx.size
     elem = red.elem
     count = len(data) // elem
     pof2 = pof2_floor(size)
     rem = size - pof2
     buf = data
-    if me < 2 * rem:
-        if me % 2 == 0:
-            ctx.send(buf, me + 1)
-            newrank = -1
-        else:
-            buf = red(ctx.recv(me - 1), buf)
-            newrank = me // 2
-    else:
-        newrank = me - rem
+    buf, newrank = _fold_in(ctx, buf, red, rem)
     if newrank != -1:
         cnts = _rab_pieces(count, pof2)
         pieces = cut(buf, cnts, elem)
@@ -164,12 +167,7 @@ def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
                 send_idx = recv_idx
             mask >>= 1
         buf = b"".join(pieces)
-    if me < 2 * rem:
-        if me % 2:
-            ctx.send(buf, me - 1)
-        else:
-            buf = ctx.recv(me + 1)
-    return buf
+    return _fold_out(ctx, buf, rem)
 
 
 @algorithm("allreduce", "rab1", source="SimGrid allreduce-rab1.cpp (recursive-halving reduce-scatter + selected allgather)",
