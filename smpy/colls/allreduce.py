@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from smpy.colls.core import Reduction, block_split, cut, is_pof2, pof2_floor, segment_count
+from smpy.colls.core import (
+    BlockVector,
+    Reduction,
+    block_split,
+    cut,
+    is_pof2,
+    pof2_floor,
+    segment_count,
+)
 from smpy.colls.registry import algorithm
 from smpy.colls.smp import smp_of
 
@@ -129,7 +137,7 @@ def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     buf, newrank = _fold_in(ctx, buf, red, rem)
     if newrank != -1:
         cnts = _rab_pieces(count, pof2)
-        pieces = cut(buf, cnts, elem)
+        vec = BlockVector(buf, cnts, elem)
         mask = 1
         send_idx = recv_idx = 0
         last_idx = pof2
@@ -142,9 +150,7 @@ def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
             else:
                 recv_idx = send_idx + pof2 // (mask * 2)
                 s_lo, s_hi, r_lo, r_hi = send_idx, recv_idx, recv_idx, last_idx
-            got = ctx.sendrecv(tuple(pieces[s_lo:s_hi]), dst, dst)
-            for k, g in zip(range(r_lo, r_hi), got, strict=True):
-                pieces[k] = red(g, pieces[k])
+            vec.reduce(r_lo, r_hi, ctx.sendrecv(vec.run(s_lo, s_hi), dst, dst), red)
             send_idx = recv_idx
             mask <<= 1
             if mask < pof2:
@@ -161,12 +167,11 @@ def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
             else:
                 recv_idx = send_idx - pof2 // (mask * 2)
                 s_lo, s_hi, r_lo, r_hi = send_idx, last_idx, recv_idx, send_idx
-            got = ctx.sendrecv(tuple(pieces[s_lo:s_hi]), dst, dst)
-            pieces[r_lo:r_hi] = list(got)
+            vec.put(r_lo, r_hi, ctx.sendrecv(vec.run(s_lo, s_hi), dst, dst))
             if newrank > newdst:
                 send_idx = recv_idx
             mask >>= 1
-        buf = b"".join(pieces)
+        buf = vec.tobytes()
     return _fold_out(ctx, buf, rem)
 
 
@@ -186,7 +191,7 @@ def rab1(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
         newcnt = count
         buf = data
     share = newcnt // size
-    pieces = cut(buf, [share] * size, elem)
+    vec = BlockVector(buf, [share] * size, elem)
     send_idx = recv_idx = 0
     mask = size // 2
     while mask > 0:
@@ -196,12 +201,10 @@ def rab1(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
             send_idx = recv_idx + mask
         else:
             recv_idx = send_idx + mask
-        got = ctx.sendrecv(tuple(pieces[send_idx:send_idx + n]), dst, dst)
-        for k, g in zip(range(recv_idx, recv_idx + n), got, strict=True):
-            pieces[k] = red(g, pieces[k])
+        vec.reduce(recv_idx, recv_idx + n, ctx.sendrecv(vec.run(send_idx, send_idx + n), dst, dst), red)
         send_idx = recv_idx
         mask >>= 1
-    mine = pieces[recv_idx]
+    mine = vec.block(recv_idx)
     blocks = ctx.sel.run("allgather", ctx.sub(0), mine, [len(mine)] * size, elem)
     return b"".join(blocks)[:count * elem]
 

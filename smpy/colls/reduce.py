@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from smpy.colls import topo
-from smpy.colls.core import Reduction, cut, pof2_floor, segment_count
+from smpy.colls.core import BlockVector, Reduction, pof2_floor, segment_count
 from smpy.colls.registry import algorithm
 from smpy.colls.smp import smp_of
 
@@ -247,10 +247,11 @@ def _scatter_gather(ctx: Ctx, root: int, data: bytes, red: Reduction, count: int
     disps = [0] * pof2
     for i in range(1, pof2):
         disps[i] = disps[i - 1] + cnts[i - 1]
-    pieces = cut(buf, cnts, elem) if newrank != -1 else [b""] * pof2
+    pieces = [b""] * pof2
     send_idx = recv_idx = 0
     last_idx = pof2
     if newrank != -1:
+        vec = BlockVector(buf, cnts, elem)
         mask = 1
         while mask < pof2:
             newdst = newrank ^ mask
@@ -261,13 +262,12 @@ def _scatter_gather(ctx: Ctx, root: int, data: bytes, red: Reduction, count: int
             else:
                 recv_idx = send_idx + pof2 // (mask * 2)
                 s_lo, s_hi, r_lo, r_hi = send_idx, recv_idx, recv_idx, last_idx
-            got = ctx.sendrecv(tuple(pieces[s_lo:s_hi]), dst, dst)
-            for k, g in zip(range(r_lo, r_hi), got, strict=True):
-                pieces[k] = red(g, pieces[k]) if newrank > newdst else red(pieces[k], g)
+            vec.reduce(r_lo, r_hi, ctx.sendrecv(vec.run(s_lo, s_hi), dst, dst), red, got_first=newrank > newdst)
             send_idx = recv_idx
             mask <<= 1
             if mask < pof2:
                 last_idx = recv_idx + pof2 // mask
+        pieces = vec.blocks()
     # gather to the root
     if root < 2 * rem:
         if root % 2:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from smpy.colls.core import Reduction, cut, is_pof2, pof2_floor
+from smpy.colls.core import BlockVector, Reduction, cut, is_pof2, pof2_floor
 from smpy.colls.registry import algorithm
 
 if TYPE_CHECKING:
@@ -260,6 +260,7 @@ def mpich_noncomm(ctx: Ctx, data: bytes, counts: list[int], red: Reduction) -> b
     buf: list = [None] * size
     for i in range(size):
         buf[_mirror(i, log2)] = blocks[i]
+    vec = BlockVector(b"".join(buf), counts, red.elem)  # equal counts: the mirrored layout
     lo, n = 0, size
     for k in range(log2):
         peer = me ^ (1 << k)
@@ -268,11 +269,9 @@ def mpich_noncomm(ctx: Ctx, data: bytes, counts: list[int], red: Reduction) -> b
             keep, give = lo + n, lo
         else:
             keep, give = lo, lo + n
-        got = ctx.sendrecv(tuple(buf[give:give + n]), peer, peer)
-        for j, g in enumerate(got):
-            buf[keep + j] = red(g, buf[keep + j]) if me > peer else red(buf[keep + j], g)
+        vec.reduce(keep, keep + n, ctx.sendrecv(vec.run(give, give + n), peer, peer), red, got_first=me > peer)
         lo = keep
-    return buf[lo]
+    return vec.block(lo)
 
 
 @algorithm("reduce_scatter", "nbc_linear", source="SimGrid smpi_nbc_impl.cpp ireduce_scatter (SMPI's MPI_Ireduce_scatter)")

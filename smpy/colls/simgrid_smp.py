@@ -401,7 +401,7 @@ def smp_rsag_rab(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     doubles 2⌊n/2^(L+1)⌋); SimGrid's own data is only right when p/c divides the count, smpy
     carries the exact pieces in messages of those sizes.
     ≈ 2 log2 c (α + nβ) + 2 log2(p/c) α + 2 (p/c − 1)/(p/c) nβ."""
-    from smpy.colls.core import Blob, cut
+    from smpy.colls.core import Blob, BlockVector
     nc = _num_core(ctx)
     size, me = ctx.size, ctx.me
     elem = red.elem
@@ -413,7 +413,7 @@ def smp_rsag_rab(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
         seg = count // nodes
         cnts = [seg] * nodes
         cnts[-1] += count - seg * nodes
-        blocks = cut(buf, cnts, elem)
+        vec = BlockVector(buf, cnts, elem)
         lo, hi = 0, nodes
         curr = count // 2
         mask = 1
@@ -424,9 +424,8 @@ def smp_rsag_rab(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
                 keep, give = (lo + half, hi), (lo, lo + half)
             else:
                 keep, give = (lo, lo + half), (lo + half, hi)
-            got = ctx.sendrecv(Blob(tuple(blocks[give[0]:give[1]]), curr * elem), dst, dst).obj
-            for k, g in zip(range(keep[0], keep[1]), got, strict=True):
-                blocks[k] = red(g, blocks[k])
+            got = ctx.sendrecv(Blob(vec.run(*give), curr * elem), dst, dst).obj
+            vec.reduce(keep[0], keep[1], got, red)
             lo, hi = keep
             mask *= 2
             curr //= 2
@@ -435,14 +434,14 @@ def smp_rsag_rab(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
         while mask >= 1:
             dst = (inter_rank ^ mask) * nc
             width = hi - lo
-            got = ctx.sendrecv(Blob(tuple(blocks[lo:hi]), curr * elem), dst, dst).obj
+            got = ctx.sendrecv(Blob(vec.run(lo, hi), curr * elem), dst, dst).obj
             if inter_rank & mask:
-                blocks[lo - width:lo] = list(got)
+                vec.put(lo - width, lo, got)
                 lo -= width
             else:
-                blocks[hi:hi + width] = list(got)
+                vec.put(hi, hi + width, got)
                 hi += width
             curr *= 2
             mask >>= 1
-        buf = b"".join(blocks)
+        buf = vec.tobytes()
     return _smp_intra_bcast(ctx, buf, nc)
