@@ -90,6 +90,17 @@ class Variable:
         return f"Variable#{self.id}(w={self.penalty:g}, b={self.bound:g}, x={self.value:g})"
 
 
+def merge_uses(uses: list[tuple[Constraint, float]] | tuple) -> tuple[tuple[Constraint, float], ...]:
+    """``uses`` with each constraint once (coefficients summed, in first-use order) and
+    non-positive coefficients dropped: what :meth:`System.variable` builds, computed ahead."""
+    acc: dict[Constraint, float] = {}
+    for c, coeff in uses:
+        if coeff > 0.0:
+            prev = acc.get(c)
+            acc[c] = coeff if prev is None else prev + coeff
+    return tuple(acc.items())
+
+
 class System:
     """A max-min system; see the module docstring for the math."""
 
@@ -108,16 +119,24 @@ class System:
         return Constraint(self._next_id, capacity, data)
 
     def variable(self, penalty: float = 1.0, bound: float = math.inf,
-                 uses: list[tuple[Constraint, float]] | tuple = (), data: Any = None) -> Variable:
+                 uses: list[tuple[Constraint, float]] | tuple = (), data: Any = None,
+                 unique: bool = False) -> Variable:
         """A new variable using ``uses`` = [(constraint, coefficient), ...].
 
         A constraint named twice gets the sum of the coefficients (SimGrid's ``expand``);
-        coefficients ``<= 0`` are ignored.
+        coefficients ``<= 0`` are ignored. ``unique=True`` promises that ``uses`` names
+        each constraint once with a positive coefficient (see :func:`merge_uses`), which
+        skips that merging (the network model merges once per route).
         """
         self._next_id += 1
         v = Variable(self._next_id, penalty, bound, data)
         modified = self._modified
-        if len(uses) == 1:
+        if unique:
+            for c, coeff in uses:
+                c.vars[v] = coeff
+                modified[c.id] = c
+            v.elements = list(uses)
+        elif len(uses) == 1:
             c, coeff = uses[0]
             if coeff > 0.0:
                 c.vars[v] = coeff

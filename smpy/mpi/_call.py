@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from smpy.kernel import actors as _actors
 from smpy.runtime import errors
 from smpy.runtime.world import Process, current
 
@@ -25,22 +26,29 @@ error_hook: Callable[[tuple[Any, ...], errors.MPIException], bool] | None = None
 
 def mpicall(fn: F) -> F:
     name = "MPI_" + fn.__name__ if fn.__name__[:1].isupper() else fn.__qualname__
+    after_finalize_ok = fn.__name__ in _AFTER_FINALIZE
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        proc = current()
+        # the running rank, read straight from the kernel (``current()`` does the checks
+        # and raises outside a simulation); this wrapper runs on every MPI call
+        actor = _actors._current
+        proc = actor.data if actor is not None else None
+        if type(proc) is not Process:
+            proc = current()
         depth = proc.depth
+        world = proc.world
+        timing = world.timing
         if depth == 0:
-            if proc.finalized and fn.__name__ not in _AFTER_FINALIZE:
+            if proc.finalized and not after_finalize_ok:
                 errors.raise_error(errors.ERR_OTHER, f"{fn.__qualname__} called after MPI_Finalize")
-            timing = proc.world.timing
             if timing.regions is not None:
                 timing.regions.locate(proc, sys._getframe(1))
-            timing.flush(proc)
-        proc.depth = depth + 1
-        if depth == 0:
+            if timing.measure or proc.bench.sampling is not None:
+                timing.flush(proc)
             proc.mpi_calls += 1
-        tracer = proc.world.tracer
+        proc.depth = depth + 1
+        tracer = world.tracer
         if tracer is not None:
             tracer.enter(proc.rank, name, sys._getframe(1) if depth == 0 else None)
         try:
@@ -55,7 +63,7 @@ def mpicall(fn: F) -> F:
             proc.depth = depth
             if tracer is not None:
                 tracer.exit(proc.rank)
-            if depth == 0 and proc.world.timing.measure:
+            if depth == 0 and timing.measure:
                 proc.bench.start = _thread_time()
 
     return wrapper  # type: ignore[return-value]
@@ -65,5 +73,5 @@ _AFTER_FINALIZE = {"Is_initialized", "Is_finalized", "Get_version", "Get_library
                    "Get_processor_name", "Get_error_string", "Get_error_class", "Query_thread"}
 
 
-def proc() -> Process:
-    return current()
+#: the running rank (``smpy.runtime.world.current``)
+proc: Callable[[], Process] = current

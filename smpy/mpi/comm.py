@@ -9,6 +9,7 @@ from smpy.colls import buffers as bcoll
 from smpy.colls import objects as ocoll
 from smpy.colls.basic import allgather as _allgather_raw
 from smpy.colls.basic import barrier as _barrier
+from smpy.kernel import actors as _actors
 from smpy.mpi import errhandler as _errhandler
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
@@ -40,7 +41,7 @@ from smpy.runtime.constants import (
 )
 from smpy.runtime.group import GroupImpl
 from smpy.runtime.inter import compare as inter_compare
-from smpy.runtime.world import current
+from smpy.runtime.world import Process, current
 
 
 def _send_spec(buf: Any) -> Any:
@@ -222,7 +223,9 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
 
     @mpicall
     def Recv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> None:
-        Request._wrap(p2p.wait(proc(), self._irecv(buf, source, tag, "MPI_Recv"))).Wait(status)  # raises on truncation
+        req = p2p.wait(proc(), self._irecv(buf, source, tag, "MPI_Recv"))
+        if status is not None or req.error:  # fill the status, raise on truncation
+            Request._wrap(req)._complete(status)
 
     @mpicall
     def Irecv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
@@ -700,6 +703,15 @@ class _WorldComm(Intracomm):
     def _impl(self) -> CommImpl:
         if self is not COMM_WORLD:  # a copy (type(COMM_WORLD)(COMM_WORLD), fromhandle...)
             return Comm._impl.fget(self)  # type: ignore[attr-defined]
+        # the running rank's own world communicator (World.comm_world, read directly: this
+        # runs for every call on COMM_WORLD)
+        a = _actors._current
+        if a is not None:
+            p = a.data
+            if type(p) is Process:
+                c = p.comm_world
+                if c is not None:
+                    return c
         return current().world.comm_world
 
     def _raw(self) -> CommImpl | None:

@@ -299,10 +299,33 @@ def _simple(msg: Any, readonly: bool, blocks: int) -> BufSpec:
     return BufSpec(o_buf, mem, offset, count, dt)
 
 
+def _array_and_type(spec: Any, readonly: bool) -> BufSpec | None:
+    """Fast path for ``[array, datatype]``: a whole C-contiguous numpy array read as
+    elements of an explicit ``MPI.Datatype`` (what :func:`_simple` computes for that form,
+    without the general unpacking); ``None`` when the spec is anything else."""
+    buf, t = spec
+    if type(buf) is not np.ndarray or type(t) is not Datatype:
+        return None
+    m = memoryview(buf)
+    if not m.c_contiguous or not m.nbytes or (m.readonly and not readonly):
+        return None
+    dt = t._impl
+    extent = dt.extent
+    n = m.nbytes
+    if dt is DATATYPE_NULL or extent <= 0 or n % extent:
+        return None  # the general path raises mpi4py's errors
+    return BufSpec(buf, m.cast("B") if m.ndim != 1 or m.format != "B" else m, 0, n // extent, dt)
+
+
 def parse_send(spec: Any, blocks: int = 1) -> BufSpec:
     """A send-side (read-only) message. ``blocks`` > 1 (scatter/alltoall send buffers) makes
     an inferred count the per-block count, as mpi4py does."""
-    if type(spec) is np.ndarray:  # fast path: whole numpy array, datatype from its dtype
+    t = type(spec)
+    if (t is list or t is tuple) and blocks < 2 and len(spec) == 2:
+        fast = _array_and_type(spec, True)
+        if fast is not None:
+            return fast
+    if t is np.ndarray:  # fast path: whole numpy array, datatype from its dtype
         m = memoryview(spec)
         if m.c_contiguous and m.nbytes:  # (empty arrays: _simple, cast fails on 0 in shape)
             fmt = m.format
@@ -317,7 +340,12 @@ def parse_send(spec: Any, blocks: int = 1) -> BufSpec:
 
 def parse_recv(spec: Any, blocks: int = 1) -> BufSpec:
     """A receive-side (writable) message; ``BufferError`` for read-only buffers."""
-    if type(spec) is np.ndarray:
+    t = type(spec)
+    if (t is list or t is tuple) and blocks < 2 and len(spec) == 2:
+        fast = _array_and_type(spec, False)
+        if fast is not None:
+            return fast
+    if t is np.ndarray:
         m = memoryview(spec)
         if m.c_contiguous and not m.readonly and m.nbytes:
             fmt = m.format

@@ -41,6 +41,7 @@ from smpy.kernel.activity import RUNNING, RateActivity
 from smpy.kernel.engine import Engine, Event
 from smpy.kernel.signals import Signal
 from smpy.lmm import System
+from smpy.lmm.maxmin import merge_uses
 from smpy.network.links import Link, Sharing
 from smpy.support.piecewise import Piecewise
 
@@ -97,7 +98,7 @@ class Flow(RateActivity):
             return
         self.last_update = self.engine.now
         m = self.model
-        self.var = m.system.variable(self.penalty, self.bound, self._uses, data=self)
+        self.var = m.system.variable(self.penalty, self.bound, self._uses, data=self, unique=True)
         m.dirty = True
 
     def _on_work_done(self) -> None:
@@ -117,7 +118,7 @@ class Flow(RateActivity):
             self.var = None
             if system.dirty:  # a flow alone on its links leaves nothing to re-solve
                 self.model.dirty = True
-        if self.model.on_flow_end:
+        if self.model.on_flow_end._slots:
             self.model.on_flow_end.emit(self)
 
     def describe(self) -> str:
@@ -193,7 +194,7 @@ class NetworkModel:
                     uses.append((lnk.model_data, 0.05))
         if cfg.tcp_gamma > 0.0 and lat > 0.0:
             bound = min(bound, cfg.tcp_gamma / (2.0 * lat))
-        return _RouteInfo(lat, penalty if lat > 0.0 else 1.0, bound, tuple(uses))
+        return _RouteInfo(lat, penalty if lat > 0.0 else 1.0, bound, merge_uses(uses))
 
     def communicate(self, route: tuple[Link, ...], size: float, back_route: tuple[Link, ...] = ()) -> Flow:
         """Start a transfer of ``size`` bytes along ``route`` (``back_route`` carries the
@@ -221,7 +222,7 @@ class NetworkModel:
         f.penalty = info.penalty
         f.latency = info.lat * latf
         f._uses = info.uses
-        if self.on_flow_start:
+        if self.on_flow_start._slots:
             self.on_flow_start.emit(f)
         if f.latency > 0.0:
             f._lat_event = self.engine.schedule(f.latency, f._start_bandwidth_phase)

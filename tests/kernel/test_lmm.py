@@ -106,3 +106,25 @@ def test_many_flows_feasible_and_fair():
     s.solve()
     assert all(v.value == pytest.approx(2.0) for v in vs)
     assert math.fsum(v.value for v in vs) == pytest.approx(100.0)
+
+
+def test_merged_uses_give_the_same_shares_as_repeated_ones():
+    """``merge_uses`` + ``unique=True`` (the network model's fast path) solves the same system
+    as naming a constraint twice and letting ``variable`` merge the coefficients."""
+    from smpy.lmm.maxmin import merge_uses
+
+    results = []
+    for fast in (False, True):
+        s = System()
+        a, b = s.constraint(10.0), s.constraint(6.0)
+        raw = [(a, 1.0), (b, 0.5), (a, 1.0), (b, 0.0)]
+        uses = merge_uses(raw) if fast else raw
+        x = s.variable(1.0, math.inf, uses, unique=fast)
+        y = s.variable(2.0, math.inf, [(b, 1.0)])
+        s.solve()
+        results.append((x.value, y.value, [(c is a, k) for c, k in x.elements]))
+    assert merge_uses([(1, 1.0), (2, 0.0), (1, 0.5)]) == ((1, 1.5),)
+    assert results[0] == results[1]
+    # a alone would allow 5 (coefficient 2); b is shared with y (penalty 2)
+    assert results[1][0] == pytest.approx(5.0)
+    assert results[1][2] == [(True, 2.0), (False, 0.5)]
