@@ -19,6 +19,10 @@ those ranges; the rest stays private to the rank (page-aligned: a partially cove
 private). Folded data is garbage by design: values written by one rank are seen, and
 overwritten, by all. Outside smpyrun, :func:`smpy.shared_array` is ``numpy.zeros``.
 
+Messages skip copies of folded bytes: the folded ranges are registered in
+:mod:`smpy.support.folded`, and the runtime copies only the bytes that are private in both
+the send and the receive buffer (SMPI's copy callback); simulated time is unchanged.
+
 Memory: with ``global``, resident memory is about :math:`B + P` for :math:`B` the block and
 :math:`P` the private pages, whatever the array sizes and the number of ranks; virtual
 memory is the arrays' sizes (Linux ``mmap``; other systems fall back to ``local``).
@@ -34,6 +38,7 @@ import sys
 import tempfile
 from typing import Any
 
+from smpy.support import folded as _folded
 from smpy.support.config import declare, parse_int
 from smpy.support.units import parse_size
 
@@ -79,6 +84,7 @@ class _Mapping:
 
     def __del__(self) -> None:
         if _LIBC is not None and self.size:
+            _folded.unregister(self.addr, self.size)
             _LIBC.munmap(self.addr, self.size)
             self.size = 0
 
@@ -101,6 +107,9 @@ class Folder:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+        for arr in self._sites.values():
+            if arr.nbytes:
+                _folded.unregister(_folded.address(arr), arr.nbytes)
         self._sites.clear()
 
     def _block_fd(self) -> int:
@@ -126,6 +135,7 @@ class Folder:
             if arr is None:
                 arr = self._sites[key] = np.zeros(shape, dt)
                 self.folded_bytes += nbytes
+                _folded.register(_folded.address(arr), nbytes)
             return arr
         return self._global(nbytes, dt, shape, shared)
 
@@ -155,6 +165,7 @@ class Folder:
                                       "--cfg=smpi/shared-malloc:local")
                 off += n
             self.folded_bytes += stop - start
+            _folded.register(addr + start, stop - start)
         raw = (ctypes.c_char * nbytes).from_address(addr)
         raw._smpy_mapping = mapping  # unmapped when the last array viewing ``raw`` goes away
         return np.frombuffer(raw, dtype=dt).reshape(shape)
