@@ -9,8 +9,9 @@ and factors that panel first (look-ahead of depth 1), and the others split their
 two halves with an ``Iprobe`` in between that receives and forwards the next panel early.
 
 Usage: lu.py N [NB] [--sample] [--fold] [--no-check]
-  --sample  under smpyrun, time only a few column chunks of each update (smpy.sample,
-            statistics shared by all ranks) and inject the rest: results become garbage
+  --sample  under smpyrun, time only a few column chunks of each update and a few leaves
+            of the panel factorisations (smpy.sample, statistics shared by all ranks) and
+            inject the rest: results become garbage
   --fold    allocate the matrix and panel buffers with smpy.shared_array (memory folding;
             the first page of a panel buffer, which holds the pivots, stays private)
   --no-check skip the residual check (it gathers the factors on rank 0)
@@ -75,28 +76,51 @@ def _swap(p, piv):
             p[[j, r]] = p[[r, j]]
 
 
+def unit_lower_solve(L, b, full=False):
+    """Solve (strict lower part of L + I) x = b (``full``: L is that matrix already). With
+    --sample the factors are garbage and may make LAPACK see a singular matrix; then b is
+    returned unchanged (never in a real, unsampled run: the matrix has determinant 1)."""
+    try:
+        return np.linalg.solve(L if full else np.tril(L, -1) + np.eye(L.shape[0]), b)
+    except np.linalg.LinAlgError:
+        if not SAMPLE:
+            raise
+        return b
+
+
+def _leaf(p):
+    """Unblocked LU with partial pivoting of a narrow block, column by column."""
+    w = p.shape[1]
+    piv = []
+    for j in range(w):
+        r = j + int(np.argmax(np.abs(p[j:, j])))
+        piv.append(r)
+        if r != j:
+            p[[j, r]] = p[[r, j]]
+        d = p[j, j]
+        if d != 0.0:
+            p[j + 1:, j] /= d
+        if j + 1 < w:
+            p[j + 1:, j + 1:] -= np.outer(p[j + 1:, j], p[j, j + 1:])
+    return piv
+
+
 def _rlu(p):
     """Recursive LU with partial pivoting of the tall block ``p`` in place (HPL's recursive
     panel factorisation: the right half is updated with one matrix product); returns the
     pivots, relative to ``p``'s rows."""
     m, w = p.shape
     if w <= 8:
-        piv = []
-        for j in range(w):
-            r = j + int(np.argmax(np.abs(p[j:, j])))
-            piv.append(r)
-            if r != j:
-                p[[j, r]] = p[[r, j]]
-            d = p[j, j]
-            if d != 0.0:
-                p[j + 1:, j] /= d
-            if j + 1 < w:
-                p[j + 1:, j + 1:] -= np.outer(p[j + 1:, j], p[j, j + 1:])
+        piv = list(range(w))  # no interchange if the leaf is not run (--sample)
+        # --sample: leaves of about the same height (buckets of 4*NB rows) share statistics
+        for _ in sample(range(1), iters=3, threshold=0.05, scope="global",
+                        tag=f"leaf{m // (4 * NB)}x{w}", enabled=SAMPLE):
+            piv = _leaf(p)
         return piv
     h = w // 2
     piv = _rlu(p[:, :h])
     _swap(p[:, h:], piv)
-    p[:h, h:] = np.linalg.solve(np.tril(p[:h, :h], -1) + np.eye(h), p[:h, h:])
+    p[:h, h:] = unit_lower_solve(p[:h, :h], p[:h, h:])
     p[h:, h:] -= p[h:, :h] @ p[:h, h:]
     piv2 = _rlu(p[h:, h:])
     _swap(p[h:, :h], piv2)
@@ -159,7 +183,7 @@ def update(k, lo, hi, part):
     for c in sample(range(lo, hi, NB), iters=2, threshold=0.05, scope="global",
                     tag=f"{N - k0}x{w}x{part}", enabled=SAMPLE):
         e = min(hi, c + NB)
-        u = np.linalg.solve(L11, A[k0:k0 + w, c:e])
+        u = unit_lower_solve(L11, A[k0:k0 + w, c:e], full=True)
         A[k0:k0 + w, c:e] = u
         A[k0 + w:, c:e] -= L21 @ u
 

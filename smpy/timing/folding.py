@@ -27,11 +27,13 @@ Memory: with ``global``, resident memory is about :math:`B + P` for :math:`B` th
 :math:`P` the private pages, whatever the array sizes and the number of ranks; virtual
 memory is the arrays' sizes (Linux ``mmap``; other systems fall back to ``local``). RSS,
 though, counts a folded page once per mapping that touched it: :math:`m` mappings touching
-:math:`s` bytes each show :math:`m s` of RSS for :math:`B` of memory. Every 64 MPI calls the
-folder looks at the process's resident shared pages and, past ``smpy/shared-malloc-trim``
-bytes (64 MiB), drops the page-table entries of the folded ranges (``madvise(DONTNEED)``:
-the data stays in the block; the next touch is a minor fault), so RSS stays near what the
-process owns.
+:math:`s` bytes each show :math:`m s` of RSS for :math:`B` of memory. With
+``smpy/shared-malloc-trim:SIZE`` (off by default), every 64 MPI calls the folder looks at the
+process's resident shared pages and, past SIZE bytes, drops the page-table entries of the
+folded ranges (``madvise(DONTNEED)``: the data stays in the block), so RSS stays near what the
+process owns. The price: the next touch of each dropped page is a minor page fault (~1 us per
+4 KiB) inside the application's timed computation, so predicted times grow (LU N=3072 on 2
+ranks, 80 MB of folded mappings trimmed at 64 MiB: +30 to +45 %).
 """
 
 from __future__ import annotations
@@ -64,10 +66,11 @@ BLOCKSIZE = declare("smpi/shared-malloc-blocksize", 1048576,
                     "Size of the block that global folding maps over and over (bytes)",
                     parse=lambda v: int(parse_size(v)) if isinstance(v, str) else parse_int(v))
 
-TRIM = declare("smpy/shared-malloc-trim", 64 * 1048576,
+TRIM = declare("smpy/shared-malloc-trim", 0,
               "Global folding: when folded pages mapped by the process (counted once per mapping, "
               "as RSS counts them) exceed this many bytes, drop their page-table entries "
-              "(madvise DONTNEED; the data stays in the shared block); 0 = never",
+              "(madvise DONTNEED; the data stays in the shared block); 0 = never (the default: "
+              "the page faults that follow are timed as the application's computation)",
               parse=lambda v: int(parse_size(v)) if isinstance(v, str) else parse_int(v))
 
 _PAGE = mmap.PAGESIZE
