@@ -6,10 +6,15 @@ The platform is a 12-host cluster of 12 cores each (144 cores, 10 Gbps / 50 us l
 program runs with ``--sample`` (the trailing updates are timed on a few column chunks and the
 rest injected, statistics shared by all ranks) and ``--fold`` (matrix and panel buffers are
 ``smpy.shared_array``: every rank's arrays map the same 1 MiB block). Prints the predicted
-time, the emulation's wall and CPU time, and the peak RSS and USS of the emulating process
-(psutil; sampled every 0.2 s from this script). RSS counts a folded page once per mapping
-that touches it, so with thousands of folded mappings of one block RSS overstates the memory
-the process owns; USS (pages private to the process, each counted once) does not.
+time, the emulation's wall and CPU time (user + sys of the emulating process, from the
+kernel's accounting of the finished child), its peak RSS (the kernel's high-water mark,
+``ru_maxrss``) and the peaks of USS and PSS (psutil, sampled every 0.2 s from this script),
+and the load average before and after (the machine may be shared: wall time then measures
+the other load, CPU time does not). RSS counts a folded page once per mapping that touches
+it; with ``--trim`` (default 64MiB) smpy drops those page-table entries past that size so
+that RSS stays near what the process owns (the page faults that follow are timed as
+computation: compare the predicted time with ``--trim 0``); USS (pages private to the process) and PSS (shared pages split
+between the processes mapping them) count each page once.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -44,6 +50,9 @@ def main() -> int:
     ap.add_argument("--hosts", type=int, default=12)
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--plain", action="store_true", help="without --sample/--fold (for comparison)")
+    ap.add_argument("--trim", default="64MiB",
+                    help="smpy/shared-malloc-trim (0: keep folded page-table entries; RSS then counts "
+                         "each folded page once per mapping)")
     ns = ap.parse_args()
     cores = (ns.np + ns.hosts - 1) // ns.hosts
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
@@ -53,13 +62,14 @@ def main() -> int:
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     hints = [] if ns.plain else ["--sample", "--fold"]
     cmd = [sys.executable, "-m", "smpy", "-np", str(ns.np), "--platform", pfile,
+           f"--cfg=smpy/shared-malloc-trim:{ns.trim}",
            str(LU), str(ns.n), str(ns.nb), "--no-check", *hints]
     print(f"[demo] {' '.join(cmd)}", flush=True)
+    load0 = os.getloadavg()
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     ps = psutil.Process(proc.pid)
-    peak_rss = peak_uss = 0
-    cpu = 0.0
+    peak_uss = peak_pss = 0
     import threading
 
     out: list[str] = []
@@ -69,9 +79,7 @@ def main() -> int:
         while proc.poll() is None:
             try:
                 mi = ps.memory_full_info()
-                peak_rss, peak_uss = max(peak_rss, mi.rss), max(peak_uss, mi.uss)
-                ct = ps.cpu_times()
-                cpu = ct.user + ct.system
+                peak_uss, peak_pss = max(peak_uss, mi.uss), max(peak_pss, getattr(mi, "pss", 0))
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 pass
             if time.perf_counter() - t0 > ns.timeout:
@@ -84,14 +92,18 @@ def main() -> int:
         reader.join(5)
         os.unlink(pfile)
     wall = time.perf_counter() - t0
+    load1 = os.getloadavg()
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the emulating process (waited for)
+    cpu, peak_rss = ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024
     text = "".join(out)
     print(text, end="")
     m = re.search(r"^# elapsed ([0-9.eE+-]+) s", text, re.M)
     print(f"[demo] N={ns.n} NB={ns.nb} np={ns.np} on {ns.hosts}x{cores} cores, "
-          f"{'plain' if ns.plain else 'sampling + folding'}")
+          f"{'plain' if ns.plain else 'sampling + folding'}, smpy/shared-malloc-trim:{ns.trim}")
     print(f"[demo] predicted time {float(m.group(1)) if m else float('nan'):.3f} s")
-    print(f"[demo] wall {wall:.1f} s, CPU {cpu:.1f} s (last sample), peak RSS {peak_rss / 2**20:.0f} MiB, "
-          f"peak USS {peak_uss / 2**20:.0f} MiB, exit {proc.returncode}")
+    print(f"[demo] wall {wall:.1f} s, CPU {cpu:.1f} s (user + sys), peak RSS {peak_rss / 2**20:.0f} MiB, "
+          f"peak USS {peak_uss / 2**20:.0f} MiB, peak PSS {peak_pss / 2**20:.0f} MiB, exit {proc.returncode}")
+    print(f"[demo] load average {load0[0]:.1f} before, {load1[0]:.1f} after (2 cores: nproc {os.cpu_count()})")
     return 0 if proc.returncode == 0 else 1
 
 

@@ -18,8 +18,9 @@ def sample(iterable, iters=10, threshold=0.005, scope="local", tag="", enabled=T
     return _smpy.sample(iterable, iters=iters, threshold=threshold, scope=scope, tag=tag)
 
 
-def shared_array(shape, dtype=float, enabled=True):
+def shared_array(shape, dtype=float, enabled=True, shared=None):
+    """``shared``: the byte ranges to fold (the rest stays private); None folds everything."""
     if _smpy is None or not enabled:
         import numpy as np
         return np.zeros(shape, dtype)
-    return _smpy.shared_array(shape, dtype)
+    return _smpy.shared_array(shape, dtype, shared=shared)

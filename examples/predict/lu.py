@@ -2,16 +2,18 @@
 
 The N x N matrix is distributed by column blocks of NB, cyclically over the ranks (a 1 x P
 process grid). For each panel k: its owner factors it (partial pivoting, column by column),
-the panel and its pivots travel along a ring (HPL's "1ring" broadcast: each rank forwards to
-the next); every rank swaps the pivot rows of its trailing columns, solves for its block
+the panel and its pivots travel along a ring in one message (HPL's "1ring" broadcast: each
+rank forwards to the next; the pivots ride at the head of the panel buffer, as in HPL); every rank swaps the pivot rows of its trailing columns, solves for its block
 row of U and updates its trailing columns. Overlap as in HPL: the owner of panel k+1 updates
 and factors that panel first (look-ahead of depth 1), and the others split their update in
 two halves with an ``Iprobe`` in between that receives and forwards the next panel early.
 
 Usage: lu.py N [NB] [--sample] [--fold] [--no-check]
-  --sample  under smpyrun, time only a few column chunks of each update (smpy.sample,
-            statistics shared by all ranks) and inject the rest: results become garbage
-  --fold    allocate the matrix and panel buffers with smpy.shared_array (memory folding)
+  --sample  under smpyrun, time only a few column chunks of each update and a few leaves
+            of the panel factorisations (smpy.sample, statistics shared by all ranks) and
+            inject the rest: results become garbage
+  --fold    allocate the matrix and panel buffers with smpy.shared_array (memory folding;
+            the first page of a panel buffer, which holds the pivots, stays private)
   --no-check skip the residual check (it gathers the factors on rank 0)
 """
 import sys
@@ -28,7 +30,7 @@ N = int(args[0]) if args else 1000
 NB = int(args[1]) if len(args) > 1 else 64
 SAMPLE, FOLD = "--sample" in sys.argv, "--fold" in sys.argv
 CHECK = "--no-check" not in sys.argv and not (SAMPLE or FOLD)
-TAG_PANEL, TAG_PIV = 10, 11
+TAG_PANEL = 10
 
 npanels = (N + NB - 1) // NB
 mycols = [j for k in range(rank, npanels, size) for j in range(k * NB, min(N, (k + 1) * NB))]
@@ -45,18 +47,26 @@ def generate(a):
 
 
 A = shared_array((N, max(ncols, 1)), enabled=FOLD)
-# two panel buffers: panel k travels in pbufs[k % 2] (the next one can arrive early)
-pbufs = [shared_array(N * NB, enabled=FOLD), shared_array(N * NB, enabled=FOLD)]
+# two panel buffers: panel k travels in pbufs[k % 2] (the next one can arrive early): its w
+# pivots (as doubles, like HPL), then its (N - k*NB) x w block; folded but for the pivots
+PBUF = NB + N * NB
+pbufs = [shared_array(PBUF, enabled=FOLD, shared=[(NB * 8, PBUF * 8)]) for _ in range(2)]
 if not FOLD:
     generate(A)
 piv_all = np.zeros(N, dtype=np.int64)
 prev_rank, next_rank = (rank - 1) % size, (rank + 1) % size
 
 
-def panel(k):
-    """Panel k's buffer, as a contiguous (N - k*NB) x w array."""
+def message(k):
+    """Panel k's message: its pivots, then its block."""
     k0, w = k * NB, min(NB, N - k * NB)
-    return pbufs[k % 2][:(N - k0) * w].reshape(N - k0, w)
+    return pbufs[k % 2][:w + (N - k0) * w]
+
+
+def panel(k):
+    """Panel k's block, as a contiguous (N - k*NB) x w array."""
+    k0, w = k * NB, min(NB, N - k * NB)
+    return pbufs[k % 2][w:w + (N - k0) * w].reshape(N - k0, w)
 
 
 def _swap(p, piv):
@@ -66,28 +76,51 @@ def _swap(p, piv):
             p[[j, r]] = p[[r, j]]
 
 
+def unit_lower_solve(L, b, full=False):
+    """Solve (strict lower part of L + I) x = b (``full``: L is that matrix already). With
+    --sample the factors are garbage and may make LAPACK see a singular matrix; then b is
+    returned unchanged (never in a real, unsampled run: the matrix has determinant 1)."""
+    try:
+        return np.linalg.solve(L if full else np.tril(L, -1) + np.eye(L.shape[0]), b)
+    except np.linalg.LinAlgError:
+        if not SAMPLE:
+            raise
+        return b
+
+
+def _leaf(p):
+    """Unblocked LU with partial pivoting of a narrow block, column by column."""
+    w = p.shape[1]
+    piv = []
+    for j in range(w):
+        r = j + int(np.argmax(np.abs(p[j:, j])))
+        piv.append(r)
+        if r != j:
+            p[[j, r]] = p[[r, j]]
+        d = p[j, j]
+        if d != 0.0:
+            p[j + 1:, j] /= d
+        if j + 1 < w:
+            p[j + 1:, j + 1:] -= np.outer(p[j + 1:, j], p[j, j + 1:])
+    return piv
+
+
 def _rlu(p):
     """Recursive LU with partial pivoting of the tall block ``p`` in place (HPL's recursive
     panel factorisation: the right half is updated with one matrix product); returns the
     pivots, relative to ``p``'s rows."""
     m, w = p.shape
     if w <= 8:
-        piv = []
-        for j in range(w):
-            r = j + int(np.argmax(np.abs(p[j:, j])))
-            piv.append(r)
-            if r != j:
-                p[[j, r]] = p[[r, j]]
-            d = p[j, j]
-            if d != 0.0:
-                p[j + 1:, j] /= d
-            if j + 1 < w:
-                p[j + 1:, j + 1:] -= np.outer(p[j + 1:, j], p[j, j + 1:])
+        piv = list(range(w))  # no interchange if the leaf is not run (--sample)
+        # --sample: leaves of about the same height (buckets of 4*NB rows) share statistics
+        for _ in sample(range(1), iters=3, threshold=0.05, scope="global",
+                        tag=f"leaf{m // (4 * NB)}x{w}", enabled=SAMPLE):
+            piv = _leaf(p)
         return piv
     h = w // 2
     piv = _rlu(p[:, :h])
     _swap(p[:, h:], piv)
-    p[:h, h:] = np.linalg.solve(np.tril(p[:h, :h], -1) + np.eye(h), p[:h, h:])
+    p[:h, h:] = unit_lower_solve(p[:h, :h], p[:h, h:])
     p[h:, h:] -= p[h:, :h] @ p[:h, h:]
     piv2 = _rlu(p[h:, h:])
     _swap(p[h:, :h], piv2)
@@ -102,35 +135,40 @@ def factor_panel(k):
     p = A[k0:, lc:lc + w]
     piv = np.asarray(_rlu(p), dtype=np.int64) + k0
     panel(k)[...] = p
+    message(k)[:w] = piv
     return piv
 
 
-def send_panel(k, piv):
-    comm.Send(piv, dest=next_rank, tag=TAG_PIV)
-    comm.Send(panel(k), dest=next_rank, tag=TAG_PANEL)
+def send_panel(k):
+    comm.Send(message(k), dest=next_rank, tag=TAG_PANEL)
 
 
 def recv_panel(k):
     """Receive panel k from the previous rank of the ring and forward it unless the next
     rank is its owner; return its pivots."""
-    piv = np.empty(min(NB, N - k * NB), dtype=np.int64)
-    comm.Recv(piv, source=prev_rank, tag=TAG_PIV)
-    comm.Recv(panel(k), source=prev_rank, tag=TAG_PANEL)
+    msg = message(k)
+    comm.Recv(msg, source=prev_rank, tag=TAG_PANEL)
     if next_rank != k % size:
-        send_panel(k, piv)
-    return piv
+        send_panel(k)
+    return msg[:min(NB, N - k * NB)].astype(np.int64)
 
 
-def swap_rows(k, piv, lo, hi):
-    """Apply panel k's row interchanges to local columns [lo, hi)."""
-    if hi <= lo:
-        return
-    k0 = k * NB
-    perm = np.arange(N)
-    for j, r in enumerate(piv.tolist()):
-        perm[k0 + j], perm[r] = perm[r], perm[k0 + j]
-    touched = np.union1d(np.arange(k0, k0 + piv.size), piv)
-    A[touched, lo:hi] = A[perm[touched], lo:hi]
+def interchanges(k, piv):
+    """Panel k's row interchanges (row k0+j <-> row piv[j], in order) as one permutation of
+    the rows they touch: (rows, source rows)."""
+    k0, w = k * NB, piv.size
+    rows = np.union1d(np.arange(k0, k0 + w), piv)  # sorted: row k0 + j is rows[j]
+    src = rows.tolist()
+    for j, p in enumerate(np.searchsorted(rows, piv).tolist()):
+        src[j], src[p] = src[p], src[j]
+    return rows, np.asarray(src, dtype=np.int64)
+
+
+def swap_rows(perm, lo, hi):
+    """Apply a panel's row interchanges ``perm`` (see interchanges) to local columns [lo, hi)."""
+    if hi > lo:
+        rows, src = perm
+        A[rows, lo:hi] = A[src, lo:hi]
 
 
 def update(k, lo, hi, part):
@@ -145,7 +183,7 @@ def update(k, lo, hi, part):
     for c in sample(range(lo, hi, NB), iters=2, threshold=0.05, scope="global",
                     tag=f"{N - k0}x{w}x{part}", enabled=SAMPLE):
         e = min(hi, c + NB)
-        u = np.linalg.solve(L11, A[k0:k0 + w, c:e])
+        u = unit_lower_solve(L11, A[k0:k0 + w, c:e], full=True)
         A[k0:k0 + w, c:e] = u
         A[k0 + w:, c:e] -= L21 @ u
 
@@ -157,24 +195,28 @@ have = {}  # panel -> pivots, for panels already factored or received
 if npanels and rank == 0:
     have[0] = factor_panel(0)
     if size > 1:
-        send_panel(0, have[0])
+        send_panel(0)
 for k in range(npanels):
     k0, w = k * NB, min(NB, N - k * NB)
     piv = have.pop(k) if k in have else recv_panel(k)
     piv_all[k0:k0 + w] = piv
     lo = first_local[k + 1] if k + 1 < npanels else ncols
-    swap_rows(k, piv, 0, first_local[k])  # the owner swapped panel k's own columns already
-    swap_rows(k, piv, lo, ncols)
+    perm = interchanges(k, piv)
+    if first_local[k] == lo:  # not the owner: all local columns at once
+        swap_rows(perm, 0, ncols)
+    else:  # the owner swapped panel k's own columns already
+        swap_rows(perm, 0, first_local[k])
+        swap_rows(perm, lo, ncols)
     if k + 1 < npanels and (k + 1) % size == rank:  # look-ahead: next panel first
         nhi = first_local[k + 2] if k + 2 < npanels else ncols
         update(k, lo, nhi, 0)
         have[k + 1] = factor_panel(k + 1)
         if size > 1:
-            send_panel(k + 1, have[k + 1])
+            send_panel(k + 1)
         lo = nhi
     mid = lo + (ncols - lo) // 2 // NB * NB
     update(k, lo, mid, 1)
-    if k + 1 < npanels and (k + 1) not in have and comm.Iprobe(source=prev_rank, tag=TAG_PIV):
+    if k + 1 < npanels and (k + 1) not in have and comm.Iprobe(source=prev_rank, tag=TAG_PANEL):
         have[k + 1] = recv_panel(k + 1)  # overlap: take (and forward) the next panel early
     update(k, mid, ncols, 2)
 comm.Barrier()

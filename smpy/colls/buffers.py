@@ -7,7 +7,8 @@ Specs are the facade's parsed buffer specifications (duck-typed: ``mem``, ``offs
 Every function takes ``nb``: False runs the collective now; True starts it in a helper
 actor and returns a :class:`~smpy.colls.nonblocking.CollRequest` (MPI_Ibcast...), the
 receive buffer being written when the schedule completes. Send buffers are packed at
-call time, as MPI lets a library do.
+call time, as MPI lets a library do. Receive buffers with folded bytes (smpy.shared_array)
+get only their private bytes written (smpy.support.folded).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from smpy.colls.core import op_reduction
 from smpy.colls.nonblocking import start
 from smpy.colls.selectors import Query
 from smpy.runtime import errors
+from smpy.support import folded as _folded
 
 if TYPE_CHECKING:
     from smpy.colls.core import Ctx
@@ -30,13 +32,28 @@ def pack(spec: Any, count: int | None = None, offset: int | None = None) -> byte
                               spec.count if count is None else count)
 
 
+def pack_message(spec: Any) -> Any:
+    """A point-to-point message's payload: the packed bytes, or, when the send buffer has
+    folded bytes (smpy.shared_array), a :class:`~smpy.support.folded.FoldedPayload` that
+    carries only the private ones (the runtime delivers it without copying folded bytes)."""
+    if _folded.active:
+        folded = _folded.pack(spec.datatype, spec.mem, spec.offset, spec.count)
+        if folded is not None:
+            return folded
+    return spec.datatype.pack(spec.mem, spec.offset, spec.count)
+
+
 def unpack(spec: Any, data: bytes, offset: int | None = None, capacity: int | None = None, call: str = "") -> None:
     dt = spec.datatype
     cap = (spec.count if capacity is None else capacity) * dt.size
     if len(data) > cap:
         errors.raise_error(errors.ERR_TRUNCATE, f"{call}: message of {len(data)} bytes, buffer holds {cap}")
     if data:
-        dt.unpack(data, spec.mem, spec.offset if offset is None else offset, -(-len(data) // dt.size))  # a partial last element too
+        off, count = spec.offset if offset is None else offset, -(-len(data) // dt.size)  # a partial last element too
+        if _folded.active:  # folded bytes of the receive buffer are not written
+            _folded.unpack(dt, data, spec.mem, off, count)
+        else:
+            dt.unpack(data, spec.mem, off, count)
 
 
 def _block(spec: Any, i: int, per: int) -> int:
@@ -53,7 +70,10 @@ def _unpack_vec(vec: Any, i: int, data: bytes, call: str) -> None:
     if len(data) > cap:
         errors.raise_error(errors.ERR_TRUNCATE, f"{call}: block {i} has {len(data)} bytes, room for {cap}")
     if data:
-        dt.unpack(data, vec.mem, vec.displs[i] * dt.extent, -(-len(data) // dt.size))
+        if _folded.active:
+            _folded.unpack(dt, data, vec.mem, vec.displs[i] * dt.extent, -(-len(data) // dt.size))
+        else:
+            dt.unpack(data, vec.mem, vec.displs[i] * dt.extent, -(-len(data) // dt.size))
 
 
 # -- one-to-all, all-to-one -------------------------------------------------------------------

@@ -196,7 +196,7 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
-        req = p2p.isend(pr, impl, P2P, bcoll.pack(spec), spec.nbytes, dest, tag, call, sync, blocking=True)
+        req = p2p.isend(pr, impl, P2P, bcoll.pack_message(spec), spec.nbytes, dest, tag, call, sync, blocking=True)
         p2p.wait(pr, req)
 
     def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> Request:
@@ -204,7 +204,7 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
-        return Request._wrap(p2p.isend(proc(), impl, P2P, bcoll.pack(spec), spec.nbytes, dest, tag, call, sync))
+        return Request._wrap(p2p.isend(proc(), impl, P2P, bcoll.pack_message(spec), spec.nbytes, dest, tag, call, sync))
 
     @mpicall
     def Isend(self, buf: Any, dest: int, tag: int = 0) -> Request:
@@ -241,7 +241,7 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
         # leave a send behind, nor a bad send spec a receive)
         sspec = msgspec.parse_send(sendbuf) if dest != PROC_NULL else msgspec.null_spec()
         r = self._irecv(recvbuf, source, recvtag, call)
-        s = p2p.isend(proc(), impl, P2P, bcoll.pack(sspec), sspec.nbytes, dest, sendtag, call, False)
+        s = p2p.isend(proc(), impl, P2P, bcoll.pack_message(sspec), sspec.nbytes, dest, sendtag, call, False)
         Request._wrap(s).Wait()
         Request._wrap(r).Wait(status)
 

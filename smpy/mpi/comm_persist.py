@@ -362,7 +362,7 @@ class CommPersistMixin:
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
         self._bcheck(spec.nbytes, dest, call)
-        req = p2p.isend(proc(), impl, P2P, bcoll.pack(spec), spec.nbytes, dest, tag, call, blocking=blocking)
+        req = p2p.isend(proc(), impl, P2P, bcoll.pack_message(spec), spec.nbytes, dest, tag, call, blocking=blocking)
         return self._buffered(req, spec.nbytes, dest, call)
 
     @mpicall
@@ -426,7 +426,7 @@ class CommPersistMixin:
         def starter() -> p2p.Request:
             if buffered:
                 self._bcheck(spec.nbytes, dest, call)
-            req = p2p.isend(pr, impl, P2P, bcoll.pack(spec), spec.nbytes, dest, tag, call, sync)
+            req = p2p.isend(pr, impl, P2P, bcoll.pack_message(spec), spec.nbytes, dest, tag, call, sync)
             return self._buffered(req, spec.nbytes, dest, call) if buffered else req
 
         return Prequest._wrap(PersistentRequest(pr, p2p.SEND, impl, call, starter, dest, tag))  # type: ignore[return-value]
@@ -476,7 +476,7 @@ class CommPersistMixin:
         pr = proc()
 
         def sender() -> p2p.Request:
-            return p2p.isend(pr, impl, PARTITION_CHANNEL, bcoll.pack(spec), spec.nbytes, dest, partition_tag(tag), call)
+            return p2p.isend(pr, impl, PARTITION_CHANNEL, bcoll.pack_message(spec), spec.nbytes, dest, partition_tag(tag), call)
 
         req = PartitionedRequest(pr, p2p.SEND, impl, call, int(partitions), None, sender, dest, tag)
         return Prequest._wrap(req)  # type: ignore[return-value]

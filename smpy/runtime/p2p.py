@@ -17,7 +17,9 @@ A send of ``n`` payload bytes puts ``n + 16`` bytes (envelope) on the wire.
   advance simulated time instead of spinning forever.
 
 Payloads are opaque to this module: ``bytes`` for buffer messages (unpacked into the
-receive buffer on delivery, checking truncation) or any object for pickled messages.
+receive buffer on delivery, checking truncation), a ``FoldedPayload`` for messages sent from
+folded memory (smpy.support.folded: only bytes private in both buffers are copied), or any
+object for pickled messages.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from smpy.runtime.constants import (
     ROOT,
     TAG_UB,
 )
+from smpy.support import folded as _folded
+from smpy.support.folded import FoldedPayload
 
 if TYPE_CHECKING:
     from smpy.runtime.world import Process
@@ -217,7 +221,8 @@ def _deliver(send: SendRequest, recv: RecvRequest) -> None:
     recv.nbytes = n
     buf = recv.buf
     if buf is None:
-        recv.payload = send.payload
+        data = send.payload
+        recv.payload = data if type(data) is not FoldedPayload else bytes(data)
     else:
         cap = buf.nbytes
         data = send.payload
@@ -227,7 +232,12 @@ def _deliver(send: SendRequest, recv: RecvRequest) -> None:
             data = data[:cap]
             recv.payload = (n, cap)
         if data:
-            buf.datatype.unpack(data, buf.mem, buf.offset, -(-len(data) // buf.datatype.size) if buf.datatype.size else 0)  # a partial last element too
+            dt = buf.datatype
+            count = -(-len(data) // dt.size) if dt.size else 0  # a partial last element too
+            if _folded.active or type(data) is FoldedPayload:  # copy only the private bytes
+                _folded.unpack(dt, data, buf.mem, buf.offset, count)
+            else:
+                dt.unpack(data, buf.mem, buf.offset, count)
     send.payload = None
     if recv.ti is not None:
         _ti_matched(send, recv)

@@ -223,6 +223,8 @@ class Timing:
     def flush(self, proc: Process) -> None:
         """End the current burst: simulate it (blocking), restart the timer."""
         b = proc.bench
+        if self._folder is not None and self._folder.trim_limit:
+            self._folder.tick()  # keeps the RSS of folded mappings bounded
         if b.sampling is not None:  # SMPI aborts: "Cannot do recursive benchmarks"
             raise RuntimeError(f"MPI call inside the sampled loop {b.sampling}: smpy.sample loops "
                                "and smpy.sampled functions must not call MPI")
@@ -274,9 +276,10 @@ class Timing:
     def folder(self) -> Any:
         """The run's memory folder (smpy.shared_array), created on first use."""
         if self._folder is None:
-            from smpy.timing.folding import BLOCKSIZE, SHARED_MALLOC, Folder
+            from smpy.timing.folding import BLOCKSIZE, SHARED_MALLOC, TRIM, Folder
 
-            self._folder = Folder(self._config.get(SHARED_MALLOC), self._config.get(BLOCKSIZE))
+            self._folder = Folder(self._config.get(SHARED_MALLOC), self._config.get(BLOCKSIZE),
+                                  self._config.get(TRIM))
         return self._folder
 
     def end_of_rank(self, proc: Process) -> None:

@@ -1,0 +1,54 @@
+"""Global folding keeps RSS near what the process owns: the page-table entries of folded
+mappings are dropped past ``smpy/shared-malloc-trim`` (RSS counts a folded page once per
+mapping), and private ranges survive the trimming."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="global folding needs Linux mmap")
+
+PROG = """
+import numpy as np
+import psutil
+import smpy
+from mpi4py import MPI
+
+c = MPI.COMM_WORLD
+PAGE = 4096
+a = smpy.shared_array(32 * 2**20, np.uint8, shared=[(PAGE, 32 * 2**20)])  # page 0 private
+a[0:PAGE] = c.rank + 1
+a[PAGE::PAGE] = 5                 # touch every folded page: 32 MiB of mappings per rank
+for _ in range(80):               # MPI calls: the folder looks at RSS every 64 of them
+    c.Barrier()
+rss = psutil.Process().memory_info().rss   # no rank touches folded pages any more
+ok = bool((a[0:PAGE] == c.rank + 1).all())
+oks = c.gather(ok, root=0)
+if c.rank == 0:
+    print(rss // 2**20, all(oks))
+"""
+
+
+def _run(tmp_path: Path, trim: str) -> tuple[int, bool]:
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent(PROG))
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-m", "smpy", "-q", "-np", "8", f"--cfg=smpy/shared-malloc-trim:{trim}",
+                          str(prog)], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    rss, ok = out.stdout.split()
+    return int(rss), ok == "True"
+
+
+def test_trimming_bounds_rss_and_keeps_private_pages(tmp_path: Path) -> None:
+    rss_trim, ok_trim = _run(tmp_path, "16MiB")
+    rss_keep, ok_keep = _run(tmp_path, "0")
+    assert ok_trim and ok_keep
+    assert rss_keep >= rss_trim + 8 * 32 - 64  # 8 ranks x 32 MiB of mapped folded pages
+    assert rss_trim < rss_keep / 2
