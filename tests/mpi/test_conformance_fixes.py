@@ -1,0 +1,43 @@
+"""Fixes found with mpi4py's own test suite (conformance/): small programs run under smpy,
+asserting what real mpi4py 4.1.2 on MPICH does."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import smpy
+
+
+def run_prog(tmp_path: Path, source: str, np: int = 2) -> list[str]:
+    """Run ``source`` under smpy on ``np`` ranks; each rank's output (the run must succeed)."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent(source))
+    res = smpy.run(str(prog), np=np, capture=True)
+    assert res.status == "ok", (res.message, [res.rank_output(r) for r in range(np)])
+    return [res.rank_output(r) for r in range(np)]
+
+
+def test_zero_size_multidim_buffers_intercomm(tmp_path: Path) -> None:
+    """A (k, 0) longdouble array is an empty buffer (memoryview cannot cast it to bytes and
+    numpy's __dlpack__ refuses longdouble): inter-communicator Alltoallv/Allgather with it."""
+    out = run_prog(tmp_path, """
+        import numpy as np
+        from mpi4py import MPI
+        w = MPI.COMM_WORLD
+        color = w.rank % 2
+        local = w.Split(color, w.rank)
+        inter = local.Create_intercomm(0, w, 1 - color, 0)
+        rsize = inter.Get_remote_size()
+        res = []
+        for tc in "gdG":
+            s = np.full((rsize, color), 5, tc)
+            r = np.full((rsize, 1 - color), -1, tc)
+            inter.Alltoallv(s, r)
+            inter.Allgather(np.full(color, 7, tc), np.full((rsize, 1 - color), -1, tc))
+            res.append(r.real.astype(float).tolist())
+        b = MPI.buffer(np.zeros((3, 0), "g"))
+        print(w.rank, res, len(b), b.readonly)
+    """)
+    assert out[0] == "0 [[[5.0]], [[5.0]], [[5.0]]] 0 False\n"
+    assert out[1] == "1 [[[]], [[]], [[]]] 0 False\n"
