@@ -15,6 +15,11 @@ dispatched through the current context):
 * ``sys.stdout``/``sys.stderr``: writes go to the real streams in simulated-time order
   (the rank's pending computation is simulated before its text is written) and can be
   captured with the rank number;
+* the ``warnings`` filters (``warnings.filters``, what ``simplefilter``/``catch_warnings``
+  change), ``showwarning`` and ``defaultaction``: a rank's ``catch_warnings()`` does not leak
+  into another rank. When the filters swapped in differ from those in force, the warnings
+  registries are invalidated (``warnings._filters_mutated``), as an "ignore" or "once" seen by
+  one rank must not silence the warning for a rank with other filters;
 * ``atexit.register`` inside a rank registers a handler of that rank, run when its program
   ends (before the rank's MPI is finalized, as mpi4py's own atexit finalization comes last);
 * ``time.sleep`` is a simulated sleep; ``time.time``, ``perf_counter``, ``monotonic`` (and
@@ -39,6 +44,7 @@ import sysconfig
 import threading
 import time
 import types
+import warnings
 from typing import Any, TextIO
 
 
@@ -95,7 +101,8 @@ class UserModuleFinder(importlib.abc.MetaPathFinder):
 class RankContext:
     """Interpreter state of one rank (see module docstring)."""
 
-    __slots__ = ("rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line", "exit_funcs")
+    __slots__ = ("rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line",
+                 "exit_funcs", "warn_filters", "warn_show", "warn_impl", "warn_default")
 
     def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any) -> None:
         self.rank = rank
@@ -112,6 +119,11 @@ class RankContext:
         self.mid_line = False
         #: ``atexit.register``-ed while the rank ran: (func, args, kwargs), run at its exit
         self.exit_funcs: list[tuple[Any, tuple, dict]] = []
+        #: the rank's ``warnings`` state: a copy of the filters in force when it was created
+        self.warn_filters: list[Any] = list(warnings.filters)
+        self.warn_show: Any = warnings.showwarning
+        self.warn_impl: Any = warnings._showwarnmsg_impl  # type: ignore[attr-defined]
+        self.warn_default: str = warnings.defaultaction
 
     def run_exit_funcs(self) -> None:
         """Run the rank's atexit handlers, last registered first, as Python does at exit:
@@ -155,10 +167,25 @@ class RankContext:
                     modules.pop(name, None)
                 else:
                     modules[name] = m
+        w = warnings
+        mine = self.warn_filters
+        current = w.filters
+        if current is not mine:
+            w.filters = mine  # type: ignore[misc]
+            if current != mine:
+                w._filters_mutated()  # type: ignore[attr-defined]
+        w.showwarning = self.warn_show
+        w._showwarnmsg_impl = self.warn_impl  # type: ignore[attr-defined]
+        w.defaultaction = self.warn_default
         state.ctx = self
 
     def switch_out(self) -> None:
         state.ctx = None
+        w = warnings
+        self.warn_filters = w.filters
+        self.warn_show = w.showwarning
+        self.warn_impl = w._showwarnmsg_impl  # type: ignore[attr-defined]
+        self.warn_default = w.defaultaction
         # the rank may have replaced __main__ (runpy.run_module/run_path, as ``-m`` and
         # ``python -m mpi4py`` do): keep its own until it switches back in
         self.main = sys.modules.get("__main__", self.main)  # type: ignore[assignment]
@@ -322,6 +349,8 @@ class Patches:
         self._patch(atexit, "unregister", unregister)
         self._patch(sys, "stdout", RankStream(sys.stdout, "stdout", session))
         self._patch(sys, "stderr", RankStream(sys.stderr, "stderr", session))
+        for n in ("filters", "showwarning", "_showwarnmsg_impl", "defaultaction"):
+            self._saved.append((warnings, n, getattr(warnings, n)))
         self._saved.append((sys, "argv", list(sys.argv)))
         self._saved.append((sys, "path", list(sys.path)))
         self._finder = UserModuleFinder()
@@ -332,6 +361,7 @@ class Patches:
             sys.meta_path.remove(self._finder)
         for obj, name, value in reversed(self._saved):
             setattr(obj, name, value)
+        warnings._filters_mutated()  # type: ignore[attr-defined]
         self._saved.clear()
         for name in list(_private_names):
             sys.modules.pop(name, None)

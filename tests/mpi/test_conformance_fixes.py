@@ -41,3 +41,35 @@ def test_zero_size_multidim_buffers_intercomm(tmp_path: Path) -> None:
     """)
     assert out[0] == "0 [[[5.0]], [[5.0]], [[5.0]]] 0 False\n"
     assert out[1] == "1 [[[]], [[]], [[]]] 0 False\n"
+
+
+def test_warnings_filters_per_rank(tmp_path: Path) -> None:
+    """Each rank has its own warnings filters: one rank's catch_warnings()/simplefilter is not
+    in force while another rank runs, and an 'ignore' seen by one rank does not silence the
+    warning (through the shared per-module registry) for a rank that turns it into an error."""
+    out = run_prog(tmp_path, """
+        import warnings
+        from mpi4py import MPI
+        w = MPI.COMM_WORLD
+        def warn():
+            warnings.warn("boom", UserWarning)
+        res = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore" if w.rank == 0 else "error")
+            for _ in range(3):
+                w.Barrier()  # the other rank runs with its own filters in between
+                try:
+                    warn()
+                    res.append("ignored")
+                except UserWarning:
+                    res.append("raised")
+        with warnings.catch_warnings(record=True) as log:
+            warnings.simplefilter("always")
+            w.Barrier()
+            if w.rank == 1:
+                warn()
+            w.Barrier()
+        print(w.rank, res, len(log))
+    """)
+    assert out[0] == "0 ['ignored', 'ignored', 'ignored'] 0\n"
+    assert out[1] == "1 ['raised', 'raised', 'raised'] 1\n"
