@@ -73,3 +73,48 @@ def test_warnings_filters_per_rank(tmp_path: Path) -> None:
     """)
     assert out[0] == "0 ['ignored', 'ignored', 'ignored'] 0\n"
     assert out[1] == "1 ['raised', 'raised', 'raised'] 1\n"
+
+
+def test_user_op_buffers_slots_and_pickling(tmp_path: Path) -> None:
+    """As mpi4py: a user op's function gets MPI.buffer objects (slice assignment takes any
+    buffer of the same byte length); 32 live user ops per process; ops from fromint() can be
+    neither pickled nor called; a copy of a predefined op pickles to an equal new object."""
+    out = run_prog(tmp_path, """
+        import array, pickle
+        from mpi4py import MPI
+        w = MPI.COMM_WORLD
+        seen = []
+        def mysum(a, b, dt):
+            seen.append(type(a).__name__)
+            x, y = array.array("i", bytes(a)), array.array("i", bytes(b))
+            b[:] = array.array("i", [i + j for i, j in zip(x, y)])
+        op = MPI.Op.Create(mysum, True)
+        r = array.array("i", [0, 0])
+        w.Allreduce([array.array("i", [w.rank + 1, 10]), MPI.INT], [r, MPI.INT], op)
+        ops = [MPI.Op.Create(mysum) for _ in range(31)]
+        try:
+            MPI.Op.Create(mysum)
+        except RuntimeError as e:
+            full = str(e)
+        clone = MPI.Op.fromint(op.toint())
+        errs = []
+        for f in (lambda: pickle.dumps(clone), lambda: clone(1, 2)):
+            try:
+                f()
+            except ValueError as e:
+                errs.append(str(e))
+        for o in ops:
+            o.Free()
+        again = MPI.Op.Create(mysum)
+        again.Free()
+        op.Free()
+        cp = pickle.loads(pickle.dumps(MPI.Op(MPI.MAX)))
+        same = pickle.loads(pickle.dumps(MPI.MAX))
+        print(w.rank, r.tolist(), sorted(set(seen)), full, errs, cp == MPI.MAX,
+              cp is MPI.MAX, same is MPI.MAX)
+    """)
+    for rank in (0, 1):
+        assert out[rank] == (
+            f"{rank} [3, 20] ['buffer'] cannot create too many user-defined reduction "
+            "operations ['cannot pickle user-defined reduction operation', 'cannot call "
+            "user-defined operation'] True False True\n")
