@@ -58,6 +58,10 @@ class _State(threading.local):
 
 state = _State()
 _private_names: set[str] = set()
+#: (name, parent, attribute) of the per-rank modules whose parent package is shared (e.g.
+#: ``mpi4py.util.pkl5``): ``from mpi4py.util import pkl5`` reads the parent's attribute, so
+#: it is rebound to the running rank's copy (or removed if the rank has none) on each switch
+_rebind: list[tuple[str, str, str]] = []
 #: installed packages whose module state is per process in real runs and must be per rank:
 #: mpi4py.futures keeps its executor machinery in module globals (SharedPool, _tls, ...)
 #: and mpi4py.util.pkl5 caches MPI datatypes in module globals, which one rank's Free would
@@ -94,8 +98,24 @@ class UserModuleFinder(importlib.abc.MetaPathFinder):
         origin = os.path.realpath(spec.origin)
         if origin.startswith(self.system_dirs) and not name.startswith(_PER_RANK_PACKAGES):
             return None
-        _private_names.add(name)
+        if name not in _private_names:
+            _private_names.add(name)
+            parent, _, attr = name.rpartition(".")
+            if parent and parent not in _private_names:
+                _rebind.append((name, parent, attr))
         return spec
+
+
+def _bind(parent: types.ModuleType | None, attr: str, module: types.ModuleType | None) -> None:
+    """Make ``parent.attr`` the given submodule (or unset it when ``module`` is None)."""
+    if parent is None:
+        return
+    d = parent.__dict__
+    if module is None:
+        if isinstance(d.get(attr), types.ModuleType):
+            del d[attr]
+    else:
+        d[attr] = module
 
 
 class RankContext:
@@ -167,6 +187,8 @@ class RankContext:
                     modules.pop(name, None)
                 else:
                     modules[name] = m
+            for name, parent, attr in _rebind:
+                _bind(modules.get(parent), attr, mine.get(name))
         w = warnings
         mine = self.warn_filters
         current = w.filters
@@ -363,6 +385,9 @@ class Patches:
             setattr(obj, name, value)
         warnings._filters_mutated()  # type: ignore[attr-defined]
         self._saved.clear()
+        for _name, parent, attr in _rebind:
+            _bind(sys.modules.get(parent), attr, None)
+        _rebind.clear()
         for name in list(_private_names):
             sys.modules.pop(name, None)
         _private_names.clear()

@@ -118,3 +118,24 @@ def test_user_op_buffers_slots_and_pickling(tmp_path: Path) -> None:
             f"{rank} [3, 20] ['buffer'] cannot create too many user-defined reduction "
             "operations ['cannot pickle user-defined reduction operation', 'cannot call "
             "user-defined operation'] True False True\n")
+
+
+def test_per_rank_submodule_through_shared_parent(tmp_path: Path) -> None:
+    """``from mpi4py.util import pkl5`` (an attribute of the shared ``mpi4py.util`` package)
+    gives each rank its own copy of the per-rank module, as ``import mpi4py.util.pkl5``."""
+    out = run_prog(tmp_path, """
+        import sys
+        from mpi4py import MPI
+        w = MPI.COMM_WORLD
+        for _ in range(w.rank):
+            w.Barrier()  # the ranks import one after the other
+        from mpi4py.util import pkl5
+        pkl5._bigmpi.mark = w.rank
+        for _ in range(w.size - w.rank):
+            w.Barrier()
+        from mpi4py.util import pkl5 as again
+        import mpi4py.util
+        print(w.rank, pkl5._bigmpi.mark, again is pkl5, mpi4py.util.pkl5 is pkl5,
+              sys.modules["mpi4py.util.pkl5"] is pkl5)
+    """, np=3)
+    assert out == [f"{r} {r} True True True\n" for r in range(3)]
