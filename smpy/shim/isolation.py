@@ -14,7 +14,9 @@ dispatched through the current context):
   rank from ``smpy/seed`` so that runs are reproducible;
 * ``sys.stdout``/``sys.stderr``: writes go to the real streams in simulated-time order
   (the rank's pending computation is simulated before its text is written) and can be
-  captured with the rank number;
+  captured with the rank number; a rank that rebinds ``sys.stdout``/``sys.stderr`` (to a
+  ``StringIO``, to ``sys.__stderr__``, ...) does so for itself only, and ``sys.__stdout__``/
+  ``sys.__stderr__`` are these rank streams during the run;
 * the ``warnings`` filters (``warnings.filters``, what ``simplefilter``/``catch_warnings``
   change), ``showwarning`` and ``defaultaction``: a rank's ``catch_warnings()`` does not leak
   into another rank. When the filters swapped in differ from those in force, the warnings
@@ -62,6 +64,8 @@ _private_names: set[str] = set()
 #: ``mpi4py.util.pkl5``): ``from mpi4py.util import pkl5`` reads the parent's attribute, so
 #: it is rebound to the running rank's copy (or removed if the rank has none) on each switch
 _rebind: list[tuple[str, str, str]] = []
+#: the run's ``[stdout, stderr]`` rank streams (empty outside a run)
+_streams: list[Any] = []
 #: installed packages whose module state is per process in real runs and must be per rank:
 #: mpi4py.futures keeps its executor machinery in module globals (SharedPool, _tls, ...)
 #: and mpi4py.util.pkl5 caches MPI datatypes in module globals, which one rank's Free would
@@ -122,7 +126,8 @@ class RankContext:
     """Interpreter state of one rank (see module docstring)."""
 
     __slots__ = ("rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line",
-                 "exit_funcs", "warn_filters", "warn_show", "warn_impl", "warn_default")
+                 "exit_funcs", "warn_filters", "warn_show", "warn_impl", "warn_default",
+                 "stdout", "stderr")
 
     def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any) -> None:
         self.rank = rank
@@ -144,6 +149,10 @@ class RankContext:
         self.warn_show: Any = warnings.showwarning
         self.warn_impl: Any = warnings._showwarnmsg_impl  # type: ignore[attr-defined]
         self.warn_default: str = warnings.defaultaction
+        #: the rank's ``sys.stdout``/``sys.stderr`` when it rebound them (None: the run's
+        #: rank streams)
+        self.stdout: Any = None
+        self.stderr: Any = None
 
     def run_exit_funcs(self) -> None:
         """Run the rank's atexit handlers, last registered first, as Python does at exit:
@@ -199,6 +208,10 @@ class RankContext:
         w.showwarning = self.warn_show
         w._showwarnmsg_impl = self.warn_impl  # type: ignore[attr-defined]
         w.defaultaction = self.warn_default
+        streams = _streams
+        if streams:
+            sys.stdout = self.stdout or streams[0]
+            sys.stderr = self.stderr or streams[1]
         state.ctx = self
 
     def switch_out(self) -> None:
@@ -208,6 +221,12 @@ class RankContext:
         self.warn_show = w.showwarning
         self.warn_impl = w._showwarnmsg_impl  # type: ignore[attr-defined]
         self.warn_default = w.defaultaction
+        streams = _streams
+        if streams:
+            out, err = sys.stdout, sys.stderr
+            self.stdout = None if out is streams[0] else out
+            self.stderr = None if err is streams[1] else err
+            sys.stdout, sys.stderr = streams
         # the rank may have replaced __main__ (runpy.run_module/run_path, as ``-m`` and
         # ``python -m mpi4py`` do): keep its own until it switches back in
         self.main = sys.modules.get("__main__", self.main)  # type: ignore[assignment]
@@ -369,8 +388,13 @@ class Patches:
 
         self._patch(atexit, "register", register)
         self._patch(atexit, "unregister", unregister)
-        self._patch(sys, "stdout", RankStream(sys.stdout, "stdout", session))
-        self._patch(sys, "stderr", RankStream(sys.stderr, "stderr", session))
+        out = RankStream(sys.stdout, "stdout", session)
+        err = RankStream(sys.stderr, "stderr", session)
+        self._patch(sys, "stdout", out)
+        self._patch(sys, "stderr", err)
+        self._patch(sys, "__stdout__", out)
+        self._patch(sys, "__stderr__", err)
+        _streams[:] = [out, err]
         for n in ("filters", "showwarning", "_showwarnmsg_impl", "defaultaction"):
             self._saved.append((warnings, n, getattr(warnings, n)))
         self._saved.append((sys, "argv", list(sys.argv)))
@@ -385,6 +409,7 @@ class Patches:
             setattr(obj, name, value)
         warnings._filters_mutated()  # type: ignore[attr-defined]
         self._saved.clear()
+        _streams.clear()
         for _name, parent, attr in _rebind:
             _bind(sys.modules.get(parent), attr, None)
         _rebind.clear()

@@ -139,3 +139,32 @@ def test_per_rank_submodule_through_shared_parent(tmp_path: Path) -> None:
               sys.modules["mpi4py.util.pkl5"] is pkl5)
     """, np=3)
     assert out == [f"{r} {r} True True True\n" for r in range(3)]
+
+
+def test_stdout_stderr_rebinding_per_rank(tmp_path: Path) -> None:
+    """A rank that rebinds sys.stdout/sys.stderr (to a StringIO, then back to
+    sys.__stdout__/sys.__stderr__) does so for itself only: the other ranks' output stays
+    captured."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent("""
+        import io, sys
+        from mpi4py import MPI
+        w = MPI.COMM_WORLD
+        if w.rank == 0:
+            sys.stdout, sys.stderr = obuf, ebuf = io.StringIO(), io.StringIO()
+        w.Barrier()
+        print("out", w.rank)
+        print("err", w.rank, file=sys.stderr)
+        w.Barrier()
+        if w.rank == 0:
+            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+            print("captured:", repr(obuf.getvalue()), repr(ebuf.getvalue()))
+        w.Barrier()
+        print("end", w.rank, sys.stdout is sys.__stdout__, sys.stderr is sys.__stderr__)
+    """))
+    res = smpy.run(str(prog), np=2, capture=True)
+    assert res.status == "ok", res.message
+    assert res.rank_output(0) == "captured: 'out 0\\n' 'err 0\\n'\nend 0 True True\n"
+    assert res.rank_output(0, "stderr") == ""
+    assert res.rank_output(1) == "out 1\nend 1 True True\n"
+    assert res.rank_output(1, "stderr") == "err 1\n"
