@@ -144,8 +144,13 @@ class Op:
 
     def free(self) -> None:
         """Call ``Free`` if not null or predefined."""
-        if self._impl is not _NULL_IMPL and not self._impl.is_predefined:
-            self.Free()
+        impl = self._impl
+        if impl is _NULL_IMPL or _BY_IMPL.get(id(impl)) is self:
+            return  # null, or a module constant (never freed)
+        if impl.is_predefined:
+            self._impl = _NULL_IMPL  # a copy of a predefined op: nullified (mpi4py)
+            return
+        self.Free()
 
     # -- queries ------------------------------------------------------------------------------
     def Is_commutative(self) -> bool:

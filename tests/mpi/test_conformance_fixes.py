@@ -168,3 +168,76 @@ def test_stdout_stderr_rebinding_per_rank(tmp_path: Path) -> None:
     assert res.rank_output(0, "stderr") == ""
     assert res.rank_output(1) == "out 1\nend 1 True True\n"
     assert res.rank_output(1, "stderr") == "err 1\n"
+
+
+def test_object_model(tmp_path: Path) -> None:
+    """mpi4py's object model: handles are weak-referenceable and unhashable, constructors
+    type-check their argument, copies of null/predefined handles pickle to the subclass and
+    free() nullifies them (module constants stay), Win is unorderable."""
+    out = run_prog(tmp_path, """
+        import copy, operator, pickle, weakref
+        from mpi4py import MPI
+        res = []
+        for obj in (MPI.Status(), MPI.REQUEST_NULL, MPI.SESSION_NULL, MPI.MESSAGE_NULL,
+                    MPI.WIN_NULL, MPI.DATATYPE_NULL):
+            r = [type(obj).__name__, weakref.ref(obj)() is obj]
+            for f in (hash, operator.lt, lambda o: type(o)(1234), lambda o: type(o)(MPI.OP_NULL)):
+                try:
+                    f(obj) if f is hash or f.__name__ == "<lambda>" else f(obj, obj)
+                    r.append("ok")
+                except TypeError:
+                    r.append("TypeError")
+            cls = type("My" + type(obj).__name__, (type(obj),), {"__module__": "__main__"})
+            globals()[cls.__name__] = cls
+            r.append([type(c(cls(obj))).__name__ for c in
+                      (copy.copy, copy.deepcopy, lambda o: pickle.loads(pickle.dumps(o)))])
+            res.append(r)
+        print(res)
+        st = MPI.Status()
+        st.source, st.tag, st.count = 3, 7, 12
+        st2 = pickle.loads(pickle.dumps(st))
+        print(st2.source, st2.tag, st2.Get_count(), st2 == st)
+        frees = []
+        for const in (MPI.INT, MPI.SUM, MPI.MESSAGE_NO_PROC):
+            clon = type(const)(const)
+            const.free()
+            clon.free()
+            frees.append((bool(const), bool(clon)))
+        print(frees)
+    """, np=1)
+    r = ("['TypeError', 'TypeError', 'TypeError', 'TypeError', ['{0}', '{0}', '{0}']]")
+    expect = [f"['{n}', True, " + r.format("My" + n)[1:] for n in
+              ("Status", "Request", "Session", "Message", "Win", "Datatype")]
+    assert out[0].splitlines() == [
+        "[" + ", ".join(expect) + "]",
+        "3 7 12 True",
+        "[(True, False), (True, False), (True, False)]",
+    ]
+
+
+def test_reduce_scatter_message_checks(tmp_path: Path) -> None:
+    """Reduce_scatter checks counts and datatypes as mpi4py (ValueError before any MPI call)."""
+    out = run_prog(tmp_path, """
+        from mpi4py import MPI
+        sbuf, rbuf = bytearray(16), bytearray(16)
+        msgs = []
+        for s, r, c in (([sbuf, 1, MPI.INT], [rbuf, 1, MPI.FLOAT], [1]),
+                        ([sbuf, 2, MPI.INT], [rbuf, 1, MPI.INT], [1]),
+                        ([sbuf, 2, MPI.INT], [rbuf, 1, MPI.INT], [2]),
+                        (MPI.IN_PLACE, [rbuf, 1, MPI.INT], [2]),
+                        ([sbuf, 2, MPI.INT], [rbuf, 2, MPI.INT], [1, 1])):
+            for call in (MPI.COMM_SELF.Reduce_scatter, MPI.COMM_SELF.Ireduce_scatter):
+                try:
+                    call(s, r, c)
+                    msgs.append("ok")
+                except ValueError as e:
+                    msgs.append(str(e))
+        print(msgs[::2] == msgs[1::2])
+        print("\\n".join(msgs[::2]))
+    """, np=1)
+    assert out[0] == (
+        "True\nmismatch in send and receive MPI datatypes\n"
+        "mismatch in send count 2 and sum(counts) 1\n"
+        "mismatch in receive count 1 and counts[0] 2\n"
+        "mismatch in receive count 1 and sum(counts) 2\n"
+        "expecting 1 items, got 2\n")
