@@ -110,6 +110,19 @@ class UserModuleFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
+def _filters_mutated() -> None:
+    """Invalidate the warnings registries (the filters in force changed)."""
+    fn = getattr(warnings, "_filters_mutated", None)
+    if fn is not None:
+        fn()
+        return
+    lock = getattr(warnings, "_lock", None)  # Python >= 3.14
+    fn = getattr(warnings, "_filters_mutated_lock_held", None)
+    if fn is not None and lock is not None:
+        with lock:
+            fn()
+
+
 def _bind(parent: types.ModuleType | None, attr: str, module: types.ModuleType | None) -> None:
     """Make ``parent.attr`` the given submodule (or unset it when ``module`` is None)."""
     if parent is None:
@@ -204,7 +217,7 @@ class RankContext:
         if current is not mine:
             w.filters = mine  # type: ignore[misc]
             if current != mine:
-                w._filters_mutated()  # type: ignore[attr-defined]
+                _filters_mutated()
         w.showwarning = self.warn_show
         w._showwarnmsg_impl = self.warn_impl  # type: ignore[attr-defined]
         w.defaultaction = self.warn_default
@@ -407,7 +420,7 @@ class Patches:
             sys.meta_path.remove(self._finder)
         for obj, name, value in reversed(self._saved):
             setattr(obj, name, value)
-        warnings._filters_mutated()  # type: ignore[attr-defined]
+        _filters_mutated()
         self._saved.clear()
         _streams.clear()
         for _name, parent, attr in _rebind:
