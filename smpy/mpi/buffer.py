@@ -278,6 +278,17 @@ def _cai_buffer(obj: Any, readonly: bool, need_format: bool = True
     return mem, fmt or "B", _KDLCUDA
 
 
+def _empty_view(m: memoryview) -> memoryview:
+    """A zero-length byte view of the empty buffer ``m`` (its address and writability kept
+    when numpy understands its format)."""
+    try:
+        flat = np.asarray(m).reshape(0).view(np.uint8)
+    except (TypeError, ValueError):
+        empty = memoryview(bytearray())
+        return empty.toreadonly() if m.readonly else empty
+    return memoryview(flat)
+
+
 def acquire(obj: Any, readonly: bool, need_format: bool = True
             ) -> tuple[memoryview, str, int]:
     """``obj``'s memory (mpi4py's ``PyMPI_GetBuffer``): a C- or Fortran-contiguous byte view,
@@ -288,6 +299,8 @@ def acquire(obj: Any, readonly: bool, need_format: bool = True
         if not readonly and m.readonly:
             raise BufferError(_not_writable_msg(obj))
         fmt = m.format
+        if m.nbytes == 0 and m.ndim != 1:  # memoryview cannot cast a view with zeros in its shape
+            return _empty_view(m), fmt, 0
         if m.c_contiguous:
             return (m if fmt == "B" and m.ndim == 1 else m.cast("B")), fmt, 0
         if m.f_contiguous:  # a Fortran-order array: flat view in memory order (no copy)

@@ -15,7 +15,7 @@ from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.comm_inter import IntraInterMixin
 from smpy.mpi.comm_mgmt import CommMgmtMixin
-from smpy.mpi.comm_persist import CommPersistMixin, comm_lock, recv_obarg
+from smpy.mpi.comm_persist import CommPersistMixin, comm_lock, recv_obarg, reduce_scatter_counts
 from smpy.mpi.comm_topo import IntraTopoMixin
 from smpy.mpi.group import Group
 from smpy.mpi.message import Message
@@ -663,10 +663,9 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
     @mpicall
     def Ireduce_scatter(self, sendbuf: Any, recvbuf: Any, recvcounts: Any = None, op: Op = SUM) -> Request:
         impl, pr = self._impl, proc()
-        sspec, rspec = _in_place(sendbuf), msgspec.parse_recv(recvbuf)
-        if recvcounts is None:  # mpi4py allgathers the receive counts first (MPI_COUNT each)
-            recvcounts = [c for (c,) in _allgather_raw(pr, impl, (rspec.count,), 8, "MPI_Allgather")]
-        counts = [int(c) for c in recvcounts]
+        rspec = msgspec.parse_recv(recvbuf)
+        sspec = _in_place(sendbuf)
+        counts = reduce_scatter_counts(pr, impl, sspec, rspec, recvcounts)
         return Request._wrap(bcoll.reduce_scatter(pr, impl, sspec, rspec, counts, op._impl, nb=True))
 
 

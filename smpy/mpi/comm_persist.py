@@ -312,6 +312,31 @@ def _in_place(buf: Any) -> Any:
     return None if msgspec.is_in_place(buf) else msgspec.parse_send(buf)
 
 
+def reduce_scatter_counts(pr: Any, impl: Any, sspec: Any, rspec: Any, recvcounts: Any) -> list[int]:
+    """mpi4py's ``for_reduce_scatter``: the receive counts (allgathered from each rank's receive
+    count when None and not in place) and its checks of the counts and datatypes."""
+    from smpy.colls.basic import allgather as allgather_raw
+
+    size = impl.size
+    if recvcounts is None and sspec is not None:  # MPI_Allgather of MPI_COUNTs first
+        counts = [int(c) for (c,) in allgather_raw(pr, impl, (rspec.count,), 8, "MPI_Allgather")]
+    else:
+        counts = _int_seq(recvcounts, size, "recvcounts")
+    total = sum(counts)
+    if sspec is not None:
+        if sspec.datatype is not rspec.datatype:
+            raise ValueError("mismatch in send and receive MPI datatypes")
+        if sspec.count != total:
+            raise ValueError(f"mismatch in send count {sspec.count} and sum(counts) {total}")
+        me = impl.rank_of[pr.rank]
+        if rspec.count != counts[me]:
+            raise ValueError(f"mismatch in receive count {rspec.count} and counts[{me}] "
+                             f"{counts[me]}")
+    elif rspec.count != total:
+        raise ValueError(f"mismatch in receive count {rspec.count} and sum(counts) {total}")
+    return counts
+
+
 class CommPersistMixin:
     __slots__ = ()
 
@@ -509,13 +534,11 @@ class CommPersistMixin:
 
     @mpicall
     def Reduce_scatter(self, sendbuf: Any, recvbuf: Any, recvcounts: Any = None, op: Op = SUM) -> None:
-        from smpy.colls.basic import allgather as allgather_raw
-
         impl, pr = self._impl, proc()  # type: ignore[attr-defined]
-        sspec, rspec = _in_place(sendbuf), msgspec.parse_recv(recvbuf)
-        if recvcounts is None:  # mpi4py allgathers the receive counts first (MPI_COUNT each)
-            recvcounts = [c for (c,) in allgather_raw(pr, impl, (rspec.count,), 8, "MPI_Allgather")]
-        bcoll.reduce_scatter(pr, impl, sspec, rspec, [int(c) for c in recvcounts], op._impl)
+        rspec = msgspec.parse_recv(recvbuf)
+        sspec = _in_place(sendbuf)
+        counts = reduce_scatter_counts(pr, impl, sspec, rspec, recvcounts)
+        bcoll.reduce_scatter(pr, impl, sspec, rspec, counts, op._impl)
 
     @mpicall
     def Alltoallw(self, sendbuf: Any, recvbuf: Any) -> None:

@@ -11,6 +11,7 @@ derived types by their constructor (mpi4py's ``decode``/``_datatype_create``).
 
 from __future__ import annotations
 
+import copyreg
 import operator
 import weakref
 from typing import Any
@@ -105,11 +106,16 @@ class Datatype:
 
     _impl: DatatypeImpl
 
-    def __init__(self, datatype: Datatype | None = None) -> None:
+    def __new__(cls, datatype: Datatype | None = None) -> Datatype:
         if datatype is not None and not isinstance(datatype, Datatype):
             raise TypeError(f"Argument 'datatype' has incorrect type (expected "
                             f"mpi4py.MPI.Datatype, got {type(datatype).__name__})")
+        self = object.__new__(cls)
         self._impl = _NULL_IMPL if datatype is None else datatype._impl
+        return self
+
+    def __init__(self, datatype: Datatype | None = None) -> None:
+        pass
 
     @classmethod
     def _wrap(cls, impl: DatatypeImpl) -> Datatype:
@@ -156,7 +162,7 @@ class Datatype:
         if impl.combiner == COMBINER_NAMED:
             name = _IMPL_NAME.get(id(impl))
             if name is not None:  # a copy of a constant: unpickles to another copy
-                return (Datatype, (_CONSTANTS[name],))
+                return (copyreg.__newobj__, (type(self), _CONSTANTS[name]))
         basetype, combiner, params = self.decode()
         return (_datatype_create, (basetype, combiner, params, True))
 
@@ -378,8 +384,16 @@ class Datatype:
 
     def free(self) -> None:
         """Call ``Free`` if not null or predefined."""
-        if self._impl is not _NULL_IMPL and not self.is_predefined:
-            self.Free()
+        impl = self._impl
+        if impl is _NULL_IMPL:
+            return
+        name = _CONST_NAME.get(id(self))
+        if name is not None and _CONSTANTS.get(name) is self:
+            return  # module constants are never freed
+        if impl.is_predefined:
+            self._impl = _NULL_IMPL  # a copy of a predefined datatype: nullified (mpi4py)
+            return
+        self.Free()
 
     # -- packing ------------------------------------------------------------------------------
     def Pack_size(self, count: int, comm: Any) -> int:

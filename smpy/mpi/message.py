@@ -32,7 +32,15 @@ def _handles() -> tuple[dict[int, Any], dict[int, int]]:
 
 
 class Message(HandleMixin):
-    __slots__ = ("_send",)
+    __slots__ = ("_send", "__weakref__")
+
+    def __new__(cls, message: Message | None = None) -> Message:
+        if message is not None and not isinstance(message, Message):
+            raise TypeError(f"Argument 'message' has incorrect type (expected mpi4py.MPI.Message, "
+                            f"got {type(message).__name__})")
+        self = object.__new__(cls)
+        self._send = None if message is None else message._send
+        return self
 
     def _value(self) -> int:
         send = self._send
@@ -61,7 +69,7 @@ class Message(HandleMixin):
         return m
 
     def __init__(self, message: Message | None = None) -> None:
-        self._send: Any = None if message is None else message._send
+        pass
 
     @classmethod
     def _wrap(cls, send: Any) -> Message:
@@ -76,8 +84,7 @@ class Message(HandleMixin):
             return NotImplemented
         return self._send is other._send
 
-    def __hash__(self) -> int:
-        return id(self._send)
+    __hash__ = None  # type: ignore[assignment]  # unhashable, like mpi4py's
 
     def __bool__(self) -> bool:
         return self._send is not None
@@ -144,7 +151,10 @@ class Message(HandleMixin):
         return f"<mpi4py.MPI.Message object at {id(self):#x}>"
 
     def free(self) -> None:
-        """Do nothing (a message is freed by receiving it), as mpi4py's."""
+        """Nullify a copy of ``MESSAGE_NO_PROC``; otherwise do nothing (a message is freed by
+        receiving it), as mpi4py's."""
+        if self._send is _NO_PROC and self is not MESSAGE_NO_PROC:
+            self._send = None
 
 
 MESSAGE_NULL = Message()

@@ -7,6 +7,7 @@ identity of impls; ops are unhashable, like mpi4py's.
 
 from __future__ import annotations
 
+import copyreg
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -14,25 +15,60 @@ from typing import Any
 import numpy as np
 
 from smpy.mpi import msgspec
+from smpy.mpi.buffer import buffer
 from smpy.mpi.datatype import Datatype
 from smpy.runtime import errors
 from smpy.runtime.op import OP_NULL as _NULL_IMPL
 from smpy.runtime.op import PREDEFINED as _IMPLS
 from smpy.runtime.op import OpImpl
+from smpy.runtime.world import NotInSimulation, current
 
 __all__ = ["Op", "OP_NULL", "MAX", "MIN", "SUM", "PROD", "LAND", "BAND", "LOR", "BOR", "LXOR",
            "BXOR", "MAXLOC", "MINLOC", "REPLACE", "NO_OP"]
 
 
+#: mpi4py keeps user functions in a registry of 32 slots per process, freed by ``Free``
+_MAX_USER_OPS = 32
+
+
+def _user_slots() -> set[int] | None:
+    """Handles of the calling rank's live user-defined operations (None outside a rank)."""
+    try:
+        proc = current()
+    except NotInSimulation:
+        return None
+    live = proc.attrs.get("user_ops")
+    if live is None:
+        live = proc.attrs["user_ops"] = set()
+    return live
+
+
+def _as_buffer(mem: memoryview) -> buffer:
+    """The ``MPI.buffer`` a user-defined operation's function receives (writable bytes)."""
+    return buffer._make(mem, None, mem.readonly)
+
+
 class Op:
     """Reduction operation."""
 
-    __slots__ = ("_impl", "__weakref__")
+    __slots__ = ("_impl", "_user", "__weakref__")
 
     _impl: OpImpl
+    #: holds mpi4py's registry slot of a user function (``Create`` and copies of its result;
+    #: not ``fromhandle``/``fromint`` objects, which can be neither called nor pickled)
+    _user: bool
+
+    def __new__(cls, op: Op | None = None) -> Op:
+        if op is not None and not isinstance(op, Op):
+            raise TypeError(f"Argument 'op' has incorrect type (expected mpi4py.MPI.Op, "
+                            f"got {type(op).__name__})")
+        self = object.__new__(cls)
+        self._impl = _NULL_IMPL if op is None else op._impl
+        self._user = op is not None and op._user
+        return self
 
     def __init__(self, op: Op | None = None) -> None:
-        self._impl = _NULL_IMPL if op is None else op._impl
+        pass
 
     @classmethod
     def _wrap(cls, impl: OpImpl) -> Op:
@@ -59,21 +95,38 @@ class Op:
         return self._impl is not _NULL_IMPL
 
     def __call__(self, x: Any, y: Any) -> Any:
-        return self._impl.apply_object(x, y)
+        impl = self._impl
+        if not impl.is_predefined and not self._user:
+            raise ValueError("cannot call user-defined operation")
+        return impl.apply_object(x, y)
 
     def __reduce__(self) -> str | tuple[Any, ...]:
         impl = self._impl
         if impl.is_predefined:
-            return impl.attr
+            const = _BY_IMPL.get(id(impl))
+            if const is None or self is const:
+                return impl.attr
+            # a copy of a predefined op: a new object equal to the constant (mpi4py's
+            # ``copyreg.__newobj__`` form)
+            return (copyreg.__newobj__, (type(self), const))
+        if not self._user:
+            raise ValueError("cannot pickle user-defined reduction operation")
         return (type(self).Create, (impl.function, impl.commutative))
 
     # -- user-defined ops ---------------------------------------------------------------------
     @classmethod
     def Create(cls, function: Callable[[Any, Any, Datatype], None], commute: bool = False) -> Op:
         """Create a user-defined reduction operation."""
-        impl = OpImpl.user(function, commute, Datatype._wrap)
+        live = _user_slots()
+        if live is not None and len(live) >= _MAX_USER_OPS:
+            raise RuntimeError("cannot create too many user-defined reduction operations")
+        impl = OpImpl.user(function, commute, Datatype._wrap, _as_buffer)
         _USER_HANDLES[impl.handle] = impl
-        return cls._wrap(impl)
+        if live is not None:
+            live.add(impl.handle)
+        op = cls._wrap(impl)
+        op._user = True
+        return op
 
     def Free(self) -> None:
         """Free a user-defined reduction operation."""
@@ -84,12 +137,20 @@ class Op:
             errors.raise_error(errors.ERR_OP, "MPI_Op_free: Cannot free permanent MPI_Op")
         impl.free()
         _USER_HANDLES.pop(impl.handle, None)
+        live = _user_slots()
+        if live is not None:
+            live.discard(impl.handle)
         self._impl = _NULL_IMPL
 
     def free(self) -> None:
         """Call ``Free`` if not null or predefined."""
-        if self._impl is not _NULL_IMPL and not self._impl.is_predefined:
-            self.Free()
+        impl = self._impl
+        if impl is _NULL_IMPL or _BY_IMPL.get(id(impl)) is self:
+            return  # null, or a module constant (never freed)
+        if impl.is_predefined:
+            self._impl = _NULL_IMPL  # a copy of a predefined op: nullified (mpi4py)
+            return
+        self.Free()
 
     # -- queries ------------------------------------------------------------------------------
     def Is_commutative(self) -> bool:

@@ -49,7 +49,7 @@ def _live(impl: p2p.Request | None) -> bool:
 class Request:
     """A pending operation; ``REQUEST_NULL`` once completed (unless persistent)."""
 
-    __slots__ = ("_impl", "_obj")
+    __slots__ = ("_impl", "_obj", "__weakref__")
 
     def __new__(cls, request: Request | None = None) -> Request:
         # subclasses call super().__new__(cls, request), as with mpi4py's extension types
@@ -86,8 +86,7 @@ class Request:
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    def __hash__(self) -> int:
-        return id(self._impl)
+    __hash__ = None  # type: ignore[assignment]  # unhashable, like mpi4py's
 
     def __bool__(self) -> bool:
         return self._impl is not None

@@ -27,6 +27,7 @@ Private helpers (names and semantics of mpi4py 4.1.2's ``MPI`` module):
 
 from __future__ import annotations
 
+import copyreg
 import ctypes
 import threading
 import weakref
@@ -91,8 +92,16 @@ class _SessionState:
 class Session(HandleMixin, ErrhandlerMixin):
     """Session context (MPI-4)."""
 
-    __slots__ = ("_st",)
+    __slots__ = ("_st", "__weakref__")
     _errhandler_kind = "Session"
+
+    def __new__(cls, session: Session | None = None) -> Session:
+        if session is not None and not isinstance(session, Session):
+            raise TypeError(f"Argument 'session' has incorrect type (expected mpi4py.MPI.Session, "
+                            f"got {type(session).__name__})")
+        self = object.__new__(cls)
+        self._st = None if session is None else session._st
+        return self
 
     @classmethod
     def _wrap(cls, st: _SessionState | None) -> Session:
@@ -119,7 +128,7 @@ class Session(HandleMixin, ErrhandlerMixin):
         return cls._wrap(st)
 
     def __init__(self, session: Session | None = None) -> None:
-        self._st: _SessionState | None = None if session is None else session._st
+        pass
 
     def _live(self, call: str) -> _SessionState:
         st = self._st
@@ -137,8 +146,7 @@ class Session(HandleMixin, ErrhandlerMixin):
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    def __hash__(self) -> int:
-        return id(self._st)
+    __hash__ = None  # type: ignore[assignment]  # unhashable, like mpi4py's
 
     def __bool__(self) -> bool:
         return self._st is not None
@@ -146,6 +154,8 @@ class Session(HandleMixin, ErrhandlerMixin):
     def __reduce__(self) -> str | tuple[Any, ...]:
         if self is SESSION_NULL:
             return "SESSION_NULL"
+        if self._st is None:  # a copy of the null handle
+            return (copyreg.__newobj__, (type(self), SESSION_NULL))
         raise ValueError(f"cannot serialize '{_qualname(self)}' instance")
 
     def __repr__(self) -> str:

@@ -9,6 +9,7 @@ it change the status (as with mpi4py). The count is in bytes: ``Get_count(dt)`` 
 
 from __future__ import annotations
 
+import copyreg
 from array import array
 from typing import Any
 
@@ -27,16 +28,18 @@ F_STATUS_SIZE = 5
 class Status:
     """Status of a completed receive (``source``, ``tag``, ``error``, byte count, cancelled)."""
 
-    __slots__ = ("_mem",)
+    __slots__ = ("_mem", "__weakref__")
 
-    def __init__(self, status: Status | None = None) -> None:
-        if status is None:
-            self._mem = array("i", _EMPTY)
-        elif isinstance(status, Status):
-            self._mem = array("i", status._mem)
-        else:
+    def __new__(cls, status: Status | None = None) -> Status:
+        if status is not None and not isinstance(status, Status):
             raise TypeError(f"Argument 'status' has incorrect type (expected mpi4py.MPI.Status, got "
                             f"{type(status).__name__})")
+        self = object.__new__(cls)
+        self._mem = array("i", _EMPTY if status is None else status._mem)
+        return self
+
+    def __init__(self, status: Status | None = None) -> None:
+        pass
 
     def _fill(self, source: int, tag: int, error: int, nbytes: int, cancelled: bool = False) -> None:
         m = self._mem
@@ -163,7 +166,20 @@ class Status:
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (tuple(self._mem),))
+        return (copyreg.__newobj__, (type(self),), self.__getstate__())
+
+    def __getstate__(self) -> dict[str, int]:
+        return {"source": self.Get_source(), "tag": self.Get_tag(), "error": self.Get_error(),
+                "count": self._nbytes, "cancelled": self._cancelled}
+
+    def __setstate__(self, state: dict[str, int]) -> None:
+        self.Set_source(state["source"])
+        self.Set_tag(state["tag"])
+        self.Set_error(state["error"])
+        if "count" in state:
+            self._set_count(state["count"], self._cancelled)
+        if "cancelled" in state:
+            self.Set_cancelled(state["cancelled"])
 
     def __repr__(self) -> str:
         return f"<Status source={self.source} tag={self.tag} error={self.error} nbytes={self._nbytes}>"

@@ -11,6 +11,7 @@ memory; the handle semantics (equality, ``bool``, hash, pickling, repr) are mpi4
 
 from __future__ import annotations
 
+import copyreg
 import importlib
 import operator
 import weakref
@@ -338,17 +339,26 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
 
     __str__ = __repr__
 
+    def _unorderable(self, other: object) -> bool:
+        raise TypeError(f"unorderable type 'mpi4py.MPI.{type(self).__name__}'")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _unorderable  # type: ignore[assignment]
+
     def __reduce__(self) -> Any:
-        if self._impl is None and self._named:
-            return self._named
+        if self._impl is None:
+            if self._named:
+                return self._named
+            return (copyreg.__newobj__, (type(self), WIN_NULL))  # a copy of the null handle
         raise ValueError(f"cannot serialize 'mpi4py.MPI.{type(self).__name__}' instance")
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         return self.__reduce__()
 
     def __copy__(self) -> Win:  # copy.copy goes through __reduce__ in mpi4py
-        self.__reduce__()
-        return self
+        r = self.__reduce__()
+        if isinstance(r, str):
+            return self
+        return r[0](*r[1])
 
     def __deepcopy__(self, memo: Any) -> Win:
         return self.__copy__()

@@ -207,7 +207,7 @@ class OpImpl:
     """One reduction operation (predefined or user-defined)."""
 
     __slots__ = ("name", "attr", "commutative", "is_predefined", "handle", "function",
-                 "facade_datatype", "_kernel", "_pyfn", "_allowed", "__weakref__")
+                 "facade_datatype", "facade_buffer", "_kernel", "_pyfn", "_allowed", "__weakref__")
 
     def __init__(self, name: str, attr: str, *, commutative: bool, kernel: Kernel | None,
                  pyfn: Callable[[Any, Any], Any], allowed: frozenset[str], handle: int,
@@ -219,6 +219,7 @@ class OpImpl:
         self.handle = handle
         self.function: Callable[..., Any] | None = None
         self.facade_datatype: Callable[[DatatypeImpl], Any] | None = None
+        self.facade_buffer: Callable[[memoryview], Any] | None = None
         self._kernel = kernel
         self._pyfn = pyfn
         self._allowed = allowed
@@ -237,9 +238,11 @@ class OpImpl:
     # -- user-defined -----------------------------------------------------------------------
     @classmethod
     def user(cls, function: Callable[..., Any], commute: bool = False,
-             facade_datatype: Callable[[DatatypeImpl], Any] | None = None) -> OpImpl:
+             facade_datatype: Callable[[DatatypeImpl], Any] | None = None,
+             facade_buffer: Callable[[memoryview], Any] | None = None) -> OpImpl:
         """``MPI_Op_create``: ``function(invec, inoutvec, datatype)`` does ``inoutvec = invec op
-        inoutvec``; ``facade_datatype(impl)`` builds the ``MPI.Datatype`` it receives."""
+        inoutvec``; ``facade_datatype(impl)`` builds the ``MPI.Datatype`` it receives and
+        ``facade_buffer(mem)`` the ``MPI.buffer`` objects wrapping ``invec``/``inoutvec``."""
         function.__call__  # noqa: B018 - mpi4py's check: AttributeError if not callable
         global _next_user
         _next_user += 1
@@ -248,6 +251,7 @@ class OpImpl:
                  is_predefined=False)
         op.function = function
         op.facade_datatype = facade_datatype
+        op.facade_buffer = facade_buffer
         op._pyfn = op._call_user_object
         return op
 
@@ -320,16 +324,23 @@ class OpImpl:
             invec = memoryview(inbuf).cast("B")[:nbytes]
             if invec.readonly:  # mpi4py hands the function writable buffers
                 invec = memoryview(bytearray(invec))
-            fn(invec, memoryview(inoutbuf).cast("B")[:nbytes], dt_obj)
+            self._call_fn(fn, invec, memoryview(inoutbuf).cast("B")[:nbytes], dt_obj)
             return
         # padded/derived types: the function sees memory layout; convert around the call
         room = max(nbytes, datatype.span(count))
         mem_in, mem_io = memoryview(bytearray(room)), memoryview(bytearray(room))
         datatype.unpack(inbuf, mem_in, 0, count)
         datatype.unpack(inoutbuf, mem_io, 0, count)
-        fn(mem_in[:nbytes], mem_io[:nbytes], dt_obj)
+        self._call_fn(fn, mem_in[:nbytes], mem_io[:nbytes], dt_obj)
         packed = datatype.pack(mem_io, 0, count)
         memoryview(inoutbuf).cast("B")[:len(packed)] = packed
+
+    def _call_fn(self, fn: Callable[..., Any], invec: memoryview, inoutvec: memoryview,
+                 dt_obj: Any) -> None:
+        wrap = self.facade_buffer
+        if wrap is not None:  # mpi4py passes MPI.buffer objects (byte views over the memory)
+            invec, inoutvec = wrap(invec), wrap(inoutvec)
+        fn(invec, inoutvec, dt_obj)
 
     def reduce_local(self, inmem: memoryview, inoffset: int, inoutmem: memoryview,
                      inoutoffset: int, count: int, datatype: DatatypeImpl) -> None:

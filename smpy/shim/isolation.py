@@ -14,7 +14,14 @@ dispatched through the current context):
   rank from ``smpy/seed`` so that runs are reproducible;
 * ``sys.stdout``/``sys.stderr``: writes go to the real streams in simulated-time order
   (the rank's pending computation is simulated before its text is written) and can be
-  captured with the rank number;
+  captured with the rank number; a rank that rebinds ``sys.stdout``/``sys.stderr`` (to a
+  ``StringIO``, to ``sys.__stderr__``, ...) does so for itself only, and ``sys.__stdout__``/
+  ``sys.__stderr__`` are these rank streams during the run;
+* the ``warnings`` filters (``warnings.filters``, what ``simplefilter``/``catch_warnings``
+  change), ``showwarning`` and ``defaultaction``: a rank's ``catch_warnings()`` does not leak
+  into another rank. When the filters swapped in differ from those in force, the warnings
+  registries are invalidated (``warnings._filters_mutated``), as an "ignore" or "once" seen by
+  one rank must not silence the warning for a rank with other filters;
 * ``atexit.register`` inside a rank registers a handler of that rank, run when its program
   ends (before the rank's MPI is finalized, as mpi4py's own atexit finalization comes last);
 * ``time.sleep`` is a simulated sleep; ``time.time``, ``perf_counter``, ``monotonic`` (and
@@ -39,6 +46,7 @@ import sysconfig
 import threading
 import time
 import types
+import warnings
 from typing import Any, TextIO
 
 
@@ -52,6 +60,12 @@ class _State(threading.local):
 
 state = _State()
 _private_names: set[str] = set()
+#: (name, parent, attribute) of the per-rank modules whose parent package is shared (e.g.
+#: ``mpi4py.util.pkl5``): ``from mpi4py.util import pkl5`` reads the parent's attribute, so
+#: it is rebound to the running rank's copy (or removed if the rank has none) on each switch
+_rebind: list[tuple[str, str, str]] = []
+#: the run's ``[stdout, stderr]`` rank streams (empty outside a run)
+_streams: list[Any] = []
 #: installed packages whose module state is per process in real runs and must be per rank:
 #: mpi4py.futures keeps its executor machinery in module globals (SharedPool, _tls, ...)
 #: and mpi4py.util.pkl5 caches MPI datatypes in module globals, which one rank's Free would
@@ -88,14 +102,45 @@ class UserModuleFinder(importlib.abc.MetaPathFinder):
         origin = os.path.realpath(spec.origin)
         if origin.startswith(self.system_dirs) and not name.startswith(_PER_RANK_PACKAGES):
             return None
-        _private_names.add(name)
+        if name not in _private_names:
+            _private_names.add(name)
+            parent, _, attr = name.rpartition(".")
+            if parent and parent not in _private_names:
+                _rebind.append((name, parent, attr))
         return spec
+
+
+def _filters_mutated() -> None:
+    """Invalidate the warnings registries (the filters in force changed)."""
+    fn = getattr(warnings, "_filters_mutated", None)
+    if fn is not None:
+        fn()
+        return
+    lock = getattr(warnings, "_lock", None)  # Python >= 3.14
+    fn = getattr(warnings, "_filters_mutated_lock_held", None)
+    if fn is not None and lock is not None:
+        with lock:
+            fn()
+
+
+def _bind(parent: types.ModuleType | None, attr: str, module: types.ModuleType | None) -> None:
+    """Make ``parent.attr`` the given submodule (or unset it when ``module`` is None)."""
+    if parent is None:
+        return
+    d = parent.__dict__
+    if module is None:
+        if isinstance(d.get(attr), types.ModuleType):
+            del d[attr]
+    else:
+        d[attr] = module
 
 
 class RankContext:
     """Interpreter state of one rank (see module docstring)."""
 
-    __slots__ = ("rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line", "exit_funcs")
+    __slots__ = ("rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line",
+                 "exit_funcs", "warn_filters", "warn_show", "warn_impl", "warn_default",
+                 "stdout", "stderr")
 
     def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any) -> None:
         self.rank = rank
@@ -112,6 +157,15 @@ class RankContext:
         self.mid_line = False
         #: ``atexit.register``-ed while the rank ran: (func, args, kwargs), run at its exit
         self.exit_funcs: list[tuple[Any, tuple, dict]] = []
+        #: the rank's ``warnings`` state: a copy of the filters in force when it was created
+        self.warn_filters: list[Any] = list(warnings.filters)
+        self.warn_show: Any = warnings.showwarning
+        self.warn_impl: Any = warnings._showwarnmsg_impl  # type: ignore[attr-defined]
+        self.warn_default: str = warnings.defaultaction
+        #: the rank's ``sys.stdout``/``sys.stderr`` when it rebound them (None: the run's
+        #: rank streams)
+        self.stdout: Any = None
+        self.stderr: Any = None
 
     def run_exit_funcs(self) -> None:
         """Run the rank's atexit handlers, last registered first, as Python does at exit:
@@ -155,10 +209,37 @@ class RankContext:
                     modules.pop(name, None)
                 else:
                     modules[name] = m
+            for name, parent, attr in _rebind:
+                _bind(modules.get(parent), attr, mine.get(name))
+        w = warnings
+        mine = self.warn_filters
+        current = w.filters
+        if current is not mine:
+            w.filters = mine  # type: ignore[misc]
+            if current != mine:
+                _filters_mutated()
+        w.showwarning = self.warn_show
+        w._showwarnmsg_impl = self.warn_impl  # type: ignore[attr-defined]
+        w.defaultaction = self.warn_default
+        streams = _streams
+        if streams:
+            sys.stdout = self.stdout or streams[0]
+            sys.stderr = self.stderr or streams[1]
         state.ctx = self
 
     def switch_out(self) -> None:
         state.ctx = None
+        w = warnings
+        self.warn_filters = w.filters
+        self.warn_show = w.showwarning
+        self.warn_impl = w._showwarnmsg_impl  # type: ignore[attr-defined]
+        self.warn_default = w.defaultaction
+        streams = _streams
+        if streams:
+            out, err = sys.stdout, sys.stderr
+            self.stdout = None if out is streams[0] else out
+            self.stderr = None if err is streams[1] else err
+            sys.stdout, sys.stderr = streams
         # the rank may have replaced __main__ (runpy.run_module/run_path, as ``-m`` and
         # ``python -m mpi4py`` do): keep its own until it switches back in
         self.main = sys.modules.get("__main__", self.main)  # type: ignore[assignment]
@@ -320,8 +401,15 @@ class Patches:
 
         self._patch(atexit, "register", register)
         self._patch(atexit, "unregister", unregister)
-        self._patch(sys, "stdout", RankStream(sys.stdout, "stdout", session))
-        self._patch(sys, "stderr", RankStream(sys.stderr, "stderr", session))
+        out = RankStream(sys.stdout, "stdout", session)
+        err = RankStream(sys.stderr, "stderr", session)
+        self._patch(sys, "stdout", out)
+        self._patch(sys, "stderr", err)
+        self._patch(sys, "__stdout__", out)
+        self._patch(sys, "__stderr__", err)
+        _streams[:] = [out, err]
+        for n in ("filters", "showwarning", "_showwarnmsg_impl", "defaultaction"):
+            self._saved.append((warnings, n, getattr(warnings, n)))
         self._saved.append((sys, "argv", list(sys.argv)))
         self._saved.append((sys, "path", list(sys.path)))
         self._finder = UserModuleFinder()
@@ -332,7 +420,12 @@ class Patches:
             sys.meta_path.remove(self._finder)
         for obj, name, value in reversed(self._saved):
             setattr(obj, name, value)
+        _filters_mutated()
         self._saved.clear()
+        _streams.clear()
+        for _name, parent, attr in _rebind:
+            _bind(sys.modules.get(parent), attr, None)
+        _rebind.clear()
         for name in list(_private_names):
             sys.modules.pop(name, None)
         _private_names.clear()
