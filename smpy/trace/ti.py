@@ -47,6 +47,8 @@ class TIRecorder:
             for f in self.files:
                 fh.write(os.path.join(f"{base}_files", os.path.basename(f)) + "\n")
         self._fh: list[Any] = [None] * ranks
+        #: non-blocking requests recorded per rank whose wait or test is not recorded yet
+        self._open = [0] * ranks
         self._queue: list[list[Any]] = [[] for _ in range(ranks)]
 
     # -- output ------------------------------------------------------------------------------
@@ -91,9 +93,13 @@ class TIRecorder:
             self._emit(rank, f"compute {flops!r}")
 
     def send(self, rank: int, dest_world: int, tag: int, nbytes: int, blocking: bool) -> None:
+        if not blocking:
+            self._open[rank] += 1
         self._emit(rank, f"{'send' if blocking else 'isend'} {dest_world} {tag} {int(nbytes)} {BYTE}")
 
-    def recv_posted(self, rank: int) -> _Pending:
+    def recv_posted(self, rank: int, blocking: bool = True) -> _Pending:
+        if not blocking:
+            self._open[rank] += 1
         p = _Pending()
         self._emit(rank, p)
         return p
@@ -104,7 +110,23 @@ class TIRecorder:
         self._drain(rank)
 
     def wait(self, rank: int, src_world: int, dst_world: int, tag: int) -> None:
+        self._open[rank] -= 1
         self._emit(rank, f"wait {src_world} {dst_world} {tag}")
+
+    def test(self, rank: int, src_world: int, dst_world: int, tag: int, done: bool) -> None:
+        if done:
+            self._open[rank] -= 1
+        self._emit(rank, f"test {src_world} {dst_world} {tag}")
+
+    def waitall(self, rank: int, count: int, recorded: int) -> bool:
+        """An MPI_Waitall of ``count`` requests, ``recorded`` of them recorded non-blocking
+        operations: written as ``waitall <count>`` (True) when they are all the rank's
+        outstanding ones, as SMPI's replay waits for all of them."""
+        if recorded != self._open[rank]:
+            return False
+        self._open[rank] = 0
+        self._emit(rank, f"waitall {count}")
+        return True
 
     def collective(self, rank: int, group: list[int], args: tuple) -> None:
         """A blocking collective; roots are translated to world ranks (``group``)."""
@@ -118,9 +140,22 @@ class TIRecorder:
         elif name in ("allreduce", "scan", "exscan"):
             text = f"{name} {args[1]} 0 {BYTE}"
         elif name == "reducescatter":
-            text = f"reducescatter {' '.join(str(c) for c in args[1])} 0 {BYTE}"
+            text = f"reducescatter {_join(args[1])} 0 {BYTE}"
+        elif name == "gatherv":  # send, receive sizes per rank (zeros off the root), root
+            text = f"gatherv {args[1]} {_join(args[2])} {group[args[3]]} {BYTE} {BYTE}"
+        elif name == "scatterv":  # send sizes per rank (zeros off the root), receive, root
+            text = f"scatterv {_join(args[1])} {args[2]} {group[args[3]]} {BYTE} {BYTE}"
+        elif name == "allgatherv":
+            text = f"allgatherv {args[1]} {_join(args[2])} {BYTE} {BYTE}"
+        elif name == "alltoallv":  # total and per-rank sizes sent, then received
+            text = (f"alltoallv {sum(args[1])} {_join(args[1])} {sum(args[2])} {_join(args[2])} "
+                    f"{BYTE} {BYTE}")
         elif name in ("gather", "scatter"):
             text = f"{name} {args[1]} {args[2]} {group[args[3]]} {BYTE} {BYTE}"
         else:  # allgather, alltoall
             text = f"{name} {args[1]} {args[2]} {BYTE} {BYTE}"
         self._emit(rank, text)
+
+
+def _join(sizes: list[int]) -> str:
+    return " ".join(str(int(c)) for c in sizes)
