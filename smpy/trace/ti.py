@@ -10,10 +10,19 @@
 * point-to-point on the application's channel: ``send|isend <dst> <tag> <bytes> 6``,
   ``recv|irecv <src> <tag> <bytes> 6`` (the source and size of a receive are those of the
   message it matched; the line keeps the place of the call), ``wait <src> <dst> <tag>`` for
-  the waits of non-blocking requests; ranks are translated to ``MPI_COMM_WORLD`` ranks;
+  the waits of non-blocking requests, ``test <src> <dst> <tag>`` for each MPI_Test of one
+  (a request a test completed has no ``wait``), ``waitall <count>`` for an MPI_Waitall that
+  completes every outstanding non-blocking request of the rank (SMPI's replay waits for all
+  of them; otherwise its requests get one ``wait`` each, as do those of Waitany/Waitsome and
+  the Test{all,any,some} polls, which SMPI writes as actions its replay does not know);
+  ranks are translated to ``MPI_COMM_WORLD`` ranks;
 * blocking collectives: ``barrier``, ``bcast <bytes> <root> 6``, ``reduce <bytes> 0 <root> 6``,
   ``allreduce <bytes> 0 6``, ``alltoall``, ``gather``, ``scatter``, ``allgather`` (send and
-  receive bytes per rank), ``reducescatter``, ``scan``/``exscan``.
+  receive bytes per rank), ``reducescatter <bytes x size> 0 6``, ``scan``/``exscan``, and the
+  v-collectives with per-rank sizes: ``gatherv <send> <recv x size> <root> 6 6`` and
+  ``scatterv <send x size> <recv> <root> 6 6`` (zeros off the root),
+  ``allgatherv <send> <recv x size> 6 6``,
+  ``alltoallv <send total> <send x size> <recv total> <recv x size> 6 6``.
 
 Like SMPI's, the format has no communicators: operations on other communicators are
 recorded with world ranks and replayed on ``MPI_COMM_WORLD``; non-blocking collectives are
