@@ -153,6 +153,8 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
     req.sync = sync
     if world.tracer is not None:
         req.posted_at = world.engine.now
+        if channel == P2P:
+            world.tracer.send(proc.rank, comm.rgroup[dest], tag, nbytes)
     if world.ti is not None and channel == P2P:
         world.ti.send(proc.rank, comm.rgroup[dest], tag, nbytes, blocking)
         if not blocking:
