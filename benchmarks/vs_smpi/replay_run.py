@@ -1,7 +1,7 @@
 """Differential benchmark of trace replay: SMPI's ``smpirun -replay`` vs ``smpy replay`` on
 time-independent traces recorded by SMPI (``smpirun -trace-ti``).
 
-    python benchmarks/vs_smpi/replay_run.py                       # ring stencil allreduce mix, np 4 16 64
+    python benchmarks/vs_smpi/replay_run.py                       # ring stencil allreduce mix nbv, np 4 16 64
     python benchmarks/vs_smpi/replay_run.py --np 16 --cases ring --selector ompi
 
 Both replays use the same platform (cluster64.xml; smpy reads the XML too), hostfile and
@@ -24,7 +24,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 XML = HERE / "cluster64.xml"
-CASES = ("ring", "stencil", "allreduce", "mix")
+CASES = ("ring", "stencil", "allreduce", "mix", "nbv")
 _SMPI_TIME = re.compile(r"Simulation time ([0-9.eE+-]+)")
 _SMPY_TIME = re.compile(r"simulation time ([0-9.eE+-]+) s")
 

@@ -33,6 +33,7 @@ from smpy.shim.isolation import Patches, RankContext
 from smpy.support.config import Config, declare, parse_int
 from smpy.timing.bench import RankBench, Timing
 from smpy.trace.chrome import ChromeTracer
+from smpy.trace.paje import PajeTracer
 from smpy.trace.progress import Progress
 from smpy.trace.report import Report, Tee
 from smpy.trace.ti import TIRecorder
@@ -46,6 +47,10 @@ PROGRESS = declare("smpy/progress", "auto", "Progress line on the terminal: auto
                    parse=lambda v: str(v).strip().lower())
 TRACE_TI = declare("smpy/trace-ti", "", "Record a time-independent trace (SMPI's format) of the run: "
                    "this index file and FILE_files/rank-<r>.txt; replay with smpy replay or smpirun -replay")
+TRACE_FORMAT = declare("smpy/trace-format", "auto", "Format of the timeline trace (--trace FILE): chrome "
+                       "(Chrome/Perfetto JSON), paje (Paje, for ViTE, as SimGrid's -trace), auto (paje "
+                       "when FILE ends in .paje or .trace, else chrome)", choices=("auto", "chrome", "paje"),
+                       parse=lambda v: str(v).strip().lower())
 POWER_TRACE = declare("smpy/power-trace", "", "Write each host's power over simulated time to this "
                       "CSV file (time_s,host,power_W); loads the host_energy plugin")
 PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
@@ -162,6 +167,13 @@ def _user_traceback(exc: BaseException) -> str:
     return "".join(te.format())
 
 
+def trace_format(path: str, fmt: str = "auto") -> str:
+    """``chrome`` or ``paje``: ``fmt``, or for ``auto`` the suffix of ``path``."""
+    if fmt == "auto":
+        return "paje" if path.lower().endswith((".paje", ".trace")) else "chrome"
+    return fmt
+
+
 def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLike | None = None,
         cfg: dict[str, Any] | None = None, args: list[str] | tuple = (), hostfile: str | os.PathLike | None = None,
         capture: bool = False, echo: bool = True, err_stream: Any = None,
@@ -219,11 +231,17 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     ti_path = str(config.get(TRACE_TI))
     if ti_path:
         world.ti = TIRecorder(ti_path, np)
-    chrome = (ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
-              if trace is not None else None)
+    chrome = paje = None
+    if trace is not None:
+        if trace_format(str(trace), str(config.get(TRACE_FORMAT))) == "paje":
+            paje = PajeTracer(str(trace), world.engine, world.cpu, plat, placement, world.energy,
+                              f"smpy: {script_path} on {np} ranks, platform {plat.name}")
+        else:
+            chrome = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
     report_prefix = str(config.get(REPORT))
     report = Report(world.engine, world.cpu, np) if report_prefix else None
-    world.tracer = Tee(chrome, report) if chrome is not None and report is not None else (chrome or report)
+    tracers = [t for t in (chrome, paje, report) if t is not None]
+    world.tracer = Tee(*tracers) if len(tracers) > 1 else (tracers[0] if tracers else None)
     progress = config.get(PROGRESS)
     progress_line = None
     if progress == "yes" or (progress == "auto" and not capture and err.isatty()):
@@ -237,6 +255,8 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         ctx = proc.actor.context
         if world.ti is not None:
             world.ti.line(proc.rank, "init")
+        if paje is not None:
+            paje.rank_start(proc.rank)
         timing.restart(proc)
         try:
             if code is None:
@@ -252,6 +272,8 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         timing.end_of_rank(proc)
         if world.ti is not None:
             world.ti.line(proc.rank, "finalize")
+        if paje is not None:
+            paje.rank_end(proc.rank)
         proc.finalized = True
 
     actors = world.spawn(rank_main)
@@ -300,6 +322,8 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         world.spawn_hook.restore_path()
         if chrome is not None:
             chrome.close()
+        if paje is not None:
+            paje.close()
         if progress_line is not None:
             progress_line.close()
         if power_trace is not None:

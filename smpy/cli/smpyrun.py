@@ -44,7 +44,10 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
                    help="record a time-independent trace (SMPI's format: FILE indexes FILE_files/"
                         "rank-<r>.txt) for smpy replay or smpirun -replay")
     p.add_argument("--trace", default=None, metavar="FILE",
-                   help="write a timeline (Chrome/Perfetto trace-event JSON) of MPI calls and computation")
+                   help="write a timeline of MPI calls, computation and messages: Chrome/Perfetto "
+                        "trace-event JSON, or Paje for ViTE when FILE ends in .paje/.trace")
+    p.add_argument("--trace-format", dest="trace_format", default=None, choices=("auto", "chrome", "paje"),
+                   help="format of --trace FILE (default auto: by its suffix)")
     p.add_argument("--json", dest="json", default=None, metavar="FILE", help="write the run summary as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
     p.add_argument("--help-cfg", action="store_true", help="list the configuration items and exit")
@@ -72,7 +75,7 @@ def _help_cfg() -> str:
 
 #: smpyrun options that take a value (the token after them is not a program)
 _VALUED = {"-np", "-n", "--np", "--platform", "-platform", "--hostfile", "-hostfile", "-machinefile",
-           "--cfg", "--trace", "--json"}
+           "--cfg", "--trace", "--trace-format", "--json"}
 
 
 def split_program(argv: list[str]) -> tuple[list[str], str | None, str | None, list[str]]:
@@ -116,7 +119,7 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
     if not ns.script and module is None and command is None:
         parser.error("the program to run is missing (smpyrun -np N program.py [args], -m MODULE or -c COMMAND)")
     single_thread_blas()
-    from smpy.cli.launch import run
+    from smpy.cli.launch import run, trace_format
     from smpy.platform import PlatformError
     from smpy.support.config import Config, ConfigError
 
@@ -127,6 +130,10 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
             if name == "plugin" and cfg.get("plugin"):  # as in SimGrid, each one loads a plugin
                 value = f"{cfg['plugin']},{value}"
             cfg[name] = value
+        if ns.trace_format:
+            cfg["smpy/trace-format"] = ns.trace_format
+        if ns.plots and ns.trace and trace_format(ns.trace, ns.trace_format or "auto") == "paje":
+            raise ValueError("--plots draws the Chrome trace: give --trace a .json file or leave it out")
         if ns.plots:
             plots = Path(ns.plots)
             plots.mkdir(parents=True, exist_ok=True)

@@ -187,7 +187,8 @@ def gatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, root: int, nb:
                 if i != me or sspec is not None:
                     _unpack_vec(rvec, i, b, call)
 
-    return start(proc, comm, call, work, nb)
+    rsizes = [c * rvec.datatype.size for c in rvec.counts] if me == root else [0] * comm.size
+    return start(proc, comm, call, work, nb, ti=("gatherv", len(data), rsizes, root))
 
 
 def scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb: bool = False) -> Any:
@@ -220,7 +221,12 @@ def scatterv(proc: Process, comm: CommImpl, svec: Any, rspec: Any, root: int, nb
         if rspec is not None:
             unpack(rspec, data, call=call)
 
-    return start(proc, comm, call, work, nb)
+    ti = None
+    if proc.world.ti is not None:
+        ssizes = [len(b) for b in blocks] if blocks is not None else [0] * comm.size
+        rbytes = rspec.count * rspec.datatype.size if rspec is not None else ssizes[me]
+        ti = ("scatterv", ssizes, rbytes, root)
+    return start(proc, comm, call, work, nb, ti=ti)
 
 
 # -- all-to-all -----------------------------------------------------------------------------
@@ -251,7 +257,7 @@ def allgatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, nb: bool = 
         for i, b in enumerate(blocks):
             _unpack_vec(rvec, i, b, call)
 
-    return start(proc, comm, call, work, nb)
+    return start(proc, comm, call, work, nb, ti=("allgatherv", len(data), sizes))
 
 
 def alltoall(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, nb: bool = False) -> Any:
@@ -280,7 +286,10 @@ def alltoallv(proc: Process, comm: CommImpl, svec: Any, rvec: Any, nb: bool = Fa
         for i, b in enumerate(ctx.sel.run("alltoallv", ctx, blocks)):
             _unpack_vec(rvec, i, b, call)
 
-    return start(proc, comm, call, work, nb)
+    ti = None
+    if proc.world.ti is not None:
+        ti = ("alltoallv", [len(b) for b in blocks], [c * rvec.datatype.size for c in rvec.counts])
+    return start(proc, comm, call, work, nb, ti=ti)
 
 
 def alltoallw(proc: Process, comm: CommImpl, sblocks: list[bytes], unpackers: list[Any], nb: bool = False) -> Any:

@@ -73,8 +73,10 @@ def start(proc: Process, comm: CommImpl, call: str, work: Work, nonblocking: boo
     """Run collective ``work`` now (blocking), or in a helper actor (returns a request).
 
     ``ti``: the action and its arguments for a time-independent trace (smpy.trace.ti), when
-    one is recorded (blocking collectives only, as SMPI's format has no others)."""
-    if not nonblocking and proc.world.ti is not None and (ti is not None or call == "MPI_Barrier"):
+    one is recorded (blocking collectives on intracommunicators only, as SMPI's format has no
+    others)."""
+    if (not nonblocking and proc.world.ti is not None and (ti is not None or call == "MPI_Barrier")
+            and comm.remote is None):
         proc.world.ti.collective(proc.rank, comm.group, ti or ("barrier",))
     ctx = Ctx.start(proc, comm, call, selection(proc.world))
     if not nonblocking:

@@ -205,7 +205,7 @@ class Request:
     @mpicall
     def Test(self, status: Status | None = None) -> bool:
         impl = self._impl
-        if impl is not None and not p2p.test(proc(), impl):
+        if impl is not None and not p2p.test(proc(), impl, record=True):
             return False
         self._complete(status)
         return True
@@ -220,7 +220,7 @@ class Request:
     @mpicall
     def test(self, status: Status | None = None) -> tuple[bool, Any]:
         impl = self._impl
-        if impl is not None and not p2p.test(proc(), impl):
+        if impl is not None and not p2p.test(proc(), impl, record=True):
             return (False, None)
         return (True, self._complete(status))
 
@@ -280,6 +280,7 @@ class Request:
     @mpicall
     def Waitall(cls, requests: Sequence[Request], statuses: list[Status] | None = None) -> bool:
         _block_all(requests)
+        p2p.ti_waitall(proc(), [r._impl for r in requests])
         _complete_all(requests, statuses)
         return True
 
@@ -287,6 +288,7 @@ class Request:
     @mpicall
     def waitall(cls, requests: Sequence[Request], statuses: list[Status] | None = None) -> list[Any]:
         _block_all(requests)
+        p2p.ti_waitall(proc(), [r._impl for r in requests])
         return _complete_all(requests, statuses)
 
     @classmethod

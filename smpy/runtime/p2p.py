@@ -157,6 +157,8 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
     req.sync = sync
     if world.tracer is not None:
         req.posted_at = world.engine.now
+        if channel == P2P:
+            world.tracer.send(proc.rank, comm.rgroup[dest], tag, nbytes)
     if world.ti is not None and channel == P2P:
         world.ti.send(proc.rank, comm.rgroup[dest], tag, nbytes, blocking)
         if not blocking:
@@ -262,16 +264,64 @@ def _ti_matched(send: SendRequest, recv: RecvRequest) -> None:
                                      send.tag, send.nbytes)
 
 
+def _ti_ends(proc: Process, req: Request) -> tuple[int, int] | None:
+    """The (source, destination) world ranks that name a non-blocking request in a TI trace
+    (``wait``/``test``), or None when it has none (yet: a receive from ANY_SOURCE that has
+    not matched)."""
+    comm = req.comm
+    me = proc.rank
+    if req.kind == SEND:
+        return me, comm.rgroup[req.peer]
+    if req.source < 0:
+        return None
+    return comm.rgroup[req.source], me
+
+
 def _ti_wait(proc: Process, req: Request) -> None:
     if req.ti is _TI_WAIT:
-        comm = req.comm
-        me = proc.rank
-        if req.kind == SEND:
-            proc.world.ti.wait(me, me, comm.rgroup[req.peer], req.tag)
-        else:
-            proc.world.ti.wait(me, comm.rgroup[req.source], me, req.tag)
+        ends = _ti_ends(proc, req)
+        if ends is not None:
+            proc.world.ti.wait(proc.rank, ends[0], ends[1], req.tag)
     if not isinstance(req.ti, tuple):  # a receive that has not matched keeps its pending line
         req.ti = None
+
+
+def _ti_nonblocking(req: Request) -> bool:
+    """A request recorded as ``isend``/``irecv`` whose completion is not recorded yet."""
+    ti = req.ti
+    return ti is _TI_WAIT or (isinstance(ti, tuple) and not ti[1])
+
+
+def ti_test(proc: Process, req: Request, done: bool) -> None:
+    """Record an MPI_Test of ``req`` (SMPI: ``test <src> <dst> <tag>``, whatever its
+    outcome; a request a test completed gets no ``wait`` line)."""
+    ti = proc.world.ti
+    if ti is None or not _ti_nonblocking(req):
+        return
+    ends = _ti_ends(proc, req)
+    if ends is not None:
+        ti.test(proc.rank, ends[0], ends[1], req.tag, done)
+    if done and req.ti is _TI_WAIT:
+        req.ti = None
+
+
+def ti_waitall(proc: Process, reqs: list[Any]) -> None:
+    """Record an MPI_Waitall of ``reqs`` (completed, not finished yet) as SMPI does,
+    ``waitall <count>``, when it completes every outstanding non-blocking request of the
+    rank: SMPI's replay of ``waitall`` waits for all of them. Otherwise each request keeps
+    its own ``wait`` line (written by :func:`finish`)."""
+    ti = proc.world.ti
+    if ti is None:
+        return
+    mine = []
+    for r in reqs:
+        if r is not None and getattr(r, "persistent", False):
+            r = getattr(r, "inner", None)
+        if r is not None and r.ti is _TI_WAIT:
+            mine.append(r)
+    if ti.waitall(proc.rank, len(reqs), len(mine)):
+        for r in mine:
+            r.ti = None
 
 
 # -- receiving ----------------------------------------------------------------------------
@@ -283,7 +333,8 @@ def irecv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, bu
     req = RecvRequest(proc, comm, channel, call, source, tag)
     req.buf = buf
     if channel == P2P and proc.world.ti is not None:
-        req.ti = (proc.world.ti.recv_posted(proc.rank), call in _BLOCKING_RECV)
+        blocking = call in _BLOCKING_RECV
+        req.ti = (proc.world.ti.recv_posted(proc.rank, blocking), blocking)
     me = comm.rank_of[proc.rank]
     box = comm.boxes[channel][me]
     unexpected = box.unexpected
@@ -319,15 +370,21 @@ def finish(proc: Process, req: Request) -> None:
                 block_on(Sleep(proc.world.engine, delay))
 
 
-def test(proc: Process, req: Request) -> bool:
-    """MPI_Test: inject the polling cost, then report completion."""
+def test(proc: Process, req: Request, record: bool = False) -> bool:
+    """MPI_Test: inject the polling cost, then report completion. ``record``: an MPI_Test
+    of the application, to write in a time-independent trace (not the polls of
+    MPI_Testall/any/some, which SMPI's format cannot replay)."""
     world = proc.world
     if world.test_sleep > 0.0:
         block_on(Sleep(world.engine, world.test_sleep * (proc.test_streak + 1)))
     if req.state != 0:
         proc.test_streak = 0
+        if record:
+            ti_test(proc, req, True)
         finish(proc, req)
         return True
+    if record:
+        ti_test(proc, req, False)
     if world.grow_injected:
         proc.test_streak += 1
     return False

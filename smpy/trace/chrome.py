@@ -69,6 +69,9 @@ class ChromeTracer:
             loc = f"{base}:{frame.f_lineno}"
         self._open.setdefault(rank, []).append((name, self.engine.now, loc))
 
+    def send(self, src: int, dst: int, tag: int, nbytes: int) -> None:
+        """A message posted (drawn when delivered, by :meth:`message`)."""
+
     def message(self, src: int, dst: int, t0: float, nbytes: int, tag: int) -> None:
         self._flows += 1
         fid = self._flows

@@ -52,6 +52,9 @@ class Report:
         rec[0] += 1
         rec[1] += self.engine.now - t0
 
+    def send(self, src: int, dst: int, tag: int, nbytes: int) -> None:
+        """A message posted (counted when delivered, by :meth:`message`)."""
+
     def message(self, src: int, dst: int, t0: float, nbytes: int, tag: int) -> None:
         self.bytes_sent[src] += nbytes
         key = (src, dst)
@@ -137,6 +140,10 @@ class Tee:
     def exit(self, rank: int) -> None:
         for t in self.targets:
             t.exit(rank)
+
+    def send(self, src: int, dst: int, tag: int, nbytes: int) -> None:
+        for t in self.targets:
+            t.send(src, dst, tag, nbytes)
 
     def message(self, src: int, dst: int, t0: float, nbytes: int, tag: int) -> None:
         for t in self.targets:

@@ -10,10 +10,19 @@
 * point-to-point on the application's channel: ``send|isend <dst> <tag> <bytes> 6``,
   ``recv|irecv <src> <tag> <bytes> 6`` (the source and size of a receive are those of the
   message it matched; the line keeps the place of the call), ``wait <src> <dst> <tag>`` for
-  the waits of non-blocking requests; ranks are translated to ``MPI_COMM_WORLD`` ranks;
+  the waits of non-blocking requests, ``test <src> <dst> <tag>`` for each MPI_Test of one
+  (a request a test completed has no ``wait``), ``waitall <count>`` for an MPI_Waitall that
+  completes every outstanding non-blocking request of the rank (SMPI's replay waits for all
+  of them; otherwise its requests get one ``wait`` each, as do those of Waitany/Waitsome and
+  the Test{all,any,some} polls, which SMPI writes as actions its replay does not know);
+  ranks are translated to ``MPI_COMM_WORLD`` ranks;
 * blocking collectives: ``barrier``, ``bcast <bytes> <root> 6``, ``reduce <bytes> 0 <root> 6``,
   ``allreduce <bytes> 0 6``, ``alltoall``, ``gather``, ``scatter``, ``allgather`` (send and
-  receive bytes per rank), ``reducescatter``, ``scan``/``exscan``.
+  receive bytes per rank), ``reducescatter <bytes x size> 0 6``, ``scan``/``exscan``, and the
+  v-collectives with per-rank sizes: ``gatherv <send> <recv x size> <root> 6 6`` and
+  ``scatterv <send x size> <recv> <root> 6 6`` (zeros off the root),
+  ``allgatherv <send> <recv x size> 6 6``,
+  ``alltoallv <send total> <send x size> <recv total> <recv x size> 6 6``.
 
 Like SMPI's, the format has no communicators: operations on other communicators are
 recorded with world ranks and replayed on ``MPI_COMM_WORLD``; non-blocking collectives are
@@ -47,6 +56,8 @@ class TIRecorder:
             for f in self.files:
                 fh.write(os.path.join(f"{base}_files", os.path.basename(f)) + "\n")
         self._fh: list[Any] = [None] * ranks
+        #: non-blocking requests recorded per rank whose wait or test is not recorded yet
+        self._open = [0] * ranks
         self._queue: list[list[Any]] = [[] for _ in range(ranks)]
 
     # -- output ------------------------------------------------------------------------------
@@ -91,9 +102,13 @@ class TIRecorder:
             self._emit(rank, f"compute {flops!r}")
 
     def send(self, rank: int, dest_world: int, tag: int, nbytes: int, blocking: bool) -> None:
+        if not blocking:
+            self._open[rank] += 1
         self._emit(rank, f"{'send' if blocking else 'isend'} {dest_world} {tag} {int(nbytes)} {BYTE}")
 
-    def recv_posted(self, rank: int) -> _Pending:
+    def recv_posted(self, rank: int, blocking: bool = True) -> _Pending:
+        if not blocking:
+            self._open[rank] += 1
         p = _Pending()
         self._emit(rank, p)
         return p
@@ -104,7 +119,23 @@ class TIRecorder:
         self._drain(rank)
 
     def wait(self, rank: int, src_world: int, dst_world: int, tag: int) -> None:
+        self._open[rank] -= 1
         self._emit(rank, f"wait {src_world} {dst_world} {tag}")
+
+    def test(self, rank: int, src_world: int, dst_world: int, tag: int, done: bool) -> None:
+        if done:
+            self._open[rank] -= 1
+        self._emit(rank, f"test {src_world} {dst_world} {tag}")
+
+    def waitall(self, rank: int, count: int, recorded: int) -> bool:
+        """An MPI_Waitall of ``count`` requests, ``recorded`` of them recorded non-blocking
+        operations: written as ``waitall <count>`` (True) when they are all the rank's
+        outstanding ones, as SMPI's replay waits for all of them."""
+        if recorded != self._open[rank]:
+            return False
+        self._open[rank] = 0
+        self._emit(rank, f"waitall {count}")
+        return True
 
     def collective(self, rank: int, group: list[int], args: tuple) -> None:
         """A blocking collective; roots are translated to world ranks (``group``)."""
@@ -118,9 +149,22 @@ class TIRecorder:
         elif name in ("allreduce", "scan", "exscan"):
             text = f"{name} {args[1]} 0 {BYTE}"
         elif name == "reducescatter":
-            text = f"reducescatter {' '.join(str(c) for c in args[1])} 0 {BYTE}"
+            text = f"reducescatter {_join(args[1])} 0 {BYTE}"
+        elif name == "gatherv":  # send, receive sizes per rank (zeros off the root), root
+            text = f"gatherv {args[1]} {_join(args[2])} {group[args[3]]} {BYTE} {BYTE}"
+        elif name == "scatterv":  # send sizes per rank (zeros off the root), receive, root
+            text = f"scatterv {_join(args[1])} {args[2]} {group[args[3]]} {BYTE} {BYTE}"
+        elif name == "allgatherv":
+            text = f"allgatherv {args[1]} {_join(args[2])} {BYTE} {BYTE}"
+        elif name == "alltoallv":  # total and per-rank sizes sent, then received
+            text = (f"alltoallv {sum(args[1])} {_join(args[1])} {sum(args[2])} {_join(args[2])} "
+                    f"{BYTE} {BYTE}")
         elif name in ("gather", "scatter"):
             text = f"{name} {args[1]} {args[2]} {group[args[3]]} {BYTE} {BYTE}"
         else:  # allgather, alltoall
             text = f"{name} {args[1]} {args[2]} {BYTE} {BYTE}"
         self._emit(rank, text)
+
+
+def _join(sizes: list[int]) -> str:
+    return " ".join(str(int(c)) for c in sizes)

@@ -39,6 +39,32 @@ int main(int argc, char** argv) {
       smpi_execute_flops(2e6);
       MPI_Allreduce(a, b, 1 << 15, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
+  } else if (!strcmp(p, "nbv")) {  /* non-blocking point-to-point and v-collectives */
+    MPI_Request r[4];
+    int flag = 0;
+    /* v[i]: rank i's part of the rooted ones; x[i]: this rank's exchange with i (symmetric) */
+    int v[64], vd[64], x[64], xd[64], s = 0, q = 0;
+    for (int i = 0; i < size; i++) {
+      v[i] = 10 * (1 + i % 3); vd[i] = s; s += v[i];
+      x[i] = 10 * (1 + (rank + i) % 3); xd[i] = q; q += x[i];
+    }
+    smpi_execute_flops(1e6 * (rank + 1));
+    MPI_Irecv(b, 2000, MPI_DOUBLE, left, 4, MPI_COMM_WORLD, &r[0]);
+    MPI_Isend(a, 2000, MPI_DOUBLE, right, 4, MPI_COMM_WORLD, &r[1]);
+    MPI_Test(&r[0], &flag, MPI_STATUS_IGNORE);
+    if (!flag) MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+    smpi_execute_flops(2e6);
+    MPI_Irecv(b, 500, MPI_DOUBLE, right, 8, MPI_COMM_WORLD, &r[0]);
+    MPI_Irecv(b + 500, 500, MPI_DOUBLE, left, 8, MPI_COMM_WORLD, &r[1]);
+    MPI_Isend(a, 500, MPI_DOUBLE, left, 8, MPI_COMM_WORLD, &r[2]);
+    MPI_Isend(a + 500, 500, MPI_DOUBLE, right, 8, MPI_COMM_WORLD, &r[3]);
+    MPI_Waitall(4, r, MPI_STATUSES_IGNORE);
+    MPI_Gatherv(a, v[rank], MPI_DOUBLE, b, v, vd, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Scatterv(a, v, vd, MPI_DOUBLE, b, v[rank], MPI_DOUBLE, size - 1, MPI_COMM_WORLD);
+    MPI_Allgatherv(a, v[rank], MPI_DOUBLE, b, v, vd, MPI_DOUBLE, MPI_COMM_WORLD);
+    MPI_Alltoallv(a, x, xd, MPI_DOUBLE, b, x, xd, MPI_DOUBLE, MPI_COMM_WORLD);
+    MPI_Reduce_scatter(a, b, v, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   } else {  /* mix: most of the replayable actions */
     MPI_Request r;
     smpi_execute_flops(1e6 * (rank + 1));

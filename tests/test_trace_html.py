@@ -1,0 +1,98 @@
+"""The HTML report of ``--plots DIR`` renders in a real browser: headless Chromium (Debian's
+``chromium``) loads it, decodes its three embedded PNG figures at their true sizes and builds
+its tables (one row per MPI call and per rank of the run's report)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BROWSER = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+
+#: appended to a copy of the page: once loaded, writes what the browser made of it into the DOM
+PROBE = """<script>window.addEventListener('load', () => {
+  const p = document.createElement('pre'); p.id = 'smpy-probe';
+  p.textContent = JSON.stringify({
+    images: [...document.images].map(i => [i.alt, i.complete, i.naturalWidth, i.naturalHeight]),
+    tables: [...document.querySelectorAll('table')].map(t => t.rows.length),
+    title: document.title});
+  document.body.appendChild(p);
+});</script>
+"""
+
+
+class _Dom(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: dict[str, int] = {}
+        self.imgs: list[dict[str, str | None]] = []
+        self.probe = ""
+        self._in_probe = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] = self.tags.get(tag, 0) + 1
+        a = dict(attrs)
+        if tag == "img":
+            self.imgs.append(a)
+        self._in_probe = tag == "pre" and a.get("id") == "smpy-probe"
+
+    def handle_data(self, data: str) -> None:
+        if self._in_probe:
+            self.probe += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "pre":
+            self._in_probe = False
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+def _browser(*args: str, profile: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           f"--user-data-dir={profile}", "--virtual-time-budget=10000", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no headless browser: apt-get install chromium (Debian)")
+def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "plots"
+    done = subprocess.run([sys.executable, "-m", "smpy", "-np", "2", "-q", "--energy", "--plots", str(out),
+                           "--platform", str(ROOT / "examples/platforms/energy_platform.yaml"),
+                           "--hostfile", str(ROOT / "examples/energy/hosts.txt"),
+                           "--cfg=smpi/simulate-computation:no", str(ROOT / "examples/energy/dvfs.py")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((out / "report.json").read_text())
+    page = tmp_path / "probed.html"
+    page.write_text((out / "report.html").read_text() + PROBE, encoding="utf-8")
+    run = _browser("--dump-dom", page.as_uri(), profile=tmp_path / "profile")
+    assert run.returncode == 0, run.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(run.stdout)
+    assert dom.probe, f"the page's script did not run: {run.stdout[:500]!r}"
+    seen = json.loads(dom.probe)
+    assert seen["title"].startswith("smpy: ")
+    want = {name: _png_size(out / f"{name}.png") for name in ("gantt", "power", "matrix")}
+    assert {alt: (w, h) for alt, ok, w, h in seen["images"] if ok} == want  # every figure decoded
+    assert all(img["src"].startswith("data:image/png;base64,") for img in dom.imgs)
+    # MPI calls table: a header and one row per call; ranks table: a header and one per rank
+    assert seen["tables"] == [1 + len(report["calls"]), 1 + len(report["ranks"])]
+    assert dom.tags.get("h2", 0) == 5 and dom.tags.get("td", 0) > 0
+    shot = tmp_path / "shot.png"
+    run = _browser(f"--screenshot={shot}", "--window-size=1200,2400", (out / "report.html").as_uri(),
+                   profile=tmp_path / "profile")
+    assert run.returncode == 0 and _png_size(shot) == (1200, 2400), run.stderr[-2000:]
+    assert shot.stat().st_size > 20_000  # figures and tables drawn, not a blank page
