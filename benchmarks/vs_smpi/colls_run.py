@@ -39,8 +39,8 @@ ALGOS = {
               "scatter_rdb_allgather", "scatter_LR_allgather", "mvapich2_intra_node", "mvapich2_inter_node", "SMP_binary",
               *SEL],
     "reduce": ["binomial", "flat_tree", "ompi_chain", "ompi_pipeline", "ompi_binary", "ompi_in_order_binary",
-               "scatter_gather", "mvapich2_knomial", "mvapich2_two_level", "NTSL", *SEL],
-    "allreduce": ["rdb", "lr", "rab_rdb", "redbcast", "ompi_ring_segmented", "mvapich2_rs", "mvapich2_two_level", "smp_rdb",
+               "scatter_gather", "mvapich2_knomial", "mvapich2_two_level", "NTSL", "rab", *SEL],
+    "allreduce": ["rdb", "lr", "rab_rdb", "rab", "redbcast", "ompi_ring_segmented", "mvapich2_rs", "mvapich2_two_level", "smp_rdb",
                   "smp_binomial_pipeline", "smp_rsag_lr", "smp_rsag_rab", *SEL],
     "alltoall": ["basic_linear", "pair", "ring", "bruck", "rdb", "3dmesh", "mvapich2_scatter_dest", *SEL],
     "alltoallv": ["ompi_basic_linear", "bruck", "pair", "ring", *SEL],
@@ -66,7 +66,7 @@ PLATFORMS = {"cluster64": (XML, YAML, 64), "fattree256": (HERE / "fattree256.xml
 
 def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list[str],
             require: bool = False, batch: bool = False, platform: str = "cluster64",
-            progress: bool = False, per_host: int = 1) -> list[tuple]:
+            progress: bool = False, per_host: int = 1, sizes: list[int] | None = None) -> list[tuple]:
     if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
         msg = "SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev"
         if require:
@@ -96,18 +96,19 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
                     # one process per size: SimGrid's SMP_linear (split_bintree's fallback for
                     # small messages) leaves unmatched messages behind on one-rank nodes, which
                     # then derail the next collective of the same process
-                    groups = [SIZES[coll]] if batch else [[n] for n in SIZES[coll]]
-                    for sizes in groups:
-                        args = [coll, algo, *map(str, sizes)]
+                    todo = (sizes or SIZES[coll]) if coll != "barrier" else SIZES[coll]
+                    groups = [todo] if batch else [[n] for n in todo]
+                    for group in groups:
+                        args = [coll, algo, *map(str, group)]
                         try:
                             ref, w_ref = _smpi(binary, hostfile, xml, np_, args, cfg + forced)
                         except RuntimeError as e:  # SimGrid aborts on some algorithm/size pairs
-                            _failed(rows, coll, algo, sizes, np_, "SMPI", e, progress)
+                            _failed(rows, coll, algo, group, np_, "SMPI", e, progress)
                             continue
                         try:
                             got, w_got = _smpy(yaml, hostfile, np_, args, cfg + forced)
                         except RuntimeError as e:
-                            _failed(rows, coll, algo, sizes, np_, "smpy", e, progress)
+                            _failed(rows, coll, algo, group, np_, "smpy", e, progress)
                             continue
                         for case, t_ref in ref.items():
                             t_got = got.get(case, float("nan"))
@@ -160,9 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--platform", default="cluster64", choices=list(PLATFORMS))
     ap.add_argument("--progress", action="store_true", help="print each case on stderr as it completes")
     ap.add_argument("--per-host", type=int, default=1, help="ranks per host (consecutive ranks share a host)")
+    ap.add_argument("--sizes", nargs="+", type=int, default=None,
+                    help="message sizes in bytes instead of the per-collective defaults (barrier: none)")
     ns = ap.parse_args(argv)
     rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi, ns.batch, ns.platform, ns.progress,
-                   ns.per_host)
+                   ns.per_host, ns.sizes)
     if not rows:
         return 0
     print(f"platform: {ns.platform}, {ns.per_host} rank(s) per host; settings: {' '.join(ns.cfg) or '(defaults: network/model:SMPI)'}")
