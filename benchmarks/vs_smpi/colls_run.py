@@ -37,9 +37,10 @@ SEL = list(SELECTOR_NAMES)
 ALGOS = {
     "bcast": ["binomial_tree", "flattree", "NTSL", "NTSB", "ompi_pipeline", "ompi_split_bintree",
               "scatter_rdb_allgather", "scatter_LR_allgather", "mvapich2_intra_node", "mvapich2_inter_node", "SMP_binary",
+              "arrival_pattern_aware", "arrival_pattern_aware_wait", "arrival_scatter",
               *SEL],
     "reduce": ["binomial", "flat_tree", "ompi_chain", "ompi_pipeline", "ompi_binary", "ompi_in_order_binary",
-               "scatter_gather", "mvapich2_knomial", "mvapich2_two_level", "NTSL", "rab", *SEL],
+               "scatter_gather", "mvapich2_knomial", "mvapich2_two_level", "NTSL", "rab", "arrival_pattern_aware", *SEL],
     "allreduce": ["rdb", "lr", "rab_rdb", "rab", "redbcast", "ompi_ring_segmented", "mvapich2_rs", "mvapich2_two_level", "smp_rdb",
                   "smp_binomial_pipeline", "smp_rsag_lr", "smp_rsag_rab", *SEL],
     "alltoall": ["basic_linear", "pair", "ring", "bruck", "rdb", "3dmesh", "mvapich2_scatter_dest", *SEL],
