@@ -102,21 +102,24 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
                     for group in groups:
                         args = [coll, algo, *map(str, group)]
                         try:
-                            ref, w_ref = _smpi(binary, hostfile, xml, np_, args, cfg + forced)
+                            ref, w_ref, bad_ref = _smpi(binary, hostfile, xml, np_, args, cfg + forced)
                         except RuntimeError as e:  # SimGrid aborts on some algorithm/size pairs
                             _failed(rows, coll, algo, group, np_, "SMPI", e, progress)
                             continue
                         try:
-                            got, w_got = _smpy(yaml, hostfile, np_, args, cfg + forced)
+                            got, w_got, bad_got = _smpy(yaml, hostfile, np_, args, cfg + forced)
                         except RuntimeError as e:
                             _failed(rows, coll, algo, group, np_, "smpy", e, progress)
                             continue
                         for case, t_ref in ref.items():
                             t_got = got.get(case, float("nan"))
                             err = (t_got - t_ref) / t_ref if t_ref else float("nan")
-                            rows.append((case, np_, t_ref, t_got, err, w_ref, w_got))
+                            # a time is only worth comparing when the result is right
+                            note = "; ".join(f"{who} wrong result on {bad[case]} rank(s)"
+                                             for who, bad in (("SMPI", bad_ref), ("smpy", bad_got)) if case in bad)
+                            rows.append((case, np_, t_ref, t_got, err, w_ref, w_got, note))
                             if progress:
-                                print(f"{case:<48}{np_:>5}{t_ref:>16.9e}{t_got:>16.9e}{err * 100:>9.3f}%",
+                                print(f"{case:<48}{np_:>5}{t_ref:>16.9e}{t_got:>16.9e}{err * 100:>9.3f}% {note}",
                                       file=sys.stderr, flush=True)
     return rows
 
@@ -127,15 +130,17 @@ def _failed(rows: list, coll: str, algo: str, sizes: list[int], np_: int, who: s
     last = [ln for ln in str(err).splitlines() if "CRITICAL" in ln or "Error" in ln or "error" in ln]
     why = (last[-1] if last else str(err).splitlines()[-1]).strip()[:160]
     for n in sizes:
-        rows.append((f"{coll}_{algo}_{n}", np_, float("nan"), float("nan"), who, 0.0, 0.0))
+        rows.append((f"{coll}_{algo}_{n}", np_, float("nan"), float("nan"), who, 0.0, 0.0, why))
         if progress:
             print(f"{coll}_{algo}_{n:<10} {np_:>5} {who} FAILED: {why}", file=sys.stderr, flush=True)
 
 
-def _run(cmd: list[str]) -> tuple[dict[str, float], float]:
-    """Run ``cmd``; return its "<case> <seconds>" lines and the wall time (run.py's runner)."""
+def _run(cmd: list[str]) -> tuple[dict[str, float], float, dict[str, int]]:
+    """Run ``cmd``; return its "<case> <seconds>" lines, the wall time (run.py's runner) and
+    the cases whose result was wrong ("WRONG <case> <ranks>" lines: case -> ranks)."""
     out, wall, _rss = vs_smpi._run(cmd)
-    return vs_smpi._parse(out), wall
+    bad = {p[1]: int(p[2]) for p in (ln.split() for ln in out.splitlines()) if len(p) == 3 and p[0] == "WRONG"}
+    return vs_smpi._parse(out), wall, bad
 
 
 def _smpi(binary: Path, hostfile: Path, xml: Path, np_: int, args: list[str], cfg: list[str]):
@@ -149,6 +154,37 @@ def _smpy(yaml: Path, hostfile: Path, np_: int, args: list[str], cfg: list[str])
                  "--hostfile", str(hostfile),
                  "--cfg=smpi/simulate-computation:no", *[f"--cfg={c}" for c in cfg],
                  str(HERE / "colls_cases.py"), *args])
+
+
+def table(rows: list[tuple], walls: bool = False) -> list[str]:
+    """The rows as text lines: case, np, both times, the error (and the wall times)."""
+    head = f"{'case':<48}{'np':>5}{'SMPI (s)':>17}{'smpy (s)':>17}{'error':>10}"
+    out = [head + (f"{'wall SMPI':>11}{'wall smpy':>11}" if walls else "")]
+    for case, np_, a, b, e, wa, wb, note in rows:
+        if isinstance(e, str):
+            out.append(f"{case:<48}{np_:>5}  {e} crashed: {note}")
+            continue
+        line = f"{case:<48}{np_:>5}{a:>17.9e}{b:>17.9e}{e * 100:>9.3f}%"
+        if walls:
+            line += f"{wa:>10.2f}s{wb:>10.2f}s"
+        out.append(line + (f"  ({note}: not compared)" if note else ""))
+    return out
+
+
+def summary(rows: list[tuple]) -> str:
+    """Cases compared, median and max |error|, how many within 2 %, crashes, wrong results."""
+    ok = [r for r in rows if not isinstance(r[4], str) and not r[7] and r[4] == r[4]]
+    errs = sorted(abs(r[4]) for r in ok)
+    crashed = [r for r in rows if isinstance(r[4], str)]
+    wrong = [r for r in rows if not isinstance(r[4], str) and r[7]]
+    if not errs:
+        return f"no case compared; {len(crashed)} crashed, {len(wrong)} with a wrong result"
+    within = sum(1 for e in errs if e <= 0.02)
+    return (f"{len(errs)} cases: median |error| {errs[len(errs) // 2] * 100:.3f}%, max {errs[-1] * 100:.3f}%, "
+            f"{within} within 2 %; {len(crashed)} cases crashed (SMPI {sum(r[4] == 'SMPI' for r in crashed)}, "
+            f"smpy {sum(r[4] == 'smpy' for r in crashed)}); {len(wrong)} cases not compared because a side "
+            f"computed a wrong result (SMPI {sum('SMPI wrong' in r[7] for r in wrong)}, "
+            f"smpy {sum('smpy wrong' in r[7] for r in wrong)})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,19 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         return 0
     print(f"platform: {ns.platform}, {ns.per_host} rank(s) per host; settings: {' '.join(ns.cfg) or '(defaults: network/model:SMPI)'}")
-    print(f"{'case':<44}{'np':>5}{'SMPI (s)':>16}{'smpy (s)':>16}{'error':>10}{'wall SMPI':>11}{'wall smpy':>11}")
-    for case, np_, a, b, e, wa, wb in rows:
-        if isinstance(e, str):
-            print(f"{case:<44}{np_:>5}  {e} crashed")
-            continue
-        print(f"{case:<44}{np_:>5}{a:>16.9e}{b:>16.9e}{e * 100:>9.3f}%{wa:>10.2f}s{wb:>10.2f}s")
-    errs = sorted(abs(r[4]) for r in rows if not isinstance(r[4], str) and r[4] == r[4])
-    crashed = [r for r in rows if isinstance(r[4], str)]
-    within = sum(1 for e in errs if e <= 0.02)
-    if errs:
-        print(f"\n{len(errs)} cases: median |error| {errs[len(errs) // 2] * 100:.3f}%, max {errs[-1] * 100:.3f}%, "
-              f"{within} within 2 %; {len(crashed)} cases crashed "
-              f"(SMPI {sum(r[4] == 'SMPI' for r in crashed)}, smpy {sum(r[4] == 'smpy' for r in crashed)})")
+    print("\n".join(table(rows, walls=True)))
+    print()
+    print(summary(rows))
     return 0
 
 
