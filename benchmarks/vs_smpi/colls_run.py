@@ -43,7 +43,7 @@ ALGOS = {
                "scatter_gather", "mvapich2_knomial", "mvapich2_two_level", "NTSL", "rab", "arrival_pattern_aware", *SEL],
     "allreduce": ["rdb", "lr", "rab_rdb", "rab", "redbcast", "ompi_ring_segmented", "mvapich2_rs", "mvapich2_two_level", "smp_rdb",
                   "smp_binomial_pipeline", "smp_rsag_lr", "smp_rsag_rab", *SEL],
-    "alltoall": ["basic_linear", "pair", "ring", "bruck", "rdb", "3dmesh", "mvapich2_scatter_dest", *SEL],
+    "alltoall": ["basic_linear", "pair", "pair_rma", "ring", "bruck", "rdb", "3dmesh", "mvapich2_scatter_dest", *SEL],
     "alltoallv": ["ompi_basic_linear", "bruck", "pair", "ring", *SEL],
     "allgather": ["rdb", "ring", "bruck", "pair", "ompi_neighborexchange", "GB", "NTSLR", "mvapich2_smp", "smp_simple",
                   "loosely_lr", "SMP_NTS", *SEL],
