@@ -6,6 +6,8 @@ selector (``ompi``, ``mpich``...).
     python benchmarks/vs_smpi/colls_run.py --np 16 --colls bcast --algos binomial_tree NTSL
     python benchmarks/vs_smpi/colls_run.py --cfg network/model:CM02 --cfg smpi/lat-factor:1 --cfg smpi/bw-factor:1
     python benchmarks/vs_smpi/colls_run.py --platform fattree256 --np 256 --algos ompi mpich mvapich2 impi
+    python benchmarks/vs_smpi/colls_run.py --all --progress     # every section -> colls_results.txt
+    python benchmarks/vs_smpi/colls_run.py --all --only fattree --colls scatter   # re-run one chunk
 
 Each case runs ``colls_cases.c`` (smpicc/smpirun on cluster64.xml, or fattree256.xml) and its
 twin ``colls_cases.py`` (smpy on examples/platforms/cluster64.yaml, or fattree256.yaml), one
@@ -17,10 +19,12 @@ one collective, the slowest rank's time. Prints both times and the relative erro
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,6 +65,43 @@ SIZES = {"bcast": [8, 65536, 1048576], "reduce": [8, 65536, 1048576], "allreduce
          "alltoall": [8, 4096, 65536], "alltoallv": [8, 4096, 65536], "allgather": [8, 4096, 65536],
          "allgatherv": [8, 4096, 65536], "gather": [8, 4096, 65536], "scatter": [8, 4096, 65536],
          "reduce_scatter": [8, 4096, 65536], "barrier": [0]}
+#: the SMP-aware algorithms, run again with 4 ranks per host (plus the selectors' two-level paths)
+SMP_ALGOS = {
+    "bcast": ["SMP_binary", "SMP_binomial", "mvapich2_inter_node", "mpich", "mvapich2", "impi"],
+    "reduce": ["mvapich2_two_level", "mpich", "mvapich2", "impi"],
+    "allreduce": ["smp_binomial", "smp_binomial_pipeline", "smp_rdb", "smp_rsag_lr", "mvapich2_two_level", "mpich",
+                  "mvapich2", "impi"],
+    "allgather": ["SMP_NTS", "loosely_lr", "smp_simple", "mvapich2_smp", "mvapich2", "impi"],
+    "allgatherv": ["mvapich2", "impi"], "alltoall": ["mvapich2", "impi"], "alltoallv": ["mvapich2", "impi"],
+    "gather": ["mvapich2_two_level", "mvapich2", "impi"],
+    "scatter": ["mvapich2_two_level_direct", "mvapich2_two_level_binomial", "mvapich2", "impi"],
+    "reduce_scatter": SEL, "barrier": ["mvapich2", "impi"],
+}
+#: the 256-host fat tree: (algorithms, sizes) per collective; all-to-all patterns stop at
+#: 4 KiB blocks (256 × 256 × 64 KiB is hours of wall time and gigabytes on each side)
+FATTREE = {
+    "gather": ([*SEL, "ompi_binomial", "ompi_linear_sync"], None),
+    "scatter": ([*SEL, "ompi_binomial", "ompi_linear_nb"], None),
+    "allgatherv": ([*SEL, "ring", "mpich_rdb", "ompi_bruck", "ompi_neighborexchange"], [8, 4096]),
+    "reduce_scatter": ([*SEL, "ompi_ring", "mpich_rdb", "mpich_pair", "ompi_basic_recursivehalving"], [8, 4096]),
+    "alltoallv": ([*SEL, "ompi_basic_linear", "pair", "bruck"], [8, 4096]),
+    "alltoall": ([*SEL, "bruck", "pair", "ring", "basic_linear"], [8, 4096]),
+    "bcast": (["ompi", "mpich"], None), "reduce": (["mvapich2", "impi"], None),
+    "allreduce": (["mvapich2", "impi"], None), "allgather": (["mvapich2", "impi"], None),
+    "barrier": (SEL, None),
+}
+#: the sections of colls_results.txt (--all): key -> (title, platform, np, ranks per host,
+#: {collective: (algorithms, sizes or None for SIZES)})
+SECTIONS = {
+    "np16": ("cluster64, np 16, 1 rank per host: every forced algorithm and every selector", "cluster64", 16, 1,
+             {c: (a, None) for c, a in ALGOS.items()}),
+    "np64": ("cluster64, np 64, 1 rank per host: every selector", "cluster64", 64, 1,
+             {c: (SEL, None) for c in ALGOS}),
+    "smp4": ("cluster64, np 16, 4 ranks per host: SMP-aware algorithms and the selectors", "cluster64", 16, 4,
+             {c: (a, None) for c, a in SMP_ALGOS.items()}),
+    "fattree": ("fattree256 (benchmarks/vs_smpi/fattree256.xml/.yaml), np 256, 1 rank per host: selectors and "
+                "forced algorithms", "fattree256", 256, 1, FATTREE),
+}
 #: platforms: (SMPI XML, smpy YAML, hosts)
 PLATFORMS = {"cluster64": (XML, YAML, 64), "fattree256": (HERE / "fattree256.xml", HERE / "fattree256.yaml", 256)}
 
@@ -187,6 +228,41 @@ def summary(rows: list[tuple]) -> str:
             f"smpy {sum('smpy wrong' in r[7] for r in wrong)})")
 
 
+def run_all(only: list[str] | None, colls: list[str] | None, cache: Path, out: Path, progress: bool) -> None:
+    """Run the sections of :data:`SECTIONS` (``only`` some; ``colls`` some collectives),
+    keep each (section, collective) chunk's rows in ``cache`` (JSON) and write the whole
+    table, chunks not re-run taken from the cache, to ``out``."""
+    cache.mkdir(parents=True, exist_ok=True)
+    for key, (_title, platform, np_, per_host, plan) in SECTIONS.items():
+        if only and key not in only:
+            continue
+        for coll, (algos, sizes) in plan.items():
+            if colls and coll not in colls:
+                continue
+            rows = compare([np_], [coll], algos, [], require=True, batch=True, platform=platform,
+                           progress=progress, per_host=per_host, sizes=sizes)
+            (cache / f"{key}-{coll}.json").write_text(json.dumps(rows))
+    lines, every = [], []
+    for key, (title, *_rest, plan) in SECTIONS.items():
+        rows = []
+        for coll in plan:
+            f = cache / f"{key}-{coll}.json"
+            if f.exists():
+                rows += [tuple(r) for r in json.loads(f.read_text())]
+        if not rows:
+            continue
+        every += rows
+        lines += ["", f"## {title}", *table(rows), "", summary(rows)]
+    head = [f"# benchmarks/vs_smpi/colls_run.py --all, SimGrid 3.32 vs smpy (network/model:SMPI defaults), "
+            f"{time.strftime('%Y-%m-%d')}",
+            "# simulated seconds of one collective (slowest rank); error = (smpy - SMPI) / SMPI; a forced algorithm",
+            "# runs under the ompi selector on both sides; the sizes of one case run in one process (--batch).",
+            "# Both sides check their results: a case where one side computes a wrong result is shown but not",
+            "# compared; \"crashed\": that side aborts on the case.",
+            f"# all: {summary(every)}"]
+    out.write_text("\n".join(head + lines) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--np", nargs="+", type=int, default=[8, 16, 64])
@@ -200,7 +276,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-host", type=int, default=1, help="ranks per host (consecutive ranks share a host)")
     ap.add_argument("--sizes", nargs="+", type=int, default=None,
                     help="message sizes in bytes instead of the per-collective defaults (barrier: none)")
+    ap.add_argument("--all", action="store_true",
+                    help="run the sections of colls_results.txt (--only some) and rewrite it")
+    ap.add_argument("--only", nargs="+", choices=list(SECTIONS), help="with --all: these sections only")
+    ap.add_argument("--cache", type=Path, default=HERE / ".colls_cache", help="with --all: per-chunk rows")
+    ap.add_argument("--out", type=Path, default=HERE / "colls_results.txt", help="with --all: the table")
     ns = ap.parse_args(argv)
+    if ns.all:
+        colls = ns.colls if ns.colls != list(ALGOS) else None
+        run_all(ns.only, colls, ns.cache, ns.out, ns.progress)
+        return 0
     rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi, ns.batch, ns.platform, ns.progress,
                    ns.per_host, ns.sizes)
     if not rows:
