@@ -38,19 +38,24 @@ YAML = ROOT / "examples" / "platforms" / "cluster64.yaml"
 SELECTOR_NAMES = ("ompi", "mpich", "mvapich2", "impi", "default")
 
 SEL = list(SELECTOR_NAMES)
+BARRIERED = [f"{a}_{b}_barrier" for a in ("pair", "ring") for b in ("light", "mpi", "one")]
+#: every registered algorithm SimGrid knows, forced (not here: barrier ompi_two_procs, which
+#: needs exactly 2 ranks, and smpy's own nbc_linear / mvapich2_noncomm names)
 ALGOS = {
     "bcast": ["binomial_tree", "flattree", "NTSL", "NTSB", "ompi_pipeline", "ompi_split_bintree",
               "scatter_rdb_allgather", "scatter_LR_allgather", "mvapich2_intra_node", "mvapich2_inter_node", "SMP_binary",
-              "arrival_pattern_aware", "arrival_pattern_aware_wait", "arrival_scatter",
-              *SEL],
+              "arrival_pattern_aware", "arrival_pattern_aware_wait", "arrival_scatter", "NTSL_Isend", "SMP_binomial",
+              "SMP_linear", "flattree_pipeline", "mvapich2_knomial_intra_node", *SEL],
     "reduce": ["binomial", "flat_tree", "ompi_chain", "ompi_pipeline", "ompi_binary", "ompi_in_order_binary",
-               "scatter_gather", "mvapich2_knomial", "mvapich2_two_level", "NTSL", "rab", "arrival_pattern_aware", *SEL],
+               "scatter_gather", "mvapich2_knomial", "mvapich2_two_level", "NTSL", "rab", "arrival_pattern_aware", "ompi_basic_linear", "ompi_binomial", *SEL],
     "allreduce": ["rdb", "lr", "rab_rdb", "rab", "redbcast", "ompi_ring_segmented", "mvapich2_rs", "mvapich2_two_level", "smp_rdb",
-                  "smp_binomial_pipeline", "smp_rsag_lr", "smp_rsag_rab", *SEL],
-    "alltoall": ["basic_linear", "pair", "pair_rma", "ring", "bruck", "rdb", "3dmesh", "mvapich2_scatter_dest", *SEL],
-    "alltoallv": ["ompi_basic_linear", "bruck", "pair", "ring", *SEL],
+                  "smp_binomial_pipeline", "smp_rsag_lr", "smp_rsag_rab", "rab1", "rab2", "smp_binomial", "smp_rsag",
+                  *SEL],
+    "alltoall": ["basic_linear", "pair", "pair_rma", "ring", "bruck", "rdb", "2dmesh", "3dmesh", "mvapich2_scatter_dest",
+                 *BARRIERED, *SEL],
+    "alltoallv": ["ompi_basic_linear", "bruck", "pair", "ring", *BARRIERED, *SEL],
     "allgather": ["rdb", "ring", "bruck", "pair", "ompi_neighborexchange", "GB", "NTSLR", "mvapich2_smp", "smp_simple",
-                  "loosely_lr", "SMP_NTS", *SEL],
+                  "loosely_lr", "SMP_NTS", "2dmesh", "3dmesh", "NTSLR_NB", "rhv", "spreading_simple", *SEL],
     "allgatherv": ["GB", "ring", "pair", "ompi_neighborexchange", "ompi_bruck", "mpich_rdb", "mpich_ring", *SEL],
     "gather": ["ompi_basic_linear", "ompi_binomial", "ompi_linear_sync", "mvapich2_two_level", *SEL],
     "scatter": ["ompi_basic_linear", "ompi_binomial", "ompi_linear_nb", "mvapich2_two_level_direct",
@@ -58,8 +63,12 @@ ALGOS = {
     "reduce_scatter": ["default", "ompi_basic_recursivehalving", "ompi_ring", "ompi_butterfly", "mpich_pair",
                        "mpich_rdb", "mpich_noncomm", *SEL],
     "barrier": ["ompi_basic_linear", "ompi_bruck", "ompi_recursivedoubling", "ompi_tree", "mvapich2_pair",
-                "mpich_smp", *SEL],
+                "mpich_smp", "ompi_doublering", *SEL],
 }
+#: one process per size even with --batch: SimGrid leaves unmatched messages behind on some
+#: paths (SMP_linear, split_bintree's small-message fallback, on one-rank nodes; the
+#: arrival-pattern bcast's short path), which derail its next collective in the same process
+NO_BATCH = {"SMP_linear", "ompi_split_bintree", "arrival_pattern_aware"}
 #: message sizes: the vector (bcast, reduce, allreduce) or one rank's block (the others)
 SIZES = {"bcast": [8, 65536, 1048576], "reduce": [8, 65536, 1048576], "allreduce": [8, 65536, 1048576],
          "alltoall": [8, 4096, 65536], "alltoallv": [8, 4096, 65536], "allgather": [8, 4096, 65536],
@@ -139,7 +148,7 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
                     # small messages) leaves unmatched messages behind on one-rank nodes, which
                     # then derail the next collective of the same process
                     todo = (sizes or SIZES[coll]) if coll != "barrier" else SIZES[coll]
-                    groups = [todo] if batch else [[n] for n in todo]
+                    groups = [todo] if batch and algo not in NO_BATCH else [[n] for n in todo]
                     for group in groups:
                         args = [coll, algo, *map(str, group)]
                         try:
@@ -152,7 +161,16 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
                         except RuntimeError as e:
                             _failed(rows, coll, algo, group, np_, "smpy", e, progress)
                             continue
+                        for n in group:  # a case a side did not print: it stopped (deadlock...)
+                            case = f"{coll}_{algo}_{n}"
+                            for who, times in (("SMPI", ref), ("smpy", got)):
+                                if case not in times:
+                                    _failed(rows, coll, algo, [n], np_, who, RuntimeError("no result printed"),
+                                            progress)
+                                    break
                         for case, t_ref in ref.items():
+                            if case not in got:
+                                continue
                             t_got = got.get(case, float("nan"))
                             err = (t_got - t_ref) / t_ref if t_ref else float("nan")
                             # a time is only worth comparing when the result is right
