@@ -246,13 +246,14 @@ def summary(rows: list[tuple]) -> str:
             f"smpy {sum('smpy wrong' in r[7] for r in wrong)})")
 
 
-def run_all(only: list[str] | None, colls: list[str] | None, cache: Path, out: Path, progress: bool) -> None:
+def run_all(only: list[str] | None, colls: list[str] | None, cache: Path, out: Path, progress: bool,
+            run: bool = True) -> None:
     """Run the sections of :data:`SECTIONS` (``only`` some; ``colls`` some collectives),
     keep each (section, collective) chunk's rows in ``cache`` (JSON) and write the whole
     table, chunks not re-run taken from the cache, to ``out``."""
     cache.mkdir(parents=True, exist_ok=True)
     for key, (_title, platform, np_, per_host, plan) in SECTIONS.items():
-        if only and key not in only:
+        if not run or (only and key not in only):
             continue
         for coll, (algos, sizes) in plan.items():
             if colls and coll not in colls:
@@ -299,10 +300,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", choices=list(SECTIONS), help="with --all: these sections only")
     ap.add_argument("--cache", type=Path, default=HERE / ".colls_cache", help="with --all: per-chunk rows")
     ap.add_argument("--out", type=Path, default=HERE / "colls_results.txt", help="with --all: the table")
+    ap.add_argument("--no-run", action="store_true", help="with --all: only rewrite the table from the cache")
     ns = ap.parse_args(argv)
     if ns.all:
         colls = ns.colls if ns.colls != list(ALGOS) else None
-        run_all(ns.only, colls, ns.cache, ns.out, ns.progress)
+        run_all(ns.only, colls, ns.cache, ns.out, ns.progress, not ns.no_run)
         return 0
     rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi, ns.batch, ns.platform, ns.progress,
                    ns.per_host, ns.sizes)
