@@ -3,7 +3,8 @@
  *   alltoallv allgather allgatherv gather scatter reduce_scatter barrier)
  * For each size: a point-to-point barrier, one collective (MPI_DOUBLE, SUM, root 0; <bytes>
  * is the vector of bcast/reduce/allreduce, else one rank's block), then
- * the slowest rank's elapsed time: "<coll>_<label>_<bytes> <seconds>". The algorithm is
+ * the slowest rank's elapsed time: "<coll>_<label>_<bytes> <seconds>", and
+ * "WRONG <coll>_<label>_<bytes> <ranks>" when some ranks got a wrong result. The algorithm is
  * forced from outside with --cfg=smpi/<coll>:<algo> (same on both emulators). */
 #include <mpi.h>
 #include <stdio.h>
@@ -21,14 +22,35 @@ static void p2p_barrier(int rank, int size) {
   }
 }
 
-static double p2p_max(int rank, int size, double v) {
-  if (rank != 0) { MPI_Send(&v, 1, MPI_DOUBLE, 0, 97, MPI_COMM_WORLD); return v; }
+/* the slowest rank's time in v[0], the number of ranks with a wrong result in v[1] */
+static void p2p_max(int rank, int size, double* v) {
+  if (rank != 0) { MPI_Send(v, 2, MPI_DOUBLE, 0, 97, MPI_COMM_WORLD); return; }
   for (int i = 1; i < size; i++) {
-    double x;
-    MPI_Recv(&x, 1, MPI_DOUBLE, i, 97, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (x > v) v = x;
+    double x[2];
+    MPI_Recv(x, 2, MPI_DOUBLE, i, 97, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (x[0] > v[0]) v[0] = x[0];
+    v[1] += x[1];
   }
-  return v;
+}
+
+/* 1 when this rank's result differs from what the collective must give (s[i] = rank + i
+ * on every rank; SUM; root 0) */
+static int wrong(const char* coll, const double* s, const double* r, long n, int rank, int size) {
+  double tri = size * (size - 1) / 2.0;
+  for (long k = 0; k < n; k++) {
+    if (!strcmp(coll, "bcast") && s[k] != k) return 1;
+    if ((!strcmp(coll, "allreduce") || (!strcmp(coll, "reduce") && rank == 0)) && r[k] != tri + (double)size * k)
+      return 1;
+    if (!strcmp(coll, "scatter") && r[k] != rank * n + k) return 1;
+    if (!strcmp(coll, "reduce_scatter") && r[k] != tri + (double)size * (rank * n + k)) return 1;
+    for (int j = 0; j < size; j++) {
+      if ((!strcmp(coll, "alltoall") || !strcmp(coll, "alltoallv")) && r[j * n + k] != j + rank * n + k) return 1;
+      if ((!strcmp(coll, "allgather") || !strcmp(coll, "allgatherv") || (!strcmp(coll, "gather") && rank == 0)) &&
+          r[j * n + k] != j + k)
+        return 1;
+    }
+  }
+  return 0;
 }
 
 int main(int argc, char** argv) {
@@ -65,8 +87,11 @@ int main(int argc, char** argv) {
     else if (!strcmp(coll, "scatter")) MPI_Scatter(s, n, MPI_DOUBLE, r, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     else if (!strcmp(coll, "reduce_scatter"))
       MPI_Reduce_scatter(s, r, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    double worst = p2p_max(rank, size, MPI_Wtime() - t0);
-    if (rank == 0) printf("%s_%s_%ld %.9e\n", coll, label, bytes, worst);
+    double v[2] = {MPI_Wtime() - t0, 0};
+    v[1] = wrong(coll, s, r, n, rank, size);
+    p2p_max(rank, size, v);
+    if (rank == 0) printf("%s_%s_%ld %.9e\n", coll, label, bytes, v[0]);
+    if (rank == 0 && v[1] > 0) printf("WRONG %s_%s_%ld %d\n", coll, label, bytes, (int)v[1]);
     free(s); free(r); free(counts); free(displs);
   }
   MPI_Finalize();

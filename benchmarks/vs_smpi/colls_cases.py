@@ -23,16 +23,39 @@ def p2p_barrier():
         comm.Recv([b, 0, MPI.BYTE], source=0, tag=98)
 
 
-def p2p_max(dt):
-    v = np.array([dt])
+def p2p_max(dt, bad):
+    """(slowest rank's time, number of ranks with a wrong result) at rank 0."""
+    v = np.array([dt, bad])
     if rank != 0:
         comm.Send([v, MPI.DOUBLE], dest=0, tag=97)
-        return dt
-    x = np.zeros(1)
+        return v
+    x = np.zeros(2)
     for i in range(1, size):
         comm.Recv([x, MPI.DOUBLE], source=i, tag=97)
         v[0] = max(v[0], x[0])
-    return v[0]
+        v[1] += x[1]
+    return v
+
+
+def wrong(coll, s, r, n):
+    """Whether this rank's result differs from what the collective must give (as
+    colls_cases.c checks it: s[i] = rank + i everywhere, SUM, root 0)."""
+    k = np.arange(n, dtype=np.float64)
+    tri = size * (size - 1) / 2
+    blocks = np.arange(size, dtype=np.float64)[:, None] + k[None, :]  # j + k
+    if coll == "bcast":
+        return not np.array_equal(s[:n], k)
+    if coll == "allreduce" or (coll == "reduce" and rank == 0):
+        return not np.array_equal(r[:n], tri + size * k)
+    if coll == "scatter":
+        return not np.array_equal(r[:n], rank * n + k)
+    if coll == "reduce_scatter":
+        return not np.array_equal(r[:n], tri + size * (rank * n + k))
+    if coll in ("alltoall", "alltoallv"):
+        return not np.array_equal(r.reshape(size, n), blocks + rank * n)
+    if coll in ("allgather", "allgatherv") or (coll == "gather" and rank == 0):
+        return not np.array_equal(r.reshape(size, n), blocks)
+    return False
 
 
 coll, label = sys.argv[1], sys.argv[2]
@@ -68,6 +91,9 @@ for arg in sys.argv[3:]:
         comm.Scatter(s, [r, n, MPI.DOUBLE], root=0)
     elif coll == "reduce_scatter":
         comm.Reduce_scatter([s, MPI.DOUBLE], [r, n, MPI.DOUBLE], counts, op=MPI.SUM)
-    worst = p2p_max(MPI.Wtime() - t0)
+    dt = MPI.Wtime() - t0
+    worst, bad = p2p_max(dt, 1.0 if wrong(coll, s, r, n) else 0.0)
     if rank == 0:
         print(f"{coll}_{label}_{nbytes} {worst:.9e}")
+        if bad:
+            print(f"WRONG {coll}_{label}_{nbytes} {int(bad)}")

@@ -17,6 +17,7 @@ from smpy.colls.core import (
     pof2_floor,
     segment_count,
 )
+from smpy.colls.reduce import rab_any
 from smpy.colls.registry import algorithm
 from smpy.colls.smp import smp_of
 
@@ -173,6 +174,18 @@ def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
             mask >>= 1
         buf = vec.tobytes()
     return _fold_out(ctx, buf, rem)
+
+
+@algorithm("allreduce", "rab", source="Rabenseifner 1997 (SimGrid reduce-rab.cpp allreduce__rab)")
+def rab(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
+    """Rabenseifner's allreduce: pairwise folding of the first 2r ranks (p = 2^n + r),
+    recursive-halving reduce-scatter then recursive-doubling allgather among 2^n ranks,
+    then the folded ranks get the whole result (see :func:`smpy.colls.reduce.rab_any`).
+
+    Cost 2n α + 2 (1 − 2^-n) nβ (+ 3α + 1½ nβ when p is not a power of two)."""
+    out = rab_any(ctx, 0, data, red, True)
+    assert out is not None
+    return out
 
 
 @algorithm("allreduce", "rab1", source="SimGrid allreduce-rab1.cpp (recursive-halving reduce-scatter + selected allgather)",

@@ -56,6 +56,36 @@ def pair(ctx: Ctx, blocks: list) -> list:
     return out
 
 
+@algorithm("alltoall", "pair_rma", source="SimGrid alltoall-pair.cpp alltoall__pair_rma (MPI_Put between fences)", **POF2)
+def pair_rma(ctx: Ctx, blocks: list) -> list:
+    """``pair`` over a window, as SMPI runs it: creating the window (the selected allgather
+    of the 8-byte window handles), a fence (two selected barriers), a put of the block
+    for rank ^ i to rank ^ i for every i (to oneself: a local copy), a fence (barrier,
+    completion of every put from and to this rank, barrier), freeing the window (two
+    barriers). SMPI's put posts the target's receive itself; here every rank posts its
+    receives when the puts start.
+
+    Cost allgather + 6 barriers + (p−1)(α + nβ) with every put in flight at once."""
+    size, me = ctx.size, ctx.me
+    if size == 1:
+        return [blocks[0]]
+    ctx.sel.run("allgather", ctx.sub(0), bytes(8), [8] * size, 1)
+    for k in (1, 2):
+        _barrier(ctx, k)
+    peers = [me ^ i for i in range(1, size)]
+    recvs = {o: ctx.irecv(o) for o in peers}
+    sends = [ctx.isend(blocks[o], o) for o in peers]
+    _barrier(ctx, 3)
+    ctx.waitall(sends + list(recvs.values()))
+    for k in (4, 5, 6):
+        _barrier(ctx, k)
+    out = [None] * size
+    out[me] = blocks[me]
+    for o, r in recvs.items():
+        out[o] = r.payload
+    return out
+
+
 @algorithm("alltoall", "ring", source="SimGrid alltoall-ring.cpp (MPICH long messages)")
 def ring(ctx: Ctx, blocks: list) -> list:
     """Step i sends to rank+i the block for it and receives from rank−i.

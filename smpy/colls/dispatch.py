@@ -26,6 +26,7 @@ from smpy.colls import (  # noqa: F401 - importing registers the algorithms
     allgather,
     allreduce,
     alltoall,
+    arrival,
     barrier,
     bcast,
     gather,

@@ -391,3 +391,151 @@ def mvapich2_two_level(ctx: Ctx, root: int, data: bytes, red: Reduction) -> byte
         if intra.me != 0 and root == me:
             return ctx.recv(leader_of_root, 2)
     return res if me == root else None
+
+
+# -- Rabenseifner's 1997 reduce/allreduce (SimGrid reduce-rab.cpp: reduce__rab, allreduce__rab)
+def rab_any(ctx: Ctx, root: int, data: bytes, red: Reduction, is_all: bool) -> bytes | None:
+    """``MPI_I_anyReduce`` of SimGrid's reduce-rab.cpp, shared by reduce ``rab`` and
+    allreduce ``rab``. With p = 2^n + r:
+
+    1. the first 2r ranks pair up (2k, 2k+1) and swap vector halves; the even one reduces
+       the lower half, the odd one the upper half and sends it back (the even rank now
+       holds the pair's sum, the odd one sits out);
+    2. the 2^n remaining ranks (new ranks) halve the vector n times: at distance 2^i the
+       lower new rank keeps (and reduces) the lower half of its current piece and sends
+       the upper one, the other the reverse;
+    3. allreduce: the pieces travel back with doubling sizes (distances 2^(n-1) … 1), then
+       each even rank of the first 2r hands the whole result to its odd neighbour;
+       reduce: every pair at distance 2^(n-1) … 1 moves a piece towards the root's side
+       (SimGrid's schedule moves pieces on the other half too); a root among the odd ranks
+       of the first 2r first receives rank 0's piece and takes rank 0's place.
+
+    Operands are combined lower ranks first, so non-commutative ops stay exact. An empty
+    vector or a single rank returns at once (SimGrid would fall back to the selected
+    algorithm, which is this one again when it is forced).
+
+    Cost (r = 0): 2n α + 2 (1 − 2^-n) nβ for allreduce, n α + 2 (1 − 2^-n) nβ … for reduce;
+    (r > 0) two more α and 1½ nβ."""
+    size, me = ctx.size, ctx.me
+    elem = red.elem
+    count = len(data) // elem
+    if size == 1 or count == 0:
+        return data if is_all or me == root else None
+    if is_all:
+        root = me
+    x_size = pof2_floor(size)
+    n = x_size.bit_length() - 1
+    r = size - x_size
+    buf = bytearray(data)
+
+    def get(start: int, cnt: int) -> bytes:
+        return bytes(buf[start * elem:(start + cnt) * elem])
+
+    def put(start: int, v: bytes) -> None:
+        buf[start * elem:start * elem + len(v)] = v
+
+    # step 2: the first 2r ranks fold pairwise
+    half = count // 2
+    if me < 2 * r:
+        if me % 2 == 0:
+            got = ctx.sendrecv(get(half, count - half), me + 1, me + 1, 1)
+            put(0, red(get(0, half), got))
+            put(half, ctx.recv(me + 1, 2))
+        else:
+            got = ctx.sendrecv(get(0, half), me - 1, me - 1, 1)
+            ctx.send(red(got, get(half, count - half)), me - 1, 2)
+    # steps 3-5: recursive halving among the 2^n new ranks
+    if me >= 2 * r:
+        newrank = me - r
+    elif me % 2 == 0:
+        newrank = me // 2
+    else:
+        newrank = -1
+
+    def old(nr: int) -> int:
+        return nr * 2 if nr < r else nr + r
+
+    start_even = [0] * n
+    count_even = [0] * n
+    start_odd = [0] * n
+    count_odd = [0] * n
+    x_start, x_count = 0, count
+    if newrank >= 0:
+        for idx in range(n):
+            x_base = 1 << idx
+            start_even[idx] = x_start
+            count_even[idx] = x_count // 2
+            start_odd[idx] = x_start + count_even[idx]
+            count_odd[idx] = x_count - count_even[idx]
+            if (newrank // x_base) % 2 == 0:
+                x_start, x_count = start_even[idx], count_even[idx]
+                peer = old(newrank + x_base)
+                got = ctx.sendrecv(get(start_odd[idx], count_odd[idx]), peer, peer, 10 + idx)
+                put(x_start, red(get(x_start, x_count), got))
+            else:
+                x_start, x_count = start_odd[idx], count_odd[idx]
+                peer = old(newrank - x_base)
+                got = ctx.sendrecv(get(start_even[idx], count_even[idx]), peer, peer, 10 + idx)
+                put(x_start, red(got, get(x_start, x_count)))
+    if is_all:
+        # step 6: recursive doubling of the pieces; step 7: odd ranks of the first 2r
+        if newrank >= 0:
+            for idx in range(n - 1, -1, -1):
+                x_base = 1 << idx
+                if (newrank // x_base) % 2 == 0:
+                    peer = old(newrank + x_base)
+                    got = ctx.sendrecv(get(start_even[idx], count_even[idx]), peer, peer, 40 + idx)
+                    put(start_odd[idx], got)
+                else:
+                    peer = old(newrank - x_base)
+                    got = ctx.sendrecv(get(start_odd[idx], count_odd[idx]), peer, peer, 40 + idx)
+                    put(start_even[idx], got)
+        if me < 2 * r:
+            if me % 2 == 0:
+                ctx.send(bytes(buf), me + 1, 70)
+            else:
+                buf = bytearray(ctx.recv(me - 1, 70))
+        return bytes(buf)
+    # reduce, step 6.0: an odd root among the first 2r takes rank 0's place
+    if root < 2 * r and root % 2 == 1:
+        if me == 0:
+            ctx.send(get(x_start, x_count), root, 60)
+            newrank = -1
+        if me == root:
+            newrank = 0
+            x_start, x_count = 0, count
+            for idx in range(n):
+                start_even[idx] = x_start
+                count_even[idx] = x_count // 2
+                start_odd[idx] = x_start + count_even[idx]
+                count_odd[idx] = x_count - count_even[idx]
+                x_start, x_count = start_even[idx], count_even[idx]
+            put(0, ctx.recv(0, 60))
+        newroot = 0
+    else:
+        newroot = root // 2 if root < 2 * r else root - r
+    # steps 6.1-6.n: pieces move towards the root's half at distances 2^(n-1) … 1
+    if newrank >= 0:
+        def old_r(nr: int) -> int:
+            return root if nr == newroot else old(nr)
+
+        for idx in range(n - 1, -1, -1):
+            x_base = 1 << idx
+            even = (newrank // x_base) % 2 == 0
+            if (newrank & x_base) != (newroot & x_base):
+                s, c = (start_even[idx], count_even[idx]) if even else (start_odd[idx], count_odd[idx])
+                ctx.send(get(s, c), old_r(newrank + x_base if even else newrank - x_base), 40 + idx)
+            else:
+                s = start_odd[idx] if even else start_even[idx]
+                put(s, ctx.recv(old_r(newrank + x_base if even else newrank - x_base), 40 + idx))
+    return bytes(buf) if me == root else None
+
+
+@algorithm("reduce", "rab", source="Rabenseifner 1997 (SimGrid reduce-rab.cpp reduce__rab)")
+def rab(ctx: Ctx, root: int, data: bytes, red: Reduction) -> bytes | None:
+    """Rabenseifner's reduce: pairwise folding of the first 2r ranks (p = 2^n + r),
+    recursive-halving reduce-scatter among 2^n ranks, then the pieces move towards the
+    root with doubling sizes (see :func:`rab_any`).
+
+    Cost ≈ (n + 1)(α) + 2 (1 − 2^-n) nβ (+ α + nβ/2 … when p is not a power of two)."""
+    return rab_any(ctx, root, data, red, False)
