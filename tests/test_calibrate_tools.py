@@ -82,3 +82,38 @@ def test_calibrate_compute_end_to_end(tmp_path: Path) -> None:
     assert "app.py:10:app.py:12" in keys and "app.py:12:app.py:10" in keys
     for ratio in keys.values():
         assert 0.5 < ratio < 2.0
+
+
+def test_marginal_ratios_cancel_per_run_fixed_costs() -> None:
+    # each real rank pays a 0.03 s warm-up that the emulator pays once: the plain ratio of the
+    # small workload is biased (0.1 / 0.13), the marginal ratio between two workloads is not
+    real0 = {"a.py:3:a.py:5": 0.13}
+    emu0 = {"a.py:3:a.py:5": 0.10}
+    real = {"a.py:3:a.py:5": 0.43}
+    emu = {"a.py:3:a.py:5": 0.40}
+    plain, _ = compute.ratios(real0, emu0, 1e-3)
+    assert abs(plain["a.py:3:a.py:5"] - 0.10 / 0.13) < 1e-12
+    got, skipped = compute.ratios(real, emu, 1e-3, base=(real0, emu0), sigmas=0.0)
+    assert not skipped
+    assert abs(got["a.py:3:a.py:5"] - 1.0) < 1e-12
+
+
+def test_totals_median_and_error() -> None:
+    t = compute.Totals.of([{"k": 1.0}, {"k": 3.0}, {"k": 2.0, "only": 1.0}])
+    assert t.median == {"k": 2.0, "only": 0.0}
+    # 1.25 * stdev / sqrt(n)
+    assert abs(t.error["k"] - 1.25 * 1.0 / 3 ** 0.5) < 1e-12
+    one = compute.Totals.of([{"k": 1.0}])
+    assert one.error == {"k": 0.0}
+
+
+def test_ratios_within_noise_keep_ratio_one() -> None:
+    noisy_real = compute.Totals.of([{"k": 1.0}, {"k": 1.4}, {"k": 0.7}])
+    noisy_emu = compute.Totals.of([{"k": 0.9}, {"k": 1.3}, {"k": 1.2}])
+    got, skipped = compute.ratios(noisy_real, noisy_emu, 1e-3)
+    assert got == {}
+    assert "not significant" in skipped[0]
+    steady_real = compute.Totals.of([{"k": 1.0}, {"k": 1.01}, {"k": 0.99}])
+    steady_emu = compute.Totals.of([{"k": 0.8}, {"k": 0.81}, {"k": 0.79}])
+    got, _ = compute.ratios(steady_real, steady_emu, 1e-3)
+    assert abs(got["k"] - 0.8) < 1e-12
