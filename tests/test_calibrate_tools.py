@@ -56,11 +56,12 @@ def test_power_errors_name_the_problem(tmp_path: Path) -> None:
 
 
 def test_ratios_skip_start_short_and_unmatched_regions() -> None:
-    real = {"<start>:0:a.py:3": 1.0, "a.py:3:a.py:5": 2.0, "a.py:5:a.py:3": 1e-5, "a.py:9:x:1": 1.0}
-    emu = {"<start>:0:a.py:3": 0.1, "a.py:3:a.py:5": 3.0, "a.py:5:a.py:3": 1e-5}
-    got, skipped = compute.ratios(real, emu, 1e-3)
+    real = {"<start>:0:a.py:3": 1.0, "a.py:3:a.py:5": 2.0, "a.py:5:a.py:3": 1e-5, "a.py:9:x:1": 1.0,
+            "a.py:5:<end>:0": 0.001}
+    emu = {"<start>:0:a.py:3": 0.1, "a.py:3:a.py:5": 3.0, "a.py:5:a.py:3": 1e-5, "a.py:5:<end>:0": 6e-5}
+    got, skipped = compute.ratios(real, emu, 1e-4)
     assert got == {"a.py:3:a.py:5": 1.5}
-    assert len(skipped) == 3
+    assert len(skipped) == 4
 
 
 @pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")

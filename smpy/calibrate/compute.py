@@ -32,9 +32,11 @@ is not turned into factors. It needs ``--reps`` 2 or more (with one run every me
 is kept, as before).
 
 Regions seen in one run only, regions whose real total (or difference) is below
-``--min-seconds``, and the first region of each rank (``<start>:0:...``: it holds the
-program's imports, which the emulator has already done) keep ratio 1 too (they are listed on
-stderr).
+``--min-seconds``, the first region of each rank (``<start>:0:...``: it holds the
+program's imports, which the emulator has already done) and the last one (``...:<end>:0``:
+output and teardown after the last MPI call; a real rank writes its output to ``mpiexec``'s
+pipe, an emulated one to a buffer: 1 ms against 0.06 ms for ``ep.py``) keep ratio 1 too (they
+are listed on stderr).
 """
 
 from __future__ import annotations
@@ -126,7 +128,7 @@ def ratios(real: Totals | dict[str, float], emulated: Totals | dict[str, float],
         e = emulated.median.get(key, 0.0) - emu0.median.get(key, 0.0)
         what = f"{key} (real {r:.3g} s, smpy {e:.3g} s{', differences' if base is not None else ''})"
         if (key not in real.median or key not in emulated.median or r < min_seconds or e <= 0.0
-                or key.startswith("<start>:")):
+                or key.startswith("<start>:") or key.endswith(":<end>:0")):
             skipped.append(f"{what}: not in both runs, or too short")
             continue
         ratio = e / r
