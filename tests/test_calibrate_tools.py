@@ -118,3 +118,25 @@ def test_ratios_within_noise_keep_ratio_one() -> None:
     steady_emu = compute.Totals.of([{"k": 0.8}, {"k": 0.81}, {"k": 0.79}])
     got, _ = compute.ratios(steady_real, steady_emu, 1e-3)
     assert abs(got["k"] - 0.8) < 1e-12
+
+
+def test_regions_with_timing_dependent_work_share_one_ratio() -> None:
+    # an Iprobe succeeded more often in the real runs: region b got work that c got under smpy
+    real_b = [{"a": 2.0, "b": 5.0, "c": 3.0}, {"a": 2.0, "b": 5.0, "c": 3.0}]
+    emu_b = [{"a": 2.0, "b": 3.0, "c": 5.0}, {"a": 2.0, "b": 3.0, "c": 5.0}]
+    unstable = compute.unstable_regions(real_b, emu_b)
+    assert unstable == {"b", "c"}
+    real = compute.pool({"a": 1.0, "b": 0.8, "c": 0.2}, unstable)
+    emu = compute.pool({"a": 1.0, "b": 0.3, "c": 0.6}, unstable)
+    assert real == {"a": 1.0, compute.POOLED: 1.0}
+    got, _ = compute.ratios(real, emu, 1e-3, sigmas=0.0)
+    assert abs(got[compute.POOLED] - 0.9) < 1e-12
+    assert "a" not in got  # exactly 1: nothing to correct
+    assert compute.expand(got, unstable) == {"b": got[compute.POOLED], "c": got[compute.POOLED]}
+    # a pooled ratio left at 1 gives no line for the pooled regions
+    assert compute.expand({"a": 1.2}, unstable) == {"a": 1.2}
+
+
+def test_program_wide_ratio_is_also_the_default() -> None:
+    got = compute.expand({compute.POOLED: 0.8}, {"a", "b"}, default=True)
+    assert got == {"a": 0.8, "b": 0.8, "*": 0.8}

@@ -8,7 +8,8 @@
 3. a one-node platform YAML for this machine: one host with ``nproc`` cores at the measured
    speed, messages on its loopback link with the fitted factors (``work/node.yaml``);
 4. ``smpy calibrate compute`` per example on two *small* sizes (``--reps`` runs of each kind):
-   per-region marginal factors, kept only where they differ significantly from 1;
+   one marginal factor per program (``--program-wide``: lu's Iprobe moves work between
+   regions), kept only where it differs significantly from 1;
 5. for each validation case (larger sizes, never used in 4): the real run (``mpiexec -n NP``,
    ``OPENBLAS_NUM_THREADS=1``, median of ``--reps`` of the time the program prints) and the
    prediction (``smpyrun`` with the platform and the example's factors, median of ``--reps``
@@ -120,7 +121,7 @@ def calibrate(work: Path, np_: int, quick: bool, cases: dict, reps: int) -> tupl
     for ex, ((base, small), _) in cases.items():
         f = work / f"factors-{ex[:-3]}.csv"
         out = sh([*smpy, "compute", "-np", str(np_), "--platform", str(pfile), "--cfg", f"smpi/host-speed:{speed}f",
-                  "--reps", str(reps), "--base-args", " ".join(base), "-o", str(f), str(EX / ex), *small])
+                  "--reps", str(reps), "--base-args", " ".join(base), "--program-wide", "-o", str(f), str(EX / ex), *small])
         factors[ex] = f
         print(f"[run] factors for {ex} ({' '.join(base)} -> {' '.join(small)}): {f}\n{out.rstrip()}", flush=True)
     return speed, pfile, factors
