@@ -293,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     for key, ratio in factors.items():
         print(f"{key:<48}{real.median[key]:>12.4g}{emulated.median[key]:>12.4g}{ratio:>10.4f}")
     for line in skipped:
-        print(f"[calibrate] ratio 1: {line}", file=sys.stderr)
+        # the pooled ratio left at 1 goes to stdout too: with --program-wide it is the result
+        print(f"[calibrate] ratio 1: {line}", file=sys.stdout if line.startswith(POOLED) else sys.stderr)
     print(f"wrote {ns.output}: {len(written)} regions; use "
           f"--cfg=smpi/comp-adjustment-file:{ns.output}")
     return 0
