@@ -156,13 +156,15 @@ def get_consumed_energy() -> float:
 
 
 def sample(iterable, iters: int = 10, threshold: float = 0.005, scope: str = "local",
-           tag: str = ""):
+           tag: str = "", warmup: int = 0):
     """Iterate over ``iterable`` running only as many iterations as needed to time them
     (SMPI_SAMPLE_LOCAL/GLOBAL): at most ``iters``, fewer once the relative standard error of
     the mean falls below ``threshold``; then the mean × the number of items is simulated and
     the loop ends. ``scope``: "local" (statistics per rank) or "global" (shared by all
-    ranks); ``tag`` separates loops on one line (e.g. by problem size). The loop body must
-    not call MPI. Outside smpyrun every iteration runs::
+    ranks); ``tag`` separates loops on one line (e.g. by problem size); ``warmup``: the
+    first iterations of the site run and cost their measured time but are not samples
+    (one-off first-call costs are not extrapolated). The loop body must not call MPI.
+    Outside smpyrun every iteration runs::
 
         for i in smpy.sample(range(n), iters=10, threshold=0.005, scope="global"):
             kernel(i)
@@ -175,13 +177,15 @@ def sample(iterable, iters: int = 10, threshold: float = 0.005, scope: str = "lo
     items = iterable if hasattr(iterable, "__len__") else list(iterable)
     file, line = sampling.caller_site(2)
     key = sampling.site_key(p, file, line, str(tag), scope)
-    st = sampling.stats_for(p, key, int(iters), float(threshold))
+    st = sampling.stats_for(p, key, int(iters), float(threshold), int(warmup))
     return sampling.sample_loop(p, items, len(items), key, st)
 
 
-def sampled(iters: int = 10, threshold: float = 0.005, scope: str = "local", tag: str = ""):
+def sampled(iters: int = 10, threshold: float = 0.005, scope: str = "local", tag: str = "",
+            warmup: int = 0):
     """Decorator for a repeated kernel: its calls run (and are timed) until enough samples
-    are taken, then each call only simulates the mean time and returns the last result.
+    are taken (after ``warmup`` calls that run but are not samples), then each call only
+    simulates the mean time and returns the last result.
     The function must not call MPI. Outside smpyrun the function runs every time."""
 
     def deco(fn):
@@ -196,7 +200,7 @@ def sampled(iters: int = 10, threshold: float = 0.005, scope: str = "local", tag
             if p is None:
                 return fn(*args, **kwargs)
             key = sampling.site_key(p, site[0], site[1], str(tag), scope)
-            st = sampling.stats_for(p, key, int(iters), float(threshold))
+            st = sampling.stats_for(p, key, int(iters), float(threshold), int(warmup))
             return sampling.sampled_call(p, fn, key, st, args, kwargs)
 
         return wrapper

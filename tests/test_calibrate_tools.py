@@ -56,11 +56,12 @@ def test_power_errors_name_the_problem(tmp_path: Path) -> None:
 
 
 def test_ratios_skip_start_short_and_unmatched_regions() -> None:
-    real = {"<start>:0:a.py:3": 1.0, "a.py:3:a.py:5": 2.0, "a.py:5:a.py:3": 1e-5, "a.py:9:x:1": 1.0}
-    emu = {"<start>:0:a.py:3": 0.1, "a.py:3:a.py:5": 3.0, "a.py:5:a.py:3": 1e-5}
-    got, skipped = compute.ratios(real, emu, 1e-3)
+    real = {"<start>:0:a.py:3": 1.0, "a.py:3:a.py:5": 2.0, "a.py:5:a.py:3": 1e-5, "a.py:9:x:1": 1.0,
+            "a.py:5:<end>:0": 0.001}
+    emu = {"<start>:0:a.py:3": 0.1, "a.py:3:a.py:5": 3.0, "a.py:5:a.py:3": 1e-5, "a.py:5:<end>:0": 6e-5}
+    got, skipped = compute.ratios(real, emu, 1e-4)
     assert got == {"a.py:3:a.py:5": 1.5}
-    assert len(skipped) == 3
+    assert len(skipped) == 4
 
 
 @pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
@@ -82,3 +83,60 @@ def test_calibrate_compute_end_to_end(tmp_path: Path) -> None:
     assert "app.py:10:app.py:12" in keys and "app.py:12:app.py:10" in keys
     for ratio in keys.values():
         assert 0.5 < ratio < 2.0
+
+
+def test_marginal_ratios_cancel_per_run_fixed_costs() -> None:
+    # each real rank pays a 0.03 s warm-up that the emulator pays once: the plain ratio of the
+    # small workload is biased (0.1 / 0.13), the marginal ratio between two workloads is not
+    real0 = {"a.py:3:a.py:5": 0.13}
+    emu0 = {"a.py:3:a.py:5": 0.10}
+    real = {"a.py:3:a.py:5": 0.43}
+    emu = {"a.py:3:a.py:5": 0.40}
+    plain, _ = compute.ratios(real0, emu0, 1e-3)
+    assert abs(plain["a.py:3:a.py:5"] - 0.10 / 0.13) < 1e-12
+    got, skipped = compute.ratios(real, emu, 1e-3, base=(real0, emu0), sigmas=0.0)
+    assert not skipped
+    assert abs(got["a.py:3:a.py:5"] - 1.0) < 1e-12
+
+
+def test_totals_median_and_error() -> None:
+    t = compute.Totals.of([{"k": 1.0}, {"k": 3.0}, {"k": 2.0, "only": 1.0}])
+    assert t.median == {"k": 2.0, "only": 0.0}
+    # 1.25 * stdev / sqrt(n)
+    assert abs(t.error["k"] - 1.25 * 1.0 / 3 ** 0.5) < 1e-12
+    one = compute.Totals.of([{"k": 1.0}])
+    assert one.error == {"k": 0.0}
+
+
+def test_ratios_within_noise_keep_ratio_one() -> None:
+    noisy_real = compute.Totals.of([{"k": 1.0}, {"k": 1.4}, {"k": 0.7}])
+    noisy_emu = compute.Totals.of([{"k": 0.9}, {"k": 1.3}, {"k": 1.2}])
+    got, skipped = compute.ratios(noisy_real, noisy_emu, 1e-3)
+    assert got == {}
+    assert "not significant" in skipped[0]
+    steady_real = compute.Totals.of([{"k": 1.0}, {"k": 1.01}, {"k": 0.99}])
+    steady_emu = compute.Totals.of([{"k": 0.8}, {"k": 0.81}, {"k": 0.79}])
+    got, _ = compute.ratios(steady_real, steady_emu, 1e-3)
+    assert abs(got["k"] - 0.8) < 1e-12
+
+
+def test_regions_with_timing_dependent_work_share_one_ratio() -> None:
+    # an Iprobe succeeded more often in the real runs: region b got work that c got under smpy
+    real_b = [{"a": 2.0, "b": 5.0, "c": 3.0}, {"a": 2.0, "b": 5.0, "c": 3.0}]
+    emu_b = [{"a": 2.0, "b": 3.0, "c": 5.0}, {"a": 2.0, "b": 3.0, "c": 5.0}]
+    unstable = compute.unstable_regions(real_b, emu_b)
+    assert unstable == {"b", "c"}
+    real = compute.pool({"a": 1.0, "b": 0.8, "c": 0.2}, unstable)
+    emu = compute.pool({"a": 1.0, "b": 0.3, "c": 0.6}, unstable)
+    assert real == {"a": 1.0, compute.POOLED: 1.0}
+    got, _ = compute.ratios(real, emu, 1e-3, sigmas=0.0)
+    assert abs(got[compute.POOLED] - 0.9) < 1e-12
+    assert "a" not in got  # exactly 1: nothing to correct
+    assert compute.expand(got, unstable) == {"b": got[compute.POOLED], "c": got[compute.POOLED]}
+    # a pooled ratio left at 1 gives no line for the pooled regions
+    assert compute.expand({"a": 1.2}, unstable) == {"a": 1.2}
+
+
+def test_program_wide_ratio_is_also_the_default() -> None:
+    got = compute.expand({compute.POOLED: 0.8}, {"a", "b"}, default=True)
+    assert got == {"a": 0.8, "b": 0.8, "*": 0.8}

@@ -1,31 +1,71 @@
-"""``smpy calibrate compute``: per-region correction factors from one real run and one emulated run.
+r"""``smpy calibrate compute``: per-region correction factors from real runs and emulated runs.
 
-    smpy calibrate compute -np 2 -o app-factors.csv app.py --size 200
+    smpy calibrate compute -np 2 --reps 3 --base-args "100" -o app-factors.csv app.py 200
 
 1. runs ``app.py`` for real (``mpiexec -n NP`` with the venv's MPI, real mpi4py, no
    emulator) under :mod:`smpy.calibrate.trace_real`, which records per region (SMPI's
    ``prevfile:prevline:file:line``) the thread CPU time between consecutive MPI calls;
 2. runs it again under smpy, same NP and arguments, with ``smpy/region-report``;
-3. aligns the two by region key and writes SMPI's comp-adjustment CSV (header, then
-   ``"key",ratio``) with ``ratio = smpy's total time of the region / the real run's`` over all
-   ranks: ``--cfg=smpi/comp-adjustment-file:app-factors.csv`` then divides each burst measured
-   under the emulator by it, so that the region costs what it costs in a real run.
+3. repeats both ``--reps`` times (interleaved, so that a change of machine load hits both) and
+   keeps, per region, the median :math:`R` (real) and :math:`E` (emulated) of the per-run
+   totals over all ranks, with the standard error of each median,
+   :math:`\sigma \approx 1.25\, s / \sqrt{n}` (:math:`s` the sample standard deviation of the
+   :math:`n` runs);
+4. writes SMPI's comp-adjustment CSV (header, then ``"key",ratio``) with
+   :math:`\rho = E / R`: ``--cfg=smpi/comp-adjustment-file:app-factors.csv`` then divides each
+   burst measured under the emulator by it, so that the region costs what it costs in a real run.
 
-Regions seen in one run only, regions whose real total is below ``--min-seconds``, and the
-first region of each rank (``<start>:0:...``: it holds the program's imports, which the
-emulator has already done) keep ratio 1 (they are listed on stderr). Use a workload small enough to run quickly but large
-enough for the regions to take milliseconds.
+**Marginal ratios** (``--base-args``): the totals contain fixed costs that do not grow with
+the workload and differ between the two runs: every real rank is a fresh process that warms
+up (first calls of numpy/BLAS routines, first touch of its heap: tens of ms), whereas the
+emulated ranks share one process that only the first of them warms up. A ratio of totals
+measured on a small workload then mostly measures that difference (``ep.py 21``: 0.75) and,
+applied to a larger run whose time is dominated by the steady state, corrupts it. With a
+second, smaller workload of the same program given by ``--base-args`` (its arguments, quoted),
+the ratio is the marginal one, :math:`\rho = (E - E_0) / (R - R_0)`, in which per-run fixed
+costs cancel.
+
+**Significance**: a region keeps ratio 1 unless :math:`|\rho - 1| > k\, u\, \rho`
+(``--sigmas`` :math:`k`, default 2), :math:`u` the relative standard error of :math:`\rho`
+from those of :math:`R` and :math:`E` (and :math:`R_0`, :math:`E_0`), so that run-to-run noise
+is not turned into factors. It needs ``--reps`` 2 or more (with one run every measured ratio
+is kept, as before).
+
+**Timing-dependent regions**: a program whose control flow depends on timing (``lu.py`` takes
+the next panel early when an ``Iprobe`` finds it) does not put the same work in a region in
+the real and the emulated runs, and the ratio of that region's totals compares unlike things
+(``lu.py``'s ``177:117`` came out at 0.58 at N = 1280 for that reason). Regions whose median
+number of bursts differs between the real and the emulated runs are therefore pooled: they
+get one ratio, that of their summed totals, which does not depend on how the work was split
+between them. That does not catch every case: in ``lu.py`` both outcomes of the ``Iprobe``
+end the region at the same call (``177:117``), with the same number of bursts but not the same
+work. ``--program-wide`` pools every region (one ratio for the whole program, applied to all
+its regions): robust to any redistribution of work, and less noisy, but blind to regions
+that run at different speeds under the emulator; use it when the control flow depends on
+timing (``Iprobe``, ``Test``, ``ANY_SOURCE``). It also writes the ratio as the default of the
+regions the file does not list (key ``*``), which a larger run may have.
+
+Regions seen in one run only, regions whose real total (or difference) is below
+``--min-seconds``, the first region of each rank (``<start>:0:...``: it holds the
+program's imports, which the emulator has already done) and the last one (``...:<end>:0``:
+output and teardown after the last MPI call; a real rank writes its output to ``mpiexec``'s
+pipe, an emulated one to a buffer: 1 ms against 0.06 ms for ``ep.py``) keep ratio 1 too (they
+are listed on stderr).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
+import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -45,7 +85,9 @@ def mpi_call_names() -> list[str]:
     return sorted(names)
 
 
-def read_real(outdir: Path) -> dict[str, float]:
+def read_real(outdir: Path, bursts: dict[str, float] | None = None) -> dict[str, float]:
+    """Per-region total seconds over the ranks of a real run (``bursts``, if given, receives
+    the per-region number of bursts)."""
     total: dict[str, float] = {}
     files = sorted(outdir.glob("rank*.csv"))
     if not files:
@@ -53,27 +95,109 @@ def read_real(outdir: Path) -> dict[str, float]:
     for f in files:
         for row in list(csv.reader(f.open()))[1:]:
             total[row[0]] = total.get(row[0], 0.0) + float(row[2])
+            if bursts is not None:
+                bursts[row[0]] = bursts.get(row[0], 0.0) + float(row[1])
     return total
 
 
-def read_smpy(report: Path) -> dict[str, float]:
+def read_smpy(report: Path, bursts: dict[str, float] | None = None) -> dict[str, float]:
+    """Per-region total seconds of an emulated run (its ``smpy/region-report``)."""
     out: dict[str, float] = {}
     for row in list(csv.reader(report.open()))[1:]:
         out[row[0]] = out.get(row[0], 0.0) + float(row[2])
+        if bursts is not None:
+            bursts[row[0]] = bursts.get(row[0], 0.0) + float(row[1])
     return out
 
 
-def ratios(real: dict[str, float], emulated: dict[str, float], min_seconds: float
-           ) -> tuple[dict[str, float], list[str]]:
+POOLED = "<pooled>"
+
+
+def unstable_regions(real_bursts: list[dict[str, float]], emu_bursts: list[dict[str, float]]) -> set[str]:
+    """Regions whose median number of bursts differs between the real and the emulated runs
+    of one workload: the program's control flow depended on timing (an ``Iprobe`` or a
+    ``Test`` that succeeded in one run and not in the other), so the region does not hold
+    the same work in both and its own ratio compares unlike things."""
+    keys = {k for b in real_bursts + emu_bursts for k in b}
+    out = set()
+    for k in keys:
+        r = statistics.median([b.get(k, 0.0) for b in real_bursts])
+        e = statistics.median([b.get(k, 0.0) for b in emu_bursts])
+        if r != e:
+            out.add(k)
+    return out
+
+
+def pool(run: dict[str, float], keys: set[str]) -> dict[str, float]:
+    """``run`` with the regions ``keys`` merged into one, :data:`POOLED`."""
+    out = {k: v for k, v in run.items() if k not in keys}
+    merged = [v for k, v in run.items() if k in keys]
+    if merged:
+        out[POOLED] = sum(merged)
+    return out
+
+
+def expand(factors: dict[str, float], keys: set[str], default: bool = False) -> dict[str, float]:
+    """Give every pooled region the pooled ratio (if it was kept); ``default``: also as the
+    ratio of the regions not listed (key ``*``, see :mod:`smpy.timing.bench`)."""
+    out = {k: v for k, v in factors.items() if k != POOLED}
+    if POOLED in factors:
+        out.update({k: factors[POOLED] for k in sorted(keys)})
+        if default:
+            out["*"] = factors[POOLED]
+    return out
+
+
+@dataclass
+class Totals:
+    """Per-region median over repeated runs and the standard error of that median."""
+
+    median: dict[str, float] = field(default_factory=dict)
+    error: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, runs: list[dict[str, float]]) -> Totals:
+        """Summarise the per-run totals (a region missing from a run counts 0 there)."""
+        keys = sorted({k for r in runs for k in r})
+        out = cls()
+        n = len(runs)
+        for k in keys:
+            vals = [r.get(k, 0.0) for r in runs]
+            out.median[k] = statistics.median(vals)
+            out.error[k] = 1.25 * statistics.stdev(vals) / math.sqrt(n) if n > 1 else 0.0
+        return out
+
+
+def _as_totals(t: Totals | dict[str, float]) -> Totals:
+    return t if isinstance(t, Totals) else Totals(dict(t), {k: 0.0 for k in t})
+
+
+def ratios(real: Totals | dict[str, float], emulated: Totals | dict[str, float], min_seconds: float,
+           base: tuple[Totals | dict[str, float], Totals | dict[str, float]] | None = None,
+           sigmas: float = 2.0) -> tuple[dict[str, float], list[str]]:
+    """Per-region ratios emulated / real (see the module docstring); ``base``: the (real,
+    emulated) totals of the smaller workload, for marginal ratios. Returns the ratios kept and
+    a line per region left at 1, saying why."""
+    real, emulated = _as_totals(real), _as_totals(emulated)
+    real0, emu0 = (_as_totals(base[0]), _as_totals(base[1])) if base is not None else (Totals(), Totals())
     out: dict[str, float] = {}
     skipped = []
-    for key in sorted(set(real) | set(emulated)):
-        r, e = real.get(key, 0.0), emulated.get(key, 0.0)
-        if (key not in real or key not in emulated or r < min_seconds or e <= 0.0
-                or key.startswith("<start>:")):
-            skipped.append(f"{key} (real {r:.3g} s, smpy {e:.3g} s)")
+    for key in sorted(set(real.median) | set(emulated.median)):
+        r = real.median.get(key, 0.0) - real0.median.get(key, 0.0)
+        e = emulated.median.get(key, 0.0) - emu0.median.get(key, 0.0)
+        what = f"{key} (real {r:.3g} s, smpy {e:.3g} s{', differences' if base is not None else ''})"
+        if (key not in real.median or key not in emulated.median or r < min_seconds or e <= 0.0
+                or key.startswith("<start>:") or key.endswith(":<end>:0")):
+            skipped.append(f"{what}: not in both runs, or too short")
             continue
-        out[key] = e / r
+        ratio = e / r
+        ur = math.hypot(real.error.get(key, 0.0), real0.error.get(key, 0.0)) / r
+        ue = math.hypot(emulated.error.get(key, 0.0), emu0.error.get(key, 0.0)) / e
+        u = math.hypot(ur, ue)
+        if abs(ratio - 1.0) <= sigmas * u * ratio:
+            skipped.append(f"{what}: ratio {ratio:.3f} +- {u * ratio:.3f} not significant")
+            continue
+        out[key] = ratio
     return out, skipped
 
 
@@ -98,42 +222,80 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--region-depth", type=int, default=1, help="as smpy/region-depth")
     ap.add_argument("--min-seconds", type=float, default=1e-3,
                     help="regions shorter than this in the real run keep ratio 1")
+    ap.add_argument("--reps", type=int, default=1,
+                    help="runs of each kind; per region the median total (and, with 2 or more, "
+                         "a significance test)")
+    ap.add_argument("--base-args", default=None,
+                    help="arguments (one quoted string) of a smaller workload of the same program: "
+                         "ratios become marginal, (E - E0) / (R - R0), free of per-run fixed costs")
+    ap.add_argument("--program-wide", action="store_true",
+                    help="one ratio for the whole program (all regions pooled), written for every region")
+    ap.add_argument("--sigmas", type=float, default=2.0,
+                    help="keep a ratio only when it differs from 1 by more than this many standard errors")
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     ns = ap.parse_args(argv)
+    if ns.reps < 1:
+        ap.error("--reps must be 1 or more")
+    workloads = {"main": list(ns.args)}
+    if ns.base_args is not None:
+        workloads["base"] = shlex.split(ns.base_args)
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {(w, k): [] for w in workloads for k in ("real", "smpy")}
+    bursts: dict[tuple[str, str], list[dict[str, float]]] = {(w, k): [] for w in workloads for k in ("real", "smpy")}
     with tempfile.TemporaryDirectory(prefix="smpy-calib-") as tmp:
         tmpdir = Path(tmp)
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                    SMPY_TRACE_CALLS=",".join(mpi_call_names()),
                    SMPY_REGION_DEPTH=str(ns.region_depth))
-        real_cmd = [ns.mpiexec, "-n", str(ns.np), sys.executable, "-m", "smpy.calibrate.trace_real",
-                    str(tmpdir / "real"), ns.script, *ns.args]
-        print(f"[calibrate] real run: {' '.join(real_cmd)}", file=sys.stderr)
-        done = subprocess.run(real_cmd, env=env, timeout=ns.timeout, capture_output=True, text=True)
-        if done.returncode != 0:
-            print(done.stderr[-3000:], file=sys.stderr)
-            raise SystemExit(f"smpy calibrate compute: the real run failed ({done.returncode})")
-        real = read_real(tmpdir / "real")
-        report = tmpdir / "smpy-regions.csv"
-        emu_cmd = [sys.executable, "-m", "smpy", "-q", "-np", str(ns.np),
-                   *(["--platform", ns.platform] if ns.platform else []),
-                   *[f"--cfg={c}" for c in ns.cfg], f"--cfg=smpy/region-report:{report}",
-                   f"--cfg=smpy/region-depth:{ns.region_depth}", ns.script, *ns.args]
-        print(f"[calibrate] emulated run: {' '.join(emu_cmd)}", file=sys.stderr)
-        done = subprocess.run(emu_cmd, env=env, timeout=ns.timeout, capture_output=True, text=True)
-        if done.returncode != 0:
-            print(done.stderr[-3000:], file=sys.stderr)
-            raise SystemExit(f"smpy calibrate compute: the emulated run failed ({done.returncode})")
-        emulated = read_smpy(report)
-    factors, skipped = ratios(real, emulated, ns.min_seconds)
-    write_factors(Path(ns.output), factors)
-    print(f"{'region':<48}{'real s':>12}{'smpy s':>12}{'ratio':>10}")
+        for rep in range(ns.reps):
+            for w, args in workloads.items():
+                out = tmpdir / f"real-{w}-{rep}"
+                real_cmd = [ns.mpiexec, "-n", str(ns.np), sys.executable, "-m", "smpy.calibrate.trace_real",
+                            str(out), ns.script, *args]
+                print(f"[calibrate] real run: {' '.join(real_cmd)}", file=sys.stderr)
+                done = subprocess.run(real_cmd, env=env, timeout=ns.timeout, capture_output=True, text=True)
+                if done.returncode != 0:
+                    print(done.stderr[-3000:], file=sys.stderr)
+                    raise SystemExit(f"smpy calibrate compute: the real run failed ({done.returncode})")
+                bursts[w, "real"].append({})
+                runs[w, "real"].append(read_real(out, bursts[w, "real"][-1]))
+                report = tmpdir / f"smpy-{w}-{rep}.csv"
+                emu_cmd = [sys.executable, "-m", "smpy", "-q", "-np", str(ns.np),
+                           *(["--platform", ns.platform] if ns.platform else []),
+                           *[f"--cfg={c}" for c in ns.cfg], f"--cfg=smpy/region-report:{report}",
+                           f"--cfg=smpy/region-depth:{ns.region_depth}", ns.script, *args]
+                print(f"[calibrate] emulated run: {' '.join(emu_cmd)}", file=sys.stderr)
+                done = subprocess.run(emu_cmd, env=env, timeout=ns.timeout, capture_output=True, text=True)
+                if done.returncode != 0:
+                    print(done.stderr[-3000:], file=sys.stderr)
+                    raise SystemExit(f"smpy calibrate compute: the emulated run failed ({done.returncode})")
+                bursts[w, "smpy"].append({})
+                runs[w, "smpy"].append(read_smpy(report, bursts[w, "smpy"][-1]))
+    # regions whose work depends on timing (or all of them, --program-wide) share one ratio
+    edges = {k for r in runs.values() for run in r for k in run if k.startswith("<start>:") or k.endswith(":<end>:0")}
+    if ns.program_wide:
+        pooled = {k for r in runs.values() for run in r for k in run} - edges
+    else:
+        pooled = set().union(*(unstable_regions(bursts[w, "real"], bursts[w, "smpy"]) for w in workloads)) - edges
+    if pooled:
+        print(f"[calibrate] one ratio for {len(pooled)} region(s) "
+              f"({'--program-wide' if ns.program_wide else 'numbers of bursts differ between the runs'}): "
+              f"{', '.join(sorted(pooled))}", file=sys.stderr)
+        runs = {wk: [pool(run, pooled) for run in r] for wk, r in runs.items()}
+    real, emulated = Totals.of(runs["main", "real"]), Totals.of(runs["main", "smpy"])
+    base = (Totals.of(runs["base", "real"]), Totals.of(runs["base", "smpy"])) if "base" in workloads else None
+    factors, skipped = ratios(real, emulated, ns.min_seconds, base=base, sigmas=ns.sigmas)
+    written = expand(factors, pooled, default=ns.program_wide)
+    write_factors(Path(ns.output), written)
+    print(f"{'region':<48}{'real s':>12}{'smpy s':>12}{'ratio':>10}"
+          + ("   (totals of the main workload; ratios of the differences)" if base else ""))
     for key, ratio in factors.items():
-        print(f"{key:<48}{real[key]:>12.4g}{emulated[key]:>12.4g}{ratio:>10.4f}")
+        print(f"{key:<48}{real.median[key]:>12.4g}{emulated.median[key]:>12.4g}{ratio:>10.4f}")
     for line in skipped:
-        print(f"[calibrate] ratio 1 (not in both runs, or too short): {line}", file=sys.stderr)
-    print(f"wrote {ns.output}: {len(factors)} regions; use "
+        # the pooled ratio left at 1 goes to stdout too: with --program-wide it is the result
+        print(f"[calibrate] ratio 1: {line}", file=sys.stdout if line.startswith(POOLED) else sys.stderr)
+    print(f"wrote {ns.output}: {len(written)} regions; use "
           f"--cfg=smpi/comp-adjustment-file:{ns.output}")
     return 0
 

@@ -28,7 +28,9 @@ current one. The location of a call is the frame ``smpy/region-depth`` levels ab
 MPI call (1: its direct caller; more to attribute calls made through wrapper functions to the
 application's call site). With ``smpi/comp-adjustment-file`` (SMPI's CSV: a header line, then
 ``"key",ratio``; the first entry of a key wins) the region's ratio is :math:`\rho` above:
-its measured time is divided by it. ``smpy/region-report:FILE`` writes, per region, the
+its measured time is divided by it. A key ``*`` (an smpy extension) gives the ratio of the
+regions the file does not list (default 1): ``smpy calibrate compute --program-wide`` writes
+it, so that regions that appear only at other sizes get the program's ratio too. ``smpy/region-report:FILE`` writes, per region, the
 number of bursts and their total measured and simulated seconds (the input of
 ``smpy calibrate compute``). Locations are computed only when one of these is set.
 """
@@ -116,6 +118,8 @@ class Regions:
         if depth < 1:
             raise ValueError(f"smpy/region-depth must be 1 or more, got {depth}")
         self.ratios = ratios
+        #: ratio of the regions the file does not list (its "*" entry, an smpy extension; 1)
+        self.default = ratios.get("*", 1.0)
         self.absolute = absolute
         self.depth = depth
         #: key -> [bursts, measured s, simulated s]
@@ -149,7 +153,7 @@ class Regions:
             w.writerow(["region", "bursts", "measured_s", "simulated_s", "ratio"])
             for key in sorted(self.stats):
                 n, measured, simulated = self.stats[key]
-                w.writerow([key, int(n), measured, simulated, self.ratios.get(key, 1.0)])
+                w.writerow([key, int(n), measured, simulated, self.ratios.get(key, self.default)])
 
 
 def measure_host_speed(seconds: float = 0.2) -> float:
@@ -237,7 +241,7 @@ class Timing:
             regions = self.regions
             if regions is not None:
                 key = regions.key(proc)
-                ratio = regions.ratios.get(key, 1.0)
+                ratio = regions.ratios.get(key, regions.default)
                 st = regions.stats.get(key)
                 if st is None:
                     st = regions.stats[key] = [0, 0.0, 0.0]

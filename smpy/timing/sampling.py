@@ -20,6 +20,14 @@ whole run: once a site has enough samples, later visits inject :math:`\bar t \cd
 running anything. ``scope="local"`` keeps one set of statistics per rank (SMPI's LOCAL),
 ``"global"`` shares them between all ranks (GLOBAL).
 
+**Warm-up** (``warmup=w``, an smpy extension, default 0 as in SMPI): the first :math:`w`
+iterations timed at a site run and are injected with their own measured time, but are left
+out of the statistics. The first executions of a kernel in a process pay one-off costs (first
+calls of numpy/BLAS routines, first touch of fresh memory: ``examples/predict/ep.py``'s first
+batch costs 10x the next ones); counted as samples they would be extrapolated to every
+iteration not executed. A loop of :math:`N` items whose :math:`w` warm-up iterations ran
+(measured :math:`W` seconds) injects :math:`W + \bar t\,(N - w)`.
+
 No MPI call may happen inside a sampled loop (SMPI aborts; smpy raises ``RuntimeError``).
 """
 
@@ -42,14 +50,20 @@ _thread_time = time.thread_time
 class SampleStats:
     """Running statistics of one sample site (SMPI's ``LocalData``)."""
 
-    __slots__ = ("iters", "threshold", "count", "total", "total_sq", "mean", "relstderr", "last")
+    __slots__ = ("iters", "threshold", "warmup", "warmed", "count", "total", "total_sq", "mean", "relstderr",
+                 "last")
 
-    def __init__(self, iters: int, threshold: float) -> None:
+    def __init__(self, iters: int, threshold: float, warmup: int = 0) -> None:
         if not (iters > 0 or threshold > 0):
             raise ValueError("smpy.sample: give a positive number of iterations to time, or a "
                              "positive relative standard error threshold (or both)")
+        if warmup < 0:
+            raise ValueError(f"smpy.sample: warmup must be 0 or more, not {warmup}")
         self.iters = iters
         self.threshold = threshold
+        #: iterations to run and leave out of the statistics, and how many did so far
+        self.warmup = warmup
+        self.warmed = 0
         self.count = 0
         self.total = 0.0
         self.total_sq = 0.0
@@ -57,7 +71,12 @@ class SampleStats:
         self.relstderr = 0.0
         self.last: Any = None  # last result of a sampled function
 
+    def warming(self) -> bool:
+        return self.warmed < self.warmup
+
     def need_more(self) -> bool:
+        if self.warming():
+            return True
         return self.count < self.iters and (self.threshold < 0.0 or self.count < 2
                                             or self.relstderr >= self.threshold)
 
@@ -78,14 +97,15 @@ def site_key(proc: Process, file: str, line: int, tag: str, scope: str) -> str:
     return key if scope == "global" else f"{key}:{proc.rank}"
 
 
-def stats_for(proc: Process, key: str, iters: int, threshold: float) -> SampleStats:
+def stats_for(proc: Process, key: str, iters: int, threshold: float, warmup: int = 0) -> SampleStats:
     samples = proc.world.timing.samples
     st = samples.get(key)
     if st is None:
-        st = samples[key] = SampleStats(iters, threshold)
-    elif st.iters != iters or st.threshold != threshold:
+        st = samples[key] = SampleStats(iters, threshold, warmup)
+    elif st.iters != iters or st.threshold != threshold or st.warmup != warmup:
         raise ValueError(f"smpy.sample: site {key} sampled with different settings "
-                         f"({iters}, {threshold}) than before ({st.iters}, {st.threshold})")
+                         f"({iters}, {threshold}, warmup {warmup}) than before "
+                         f"({st.iters}, {st.threshold}, warmup {st.warmup})")
     return st
 
 
@@ -95,6 +115,7 @@ def sample_loop(proc: Process, items: Iterable[T], n: int, key: str, st: SampleS
     timing.flush(proc)  # computation before the loop is its own burst
     b = proc.bench
     done = 0
+    warm_n, warm_s = 0, 0.0  # warm-up iterations run here and their measured time
     try:
         for item in items:
             if not st.need_more():
@@ -102,15 +123,21 @@ def sample_loop(proc: Process, items: Iterable[T], n: int, key: str, st: SampleS
             b.sampling = key
             t0 = _thread_time()
             yield item
-            st.add(_thread_time() - t0)
+            dt = _thread_time() - t0
+            if st.warming():
+                st.warmed += 1
+                warm_n += 1
+                warm_s += dt
+            else:
+                st.add(dt)
             b.sampling = None
             done += 1
     except GeneratorExit:  # the caller left the loop early: only what ran is accounted
         b.sampling = None
-        timing.inject_measured(proc, st.mean * done)
+        timing.inject_measured(proc, warm_s + st.mean * (done - warm_n))
         raise
     b.sampling = None
-    timing.inject_measured(proc, st.mean * n)
+    timing.inject_measured(proc, warm_s + st.mean * (n - warm_n))
 
 
 def sampled_call(proc: Process, fn: Callable[..., T], key: str, st: SampleStats,
@@ -131,7 +158,10 @@ def sampled_call(proc: Process, fn: Callable[..., T], key: str, st: SampleStats,
     finally:
         dt = _thread_time() - t0
         b.sampling = None
-    st.add(dt)
+    if st.warming():
+        st.warmed += 1
+    else:
+        st.add(dt)
     st.last = result
     timing.inject_measured(proc, dt)
     return result

@@ -1,0 +1,91 @@
+"""smpy.sample / smpy.sampled ``warmup``: one-off first-iteration costs are not extrapolated."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import smpy
+from smpy.timing.sampling import SampleStats
+
+BUSY = """
+import time
+def work(s):
+    t = time.thread_time()
+    while time.thread_time() - t < s:
+        pass
+"""
+
+LOOP = """
+from mpi4py import MPI
+import smpy
+ran = 0
+for i in smpy.sample(range(50), iters=3, threshold=-1, warmup={warmup}):
+    work(0.05 if ran == 0 else 0.002)   # the first iteration pays a one-off cost
+    ran += 1
+print(ran, repr(MPI.Wtime()))
+"""
+
+
+def _run(tmp_path: Path, body: str) -> list[str]:
+    prog = tmp_path / "prog.py"
+    prog.write_text(BUSY + textwrap.dedent(body))
+    res = smpy.run(str(prog), np=1)
+    assert res.status == "ok", res.message
+    return res.stdout.split()
+
+
+def test_warmup_iteration_is_injected_once_not_extrapolated(tmp_path: Path) -> None:
+    ran, t = _run(tmp_path, LOOP.format(warmup=1))
+    assert int(ran) == 4  # 1 warm-up + 3 samples
+    assert float(t) == pytest.approx(0.05 + 49 * 0.002, rel=0.25)
+
+
+def test_without_warmup_the_first_iteration_inflates_the_mean(tmp_path: Path) -> None:
+    ran, t = _run(tmp_path, LOOP.format(warmup=0))
+    assert int(ran) == 3
+    assert float(t) == pytest.approx((0.05 + 2 * 0.002) / 3 * 50, rel=0.25)
+
+
+def test_sampled_function_with_warmup(tmp_path: Path) -> None:
+    out = _run(tmp_path, """
+from mpi4py import MPI
+import smpy
+calls = []
+@smpy.sampled(iters=2, threshold=-1, warmup=1)
+def kernel(x):
+    work(0.04 if not calls else 0.003)
+    calls.append(x)
+    return x
+res = [kernel(i) for i in range(20)]
+print(len(calls), res[-1], repr(MPI.Wtime()))
+""")
+    assert out[:2] == ["3", "2"]  # 1 warm-up + 2 samples ran; later calls return the last result
+    assert float(out[2]) == pytest.approx(0.04 + 19 * 0.003, rel=0.25)
+
+
+def test_stats_warmup_bookkeeping_and_errors() -> None:
+    st = SampleStats(iters=2, threshold=-1, warmup=2)
+    assert st.warming() and st.need_more()
+    st.warmed = 2
+    assert not st.warming() and st.need_more()
+    st.add(1.0)
+    st.add(1.0)
+    assert not st.need_more()
+    with pytest.raises(ValueError, match="warmup"):
+        SampleStats(iters=2, threshold=-1, warmup=-1)
+
+
+def test_site_settings_must_not_change(tmp_path: Path) -> None:
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent("""
+    import smpy
+    for w in (0, 1):
+        for i in smpy.sample(range(5), iters=2, warmup=w):
+            pass
+    """))
+    res = smpy.run(str(prog), np=1)
+    assert res.status != "ok"
+    assert "warmup" in res.message
