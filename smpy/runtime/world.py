@@ -150,6 +150,7 @@ class World:
         self.init_time = config.get(INIT_TIME)
         self.iprobe_cpu = config.get(IPROBE_CPU)
         self.grow_injected = config.get(GROW_INJECTED)
+        self._overhead_cache: dict[tuple[str, str | None], Piecewise | None] = {}
         self._overheads = {f.name: Piecewise.parse_affine(config.get(f)) for f in (SEND_OVERHEAD, ISEND_OVERHEAD,
                                                                                   RECV_OVERHEAD)}
         self.processes = [Process(self, r, h) for r, h in enumerate(placement)]
@@ -173,8 +174,15 @@ class World:
     def overhead(self, host: Host, name: str) -> Piecewise | None:
         """The overhead table ``name`` for ``host`` (its property wins), None when zero."""
         text = host.properties.get(name)
+        key = (name, text)
+        try:
+            return self._overhead_cache[key]  # per process and table at start-up: cached
+        except KeyError:
+            pass
         table = Piecewise.parse_affine(text) if text is not None else self._overheads[name]
-        return None if all(a == 0 and b == 0 for _, a, b in table.sections) and table.default == 0 else table
+        zero = all(a == 0 and b == 0 for _, a, b in table.sections) and table.default == 0
+        result = self._overhead_cache[key] = None if zero else table
+        return result
 
     @property
     def comm_world(self) -> CommImpl:
