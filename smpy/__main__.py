@@ -1,5 +1,3 @@
-import sys
+from smpy.cli.main import cli
 
-from smpy.cli.main import main
-
-sys.exit(main())
+cli()

@@ -198,3 +198,30 @@ def test_version() -> None:
     proc = smpyrun("--version")
     assert proc.returncode == 0
     assert proc.stdout.startswith("smpy ")
+
+
+def test_fast_exit_keeps_what_a_normal_exit_guarantees(tmp_path: Path) -> None:
+    """The command leaves with os._exit (no interpreter teardown): files a rank never closed
+    are still flushed, atexit handlers run, unterminated output lines are written, and the
+    exit status is the program's."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(
+        "import atexit, sys\n"
+        "from mpi4py import MPI\n"
+        "r = MPI.COMM_WORLD.Get_rank()\n"
+        f"f = open(r'{tmp_path}' + f'/out{{r}}.txt', 'w')\n"
+        "f.write('x' * 10000 + str(r))\n"  # buffered, never closed
+        "print('tail', r, end='')\n"
+        f"atexit.register(lambda: open(r'{tmp_path}/atexit.txt', 'w').write('ran'))\n"
+        "MPI.COMM_WORLD.Barrier()\n"
+        "sys.exit(int(sys.argv[1]))\n")
+    for status in (0, 3):
+        (tmp_path / "atexit.txt").unlink(missing_ok=True)
+        proc = subprocess.run([sys.executable, "-m", "smpy", "-q", "-np", "2", str(prog), str(status)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=TIMEOUT_S)
+        assert proc.returncode == status, proc.stderr
+        assert "tail 0" in proc.stdout and "tail 1" in proc.stdout
+        assert (tmp_path / "out0.txt").read_text() == "x" * 10000 + "0"
+        assert (tmp_path / "out1.txt").read_text() == "x" * 10000 + "1"
+        if status == 0:  # an aborted run (first non-zero exit) kills the other ranks first
+            assert (tmp_path / "atexit.txt").read_text() == "ran"

@@ -32,5 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     return smpyrun.main(args, prog="smpy")
 
 
+def cli() -> None:
+    """Console-script entry point: :func:`main`, then a fast exit (smpy.cli._exit)."""
+    from smpy.cli._exit import run
+    run(main)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

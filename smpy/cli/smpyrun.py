@@ -196,5 +196,11 @@ def _print_map(platform: str | None, np: int, hostfile: str | None) -> None:
         print(f"[rank {r}] -> {h.name}", file=sys.stderr)
 
 
+def cli() -> None:
+    """Console-script entry point: :func:`main`, then a fast exit (smpy.cli._exit)."""
+    from smpy.cli._exit import run
+    run(main)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()
