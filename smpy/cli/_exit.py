@@ -14,9 +14,9 @@ use it.
 
 from __future__ import annotations
 
+import _io
 import atexit
 import gc
-import io
 import os
 import sys
 import threading
@@ -33,7 +33,7 @@ def exit_now(code: int | None) -> NoReturn:
             shutdown()
         atexit._run_exitfuncs()
         for obj in gc.get_objects():
-            if isinstance(obj, io.IOBase):
+            if isinstance(obj, _io._IOBase):  # the C base of every io class (not the ABC: slow)
                 try:
                     if not obj.closed and obj.writable():
                         obj.flush()

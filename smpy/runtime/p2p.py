@@ -249,6 +249,9 @@ def _deliver(send: SendRequest, recv: RecvRequest) -> None:
     recv._finish()
     if not send.detached:
         send._finish()
+    # the receive keeps its link to the send (finish() reads it); the send drops its own, so
+    # the pair is freed by reference counting instead of waiting for the cyclic GC
+    send.match = None
 
 
 # -- time-independent traces (smpy.trace.ti) -------------------------------------------------
