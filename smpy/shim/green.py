@@ -244,7 +244,7 @@ class GreenThreads:
         there), then join the rank's non-daemon threads."""
         for func, args, kwargs in reversed(self._atexit.pop(id(proc), [])):
             func(*args, **kwargs)
-        for t in list(self._threads):
+        for t in list(self._threads) if self._threads else ():
             a = getattr(t, "_green_actor", None)
             if a is not None and a.data is proc and not t.daemon and not t._green_done:  # type: ignore[attr-defined]
                 t.join()
