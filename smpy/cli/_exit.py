@@ -25,8 +25,14 @@ from typing import NoReturn
 
 
 def exit_now(code: int | None) -> NoReturn:
-    """``sys.exit(code)`` without the interpreter's teardown (see the module docstring)."""
+    """``sys.exit(code)`` without the interpreter's teardown (see the module docstring).
+
+    Under a profiler or tracer (``python -m cProfile -m smpy``, debuggers, coverage's C
+    tracer), which report after the program returns, this is a plain ``sys.exit``.
+    """
     status = 0 if code is None else int(code)
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(status)
     try:
         shutdown = getattr(threading, "_shutdown", None)
         if shutdown is not None:  # joins non-daemon threads, as Py_FinalizeEx does first
@@ -50,7 +56,13 @@ def exit_now(code: int | None) -> NoReturn:
 
 
 def run(main: Callable[[], int | None]) -> NoReturn:
-    """Run a command's ``main`` and leave with :func:`exit_now` (``SystemExit`` honoured)."""
+    """Run a command's ``main`` and leave with :func:`exit_now` (``SystemExit`` honoured).
+
+    The cyclic garbage collector stays off while the command starts (importing numpy and
+    smpy allocates ~100 000 objects and triggered repeated full collections over them);
+    the emulation itself turns it on (smpy.cli.launch._young_gc_only).
+    """
+    gc.disable()
     try:
         code = main()
     except SystemExit as exc:

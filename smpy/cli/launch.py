@@ -188,13 +188,17 @@ def _young_gc_only():  # type: ignore[no-untyped-def]
     collected. Restored afterwards.
     """
     threshold = gc.get_threshold()
+    enabled = gc.isenabled()  # the command line starts with it off (smpy.cli._exit.run)
     gc.freeze()
     gc.set_threshold(max(threshold[0], 10_000), *threshold[1:])
+    gc.enable()
     try:
         yield
     finally:
         gc.set_threshold(*threshold)
         gc.unfreeze()
+        if not enabled:
+            gc.disable()
 
 
 def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLike | None = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 
 from smpy.cli import smpyrun
@@ -12,6 +13,8 @@ CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibra
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("plot", "replay", "platform", "calibrate"):
+        gc.enable()  # off only for an emulation's start-up (smpy.cli._exit.run)
     if args and args[0] == "run":
         return smpyrun.main(args[1:], prog="smpy run")
     if args and args[0] == "plot":
