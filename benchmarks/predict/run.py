@@ -27,8 +27,10 @@ effect in the sandbox these results come from).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -79,6 +81,30 @@ def real_env() -> dict[str, str]:
     e = env()
     e["PYTHONPATH"] = ""
     return e
+
+
+def traced_env() -> dict[str, str]:
+    """A real run under smpy.calibrate.trace_real (real mpi4py; smpy importable for the tracer,
+    whose cost is a clock read per MPI call): per-region compute CPU times."""
+    from smpy.calibrate.compute import mpi_call_names
+
+    e = env()
+    e["SMPY_TRACE_CALLS"] = ",".join(mpi_call_names())
+    return e
+
+
+def compute_total(rows: dict[str, float]) -> float:
+    """Compute seconds of a run (all ranks), without its first and last regions (imports,
+    output and teardown, outside the span the examples time)."""
+    return sum(v for k, v in rows.items() if not k.startswith("<start>:") and not k.endswith(":<end>:0"))
+
+
+def simulated_total(report: Path) -> float:
+    """Simulated compute seconds of an emulated run from its region report (after factors)."""
+    import csv
+
+    with report.open() as fh:
+        return compute_total({r[0]: float(r[3]) for r in list(csv.reader(fh))[1:]})
 
 
 NICE: list[str] = []
@@ -145,6 +171,8 @@ def main() -> int:
                     help="real runs and predictions per case (median), and runs of each kind per "
                          "calibration workload")
     ap.add_argument("--only", action="append", default=[], help="run only these examples (e.g. ep)")
+    ap.add_argument("--no-compute", dest="compute", action="store_false",
+                    help="do not trace the real runs' compute per region (columns comp, comp_raw)")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     ap.add_argument("--work", default=str(HERE / "work"))
     ap.add_argument("-o", "--output", default=str(HERE / "results.txt"))
@@ -164,30 +192,48 @@ def main() -> int:
     rows = []
     for ex, (_, sizes) in cases.items():
         for args in sizes:
-            reals, cpus, loads = [], [], []
-            for _ in range(ns.reps):
+            reals, cpus, loads, creals = [], [], [], []
+            for rep in range(ns.reps):
                 loads.append(loadavg())
-                out = sh([MPIEXEC, "-n", str(ns.np), sys.executable, str(EX / ex), *args], environ=real_env())
+                if ns.compute:
+                    tdir = work / f"trace-{ex[:-3]}-{rep}"
+                    shutil.rmtree(tdir, ignore_errors=True)
+                    out = sh([MPIEXEC, "-n", str(ns.np), sys.executable, "-m", "smpy.calibrate.trace_real",
+                              str(tdir), str(EX / ex), *args], environ=traced_env())
+                    from smpy.calibrate.compute import read_real
+                    creals.append(compute_total(read_real(tdir)))
+                else:
+                    out = sh([MPIEXEC, "-n", str(ns.np), sys.executable, str(EX / ex), *args], environ=real_env())
                 reals.append(elapsed(out))
                 cpus.append(elapsed(out, CPU))
             real, cpu = statistics.median(reals), statistics.median(cpus)
-            preds, raws, walls = [], [], []
+            preds, raws, walls, cpreds, craws = [], [], [], [], []
+            report = work / "regions.csv"
+            rep_cfg = [f"--cfg=smpy/region-report:{report}"] if ns.compute else []
             for _ in range(ns.reps):  # one emulated run is as noisy as one real run
                 t0 = time.perf_counter()
                 out = sh([sys.executable, "-m", "smpy", "-q", "-np", str(ns.np), "--platform", str(pfile),
                           f"--cfg=smpi/host-speed:{speed}f", f"--cfg=smpi/comp-adjustment-file:{factors[ex]}",
-                          str(EX / ex), *args])
+                          *rep_cfg, str(EX / ex), *args])
                 walls.append(time.perf_counter() - t0)
                 preds.append(elapsed(out))
+                if ns.compute:
+                    cpreds.append(simulated_total(report))
                 raws.append(elapsed(sh([sys.executable, "-m", "smpy", "-q", "-np", str(ns.np), "--platform",
-                                        str(pfile), f"--cfg=smpi/host-speed:{speed}f", str(EX / ex), *args])))
+                                        str(pfile), f"--cfg=smpi/host-speed:{speed}f", *rep_cfg,
+                                        str(EX / ex), *args])))
+                if ns.compute:
+                    craws.append(simulated_total(report))
             pred, raw, wall = statistics.median(preds), statistics.median(raws), statistics.median(walls)
+            comp = ((statistics.median(cpreds) - statistics.median(creals)) / statistics.median(creals),
+                    (statistics.median(craws) - statistics.median(creals)) / statistics.median(creals)
+                    ) if ns.compute else (math.nan, math.nan)
             name = f"{ex[:-3]} {' '.join(a for a in args if not a.startswith('--'))}"
             rows.append((name, real, cpu, pred, (pred - real) / real, (pred - cpu) / cpu,
-                         statistics.mean(loads), wall, raw, (raw - cpu) / cpu))
+                         statistics.mean(loads), wall, raw, (raw - cpu) / cpu, *comp))
             print(f"[run] {name:<22} real {real:8.4f} s (cpu {cpu:8.4f} s)  pred {pred:8.4f} s  "
                   f"err {rows[-1][4] * 100:+6.1f} % / {rows[-1][5] * 100:+6.1f} %  no factors {raw:8.4f} s  "
-                  f"load {rows[-1][6]:.1f}",
+                  f"compute err {comp[0] * 100:+6.1f} % (raw {comp[1] * 100:+6.1f} %)  load {rows[-1][6]:.1f}",
                   flush=True)
     errs = [abs(r[4]) for r in rows]
     errs_cpu = [abs(r[5]) for r in rows]
@@ -200,13 +246,16 @@ def main() -> int:
         "# real: elapsed (MPI.Wtime) of the real run; cpu: thread CPU time of its busiest rank over the",
         "# same span (MPICH polls while waiting, so ~ the elapsed time the run would have on idle cores);",
         "# err: (pred - real) / real; err_cpu: (pred - cpu) / cpu; raw: prediction without the region",
-        "# factors, err_raw: (raw - cpu) / cpu; load: 1-min load average; emul: emulation wall time",
+        "# factors, err_raw: (raw - cpu) / cpu; load: 1-min load average; emul: emulation wall time;",
+        "# comp / comp_raw: error of the simulated compute time alone (all ranks, MPI calls excluded;",
+        "# real: per-region thread CPU times of the traced real runs), with and without the factors",
         f"# {'case':<22}{'real s':>9}{'cpu s':>9}{'pred s':>9}{'err':>8}{'err_cpu':>8}{'raw s':>9}{'err_raw':>8}"
-        f"{'load':>6}{'emul s':>7}",
+        f"{'load':>6}{'emul s':>7}{'comp':>8}{'comp_raw':>9}",
     ]
-    for name, real, cpu, pred, err, err_cpu, load, wall, raw, err_raw in rows:
+    for name, real, cpu, pred, err, err_cpu, load, wall, raw, err_raw, comp, comp_raw in rows:
         lines.append(f"  {name:<22}{real:>9.4f}{cpu:>9.4f}{pred:>9.4f}{err * 100:>7.1f}%{err_cpu * 100:>7.1f}%"
-                     f"{raw:>9.4f}{err_raw * 100:>7.1f}%{load:>6.1f}{wall:>7.1f}")
+                     f"{raw:>9.4f}{err_raw * 100:>7.1f}%{load:>6.1f}{wall:>7.1f}{comp * 100:>7.1f}%"
+                     f"{comp_raw * 100:>8.1f}%")
     lines.append(f"vs elapsed: d_avg {statistics.mean(errs) * 100:.2f} %  d_max {max(errs) * 100:.2f} %  "
                  f"within 5 %: {sum(e <= 0.05 for e in errs)}/{len(errs)}")
     lines.append(f"vs cpu:     d_avg {statistics.mean(errs_cpu) * 100:.2f} %  d_max {max(errs_cpu) * 100:.2f} %  "
@@ -214,6 +263,11 @@ def main() -> int:
     lines.append(f"raw vs cpu: d_avg {statistics.mean(errs_raw) * 100:.2f} %  d_max {max(errs_raw) * 100:.2f} %  "
                  f"within 5 %: {sum(e <= 0.05 for e in errs_raw)}/{len(errs_raw)}   "
                  f"(total {time.time() - t_start:.0f} s)")
+    if ns.compute:
+        ec, er = [abs(r[10]) for r in rows], [abs(r[11]) for r in rows]
+        lines.append(f"compute:    d_avg {statistics.mean(ec) * 100:.2f} %  d_max {max(ec) * 100:.2f} %  "
+                     f"within 5 %: {sum(e <= 0.05 for e in ec)}/{len(ec)}   without factors: d_avg "
+                     f"{statistics.mean(er) * 100:.2f} %  d_max {max(er) * 100:.2f} %")
     text = "\n".join(lines) + "\n"
     print(text)
     Path(ns.output).write_text(text)
