@@ -17,6 +17,11 @@
    and predicted times and the error ``(pred - real) / real``; then MERPSYS's
    :math:`d_{avg}` and :math:`d_{max}` (mean and maximum of :math:`|t_{pred}-t_{real}|/t_{real}`).
 
+The real runs are traced per region (:mod:`smpy.calibrate.trace_real`: a clock read per MPI
+call) and the emulated ones write a region report, so the table also gives the error of the
+simulated compute time alone (``comp``, ``comp_raw``: all ranks, MPI calls excluded), which
+neither MPICH's polling nor the network model enters (``--no-compute``: plain real runs).
+
 Results go to ``benchmarks/predict/results.txt`` (and stdout). The load average of the machine
 is recorded with each real run: the real times are wall-clock times, so other processes on
 the cores inflate them while the emulator measures CPU time (see docs/prediction.md); every
