@@ -140,3 +140,14 @@ def test_regions_with_timing_dependent_work_share_one_ratio() -> None:
 def test_program_wide_ratio_is_also_the_default() -> None:
     got = compute.expand({compute.POOLED: 0.8}, {"a", "b"}, default=True)
     assert got == {"a": 0.8, "b": 0.8, "*": 0.8}
+
+
+def test_error_floor_when_runs_agree_by_chance() -> None:
+    t = compute.Totals.of([{"k": 2.0}, {"k": 2.0}], min_error=0.05)
+    assert abs(t.error["k"] - 1.25 * 0.05 * 2.0 / 2 ** 0.5) < 1e-12
+    # a 3 % difference between two pairs of identical runs is not significant with the floor
+    real = compute.Totals.of([{"k": 1.0}, {"k": 1.0}], min_error=0.05)
+    emu = compute.Totals.of([{"k": 1.03}, {"k": 1.03}], min_error=0.05)
+    assert compute.ratios(real, emu, 1e-3)[0] == {}
+    assert compute.ratios(compute.Totals.of([{"k": 1.0}, {"k": 1.0}]),
+                          compute.Totals.of([{"k": 1.03}, {"k": 1.03}]), 1e-3)[0] == {"k": 1.03}

@@ -7,7 +7,7 @@
    segments: latency/bandwidth factors relative to the loopback link of the platform;
 3. a one-node platform YAML for this machine: one host with ``nproc`` cores at the measured
    speed, messages on its loopback link with the fitted factors (``work/node.yaml``);
-4. ``smpy calibrate compute`` per example on two *small* sizes (``--reps`` runs of each kind):
+4. ``smpy calibrate compute`` per example on two *small* sizes (``--cal-reps`` runs of each kind):
    one marginal factor per program (``--program-wide``: lu's Iprobe moves work between
    regions), kept only where it differs significantly from 1;
 5. for each validation case (larger sizes, never used in 4): the real run (``mpiexec -n NP``,
@@ -173,8 +173,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3,
-                    help="real runs and predictions per case (median), and runs of each kind per "
-                         "calibration workload")
+                    help="real runs and predictions per case (median)")
+    ap.add_argument("--cal-reps", type=int, default=5,
+                    help="runs of each kind per calibration workload (medians; a marginal ratio divides "
+                         "differences, which need more runs than the validation)")
     ap.add_argument("--only", action="append", default=[], help="run only these examples (e.g. ep)")
     ap.add_argument("--no-compute", dest="compute", action="store_false",
                     help="do not trace the real runs' compute per region (columns comp, comp_raw)")
@@ -193,7 +195,7 @@ def main() -> int:
     work = Path(ns.work)
     work.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
-    speed, pfile, factors = calibrate(work, ns.np, ns.quick, cases, ns.reps)
+    speed, pfile, factors = calibrate(work, ns.np, ns.quick, cases, ns.cal_reps)
     rows = []
     for ex, (_, sizes) in cases.items():
         for args in sizes:

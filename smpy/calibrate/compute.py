@@ -10,7 +10,8 @@ r"""``smpy calibrate compute``: per-region correction factors from real runs and
    keeps, per region, the median :math:`R` (real) and :math:`E` (emulated) of the per-run
    totals over all ranks, with the standard error of each median,
    :math:`\sigma \approx 1.25\, s / \sqrt{n}` (:math:`s` the sample standard deviation of the
-   :math:`n` runs);
+   :math:`n` runs, at least ``--min-error`` (5 %) of the median: a few runs can agree by
+   chance, and CPU times of repeated runs differ by that much on a shared machine);
 4. writes SMPI's comp-adjustment CSV (header, then ``"key",ratio``) with
    :math:`\rho = E / R`: ``--cfg=smpi/comp-adjustment-file:app-factors.csv`` then divides each
    burst measured under the emulator by it, so that the region costs what it costs in a real run.
@@ -156,15 +157,18 @@ class Totals:
     error: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, runs: list[dict[str, float]]) -> Totals:
-        """Summarise the per-run totals (a region missing from a run counts 0 there)."""
+    def of(cls, runs: list[dict[str, float]], min_error: float = 0.0) -> Totals:
+        """Summarise the per-run totals (a region missing from a run counts 0 there).
+        ``min_error``: floor of the relative run-to-run deviation assumed for a total (a few
+        runs can agree by chance: two runs give one difference)."""
         keys = sorted({k for r in runs for k in r})
         out = cls()
         n = len(runs)
         for k in keys:
             vals = [r.get(k, 0.0) for r in runs]
-            out.median[k] = statistics.median(vals)
-            out.error[k] = 1.25 * statistics.stdev(vals) / math.sqrt(n) if n > 1 else 0.0
+            m = out.median[k] = statistics.median(vals)
+            sd = max(statistics.stdev(vals), min_error * abs(m)) if n > 1 else 0.0
+            out.error[k] = 1.25 * sd / math.sqrt(n)
         return out
 
 
@@ -232,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="one ratio for the whole program (all regions pooled), written for every region")
     ap.add_argument("--sigmas", type=float, default=2.0,
                     help="keep a ratio only when it differs from 1 by more than this many standard errors")
+    ap.add_argument("--min-error", type=float, default=0.05,
+                    help="smallest relative run-to-run deviation assumed for a total in the "
+                         "significance test (CPU times of repeated runs differ by 5 %% or more on a "
+                         "shared machine)")
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
@@ -283,8 +291,9 @@ def main(argv: list[str] | None = None) -> int:
               f"({'--program-wide' if ns.program_wide else 'numbers of bursts differ between the runs'}): "
               f"{', '.join(sorted(pooled))}", file=sys.stderr)
         runs = {wk: [pool(run, pooled) for run in r] for wk, r in runs.items()}
-    real, emulated = Totals.of(runs["main", "real"]), Totals.of(runs["main", "smpy"])
-    base = (Totals.of(runs["base", "real"]), Totals.of(runs["base", "smpy"])) if "base" in workloads else None
+    f = ns.min_error
+    real, emulated = Totals.of(runs["main", "real"], f), Totals.of(runs["main", "smpy"], f)
+    base = (Totals.of(runs["base", "real"], f), Totals.of(runs["base", "smpy"], f)) if "base" in workloads else None
     factors, skipped = ratios(real, emulated, ns.min_seconds, base=base, sigmas=ns.sigmas)
     written = expand(factors, pooled, default=ns.program_wide)
     write_factors(Path(ns.output), written)
