@@ -162,6 +162,12 @@ def calibrate(work: Path, np_: int, quick: bool, cases: dict, reps: int) -> tupl
     return speed, pfile, factors
 
 
+def spread(values: list[float]) -> float:
+    """(max - min) / median: how far apart repeated measurements of one thing are."""
+    m = statistics.median(values)
+    return (max(values) - min(values)) / m if m else math.nan
+
+
 def loadavg() -> float:
     try:
         return os.getloadavg()[0]
@@ -237,7 +243,8 @@ def main() -> int:
                     ) if ns.compute else (math.nan, math.nan)
             name = f"{ex[:-3]} {' '.join(a for a in args if not a.startswith('--'))}"
             rows.append((name, real, cpu, pred, (pred - real) / real, (pred - cpu) / cpu,
-                         statistics.mean(loads), wall, raw, (raw - cpu) / cpu, *comp))
+                         statistics.mean(loads), wall, raw, (raw - cpu) / cpu, *comp,
+                         spread(reals), spread(preds + raws)))
             print(f"[run] {name:<22} real {real:8.4f} s (cpu {cpu:8.4f} s)  pred {pred:8.4f} s  "
                   f"err {rows[-1][4] * 100:+6.1f} % / {rows[-1][5] * 100:+6.1f} %  no factors {raw:8.4f} s  "
                   f"compute err {comp[0] * 100:+6.1f} % (raw {comp[1] * 100:+6.1f} %)  load {rows[-1][6]:.1f}",
@@ -255,14 +262,16 @@ def main() -> int:
         "# err: (pred - real) / real; err_cpu: (pred - cpu) / cpu; raw: prediction without the region",
         "# factors, err_raw: (raw - cpu) / cpu; load: 1-min load average; emul: emulation wall time;",
         "# comp / comp_raw: error of the simulated compute time alone (all ranks, MPI calls excluded;",
-        "# real: per-region thread CPU times of the traced real runs), with and without the factors",
+        "# real: per-region thread CPU times of the traced real runs), with and without the factors;",
+        "# spr_r / spr_p: spread (max - min) / median of the real runs' elapsed times and of all the",
+        "# predictions (with and without factors, which differ by noise when no factor was kept)",
         f"# {'case':<22}{'real s':>9}{'cpu s':>9}{'pred s':>9}{'err':>8}{'err_cpu':>8}{'raw s':>9}{'err_raw':>8}"
-        f"{'load':>6}{'emul s':>7}{'comp':>8}{'comp_raw':>9}",
+        f"{'load':>6}{'emul s':>7}{'comp':>8}{'comp_raw':>9}{'spr_r':>7}{'spr_p':>7}",
     ]
-    for name, real, cpu, pred, err, err_cpu, load, wall, raw, err_raw, comp, comp_raw in rows:
+    for name, real, cpu, pred, err, err_cpu, load, wall, raw, err_raw, comp, comp_raw, spr_r, spr_p in rows:
         lines.append(f"  {name:<22}{real:>9.4f}{cpu:>9.4f}{pred:>9.4f}{err * 100:>7.1f}%{err_cpu * 100:>7.1f}%"
                      f"{raw:>9.4f}{err_raw * 100:>7.1f}%{load:>6.1f}{wall:>7.1f}{comp * 100:>7.1f}%"
-                     f"{comp_raw * 100:>8.1f}%")
+                     f"{comp_raw * 100:>8.1f}%{spr_r * 100:>6.1f}%{spr_p * 100:>6.1f}%")
     lines.append(f"vs elapsed: d_avg {statistics.mean(errs) * 100:.2f} %  d_max {max(errs) * 100:.2f} %  "
                  f"within 5 %: {sum(e <= 0.05 for e in errs)}/{len(errs)}")
     lines.append(f"vs cpu:     d_avg {statistics.mean(errs_cpu) * 100:.2f} %  d_max {max(errs_cpu) * 100:.2f} %  "
