@@ -24,7 +24,11 @@ measured on a small workload then mostly measures that difference (``ep.py 21``:
 applied to a larger run whose time is dominated by the steady state, corrupts it. With a
 second, smaller workload of the same program given by ``--base-args`` (its arguments, quoted),
 the ratio is the marginal one, :math:`\rho = (E - E_0) / (R - R_0)`, in which per-run fixed
-costs cancel.
+costs cancel. Differences are noisier than totals (two tiny workloads can make any marginal
+ratio), so a marginal ratio is kept only if the plain ratio :math:`E / R` of the larger
+workload departs from 1 too (significantly, in the same direction), and the one of the two
+closer to 1 is written: fixed costs bias the plain ratio, noise the marginal one, and a
+correction both agree on is applied no further than either supports.
 
 **Significance**: a region keeps ratio 1 unless :math:`|\rho - 1| > k\, u\, \rho`
 (``--sigmas`` :math:`k`, default 2), :math:`u` the relative standard error of :math:`\rho`
@@ -180,27 +184,45 @@ def ratios(real: Totals | dict[str, float], emulated: Totals | dict[str, float],
            base: tuple[Totals | dict[str, float], Totals | dict[str, float]] | None = None,
            sigmas: float = 2.0) -> tuple[dict[str, float], list[str]]:
     """Per-region ratios emulated / real (see the module docstring); ``base``: the (real,
-    emulated) totals of the smaller workload, for marginal ratios. Returns the ratios kept and
-    a line per region left at 1, saying why."""
+    emulated) totals of the smaller workload, for marginal ratios, kept only where the plain
+    ratio of the larger workload departs from 1 significantly in the same direction (the
+    smaller correction of the two is kept). Returns the ratios kept and a line per region left
+    at 1, saying why."""
     real, emulated = _as_totals(real), _as_totals(emulated)
     real0, emu0 = (_as_totals(base[0]), _as_totals(base[1])) if base is not None else (Totals(), Totals())
     out: dict[str, float] = {}
     skipped = []
+
+    def estimate(key: str, r0: Totals, e0: Totals) -> tuple[float, float, float, float]:
+        """(real, emulated, ratio, its relative standard error) against the base ``r0, e0``."""
+        r = real.median.get(key, 0.0) - r0.median.get(key, 0.0)
+        e = emulated.median.get(key, 0.0) - e0.median.get(key, 0.0)
+        if r <= 0.0 or e <= 0.0:
+            return r, e, math.nan, math.inf
+        ur = math.hypot(real.error.get(key, 0.0), r0.error.get(key, 0.0)) / r
+        ue = math.hypot(emulated.error.get(key, 0.0), e0.error.get(key, 0.0)) / e
+        return r, e, e / r, math.hypot(ur, ue)
+
+    def significant(ratio: float, u: float) -> bool:
+        return abs(ratio - 1.0) > sigmas * u * ratio
+
     for key in sorted(set(real.median) | set(emulated.median)):
-        r = real.median.get(key, 0.0) - real0.median.get(key, 0.0)
-        e = emulated.median.get(key, 0.0) - emu0.median.get(key, 0.0)
+        r, e, ratio, u = estimate(key, real0, emu0)
         what = f"{key} (real {r:.3g} s, smpy {e:.3g} s{', differences' if base is not None else ''})"
         if (key not in real.median or key not in emulated.median or r < min_seconds or e <= 0.0
                 or key.startswith("<start>:") or key.endswith(":<end>:0")):
             skipped.append(f"{what}: not in both runs, or too short")
             continue
-        ratio = e / r
-        ur = math.hypot(real.error.get(key, 0.0), real0.error.get(key, 0.0)) / r
-        ue = math.hypot(emulated.error.get(key, 0.0), emu0.error.get(key, 0.0)) / e
-        u = math.hypot(ur, ue)
-        if abs(ratio - 1.0) <= sigmas * u * ratio:
+        if not significant(ratio, u):
             skipped.append(f"{what}: ratio {ratio:.3f} +- {u * ratio:.3f} not significant")
             continue
+        if base is not None:
+            _, _, plain, up = estimate(key, Totals(), Totals())
+            if not (significant(plain, up) and (plain - 1.0) * (ratio - 1.0) > 0.0):
+                skipped.append(f"{what}: marginal ratio {ratio:.3f} +- {u * ratio:.3f}, but the plain ratio "
+                               f"{plain:.3f} +- {up * plain:.3f} does not confirm it")
+                continue
+            ratio = min(ratio, plain, key=lambda x: abs(math.log(x)))
         out[key] = ratio
     return out, skipped
 
