@@ -140,6 +140,10 @@ def calibrate(work: Path, np_: int, quick: bool, cases: dict, reps: int) -> tupl
     import yaml
 
     frag = yaml.safe_load((work / "net.yaml").read_text())["config"]
+    small_lat = float(str(frag["network/latency-factor"]).split(";")[0].split(":")[1])  # x 1 us
+    if small_lat > 50:
+        print(f"[run] WARNING: fitted latency of small messages {small_lat:.0f} us: the ping-pong measured "
+              "the scheduler (loaded machine?); predictions of communicating cases will be off", flush=True)
     platform = {
         "name": "this-node",
         "config": {"network/model": "SMPI", "network/loopback-lat": "1us", "network/loopback-bw": "10GBps",
