@@ -95,8 +95,20 @@ def test_marginal_ratios_cancel_per_run_fixed_costs() -> None:
     plain, _ = compute.ratios(real0, emu0, 1e-3)
     assert abs(plain["a.py:3:a.py:5"] - 0.10 / 0.13) < 1e-12
     got, skipped = compute.ratios(real, emu, 1e-3, base=(real0, emu0), sigmas=0.0)
-    assert not skipped
-    assert abs(got["a.py:3:a.py:5"] - 1.0) < 1e-12
+    assert got == {}  # the marginal ratio is 1: nothing to correct
+    assert len(skipped) == 1
+
+
+def test_marginal_ratio_needs_the_plain_ratio_to_agree() -> None:
+    real0, emu0 = {"k": 0.1}, {"k": 0.1}
+    # larger workload: plain ratio 0.9, marginal (0.9 - 0.1) / (1.0 - 0.1) = 0.889: both < 1,
+    # the smaller correction (0.9) is kept
+    got, _ = compute.ratios({"k": 1.0}, {"k": 0.9}, 1e-3, base=(real0, emu0), sigmas=0.0)
+    assert abs(got["k"] - 0.9) < 1e-12
+    # marginal 0.2 from tiny noisy differences, plain 1.05: opposite directions, no factor
+    got, skipped = compute.ratios({"k": 0.2}, {"k": 0.21}, 1e-3, base=({"k": 0.19}, {"k": 0.208}),
+                                  sigmas=0.0)
+    assert got == {} and "does not confirm" in skipped[0]
 
 
 def test_totals_median_and_error() -> None:
@@ -140,3 +152,14 @@ def test_regions_with_timing_dependent_work_share_one_ratio() -> None:
 def test_program_wide_ratio_is_also_the_default() -> None:
     got = compute.expand({compute.POOLED: 0.8}, {"a", "b"}, default=True)
     assert got == {"a": 0.8, "b": 0.8, "*": 0.8}
+
+
+def test_error_floor_when_runs_agree_by_chance() -> None:
+    t = compute.Totals.of([{"k": 2.0}, {"k": 2.0}], min_error=0.05)
+    assert abs(t.error["k"] - 1.25 * 0.05 * 2.0 / 2 ** 0.5) < 1e-12
+    # a 3 % difference between two pairs of identical runs is not significant with the floor
+    real = compute.Totals.of([{"k": 1.0}, {"k": 1.0}], min_error=0.05)
+    emu = compute.Totals.of([{"k": 1.03}, {"k": 1.03}], min_error=0.05)
+    assert compute.ratios(real, emu, 1e-3)[0] == {}
+    assert compute.ratios(compute.Totals.of([{"k": 1.0}, {"k": 1.0}]),
+                          compute.Totals.of([{"k": 1.03}, {"k": 1.03}]), 1e-3)[0] == {"k": 1.03}

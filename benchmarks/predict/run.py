@@ -7,7 +7,7 @@
    segments: latency/bandwidth factors relative to the loopback link of the platform;
 3. a one-node platform YAML for this machine: one host with ``nproc`` cores at the measured
    speed, messages on its loopback link with the fitted factors (``work/node.yaml``);
-4. ``smpy calibrate compute`` per example on two *small* sizes (``--reps`` runs of each kind):
+4. ``smpy calibrate compute`` per example on two *small* sizes (``--cal-reps`` runs of each kind):
    one marginal factor per program (``--program-wide``: lu's Iprobe moves work between
    regions), kept only where it differs significantly from 1;
 5. for each validation case (larger sizes, never used in 4): the real run (``mpiexec -n NP``,
@@ -16,6 +16,11 @@
    runs, and the same without factors, "raw"); per case the real
    and predicted times and the error ``(pred - real) / real``; then MERPSYS's
    :math:`d_{avg}` and :math:`d_{max}` (mean and maximum of :math:`|t_{pred}-t_{real}|/t_{real}`).
+
+The real runs are traced per region (:mod:`smpy.calibrate.trace_real`: a clock read per MPI
+call) and the emulated ones write a region report, so the table also gives the error of the
+simulated compute time alone (``comp``, ``comp_raw``: all ranks, MPI calls excluded), which
+neither MPICH's polling nor the network model enters (``--no-compute``: plain real runs).
 
 Results go to ``benchmarks/predict/results.txt`` (and stdout). The load average of the machine
 is recorded with each real run: the real times are wall-clock times, so other processes on
@@ -27,8 +32,10 @@ effect in the sandbox these results come from).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -81,6 +88,30 @@ def real_env() -> dict[str, str]:
     return e
 
 
+def traced_env() -> dict[str, str]:
+    """A real run under smpy.calibrate.trace_real (real mpi4py; smpy importable for the tracer,
+    whose cost is a clock read per MPI call): per-region compute CPU times."""
+    from smpy.calibrate.compute import mpi_call_names
+
+    e = env()
+    e["SMPY_TRACE_CALLS"] = ",".join(mpi_call_names())
+    return e
+
+
+def compute_total(rows: dict[str, float]) -> float:
+    """Compute seconds of a run (all ranks), without its first and last regions (imports,
+    output and teardown, outside the span the examples time)."""
+    return sum(v for k, v in rows.items() if not k.startswith("<start>:") and not k.endswith(":<end>:0"))
+
+
+def simulated_total(report: Path) -> float:
+    """Simulated compute seconds of an emulated run from its region report (after factors)."""
+    import csv
+
+    with report.open() as fh:
+        return compute_total({r[0]: float(r[3]) for r in list(csv.reader(fh))[1:]})
+
+
 NICE: list[str] = []
 
 
@@ -109,6 +140,10 @@ def calibrate(work: Path, np_: int, quick: bool, cases: dict, reps: int) -> tupl
     import yaml
 
     frag = yaml.safe_load((work / "net.yaml").read_text())["config"]
+    small_lat = float(str(frag["network/latency-factor"]).split(";")[0].split(":")[1])  # x 1 us
+    if small_lat > 50:
+        print(f"[run] WARNING: fitted latency of small messages {small_lat:.0f} us: the ping-pong measured "
+              "the scheduler (loaded machine?); predictions of communicating cases will be off", flush=True)
     platform = {
         "name": "this-node",
         "config": {"network/model": "SMPI", "network/loopback-lat": "1us", "network/loopback-bw": "10GBps",
@@ -131,6 +166,12 @@ def calibrate(work: Path, np_: int, quick: bool, cases: dict, reps: int) -> tupl
     return speed, pfile, factors
 
 
+def spread(values: list[float]) -> float:
+    """(max - min) / median: how far apart repeated measurements of one thing are."""
+    m = statistics.median(values)
+    return (max(values) - min(values)) / m if m else math.nan
+
+
 def loadavg() -> float:
     try:
         return os.getloadavg()[0]
@@ -142,9 +183,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3,
-                    help="real runs and predictions per case (median), and runs of each kind per "
-                         "calibration workload")
+                    help="real runs and predictions per case (median)")
+    ap.add_argument("--cal-reps", type=int, default=5,
+                    help="runs of each kind per calibration workload (medians; a marginal ratio divides "
+                         "differences, which need more runs than the validation)")
     ap.add_argument("--only", action="append", default=[], help="run only these examples (e.g. ep)")
+    ap.add_argument("--no-compute", dest="compute", action="store_false",
+                    help="do not trace the real runs' compute per region (columns comp, comp_raw)")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     ap.add_argument("--work", default=str(HERE / "work"))
     ap.add_argument("-o", "--output", default=str(HERE / "results.txt"))
@@ -160,34 +205,53 @@ def main() -> int:
     work = Path(ns.work)
     work.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
-    speed, pfile, factors = calibrate(work, ns.np, ns.quick, cases, ns.reps)
+    speed, pfile, factors = calibrate(work, ns.np, ns.quick, cases, ns.cal_reps)
     rows = []
     for ex, (_, sizes) in cases.items():
         for args in sizes:
-            reals, cpus, loads = [], [], []
-            for _ in range(ns.reps):
+            reals, cpus, loads, creals = [], [], [], []
+            for rep in range(ns.reps):
                 loads.append(loadavg())
-                out = sh([MPIEXEC, "-n", str(ns.np), sys.executable, str(EX / ex), *args], environ=real_env())
+                if ns.compute:
+                    tdir = work / f"trace-{ex[:-3]}-{rep}"
+                    shutil.rmtree(tdir, ignore_errors=True)
+                    out = sh([MPIEXEC, "-n", str(ns.np), sys.executable, "-m", "smpy.calibrate.trace_real",
+                              str(tdir), str(EX / ex), *args], environ=traced_env())
+                    from smpy.calibrate.compute import read_real
+                    creals.append(compute_total(read_real(tdir)))
+                else:
+                    out = sh([MPIEXEC, "-n", str(ns.np), sys.executable, str(EX / ex), *args], environ=real_env())
                 reals.append(elapsed(out))
                 cpus.append(elapsed(out, CPU))
             real, cpu = statistics.median(reals), statistics.median(cpus)
-            preds, raws, walls = [], [], []
+            preds, raws, walls, cpreds, craws = [], [], [], [], []
+            report = work / "regions.csv"
+            rep_cfg = [f"--cfg=smpy/region-report:{report}"] if ns.compute else []
             for _ in range(ns.reps):  # one emulated run is as noisy as one real run
                 t0 = time.perf_counter()
                 out = sh([sys.executable, "-m", "smpy", "-q", "-np", str(ns.np), "--platform", str(pfile),
                           f"--cfg=smpi/host-speed:{speed}f", f"--cfg=smpi/comp-adjustment-file:{factors[ex]}",
-                          str(EX / ex), *args])
+                          *rep_cfg, str(EX / ex), *args])
                 walls.append(time.perf_counter() - t0)
                 preds.append(elapsed(out))
+                if ns.compute:
+                    cpreds.append(simulated_total(report))
                 raws.append(elapsed(sh([sys.executable, "-m", "smpy", "-q", "-np", str(ns.np), "--platform",
-                                        str(pfile), f"--cfg=smpi/host-speed:{speed}f", str(EX / ex), *args])))
+                                        str(pfile), f"--cfg=smpi/host-speed:{speed}f", *rep_cfg,
+                                        str(EX / ex), *args])))
+                if ns.compute:
+                    craws.append(simulated_total(report))
             pred, raw, wall = statistics.median(preds), statistics.median(raws), statistics.median(walls)
+            comp = ((statistics.median(cpreds) - statistics.median(creals)) / statistics.median(creals),
+                    (statistics.median(craws) - statistics.median(creals)) / statistics.median(creals)
+                    ) if ns.compute else (math.nan, math.nan)
             name = f"{ex[:-3]} {' '.join(a for a in args if not a.startswith('--'))}"
             rows.append((name, real, cpu, pred, (pred - real) / real, (pred - cpu) / cpu,
-                         statistics.mean(loads), wall, raw, (raw - cpu) / cpu))
+                         statistics.mean(loads), wall, raw, (raw - cpu) / cpu, *comp,
+                         spread(reals), spread(preds + raws)))
             print(f"[run] {name:<22} real {real:8.4f} s (cpu {cpu:8.4f} s)  pred {pred:8.4f} s  "
                   f"err {rows[-1][4] * 100:+6.1f} % / {rows[-1][5] * 100:+6.1f} %  no factors {raw:8.4f} s  "
-                  f"load {rows[-1][6]:.1f}",
+                  f"compute err {comp[0] * 100:+6.1f} % (raw {comp[1] * 100:+6.1f} %)  load {rows[-1][6]:.1f}",
                   flush=True)
     errs = [abs(r[4]) for r in rows]
     errs_cpu = [abs(r[5]) for r in rows]
@@ -200,13 +264,18 @@ def main() -> int:
         "# real: elapsed (MPI.Wtime) of the real run; cpu: thread CPU time of its busiest rank over the",
         "# same span (MPICH polls while waiting, so ~ the elapsed time the run would have on idle cores);",
         "# err: (pred - real) / real; err_cpu: (pred - cpu) / cpu; raw: prediction without the region",
-        "# factors, err_raw: (raw - cpu) / cpu; load: 1-min load average; emul: emulation wall time",
+        "# factors, err_raw: (raw - cpu) / cpu; load: 1-min load average; emul: emulation wall time;",
+        "# comp / comp_raw: error of the simulated compute time alone (all ranks, MPI calls excluded;",
+        "# real: per-region thread CPU times of the traced real runs), with and without the factors;",
+        "# spr_r / spr_p: spread (max - min) / median of the real runs' elapsed times and of all the",
+        "# predictions (with and without factors, which differ by noise when no factor was kept)",
         f"# {'case':<22}{'real s':>9}{'cpu s':>9}{'pred s':>9}{'err':>8}{'err_cpu':>8}{'raw s':>9}{'err_raw':>8}"
-        f"{'load':>6}{'emul s':>7}",
+        f"{'load':>6}{'emul s':>7}{'comp':>8}{'comp_raw':>9}{'spr_r':>7}{'spr_p':>7}",
     ]
-    for name, real, cpu, pred, err, err_cpu, load, wall, raw, err_raw in rows:
+    for name, real, cpu, pred, err, err_cpu, load, wall, raw, err_raw, comp, comp_raw, spr_r, spr_p in rows:
         lines.append(f"  {name:<22}{real:>9.4f}{cpu:>9.4f}{pred:>9.4f}{err * 100:>7.1f}%{err_cpu * 100:>7.1f}%"
-                     f"{raw:>9.4f}{err_raw * 100:>7.1f}%{load:>6.1f}{wall:>7.1f}")
+                     f"{raw:>9.4f}{err_raw * 100:>7.1f}%{load:>6.1f}{wall:>7.1f}{comp * 100:>7.1f}%"
+                     f"{comp_raw * 100:>8.1f}%{spr_r * 100:>6.1f}%{spr_p * 100:>6.1f}%")
     lines.append(f"vs elapsed: d_avg {statistics.mean(errs) * 100:.2f} %  d_max {max(errs) * 100:.2f} %  "
                  f"within 5 %: {sum(e <= 0.05 for e in errs)}/{len(errs)}")
     lines.append(f"vs cpu:     d_avg {statistics.mean(errs_cpu) * 100:.2f} %  d_max {max(errs_cpu) * 100:.2f} %  "
@@ -214,6 +283,11 @@ def main() -> int:
     lines.append(f"raw vs cpu: d_avg {statistics.mean(errs_raw) * 100:.2f} %  d_max {max(errs_raw) * 100:.2f} %  "
                  f"within 5 %: {sum(e <= 0.05 for e in errs_raw)}/{len(errs_raw)}   "
                  f"(total {time.time() - t_start:.0f} s)")
+    if ns.compute:
+        ec, er = [abs(r[10]) for r in rows], [abs(r[11]) for r in rows]
+        lines.append(f"compute:    d_avg {statistics.mean(ec) * 100:.2f} %  d_max {max(ec) * 100:.2f} %  "
+                     f"within 5 %: {sum(e <= 0.05 for e in ec)}/{len(ec)}   without factors: d_avg "
+                     f"{statistics.mean(er) * 100:.2f} %  d_max {max(er) * 100:.2f} %")
     text = "\n".join(lines) + "\n"
     print(text)
     Path(ns.output).write_text(text)

@@ -10,7 +10,8 @@ r"""``smpy calibrate compute``: per-region correction factors from real runs and
    keeps, per region, the median :math:`R` (real) and :math:`E` (emulated) of the per-run
    totals over all ranks, with the standard error of each median,
    :math:`\sigma \approx 1.25\, s / \sqrt{n}` (:math:`s` the sample standard deviation of the
-   :math:`n` runs);
+   :math:`n` runs, at least ``--min-error`` (5 %) of the median: a few runs can agree by
+   chance, and CPU times of repeated runs differ by that much on a shared machine);
 4. writes SMPI's comp-adjustment CSV (header, then ``"key",ratio``) with
    :math:`\rho = E / R`: ``--cfg=smpi/comp-adjustment-file:app-factors.csv`` then divides each
    burst measured under the emulator by it, so that the region costs what it costs in a real run.
@@ -23,7 +24,11 @@ measured on a small workload then mostly measures that difference (``ep.py 21``:
 applied to a larger run whose time is dominated by the steady state, corrupts it. With a
 second, smaller workload of the same program given by ``--base-args`` (its arguments, quoted),
 the ratio is the marginal one, :math:`\rho = (E - E_0) / (R - R_0)`, in which per-run fixed
-costs cancel.
+costs cancel. Differences are noisier than totals (two tiny workloads can make any marginal
+ratio), so a marginal ratio is kept only if the plain ratio :math:`E / R` of the larger
+workload departs from 1 too (significantly, in the same direction), and the one of the two
+closer to 1 is written: fixed costs bias the plain ratio, noise the marginal one, and a
+correction both agree on is applied no further than either supports.
 
 **Significance**: a region keeps ratio 1 unless :math:`|\rho - 1| > k\, u\, \rho`
 (``--sigmas`` :math:`k`, default 2), :math:`u` the relative standard error of :math:`\rho`
@@ -156,15 +161,18 @@ class Totals:
     error: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, runs: list[dict[str, float]]) -> Totals:
-        """Summarise the per-run totals (a region missing from a run counts 0 there)."""
+    def of(cls, runs: list[dict[str, float]], min_error: float = 0.0) -> Totals:
+        """Summarise the per-run totals (a region missing from a run counts 0 there).
+        ``min_error``: floor of the relative run-to-run deviation assumed for a total (a few
+        runs can agree by chance: two runs give one difference)."""
         keys = sorted({k for r in runs for k in r})
         out = cls()
         n = len(runs)
         for k in keys:
             vals = [r.get(k, 0.0) for r in runs]
-            out.median[k] = statistics.median(vals)
-            out.error[k] = 1.25 * statistics.stdev(vals) / math.sqrt(n) if n > 1 else 0.0
+            m = out.median[k] = statistics.median(vals)
+            sd = max(statistics.stdev(vals), min_error * abs(m)) if n > 1 else 0.0
+            out.error[k] = 1.25 * sd / math.sqrt(n)
         return out
 
 
@@ -176,27 +184,45 @@ def ratios(real: Totals | dict[str, float], emulated: Totals | dict[str, float],
            base: tuple[Totals | dict[str, float], Totals | dict[str, float]] | None = None,
            sigmas: float = 2.0) -> tuple[dict[str, float], list[str]]:
     """Per-region ratios emulated / real (see the module docstring); ``base``: the (real,
-    emulated) totals of the smaller workload, for marginal ratios. Returns the ratios kept and
-    a line per region left at 1, saying why."""
+    emulated) totals of the smaller workload, for marginal ratios, kept only where the plain
+    ratio of the larger workload departs from 1 significantly in the same direction (the
+    smaller correction of the two is kept). Returns the ratios kept and a line per region left
+    at 1, saying why."""
     real, emulated = _as_totals(real), _as_totals(emulated)
     real0, emu0 = (_as_totals(base[0]), _as_totals(base[1])) if base is not None else (Totals(), Totals())
     out: dict[str, float] = {}
     skipped = []
+
+    def estimate(key: str, r0: Totals, e0: Totals) -> tuple[float, float, float, float]:
+        """(real, emulated, ratio, its relative standard error) against the base ``r0, e0``."""
+        r = real.median.get(key, 0.0) - r0.median.get(key, 0.0)
+        e = emulated.median.get(key, 0.0) - e0.median.get(key, 0.0)
+        if r <= 0.0 or e <= 0.0:
+            return r, e, math.nan, math.inf
+        ur = math.hypot(real.error.get(key, 0.0), r0.error.get(key, 0.0)) / r
+        ue = math.hypot(emulated.error.get(key, 0.0), e0.error.get(key, 0.0)) / e
+        return r, e, e / r, math.hypot(ur, ue)
+
+    def significant(ratio: float, u: float) -> bool:
+        return abs(ratio - 1.0) > sigmas * u * ratio
+
     for key in sorted(set(real.median) | set(emulated.median)):
-        r = real.median.get(key, 0.0) - real0.median.get(key, 0.0)
-        e = emulated.median.get(key, 0.0) - emu0.median.get(key, 0.0)
+        r, e, ratio, u = estimate(key, real0, emu0)
         what = f"{key} (real {r:.3g} s, smpy {e:.3g} s{', differences' if base is not None else ''})"
         if (key not in real.median or key not in emulated.median or r < min_seconds or e <= 0.0
                 or key.startswith("<start>:") or key.endswith(":<end>:0")):
             skipped.append(f"{what}: not in both runs, or too short")
             continue
-        ratio = e / r
-        ur = math.hypot(real.error.get(key, 0.0), real0.error.get(key, 0.0)) / r
-        ue = math.hypot(emulated.error.get(key, 0.0), emu0.error.get(key, 0.0)) / e
-        u = math.hypot(ur, ue)
-        if abs(ratio - 1.0) <= sigmas * u * ratio:
+        if not significant(ratio, u):
             skipped.append(f"{what}: ratio {ratio:.3f} +- {u * ratio:.3f} not significant")
             continue
+        if base is not None:
+            _, _, plain, up = estimate(key, Totals(), Totals())
+            if not (significant(plain, up) and (plain - 1.0) * (ratio - 1.0) > 0.0):
+                skipped.append(f"{what}: marginal ratio {ratio:.3f} +- {u * ratio:.3f}, but the plain ratio "
+                               f"{plain:.3f} +- {up * plain:.3f} does not confirm it")
+                continue
+            ratio = min(ratio, plain, key=lambda x: abs(math.log(x)))
         out[key] = ratio
     return out, skipped
 
@@ -232,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="one ratio for the whole program (all regions pooled), written for every region")
     ap.add_argument("--sigmas", type=float, default=2.0,
                     help="keep a ratio only when it differs from 1 by more than this many standard errors")
+    ap.add_argument("--min-error", type=float, default=0.05,
+                    help="smallest relative run-to-run deviation assumed for a total in the "
+                         "significance test (CPU times of repeated runs differ by 5 %% or more on a "
+                         "shared machine)")
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
@@ -283,8 +313,9 @@ def main(argv: list[str] | None = None) -> int:
               f"({'--program-wide' if ns.program_wide else 'numbers of bursts differ between the runs'}): "
               f"{', '.join(sorted(pooled))}", file=sys.stderr)
         runs = {wk: [pool(run, pooled) for run in r] for wk, r in runs.items()}
-    real, emulated = Totals.of(runs["main", "real"]), Totals.of(runs["main", "smpy"])
-    base = (Totals.of(runs["base", "real"]), Totals.of(runs["base", "smpy"])) if "base" in workloads else None
+    f = ns.min_error
+    real, emulated = Totals.of(runs["main", "real"], f), Totals.of(runs["main", "smpy"], f)
+    base = (Totals.of(runs["base", "real"], f), Totals.of(runs["base", "smpy"], f)) if "base" in workloads else None
     factors, skipped = ratios(real, emulated, ns.min_seconds, base=base, sigmas=ns.sigmas)
     written = expand(factors, pooled, default=ns.program_wide)
     write_factors(Path(ns.output), written)

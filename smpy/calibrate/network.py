@@ -28,10 +28,11 @@ from smpy.calibrate.fit import predict, segmented_fit, summarise, to_factors
 from smpy.support.units import format_bandwidth, format_time, parse_bandwidth, parse_time
 
 
-def measure(max_exp: int, reps: int, seed: int, mpiexec: str, extra: list[str], timeout: float) -> tuple:
+def measure(max_exp: int, reps: int, seed: int, mpiexec: str, extra: list[str], timeout: float,
+            inner: int = 1) -> tuple:
     prog = Path(__file__).with_name("pingpong_real.py")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    cmd = [mpiexec, "-n", "2", *extra, sys.executable, str(prog), str(max_exp), str(reps), str(seed)]
+    cmd = [mpiexec, "-n", "2", *extra, sys.executable, str(prog), str(max_exp), str(reps), str(seed), str(inner)]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr[-2000:]}")
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-size", type=int, default=24, help="largest size as a power of two (24 = 16 MiB)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--inner", type=int, default=5,
+                    help="round trips per measurement, the fastest kept (robust to descheduling)")
     ap.add_argument("--quantile", type=float, default=0.2, help="quantile of the repetitions used per size")
     ap.add_argument("--mpiexec", default=shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or "mpiexec")
     ap.add_argument("--mpiexec-args", default="", help="extra mpiexec arguments (e.g. host placement)")
@@ -57,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         data = np.loadtxt(ns.samples, delimiter=",", skiprows=1)
         sizes, times = data[:, 0], data[:, 1]
     else:
-        sizes, times = measure(ns.max_size, ns.reps, ns.seed, ns.mpiexec, ns.mpiexec_args.split(), 1800)
+        sizes, times = measure(ns.max_size, ns.reps, ns.seed, ns.mpiexec, ns.mpiexec_args.split(), 1800,
+                               ns.inner)
         np.savetxt(f"{ns.output}.csv", np.stack([sizes, times], 1), delimiter=",", header="size,t", comments="")
     # SMPI puts size + 16 bytes on the wire: fit against that
     segs = segmented_fit(sizes + 16, times, quantile=ns.quantile)
