@@ -28,7 +28,7 @@ Memory: with ``global``, resident memory is about :math:`B + P` for :math:`B` th
 memory is the arrays' sizes (Linux ``mmap``; other systems fall back to ``local``). RSS,
 though, counts a folded page once per mapping that touched it: :math:`m` mappings touching
 :math:`s` bytes each show :math:`m s` of RSS for :math:`B` of memory. With
-``smpy/shared-malloc-trim:SIZE`` (off by default), every 64 MPI calls the folder looks at the
+``smpy/shared-malloc-trim:SIZE`` (off by default), every other MPI call the folder looks at the
 process's resident shared pages and, past SIZE bytes, drops the page-table entries of the
 folded ranges (``madvise(DONTNEED)``: the data stays in the block), so RSS stays near what the
 process owns. The price: the next touch of each dropped page is a minor page fault (~1 us per
@@ -75,7 +75,7 @@ TRIM = declare("smpy/shared-malloc-trim", 0,
 
 _PAGE = mmap.PAGESIZE
 _MADV_DONTNEED = 4
-_TRIM_EVERY = 64  # MPI calls between two looks at the resident size
+_TRIM_EVERY = 2  # MPI calls between two looks at the resident size (a look costs ~5 us)
 _PROT_RW = mmap.PROT_READ | mmap.PROT_WRITE
 _MAP_FIXED = 0x10
 
@@ -135,7 +135,7 @@ class Folder:
 
     # -- keeping RSS honest: page-table entries of folded mappings -----------------------
     def tick(self) -> None:
-        """Called at each MPI call: every few calls, trim the folded mappings if the pages
+        """Called at each MPI call: every other call, trim the folded mappings if the pages
         they have resident exceed ``smpy/shared-malloc-trim``. RSS counts a folded page
         once per mapping that touched it (144 ranks touching their folded 20 MB matrices
         show 3 GB of RSS over one 1 MiB block); dropping the entries costs a minor page
