@@ -174,9 +174,6 @@ class Folder:
             os.close(self._statm)
             self._statm = -1
         self._maps = []
-        for arr in self._sites.values():
-            if arr.nbytes:
-                _folded.unregister(_folded.address(arr), arr.nbytes)
         self._sites.clear()
 
     def _block_fd(self) -> int:
@@ -202,7 +199,10 @@ class Folder:
             if arr is None:
                 arr = self._sites[key] = np.zeros(shape, dt)
                 self.folded_bytes += nbytes
-                _folded.register(_folded.address(arr), nbytes)
+                if nbytes:  # folded while the array lives (whether or not the run ends cleanly)
+                    addr = _folded.address(arr)
+                    _folded.register(addr, nbytes)
+                    weakref.finalize(arr, _folded.unregister, addr, nbytes)
             return arr
         return self._global(nbytes, dt, shape, shared)
 
