@@ -53,7 +53,7 @@ PBUF = NB + N * NB
 pbufs = [shared_array(PBUF, enabled=FOLD, shared=[(NB * 8, PBUF * 8)]) for _ in range(2)]
 if not FOLD:
     generate(A)
-piv_all = np.zeros(N, dtype=np.int64)
+piv_all = np.zeros(N if CHECK else 0, dtype=np.int64)  # all pivots, for the residual check
 prev_rank, next_rank = (rank - 1) % size, (rank + 1) % size
 
 
@@ -199,7 +199,8 @@ if npanels and rank == 0:
 for k in range(npanels):
     k0, w = k * NB, min(NB, N - k * NB)
     piv = have.pop(k) if k in have else recv_panel(k)
-    piv_all[k0:k0 + w] = piv
+    if CHECK:
+        piv_all[k0:k0 + w] = piv
     lo = first_local[k + 1] if k + 1 < npanels else ncols
     perm = interchanges(k, piv)
     if first_local[k] == lo:  # not the owner: all local columns at once

@@ -25,7 +25,7 @@ PAGE = 4096
 a = smpy.shared_array(32 * 2**20, np.uint8, shared=[(PAGE, 32 * 2**20)])  # page 0 private
 a[0:PAGE] = c.rank + 1
 a[PAGE::PAGE] = 5                 # touch every folded page: 32 MiB of mappings per rank
-for _ in range(80):               # MPI calls: the folder looks at RSS every 64 of them
+for _ in range(80):               # MPI calls: the folder looks at RSS every other one
     c.Barrier()
 rss = psutil.Process().memory_info().rss   # no rank touches folded pages any more
 ok = bool((a[0:PAGE] == c.rank + 1).all())
