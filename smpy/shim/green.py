@@ -36,7 +36,7 @@ import weakref
 from typing import Any
 
 from smpy.kernel.activity import Sleep, Trigger
-from smpy.kernel.actors import Actor, block_on, block_on_any, current_actor
+from smpy.kernel.actors import Actor, block_on, block_on_any, current_actor, yield_now
 
 _real_allocate = _thread.allocate_lock
 _real_get_ident = threading.get_ident
@@ -49,6 +49,22 @@ def _rank_actor() -> Actor | None:
     if a is None or getattr(a.data, "world", None) is None:
         return None
     return a
+
+
+def _time_slice(actor: Actor) -> None:
+    """End the running thread's time slice: its measured computation becomes simulated time
+    (smpy.timing), or one ``sys.getswitchinterval()`` passes when computation is not
+    simulated; the other threads run meanwhile."""
+    proc = actor.data
+    engine = actor.engine
+    before = engine.now
+    timing = getattr(getattr(proc, "world", None), "timing", None)
+    if timing is not None and timing.measure and proc.depth == 0:
+        timing.flush(proc)
+        timing.restart(proc)
+    if engine.now == before:  # nothing measured (or below smpi/cpu-threshold)
+        block_on(Sleep(engine, sys.getswitchinterval()))
+    yield_now()
 
 
 class GreenLock:
@@ -322,6 +338,26 @@ class GreenThreads:
             return None
 
         self._patch(threading, "_register_atexit", register_atexit)
+
+        # Real threads are preemptive, simulated ones run only when the running one blocks: a
+        # thread polling concurrent.futures.wait() until another thread completes a future
+        # (mpipool's Batch.ordered loops on FIRST_COMPLETED) would spin forever at one
+        # simulated instant. Each such call is a point where the others get the CPU, as the
+        # interpreter's switch interval gives it to them: the poller's measured computation
+        # is injected (or, when computation is not simulated, one switch interval passes).
+        import concurrent.futures as cf
+        import concurrent.futures._base as cf_base
+        real_wait = cf_base.wait
+
+        def wait(fs: Any, timeout: Any = None, return_when: str = cf_base.ALL_COMPLETED) -> Any:
+            a = _rank_actor()
+            if a is not None and owner._threads:
+                _time_slice(a)
+            return real_wait(fs, timeout, return_when)
+
+        wait.__doc__ = real_wait.__doc__
+        self._patch(cf_base, "wait", wait)
+        self._patch(cf, "wait", wait)
 
     def uninstall(self) -> None:
         # simulated threads end with the run: the real join/is_alive see them stopped

@@ -69,8 +69,9 @@ _streams: list[Any] = []
 #: installed packages whose module state is per process in real runs and must be per rank:
 #: mpi4py.futures keeps its executor machinery in module globals (SharedPool, _tls, ...)
 #: and mpi4py.util.pkl5 caches MPI datatypes in module globals, which one rank's Free would
-#: turn into DATATYPE_NULL for the others
-_PER_RANK_PACKAGES = ("mpi4py.futures", "mpi4py.util.pkl5")
+#: turn into DATATYPE_NULL for the others; mpipool configures ``MPI.pickle`` (dill) when it
+#: is imported, which must happen in every rank, as every real process imports it
+_PER_RANK_PACKAGES = ("mpi4py.futures", "mpi4py.util.pkl5", "mpipool")
 
 
 def _system_dirs() -> tuple[str, ...]:
