@@ -27,6 +27,7 @@ class ChromeTracer:
         self._first = True
         self._buf: list[str] = []
         self._basenames: dict[str, str] = {}
+        self._labels: dict[str, str] = {}  # computation label -> its JSON string
         self._open: dict[int, list[tuple[str, float, str]]] = {}
         self.events = 0
         for h in hosts:
@@ -104,9 +105,12 @@ class ChromeTracer:
         if rec is None:
             return
         rank, t0, label = rec
-        host = self._placement[rank]
-        self._emit({"ph": "X", "cat": "compute", "name": label, "pid": host.index, "tid": rank,
-                    "ts": t0 * 1e6, "dur": (self.engine.now - t0) * 1e6, "args": {"flops": ex.total}})
+        name = self._labels.get(label)
+        if name is None:
+            name = self._labels[label] = json.dumps(str(label))
+        self._write(f'{{"ph":"X","cat":"compute","name":{name},"pid":{self._placement[rank].index},'
+                    f'"tid":{rank},"ts":{t0 * 1e6!r},"dur":{(self.engine.now - t0) * 1e6!r},'
+                    f'"args":{{"flops":{float(ex.total)!r}}}}}')
 
     def close(self) -> None:
         if not self.fh.closed:
