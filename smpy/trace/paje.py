@@ -116,7 +116,6 @@ class PajeTracer:
         self._next = 0
         self.events = 0
         self._types: dict[tuple[int, str], int] = {}
-        self._values: dict[tuple[int, str], int] = {}
         self._placement = placement
         # -- containers: zones (of the used hosts), hosts, ranks
         zone_of = _host_zones(platform)
@@ -166,13 +165,17 @@ class PajeTracer:
             self._rank_alias.append(alias)
             self._mpi_type.append(mtype)
             self._state_type.append(self._type(2, mtype, "MPI_STATE"))
+        self._n = len(placement)
+        #: per rank, its state type's table: MPI call or state name -> entity value alias
+        tables: dict[int, dict[str, int]] = {}
+        self._rank_values = [tables.setdefault(t, {}) for t in self._state_type]
         #: "<state type> <container>" of each rank, the common part of its push and pop lines
         self._ref = [f"{t} {a}" for t, a in zip(self._state_type, self._rank_alias)]
         self._t = -1.0
         self._ts = ""
         self._alive = [True] * len(placement)
         self._depth = [0] * len(placement)  # open MPI calls per rank
-        self._drawn = [False] * len(placement)  # whether the outermost one has a state
+        self._drawn = [0] * len(placement)  # the state of the outermost one (0: none)
         self._pushed: dict[int, int] = {}  # id(exec) -> rank, computing states pushed
         self._sent: dict[int, int] = {}  # (source, destination, tag) -> messages posted
         self._delivered: dict[int, int] = {}  # ... and delivered
@@ -228,13 +231,21 @@ class PajeTracer:
         return alias, self._zone_type[key]
 
     def _value(self, rank: int, name: str) -> int:
-        """The alias of state ``name`` (declared at first use); state types differ only when
-        hosts sit at different depths of the zone tree."""
-        key = (self._state_type[rank], name)
-        alias = self._values.get(key)
+        """The alias of the state of ``name``, an MPI call name or a state name (declared at
+        first use; 0 for calls without a state). Each rank reads its state type's table:
+        state types differ only when hosts sit at different depths of the zone tree."""
+        table = self._rank_values[rank]
+        alias = table.get(name)
         if alias is None:
-            alias = self._values[key] = self._alias()
-            self._line(f'5 {alias} {key[0]} {_quote(name)} "{state_color(name)}"')
+            if name in UNTRACED:
+                alias = table[name] = 0
+            else:
+                state = state_name(name)
+                alias = table.get(state)
+                if alias is None:
+                    alias = table[state] = self._alias()
+                    self._line(f'5 {alias} {self._state_type[rank]} {_quote(state)} "{state_color(state)}"')
+                table[name] = alias
         return alias
 
     def _now(self) -> str:
@@ -245,9 +256,7 @@ class PajeTracer:
         return self._ts
 
     def _push(self, rank: int, name: str) -> None:
-        value = self._values.get((self._state_type[rank], name))
-        if value is None:
-            value = self._value(rank, name)
+        value = self._rank_values[rank].get(name) or self._value(rank, name)
         self._line(f"12 {self._now()} {self._ref[rank]} {value}")
 
     def _pop(self, rank: int) -> None:
@@ -255,27 +264,32 @@ class PajeTracer:
 
     # -- tracer protocol ----------------------------------------------------------------------
     def enter(self, rank: int, name: str, frame: Any = None) -> None:
-        if rank >= len(self._alive) or not self._alive[rank]:
+        if rank >= self._n or not self._alive[rank]:
             return
-        self._depth[rank] += 1
-        if self._depth[rank] == 1:  # only the outermost call is drawn
-            drawn = name not in UNTRACED
-            self._drawn[rank] = drawn
-            if drawn:
-                self._push(rank, state_name(name))
+        depth = self._depth[rank] + 1
+        self._depth[rank] = depth
+        if depth == 1:  # only the outermost call is drawn
+            value = self._rank_values[rank].get(name)
+            if value is None:
+                value = self._value(rank, name)
+            self._drawn[rank] = value
+            if value:
+                self._line(f"12 {self._now()} {self._ref[rank]} {value}")
 
     def exit(self, rank: int) -> None:
-        if rank >= len(self._alive) or not self._alive[rank] or self._depth[rank] == 0:
+        if rank >= self._n or not self._alive[rank]:
             return
-        self._depth[rank] -= 1
-        if self._depth[rank] == 0 and self._drawn[rank]:
-            self._pop(rank)
+        depth = self._depth[rank]
+        if depth:
+            self._depth[rank] = depth - 1
+            if depth == 1 and self._drawn[rank]:
+                self._line(f"13 {self._now()} {self._ref[rank]}")
 
     # Links: the n-th message from src to dst with a tag is keyed "<src>_<dst>_<tag>_<n>" when
     # posted and when delivered (messages of one source, destination and tag are delivered in
     # order, but for those of different communicators: then two links swap their starts)
     def send(self, src: int, dst: int, tag: int, nbytes: int) -> None:
-        n = len(self._alive)
+        n = self._n
         if src >= n or dst >= n or not self._alive[src]:
             return
         k = ((src * n + dst) << 32) | (tag & 0xFFFFFFFF)
@@ -285,7 +299,7 @@ class PajeTracer:
                    f"{src}_{dst}_{tag}_{seq}")
 
     def message(self, src: int, dst: int, t0: float, nbytes: int, tag: int) -> None:
-        n = len(self._alive)
+        n = self._n
         k = ((src * n + dst) << 32) | (tag & 0xFFFFFFFF)
         seq = self._delivered.get(k, 0)
         if seq >= self._sent.get(k, 0) or not self._alive[dst]:
@@ -340,7 +354,7 @@ class PajeTracer:
         if a is None or not isinstance(a.pid, int):
             return
         rank = a.pid
-        if rank < len(self._alive) and self._alive[rank] and self._depth[rank] == 0 \
+        if rank < self._n and self._alive[rank] and self._depth[rank] == 0 \
                 and a.data is not None and getattr(a.data, "actor", None) is a:
             self._pushed[id(ex)] = rank
             self._push(rank, "computing")
