@@ -329,3 +329,19 @@ def test_same_event_kinds_and_state_names_as_smpi(tmp_path: Path) -> None:
     assert ref.kinds["PajeStartLink"] == got.kinds["PajeStartLink"]
     assert ref.kinds["PajePushState"] == ref.kinds["PajePopState"]
     assert set(ref.defs) == set(got.defs) and all(ref.defs[k] == got.defs[k] for k in ref.defs)
+
+
+def test_cli_trace_format_option(tmp_path: Path) -> None:
+    import sys
+
+    prog = tmp_path / "p.py"
+    prog.write_text("from mpi4py import MPI\nMPI.COMM_WORLD.Barrier()\n")
+    out = tmp_path / "t.json"
+    done = subprocess.run([sys.executable, "-m", "smpy", "-np", "2", "-q", "--trace", str(out),
+                           "--trace-format", "paje", str(prog)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "PMPI_Barrier" in parse(out).state_names  # Paje despite the suffix
+    done = subprocess.run([sys.executable, "-m", "smpy", "-np", "2", "-q", "--trace", str(tmp_path / "t.paje"),
+                           "--plots", str(tmp_path / "plots"), str(prog)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 2 and "--plots draws the Chrome trace" in done.stderr

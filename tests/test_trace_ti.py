@@ -113,3 +113,32 @@ def test_smpi_replays_smpy_nbv_trace(tmp_path: Path) -> None:
                          check=True, timeout=300)
     t = max(float(x) for x in re.findall(r"Simulation time ([0-9.e+-]+)", out.stdout + out.stderr))
     assert t == pytest.approx(_replay(index, 4, "--platform", str(XML)), rel=0.01)
+
+
+PERSISTENT = """
+import numpy as np
+from mpi4py import MPI
+c = MPI.COMM_WORLD; r = c.rank; n = c.size
+a = np.zeros(100); b = np.zeros(100)
+reqs = [c.Send_init(a, (r + 1) % n, 3), c.Recv_init(b, (r - 1) % n, 3)]
+for it in range(3):
+    MPI.Prequest.Startall(reqs)
+    reqs[0].Test()
+    MPI.Request.Waitall(reqs)
+q = c.Irecv(b, MPI.ANY_SOURCE, 5)
+c.Send(a, (r + 1) % n, 5)
+q.Test()
+MPI.Request.Waitall([q, MPI.REQUEST_NULL])
+"""
+
+
+def test_persistent_requests_and_tests_replay_to_the_recorded_time(tmp_path: Path) -> None:
+    prog = tmp_path / "pers.py"
+    prog.write_text(PERSISTENT)
+    index = tmp_path / "pers.ti"
+    res = smpy.run(str(prog), np=3, cfg={"smpy/trace-ti": str(index)})  # measured computation too
+    assert res.status == "ok", res.message
+    r1 = [x for x in _lines(index, 1) if " compute " not in x]
+    assert r1[1:5] == ["1 isend 2 3 800 6", "1 irecv 0 3 800 6", "1 test 1 2 3", "1 waitall 2"]
+    assert r1[-4:] == ["1 send 2 5 800 6", "1 test 0 1 5", "1 waitall 2", "1 finalize"]
+    assert _replay(index, 3) == pytest.approx(res.makespan_s, rel=1e-9)

@@ -299,7 +299,13 @@ def ti_test(proc: Process, req: Request, done: bool) -> None:
     """Record an MPI_Test of ``req`` (SMPI: ``test <src> <dst> <tag>``, whatever its
     outcome; a request a test completed gets no ``wait`` line)."""
     ti = proc.world.ti
-    if ti is None or not _ti_nonblocking(req):
+    if ti is None:
+        return
+    if req.persistent:
+        req = getattr(req, "inner", None)
+        if req is None:
+            return
+    if not _ti_nonblocking(req):
         return
     ends = _ti_ends(proc, req)
     if ends is not None:

@@ -6,7 +6,7 @@ computation bursts; flow events (``ph: "s"``/``"f"``) draw each point-to-point m
 the sender's call to the receiver's (bytes and tag in its arguments). Timestamps are simulated microseconds. Events are written in
 batches of 4096 as they end, one per line, after an opening ``[``: the trace-event format
 accepts a file without its closing bracket, so a crashed or interrupted run keeps what was
-traced (up to the last batch).
+traced (up to the last batch). Times are written to the nanosecond.
 Open the file in https://ui.perfetto.dev or chrome://tracing.
 """
 
@@ -27,6 +27,9 @@ class ChromeTracer:
         self._first = True
         self._buf: list[str] = []
         self._basenames: dict[str, str] = {}
+        self._labels: dict[str, str] = {}  # computation label -> its JSON string
+        self._t1 = self._t2 = -1.0
+        self._s1 = self._s2 = ""
         self._open: dict[int, list[tuple[str, float, str]]] = {}
         self.events = 0
         for h in hosts:
@@ -49,6 +52,18 @@ class ChromeTracer:
         self.events += 1
         if len(self._buf) >= 4096:
             self._flush()
+
+    def _us(self, t: float) -> str:
+        """Simulated time ``t`` in microseconds, to the nanosecond; events often share their
+        time, so the last two are kept formatted."""
+        if t == self._t1:
+            return self._s1
+        if t == self._t2:
+            return self._s2
+        text = f"{t * 1e6:.3f}"
+        self._t2, self._s2 = self._t1, self._s1
+        self._t1, self._s1 = t, text
+        return text
 
     def _flush(self) -> None:
         if self._buf:
@@ -77,9 +92,9 @@ class ChromeTracer:
         fid = self._flows
         pl = self._placement
         self._write(f'{{"ph":"s","cat":"msg","name":"message","id":{fid},"pid":{pl[src].index},'
-                    f'"tid":{src},"ts":{t0 * 1e6!r},"args":{{"bytes":{nbytes},"tag":{tag},"to":{dst}}}}}')
+                    f'"tid":{src},"ts":{self._us(t0)},"args":{{"bytes":{nbytes},"tag":{tag},"to":{dst}}}}}')
         self._write(f'{{"ph":"f","bp":"e","cat":"msg","name":"message","id":{fid},"pid":{pl[dst].index},'
-                    f'"tid":{dst},"ts":{self.engine.now * 1e6!r}}}')
+                    f'"tid":{dst},"ts":{self._us(self.engine.now)}}}')
 
     def exit(self, rank: int) -> None:
         stack = self._open.get(rank)
@@ -90,7 +105,7 @@ class ChromeTracer:
             return
         args = f'{{"location":"{loc}"}}' if loc else "{}"
         self._write(f'{{"ph":"X","cat":"mpi","name":"{name}","pid":{self._placement[rank].index},'
-                    f'"tid":{rank},"ts":{t0 * 1e6!r},"dur":{(self.engine.now - t0) * 1e6!r},'
+                    f'"tid":{rank},"ts":{self._us(t0)},"dur":{(self.engine.now - t0) * 1e6:.3f},'
                     f'"args":{args}}}')
 
     # computation
@@ -104,9 +119,12 @@ class ChromeTracer:
         if rec is None:
             return
         rank, t0, label = rec
-        host = self._placement[rank]
-        self._emit({"ph": "X", "cat": "compute", "name": label, "pid": host.index, "tid": rank,
-                    "ts": t0 * 1e6, "dur": (self.engine.now - t0) * 1e6, "args": {"flops": ex.total}})
+        name = self._labels.get(label)
+        if name is None:
+            name = self._labels[label] = json.dumps(str(label))
+        self._write(f'{{"ph":"X","cat":"compute","name":{name},"pid":{self._placement[rank].index},'
+                    f'"tid":{rank},"ts":{self._us(t0)},"dur":{(self.engine.now - t0) * 1e6:.3f},'
+                    f'"args":{{"flops":{float(ex.total)!r}}}}}')
 
     def close(self) -> None:
         if not self.fh.closed:

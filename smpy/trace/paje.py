@@ -116,7 +116,6 @@ class PajeTracer:
         self._next = 0
         self.events = 0
         self._types: dict[tuple[int, str], int] = {}
-        self._values: dict[tuple[int, str], int] = {}
         self._placement = placement
         # -- containers: zones (of the used hosts), hosts, ranks
         zone_of = _host_zones(platform)
@@ -157,6 +156,7 @@ class PajeTracer:
         self._state_type: list[int] = []
         self._mpi_type: list[int] = []
         self._link_types: dict[tuple[int, int], int] = {}
+        self._one_link: int | None = None
         for rank, h in enumerate(placement):
             htype = self._host_type[h.index]
             mtype = self._type(0, htype, "MPI")
@@ -165,24 +165,33 @@ class PajeTracer:
             self._rank_alias.append(alias)
             self._mpi_type.append(mtype)
             self._state_type.append(self._type(2, mtype, "MPI_STATE"))
+        self._n = len(placement)
+        #: per rank, its state type's table: MPI call or state name -> entity value alias
+        tables: dict[int, dict[str, int]] = {}
+        self._rank_values = [tables.setdefault(t, {}) for t in self._state_type]
+        #: "<state type> <container>" of each rank, the common part of its push and pop lines
+        self._ref = [f"{t} {a}" for t, a in zip(self._state_type, self._rank_alias)]
+        self._t = -1.0
+        self._ts = ""
         self._alive = [True] * len(placement)
         self._depth = [0] * len(placement)  # open MPI calls per rank
-        self._drawn = [False] * len(placement)  # whether the outermost one has a state
+        self._drawn = [0] * len(placement)  # the state of the outermost one (0: none)
         self._pushed: dict[int, int] = {}  # id(exec) -> rank, computing states pushed
-        self._links: dict[tuple[int, int, int], list[str]] = {}
-        self._nlinks = 0
+        self._sent: dict[int, int] = {}  # (source, destination, tag) -> messages posted
+        self._delivered: dict[int, int] = {}  # ... and delivered
         cpu.on_exec_start.connect(self._exec_start)
         cpu.on_exec_end.connect(self._exec_end)
 
     # -- output -------------------------------------------------------------------------------
     def _line(self, text: str) -> None:
-        self._buf.append(text)
-        self.events += 1
-        if len(self._buf) >= 4096:
+        buf = self._buf
+        buf.append(text)
+        if len(buf) >= 4096:
             self._flush()
 
     def _flush(self) -> None:
         if self._buf:
+            self.events += len(self._buf)
             self.fh.write("\n".join(self._buf) + "\n")
             self._buf.clear()
             self.fh.flush()
@@ -222,69 +231,94 @@ class PajeTracer:
         return alias, self._zone_type[key]
 
     def _value(self, rank: int, name: str) -> int:
-        """The alias of state ``name`` (declared at first use); state types differ only when
-        hosts sit at different depths of the zone tree."""
-        key = (self._state_type[rank], name)
-        alias = self._values.get(key)
+        """The alias of the state of ``name``, an MPI call name or a state name (declared at
+        first use; 0 for calls without a state). Each rank reads its state type's table:
+        state types differ only when hosts sit at different depths of the zone tree."""
+        table = self._rank_values[rank]
+        alias = table.get(name)
         if alias is None:
-            alias = self._values[key] = self._alias()
-            self._line(f'5 {alias} {key[0]} {_quote(name)} "{state_color(name)}"')
+            if name in UNTRACED:
+                alias = table[name] = 0
+            else:
+                state = state_name(name)
+                alias = table.get(state)
+                if alias is None:
+                    alias = table[state] = self._alias()
+                    self._line(f'5 {alias} {self._state_type[rank]} {_quote(state)} "{state_color(state)}"')
+                table[name] = alias
         return alias
 
     def _now(self) -> str:
-        return f"{self.engine.now:.9f}"
+        now = self.engine.now
+        if now != self._t:  # many events share their time: format it once
+            self._t = now
+            self._ts = f"{now:.9f}"
+        return self._ts
 
     def _push(self, rank: int, name: str) -> None:
-        self._line(f"12 {self._now()} {self._state_type[rank]} {self._rank_alias[rank]} "
-                   f"{self._value(rank, name)}")
+        value = self._rank_values[rank].get(name) or self._value(rank, name)
+        self._line(f"12 {self._now()} {self._ref[rank]} {value}")
 
     def _pop(self, rank: int) -> None:
-        self._line(f"13 {self._now()} {self._state_type[rank]} {self._rank_alias[rank]}")
+        self._line(f"13 {self._now()} {self._ref[rank]}")
 
     # -- tracer protocol ----------------------------------------------------------------------
     def enter(self, rank: int, name: str, frame: Any = None) -> None:
-        if rank >= len(self._alive) or not self._alive[rank]:
+        if rank >= self._n or not self._alive[rank]:
             return
-        self._depth[rank] += 1
-        if self._depth[rank] == 1:  # only the outermost call is drawn
-            drawn = name not in UNTRACED
-            self._drawn[rank] = drawn
-            if drawn:
-                self._push(rank, state_name(name))
+        depth = self._depth[rank] + 1
+        self._depth[rank] = depth
+        if depth == 1:  # only the outermost call is drawn
+            value = self._rank_values[rank].get(name)
+            if value is None:
+                value = self._value(rank, name)
+            self._drawn[rank] = value
+            if value:
+                self._line(f"12 {self._now()} {self._ref[rank]} {value}")
 
     def exit(self, rank: int) -> None:
-        if rank >= len(self._alive) or not self._alive[rank] or self._depth[rank] == 0:
+        if rank >= self._n or not self._alive[rank]:
             return
-        self._depth[rank] -= 1
-        if self._depth[rank] == 0 and self._drawn[rank]:
-            self._pop(rank)
+        depth = self._depth[rank]
+        if depth:
+            self._depth[rank] = depth - 1
+            if depth == 1 and self._drawn[rank]:
+                self._line(f"13 {self._now()} {self._ref[rank]}")
 
+    # Links: the n-th message from src to dst with a tag is keyed "<src>_<dst>_<tag>_<n>" when
+    # posted and when delivered (messages of one source, destination and tag are delivered in
+    # order, but for those of different communicators: then two links swap their starts)
     def send(self, src: int, dst: int, tag: int, nbytes: int) -> None:
-        n = len(self._alive)
+        n = self._n
         if src >= n or dst >= n or not self._alive[src]:
             return
-        self._nlinks += 1
-        key = f"{src}_{dst}_{tag}_{self._nlinks}"
-        self._links.setdefault((src, dst, tag), []).append(key)
-        ltype = self._link_type(src, dst)
-        self._line(f"15 {self._now()} {ltype} 0 PTP {self._rank_alias[src]} {key}")
+        k = ((src * n + dst) << 32) | (tag & 0xFFFFFFFF)
+        seq = self._sent.get(k, 0)
+        self._sent[k] = seq + 1
+        self._line(f"15 {self._now()} {self._link_type(src, dst)} 0 PTP {self._rank_alias[src]} "
+                   f"{src}_{dst}_{tag}_{seq}")
 
     def message(self, src: int, dst: int, t0: float, nbytes: int, tag: int) -> None:
-        keys = self._links.get((src, dst, tag))
-        if not keys or not self._alive[dst]:
-            return
-        key = keys.pop(0)
-        if not keys:
-            del self._links[(src, dst, tag)]
-        self._line(f"16 {self._now()} {self._link_type(src, dst)} 0 PTP {self._rank_alias[dst]} {key}")
+        n = self._n
+        k = ((src * n + dst) << 32) | (tag & 0xFFFFFFFF)
+        seq = self._delivered.get(k, 0)
+        if seq >= self._sent.get(k, 0) or not self._alive[dst]:
+            return  # not drawn when posted (the sender had ended)
+        self._delivered[k] = seq + 1
+        self._line(f"16 {self._now()} {self._link_type(src, dst)} 0 PTP {self._rank_alias[dst]} "
+                   f"{src}_{dst}_{tag}_{seq}")
 
     def _link_type(self, src: int, dst: int) -> int:
+        if self._one_link is not None:
+            return self._one_link
         pair = (self._mpi_type[src], self._mpi_type[dst])
         alias = self._link_types.get(pair)
         if alias is None:
             alias = self._link_types[pair] = self._alias()
             name = "MPI_LINK" if pair[0] == pair[1] else f"MPI_LINK_{pair[0]}_{pair[1]}"
             self._line(f"4 {alias} 0 {pair[0]} {pair[1]} {name}")
+            if len(set(self._mpi_type)) == 1:  # every rank container has the same type
+                self._one_link = alias
         return alias
 
     def rank_start(self, rank: int) -> None:
@@ -320,7 +354,7 @@ class PajeTracer:
         if a is None or not isinstance(a.pid, int):
             return
         rank = a.pid
-        if rank < len(self._alive) and self._alive[rank] and self._depth[rank] == 0 \
+        if rank < self._n and self._alive[rank] and self._depth[rank] == 0 \
                 and a.data is not None and getattr(a.data, "actor", None) is a:
             self._pushed[id(ex)] = rank
             self._push(rank, "computing")
