@@ -8,6 +8,7 @@ selector (``ompi``, ``mpich``...).
     python benchmarks/vs_smpi/colls_run.py --platform fattree256 --np 256 --algos ompi mpich mvapich2 impi
     python benchmarks/vs_smpi/colls_run.py --all --progress     # every section -> colls_results.txt
     python benchmarks/vs_smpi/colls_run.py --all --only fattree --colls scatter   # re-run one chunk
+    python benchmarks/vs_smpi/colls_run.py --all --only np16 --colls bcast --algos NTSL  # ... or some rows
 
 Each case runs ``colls_cases.c`` (smpicc/smpirun on cluster64.xml, or fattree256.xml) and its
 twin ``colls_cases.py`` (smpy on examples/platforms/cluster64.yaml, or fattree256.yaml), one
@@ -248,7 +249,7 @@ def summary(rows: list[tuple]) -> str:
 
 
 def run_all(only: list[str] | None, colls: list[str] | None, cache: Path, out: Path, progress: bool,
-            run: bool = True) -> None:
+            run: bool = True, algos: list[str] | None = None) -> None:
     """Run the sections of :data:`SECTIONS` (``only`` some; ``colls`` some collectives),
     keep each (section, collective) chunk's rows in ``cache`` (JSON) and write the whole
     table, chunks not re-run taken from the cache, to ``out``."""
@@ -256,12 +257,20 @@ def run_all(only: list[str] | None, colls: list[str] | None, cache: Path, out: P
     for key, (_title, platform, np_, per_host, plan) in SECTIONS.items():
         if not run or (only and key not in only):
             continue
-        for coll, (algos, sizes) in plan.items():
+        for coll, (plan_algos, sizes) in plan.items():
             if colls and coll not in colls:
                 continue
-            rows = compare([np_], [coll], algos, [], require=True, batch=True, platform=platform,
+            chunk = cache / f"{key}-{coll}.json"
+            todo = [a for a in plan_algos if algos is None or a in algos]
+            if not todo:
+                continue
+            rows = compare([np_], [coll], todo, [], require=True, batch=True, platform=platform,
                            progress=progress, per_host=per_host, sizes=sizes)
-            (cache / f"{key}-{coll}.json").write_text(json.dumps(rows))
+            if algos is not None and chunk.exists():  # replace these algorithms' rows only
+                new = {r[0]: r for r in rows}
+                old = [tuple(r) for r in json.loads(chunk.read_text())]
+                rows = [new.pop(r[0], r) for r in old] + list(new.values())
+            chunk.write_text(json.dumps(rows))
     lines, every = [], []
     for key, (title, *_rest, plan) in SECTIONS.items():
         rows = []
@@ -305,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
     if ns.all:
         colls = ns.colls if ns.colls != list(ALGOS) else None
-        run_all(ns.only, colls, ns.cache, ns.out, ns.progress, not ns.no_run)
+        run_all(ns.only, colls, ns.cache, ns.out, ns.progress, not ns.no_run, ns.algos)
         return 0
     rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi, ns.batch, ns.platform, ns.progress,
                    ns.per_host, ns.sizes)
