@@ -228,6 +228,8 @@ def table(rows: list[tuple], walls: bool = False) -> list[str]:
         line = f"{case:<48}{np_:>5}{a:>17.9e}{b:>17.9e}{e * 100:>9.3f}%"
         if walls:
             line += f"{wa:>10.2f}s{wb:>10.2f}s"
+        if wa < 0:  # see carry_over
+            line += "  (carried over from the previous colls_results.txt)"
         out.append(line + (f"  ({note}: not compared)" if note else ""))
     return out
 
@@ -292,6 +294,29 @@ def run_all(only: list[str] | None, colls: list[str] | None, cache: Path, out: P
     out.write_text("\n".join(head + lines) + "\n")
 
 
+def carry_over(old: Path, key: str, colls: list[str], cache: Path) -> None:
+    """Fill ``key``'s chunks of ``colls`` with the rows of section ``key`` of an earlier
+    colls_results.txt (for cases the shared machine had no time to re-run; their code has
+    not changed since). The rows are marked (wall times -1) and the table says so."""
+    title = SECTIONS[key][0].split(" (")[0].split(",")[0]
+    rows: dict[str, list] = {c: [] for c in colls}
+    inside = False
+    for ln in old.read_text().splitlines():
+        if ln.startswith("## "):
+            inside = ln[3:].startswith(title)
+            continue
+        parts = ln.split()
+        if not inside or len(parts) < 5 or not parts[4].endswith("%"):
+            continue
+        coll = next((c for c in sorted(colls, key=len, reverse=True) if parts[0].startswith(c + "_")), None)
+        if coll is not None:
+            rows[coll].append((parts[0], int(parts[1]), float(parts[2]), float(parts[3]),
+                               float(parts[4][:-1]) / 100, -1.0, -1.0, ""))
+    for coll, got in rows.items():
+        if got:
+            (cache / f"{key}-{coll}.json").write_text(json.dumps(got))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--np", nargs="+", type=int, default=[8, 16, 64])
@@ -311,7 +336,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=HERE / ".colls_cache", help="with --all: per-chunk rows")
     ap.add_argument("--out", type=Path, default=HERE / "colls_results.txt", help="with --all: the table")
     ap.add_argument("--no-run", action="store_true", help="with --all: only rewrite the table from the cache")
+    ap.add_argument("--carry-over", type=Path, default=None, metavar="OLD_RESULTS",
+                    help="with --all --only KEY --colls ...: take those chunks' rows from an earlier table")
     ns = ap.parse_args(argv)
+    if ns.all and ns.carry_over:
+        for key in ns.only or []:
+            carry_over(ns.carry_over, key, ns.colls, ns.cache)
+        ns.no_run = True
     if ns.all:
         colls = ns.colls if ns.colls != list(ALGOS) else None
         run_all(ns.only, colls, ns.cache, ns.out, ns.progress, not ns.no_run, ns.algos)
