@@ -299,7 +299,8 @@ def carry_over(old: Path, key: str, colls: list[str], cache: Path) -> None:
     """Fill ``key``'s chunks of ``colls`` with the rows of section ``key`` of an earlier
     colls_results.txt (for cases the shared machine had no time to re-run; their code has
     not changed since). The rows are marked (wall times -1) and the table says so."""
-    title = SECTIONS[key][0].split(" (")[0].split(",")[0]
+    title = ", ".join(SECTIONS[key][0].split(" (")[0].split(", ")[:2])  # "cluster64, np 64", "fattree256"
+    np_ = SECTIONS[key][2]
     rows: dict[str, list] = {c: [] for c in colls}
     inside = False
     for ln in old.read_text().splitlines():
@@ -307,7 +308,7 @@ def carry_over(old: Path, key: str, colls: list[str], cache: Path) -> None:
             inside = ln[3:].startswith(title)
             continue
         parts = ln.split()
-        if not inside or len(parts) < 5 or not parts[4].endswith("%"):
+        if not inside or len(parts) < 5 or not parts[4].endswith("%") or parts[1] != str(np_):
             continue
         coll = next((c for c in sorted(colls, key=len, reverse=True) if parts[0].startswith(c + "_")), None)
         if coll is not None:
