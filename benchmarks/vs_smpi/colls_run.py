@@ -299,13 +299,16 @@ def carry_over(old: Path, key: str, colls: list[str], cache: Path) -> None:
     """Fill ``key``'s chunks of ``colls`` with the rows of section ``key`` of an earlier
     colls_results.txt (for cases the shared machine had no time to re-run; their code has
     not changed since). The rows are marked (wall times -1) and the table says so."""
-    title = ", ".join(SECTIONS[key][0].split(" (")[0].split(", ")[:2])  # "cluster64, np 64", "fattree256"
-    np_ = SECTIONS[key][2]
+    _title, platform, np_, per_host, _plan = SECTIONS[key]
+    if per_host != 1:
+        raise SystemExit("--carry-over: only sections with one rank per host")
     rows: dict[str, list] = {c: [] for c in colls}
     inside = False
     for ln in old.read_text().splitlines():
         if ln.startswith("## "):
-            inside = ln[3:].startswith(title)
+            # the rows of that platform at that np, one rank per host (the earlier table kept
+            # reduce_scatter in a section of its own)
+            inside = ln[3:].startswith(platform) and "ranks per host" not in ln
             continue
         parts = ln.split()
         if not inside or len(parts) < 5 or not parts[4].endswith("%") or parts[1] != str(np_):
