@@ -8,6 +8,7 @@ selector (``ompi``, ``mpich``...).
     python benchmarks/vs_smpi/colls_run.py --platform fattree256 --np 256 --algos ompi mpich mvapich2 impi
     python benchmarks/vs_smpi/colls_run.py --all --progress     # every section -> colls_results.txt
     python benchmarks/vs_smpi/colls_run.py --all --only fattree --colls scatter   # re-run one chunk
+    python benchmarks/vs_smpi/colls_run.py --all --only np16 --colls bcast --algos NTSL  # ... or some rows
 
 Each case runs ``colls_cases.c`` (smpicc/smpirun on cluster64.xml, or fattree256.xml) and its
 twin ``colls_cases.py`` (smpy on examples/platforms/cluster64.yaml, or fattree256.yaml), one
@@ -88,14 +89,15 @@ SMP_ALGOS = {
     "reduce_scatter": SEL, "barrier": ["mvapich2", "impi"],
 }
 #: the 256-host fat tree: (algorithms, sizes) per collective; all-to-all patterns stop at
-#: 4 KiB blocks (256 × 256 × 64 KiB is hours of wall time and gigabytes on each side)
+#: 4 KiB blocks (256 × 256 × 64 KiB is hours of wall time and gigabytes on each side), alltoall
+#: at 8 B (SMPI alone needs more than 15 minutes for 4 KiB blocks on the shared machine)
 FATTREE = {
     "gather": ([*SEL, "ompi_binomial", "ompi_linear_sync"], None),
     "scatter": (["ompi", "mpich", "ompi_binomial"], None),
     "allgatherv": (["ompi", "mpich", "ring"], [8, 4096]),
     "reduce_scatter": (["ompi", "mpich", "ompi_ring"], [8, 4096]),
     "alltoallv": (["ompi", "pair"], [8, 4096]),
-    "alltoall": (["ompi", "mpich", "bruck"], [8, 4096]),
+    "alltoall": (["ompi", "mpich", "bruck"], [8]),
     "bcast": (["ompi", "mpich"], None), "reduce": (["mvapich2", "impi"], None),
     "allreduce": (["mvapich2", "impi"], None), "allgather": (["mvapich2", "impi"], None),
     "barrier": (SEL, None),
@@ -154,12 +156,12 @@ def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list
                         args = [coll, algo, *map(str, group)]
                         try:
                             ref, w_ref, bad_ref = _smpi(binary, hostfile, xml, np_, args, cfg + forced)
-                        except RuntimeError as e:  # SimGrid aborts on some algorithm/size pairs
+                        except (RuntimeError, subprocess.TimeoutExpired) as e:  # SimGrid aborts on some cases
                             _failed(rows, coll, algo, group, np_, "SMPI", e, progress)
                             continue
                         try:
                             got, w_got, bad_got = _smpy(yaml, hostfile, np_, args, cfg + forced)
-                        except RuntimeError as e:
+                        except (RuntimeError, subprocess.TimeoutExpired) as e:
                             _failed(rows, coll, algo, group, np_, "smpy", e, progress)
                             continue
                         for n in group:  # a case a side did not print: it stopped (deadlock...)
@@ -227,6 +229,8 @@ def table(rows: list[tuple], walls: bool = False) -> list[str]:
         line = f"{case:<48}{np_:>5}{a:>17.9e}{b:>17.9e}{e * 100:>9.3f}%"
         if walls:
             line += f"{wa:>10.2f}s{wb:>10.2f}s"
+        if wa < 0:  # see carry_over
+            line += "  (carried over from the previous colls_results.txt)"
         out.append(line + (f"  ({note}: not compared)" if note else ""))
     return out
 
@@ -248,7 +252,7 @@ def summary(rows: list[tuple]) -> str:
 
 
 def run_all(only: list[str] | None, colls: list[str] | None, cache: Path, out: Path, progress: bool,
-            run: bool = True) -> None:
+            run: bool = True, algos: list[str] | None = None) -> None:
     """Run the sections of :data:`SECTIONS` (``only`` some; ``colls`` some collectives),
     keep each (section, collective) chunk's rows in ``cache`` (JSON) and write the whole
     table, chunks not re-run taken from the cache, to ``out``."""
@@ -256,12 +260,20 @@ def run_all(only: list[str] | None, colls: list[str] | None, cache: Path, out: P
     for key, (_title, platform, np_, per_host, plan) in SECTIONS.items():
         if not run or (only and key not in only):
             continue
-        for coll, (algos, sizes) in plan.items():
+        for coll, (plan_algos, sizes) in plan.items():
             if colls and coll not in colls:
                 continue
-            rows = compare([np_], [coll], algos, [], require=True, batch=True, platform=platform,
+            chunk = cache / f"{key}-{coll}.json"
+            todo = [a for a in plan_algos if algos is None or a in algos]
+            if not todo:
+                continue
+            rows = compare([np_], [coll], todo, [], require=True, batch=True, platform=platform,
                            progress=progress, per_host=per_host, sizes=sizes)
-            (cache / f"{key}-{coll}.json").write_text(json.dumps(rows))
+            if algos is not None and chunk.exists():  # replace these algorithms' rows only
+                new = {r[0]: r for r in rows}
+                old = [tuple(r) for r in json.loads(chunk.read_text())]
+                rows = [new.pop(r[0], r) for r in old] + list(new.values())
+            chunk.write_text(json.dumps(rows))
     lines, every = [], []
     for key, (title, *_rest, plan) in SECTIONS.items():
         rows = []
@@ -283,6 +295,33 @@ def run_all(only: list[str] | None, colls: list[str] | None, cache: Path, out: P
     out.write_text("\n".join(head + lines) + "\n")
 
 
+def carry_over(old: Path, key: str, colls: list[str], cache: Path) -> None:
+    """Fill ``key``'s chunks of ``colls`` with the rows of section ``key`` of an earlier
+    colls_results.txt (for cases the shared machine had no time to re-run; their code has
+    not changed since). The rows are marked (wall times -1) and the table says so."""
+    _title, platform, np_, per_host, _plan = SECTIONS[key]
+    if per_host != 1:
+        raise SystemExit("--carry-over: only sections with one rank per host")
+    rows: dict[str, list] = {c: [] for c in colls}
+    inside = False
+    for ln in old.read_text().splitlines():
+        if ln.startswith("## "):
+            # the rows of that platform at that np, one rank per host (the earlier table kept
+            # reduce_scatter in a section of its own)
+            inside = ln[3:].startswith(platform) and "ranks per host" not in ln
+            continue
+        parts = ln.split()
+        if not inside or len(parts) < 5 or not parts[4].endswith("%") or parts[1] != str(np_):
+            continue
+        coll = next((c for c in sorted(colls, key=len, reverse=True) if parts[0].startswith(c + "_")), None)
+        if coll is not None:
+            rows[coll].append((parts[0], int(parts[1]), float(parts[2]), float(parts[3]),
+                               float(parts[4][:-1]) / 100, -1.0, -1.0, ""))
+    for coll, got in rows.items():
+        if got:
+            (cache / f"{key}-{coll}.json").write_text(json.dumps(got))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--np", nargs="+", type=int, default=[8, 16, 64])
@@ -302,10 +341,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=HERE / ".colls_cache", help="with --all: per-chunk rows")
     ap.add_argument("--out", type=Path, default=HERE / "colls_results.txt", help="with --all: the table")
     ap.add_argument("--no-run", action="store_true", help="with --all: only rewrite the table from the cache")
+    ap.add_argument("--carry-over", type=Path, default=None, metavar="OLD_RESULTS",
+                    help="with --all --only KEY --colls ...: take those chunks' rows from an earlier table")
     ns = ap.parse_args(argv)
+    if ns.all and ns.carry_over:
+        for key in ns.only or []:
+            carry_over(ns.carry_over, key, ns.colls, ns.cache)
+        ns.no_run = True
     if ns.all:
         colls = ns.colls if ns.colls != list(ALGOS) else None
-        run_all(ns.only, colls, ns.cache, ns.out, ns.progress, not ns.no_run)
+        run_all(ns.only, colls, ns.cache, ns.out, ns.progress, not ns.no_run, ns.algos)
         return 0
     rows = compare(ns.np, ns.colls, ns.algos, ns.cfg, ns.require_smpi, ns.batch, ns.platform, ns.progress,
                    ns.per_host, ns.sizes)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 SEGMENT = 8192  # bcast/reduce_arrival_pattern_aware(_wait)_segment_size_in_byte
 HEADER_BYTES = 1024 * 4  # HEADER_SIZE ints
+SCATTER_HEADER_BYTES = 128 * 4  # bcast-arrival-scatter.cpp's own BCAST_ARRIVAL_PATTERN_AWARE_HEADER_SIZE
 REDUCE_PROBE_SLEEP = 1e-4  # the sleep_for(0.0001) after each probe of reduce's short path
 
 # tag offsets inside one call
@@ -63,8 +64,8 @@ def _probe(ctx: Ctx, src: int) -> bool:
     return False
 
 
-def _header(order: list[int]) -> Blob:
-    return Blob(tuple(order), HEADER_BYTES)
+def _header(order: list[int], nbytes: int = HEADER_BYTES) -> Blob:
+    return Blob(tuple(order), nbytes)
 
 
 def _next_in(order: tuple[int, ...], me: int) -> tuple[int, int | None]:
@@ -257,7 +258,7 @@ def arrival_scatter(ctx: Ctx, root: int, data: bytes | None, nbytes: int, elem: 
             left -= len(order)
             if not order:
                 continue
-            head = _header(order)
+            head = _header(order, SCATTER_HEADER_BYTES)
             for to in order:
                 ctx.send(head, to, T_HEADER)
             n = len(order)

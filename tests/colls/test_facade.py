@@ -51,6 +51,8 @@ CONFIGS = {
               "smpi/scatter": "ompi_binomial", "smpi/barrier": "ompi_tree", "smpi/scan": "mpich_rdb",
               "smpi/exscan": "mpich_rdb", "smpi/allgatherv": "mpich_rdb", "smpi/alltoallv": "pair",
               "smpi/reduce_scatter": "ompi_butterfly"},
+    "arrival": {"smpi/bcast": "arrival_pattern_aware_wait", "smpi/reduce": "arrival_pattern_aware",
+                "smpi/allreduce": "rab", "smpi/alltoall": "pair_rma"},
 }
 CASES = ["barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall", "gatherv",
          "scatterv", "allgatherv", "alltoallv", "scan", "inplace", "lowercase", "maxloc"]
@@ -67,6 +69,21 @@ def test_blocking_collectives_under_each_config(config: str, np: int) -> None:
                                             (6, "default"), (7, "rings"), (8, "trees")])
 def test_nonblocking_collectives_match(np: int, config: str) -> None:
     assert_all_ok(run(PROGRAMS / "icolls.py", np, cfg=CONFIGS[config]), last="done")
+
+
+@pytest.mark.parametrize("algo", ["arrival_pattern_aware", "arrival_pattern_aware_wait", "arrival_scatter"])
+@pytest.mark.parametrize("doubles", [3, 2500])  # one message / 8 KiB segments with a remainder
+def test_arrival_bcast_leaves_user_messages_alone(algo: str, doubles: int) -> None:
+    res = run(PROGRAMS / "arrival_probe.py", 5, "bcast", str(doubles), cfg={"smpi/bcast": algo})
+    assert_all_ok(res)
+    assert "ok user messages intact" in res.rank_output(0)
+
+
+@pytest.mark.parametrize("doubles", [3, 2500])
+def test_arrival_reduce_leaves_user_messages_alone(doubles: int) -> None:
+    res = run(PROGRAMS / "arrival_probe.py", 5, "reduce", str(doubles), cfg={"smpi/reduce": "arrival_pattern_aware"})
+    assert_all_ok(res)
+    assert "ok user messages intact" in res.rank_output(0)
 
 
 def _elapsed(mode: str, np: int = 8, seconds: float = 0.05, doubles: int = 2_000_000) -> float:
