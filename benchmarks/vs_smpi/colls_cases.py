@@ -42,7 +42,6 @@ def wrong(coll, s, r, n):
     colls_cases.c checks it: s[i] = rank + i everywhere, SUM, root 0)."""
     k = np.arange(n, dtype=np.float64)
     tri = size * (size - 1) / 2
-    blocks = np.arange(size, dtype=np.float64)[:, None] + k[None, :]  # j + k
     if coll == "bcast":
         return not np.array_equal(s[:n], k)
     if coll == "allreduce" or (coll == "reduce" and rank == 0):
@@ -51,11 +50,13 @@ def wrong(coll, s, r, n):
         return not np.array_equal(r[:n], rank * n + k)
     if coll == "reduce_scatter":
         return not np.array_equal(r[:n], tri + size * (rank * n + k))
+    blocked = coll in ("alltoall", "alltoallv", "allgather", "allgatherv") or (coll == "gather" and rank == 0)
+    if not blocked:
+        return False
+    blocks = np.arange(size, dtype=np.float64)[:, None] + k[None, :]  # j + k (size x n: only here)
     if coll in ("alltoall", "alltoallv"):
-        return not np.array_equal(r.reshape(size, n), blocks + rank * n)
-    if coll in ("allgather", "allgatherv") or (coll == "gather" and rank == 0):
-        return not np.array_equal(r.reshape(size, n), blocks)
-    return False
+        blocks += rank * n
+    return not np.array_equal(r.reshape(size, n), blocks)
 
 
 coll, label = sys.argv[1], sys.argv[2]

@@ -30,7 +30,8 @@ class ChromeTracer:
         self._labels: dict[str, str] = {}  # computation label -> its JSON string
         self._t1 = self._t2 = -1.0
         self._s1 = self._s2 = ""
-        self._open: dict[int, list[tuple[str, float, str]]] = {}
+        #: per rank, the calls entered and not yet left (name, start, location)
+        self._open: list[list[tuple[str, float, str]]] = [[] for _ in placement]
         self.events = 0
         for h in hosts:
             if any(p is h for p in placement):
@@ -82,7 +83,11 @@ class ChromeTracer:
             if base is None:
                 base = self._basenames[code.co_filename] = json.dumps(os.path.basename(code.co_filename))[1:-1]
             loc = f"{base}:{frame.f_lineno}"
-        self._open.setdefault(rank, []).append((name, self.engine.now, loc))
+        try:
+            self._open[rank].append((name, self.engine.now, loc))
+        except IndexError:  # a spawned rank, not in the initial placement
+            self._open.extend([] for _ in range(rank + 1 - len(self._open)))
+            self._open[rank].append((name, self.engine.now, loc))
 
     def send(self, src: int, dst: int, tag: int, nbytes: int) -> None:
         """A message posted (drawn when delivered, by :meth:`message`)."""
@@ -97,16 +102,19 @@ class ChromeTracer:
                     f'"tid":{dst},"ts":{self._us(self.engine.now)}}}')
 
     def exit(self, rank: int) -> None:
-        stack = self._open.get(rank)
+        stack = self._open[rank] if rank < len(self._open) else None
         if not stack:
             return
         name, t0, loc = stack.pop()
         if stack:  # nested call: only the outermost is drawn
             return
-        args = f'{{"location":"{loc}"}}' if loc else "{}"
-        self._write(f'{{"ph":"X","cat":"mpi","name":"{name}","pid":{self._placement[rank].index},'
-                    f'"tid":{rank},"ts":{self._us(t0)},"dur":{(self.engine.now - t0) * 1e6:.3f},'
-                    f'"args":{args}}}')
+        buf = self._buf
+        buf.append(f'{{"ph":"X","cat":"mpi","name":"{name}","pid":{self._placement[rank].index},'
+                   f'"tid":{rank},"ts":{self._us(t0)},"dur":{(self.engine.now - t0) * 1e6:.3f},'
+                   + (f'"args":{{"location":"{loc}"}}}}' if loc else '"args":{}}'))
+        self.events += 1
+        if len(buf) >= 4096:
+            self._flush()
 
     # computation
     def _exec_start(self, ex: Any) -> None:
