@@ -167,16 +167,21 @@ def arrival_pattern_aware(ctx: Ctx, root: int, data: bytes | None, nbytes: int, 
         _, nxt = _next_in(head.obj, me)
         if nxt is not None:
             ctx.send(head, nxt, T_HEADER)
-        reqs = [ctx.irecv(ANY_SOURCE, T_DATA + j) for j in range(pipe)]
-        if nxt is not None:
-            sends = [ctx.isend(ctx.wait(r), nxt, T_DATA + j) for j, r in enumerate(reqs)]
-            ctx.waitall(sends)
-        else:
-            ctx.waitall(reqs)
-        got = b"".join(r.payload for r in reqs)
+        got = _chain_segments(ctx, ANY_SOURCE, nxt, pipe)
     if rem:
         got = got[:pipe * step] + _remainder(ctx, root, data, pipe * step, nbytes, elem)
     return data if me == root else got  # type: ignore[return-value]
+
+
+def _chain_segments(ctx: Ctx, src: int, nxt: int | None, pipe: int) -> bytes:
+    """A chain member's part of a round: the ``pipe`` data segments from ``src``, each
+    forwarded to ``nxt`` (if any) as soon as it arrives; returns them joined."""
+    reqs = [ctx.irecv(src, T_DATA + j) for j in range(pipe)]
+    if nxt is not None:
+        ctx.waitall([ctx.isend(ctx.wait(r), nxt, T_DATA + j) for j, r in enumerate(reqs)])
+    else:
+        ctx.waitall(reqs)
+    return b"".join(r.payload for r in reqs)
 
 
 @algorithm("bcast", "arrival_pattern_aware_wait", source="SimGrid bcast-arrival-pattern-aware-wait.cpp (STAR-MPI)")
@@ -217,12 +222,7 @@ def arrival_pattern_aware_wait(ctx: Ctx, root: int, data: bytes | None, nbytes: 
         frm = 0 if k == 0 else head.obj[k - 1]
         if nxt is not None:
             ctx.send(head, nxt, T_HEADER)
-        reqs = [ctx.irecv(frm, T_DATA + j) for j in range(pipe)]
-        if nxt is not None:
-            ctx.waitall([ctx.isend(ctx.wait(r), nxt, T_DATA + j) for j, r in enumerate(reqs)])
-        else:
-            ctx.waitall(reqs)
-        got = b"".join(r.payload for r in reqs)
+        got = _chain_segments(ctx, frm, nxt, pipe)
     if rem:
         got = got[:pipe * step] + _remainder(ctx, root, data, pipe * step, nbytes, elem)
     return data if me == root else got  # type: ignore[return-value]
