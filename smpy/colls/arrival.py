@@ -73,6 +73,25 @@ def _next_in(order: tuple[int, ...], me: int) -> tuple[int, int | None]:
     return k, (order[k + 1] if k + 1 < len(order) else None)
 
 
+def _sweep(ctx: Ctx, served: list[bool]) -> tuple[list[int], bool]:
+    """One probing sweep of ``arrival_pattern_aware``: every rank 1..p-1 probed, then the
+    unserved ones that announced themselves received in rank order and served; when none
+    did, the first unserved rank is served without its 1-byte message (second value True)."""
+    size = ctx.size
+    found = [False] + [_probe(ctx, i) for i in range(1, size)]
+    order = []
+    for i in range(1, size):
+        if found[i] and not served[i]:
+            ctx.recv(i, T_HERE)
+            order.append(i)
+            served[i] = True
+    if order:
+        return order, False
+    first = next(i for i in range(1, size) if not served[i])
+    served[first] = True
+    return [first], True
+
+
 def _probe_rounds(ctx: Ctx, served: list[bool], arrived: list[bool], sweeps: int, restart: int) -> list[int]:
     """``sweeps`` probing sweeps over the ranks neither served nor announced; an arrival is
     received at once and restarts the sweep at rank ``restart`` (SimGrid sets ``i`` to 0 in
@@ -114,16 +133,7 @@ def arrival_pattern_aware(ctx: Ctx, root: int, data: bytes | None, nbytes: int, 
             served = [False] * size
             left = size - 1
             while left:
-                found = [False] + [_probe(ctx, i) for i in range(1, size)]
-                order = []
-                for i in range(1, size):
-                    if found[i] and not served[i]:
-                        ctx.recv(i, T_HERE)
-                        order.append(i)
-                        served[i] = True
-                if not order:  # serve the first unserved rank without its 1-byte message
-                    order = [next(i for i in range(1, size) if not served[i])]
-                    served[order[0]] = True
+                order, _ = _sweep(ctx, served)
                 left -= len(order)
                 ctx.send(_header(order), order[0], T_HEADER)
                 ctx.send(data, order[0], T_DATA)
@@ -143,16 +153,8 @@ def arrival_pattern_aware(ctx: Ctx, root: int, data: bytes | None, nbytes: int, 
         unannounced = []
         left = size - 1
         while left:
-            found = [False] + [_probe(ctx, i) for i in range(1, size)]
-            order = []
-            for i in range(1, size):
-                if found[i] and not served[i]:
-                    ctx.recv(i, T_HERE)
-                    order.append(i)
-                    served[i] = True
-            if not order:
-                order = [next(i for i in range(1, size) if not served[i])]
-                served[order[0]] = True
+            order, unannounced_one = _sweep(ctx, served)
+            if unannounced_one:
                 unannounced.append(order[0])
             left -= len(order)
             ctx.send(_header(order), order[0], T_HEADER)
