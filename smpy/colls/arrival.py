@@ -73,6 +73,14 @@ def _next_in(order: tuple[int, ...], me: int) -> tuple[int, int | None]:
     return k, (order[k + 1] if k + 1 < len(order) else None)
 
 
+def _segments(count: int, elem: int) -> tuple[int, int, int, int]:
+    """SimGrid's pipelining of ``count`` elements of ``elem`` bytes in 8 KiB segments:
+    (elements per segment, whole segments, elements left over, bytes per segment)."""
+    seg = max(1, SEGMENT // elem)
+    pipe, rem = divmod(count, seg)
+    return seg, pipe, rem, seg * elem
+
+
 def _sweep(ctx: Ctx, served: list[bool]) -> tuple[list[int], bool]:
     """One probing sweep of ``arrival_pattern_aware``: every rank 1..p-1 probed, then the
     unserved ones that announced themselves received in rank order and served; when none
@@ -122,10 +130,8 @@ def arrival_pattern_aware(ctx: Ctx, root: int, data: bytes | None, nbytes: int, 
     size, me = ctx.size, ctx.me
     if size == 1:
         return data  # type: ignore[return-value]
-    seg = max(1, SEGMENT // elem)
     count = nbytes // elem
-    pipe, rem = divmod(count, seg)
-    step = seg * elem
+    seg, pipe, rem, step = _segments(count, elem)
     data = _root_to_zero(ctx, root, data)
     if count <= seg:
         if me == 0:
@@ -197,10 +203,8 @@ def arrival_pattern_aware_wait(ctx: Ctx, root: int, data: bytes | None, nbytes: 
     size, me = ctx.size, ctx.me
     if size == 1:
         return data  # type: ignore[return-value]
-    seg = max(1, SEGMENT // elem)
     count = nbytes // elem
-    pipe, rem = divmod(count, seg)
-    step = seg * elem
+    seg, pipe, rem, step = _segments(count, elem)
     if count <= seg:
         step, pipe, rem = count * elem, 1, 0
     data = _root_to_zero(ctx, root, data)
@@ -301,9 +305,7 @@ def reduce_arrival_pattern_aware(ctx: Ctx, root: int, data: bytes, red: Reductio
         return data
     elem = red.elem
     count = len(data) // elem
-    seg = max(1, SEGMENT // elem)
-    pipe, rem = divmod(count, seg)
-    step = seg * elem
+    seg, pipe, rem, step = _segments(count, elem)
     acc = data
     if count <= seg:
         if me == 0:
