@@ -306,3 +306,31 @@ def test_mpi_pickle_is_per_rank(tmp_path: Path) -> None:
     assert res.rank_output(0) == "0 None {'a': 0}\n"
     assert res.rank_output(1) == "1 5 {'a': 1}\n"
     assert res.rank_output(2) == "2 5 {'a': 2}\n"
+
+
+HUGEPAGE_PROG = """
+from mpi4py import MPI
+from smpy.shim.hugepages import _setter
+s = _setter()
+v = s(False)
+s(v)
+print(MPI.COMM_WORLD.rank, v)
+"""
+
+
+@pytest.mark.parametrize("setting, expected", [(None, False), ("yes", True), ("no", False)])
+def test_numpy_hugepage_advice_during_the_run(tmp_path: Path, setting: str | None, expected: bool) -> None:
+    from smpy.shim.hugepages import _setter
+
+    s = _setter()
+    before = s(True)
+    try:
+        prog = tmp_path / "h.py"
+        prog.write_text(HUGEPAGE_PROG)
+        cfg = dict(NO_COMPUTE) if setting is None else {**NO_COMPUTE, "smpy/numpy-hugepage": setting}
+        res = smpy.run(str(prog), np=2, cfg=cfg, capture=True, echo=False)
+        assert res.status == "ok"
+        assert sorted(res.stdout.split("\n")[:2]) == [f"0 {expected}", f"1 {expected}"]
+        assert s(True) is True  # the process's own setting is back after the run
+    finally:
+        s(before)
