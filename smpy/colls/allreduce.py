@@ -124,7 +124,7 @@ def _rab_pieces(count: int, pof2: int) -> list[int]:
 
 
 @algorithm("allreduce", "rab_rdb", source="MPICH Rabenseifner allreduce (SimGrid allreduce-rab-rdb.cpp)",
-           commutative_only=True, fallback="rdb")
+           commutative_only=True, fallback="rdb", in_place=True)
 def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     """Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather on
     the largest power of two (non-power-of-two ranks fold in first and get the result at
@@ -138,7 +138,7 @@ def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     buf, newrank = _fold_in(ctx, buf, red, rem)
     if newrank != -1:
         cnts = _rab_pieces(count, pof2)
-        vec = BlockVector(buf, cnts, elem)
+        vec = BlockVector(buf, cnts, elem, adopt=True)  # the caller's vector or _fold_in's result
         mask = 1
         send_idx = recv_idx = 0
         last_idx = pof2
@@ -172,7 +172,7 @@ def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
             if newrank > newdst:
                 send_idx = recv_idx
             mask >>= 1
-        buf = vec.tobytes()
+        buf = vec.result()
     return _fold_out(ctx, buf, rem)
 
 

@@ -32,6 +32,16 @@ def pack(spec: Any, count: int | None = None, offset: int | None = None) -> byte
                               spec.count if count is None else count)
 
 
+def pack_owned(spec: Any) -> bytes | bytearray:
+    """:func:`pack`, as a bytearray that belongs to the collective when the datatype is
+    contiguous (one copy either way): vector algorithms adopt it instead of copying it
+    again (:class:`smpy.colls.core.BlockVector`)."""
+    dt = spec.datatype
+    if dt.contiguous:
+        return bytearray(spec.mem[spec.offset:spec.offset + spec.count * dt.size])
+    return pack(spec)
+
+
 def pack_message(spec: Any) -> Any:
     """A point-to-point message's payload: the packed bytes, or, when the send buffer has
     folded bytes (smpy.shared_array), a :class:`~smpy.support.folded.FoldedPayload` that
@@ -105,10 +115,38 @@ def reduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, root:
     return start(proc, comm, "MPI_Ireduce" if nb else call, work, nb, ti=("reduce", len(data), root))
 
 
+def _recv_region(spec: Any) -> memoryview | None:
+    """The receive buffer's bytes as one writable view, when the collective may work in it:
+    a contiguous datatype and no folded bytes."""
+    dt = spec.datatype
+    if not dt.contiguous or _folded.active or spec.mem.readonly:
+        return None
+    return spec.mem[spec.offset:spec.offset + spec.count * dt.size]
+
+
 def allreduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, nb: bool = False) -> Any:
     src = sspec if sspec is not None else rspec
-    data = pack(src)
     red = op_reduction(op, src.datatype)
+    region = None if nb else _recv_region(rspec)
+    if region is not None and (sspec is None or sspec.count * sspec.datatype.size == len(region)):
+        # A blocking call may work in the receive buffer, as MPICH's and SimGrid's
+        # Rabenseifner do (copy the send buffer there, reduce there): an algorithm marked
+        # in_place adopts it, saving a copy and a fresh vector per rank; the others get
+        # the packed bytes as usual
+        if sspec is not None:
+            region[:] = (sspec.mem[sspec.offset:sspec.offset + len(region)] if sspec.datatype.contiguous
+                         else pack(sspec))
+        nbytes = len(region)
+
+        def work_in_place(ctx: Ctx) -> None:
+            sel = ctx.sel
+            algo = sel.resolve("allreduce", sel.name_for("allreduce"), ctx, (region, red))
+            res = algo.fn(ctx, region if algo.in_place else region.tobytes(), red)
+            if res is not region:
+                unpack(rspec, res, call="MPI_Allreduce")
+
+        return start(proc, comm, "MPI_Allreduce", work_in_place, False, ti=("allreduce", nbytes))
+    data = pack_owned(src)
 
     def work(ctx: Ctx) -> None:
         unpack(rspec, ctx.sel.run("allreduce", ctx, data, red), call="MPI_Allreduce")

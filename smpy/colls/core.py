@@ -102,10 +102,10 @@ def op_reduction(op: Any, datatype: Any) -> Reduction:
     size = datatype.size
 
     def combine(a: bytes, b: bytes) -> bytes:
-        out = bytearray(b)
+        out = bytearray(b)  # a new vector, nobody else's: returned as it is, not copied again
         if a:
             op.apply(a, out, len(a) // size if size else 0, datatype)
-        return bytes(out)
+        return out  # type: ignore[return-value]
 
     def into(a: bytes, out: memoryview) -> None:
         if a:
@@ -234,8 +234,11 @@ class BlockVector:
 
     __slots__ = ("buf", "view", "off")
 
-    def __init__(self, data: bytes, counts: Sequence[int], elem: int) -> None:
-        self.buf = bytearray(data)
+    def __init__(self, data: bytes | bytearray, counts: Sequence[int], elem: int, adopt: bool = False) -> None:
+        # ``adopt``: a bytearray the caller hands over (it is not read again) becomes the
+        # vector itself, saving a copy of the whole vector per rank (1 GiB at 1024 ranks
+        # of 1 MiB); anything else is copied
+        self.buf = data if adopt and type(data) in (bytearray, memoryview) else bytearray(data)
         self.view = memoryview(self.buf)
         off = [0]
         pos = 0
@@ -277,6 +280,14 @@ class BlockVector:
 
     def tobytes(self) -> bytes:
         return self.view[:self.off[-1]].tobytes()
+
+    def result(self) -> bytes | bytearray:
+        """The whole vector as the algorithm's result: the buffer itself when the blocks
+        fill it (the vector must not be changed afterwards), else a copy of the blocks."""
+        if self.off[-1] == len(self.buf):
+            self.view.release()  # the bytearray may be resized by whoever gets it
+            return self.buf
+        return self.tobytes()
 
 
 def pof2_floor(n: int) -> int:

@@ -51,6 +51,9 @@ class Algorithm:
     requires: Callable[[int], bool] | None = None
     requirement: str = ""
     fallback: str = ""
+    #: the algorithm works in the vector it is given (a writable buffer it owns) and returns
+    #: it when it holds the result: a blocking call hands it the receive buffer itself
+    in_place: bool = False
 
     def summary(self) -> str:
         """The first sentence of the docstring."""
@@ -73,7 +76,7 @@ ALGORITHMS: dict[str, dict[str, Algorithm]] = {f: {} for f in FAMILIES}
 
 def algorithm(family: str, name: str, *, source: str, commutative_only: bool = False,
               requires: Callable[[int], bool] | None = None, requirement: str = "",
-              fallback: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+              fallback: str = "", in_place: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as algorithm ``name`` of ``family``."""
     if family not in ALGORITHMS:
         raise ValueError(f"internal error: unknown collective family {family!r}")
@@ -82,7 +85,7 @@ def algorithm(family: str, name: str, *, source: str, commutative_only: bool = F
         if name in ALGORITHMS[family]:
             raise ValueError(f"internal error: {family} algorithm {name!r} registered twice")
         ALGORITHMS[family][name] = Algorithm(family, name, fn, source, fn.__doc__ or "", commutative_only,
-                                             requires, requirement, fallback)
+                                             requires, requirement, fallback, in_place)
         return fn
 
     return deco

@@ -130,3 +130,10 @@ def test_request_test_polls_until_done(tmp_path: Path) -> None:
     res = run(prog, 4)
     assert res.status == "ok", res.message
     assert all(res.rank_output(r).strip() == "ok polled" for r in range(4))
+
+
+@pytest.mark.parametrize("np", [1, 2, 5, 8])
+@pytest.mark.parametrize("algo", ["rab_rdb", "rdb", "ompi"])
+def test_allreduce_working_in_the_receive_buffer(np: int, algo: str) -> None:
+    res = run(PROGRAMS / "allreduce_in_place.py", np, cfg={"smpi/allreduce": algo})
+    assert_all_ok(res, "bxor 40000")
