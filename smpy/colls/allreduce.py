@@ -151,7 +151,7 @@ def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
             else:
                 recv_idx = send_idx + pof2 // (mask * 2)
                 s_lo, s_hi, r_lo, r_hi = send_idx, recv_idx, recv_idx, last_idx
-            vec.reduce(r_lo, r_hi, ctx.sendrecv(vec.run(s_lo, s_hi), dst, dst), red)
+            vec.exchange_reduce(ctx, dst, s_lo, s_hi, r_lo, r_hi, red)
             send_idx = recv_idx
             mask <<= 1
             if mask < pof2:
@@ -168,7 +168,7 @@ def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
             else:
                 recv_idx = send_idx - pof2 // (mask * 2)
                 s_lo, s_hi, r_lo, r_hi = send_idx, last_idx, recv_idx, send_idx
-            vec.put(r_lo, r_hi, ctx.sendrecv(vec.run(s_lo, s_hi), dst, dst))
+            vec.exchange_put(ctx, dst, s_lo, s_hi, r_lo, r_hi)
             if newrank > newdst:
                 send_idx = recv_idx
             mask >>= 1

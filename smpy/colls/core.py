@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from smpy.runtime import p2p
 from smpy.runtime.constants import COLL
+from smpy.runtime.datatype import BYTE
 
 if TYPE_CHECKING:
     from smpy.runtime.comm import CommImpl
@@ -82,15 +83,18 @@ class Reduction:
     """``combine(a, b) = a op b`` on packed bytes (``a`` from lower ranks), ``elem`` bytes
     per element, and whether the op commutes."""
 
-    __slots__ = ("combine", "commutative", "elem", "into")
+    __slots__ = ("combine", "commutative", "elem", "into", "on_arrival")
 
     def __init__(self, combine: Combine, commutative: bool, elem: int,
-                 into: Callable[[bytes, memoryview], None] | None = None) -> None:
+                 into: Callable[[bytes, memoryview], None] | None = None, on_arrival: bool = False) -> None:
         self.combine = combine
         self.commutative = commutative
         self.elem = max(1, elem)
         #: ``into(a, out)``: ``out = a op out`` in place on a writable memoryview (optional)
         self.into = into
+        #: ``into`` may run when a message arrives, outside the rank (predefined ops only:
+        #: a user's function runs in its rank, where it may look at that rank's state)
+        self.on_arrival = on_arrival and into is not None
 
     def __call__(self, a: bytes, b: bytes) -> bytes:
         return self.combine(a, b)
@@ -111,7 +115,7 @@ def op_reduction(op: Any, datatype: Any) -> Reduction:
         if a:
             op.apply(a, out, len(a) // size if size else 0, datatype)
 
-    return Reduction(combine, bool(op.commutative), size, into)
+    return Reduction(combine, bool(op.commutative), size, into, on_arrival=bool(op.is_predefined))
 
 
 # -- per-call sequence numbers ------------------------------------------------------------
@@ -179,6 +183,22 @@ class Ctx:
     def waitall(self, reqs: Sequence[Request]) -> None:
         p2p.waitall(self.proc, list(reqs))
 
+    def sendrecv_into(self, data: Any, dest: int, src: int, into: memoryview, st: int = 0) -> None:
+        """:meth:`sendrecv` whose message lands straight in ``into`` (bytes of a vector):
+        the runtime copies it there when the transfer completes, as SMPI copies from the
+        sender's buffer to the receiver's. ``data`` may be a view of the sender's vector
+        (see :class:`Sink`)."""
+        self._exchange(data, dest, src, Sink(into), st)
+
+    def _exchange(self, data: Any, dest: int, src: int, sink: Any, st: int) -> None:
+        if dest == self.me and src == self.me:
+            raise AssertionError("internal error: a vector exchange with oneself")
+        s = self.isend(data, dest, st)
+        r = p2p.irecv(self.proc, self.comm, COLL, src, self.tag + st, sink, self.call)
+        p2p.waitall(self.proc, [s, r])
+        if r.nbytes != sink.nbytes:
+            raise AssertionError(f"internal error: {sink.nbytes} bytes expected, {r.nbytes} received")
+
     def sendrecv(self, data: Any, dest: int, src: int, st: int = 0, rt: int | None = None) -> Any:
         """Send ``data`` to ``dest`` while receiving from ``src``; a sendrecv with oneself
         is a local copy (free), as in SMPI."""
@@ -220,6 +240,41 @@ def cut(data: bytes, counts: Sequence[int], elem: int) -> list[bytes]:
     return out
 
 
+class Sink:
+    """Where a collective's receive puts its bytes (the runtime's receive-buffer protocol:
+    ``mem``, ``offset``, ``nbytes``, ``datatype``). Messages sent as a ``memoryview`` are
+    borrowed from the sender's vector: the runtime copies them when the send completes
+    before delivery (detached) or when they reach a receive without a sink."""
+
+    __slots__ = ("mem", "nbytes")
+    datatype = BYTE
+    offset = 0
+
+    def __init__(self, mem: memoryview) -> None:
+        self.mem = mem
+        self.nbytes = len(mem)
+
+
+class ReduceSink:
+    """A receive whose bytes are reduced straight into ``mem`` when they arrive
+    (``mem := got op mem``), while the sender's send is still pending: no scratch copy, as
+    if the reduction read the sender's buffer. For an elementwise op with an in-place form."""
+
+    __slots__ = ("mem", "nbytes", "into")
+    datatype = None  # the runtime calls deposit() instead of unpacking
+    offset = 0
+
+    def __init__(self, mem: memoryview, into: Callable[[Any, memoryview], None]) -> None:
+        self.mem = mem
+        self.nbytes = len(mem)
+        self.into = into
+
+    def deposit(self, data: Any) -> None:
+        if len(data) != self.nbytes:
+            raise AssertionError(f"internal error: {self.nbytes} bytes expected, {len(data)} received")
+        self.into(data, self.mem)
+
+
 class BlockVector:
     """A packed vector in one mutable buffer, cut into consecutive blocks of known element
     counts, for the algorithms that exchange *runs* of blocks (Rabenseifner's recursive
@@ -232,7 +287,7 @@ class BlockVector:
     without cutting and joining the blocks at every step.
     """
 
-    __slots__ = ("buf", "view", "off")
+    __slots__ = ("buf", "view", "off", "scratch")
 
     def __init__(self, data: bytes | bytearray, counts: Sequence[int], elem: int, adopt: bool = False) -> None:
         # ``adopt``: a bytearray the caller hands over (it is not read again) becomes the
@@ -248,6 +303,31 @@ class BlockVector:
         if pos > len(self.buf):
             raise AssertionError(f"internal error: blocks of {pos} bytes in a vector of {len(self.buf)}")
         self.off = off
+        self.scratch: memoryview | None = None
+
+    def exchange_reduce(self, ctx: Ctx, peer: int, s_lo: int, s_hi: int, r_lo: int, r_hi: int,
+                        red: Reduction) -> None:
+        """Send run ``[s_lo, s_hi)`` to ``peer`` while receiving its run ``[r_lo, r_hi)``
+        into scratch space, then blocks ``r_lo .. r_hi-1`` := received op mine (the step of
+        a recursive-halving reduce-scatter: what is sent is not written by it)."""
+        off = self.off
+        a, b = off[r_lo], off[r_hi]
+        sent = self.view[off[s_lo]:off[s_hi]]
+        if red.on_arrival:  # reduced on arrival, straight from the sender's vector
+            ctx._exchange(sent, peer, peer, ReduceSink(self.view[a:b], red.into), 0)
+            return
+        tmp = self.scratch
+        if tmp is None or len(tmp) < b - a:
+            tmp = self.scratch = memoryview(bytearray(max(b - a, (off[-1] + 1) // 2)))
+        got = tmp[:b - a]
+        ctx.sendrecv_into(sent, peer, peer, got)
+        self.reduce(r_lo, r_hi, got, red)
+
+    def exchange_put(self, ctx: Ctx, peer: int, s_lo: int, s_hi: int, r_lo: int, r_hi: int) -> None:
+        """Send run ``[s_lo, s_hi)`` to ``peer`` while its run ``[r_lo, r_hi)`` lands in
+        place (a recursive-doubling allgather step; the two runs are disjoint)."""
+        off = self.off
+        ctx.sendrecv_into(self.view[off[s_lo]:off[s_hi]], peer, peer, self.view[off[r_lo]:off[r_hi]])
 
     def run(self, lo: int, hi: int) -> bytes:
         """A copy of blocks ``lo .. hi-1`` (a payload the sender may not mutate later)."""
@@ -286,6 +366,7 @@ class BlockVector:
         fill it (the vector must not be changed afterwards), else a copy of the blocks."""
         if self.off[-1] == len(self.buf):
             self.view.release()  # the bytearray may be resized by whoever gets it
+            self.scratch = None
             return self.buf
         return self.tobytes()
 

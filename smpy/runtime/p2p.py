@@ -17,9 +17,11 @@ A send of ``n`` payload bytes puts ``n + 16`` bytes (envelope) on the wire.
   advance simulated time instead of spinning forever.
 
 Payloads are opaque to this module: ``bytes`` for buffer messages (unpacked into the
-receive buffer on delivery, checking truncation), a ``FoldedPayload`` for messages sent from
-folded memory (smpy.support.folded: only bytes private in both buffers are copied), or any
-object for pickled messages.
+receive buffer on delivery, checking truncation), a ``memoryview`` borrowed from the
+sender's memory until the send completes (copied at the send when it is detached, else at
+delivery: into the receive buffer, or into bytes when the receive has none), a
+``FoldedPayload`` for messages sent from folded memory (smpy.support.folded: only bytes
+private in both buffers are copied), or any object for pickled messages.
 """
 
 from __future__ import annotations
@@ -178,6 +180,8 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
         if box.probers:
             _wake_probers(box, src, tag)
     if detached:
+        if type(payload) is memoryview:  # borrowed bytes: the sender may reuse them now
+            req.payload = payload.tobytes()
         req.detached = True
         req._finish()
     return req
@@ -224,7 +228,9 @@ def _deliver(send: SendRequest, recv: RecvRequest) -> None:
     buf = recv.buf
     if buf is None:
         data = send.payload
-        recv.payload = data if type(data) is not FoldedPayload else bytes(data)
+        t = type(data)
+        # borrowed (memoryview) or folded payloads become bytes the receiver owns
+        recv.payload = data if t is not FoldedPayload and t is not memoryview else bytes(data)
     else:
         cap = buf.nbytes
         data = send.payload
@@ -235,6 +241,10 @@ def _deliver(send: SendRequest, recv: RecvRequest) -> None:
             recv.payload = (n, cap)
         if data:
             dt = buf.datatype
+            if dt is None:  # a sink that consumes the bytes itself (collectives' reductions)
+                buf.deposit(data)
+                data = b""
+        if data:
             count = -(-len(data) // dt.size) if dt.size else 0  # a partial last element too
             if _folded.active or type(data) is FoldedPayload:  # copy only the private bytes
                 _folded.unpack(dt, data, buf.mem, buf.offset, count)
