@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from smpy.runtime import p2p
@@ -295,11 +296,8 @@ class BlockVector:
         # of 1 MiB); anything else is copied
         self.buf = data if adopt and type(data) in (bytearray, memoryview) else bytearray(data)
         self.view = memoryview(self.buf)
-        off = [0]
-        pos = 0
-        for c in counts:
-            pos += c * elem
-            off.append(pos)
+        off = [c * elem for c in accumulate(counts, initial=0)]
+        pos = off[-1]
         if pos > len(self.buf):
             raise AssertionError(f"internal error: blocks of {pos} bytes in a vector of {len(self.buf)}")
         self.off = off
