@@ -156,15 +156,17 @@ def get_consumed_energy() -> float:
 
 
 def sample(iterable, iters: int = 10, threshold: float = 0.005, scope: str = "local",
-           tag: str = "", warmup: int = 0):
+           tag: str = "", warmup: int = 0, work=None):
     """Iterate over ``iterable`` running only as many iterations as needed to time them
     (SMPI_SAMPLE_LOCAL/GLOBAL): at most ``iters``, fewer once the relative standard error of
     the mean falls below ``threshold``; then the mean × the number of items is simulated and
     the loop ends. ``scope``: "local" (statistics per rank) or "global" (shared by all
     ranks); ``tag`` separates loops on one line (e.g. by problem size); ``warmup``: the
     first iterations of the site run and cost their measured time but are not samples
-    (one-off first-call costs are not extrapolated). The loop body must not call MPI.
-    Outside smpyrun every iteration runs::
+    (one-off first-call costs are not extrapolated); ``work``: each item's amount of work
+    (a number, or a function of the item) when iterations differ in size: the statistics
+    are then time per unit of work, and a site serves loops of every size. The loop body
+    must not call MPI. Outside smpyrun every iteration runs::
 
         for i in smpy.sample(range(n), iters=10, threshold=0.005, scope="global"):
             kernel(i)
@@ -177,8 +179,9 @@ def sample(iterable, iters: int = 10, threshold: float = 0.005, scope: str = "lo
     items = iterable if hasattr(iterable, "__len__") else list(iterable)
     file, line = sampling.caller_site(2)
     key = sampling.site_key(p, file, line, str(tag), scope)
-    st = sampling.stats_for(p, key, int(iters), float(threshold), int(warmup))
-    return sampling.sample_loop(p, items, len(items), key, st)
+    wf = sampling.work_function(work)
+    st = sampling.stats_for(p, key, int(iters), float(threshold), int(warmup), wf is not None)
+    return sampling.sample_loop(p, items, key, st, wf)
 
 
 def sampled(iters: int = 10, threshold: float = 0.005, scope: str = "local", tag: str = "",

@@ -12,10 +12,11 @@ except ImportError:  # pragma: no cover - production machine without smpy
     _smpy = None
 
 
-def sample(iterable, iters=10, threshold=0.005, scope="local", tag="", warmup=0, enabled=True):
+def sample(iterable, iters=10, threshold=0.005, scope="local", tag="", warmup=0, enabled=True, work=None):
     if _smpy is None or not enabled:
         return iter(iterable)
-    return _smpy.sample(iterable, iters=iters, threshold=threshold, scope=scope, tag=tag, warmup=warmup)
+    return _smpy.sample(iterable, iters=iters, threshold=threshold, scope=scope, tag=tag, warmup=warmup,
+                        work=work)
 
 
 def shared_array(shape, dtype=float, enabled=True, shared=None):

@@ -9,9 +9,10 @@ and factors that panel first (look-ahead of depth 1), and the others split their
 two halves with an ``Iprobe`` in between that receives and forwards the next panel early.
 
 Usage: lu.py N [NB] [--sample] [--fold] [--no-check]
-  --sample  under smpyrun, time only a few column chunks of each update and a few leaves
-            of the panel factorisations (smpy.sample, statistics shared by all ranks) and
-            inject the rest: results become garbage
+  --sample  under smpyrun, time only a few column chunks of the updates and a few leaves
+            and updates of the panel factorisations (smpy.sample, statistics shared by all
+            ranks, per unit of work and by matrix-height class) and inject the rest; the
+            matrix is not generated: results are garbage
   --fold    allocate the matrix and panel buffers with smpy.shared_array (memory folding;
             the first page of a panel buffer, which holds the pivots, stays private)
   --no-check skip the residual check (it gathers the factors on rank 0)
@@ -51,8 +52,18 @@ A = shared_array((N, max(ncols, 1)), enabled=FOLD)
 # pivots (as doubles, like HPL), then its (N - k*NB) x w block; folded but for the pivots
 PBUF = NB + N * NB
 pbufs = [shared_array(PBUF, enabled=FOLD, shared=[(NB * 8, PBUF * 8)]) for _ in range(2)]
-if not FOLD:
+if SAMPLE or FOLD:  # garbage values overflow: not worth a warning per product
+    np.seterr(all="ignore")
+if not (FOLD or SAMPLE):
     generate(A)
+else:  # sampled or folded, the values are garbage anyway: touch the memory as generate would
+    A.fill(0.5)
+
+
+def height_class(m):
+    """Sampling class of a block of m rows: quarter octaves (heights within 19 %), over
+    which the time of a matrix product per unit of work is about constant."""
+    return int(4 * np.log2(max(m, 1)))
 piv_all = np.zeros(N if CHECK else 0, dtype=np.int64)  # all pivots, for the residual check
 prev_rank, next_rank = (rank - 1) % size, (rank + 1) % size
 
@@ -120,8 +131,11 @@ def _rlu(p):
     h = w // 2
     piv = _rlu(p[:, :h])
     _swap(p[:, h:], piv)
-    p[:h, h:] = unit_lower_solve(p[:h, :h], p[:h, h:])
-    p[h:, h:] -= p[h:, :h] @ p[:h, h:]
+    # --sample: the right half's update, timed per unit of work (m h (w - h)) by height class
+    for _ in sample(range(1), iters=3, threshold=0.05, scope="global", tag=f"rlu{w}x{height_class(m)}",
+                    work=m * h * (w - h), enabled=SAMPLE):
+        p[:h, h:] = unit_lower_solve(p[:h, :h], p[:h, h:])
+        p[h:, h:] -= p[h:, :h] @ p[:h, h:]
     piv2 = _rlu(p[h:, h:])
     _swap(p[h:, :h], piv2)
     return piv + [h + r for r in piv2]
@@ -180,8 +194,12 @@ def update(k, lo, hi, part):
     p = panel(k)
     L11 = np.tril(p[:w], -1) + np.eye(w)
     L21 = p[w:]
+    m = N - k0
+    # --sample: chunks timed per unit of work (m x chunk width), shared by the updates of every
+    # panel of the same height class and by the three parts
     for c in sample(range(lo, hi, NB), iters=2, threshold=0.05, scope="global",
-                    tag=f"{N - k0}x{w}x{part}", enabled=SAMPLE):
+                    tag=f"upd{w}x{height_class(m)}", work=lambda c: m * (min(hi, c + NB) - c),
+                    enabled=SAMPLE):
         e = min(hi, c + NB)
         u = unit_lower_solve(L11, A[k0:k0 + w, c:e], full=True)
         A[k0:k0 + w, c:e] = u

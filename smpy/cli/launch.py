@@ -147,9 +147,12 @@ class Session:
         self.captured: list[tuple[int, str, str]] | None = [] if capture else None
 
     def _can_block(self, ctx: RankContext) -> bool:
+        """Whether the rank may end its burst here (print, time.time, time.sleep): not inside
+        an MPI call, nor inside a sampled loop (whose iteration smpy.sample is timing)."""
         proc = ctx.proc
         a = current_actor()  # the rank, or one of its threads (smpy.shim.green)
-        return proc.depth == 0 and not self.world.engine.stopping and a is not None and a.data is proc
+        return (proc.depth == 0 and not self.world.engine.stopping and a is not None and a.data is proc
+                and proc.bench.sampling is None)
 
     def before_output(self, ctx: RankContext) -> None:
         if self._can_block(ctx):

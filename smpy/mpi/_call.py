@@ -65,6 +65,8 @@ def mpicall(fn: F) -> F:
                 tracer.exit(proc.rank)
             if depth == 0 and timing.measure:
                 proc.bench.start = _thread_time()
+                if timing.count_faults:
+                    timing.mark_faults(proc)
 
     return wrapper  # type: ignore[return-value]
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 import os
+import resource
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,14 @@ if TYPE_CHECKING:
     from smpy.runtime.world import Process, World
 
 _thread_time = time.thread_time
+
+
+def _minor_faults() -> int:
+    """Minor page faults of the calling thread so far (Linux; 0 elsewhere)."""
+    return resource.getrusage(_RUSAGE_THREAD).ru_minflt if _RUSAGE_THREAD is not None else 0
+
+
+_RUSAGE_THREAD = getattr(resource, "RUSAGE_THREAD", None)
 
 
 def _parse_host_speed(text: str | float) -> float:
@@ -180,10 +189,12 @@ def measure_host_speed(seconds: float = 0.2) -> float:
 
 class RankBench:
     __slots__ = ("start", "measured_s", "simulated_flops", "bursts", "injected_s", "loc", "prev_loc",
-                 "sampling")
+                 "sampling", "faults0")
 
     def __init__(self) -> None:
         self.start = _thread_time()
+        #: the thread's minor page faults when the burst started (folded-memory trimming only)
+        self.faults0 = 0
         self.measured_s = 0.0
         self.simulated_flops = 0.0
         self.bursts = 0
@@ -220,6 +231,8 @@ class Timing:
         self.samples: dict[str, Any] = {}
         self._config = config
         self._folder: Any = None
+        #: bursts count the thread's page faults (folded-memory trimming is on)
+        self.count_faults = False
         world.timing = self
         for p in world.processes:
             p.bench = RankBench()
@@ -227,8 +240,14 @@ class Timing:
     def flush(self, proc: Process) -> None:
         """End the current burst: simulate it (blocking), restart the timer."""
         b = proc.bench
-        if self._folder is not None and self._folder.trim_limit:
-            self._folder.tick()  # keeps the RSS of folded mappings bounded
+        folder = self._folder
+        if folder is not None and folder.trim_limit:
+            now = _thread_time()
+            # the re-faults of pages that trimming dropped are the emulator's cost, not the
+            # program's: their time (calibrated per fault) leaves the burst
+            dt = folder.refault_seconds(_minor_faults() - b.faults0)
+            folder.tick()  # keeps the RSS of folded mappings bounded (not timed either)
+            b.start = _thread_time() - max(0.0, now - b.start - dt)
         if b.sampling is not None:  # SMPI aborts: "Cannot do recursive benchmarks"
             raise RuntimeError(f"MPI call inside the sampled loop {b.sampling}: smpy.sample loops "
                                "and smpy.sampled functions must not call MPI")
@@ -254,6 +273,8 @@ class Timing:
                 if self._burst(proc, dt):
                     now = _thread_time()  # the other ranks ran meanwhile
         b.start = now
+        if self.count_faults:
+            b.faults0 = _minor_faults()
 
     def _burst(self, proc: Process, seconds: float) -> bool:
         """Execute ``seconds`` of this machine's computation on the rank's host; True when the
@@ -284,6 +305,7 @@ class Timing:
 
             self._folder = Folder(self._config.get(SHARED_MALLOC), self._config.get(BLOCKSIZE),
                                   self._config.get(TRIM))
+            self.count_faults = bool(self._folder.trim_limit)
         return self._folder
 
     def end_of_rank(self, proc: Process) -> None:
@@ -304,6 +326,23 @@ class Timing:
     def restart(self, proc: Process) -> None:
         if self.measure:
             proc.bench.start = _thread_time()
+            if self.count_faults:
+                proc.bench.faults0 = _minor_faults()
+
+    def mark_faults(self, proc: Process) -> None:
+        """A burst starts (the end of an MPI call): note the thread's page faults."""
+        proc.bench.faults0 = _minor_faults()
+
+    def faults_now(self) -> int:
+        """The thread's minor page faults so far, when bursts count them (else 0)."""
+        return _minor_faults() if self.count_faults else 0
+
+    def refault_seconds(self, faults0: int) -> float:
+        """CPU time of the folded pages re-faulted since the count was ``faults0`` (to leave
+        out of a timed span; see Folder.refault_seconds)."""
+        if not self.count_faults:
+            return 0.0
+        return self._folder.refault_seconds(_minor_faults() - faults0)
 
     def execute_flops(self, proc: Process, flops: float) -> None:
         self.flush(proc)

@@ -28,6 +28,15 @@ batch costs 10x the next ones); counted as samples they would be extrapolated to
 iteration not executed. A loop of :math:`N` items whose :math:`w` warm-up iterations ran
 (measured :math:`W` seconds) injects :math:`W + \bar t\,(N - w)`.
 
+**Work model** (``work=``, an smpy extension): when the iterations of a site do different
+amounts of work (a matrix update whose height shrinks from one visit to the next, a last
+chunk narrower than the others), ``work`` gives each item's amount :math:`u_i` (a number
+for all items, or a function of the item), the statistics are kept per unit of work
+(:math:`t_i / u_i`) and the loop injects :math:`\bar r \sum_{i \notin \text{run}} u_i` for the items
+not run, :math:`\bar r` the mean time per unit. One site can then serve visits of every size
+(HPL's trailing updates across panels), where SMPI would need one site per size, each paying
+its own samples. The model is the user's: time proportional to the work given.
+
 No MPI call may happen inside a sampled loop (SMPI aborts; smpy raises ``RuntimeError``).
 """
 
@@ -37,7 +46,7 @@ import functools
 import math
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -51,9 +60,9 @@ class SampleStats:
     """Running statistics of one sample site (SMPI's ``LocalData``)."""
 
     __slots__ = ("iters", "threshold", "warmup", "warmed", "count", "total", "total_sq", "mean", "relstderr",
-                 "last")
+                 "last", "per_work")
 
-    def __init__(self, iters: int, threshold: float, warmup: int = 0) -> None:
+    def __init__(self, iters: int, threshold: float, warmup: int = 0, per_work: bool = False) -> None:
         if not (iters > 0 or threshold > 0):
             raise ValueError("smpy.sample: give a positive number of iterations to time, or a "
                              "positive relative standard error threshold (or both)")
@@ -70,6 +79,8 @@ class SampleStats:
         self.mean = 0.0
         self.relstderr = 0.0
         self.last: Any = None  # last result of a sampled function
+        #: samples are seconds per unit of work (``work=``), not seconds per iteration
+        self.per_work = per_work
 
     def warming(self) -> bool:
         return self.warmed < self.warmup
@@ -97,47 +108,76 @@ def site_key(proc: Process, file: str, line: int, tag: str, scope: str) -> str:
     return key if scope == "global" else f"{key}:{proc.rank}"
 
 
-def stats_for(proc: Process, key: str, iters: int, threshold: float, warmup: int = 0) -> SampleStats:
+def stats_for(proc: Process, key: str, iters: int, threshold: float, warmup: int = 0,
+              per_work: bool = False) -> SampleStats:
     samples = proc.world.timing.samples
     st = samples.get(key)
     if st is None:
-        st = samples[key] = SampleStats(iters, threshold, warmup)
-    elif st.iters != iters or st.threshold != threshold or st.warmup != warmup:
+        st = samples[key] = SampleStats(iters, threshold, warmup, per_work)
+    elif st.iters != iters or st.threshold != threshold or st.warmup != warmup or st.per_work != per_work:
         raise ValueError(f"smpy.sample: site {key} sampled with different settings "
-                         f"({iters}, {threshold}, warmup {warmup}) than before "
-                         f"({st.iters}, {st.threshold}, warmup {st.warmup})")
+                         f"({iters}, {threshold}, warmup {warmup}, work {'yes' if per_work else 'no'}) "
+                         f"than before ({st.iters}, {st.threshold}, warmup {st.warmup}, "
+                         f"work {'yes' if st.per_work else 'no'})")
     return st
 
 
-def sample_loop(proc: Process, items: Iterable[T], n: int, key: str, st: SampleStats) -> Iterator[T]:
+def work_function(work: Any) -> Callable[[Any], float] | None:
+    """``work=`` as a function of the item (None: one unit per iteration)."""
+    if work is None:
+        return None
+    if callable(work):
+        return work
+    u = float(work)
+    if not u > 0.0:
+        raise ValueError(f"smpy.sample: work must be positive, not {work!r}")
+    return lambda _item: u
+
+
+def sample_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
+                work: Callable[[T], float] | None = None) -> Iterator[T]:
     """The body of :func:`smpy.sample` under smpyrun (see the module docstring)."""
     timing = proc.world.timing
     timing.flush(proc)  # computation before the loop is its own burst
     b = proc.bench
-    done = 0
+    done = 0.0  # work (or iterations) of the items run as samples
     warm_n, warm_s = 0, 0.0  # warm-up iterations run here and their measured time
+    warm_u = 0.0
+    total = float(len(items)) if work is None else math.fsum(_units(work, x) for x in items)
     try:
         for item in items:
             if not st.need_more():
                 break
+            u = 1.0 if work is None else _units(work, item)
             b.sampling = key
+            f0 = timing.faults_now()
             t0 = _thread_time()
             yield item
             dt = _thread_time() - t0
+            if timing.count_faults:  # folded pages that trimming dropped: not the kernel's time
+                dt = max(0.0, dt - timing.refault_seconds(f0))
             if st.warming():
                 st.warmed += 1
                 warm_n += 1
                 warm_s += dt
-            else:
-                st.add(dt)
+                warm_u += u
+            elif u > 0.0:
+                st.add(dt / u)
             b.sampling = None
-            done += 1
+            done += u
     except GeneratorExit:  # the caller left the loop early: only what ran is accounted
         b.sampling = None
-        timing.inject_measured(proc, warm_s + st.mean * (done - warm_n))
+        timing.inject_measured(proc, warm_s + st.mean * (done - warm_u))
         raise
     b.sampling = None
-    timing.inject_measured(proc, warm_s + st.mean * (n - warm_n))
+    timing.inject_measured(proc, warm_s + st.mean * (total - warm_u))
+
+
+def _units(work: Callable[[Any], float], item: Any) -> float:
+    u = float(work(item))
+    if u < 0.0 or u != u:
+        raise ValueError(f"smpy.sample: the work of item {item!r} is {u}; it must be 0 or more")
+    return u
 
 
 def sampled_call(proc: Process, fn: Callable[..., T], key: str, st: SampleStats,
@@ -152,12 +192,15 @@ def sampled_call(proc: Process, fn: Callable[..., T], key: str, st: SampleStats,
     timing.flush(proc)
     b = proc.bench
     b.sampling = key
+    f0 = timing.faults_now()
     t0 = _thread_time()
     try:
         result = fn(*args, **kwargs)
     finally:
         dt = _thread_time() - t0
         b.sampling = None
+    if timing.count_faults:
+        dt = max(0.0, dt - timing.refault_seconds(f0))
     if st.warming():
         st.warmed += 1
     else:

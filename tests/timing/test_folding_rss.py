@@ -52,3 +52,45 @@ def test_trimming_bounds_rss_and_keeps_private_pages(tmp_path: Path) -> None:
     assert ok_trim and ok_keep
     assert rss_keep >= rss_trim + 8 * 32 - 64  # 8 ranks x 32 MiB of mapped folded pages
     assert rss_trim < rss_keep / 2
+
+
+REFAULT_PROG = """
+import numpy as np
+import smpy
+from mpi4py import MPI
+
+c = MPI.COMM_WORLD
+a = smpy.shared_array(64 * 2**20 // 8)     # 64 MiB of folded float64, 16384 pages
+a[:] = 1.0
+for _ in range(20):
+    c.Barrier()                             # trimming (if on) drops the pages here
+    c.Barrier()
+    a[::512] += 1.0                         # one element per page: re-faults after a trim
+"""
+
+
+def _compute(tmp_path: Path, trim: str, exclude: bool) -> float:
+    import smpy
+    from smpy.timing import folding
+
+    prog = tmp_path / "refault.py"
+    prog.write_text(REFAULT_PROG)
+    saved = folding.Folder.refault_seconds
+    if not exclude:
+        folding.Folder.refault_seconds = lambda self, faults: 0.0  # type: ignore[method-assign]
+    try:
+        res = smpy.run(str(prog), np=1, capture=True, echo=False,
+                       cfg={"smpy/shared-malloc-trim": trim, "smpi/shared-malloc-blocksize": "64MiB"})
+    finally:
+        folding.Folder.refault_seconds = saved  # type: ignore[method-assign]
+    assert res.status == "ok", res.message
+    return res.ranks[0].measured_compute_s
+
+
+def test_refaults_after_trimming_are_not_the_programs_time(tmp_path: Path) -> None:
+    base = _compute(tmp_path, "0", True)
+    charged = _compute(tmp_path, "1MiB", False)
+    excluded = _compute(tmp_path, "1MiB", True)
+    # 20 rounds of ~1000-16000 re-faults: tens of ms when charged to the program
+    assert charged - base > 0.01
+    assert abs(excluded - base) < 0.5 * (charged - base), (base, charged, excluded)
