@@ -150,8 +150,10 @@ class Folder:
         self._shared0 = 0
         #: pages that trimming dropped and that no burst has faulted in again yet
         self.debt = 0
-        #: thread CPU seconds of one such page fault (measured at the first trim)
+        #: thread CPU seconds of one such page fault, and pages it maps (measured when the
+        #: first folded array is made)
         self.refault_cost = -1.0
+        self.refault_pages = 1
         self.excluded_s = 0.0
 
     def refault_seconds(self, faults: int) -> float:
@@ -161,8 +163,9 @@ class Folder:
         rank never had those pages taken away), and leaves the burst."""
         if faults <= 0 or self.debt <= 0:
             return 0.0
-        n = min(faults, self.debt)
-        self.debt -= n
+        per = self.refault_pages
+        n = min(faults, -(-self.debt // per))  # a fault maps ``per`` pages (fault-around)
+        self.debt = max(0, self.debt - n * per)
         dt = n * max(self.refault_cost, 0.0)
         self.excluded_s += dt
         return dt
@@ -186,14 +189,18 @@ class Folder:
             pages = view[::_PAGE]
             pages[:] = 1
             times = []
-            for _ in range(5):
+            evict = np.empty(32 << 17)  # 32 MiB, a last-level cache's worth: faults in a
+            for _ in range(5):          # program's computation find cold caches
                 _LIBC.madvise(addr, n, _MADV_DONTNEED)
+                evict.fill(0.0)
                 f0 = _thread_faults()
                 t0 = time.thread_time()
                 pages += 1
-                times.append((time.thread_time() - t0) / max(1, _thread_faults() - f0))
+                faults = max(1, _thread_faults() - f0)
+                times.append((time.thread_time() - t0) / faults)
+            self.refault_pages = max(1, round(len(pages) / faults))
             _LIBC.madvise(addr, n, _MADV_DONTNEED)  # not resident any more: RSS as before
-            del view, pages
+            del view, pages, evict
             return sorted(times)[2]
         finally:
             try:
