@@ -140,5 +140,8 @@ def test_persistent_requests_and_tests_replay_to_the_recorded_time(tmp_path: Pat
     assert res.status == "ok", res.message
     r1 = [x for x in _lines(index, 1) if " compute " not in x]
     assert r1[1:5] == ["1 isend 2 3 800 6", "1 irecv 0 3 800 6", "1 test 1 2 3", "1 waitall 2"]
-    assert r1[-4:] == ["1 send 2 5 800 6", "1 test 0 1 5", "1 waitall 2", "1 finalize"]
+    # whether q's message is in by the Test depends on the measured computation and on the
+    # other ranks' polls (SMPI's polling counters are shared): either flag is right
+    assert r1[-4] == "1 send 2 5 800 6" and r1[-3] in ("1 test 0 1 5", "1 test 1 1 5")
+    assert r1[-2:] == ["1 waitall 2", "1 finalize"]
     assert _replay(index, 3) == pytest.approx(res.makespan_s, rel=1e-9)

@@ -113,6 +113,40 @@ static void stencil(int rank, int size) {
   free(s); free(r);
 }
 
+/* every rank polls at once: Testall over 4 receives, Testany over 4, an Iprobe loop (SMPI's
+   polling costs grow with failures, counted per call for all ranks together) */
+static void polling(int rank, int size) {
+  const long n = 4096;
+  char* b = buffer(4 * n);
+  char* s = buffer(n);
+  int left = (rank - 1 + size) % size, right = (rank + 1) % size;
+  p2p_barrier(rank, size);
+  double t0 = MPI_Wtime();
+  for (int it = 0; it < 3; it++) {
+    MPI_Request rq[4];
+    int flag = 0, idx = -1;
+    for (int k = 0; k < 4; k++) MPI_Irecv(b + k * n, n, MPI_BYTE, left, 20 + k, MPI_COMM_WORLD, &rq[k]);
+    smpi_execute_flops(2e6 * (1 + rank % 3));
+    for (int k = 0; k < 4; k++) MPI_Send(s, n, MPI_BYTE, right, 20 + k, MPI_COMM_WORLD);
+    while (!flag) MPI_Testall(4, rq, &flag, MPI_STATUSES_IGNORE);
+    for (int k = 0; k < 4; k++) MPI_Irecv(b + k * n, n, MPI_BYTE, right, 30 + k, MPI_COMM_WORLD, &rq[k]);
+    smpi_execute_flops(1e6 * (1 + rank % 2));
+    for (int k = 0; k < 4; k++) MPI_Send(s, n, MPI_BYTE, left, 30 + k, MPI_COMM_WORLD);
+    for (int got = 0; got < 4; got++) {
+      flag = 0;
+      while (!flag) MPI_Testany(4, rq, &idx, &flag, MPI_STATUS_IGNORE);
+    }
+    smpi_execute_flops(3e6 * (rank % 4));
+    MPI_Send(s, 1, MPI_BYTE, right, 40, MPI_COMM_WORLD);
+    flag = 0;
+    while (!flag) MPI_Iprobe(left, 40, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    MPI_Recv(b, 1, MPI_BYTE, left, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  double worst = p2p_max(rank, size, MPI_Wtime() - t0);
+  if (rank == 0) printf("polling_%d %.9e\n", size, worst);
+  free(b); free(s);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -124,6 +158,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(p, "many_to_one")) many_to_one(rank, size);
   else if (!strcmp(p, "all_pairs")) all_pairs(rank, size);
   else if (!strcmp(p, "stencil")) stencil(rank, size);
+  else if (!strcmp(p, "polling")) polling(rank, size);
   else if (rank == 0) fprintf(stderr, "unknown pattern %s\n", p);
   MPI_Finalize();
   return 0;

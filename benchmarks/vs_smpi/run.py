@@ -34,7 +34,7 @@ PLATFORMS = {
     "cluster64": (HERE / "cluster64.xml", ROOT / "examples" / "platforms" / "cluster64.yaml", 64),
     "fattree": (HERE / "fattree.xml", HERE / "fattree.yaml", 16),
 }
-PATTERNS = ("pingpong", "ring", "many_to_one", "all_pairs", "stencil")
+PATTERNS = ("pingpong", "ring", "many_to_one", "all_pairs", "stencil", "polling")
 
 
 def _run(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 900) -> tuple[str, float, float]:

@@ -59,7 +59,7 @@ def _probe(ctx: Ctx, src: int) -> bool:
     if p2p.iprobe(proc, ctx.comm, COLL, src, ctx.tag + T_HERE) is not None:
         return True
     if p2p.find_unexpected(proc, ctx.comm, P2P, src, ANY_TAG) is not None:
-        proc.iprobe_streak = 0
+        proc.polls.iprobe = 0
         return True
     return False
 

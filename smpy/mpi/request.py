@@ -588,9 +588,9 @@ def _complete_all(requests: Sequence[Request], statuses: list[Status] | None) ->
 
 
 def _testall(requests: Sequence[Request], statuses: list[Status] | None) -> tuple[bool, list | None]:
-    pr = proc()
-    pending = [r._impl for r in requests if r._impl is not None and r._impl.state == 0]
-    if pending and not p2p.test(pr, pending[0]) or any(x.state == 0 for x in pending):
+    active = [r._impl for r in requests if _live(r._impl)]
+    p2p.poll_each(proc(), active)  # type: ignore[arg-type]
+    if any(x.state == 0 for x in active):  # type: ignore[union-attr]
         return False, None
     return True, _complete_all(requests, statuses)
 
@@ -615,17 +615,12 @@ def _testany(requests: Sequence[Request], status: Status | None) -> tuple[int, b
         if status is not None:
             status._fill(-2, -1, 0, 0)
         return UNDEFINED, True, None
-    pr = proc()
-    for i in idx:
-        if requests[i]._impl.state != 0:  # type: ignore[union-attr]
-            pr.test_streak = 0
-            return i, True, requests[i]._complete(status)
-    if p2p.test(pr, requests[idx[0]]._impl):  # type: ignore[arg-type]
-        return idx[0], True, requests[idx[0]]._complete(status)
+    if not p2p.poll_any(proc(), [requests[i]._impl for i in idx]):  # type: ignore[misc]
+        return UNDEFINED, False, None
     for i in idx:
         if requests[i]._impl.state != 0:  # type: ignore[union-attr]
             return i, True, requests[i]._complete(status)
-    return UNDEFINED, False, None
+    return UNDEFINED, False, None  # not reached: poll_any saw one complete
 
 
 def _collect_done(requests: Sequence[Request], statuses: list[Status] | None) -> tuple[list[int], list]:
@@ -649,8 +644,7 @@ def _testsome(requests: Sequence[Request], statuses: list[Status] | None) -> tup
     active = [r._impl for r in requests if _live(r._impl)]
     if not active:
         return None, None
-    if not any(x.state != 0 for x in active):  # type: ignore[union-attr]
-        p2p.test(proc(), active[0])  # type: ignore[arg-type]
+    p2p.poll_each(proc(), active)  # type: ignore[arg-type]
     return _collect_done(requests, statuses)
 
 

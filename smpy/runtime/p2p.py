@@ -59,7 +59,8 @@ class Request(Activity):
     """
 
     __slots__ = ("kind", "comm", "channel", "owner", "call", "peer", "tag", "source", "nbytes",
-                 "error", "cancelled", "payload", "buf", "datatype", "persistent", "user_data", "ti")
+                 "error", "cancelled", "payload", "buf", "datatype", "persistent", "user_data", "ti",
+                 "polled")
 
     def __init__(self, owner: Process, kind: int, comm: CommImpl | None, channel: int, call: str,
                  peer: int, tag: int) -> None:
@@ -394,10 +395,11 @@ def test(proc: Process, req: Request, record: bool = False) -> bool:
     of the application, to write in a time-independent trace (not the polls of
     MPI_Testall/any/some, which SMPI's format cannot replay)."""
     world = proc.world
+    polls = proc.polls
     if world.test_sleep > 0.0:
-        block_on(Sleep(world.engine, world.test_sleep * (proc.test_streak + 1)))
+        block_on(Sleep(world.engine, world.test_sleep * (polls.test + 1)))
     if req.state != 0:
-        proc.test_streak = 0
+        polls.test = 0
         if record:
             ti_test(proc, req, True)
         finish(proc, req)
@@ -405,7 +407,42 @@ def test(proc: Process, req: Request, record: bool = False) -> bool:
     if record:
         ti_test(proc, req, False)
     if world.grow_injected:
-        proc.test_streak += 1
+        polls.test += 1
+    return False
+
+
+def poll_each(proc: Process, reqs: list[Request]) -> None:
+    """The polling cost of MPI_Testall/MPI_Testsome over active requests: SMPI tests each
+    one in turn (MPI_Test's cost, counter and all, completed requests included), before
+    the caller looks at which are complete."""
+    world = proc.world
+    if world.test_sleep <= 0.0:
+        return
+    polls = proc.polls
+    for req in reqs:
+        if getattr(req, "polled", False):
+            continue  # SMPI freed it (MPI_REQUEST_NULL) when an earlier poll found it complete
+        block_on(Sleep(world.engine, world.test_sleep * (polls.test + 1)))
+        if req.state != 0:
+            polls.test = 0
+            if not req.persistent:
+                req.polled = True
+        elif world.grow_injected:
+            polls.test += 1
+
+
+def poll_any(proc: Process, reqs: list[Request]) -> bool:
+    """The polling cost of MPI_Testany over active requests (SMPI: its own counter, which
+    grows with every unsuccessful call whatever smpi/grow-injected-times says); whether one
+    of them is complete."""
+    world = proc.world
+    polls = proc.polls
+    if world.test_sleep > 0.0:
+        block_on(Sleep(world.engine, world.test_sleep * (polls.testany + 1)))
+    if any(r.state != 0 for r in reqs):
+        polls.testany = 0
+        return True
+    polls.testany += 1
     return False
 
 
@@ -453,16 +490,16 @@ def iprobe(proc: Process, comm: CommImpl, channel: int, source: int, tag: int) -
         # seconds at smpi/iprobe-cpu-usage of one core
         speed = proc.host.speed_flops * world.iprobe_cpu
         if speed > 0.0:
-            flops = (proc.iprobe_streak + 1) * world.iprobe_sleep * speed
+            flops = (proc.polls.iprobe + 1) * world.iprobe_sleep * speed
             block_on(world.cpu.execute(proc.host, flops, bound=speed, label="iprobe"))
         else:
-            block_on(Sleep(world.engine, world.iprobe_sleep * (proc.iprobe_streak + 1)))
+            block_on(Sleep(world.engine, world.iprobe_sleep * (proc.polls.iprobe + 1)))
     s = find_unexpected(proc, comm, channel, source, tag)
     if s is None:
         if world.grow_injected:
-            proc.iprobe_streak += 1
+            proc.polls.iprobe += 1
     else:
-        proc.iprobe_streak = 0
+        proc.polls.iprobe = 0
     return s
 
 

@@ -55,6 +55,23 @@ IPROBE_CPU = declare("smpi/iprobe-cpu-usage", 1.0,
                      "Fraction of a core burnt while polling in MPI_Iprobe (counts for energy)", parse=parse_float)
 GROW_INJECTED = declare("smpi/grow-injected-times", True,
                         "MPI_Test/MPI_Iprobe costs grow with consecutive unsuccessful calls", parse=parse_bool)
+POLL_COUNTERS = declare("smpy/poll-counters", "shared",
+                        "Whose unsuccessful MPI_Test/Testany/Iprobe calls make the next one cost more: "
+                        "shared (one counter per call for all ranks, as SMPI's function-static counters) "
+                        "or rank (each rank its own)", choices=("shared", "rank"),
+                        parse=lambda v: str(v).strip().lower())
+
+
+class PollCounters:
+    """Consecutive unsuccessful polls, per polling call (SMPI's ``nsleeps``, minus one):
+    ``MPI_Test`` (also each request of Testall/Testsome), ``MPI_Testany``, ``MPI_Iprobe``."""
+
+    __slots__ = ("test", "testany", "iprobe")
+
+    def __init__(self) -> None:
+        self.test = 0
+        self.testany = 0
+        self.iprobe = 0
 INIT_TIME = declare("smpi/init", 0.0, "Simulated time injected in MPI_Init (s)", parse=parse_float)
 
 
@@ -77,7 +94,7 @@ class Process:
 
     __slots__ = (
         "world", "rank", "host", "actor", "_comm_self", "initialized", "finalized", "thread_level",
-        "mpi_calls", "test_streak", "iprobe_streak", "bench", "depth", "comm_seq", "attrs",
+        "mpi_calls", "polls", "bench", "depth", "comm_seq", "attrs",
         "errors_fatal", "error_registry", "o_send", "o_isend", "o_recv",
         "comm_world", "parent", "appnum",
     )
@@ -92,8 +109,8 @@ class Process:
         self.finalized = False
         self.thread_level = 0
         self.mpi_calls = 0
-        self.test_streak = 0
-        self.iprobe_streak = 0
+        #: polling counters: the world's (smpy/poll-counters:shared) or the rank's own
+        self.polls = world.polls if world.polls is not None else PollCounters()
         #: timing state (owned by smpy.timing)
         self.bench: Any = None
         #: nesting depth of MPI calls (timing only at depth 0)
@@ -150,6 +167,7 @@ class World:
         self.init_time = config.get(INIT_TIME)
         self.iprobe_cpu = config.get(IPROBE_CPU)
         self.grow_injected = config.get(GROW_INJECTED)
+        self.polls = PollCounters() if config.get(POLL_COUNTERS) == "shared" else None
         self._overhead_cache: dict[tuple[str, str | None], Piecewise | None] = {}
         self._overheads = {f.name: Piecewise.parse_affine(config.get(f)) for f in (SEND_OVERHEAD, ISEND_OVERHEAD,
                                                                                   RECV_OVERHEAD)}
