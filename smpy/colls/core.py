@@ -296,7 +296,7 @@ class BlockVector:
         # of 1 MiB); anything else is copied
         self.buf = data if adopt and type(data) in (bytearray, memoryview) else bytearray(data)
         self.view = memoryview(self.buf)
-        off = [c * elem for c in accumulate(counts, initial=0)]
+        off = list(accumulate(map(elem.__mul__, counts), initial=0))  # C-level: 1024 blocks x 1024 ranks
         pos = off[-1]
         if pos > len(self.buf):
             raise AssertionError(f"internal error: blocks of {pos} bytes in a vector of {len(self.buf)}")
