@@ -163,3 +163,36 @@ def test_error_floor_when_runs_agree_by_chance() -> None:
     assert compute.ratios(real, emu, 1e-3)[0] == {}
     assert compute.ratios(compute.Totals.of([{"k": 1.0}, {"k": 1.0}]),
                           compute.Totals.of([{"k": 1.03}, {"k": 1.03}]), 1e-3)[0] == {"k": 1.03}
+
+
+def test_protocol_probe_finds_where_real_send_waits(tmp_path: Path) -> None:
+    """The eager/rendezvous threshold of the real MPI (MPICH here), probed with a late
+    receiver: every probe below the threshold returned at once, every one from it on
+    waited for the receiver; and `smpy calibrate network` writes it to the platform."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent))
+    if mpiexec is None:
+        pytest.skip("no mpiexec next to this Python (pip install mpich)")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", "smpy.calibrate.protocol_real", "16"],
+                         capture_output=True, text=True, timeout=300, env=env, check=True).stdout
+    rows = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+    threshold = rows[-1]["threshold"]
+    assert 0 < threshold <= 1 << 16
+    best: dict[int, float] = {}
+    for r in rows[:-1]:
+        best[r["size"]] = min(best.get(r["size"], 1.0), r["send"])
+    assert all((t > 0.01) == (n >= threshold) for n, t in best.items()), (threshold, best)
+    from smpy.calibrate.network import main as network
+
+    prefix = tmp_path / "net"
+    assert network(["--max-size", "14", "--reps", "1", "--inner", "1", "-o", str(prefix)]) == 0
+    import yaml
+
+    cfg = yaml.safe_load((tmp_path / "net.yaml").read_text())["config"]
+    got = int(cfg["smpi/send-is-detached-thresh"])
+    assert threshold - 64 <= got <= threshold + 64  # the same library probed again

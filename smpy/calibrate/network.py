@@ -5,9 +5,13 @@ here; give ``--hosts a,b`` style arguments through ``--mpiexec-args`` for two no
 a segmented affine model (:mod:`smpy.calibrate.fit`) and writes
 
 * a platform YAML fragment (``config:`` with ``network/latency-factor`` and
-  ``network/bandwidth-factor`` relative to the nominal latency/bandwidth given), and the
-  protocol threshold suggestion (the breakpoints are where the MPI library switches
-  protocol);
+  ``network/bandwidth-factor`` relative to the nominal latency/bandwidth given), and
+  ``smpi/send-is-detached-thresh``: the size from which the real ``MPI_Send`` waits for its
+  receiver (:mod:`smpy.calibrate.protocol_real`: a late receiver, bisection), which a
+  ping-pong cannot see (its receives are always posted in time). MPICH 4 over shared
+  memory here: 8120 bytes. Without the probe (``--no-protocol``, ``--samples``) the start of
+  the last fitted segment is a guess, and a poor one: 8 MiB here, so that a program sending
+  1 MB panels (examples/predict/lu.py) was predicted 20-30 % too fast;
 * the raw samples as CSV, and a plot of data and fit when matplotlib is installed.
 """
 
@@ -40,6 +44,20 @@ def measure(max_exp: int, reps: int, seed: int, mpiexec: str, extra: list[str], 
     return np.array([r["size"] for r in rows], dtype=float), np.array([r["t"] for r in rows])
 
 
+def probe_protocol(max_exp: int, mpiexec: str, extra: list[str], timeout: float) -> int:
+    """The smallest message size whose real ``MPI_Send`` waits for the receive (0: none up
+    to 2**max_exp bytes); see :mod:`smpy.calibrate.protocol_real`."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    cmd = [mpiexec, "-n", "2", *extra, sys.executable, "-m", "smpy.calibrate.protocol_real", str(max_exp)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr[-2000:]}")
+    for line in reversed(out.stdout.splitlines()):
+        if line.startswith('{"threshold"'):
+            return int(json.loads(line)["threshold"])
+    raise RuntimeError(f"{' '.join(cmd)}: no threshold in its output")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="smpy calibrate network", description=__doc__.split("\n\n")[0])
     ap.add_argument("--latency", default="1us", help="nominal latency of the link the factors refer to")
@@ -53,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mpiexec", default=shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or "mpiexec")
     ap.add_argument("--mpiexec-args", default="", help="extra mpiexec arguments (e.g. host placement)")
     ap.add_argument("--samples", help="fit these CSV samples (size,t) instead of measuring")
+    ap.add_argument("--no-protocol", dest="protocol", action="store_false",
+                    help="do not probe the eager/rendezvous threshold (guess it from the fit)")
     ap.add_argument("-o", "--output", default="network-calibration", help="output prefix")
     ns = ap.parse_args(argv)
     lat, bw = parse_time(ns.latency), parse_bandwidth(ns.bandwidth)
@@ -66,8 +86,17 @@ def main(argv: list[str] | None = None) -> int:
     # SMPI puts size + 16 bytes on the wire: fit against that
     segs = segmented_fit(sizes + 16, times, quantile=ns.quantile)
     lat_f, bw_f = to_factors(segs, lat, bw)
+    thresh = int(segs[-1].start) if len(segs) > 1 else 65536  # a guess: where the fit breaks last
+    how = "guessed from the last breakpoint of the fit"
+    if ns.protocol and not ns.samples:
+        probed = probe_protocol(ns.max_size, ns.mpiexec, ns.mpiexec_args.split(), 600)
+        if probed > 0:
+            thresh, how = probed, "probed: MPI_Send waits for the receiver from this size on"
+        else:
+            thresh, how = (1 << ns.max_size) + 1, f"probed: no MPI_Send up to {1 << ns.max_size} B waited"
+    print(f"smpi/send-is-detached-thresh: {thresh} ({how})")
     fragment = {"config": {"network/latency-factor": lat_f, "network/bandwidth-factor": bw_f,
-                           "smpi/send-is-detached-thresh": str(int(segs[-1].start) if len(segs) > 1 else 65536)}}
+                           "smpi/send-is-detached-thresh": str(thresh)}}
     Path(f"{ns.output}.yaml").write_text(
         "# smpy calibrate network: factors relative to latency "
         f"{format_time(lat)} and bandwidth {format_bandwidth(bw)}\n" + yaml.safe_dump(fragment, sort_keys=False))
