@@ -130,6 +130,10 @@ def elapsed(out: str, pattern: re.Pattern = ELAPSED) -> float:
     return float(m.group(1))
 
 
+def name_of(ex: str, args: list[str]) -> str:
+    return f"{ex[:-3]} {' '.join(a for a in args if not a.startswith('--'))}"
+
+
 def calibrate(work: Path, np_: int, quick: bool, cases: dict, reps: int) -> tuple[float, Path, dict[str, Path]]:
     smpy = [sys.executable, "-m", "smpy", "calibrate"]
     out = sh([*smpy, "host-speed", "--seconds", "0.5" if quick else "2"])
@@ -209,10 +213,16 @@ def main() -> int:
     speed, pfile, factors = calibrate(work, ns.np, ns.quick, cases, ns.cal_reps)
     rows = []
     mins: list[tuple[str, float, float, float]] = []  # fastest real run, prediction, raw prediction
+    paired: list[tuple[str, float, float]] = []  # median over reps of (pred_i - real_i) / real_i
     runs: dict[str, dict[str, list[float]]] = {}
     for ex, (_, sizes) in cases.items():
         for args in sizes:
             reals, cpus, loads, creals = [], [], [], []
+            preds, raws, walls, cpreds, craws = [], [], [], [], []
+            report = work / "regions.csv"
+            rep_cfg = [f"--cfg=smpy/region-report:{report}"] if ns.compute else []
+            # real and emulated runs alternate, so that a drift of the machine's speed (its
+            # measured flop rate moved by 11 % between two runs of this script) hits both
             for rep in range(ns.reps):
                 loads.append(loadavg())
                 if ns.compute:
@@ -226,11 +236,7 @@ def main() -> int:
                     out = sh([MPIEXEC, "-n", str(ns.np), sys.executable, str(EX / ex), *args], environ=real_env())
                 reals.append(elapsed(out))
                 cpus.append(elapsed(out, CPU))
-            real, cpu = statistics.median(reals), statistics.median(cpus)
-            preds, raws, walls, cpreds, craws = [], [], [], [], []
-            report = work / "regions.csv"
-            rep_cfg = [f"--cfg=smpy/region-report:{report}"] if ns.compute else []
-            for _ in range(ns.reps):  # one emulated run is as noisy as one real run
+                # one emulated run is as noisy as one real run: as many of each
                 t0 = time.perf_counter()
                 out = sh([sys.executable, "-m", "smpy", "-q", "-np", str(ns.np), "--platform", str(pfile),
                           f"--cfg=smpi/host-speed:{speed}f", f"--cfg=smpi/comp-adjustment-file:{factors[ex]}",
@@ -244,11 +250,14 @@ def main() -> int:
                                         str(EX / ex), *args])))
                 if ns.compute:
                     craws.append(simulated_total(report))
+            real, cpu = statistics.median(reals), statistics.median(cpus)
             pred, raw, wall = statistics.median(preds), statistics.median(raws), statistics.median(walls)
+            paired.append((name_of(ex, args), statistics.median((p - r) / r for p, r in zip(preds, reals)),
+                           statistics.median((p - r) / r for p, r in zip(raws, reals))))
             comp = ((statistics.median(cpreds) - statistics.median(creals)) / statistics.median(creals),
                     (statistics.median(craws) - statistics.median(creals)) / statistics.median(creals)
                     ) if ns.compute else (math.nan, math.nan)
-            name = f"{ex[:-3]} {' '.join(a for a in args if not a.startswith('--'))}"
+            name = name_of(ex, args)
             rows.append((name, real, cpu, pred, (pred - real) / real, (pred - cpu) / cpu,
                          statistics.mean(loads), wall, raw, (raw - cpu) / cpu, *comp,
                          spread(reals), spread(preds + raws)))
@@ -302,6 +311,12 @@ def main() -> int:
                  f"within 5 %: {sum(e <= 0.05 for e in em)}/{len(em)}   without factors: d_avg "
                  f"{statistics.mean(emr) * 100:.2f} %  d_max {max(emr) * 100:.2f} %  within 5 %: "
                  f"{sum(e <= 0.05 for e in emr)}/{len(emr)}")
+    ep_, er_ = [abs(e) for _n, e, _r in paired], [abs(r) for _n, _e, r in paired]
+    lines.append(f"paired:     d_avg {statistics.mean(ep_) * 100:.2f} %  d_max {max(ep_) * 100:.2f} %  "
+                 f"within 5 %: {sum(e <= 0.05 for e in ep_)}/{len(ep_)}   without factors: d_avg "
+                 f"{statistics.mean(er_) * 100:.2f} %  d_max {max(er_) * 100:.2f} %  within 5 %: "
+                 f"{sum(e <= 0.05 for e in er_)}/{len(er_)}   (median over the reps of the error of each "
+                 "prediction against the real run just before it)")
     lines += [f"#   {n:<22} fastest real {r:8.4f} s  pred {p:8.4f} s ({(p - r) / r * 100:+6.1f} %)  "
               f"raw {raw:8.4f} s ({(raw - r) / r * 100:+6.1f} %)" for n, r, p, raw in mins]
     text = "\n".join(lines) + "\n"
