@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import math
 import os
-import resource
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -55,12 +54,16 @@ if TYPE_CHECKING:
 _thread_time = time.thread_time
 
 
+try:
+    import resource
+except ImportError:  # not a POSIX system: trimming (Linux only) never counts faults
+    resource = None  # type: ignore[assignment]
+_RUSAGE_THREAD = getattr(resource, "RUSAGE_THREAD", None)
+
+
 def _minor_faults() -> int:
     """Minor page faults of the calling thread so far (Linux; 0 elsewhere)."""
     return resource.getrusage(_RUSAGE_THREAD).ru_minflt if _RUSAGE_THREAD is not None else 0
-
-
-_RUSAGE_THREAD = getattr(resource, "RUSAGE_THREAD", None)
 
 
 def _parse_host_speed(text: str | float) -> float:
