@@ -55,6 +55,7 @@ IPROBE_CPU = declare("smpi/iprobe-cpu-usage", 1.0,
                      "Fraction of a core burnt while polling in MPI_Iprobe (counts for energy)", parse=parse_float)
 GROW_INJECTED = declare("smpi/grow-injected-times", True,
                         "MPI_Test/MPI_Iprobe costs grow with consecutive unsuccessful calls", parse=parse_bool)
+INIT_TIME = declare("smpi/init", 0.0, "Simulated time injected in MPI_Init (s)", parse=parse_float)
 POLL_COUNTERS = declare("smpy/poll-counters", "shared",
                         "Whose unsuccessful MPI_Test/Testany/Iprobe calls make the next one cost more: "
                         "shared (one counter per call for all ranks, as SMPI's function-static counters) "
@@ -72,7 +73,6 @@ class PollCounters:
         self.test = 0
         self.testany = 0
         self.iprobe = 0
-INIT_TIME = declare("smpi/init", 0.0, "Simulated time injected in MPI_Init (s)", parse=parse_float)
 
 
 def network_config(config: Config) -> NetworkConfig:

@@ -47,23 +47,12 @@ from smpy.kernel.actors import block_on
 from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
 from smpy.support.units import parse_speed
 from smpy.timing import folding as _folding  # noqa: F401 - declares smpi/shared-malloc
+from smpy.timing.folding import thread_faults as _minor_faults
 
 if TYPE_CHECKING:
     from smpy.runtime.world import Process, World
 
 _thread_time = time.thread_time
-
-
-try:
-    import resource
-except ImportError:  # not a POSIX system: trimming (Linux only) never counts faults
-    resource = None  # type: ignore[assignment]
-_RUSAGE_THREAD = getattr(resource, "RUSAGE_THREAD", None)
-
-
-def _minor_faults() -> int:
-    """Minor page faults of the calling thread so far (Linux; 0 elsewhere)."""
-    return resource.getrusage(_RUSAGE_THREAD).ru_minflt if _RUSAGE_THREAD is not None else 0
 
 
 def _parse_host_speed(text: str | float) -> float:

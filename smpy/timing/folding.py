@@ -193,10 +193,10 @@ class Folder:
             for _ in range(5):          # program's computation find cold caches
                 _LIBC.madvise(addr, n, _MADV_DONTNEED)
                 evict.fill(0.0)
-                f0 = _thread_faults()
+                f0 = thread_faults()
                 t0 = time.thread_time()
                 pages += 1
-                faults = max(1, _thread_faults() - f0)
+                faults = max(1, thread_faults() - f0)
                 times.append((time.thread_time() - t0) / faults)
             self.refault_pages = max(1, round(len(pages) / faults))
             _LIBC.madvise(addr, n, _MADV_DONTNEED)  # not resident any more: RSS as before
@@ -332,10 +332,16 @@ class Folder:
         return np.frombuffer(raw, dtype=dt).reshape(shape)
 
 
-def _thread_faults() -> int:
+try:
     import resource
+except ImportError:  # not a POSIX system: trimming (Linux only) never counts faults
+    resource = None  # type: ignore[assignment]
+_RUSAGE_THREAD = getattr(resource, "RUSAGE_THREAD", None)
 
-    return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+
+def thread_faults() -> int:
+    """Minor page faults of the calling thread so far (Linux; 0 elsewhere)."""
+    return resource.getrusage(_RUSAGE_THREAD).ru_minflt if _RUSAGE_THREAD is not None else 0
 
 
 def _shared_pages(shared: list[tuple[int, int]], nbytes: int) -> list[tuple[int, int]]:

@@ -141,8 +141,7 @@ def sample_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
     timing.flush(proc)  # computation before the loop is its own burst
     b = proc.bench
     done = 0.0  # work (or iterations) of the items run as samples
-    warm_n, warm_s = 0, 0.0  # warm-up iterations run here and their measured time
-    warm_u = 0.0
+    warm_s, warm_u = 0.0, 0.0  # warm-up iterations run here: their measured time and work
     total = float(len(items)) if work is None else math.fsum(_units(work, x) for x in items)
     try:
         for item in items:
@@ -158,7 +157,6 @@ def sample_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
                 dt = max(0.0, dt - timing.refault_seconds(f0))
             if st.warming():
                 st.warmed += 1
-                warm_n += 1
                 warm_s += dt
                 warm_u += u
             elif u > 0.0:
