@@ -168,7 +168,8 @@ def test_error_floor_when_runs_agree_by_chance() -> None:
 def test_protocol_probe_finds_where_real_send_waits(tmp_path: Path) -> None:
     """The eager/rendezvous threshold of the real MPI (MPICH here), probed with a late
     receiver: every probe below the threshold returned at once, every one from it on
-    waited for the receiver; and `smpy calibrate network` writes it to the platform."""
+    waited for the receiver; MPICH's first Iprobe after a computation misses a message
+    that arrived during it; and `smpy calibrate network` writes both to the platform."""
     import json
     import shutil
     import subprocess
@@ -181,11 +182,15 @@ def test_protocol_probe_finds_where_real_send_waits(tmp_path: Path) -> None:
     out = subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", "smpy.calibrate.protocol_real", "16"],
                          capture_output=True, text=True, timeout=300, env=env, check=True).stdout
     rows = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-    threshold = rows[-1]["threshold"]
+    threshold = next(r["threshold"] for r in rows if "threshold" in r)
     assert 0 < threshold <= 1 << 16
+    polling = next(r for r in rows if "probe" in r)
+    assert polling["probe"] == "polled" and min(polling["misses"]) == 1, polling
+    assert 0 < polling["iprobe"] < 1e-3 and 0 < polling["test"] < 1e-3
     best: dict[int, float] = {}
-    for r in rows[:-1]:
-        best[r["size"]] = min(best.get(r["size"], 1.0), r["send"])
+    for r in rows:
+        if "size" in r:
+            best[r["size"]] = min(best.get(r["size"], 1.0), r["send"])
     assert all((t > 0.01) == (n >= threshold) for n, t in best.items()), (threshold, best)
     from smpy.calibrate.network import main as network
 
@@ -196,3 +201,5 @@ def test_protocol_probe_finds_where_real_send_waits(tmp_path: Path) -> None:
     cfg = yaml.safe_load((tmp_path / "net.yaml").read_text())["config"]
     got = int(cfg["smpi/send-is-detached-thresh"])
     assert threshold - 64 <= got <= threshold + 64  # the same library probed again
+    assert cfg["smpy/probe-sees"] == "polled" and cfg["smpi/grow-injected-times"] == "no"
+    assert 0 < float(cfg["smpi/iprobe"]) < 1e-3

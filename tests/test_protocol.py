@@ -56,3 +56,16 @@ def test_polling_advances_time_linearly_growing(mode):
     assert polls == k - 1
     polled = 1e-4 * k * (k + 1) / 2
     assert t == pytest.approx(polled + transfer if mode == "iprobe" else polled, rel=1e-9)
+
+
+@pytest.mark.parametrize(("sees", "mode", "misses"), [
+    ("posted", "plain", 0),   # SMPI: a probe sees every message posted so far
+    ("polled", "plain", 1),   # MPICH: the message arrived while the rank computed
+    ("polled", "poll", 0),    # ... unless a progress poll (a probe of another tag) came between
+    ("polled", "barrier", 0),  # ... or a call that waited (the barrier), after the send
+])
+def test_what_a_probe_sees(sees, mode, misses):
+    cfg = {**RAW, "smpy/probe-sees": sees, "smpi/iprobe": "1e-6", "smpi/grow-injected-times": "no"}
+    res = smpy.run(str(PROG / "probe_seen.py"), np=2, args=[mode], cfg=cfg)
+    assert res.status == "ok", res.message
+    assert res.rank_output(0).split() == ["misses", str(misses)]

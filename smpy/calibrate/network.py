@@ -12,6 +12,10 @@ a segmented affine model (:mod:`smpy.calibrate.fit`) and writes
   memory here: 8120 bytes. Without the probe (``--no-protocol``, ``--samples``) the start of
   the last fitted segment is a guess, and a poor one: 8 MiB here, so that a program sending
   1 MB panels (examples/predict/lu.py) was predicted 20-30 % too fast;
+* with the probe, the library's polling: ``smpy/probe-sees`` (MPICH's ``MPI_Iprobe`` misses
+  a message that arrived while the rank computed, until a progress poll pulled it in:
+  ``polled``), and the cost of an ``MPI_Iprobe`` / ``MPI_Test`` that finds nothing
+  (``smpi/iprobe``, ``smpi/test``, constant: ``smpi/grow-injected-times: no``);
 * the raw samples as CSV, and a plot of data and fit when matplotlib is installed.
 """
 
@@ -44,18 +48,22 @@ def measure(max_exp: int, reps: int, seed: int, mpiexec: str, extra: list[str], 
     return np.array([r["size"] for r in rows], dtype=float), np.array([r["t"] for r in rows])
 
 
-def probe_protocol(max_exp: int, mpiexec: str, extra: list[str], timeout: float) -> int:
+def probe_protocol(max_exp: int, mpiexec: str, extra: list[str], timeout: float) -> tuple[int, dict]:
     """The smallest message size whose real ``MPI_Send`` waits for the receive (0: none up
-    to 2**max_exp bytes); see :mod:`smpy.calibrate.protocol_real`."""
+    to 2**max_exp bytes), and the polling behaviour (``probe``: "polled" or "posted",
+    ``iprobe`` and ``test``: seconds per call that finds nothing); see
+    :mod:`smpy.calibrate.protocol_real`."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     cmd = [mpiexec, "-n", "2", *extra, sys.executable, "-m", "smpy.calibrate.protocol_real", str(max_exp)]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr[-2000:]}")
-    for line in reversed(out.stdout.splitlines()):
-        if line.startswith('{"threshold"'):
-            return int(json.loads(line)["threshold"])
-    raise RuntimeError(f"{' '.join(cmd)}: no threshold in its output")
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    thresh = [r["threshold"] for r in rows if "threshold" in r]
+    polling = [r for r in rows if "probe" in r]
+    if not thresh or not polling:
+        raise RuntimeError(f"{' '.join(cmd)}: no threshold or polling line in its output")
+    return int(thresh[-1]), polling[-1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,8 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     lat_f, bw_f = to_factors(segs, lat, bw)
     thresh = int(segs[-1].start) if len(segs) > 1 else 65536  # a guess: where the fit breaks last
     how = "guessed from the last breakpoint of the fit"
+    polling: dict = {}
     if ns.protocol and not ns.samples:
-        probed = probe_protocol(ns.max_size, ns.mpiexec, ns.mpiexec_args.split(), 600)
+        probed, polling = probe_protocol(ns.max_size, ns.mpiexec, ns.mpiexec_args.split(), 600)
         if probed > 0:
             thresh, how = probed, "probed: MPI_Send waits for the receiver from this size on"
         else:
@@ -97,6 +106,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"smpi/send-is-detached-thresh: {thresh} ({how})")
     fragment = {"config": {"network/latency-factor": lat_f, "network/bandwidth-factor": bw_f,
                            "smpi/send-is-detached-thresh": str(thresh)}}
+    if polling:
+        # the real library's polling: what its probe sees, and the constant cost of a
+        # probe or test that finds nothing (SMPI's growing default models none of it)
+        fragment["config"].update({"smpy/probe-sees": polling["probe"],
+                                   "smpi/iprobe": f"{polling['iprobe']:.3g}",
+                                   "smpi/test": f"{polling['test']:.3g}",
+                                   "smpi/grow-injected-times": "no"})
+        print(f"smpy/probe-sees: {polling['probe']} (MPI_Iprobe calls that missed a message sent while "
+              f"the rank computed, per trial: {polling['misses']}); MPI_Iprobe "
+              f"{format_time(polling['iprobe'])}, MPI_Test {format_time(polling['test'])} per call")
     Path(f"{ns.output}.yaml").write_text(
         "# smpy calibrate network: factors relative to latency "
         f"{format_time(lat)} and bandwidth {format_bandwidth(bw)}\n" + yaml.safe_dump(fragment, sort_keys=False))

@@ -10,6 +10,14 @@ then the threshold is found by bisection (to 8 bytes); each probe is the fastest
 Rank 0 prints ``{"size": n, "send": t}`` per probe, then ``{"threshold": n}``: the smallest
 size whose ``Send`` waits (0 if none up to the largest size tried).
 
+Then polling. Rank 0 sends a small message while rank 1 is busy (``D`` seconds, outside
+MPI); rank 1 counts its ``Iprobe`` calls that miss it. MPICH's probe looks at what its
+progress engine already pulled in, and polls only after looking: the first probe misses, so
+``{"probe": "polled"}``; a library whose probe sees every message already sent gives
+``"posted"`` (SimGrid's semantics). Rank 1 also times ``Iprobe`` and ``Test`` calls that find
+nothing (the median of blocks of 200 calls, mpi4py's own cost included, as a program pays
+it): ``{"iprobe": s, "test": s}``.
+
 Usage: mpiexec -n 2 python -m smpy.calibrate.protocol_real MAX_EXP [DELAY_S]
 """
 import json
@@ -70,3 +78,43 @@ elif rank == 1:
             pass
         comm.Recv([buf, n, MPI.BYTE], source=0, tag=2)
         comm.Send([head, MPI.INT64_T], dest=0, tag=3)
+
+
+def busy(seconds: float) -> None:
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:  # outside MPI: no progress
+        pass
+
+
+def per_call(fn, blocks: int = 15, calls: int = 200) -> float:
+    """Median over ``blocks`` of the mean time of ``calls`` calls of ``fn``."""
+    means = []
+    for _ in range(blocks):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        means.append((time.perf_counter() - t0) / calls)
+    return sorted(means)[len(means) // 2]
+
+
+misses = []
+for _ in range(3):
+    comm.Barrier()
+    if rank == 0:
+        comm.Send([head, MPI.INT64_T], dest=1, tag=4)
+    elif rank == 1:
+        busy(delay)
+        n = 0
+        while not comm.Iprobe(source=0, tag=4):
+            n += 1
+        misses.append(n)
+        comm.Recv([head, MPI.INT64_T], source=0, tag=4)
+comm.Barrier()
+if rank == 1:
+    iprobe = per_call(lambda: comm.Iprobe(source=0, tag=5))
+    req = comm.Irecv([head, MPI.INT64_T], source=0, tag=5)
+    test = per_call(req.Test)
+    req.Cancel()
+    req.Wait()
+    print(json.dumps({"probe": "polled" if min(misses) >= 1 else "posted", "misses": misses,
+                      "iprobe": iprobe, "test": test}), flush=True)

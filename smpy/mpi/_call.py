@@ -47,6 +47,9 @@ def mpicall(fn: F) -> F:
             if timing.measure or proc.bench.sampling is not None:
                 timing.flush(proc)
             proc.mpi_calls += 1
+        # smpy/probe-sees:polled: a call during which simulated time passed waited in the
+        # progress engine (the time a call burns before it starts is the burst flushed above)
+        t_in = world.engine.now if world.probe_polled and depth == 0 else -1.0
         proc.depth = depth + 1
         tracer = world.tracer
         if tracer is not None:
@@ -61,6 +64,8 @@ def mpicall(fn: F) -> F:
             raise
         finally:
             proc.depth = depth
+            if t_in >= 0.0 and world.engine.now > t_in:
+                proc.progressed_at = world.engine.now
             if tracer is not None:
                 tracer.exit(proc.rank)
             if depth == 0 and timing.measure:

@@ -158,8 +158,8 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
     req.payload = payload
     req.nbytes = nbytes
     req.sync = sync
+    req.posted_at = world.engine.now
     if world.tracer is not None:
-        req.posted_at = world.engine.now
         if channel == P2P:
             world.tracer.send(proc.rank, comm.rgroup[dest], tag, nbytes)
     if world.ti is not None and channel == P2P:
@@ -398,6 +398,7 @@ def test(proc: Process, req: Request, record: bool = False) -> bool:
     polls = proc.polls
     if world.test_sleep > 0.0:
         block_on(Sleep(world.engine, world.test_sleep * (polls.test + 1)))
+    proc.progressed_at = world.engine.now
     if req.state != 0:
         polls.test = 0
         if record:
@@ -416,6 +417,7 @@ def poll_each(proc: Process, reqs: list[Request]) -> None:
     one in turn (MPI_Test's cost, counter and all, completed requests included), before
     the caller looks at which are complete."""
     world = proc.world
+    proc.progressed_at = world.engine.now
     if world.test_sleep <= 0.0:
         return
     polls = proc.polls
@@ -439,6 +441,7 @@ def poll_any(proc: Process, reqs: list[Request]) -> bool:
     polls = proc.polls
     if world.test_sleep > 0.0:
         block_on(Sleep(world.engine, world.test_sleep * (polls.testany + 1)))
+    proc.progressed_at = world.engine.now
     if any(r.state != 0 for r in reqs):
         polls.testany = 0
         return True
@@ -482,9 +485,14 @@ def find_unexpected(proc: Process, comm: CommImpl, channel: int, source: int, ta
 
 
 def iprobe(proc: Process, comm: CommImpl, channel: int, source: int, tag: int) -> SendRequest | None:
+    """MPI_Iprobe: the polling cost, then the first matching unexpected send. Under
+    ``smpy/probe-sees:polled`` (MPICH), only a send posted strictly before the rank's previous
+    progress counts: MPICH's probe looks at the queue its progress engine filled, then
+    polls, so a message that arrived while the rank computed is found by the next probe."""
     if source == PROC_NULL:
         return None
     world = proc.world
+    seen_until = proc.progressed_at
     if world.iprobe_sleep > 0.0:
         # SMPI burns the polling time on the CPU (it counts for energy): k x smpi/iprobe
         # seconds at smpi/iprobe-cpu-usage of one core
@@ -495,6 +503,10 @@ def iprobe(proc: Process, comm: CommImpl, channel: int, source: int, tag: int) -
         else:
             block_on(Sleep(world.engine, world.iprobe_sleep * (proc.polls.iprobe + 1)))
     s = find_unexpected(proc, comm, channel, source, tag)
+    if world.probe_polled:
+        if s is not None and s.posted_at >= seen_until:
+            s = None  # sends are queued in posting order: no later match was seen either
+        proc.progressed_at = world.engine.now
     if s is None:
         if world.grow_injected:
             proc.polls.iprobe += 1

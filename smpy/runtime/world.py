@@ -61,6 +61,13 @@ POLL_COUNTERS = declare("smpy/poll-counters", "shared",
                         "shared (one counter per call for all ranks, as SMPI's function-static counters) "
                         "or rank (each rank its own)", choices=("shared", "rank"),
                         parse=lambda v: str(v).strip().lower())
+PROBE_SEES = declare("smpy/probe-sees", "posted",
+                     "Which messages MPI_Iprobe/Improbe can find: posted (every message posted so far, "
+                     "as SMPI) or polled (only those posted before the rank's previous progress, i.e. "
+                     "the end of its last MPI call that waited or polled, as MPICH: the first Iprobe "
+                     "after a computation misses what arrived during it; smpy calibrate network "
+                     "detects it)", choices=("posted", "polled"),
+                     parse=lambda v: str(v).strip().lower())
 
 
 class PollCounters:
@@ -96,7 +103,7 @@ class Process:
         "world", "rank", "host", "actor", "_comm_self", "initialized", "finalized", "thread_level",
         "mpi_calls", "polls", "bench", "depth", "comm_seq", "attrs",
         "errors_fatal", "error_registry", "o_send", "o_isend", "o_recv",
-        "comm_world", "parent", "appnum",
+        "comm_world", "parent", "appnum", "progressed_at",
     )
 
     def __init__(self, world: World, rank: int, host: Host) -> None:
@@ -130,6 +137,8 @@ class Process:
         #: child side of the intercommunicator with the spawning processes (MPI_Comm_get_parent)
         self.parent: CommImpl | None = None
         self.appnum = 0
+        #: simulated time at which this rank last made progress (smpy/probe-sees:polled)
+        self.progressed_at = 0.0
 
     @property
     def name(self) -> str:
@@ -168,6 +177,9 @@ class World:
         self.iprobe_cpu = config.get(IPROBE_CPU)
         self.grow_injected = config.get(GROW_INJECTED)
         self.polls = PollCounters() if config.get(POLL_COUNTERS) == "shared" else None
+        #: MPICH's probe semantics (smpy/probe-sees:polled): a probe sees only what an earlier
+        #: progress of the rank pulled in
+        self.probe_polled = config.get(PROBE_SEES) == "polled"
         self._overhead_cache: dict[tuple[str, str | None], Piecewise | None] = {}
         self._overheads = {f.name: Piecewise.parse_affine(config.get(f)) for f in (SEND_OVERHEAD, ISEND_OVERHEAD,
                                                                                   RECV_OVERHEAD)}
