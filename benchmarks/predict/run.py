@@ -215,7 +215,10 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
     speed, pfile, factors = calibrate(work, ns.np, ns.quick, cases, ns.cal_reps)
+    # examples whose factor file lists no region: their predictions are the raw ones
+    kept = {ex: len(f.read_text().splitlines()) > 1 for ex, f in factors.items()}
     rows = []
+    floor: list[float] = []  # real runs against real runs: |median(even reps) - median(odd)| / median
     mins: list[tuple[str, float, float, float]] = []  # fastest real run, prediction, raw prediction
     paired: list[tuple[str, float, float]] = []  # median over reps of (pred_i - real_i) / real_i
     runs: dict[str, dict[str, list[float]]] = {}
@@ -249,11 +252,19 @@ def main() -> int:
                 preds.append(elapsed(out))
                 if ns.compute:
                     cpreds.append(simulated_total(report))
+                if not kept[ex]:  # no factor kept: the prediction is the raw one
+                    raws.append(preds[-1])
+                    if ns.compute:
+                        craws.append(cpreds[-1])
+                    continue
                 raws.append(elapsed(sh([sys.executable, "-m", "smpy", "-q", "-np", str(ns.np), "--platform",
                                         str(pfile), f"--cfg=smpi/host-speed:{speed}f", *rep_cfg,
                                         str(EX / ex), *args])))
                 if ns.compute:
                     craws.append(simulated_total(report))
+            if len(reals) >= 2:
+                even, odd = statistics.median(reals[0::2]), statistics.median(reals[1::2])
+                floor.append(abs(even - odd) / odd)
             real, cpu = statistics.median(reals), statistics.median(cpus)
             pred, raw, wall = statistics.median(preds), statistics.median(raws), statistics.median(walls)
             paired.append((name_of(ex, args), statistics.median((p - r) / r for p, r in zip(preds, reals)),
@@ -321,6 +332,12 @@ def main() -> int:
                  f"{statistics.mean(er_) * 100:.2f} %  d_max {max(er_) * 100:.2f} %  within 5 %: "
                  f"{sum(e <= 0.05 for e in er_)}/{len(er_)}   (median over the reps of the error of each "
                  "prediction against the real run just before it)")
+    if floor:
+        # what the same metric gives between two halves of the real runs themselves: no
+        # prediction can be verified to better than this on the machine as it was
+        lines.append(f"noise floor: d_avg {statistics.mean(floor) * 100:.2f} %  d_max {max(floor) * 100:.2f} %  "
+                     f"within 5 %: {sum(e <= 0.05 for e in floor)}/{len(floor)}   (median of the even-numbered "
+                     "real runs against that of the odd-numbered ones)")
     lines += [f"#   {n:<22} fastest real {r:8.4f} s  pred {p:8.4f} s ({(p - r) / r * 100:+6.1f} %)  "
               f"raw {raw:8.4f} s ({(raw - r) / r * 100:+6.1f} %)" for n, r, p, raw in mins]
     text = "\n".join(lines) + "\n"

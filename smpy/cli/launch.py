@@ -34,6 +34,7 @@ from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages
 from smpy.shim.isolation import Patches, RankContext
 from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.units import parse_size
 from smpy.timing.bench import RankBench, Timing
 from smpy.trace.chrome import ChromeTracer
 from smpy.trace.paje import PajeTracer
@@ -59,6 +60,14 @@ POWER_TRACE = declare("smpy/power-trace", "", "Write each host's power over simu
 HUGEPAGE = declare("smpy/numpy-hugepage", False, "Let numpy advise transparent huge pages for large "
                    "arrays as it does in a real run (no: the emulator, holding every rank's arrays, "
                    "faults them in 4 KiB pages, twice as fast on the machines measured)", parse=parse_bool)
+RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank its own heap for numpy arrays of 128 KiB "
+                     "or more, as its real process has: a rank reuses only the memory it freed, and "
+                     "pays the page faults its process would (see smpy/shim/rankheap.py; needs a C "
+                     "compiler at first use)", parse=parse_bool)
+RANK_HEAP_CAP = declare("smpy/rank-heap-cap", "64MiB", "Freed memory one rank's heap keeps for reuse "
+                        "(glibc trims beyond about this much)", parse=parse_size)
+RANK_HEAPS_TOTAL = declare("smpy/rank-heaps-total", "1GiB", "Freed memory all ranks' heaps keep together "
+                           "(beyond it freed blocks are returned to the system)", parse=parse_size)
 PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
 
 
@@ -181,6 +190,25 @@ def trace_format(path: str, fmt: str = "auto") -> str:
     if fmt == "auto":
         return "paje" if path.lower().endswith((".paje", ".trace")) else "chrome"
     return fmt
+
+
+@contextlib.contextmanager
+def _rank_heaps(config: Config):  # type: ignore[no-untyped-def]
+    """Per-rank numpy heaps for the run (smpy/rank-heaps, see smpy.shim.rankheap)."""
+    if not config.get(RANK_HEAPS):
+        yield
+        return
+    from smpy.shim import isolation
+    from smpy.shim.rankheap import Switcher
+
+    switcher = Switcher(int(config.get(RANK_HEAP_CAP)), int(config.get(RANK_HEAPS_TOTAL)),
+                        bool(config.get(HUGEPAGE)))
+    isolation.rank_heaps = switcher
+    try:
+        yield
+    finally:
+        isolation.rank_heaps = None
+        switcher.finish()
 
 
 @contextlib.contextmanager
@@ -334,7 +362,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         for a in actors:
             a.start()
         try:
-            with _young_gc_only(), numpy_hugepages(bool(config.get(HUGEPAGE))):
+            with _young_gc_only(), numpy_hugepages(bool(config.get(HUGEPAGE))), _rank_heaps(config):
                 engine.run()
         except DeadlockError as d:
             status, exit_code = "deadlock", 1

@@ -59,6 +59,8 @@ class _State(threading.local):
 
 
 state = _State()
+#: smpy.shim.rankheap.Switcher of the run (per-rank numpy heaps), None when off
+rank_heaps: Any = None
 _private_names: set[str] = set()
 #: (name, parent, attribute) of the per-rank modules whose parent package is shared (e.g.
 #: ``mpi4py.util.pkl5``): ``from mpi4py.util import pkl5`` reads the parent's attribute, so
@@ -199,6 +201,10 @@ class RankContext:
         return r
 
     def switch_in(self) -> None:
+        heaps = rank_heaps
+        if heaps is not None:
+            actor = self.proc.actor if self.proc is not None else None
+            heaps.switch_in(self.rank, actor.glet if actor is not None else None)
         sys.argv = self.argv
         modules = sys.modules
         modules["__main__"] = self.main
@@ -230,6 +236,8 @@ class RankContext:
 
     def switch_out(self) -> None:
         state.ctx = None
+        if rank_heaps is not None:
+            rank_heaps.switch_out()
         w = warnings
         self.warn_filters = w.filters
         self.warn_show = w.showwarning

@@ -1,0 +1,206 @@
+r"""Per-rank heaps: each emulated rank reuses only the memory it freed itself.
+
+A real rank is a process: the first time it needs a large array its allocator maps fresh
+pages, and the rank pays a page fault per page when it first writes them (zeroing
+included); once it freed that memory, its next arrays of that size reuse warm pages. Under
+smpyrun all ranks live in one process and share one allocator, so a rank reuses the warm
+pages *another* rank freed: only the first rank pays to fault its memory in, and the others
+run faster than their real processes would. ``examples/predict/mergesort.py`` (both ranks
+sort, with temporaries of up to 16 MiB, once) was predicted 20 % too fast at 4 M items for
+that reason; forcing every large array onto fresh pages instead (glibc's
+``MALLOC_MMAP_THRESHOLD_``) over-corrects by 60 % (``lu.py``) to 220 % (``heat3d.py``),
+whose real ranks do reuse their own temporaries.
+
+The model (``_rankheap.c``, a numpy memory handler): arrays of :math:`\geq` 128 KiB (glibc's
+first mmap threshold) are mapped with ``mmap``; a freed one goes to the free list of the
+rank that freed it, and a rank's allocation takes the best-fitting block of *its* list
+(wasting at most half of it) or maps fresh pages. As in glibc, blocks over 32 MiB (its
+largest dynamic mmap threshold) are always unmapped, and a rank keeps at most
+``smpy/rank-heap-cap`` bytes (64 MiB: glibc trims the top of its heap beyond twice that
+threshold); all ranks together keep at most ``smpy/rank-heaps-total`` (1 GiB), beyond which
+freed blocks are unmapped, so that the emulator's memory stays bounded at any scale.
+Smaller arrays go to ``malloc``. numpy's transparent-huge-page advice on arrays of 4 MiB or
+more follows ``smpy/numpy-hugepage`` (see :mod:`smpy.shim.hugepages`).
+
+The handler is C (compiled on first use with the system's C compiler into
+``~/.cache/smpy``; no Python headers needed) and installed through numpy's
+``PyDataMem_SetHandler`` in every rank's greenlet (numpy keeps the handler in a context
+variable, and each greenlet has its own context). Without a C compiler, or with
+``--cfg=smpy/rank-heaps:no``, the ranks share the process's allocator as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+_SRC = Path(__file__).with_name("_rankheap.c")
+_API_SET_HANDLER = 304  # PyDataMem_SetHandler's slot in numpy's C-API table (numpy >= 1.22)
+_CAPSULE_NAME = b"mem_handler"
+
+
+class RankHeaps:
+    """The loaded handler: ``owner(rank)`` before a rank runs, ``install()`` in each rank's
+    greenlet, ``release()`` at the end of a run."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self.lib = lib
+        lib.rh_init(ctypes.c_size_t(os.sysconf("SC_PAGESIZE")))
+        self._owner = ctypes.c_int.in_dll(lib, "rh_owner")
+        self._owner_cap = ctypes.c_size_t.in_dll(lib, "rh_owner_cap")
+        self._global_cap = ctypes.c_size_t.in_dll(lib, "rh_global_cap")
+        self._hugepage = ctypes.c_int.in_dll(lib, "rh_hugepage")
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        self._name = ctypes.create_string_buffer(_CAPSULE_NAME)  # must outlive the capsule
+        handler = ctypes.c_void_p.in_dll(lib, "rh_numpy_handler")
+        self.capsule = new(ctypes.addressof(handler), ctypes.addressof(self._name), None)
+        self._set = _numpy_set_handler()
+
+    def configure(self, owner_cap: int, total_cap: int, hugepage: bool) -> None:
+        self._owner_cap.value = owner_cap
+        self._global_cap.value = total_cap
+        self._hugepage.value = int(hugepage)
+
+    def owner(self, rank: int | None) -> None:
+        """Memory allocated and freed from now on belongs to ``rank`` (None: smpy's own)."""
+        self._owner.value = 0 if rank is None else rank + 1
+
+    def install(self) -> Any:
+        """Make the handler numpy's in the current context (greenlet); returns the previous one."""
+        return self._set(self.capsule)
+
+    def restore(self, previous: Any) -> None:
+        self._set(previous)
+
+    def release(self) -> None:
+        """Unmap every cached block (arrays still alive keep their memory)."""
+        self.lib.rh_release()
+        self.owner(None)
+
+    def stats(self) -> dict[str, int]:
+        get = {n: ctypes.c_uint64.in_dll(self.lib, n).value for n in ("rh_fresh", "rh_reused", "rh_unmapped")}
+        get["rh_cached"] = ctypes.c_size_t.in_dll(self.lib, "rh_cached").value
+        return get
+
+
+def _numpy_set_handler() -> Any:
+    try:
+        from numpy._core import _multiarray_umath as mu  # numpy >= 2
+    except ImportError:  # pragma: no cover - numpy 1.x
+        from numpy.core import _multiarray_umath as mu  # type: ignore[no-redef]
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    table = ctypes.cast(get(mu._ARRAY_API, None), ctypes.POINTER(ctypes.c_void_p))
+    return ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object)(table[_API_SET_HANDLER])
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "smpy"
+
+
+def build() -> Path | None:
+    """The compiled handler (built on first use, keyed by the source's hash); None when no
+    C compiler is available or the build fails."""
+    src = _SRC.read_bytes()
+    tag = hashlib.sha256(src + sys.platform.encode()).hexdigest()[:16]
+    out = _cache_dir() / f"rankheap-{tag}.so"
+    if out.exists():
+        return out
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        return None
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+            so = Path(tmp) / out.name
+            done = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(so), str(_SRC), "-lpthread"],
+                                  capture_output=True, text=True, timeout=120)
+            if done.returncode != 0:
+                return None
+            os.replace(so, out)  # atomic: concurrent runs may build it at once
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out
+
+
+_loaded: RankHeaps | None = None
+_failed = False
+
+
+def load() -> RankHeaps | None:
+    """The process's handler, built and loaded once; None when it cannot be (no compiler,
+    numpy without the handler API, not Linux)."""
+    global _loaded, _failed
+    if _loaded is not None or _failed:
+        return _loaded
+    _failed = True
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return None
+    path = build()
+    if path is None:
+        return None
+    try:
+        _loaded = RankHeaps(ctypes.CDLL(str(path)))
+    except (OSError, AttributeError, ValueError):
+        return None
+    _failed = False
+    return _loaded
+
+
+class Switcher:
+    """What the rank contexts call at each switch (``smpy.shim.isolation.rank_heaps``): the
+    running rank owns the memory allocated and freed, and the first time a rank runs after
+    numpy was imported, the handler is installed in the rank's greenlet's context."""
+
+    def __init__(self, owner_cap: int, total_cap: int, hugepage: bool) -> None:
+        self.caps = (owner_cap, total_cap, hugepage)
+        self.heaps: RankHeaps | None = None
+        self.unavailable = False
+        self.installed: set[int] = set()
+
+    def switch_in(self, rank: int, glet: Any) -> None:
+        heaps = self.heaps
+        if heaps is None:
+            if self.unavailable or "numpy" not in sys.modules:
+                return
+            heaps = self.heaps = load()
+            if heaps is None:
+                self.unavailable = True
+                return
+            heaps.configure(*self.caps)
+        heaps.owner(rank)
+        if rank not in self.installed and glet is not None:
+            self.installed.add(rank)
+            import contextvars
+
+            ctx = glet.gr_context
+            if ctx is None:
+                ctx = glet.gr_context = contextvars.Context()
+            ctx.run(heaps.install)
+
+    def switch_out(self) -> None:
+        if self.heaps is not None:
+            self.heaps.owner(None)
+
+    def finish(self) -> dict[str, int] | None:
+        """End of the run: drop the cached blocks; the handler's statistics."""
+        if self.heaps is None:
+            return None
+        stats = self.heaps.stats()
+        self.heaps.release()
+        return stats
