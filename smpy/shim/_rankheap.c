@@ -8,8 +8,10 @@
  * memory other ranks freed before. Blocks over RH_MAX_CACHED are always unmapped (glibc
  * never keeps chunks over its largest dynamic mmap threshold), a rank keeps at most
  * rh_owner_cap bytes (glibc trims its heap top beyond twice that threshold) and all ranks
- * together at most rh_global_cap bytes (then a freed block is unmapped: the emulator's
- * memory stays bounded at any number of ranks).
+ * together at most rh_global_cap bytes. Beyond that, freed blocks go to one shared list
+ * (itself capped at rh_owner_cap), from which any rank takes a block when its own list has
+ * none: at scale the model degrades to a shared allocator's warm reuse, not to fresh pages
+ * for everyone, and the emulator's memory stays bounded at any number of ranks.
  *
  * No Python headers: the struct layout is numpy's, the capsule is made with ctypes.
  */
@@ -92,19 +94,28 @@ static rh_list *list_of(int owner) {  /* lock held */
     return &lists[owner];
 }
 
+/* best fit in list l among the blocks that waste at most half of themselves (lock held) */
+static block **best_fit(rh_list *l, size_t cap) {
+    block **best = NULL;
+    if (l == NULL)
+        return NULL;
+    for (block **p = &l->head; *p != NULL; p = &(*p)->next) {
+        size_t c = (*p)->cap;
+        if (c >= cap && c <= 2 * cap && (best == NULL || c < (*best)->cap))
+            best = p;
+    }
+    return best;
+}
+
 static void *large_alloc(size_t size, int *fresh) {
     size_t cap = round_cap(size);
     if (cap <= RH_MAX_CACHED) {
         pthread_mutex_lock(&lock);
         rh_list *l = list_of(rh_owner);
-        block **best = NULL;
-        if (l != NULL) {
-            /* best fit among the blocks that waste at most half of themselves */
-            for (block **p = &l->head; *p != NULL; p = &(*p)->next) {
-                size_t c = (*p)->cap;
-                if (c >= cap && c <= 2 * cap && (best == NULL || c < (*best)->cap))
-                    best = p;
-            }
+        block **best = best_fit(l, cap);
+        if (best == NULL && rh_owner != 0) {  /* the shared list (overflow, smpy's own) */
+            l = list_of(0);
+            best = best_fit(l, cap);
         }
         if (best != NULL) {
             block *b = *best;
@@ -138,8 +149,8 @@ static void large_free(block *b) {
     size_t cap = b->cap;
     if (cap <= RH_MAX_CACHED) {
         pthread_mutex_lock(&lock);
-        rh_list *l = list_of(rh_owner);
-        if (l != NULL && rh_cached + cap <= rh_global_cap) {
+        rh_list *l = list_of(rh_cached + cap <= rh_global_cap ? rh_owner : 0);
+        if (l != NULL) {
             b->next = l->head;
             l->head = b;
             l->bytes += cap;
