@@ -60,14 +60,13 @@ POWER_TRACE = declare("smpy/power-trace", "", "Write each host's power over simu
 HUGEPAGE = declare("smpy/numpy-hugepage", False, "Let numpy advise transparent huge pages for large "
                    "arrays as it does in a real run (no: the emulator, holding every rank's arrays, "
                    "faults them in 4 KiB pages, twice as fast on the machines measured)", parse=parse_bool)
-RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank its own heap for numpy arrays of 128 KiB "
-                     "or more, as its real process has: a rank reuses only the memory it freed, and "
-                     "pays the page faults its process would (see smpy/shim/rankheap.py; needs a C "
-                     "compiler at first use)", parse=parse_bool)
-RANK_HEAP_CAP = declare("smpy/rank-heap-cap", "64MiB", "Freed memory one rank's heap keeps for reuse "
-                        "(glibc trims beyond about this much)", parse=parse_size)
-RANK_HEAPS_TOTAL = declare("smpy/rank-heaps-total", "1GiB", "Freed memory all ranks' heaps keep together "
-                           "(beyond it freed blocks are returned to the system)", parse=parse_size)
+RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own process's heap (glibc's "
+                     "rules) for numpy arrays of 128 KiB or more: a rank finds warm pages where its real "
+                     "process would and pays the page faults it would (smpy/shim/rankheap.py; needs a "
+                     "C compiler at first use)", parse=parse_bool)
+RANK_HEAPS_TOTAL = declare("smpy/rank-heaps-total", "1GiB", "Free memory all ranks' heaps may hold together; "
+                           "beyond it new arrays come from the shared allocator and freed ones give their "
+                           "pages back", parse=parse_size)
 PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
 
 
@@ -201,8 +200,7 @@ def _rank_heaps(config: Config):  # type: ignore[no-untyped-def]
     from smpy.shim import isolation
     from smpy.shim.rankheap import Switcher
 
-    switcher = Switcher(int(config.get(RANK_HEAP_CAP)), int(config.get(RANK_HEAPS_TOTAL)),
-                        bool(config.get(HUGEPAGE)))
+    switcher = Switcher(int(config.get(RANK_HEAPS_TOTAL)), bool(config.get(HUGEPAGE)))
     isolation.rank_heaps = switcher
     try:
         yield

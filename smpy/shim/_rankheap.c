@@ -1,17 +1,24 @@
 /* Per-rank heaps for numpy arrays under smpyrun (see rankheap.py for the model and why).
  *
- * A numpy memory handler (numpy >= 1.22, PyDataMem_Handler, version 1). Blocks below
- * RH_LARGE bytes go to malloc. Larger ones are mapped with mmap and, when freed, kept in
- * the free list of the rank that freed them (its "heap"), to be reused by that rank only:
- * a rank finds warm pages where its own real process would, and fresh (zero, not yet
- * faulted) pages where its real process would have had to grow its heap, however much
- * memory other ranks freed before. Blocks over RH_MAX_CACHED are always unmapped (glibc
- * never keeps chunks over its largest dynamic mmap threshold), a rank keeps at most
- * rh_owner_cap bytes (glibc trims its heap top beyond twice that threshold) and all ranks
- * together at most rh_global_cap bytes. Beyond that, freed blocks go to one shared list
- * (itself capped at rh_owner_cap), from which any rank takes a block when its own list has
- * none: at scale the model degrades to a shared allocator's warm reuse, not to fresh pages
- * for everyone, and the emulator's memory stays bounded at any number of ranks.
+ * A numpy memory handler (numpy >= 1.22, PyDataMem_Handler, version 1). Requests below
+ * RH_LARGE bytes go to malloc. Larger ones go to the running rank's *arena*, a model of
+ * glibc's main arena in the rank's own process:
+ *  - a request of at least the arena's mmap threshold (128 KiB at first) is mapped on its
+ *    own, fresh, and unmapped when freed; freeing such a chunk of at most 32 MiB raises the
+ *    threshold to its size (glibc's dynamic threshold) and the trim threshold to twice that;
+ *  - a smaller request is served from the arena's heap, a contiguous range of address
+ *    space: the best-fitting free chunk (split), else the top chunk, which grows by the
+ *    missing bytes plus 128 KiB of slack (M_TOP_PAD) into pages never touched (fresh: the
+ *    rank pays their faults);
+ *  - a freed chunk is coalesced with free neighbours; when the top chunk reaches the trim
+ *    threshold, everything above the slack is given back (MADV_DONTNEED) and will fault
+ *    in again, as glibc's systrim does.
+ * So a rank finds warm pages exactly where its real process's allocator would, and pays for
+ * fresh ones where it would have had to, however much memory other ranks freed. A chunk
+ * returns to the arena it came from, whoever frees it (as in glibc).
+ * While the free memory all arenas hold exceeds rh_global_cap, new requests go to malloc,
+ * shared by all ranks (the emulator's memory stays bounded at any number of ranks, and the
+ * model degrades to one allocator's warm reuse), and freed chunks give their pages back.
  *
  * No Python headers: the struct layout is numpy's, the capsule is made with ctypes.
  */
@@ -39,96 +46,121 @@ typedef struct {
 } rh_handler;
 
 #define RH_LARGE ((size_t)128 << 10)        /* glibc's initial mmap threshold */
-#define RH_MAX_CACHED ((size_t)32 << 20)    /* glibc's largest dynamic mmap threshold */
-#define RH_HDR 64                           /* header of a large block: 64-byte alignment */
-#define RH_SHDR 16                          /* header of a small block: malloc's alignment */
+#define RH_MAX_THRESH ((size_t)32 << 20)    /* glibc's largest dynamic mmap threshold */
+#define RH_TOP_PAD ((size_t)128 << 10)      /* glibc's M_TOP_PAD */
+#define RH_RESERVE ((size_t)4 << 30)        /* address space of one arena's heap */
+#define RH_HDR 80                           /* chunk header; the user's bytes are 16 bytes past
+                                               a 64-byte boundary in a mapped chunk, as glibc's */
+#define RH_ALIGN 16                         /* chunk granularity (glibc's MALLOC_ALIGNMENT) */
+#define TAG_OF(c) (((uint64_t *)((char *)(c) + RH_HDR))[-1])
+#define RH_SHDR 16                          /* header of a malloc'ed block */
 #define TAG_SMALL 0x534d414c4c534d59ULL
-#define TAG_LARGE 0x4c41524745534d59ULL
+#define TAG_CHUNK 0x4348554e4b534d59ULL
+#define TAG_MAPPED 0x4d41505045534d59ULL
 #define HUGE_ADVICE ((size_t)4 << 20)       /* numpy's madvise(MADV_HUGEPAGE) size */
 
-typedef struct block {
-    size_t cap;          /* mapped bytes, header included */
-    struct block *next;  /* in a free list */
-    uint64_t pad[5];
-    uint64_t tag;        /* last word before the user's bytes */
-} block;
+typedef struct chunk {
+    size_t size;          /* bytes, header included (multiple of RH_ALIGN) */
+    size_t prev_size;     /* size of the chunk before (0: first chunk) */
+    int32_t owner;        /* arena */
+    int32_t free;
+    struct chunk *next;   /* free list, when free */
+    struct chunk *prev;
+    uint64_t pad[3];      /* then, as the last word before the user's bytes, its tag */
+} chunk;
 
 typedef struct {
-    block *head;
-    size_t bytes;
-} rh_list;
+    char *base;           /* heap: [base, top) chunks, [top, brk) the top chunk's touched part */
+    char *top;
+    char *brk;
+    chunk *free_list;
+    size_t free_bytes;    /* in free chunks (not the top) */
+    size_t last;          /* size of the chunk just below the top (0: none) */
+    size_t thresh;        /* dynamic mmap threshold */
+} arena;
 
 /* set from Python */
 int rh_owner = 0;                /* 0: no rank runs (smpy itself); rank r: r + 1 */
-size_t rh_owner_cap = (size_t)64 << 20;
 size_t rh_global_cap = (size_t)1 << 30;
 int rh_hugepage = 0;
 /* statistics, read from Python */
 uint64_t rh_fresh = 0, rh_reused = 0, rh_unmapped = 0;
-size_t rh_cached = 0;
+size_t rh_cached = 0;            /* free bytes held by all arenas (free chunks + top) */
 
-static rh_list *lists = NULL;
-static size_t nlists = 0;
+static arena *arenas = NULL;
+static size_t narenas = 0;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t page = 4096;
 
-static size_t round_cap(size_t size) {
-    size_t n = size + RH_HDR;
-    return (n + page - 1) / page * page;
-}
+static size_t up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-static rh_list *list_of(int owner) {  /* lock held */
+static arena *arena_of(int owner) {  /* lock held; NULL when out of memory */
     if (owner < 0)
         owner = 0;
-    if ((size_t)owner >= nlists) {
-        size_t n = nlists ? nlists : 16;
+    if ((size_t)owner >= narenas) {
+        size_t n = narenas ? narenas : 16;
         while (n <= (size_t)owner)
             n *= 2;
-        rh_list *grown = realloc(lists, n * sizeof(rh_list));
+        arena *grown = realloc(arenas, n * sizeof(arena));
         if (grown == NULL)
             return NULL;
-        memset(grown + nlists, 0, (n - nlists) * sizeof(rh_list));
-        lists = grown;
-        nlists = n;
+        memset(grown + narenas, 0, (n - narenas) * sizeof(arena));
+        arenas = grown;
+        narenas = n;
     }
-    return &lists[owner];
+    arena *a = &arenas[owner];
+    if (a->base == NULL) {
+        void *m = mmap(NULL, RH_RESERVE, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED)
+            return NULL;
+        a->base = a->top = a->brk = m;
+        a->thresh = RH_LARGE;
+    }
+    return a;
 }
 
-/* best fit in list l among the blocks that waste at most half of themselves (lock held) */
-static block **best_fit(rh_list *l, size_t cap) {
-    block **best = NULL;
-    if (l == NULL)
-        return NULL;
-    for (block **p = &l->head; *p != NULL; p = &(*p)->next) {
-        size_t c = (*p)->cap;
-        if (c >= cap && c <= 2 * cap && (best == NULL || c < (*best)->cap))
-            best = p;
-    }
-    return best;
+static size_t top_bytes(arena *a) { return (size_t)(a->brk - a->top); }
+
+static void unlink_free(arena *a, chunk *c) {
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        a->free_list = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    c->free = 0;
+    a->free_bytes -= c->size;
+    rh_cached -= c->size;
 }
 
-static void *large_alloc(size_t size, int *fresh) {
-    size_t cap = round_cap(size);
-    if (cap <= RH_MAX_CACHED) {
-        pthread_mutex_lock(&lock);
-        rh_list *l = list_of(rh_owner);
-        block **best = best_fit(l, cap);
-        if (best == NULL && rh_owner != 0) {  /* the shared list (overflow, smpy's own) */
-            l = list_of(0);
-            best = best_fit(l, cap);
-        }
-        if (best != NULL) {
-            block *b = *best;
-            *best = b->next;
-            l->bytes -= b->cap;
-            rh_cached -= b->cap;
-            rh_reused++;
-            pthread_mutex_unlock(&lock);
-            *fresh = 0;
-            return (char *)b + RH_HDR;
-        }
-        pthread_mutex_unlock(&lock);
-    }
+static void link_free(arena *a, chunk *c) {
+    c->free = 1;
+    c->prev = NULL;
+    c->next = a->free_list;
+    if (a->free_list != NULL)
+        a->free_list->prev = c;
+    a->free_list = c;
+    a->free_bytes += c->size;
+    rh_cached += c->size;
+}
+
+static chunk *next_of(arena *a, chunk *c) {
+    char *n = (char *)c + c->size;
+    return n < a->top ? (chunk *)n : NULL;
+}
+
+static void set_chunk(chunk *c, size_t size, size_t prev_size, int owner) {
+    c->size = size;
+    c->prev_size = prev_size;
+    c->owner = owner;
+    c->free = 0;
+    c->next = c->prev = NULL;
+    TAG_OF(c) = TAG_CHUNK;
+}
+
+static void *mapped_alloc(size_t size) {
+    size_t cap = up(size + RH_HDR, page);
     void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return NULL;
@@ -136,44 +168,98 @@ static void *large_alloc(size_t size, int *fresh) {
     if (rh_hugepage && size >= HUGE_ADVICE)
         madvise(m, cap, MADV_HUGEPAGE);
 #endif
-    block *b = m;
-    b->cap = cap;
-    b->next = NULL;
-    b->tag = TAG_LARGE;
+    chunk *c = m;
+    set_chunk(c, cap, 0, rh_owner);
+    TAG_OF(c) = TAG_MAPPED;
     __atomic_add_fetch(&rh_fresh, 1, __ATOMIC_RELAXED);
-    *fresh = 1;
-    return (char *)b + RH_HDR;
+    return (char *)c + RH_HDR;
 }
 
-static void large_free(block *b) {
-    size_t cap = b->cap;
-    if (cap <= RH_MAX_CACHED) {
-        pthread_mutex_lock(&lock);
-        rh_list *l = list_of(rh_cached + cap <= rh_global_cap ? rh_owner : 0);
-        if (l != NULL) {
-            b->next = l->head;
-            l->head = b;
-            l->bytes += cap;
-            rh_cached += cap;
-            /* over the rank's cap: unmap its oldest blocks (the end of its list) */
-            while (l->bytes > rh_owner_cap && l->head != NULL) {
-                block **p = &l->head;
-                while ((*p)->next != NULL)
-                    p = &(*p)->next;
-                block *old = *p;
-                *p = NULL;
-                l->bytes -= old->cap;
-                rh_cached -= old->cap;
-                rh_unmapped++;
-                munmap(old, old->cap);
-            }
-            pthread_mutex_unlock(&lock);
-            return;
+/* lock held: a chunk of `need` bytes (header included) from arena a, or NULL */
+static chunk *heap_alloc(arena *a, int owner, size_t need) {
+    chunk *best = NULL;
+    for (chunk *c = a->free_list; c != NULL; c = c->next)
+        if (c->size >= need && (best == NULL || c->size < best->size))
+            best = c;
+    if (best != NULL) {
+        unlink_free(a, best);
+        if (best->size >= need + RH_LARGE) {  /* split: the tail stays free */
+            chunk *rest = (chunk *)((char *)best + need);
+            set_chunk(rest, best->size - need, need, owner);
+            chunk *after = next_of(a, rest);
+            if (after != NULL)
+                after->prev_size = rest->size;
+            else
+                a->last = rest->size;
+            best->size = need;
+            link_free(a, rest);
         }
-        pthread_mutex_unlock(&lock);
+        rh_reused++;
+        return best;
     }
-    __atomic_add_fetch(&rh_unmapped, 1, __ATOMIC_RELAXED);
-    munmap(b, cap);
+    /* from the top chunk, growing the heap into fresh pages if needed */
+    if ((size_t)(a->top - a->base) + need > RH_RESERVE)
+        return NULL;
+    if (top_bytes(a) < need) {
+        char *want = a->top + need + RH_TOP_PAD;
+        char *limit = a->base + RH_RESERVE;
+        char *brk = want < limit ? (char *)up((uintptr_t)want, page) : limit;
+        rh_cached += (size_t)(brk - a->brk);
+        a->brk = brk;
+        rh_fresh++;
+    } else {
+        rh_reused++;
+    }
+    chunk *c = (chunk *)a->top;
+    set_chunk(c, need, a->last, owner);
+    a->last = need;
+    a->top += need;
+    rh_cached -= need;
+    return c;
+}
+
+static void trim_top(arena *a) {  /* lock held: glibc's systrim, keeping M_TOP_PAD */
+    char *keep = (char *)up((uintptr_t)(a->top + RH_TOP_PAD), page);
+    if (keep < a->brk) {
+        madvise(keep, (size_t)(a->brk - keep), MADV_DONTNEED);
+        rh_cached -= (size_t)(a->brk - keep);
+        a->brk = keep;
+        rh_unmapped++;
+    }
+}
+
+static void heap_free(arena *a, chunk *c) {  /* lock held */
+    /* coalesce with the free chunk before, then with the one after or the top */
+    if (c->prev_size != 0) {
+        chunk *before = (chunk *)((char *)c - c->prev_size);
+        if (before->free) {
+            unlink_free(a, before);
+            before->size += c->size;
+            c = before;
+        }
+    }
+    chunk *after = next_of(a, c);
+    if (after != NULL && after->free) {
+        unlink_free(a, after);
+        c->size += after->size;
+        after = next_of(a, c);
+    }
+    if (after == NULL) {  /* borders the top chunk: becomes part of it */
+        a->top = (char *)c;
+        a->last = c->prev_size;
+        rh_cached += c->size;
+        if (top_bytes(a) >= 2 * a->thresh || rh_cached > rh_global_cap)
+            trim_top(a);
+        return;
+    }
+    after->prev_size = c->size;
+    link_free(a, c);
+    if (rh_cached > rh_global_cap && c->size > 2 * page) {
+        /* over the total: keep the chunk free but give its pages back */
+        madvise((char *)up((uintptr_t)c + RH_HDR, page),
+                (size_t)((char *)c + c->size - (char *)up((uintptr_t)c + RH_HDR, page)) / page * page,
+                MADV_DONTNEED);
+    }
 }
 
 static void *small_alloc(size_t size, int zero) {
@@ -184,12 +270,38 @@ static void *small_alloc(size_t size, int zero) {
     return p + RH_SHDR;
 }
 
+/* a large request; *fresh: the memory is known to be zero */
+static void *large_alloc(size_t size, int *fresh) {
+    *fresh = 0;
+    pthread_mutex_lock(&lock);
+    if (rh_cached > rh_global_cap) {  /* over the total: the shared allocator */
+        pthread_mutex_unlock(&lock);
+        return NULL;
+    }
+    arena *a = arena_of(rh_owner);
+    if (a == NULL) {
+        pthread_mutex_unlock(&lock);
+        return NULL;
+    }
+    if (size + 16 >= a->thresh) {  /* glibc: the request (with its chunk header) >= threshold */
+        pthread_mutex_unlock(&lock);
+        *fresh = 1;
+        return mapped_alloc(size);
+    }
+    chunk *c = heap_alloc(a, rh_owner, up(size + RH_HDR, RH_ALIGN));
+    pthread_mutex_unlock(&lock);
+    return c == NULL ? NULL : (char *)c + RH_HDR;
+}
+
 static void *rh_malloc(void *ctx, size_t size) {
     (void)ctx;
-    if (size < RH_LARGE)
-        return small_alloc(size, 0);
-    int fresh;
-    return large_alloc(size, &fresh);
+    if (size >= RH_LARGE) {
+        int fresh;
+        void *p = large_alloc(size, &fresh);
+        if (p != NULL)
+            return p;
+    }
+    return small_alloc(size, 0);
 }
 
 static void *rh_calloc(void *ctx, size_t nelem, size_t elsize) {
@@ -197,13 +309,16 @@ static void *rh_calloc(void *ctx, size_t nelem, size_t elsize) {
     if (elsize != 0 && nelem > SIZE_MAX / elsize)
         return NULL;
     size_t size = nelem * elsize;
-    if (size < RH_LARGE)
-        return small_alloc(size, 1);
-    int fresh;
-    void *p = large_alloc(size, &fresh);
-    if (p != NULL && !fresh)
-        memset(p, 0, size);
-    return p;
+    if (size >= RH_LARGE) {
+        int fresh;
+        void *p = large_alloc(size, &fresh);
+        if (p != NULL) {
+            if (!fresh)
+                memset(p, 0, size);
+            return p;
+        }
+    }
+    return small_alloc(size, 1);
 }
 
 static void rh_free(void *ctx, void *ptr, size_t size) {
@@ -212,29 +327,42 @@ static void rh_free(void *ctx, void *ptr, size_t size) {
     if (ptr == NULL)
         return;
     uint64_t tag = ((uint64_t *)ptr)[-1];
-    if (tag == TAG_LARGE)
-        large_free((block *)((char *)ptr - RH_HDR));
-    else
+    chunk *c = (chunk *)((char *)ptr - RH_HDR);
+    if (tag == TAG_MAPPED) {
+        pthread_mutex_lock(&lock);
+        arena *a = arena_of(c->owner);
+        /* glibc's dynamic threshold: freeing a mapped chunk raises it to the chunk's size */
+        if (a != NULL && c->size > a->thresh && c->size <= RH_MAX_THRESH)
+            a->thresh = c->size;
+        rh_unmapped++;
+        pthread_mutex_unlock(&lock);
+        munmap(c, c->size);
+    } else if (tag == TAG_CHUNK) {
+        pthread_mutex_lock(&lock);
+        heap_free(&arenas[c->owner], c);
+        pthread_mutex_unlock(&lock);
+    } else {
         free((char *)ptr - RH_SHDR);
+    }
+}
+
+static size_t usable(void *ptr) {
+    uint64_t tag = ((uint64_t *)ptr)[-1];
+    if (tag == TAG_SMALL)
+        return malloc_usable_size((char *)ptr - RH_SHDR) - RH_SHDR;
+    return ((chunk *)((char *)ptr - RH_HDR))->size - RH_HDR;
 }
 
 static void *rh_realloc(void *ctx, void *ptr, size_t new_size) {
     if (ptr == NULL)
         return rh_malloc(ctx, new_size);
-    uint64_t tag = ((uint64_t *)ptr)[-1];
-    size_t old;
-    if (tag == TAG_LARGE) {
-        block *b = (block *)((char *)ptr - RH_HDR);
-        old = b->cap - RH_HDR;
-        if (new_size <= old && new_size >= RH_LARGE)
-            return ptr;
-    } else {
-        old = malloc_usable_size((char *)ptr - RH_SHDR) - RH_SHDR;
-        if (new_size < RH_LARGE) {
-            char *p = realloc((char *)ptr - RH_SHDR, new_size + RH_SHDR);
-            return p == NULL ? NULL : p + RH_SHDR;
-        }
+    size_t old = usable(ptr);
+    if (((uint64_t *)ptr)[-1] == TAG_SMALL && new_size < RH_LARGE) {
+        char *p = realloc((char *)ptr - RH_SHDR, new_size + RH_SHDR);
+        return p == NULL ? NULL : p + RH_SHDR;
     }
+    if (((uint64_t *)ptr)[-1] != TAG_SMALL && new_size <= old && new_size >= RH_LARGE)
+        return ptr;
     void *q = rh_malloc(ctx, new_size);
     if (q == NULL)
         return NULL;
@@ -249,20 +377,31 @@ rh_handler rh_numpy_handler = {
     {NULL, rh_malloc, rh_calloc, rh_realloc, rh_free},
 };
 
-/* unmap every cached block (end of a run) */
+/* give back the free memory of every arena and forget the thresholds (end of a run);
+ * chunks still in use stay valid */
 void rh_release(void) {
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < nlists; i++) {
-        block *b = lists[i].head;
-        while (b != NULL) {
-            block *next = b->next;
-            munmap(b, b->cap);
-            b = next;
+    for (size_t i = 0; i < narenas; i++) {
+        arena *a = &arenas[i];
+        if (a->base == NULL)
+            continue;
+        a->thresh = RH_LARGE;
+        for (chunk *c = a->free_list; c != NULL; c = c->next) {
+            char *from = (char *)up((uintptr_t)c + RH_HDR, page);
+            char *to = (char *)c + c->size;
+            if (to > from + page)
+                madvise(from, (size_t)(to - from) / page * page, MADV_DONTNEED);
         }
-        lists[i].head = NULL;
-        lists[i].bytes = 0;
+        if (a->brk > a->top) {
+            char *from = (char *)up((uintptr_t)a->top + RH_HDR, page);
+            if (a->brk > from)
+                madvise(from, (size_t)(a->brk - from), MADV_DONTNEED);
+            a->brk = a->top;
+        }
     }
     rh_cached = 0;
+    for (size_t i = 0; i < narenas; i++)
+        rh_cached += arenas[i].free_bytes;
     pthread_mutex_unlock(&lock);
 }
 

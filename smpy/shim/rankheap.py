@@ -1,29 +1,30 @@
-r"""Per-rank heaps: each emulated rank reuses only the memory it freed itself.
+r"""Per-rank heaps: each emulated rank's numpy arrays live in a model of its own process's heap.
 
-A real rank is a process: the first time it needs a large array its allocator maps fresh
-pages, and the rank pays a page fault per page when it first writes them (zeroing
-included); once it freed that memory, its next arrays of that size reuse warm pages. Under
-smpyrun all ranks live in one process and share one allocator, so a rank reuses the warm
-pages *another* rank freed: only the first rank pays to fault its memory in, and the others
-run faster than their real processes would. ``examples/predict/mergesort.py`` (both ranks
-sort, with temporaries of up to 16 MiB, once) was predicted 20 % too fast at 4 M items for
-that reason; forcing every large array onto fresh pages instead (glibc's
-``MALLOC_MMAP_THRESHOLD_``) over-corrects by 60 % (``lu.py``) to 220 % (``heat3d.py``),
-whose real ranks do reuse their own temporaries.
+A real rank is a process with its own allocator. Whether an array lands on warm pages or on
+fresh ones, whose page faults (and zeroing) the rank then pays, depends on that allocator's
+history: glibc maps large requests on their own and unmaps them when freed, raises that
+threshold as such chunks are freed, serves smaller requests from its heap, and gives the top
+of the heap back to the system once it exceeds twice the threshold. Under smpyrun all ranks
+share one process and one allocator, so a rank finds warm pages that *another* rank freed,
+and the history that decides what is warm is everyone's. Measured effects:
+``examples/predict/mergesort.py`` (each rank sorts once, temporaries up to 16 MiB) was
+predicted 20-40 % too fast; forcing every large array onto fresh pages instead (glibc's
+``MALLOC_MMAP_THRESHOLD_``) over-predicted ``lu.py`` by 60 % and ``heat3d.py`` by 220 %, whose
+real ranks reuse their temporaries; and a simpler per-rank cache of freed blocks, which kept
+what glibc trims, made ``similarity.py`` 45 % too fast.
 
-The model (``_rankheap.c``, a numpy memory handler): arrays of :math:`\geq` 128 KiB (glibc's
-first mmap threshold) are mapped with ``mmap``; a freed one goes to the free list of the
-rank that freed it, and a rank's allocation takes the best-fitting block of *its* list
-(wasting at most half of it) or maps fresh pages. As in glibc, blocks over 32 MiB (its
-largest dynamic mmap threshold) are always unmapped, and a rank keeps at most
-``smpy/rank-heap-cap`` bytes (64 MiB: glibc trims the top of its heap beyond twice that
-threshold); all ranks together keep at most ``smpy/rank-heaps-total`` (1 GiB). Beyond that,
-freed blocks go to one shared list (capped like a rank's), from which any rank takes a block
-when its own list has none: the emulator's memory stays bounded at any scale, and the model
-degrades to the shared allocator's warm reuse rather than to fresh pages for every rank
-(LU at 144 ranks with a 64 MiB total and no shared list: +19 % on the predicted time).
-Smaller arrays go to ``malloc``. numpy's transparent-huge-page advice on arrays of 4 MiB or
-more follows ``smpy/numpy-hugepage`` (see :mod:`smpy.shim.hugepages`).
+The model (``_rankheap.c``, a numpy memory handler) gives each rank an *arena* with glibc's
+main-arena rules for requests of 128 KiB or more: mapped chunks over the rank's dynamic mmap
+threshold, a contiguous heap with best fit, splitting and coalescing below it, growth by the
+missing bytes plus 128 KiB of slack into untouched pages, and trimming of the top past twice
+the threshold. It reproduces glibc's page faults: per iteration of ``similarity.py``'s
+kernel (N=5000) 1754, 1224, 734, 944, 733, 944 faults against 1794, 1240, 752, 944, 752, 944
+in a real process. Smaller requests go to ``malloc``. A chunk returns to its own arena
+whoever frees it. While all arenas together hold more than ``smpy/rank-heaps-total``
+(1 GiB) of free memory, new requests go to the shared ``malloc`` and freed chunks give their
+pages back, so that the emulator's memory stays bounded at any number of ranks. numpy's
+transparent-huge-page advice on arrays of 4 MiB or more follows ``smpy/numpy-hugepage``
+(see :mod:`smpy.shim.hugepages`).
 
 The handler is C (compiled on first use with the system's C compiler into
 ``~/.cache/smpy``; no Python headers needed) and installed through numpy's
@@ -57,7 +58,6 @@ class RankHeaps:
         self.lib = lib
         lib.rh_init(ctypes.c_size_t(os.sysconf("SC_PAGESIZE")))
         self._owner = ctypes.c_int.in_dll(lib, "rh_owner")
-        self._owner_cap = ctypes.c_size_t.in_dll(lib, "rh_owner_cap")
         self._global_cap = ctypes.c_size_t.in_dll(lib, "rh_global_cap")
         self._hugepage = ctypes.c_int.in_dll(lib, "rh_hugepage")
         new = ctypes.pythonapi.PyCapsule_New
@@ -68,8 +68,7 @@ class RankHeaps:
         self.capsule = new(ctypes.addressof(handler), ctypes.addressof(self._name), None)
         self._set = _numpy_set_handler()
 
-    def configure(self, owner_cap: int, total_cap: int, hugepage: bool) -> None:
-        self._owner_cap.value = owner_cap
+    def configure(self, total_cap: int, hugepage: bool) -> None:
         self._global_cap.value = total_cap
         self._hugepage.value = int(hugepage)
 
@@ -85,7 +84,8 @@ class RankHeaps:
         self._set(previous)
 
     def release(self) -> None:
-        """Unmap every cached block (arrays still alive keep their memory)."""
+        """Give back every arena's free pages and reset the thresholds (end of a run; arrays
+        still alive keep their memory)."""
         self.lib.rh_release()
         self.owner(None)
 
@@ -170,8 +170,8 @@ class Switcher:
     running rank owns the memory allocated and freed, and the first time a rank runs after
     numpy was imported, the handler is installed in the rank's greenlet's context."""
 
-    def __init__(self, owner_cap: int, total_cap: int, hugepage: bool) -> None:
-        self.caps = (owner_cap, total_cap, hugepage)
+    def __init__(self, total_cap: int, hugepage: bool) -> None:
+        self.caps = (total_cap, hugepage)
         self.heaps: RankHeaps | None = None
         self.unavailable = False
         self.installed: set[int] = set()

@@ -1,4 +1,4 @@
-"""Each rank in turn allocates, writes and frees a 16 MiB array three times, counting the
+"""Each rank in turn allocates, writes and frees a 16 MiB array four times, counting the
 page faults of its thread each time; prints the handler of its arrays and the counts."""
 import resource
 
@@ -21,7 +21,7 @@ handler = get_handler_name(np.empty(1 << 18))
 counts = []
 for turn in range(comm.size):
     if turn == comm.rank:
-        for _ in range(3):
+        for _ in range(4):
             f0 = faults()
             a = np.ones(1 << 21)  # 16 MiB, written
             counts.append(faults() - f0)
