@@ -17,6 +17,11 @@
    and predicted times and the error ``(pred - real) / real``; then MERPSYS's
    :math:`d_{avg}` and :math:`d_{max}` (mean and maximum of :math:`|t_{pred}-t_{real}|/t_{real}`).
 
+The last lines give the noise floor of the metric on the machine as it was: the same
+:math:`d_{avg}` between the median of the even-numbered real runs and that of the odd-numbered
+ones (no prediction can be verified to better than that), and the fastest-of-N and paired
+summaries.
+
 The real runs are traced per region (:mod:`smpy.calibrate.trace_real`: a clock read per MPI
 call) and the emulated ones write a region report, so the table also gives the error of the
 simulated compute time alone (``comp``, ``comp_raw``: all ranks, MPI calls excluded), which
