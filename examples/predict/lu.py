@@ -131,8 +131,10 @@ def _rlu(p):
     h = w // 2
     piv = _rlu(p[:, :h])
     _swap(p[:, h:], piv)
-    # --sample: the right half's update, timed per unit of work (m h (w - h)) by height class
-    for _ in sample(range(1), iters=3, threshold=0.05, scope="global", tag=f"rlu{w}x{height_class(m)}",
+    # --sample: the right half's update, timed per unit of work (m h (w - h)) by height class;
+    # the first two runs of a site are warm-up: a process's first two temporaries of a new
+    # large size are fresh pages (glibc maps the first, its heap grows for the second)
+    for _ in sample(range(1), iters=3, threshold=0.05, scope="global", warmup=2, tag=f"rlu{w}x{height_class(m)}",
                     work=m * h * (w - h), enabled=SAMPLE):
         p[:h, h:] = unit_lower_solve(p[:h, :h], p[:h, h:])
         p[h:, h:] -= p[h:, :h] @ p[:h, h:]
@@ -196,8 +198,8 @@ def update(k, lo, hi, part):
     L21 = p[w:]
     m = N - k0
     # --sample: chunks timed per unit of work (m x chunk width), shared by the updates of every
-    # panel of the same height class and by the three parts
-    for c in sample(range(lo, hi, NB), iters=2, threshold=0.05, scope="global",
+    # panel of the same height class and by the three parts; two warm-up chunks (see _rlu)
+    for c in sample(range(lo, hi, NB), iters=2, threshold=0.05, scope="global", warmup=2,
                     tag=f"upd{w}x{height_class(m)}", work=lambda c: m * (min(hi, c + NB) - c),
                     enabled=SAMPLE):
         e = min(hi, c + NB)
