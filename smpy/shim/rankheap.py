@@ -194,7 +194,10 @@ class Switcher:
             ctx = glet.gr_context
             if ctx is None:
                 ctx = glet.gr_context = contextvars.Context()
-            ctx.run(heaps.install)
+            try:
+                ctx.run(heaps.install)
+            except RuntimeError:  # the rank is suspended inside its own Context.run (asyncio):
+                pass              # its arrays stay with the shared allocator
 
     def switch_out(self) -> None:
         if self.heaps is not None:
