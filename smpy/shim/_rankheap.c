@@ -109,15 +109,22 @@ static arena *arena_of(int owner) {  /* lock held; NULL when out of memory */
         narenas = n;
     }
     arena *a = &arenas[owner];
-    if (a->base == NULL) {
-        void *m = mmap(NULL, RH_RESERVE, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (m == MAP_FAILED)
-            return NULL;
-        a->base = a->top = a->brk = m;
+    if (a->thresh == 0)
         a->thresh = RH_LARGE;
-    }
     return a;
+}
+
+/* lock held: reserve the arena's heap on its first heap request (a rank whose large arrays
+ * are all mapped never needs one) */
+static int reserve(arena *a) {
+    if (a->base != NULL)
+        return 1;
+    void *m = mmap(NULL, RH_RESERVE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (m == MAP_FAILED)
+        return 0;
+    a->base = a->top = a->brk = m;
+    return 1;
 }
 
 static size_t top_bytes(arena *a) { return (size_t)(a->brk - a->top); }
@@ -288,7 +295,7 @@ static void *large_alloc(size_t size, int *fresh) {
         *fresh = 1;
         return mapped_alloc(size);
     }
-    chunk *c = heap_alloc(a, rh_owner, up(size + RH_HDR, RH_ALIGN));
+    chunk *c = reserve(a) ? heap_alloc(a, rh_owner, up(size + RH_HDR, RH_ALIGN)) : NULL;
     pthread_mutex_unlock(&lock);
     return c == NULL ? NULL : (char *)c + RH_HDR;
 }
@@ -383,9 +390,9 @@ void rh_release(void) {
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < narenas; i++) {
         arena *a = &arenas[i];
+        a->thresh = RH_LARGE;
         if (a->base == NULL)
             continue;
-        a->thresh = RH_LARGE;
         for (chunk *c = a->free_list; c != NULL; c = c->next) {
             char *from = (char *)up((uintptr_t)c + RH_HDR, page);
             char *to = (char *)c + c->size;
