@@ -213,7 +213,7 @@ static chunk *heap_alloc(arena *a, int owner, size_t need) {
         char *brk = want < limit ? (char *)up((uintptr_t)want, page) : limit;
         rh_cached += (size_t)(brk - a->brk);
         a->brk = brk;
-        rh_fresh++;
+        __atomic_add_fetch(&rh_fresh, 1, __ATOMIC_RELAXED);  /* also counted outside the lock */
     } else {
         rh_reused++;
     }
