@@ -115,7 +115,10 @@ def _cache_dir() -> Path:
 def build() -> Path | None:
     """The compiled handler (built on first use, keyed by the source's hash); None when no
     C compiler is available or the build fails."""
-    src = _SRC.read_bytes()
+    try:
+        src = _SRC.read_bytes()
+    except OSError:  # an installation without the C source
+        return None
     tag = hashlib.sha256(src + sys.platform.encode()).hexdigest()[:16]
     out = _cache_dir() / f"rankheap-{tag}.so"
     if out.exists():
