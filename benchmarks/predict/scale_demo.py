@@ -17,10 +17,10 @@ page-table entries past SIZE so that RSS stays near what the process owns, and l
 page faults that follow out of the timed computation (N=20000: 167 MiB of RSS and 27.60 s
 predicted, against 4.8 GiB and 27.52 s with ``--trim 0``). USS (pages
 private to the process) and PSS (shared pages split between the processes mapping them)
-count each page once. The per-rank numpy heaps (smpy/shim/rankheap.py) keep no warm memory
-per rank here (``--heaps-total 0``): 178 MiB of peak RSS and 28.63 s predicted, against
-718 MiB and 28.51 s with smpyrun's default of 1 GiB (one run each; without per-rank heaps
-167 MiB and 28.29 s).
+count each page once. The per-rank numpy heaps (smpy/shim/rankheap.py) keep no free memory
+here (``--heaps-total 0``: the shared allocator serves the ranks): 156 MiB of peak RSS and
+28.12 s predicted; an earlier version of the heap model with smpyrun's default of 1 GiB held
+718 MiB for 28.51 s (one run each; without per-rank heaps 167 MiB and 28.29 s).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def main() -> int:
                     help="smpy/rank-heaps-total (0: freed arrays go to the shared list at once, as with one "
                          "allocator; the sampled iterations are steady state, where that gives the warm "
                          "pages a rank's own heap would; 1GiB, the default of smpyrun, keeps up to 64 MiB "
-                         "of warm temporaries per rank: 718 MiB of peak RSS here, predicted time +0.1 %%)")
+                         "of free memory: 718 MiB of peak RSS here with an earlier heap model, predicted time +0.1 %%)")
     ap.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                     help="more smpy configuration items (repeatable)")
     ns = ap.parse_args()
