@@ -63,10 +63,11 @@ def main() -> int:
                     help="smpy/shared-malloc-trim (0: keep folded page-table entries; RSS then counts "
                          "each folded page once per mapping)")
     ap.add_argument("--heaps-total", default="0",
-                    help="smpy/rank-heaps-total (0: freed arrays go to the shared list at once, as with one "
-                         "allocator; the sampled iterations are steady state, where that gives the warm "
-                         "pages a rank's own heap would; 1GiB, the default of smpyrun, keeps up to 64 MiB "
-                         "of free memory: 718 MiB of peak RSS here with an earlier heap model, predicted time +0.1 %%)")
+                    help="smpy/rank-heaps-total (0: the ranks' large arrays come from the shared allocator, as "
+                         "without per-rank heaps; the sampled iterations are steady state, where that gives "
+                         "warm pages as a rank's own heap would; 1GiB, smpyrun's default, lets each rank's "
+                         "heap keep what glibc would: 718 MiB of peak RSS here with an earlier heap model, "
+                         "predicted time +0.1 %%)")
     ap.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                     help="more smpy configuration items (repeatable)")
     ns = ap.parse_args()
