@@ -503,10 +503,9 @@ def iprobe(proc: Process, comm: CommImpl, channel: int, source: int, tag: int) -
         else:
             block_on(Sleep(world.engine, world.iprobe_sleep * (proc.polls.iprobe + 1)))
     s = find_unexpected(proc, comm, channel, source, tag)
-    if world.probe_polled:
-        if s is not None and s.posted_at >= seen_until:
-            s = None  # sends are queued in posting order: no later match was seen either
-        proc.progressed_at = world.engine.now
+    if world.probe_polled and s is not None and s.posted_at >= seen_until:
+        s = None  # sends are queued in posting order: no later match was seen either
+    proc.progressed_at = world.engine.now  # a poll, as MPI_Test's
     if s is None:
         if world.grow_injected:
             proc.polls.iprobe += 1

@@ -141,16 +141,16 @@ def build() -> Path | None:
 
 
 _loaded: RankHeaps | None = None
-_failed = False
+_tried = False
 
 
 def load() -> RankHeaps | None:
     """The process's handler, built and loaded once; None when it cannot be (no compiler,
     numpy without the handler API, not Linux)."""
-    global _loaded, _failed
-    if _loaded is not None or _failed:
+    global _loaded, _tried
+    if _tried:
         return _loaded
-    _failed = True
+    _tried = True
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -164,7 +164,6 @@ def load() -> RankHeaps | None:
         _loaded = RankHeaps(ctypes.CDLL(str(path)))
     except (OSError, AttributeError, ValueError):
         return None
-    _failed = False
     return _loaded
 
 
@@ -206,10 +205,7 @@ class Switcher:
         if self.heaps is not None:
             self.heaps.owner(None)
 
-    def finish(self) -> dict[str, int] | None:
-        """End of the run: drop the cached blocks; the handler's statistics."""
-        if self.heaps is None:
-            return None
-        stats = self.heaps.stats()
-        self.heaps.release()
-        return stats
+    def finish(self) -> None:
+        """End of the run: give the arenas' free pages back."""
+        if self.heaps is not None:
+            self.heaps.release()
