@@ -318,7 +318,8 @@ print(MPI.COMM_WORLD.rank, v)
 """
 
 
-@pytest.mark.parametrize("setting, expected", [(None, False), ("yes", True), ("no", False)])
+@pytest.mark.parametrize("setting, expected", [(None, True), ("numpy", True), ("yes", True), ("no", False),
+                                              ("off", False)])
 def test_numpy_hugepage_advice_during_the_run(tmp_path: Path, setting: str | None, expected: bool) -> None:
     from smpy.shim.hugepages import _setter
 

@@ -38,7 +38,9 @@ def test_each_rank_faults_its_own_memory_in():
     # glibc in a fresh process: the first 16 MiB array is mapped on its own (fresh) and
     # unmapped when freed, which raises the mmap threshold above 16 MiB; the second comes
     # from the heap, which grows (fresh); the third and fourth reuse the heap (warm)
-    res = smpy.run(str(PROG / "rank_heaps.py"), np=3, cfg={"smpi/simulate-computation": "no"})
+    # (4 KiB pages: with numpy's huge-page advice a 16 MiB array faults in 2 MiB at a time)
+    res = smpy.run(str(PROG / "rank_heaps.py"), np=3,
+                   cfg={"smpi/simulate-computation": "no", "smpy/numpy-hugepage": "no"})
     assert res.status == "ok", res.message
     for r in range(3):  # ranks 1 and 2 run after rank 0 freed the same sizes: no matter
         words = res.rank_output(r).split()
@@ -46,6 +48,46 @@ def test_each_rank_faults_its_own_memory_in():
         counts = list(map(int, words[1:]))
         assert all(n >= 0.95 * PAGES for n in counts[:2]), (r, counts)
         assert all(n < 0.05 * PAGES for n in counts[2:]), (r, counts)
+
+
+def advised(a: np.ndarray) -> bool:
+    """Whether the mapping holding ``a``'s second page has the huge-page advice (VmFlags hg)."""
+    addr = a.ctypes.data + 4096
+    inside = False
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            head = line.split()[0]
+            if "-" in head and ":" not in head:
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo <= addr < hi
+            elif inside and head == "VmFlags:":
+                return "hg" in line.split()[1:]
+    raise AssertionError("address not mapped")
+
+
+@needs_heaps
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux's /proc/self/smaps")
+@pytest.mark.parametrize("hugepage", [True, False])
+def test_large_arrays_are_advised_as_numpys_handler_does(arena, hugepage):
+    # numpy's default handler advises every malloc/calloc of 4 MiB or more, wherever the
+    # block comes from; not a realloc, and nothing smaller
+    arena.configure(total_cap=1 << 30, hugepage=hugepage)
+    arena.owner(0)
+    try:
+        small = np.ones(3 << 17)             # 3 MiB, mapped: under numpy's 4 MiB
+        mapped = np.ones(6 << 17)            # 6 MiB: over the 128 KiB threshold, mapped
+        assert not advised(small)
+        assert advised(mapped) is hugepage
+        del mapped                           # raises the threshold to 6 MiB
+        heap = np.empty(5 << 17)             # 5 MiB: from the heap now
+        zeroed = np.zeros(5 << 17)           # calloc, heap
+        if hugepage:  # (the advice stays on a heap range: an earlier test may have left it)
+            assert advised(heap) and advised(zeroed)
+        big = np.ones(40 << 17)              # 40 MiB: over glibc's largest threshold, mapped
+        assert advised(big) is hugepage
+        del heap, zeroed, small, big
+    finally:
+        arena.owner(None)
 
 
 def test_off_leaves_numpys_allocator():

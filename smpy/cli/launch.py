@@ -31,7 +31,7 @@ from smpy.runtime.world import World
 from smpy.shim import importer
 from smpy.shim.blas import single_thread_blas
 from smpy.shim.green import GreenThreads
-from smpy.shim.hugepages import numpy_hugepages
+from smpy.shim.hugepages import numpy_hugepages, resolve
 from smpy.shim.isolation import Patches, RankContext
 from smpy.support.config import Config, declare, parse_bool, parse_int
 from smpy.support.units import parse_size
@@ -41,6 +41,18 @@ from smpy.trace.paje import PajeTracer
 from smpy.trace.progress import Progress
 from smpy.trace.report import Report, Tee
 from smpy.trace.ti import TIRecorder
+
+
+def _tristate(value: object) -> str:
+    """numpy / yes / no, with the usual spellings of yes and no."""
+    text = str(value).strip().lower()
+    if text == "numpy":
+        return text
+    try:
+        return "yes" if parse_bool(text) else "no"
+    except ValueError:
+        raise ValueError("expected numpy, yes or no") from None
+
 
 SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
 PLUGINS = ("host_energy", "host_dvfs", "link_energy")
@@ -57,9 +69,10 @@ TRACE_FORMAT = declare("smpy/trace-format", "auto", "Format of the timeline trac
                        parse=lambda v: str(v).strip().lower())
 POWER_TRACE = declare("smpy/power-trace", "", "Write each host's power over simulated time to this "
                       "CSV file (time_s,host,power_W); loads the host_energy plugin")
-HUGEPAGE = declare("smpy/numpy-hugepage", False, "Let numpy advise transparent huge pages for large "
-                   "arrays as it does in a real run (no: the emulator, holding every rank's arrays, "
-                   "faults them in 4 KiB pages, twice as fast on the machines measured)", parse=parse_bool)
+HUGEPAGE = declare("smpy/numpy-hugepage", "numpy", "Transparent-huge-page advice on numpy arrays of 4 MiB "
+                   "or more: numpy (as numpy decides in the rank's real process, NUMPY_MADVISE_HUGEPAGE), "
+                   "yes, no (faster emulation of many ranks with large arrays, less faithful; "
+                   "smpy/shim/hugepages.py)", parse=_tristate)
 RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own process's heap (glibc's "
                      "rules) for numpy arrays of 128 KiB or more: a rank finds warm pages where its real "
                      "process would and pays the page faults it would (smpy/shim/rankheap.py; needs a "
@@ -200,7 +213,7 @@ def _rank_heaps(config: Config):  # type: ignore[no-untyped-def]
     from smpy.shim import isolation
     from smpy.shim.rankheap import Switcher
 
-    switcher = Switcher(int(config.get(RANK_HEAPS_TOTAL)), bool(config.get(HUGEPAGE)))
+    switcher = Switcher(int(config.get(RANK_HEAPS_TOTAL)), resolve(config.get(HUGEPAGE)))
     isolation.rank_heaps = switcher
     try:
         yield
@@ -360,7 +373,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         for a in actors:
             a.start()
         try:
-            with _young_gc_only(), numpy_hugepages(bool(config.get(HUGEPAGE))), _rank_heaps(config):
+            with _young_gc_only(), numpy_hugepages(resolve(config.get(HUGEPAGE))), _rank_heaps(config):
                 engine.run()
         except DeadlockError as d:
             status, exit_code = "deadlock", 1

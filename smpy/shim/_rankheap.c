@@ -82,9 +82,9 @@ typedef struct {
 /* set from Python */
 int rh_owner = 0;                /* 0: no rank runs (smpy itself); rank r: r + 1 */
 size_t rh_global_cap = (size_t)1 << 30;
-int rh_hugepage = 0;
+int rh_hugepage = 0;             /* advise huge pages as numpy's default handler does */
 /* statistics, read from Python */
-uint64_t rh_fresh = 0, rh_reused = 0, rh_unmapped = 0;
+uint64_t rh_fresh = 0, rh_reused = 0, rh_unmapped = 0, rh_advised = 0;
 size_t rh_cached = 0;            /* free bytes held by all arenas (free chunks + top) */
 
 static arena *arenas = NULL;
@@ -171,10 +171,6 @@ static void *mapped_alloc(size_t size) {
     void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return NULL;
-#ifdef MADV_HUGEPAGE
-    if (rh_hugepage && size >= HUGE_ADVICE)
-        madvise(m, cap, MADV_HUGEPAGE);
-#endif
     chunk *c = m;
     set_chunk(c, cap, 0, rh_owner);
     TAG_OF(c) = TAG_MAPPED;
@@ -300,8 +296,32 @@ static void *large_alloc(size_t size, int *fresh) {
     return c == NULL ? NULL : (char *)c + RH_HDR;
 }
 
-static void *rh_malloc(void *ctx, size_t size) {
-    (void)ctx;
+/* numpy's default handler advises transparent huge pages on every block of 4 MiB or more
+ * it mallocs or callocs (not on a realloc), from the first page boundary after the block's
+ * start (one page in when the start is aligned). A rank's real process does this; so does the
+ * model, on whatever memory the block came from. An advice inside an arena's heap splits the
+ * reservation's mapping as it splits a real process's heap; all ranks' splits add up in one
+ * process, so past RH_MAX_HEAP_ADVICE of them (each adds at most two mappings, far below
+ * vm.max_map_count) heap blocks are no longer advised: by then a rank's heap ranges that
+ * hold large blocks have long been advised, and the flag stays on a range once set. */
+#define RH_MAX_HEAP_ADVICE 8192
+static void advise(void *p, size_t size) {
+#ifdef MADV_HUGEPAGE
+    if (!rh_hugepage || size < HUGE_ADVICE)
+        return;
+    uint64_t tag = ((uint64_t *)p)[-1];
+    if (tag == TAG_CHUNK && __atomic_load_n(&rh_advised, __ATOMIC_RELAXED) >= RH_MAX_HEAP_ADVICE)
+        return;
+    uintptr_t offset = 4096 - (uintptr_t)p % 4096;
+    if (madvise((char *)p + offset, size - offset, MADV_HUGEPAGE) == 0 && tag == TAG_CHUNK)
+        __atomic_add_fetch(&rh_advised, 1, __ATOMIC_RELAXED);
+#else
+    (void)p;
+    (void)size;
+#endif
+}
+
+static void *alloc_any(size_t size) {
     if (size >= RH_LARGE) {
         int fresh;
         void *p = large_alloc(size, &fresh);
@@ -311,21 +331,31 @@ static void *rh_malloc(void *ctx, size_t size) {
     return small_alloc(size, 0);
 }
 
+static void *rh_malloc(void *ctx, size_t size) {
+    (void)ctx;
+    void *p = alloc_any(size);
+    if (p != NULL)
+        advise(p, size);
+    return p;
+}
+
 static void *rh_calloc(void *ctx, size_t nelem, size_t elsize) {
     (void)ctx;
     if (elsize != 0 && nelem > SIZE_MAX / elsize)
         return NULL;
     size_t size = nelem * elsize;
+    void *p = NULL;
     if (size >= RH_LARGE) {
         int fresh;
-        void *p = large_alloc(size, &fresh);
-        if (p != NULL) {
-            if (!fresh)
-                memset(p, 0, size);
-            return p;
-        }
+        p = large_alloc(size, &fresh);
+        if (p != NULL && !fresh)
+            memset(p, 0, size);
     }
-    return small_alloc(size, 1);
+    if (p == NULL)
+        p = small_alloc(size, 1);
+    if (p != NULL)
+        advise(p, size);
+    return p;
 }
 
 static void rh_free(void *ctx, void *ptr, size_t size) {
@@ -361,8 +391,9 @@ static size_t usable(void *ptr) {
 }
 
 static void *rh_realloc(void *ctx, void *ptr, size_t new_size) {
+    (void)ctx;
     if (ptr == NULL)
-        return rh_malloc(ctx, new_size);
+        return alloc_any(new_size);
     size_t old = usable(ptr);
     if (((uint64_t *)ptr)[-1] == TAG_SMALL && new_size < RH_LARGE) {
         char *p = realloc((char *)ptr - RH_SHDR, new_size + RH_SHDR);
@@ -370,11 +401,11 @@ static void *rh_realloc(void *ctx, void *ptr, size_t new_size) {
     }
     if (((uint64_t *)ptr)[-1] != TAG_SMALL && new_size <= old && new_size >= RH_LARGE)
         return ptr;
-    void *q = rh_malloc(ctx, new_size);
+    void *q = alloc_any(new_size);
     if (q == NULL)
         return NULL;
     memcpy(q, ptr, old < new_size ? old : new_size);
-    rh_free(ctx, ptr, old);
+    rh_free(NULL, ptr, old);
     return q;
 }
 
