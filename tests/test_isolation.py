@@ -318,20 +318,42 @@ print(MPI.COMM_WORLD.rank, v)
 """
 
 
-@pytest.mark.parametrize("setting, expected", [(None, True), ("numpy", True), ("yes", True), ("no", False),
-                                              ("off", False)])
-def test_numpy_hugepage_advice_during_the_run(tmp_path: Path, setting: str | None, expected: bool) -> None:
+@pytest.mark.parametrize("setting, compute, expected", [
+    (None, True, True), ("numpy", True, True), ("yes", True, True), ("no", True, False), ("off", True, False),
+    # computation not simulated: the page size cannot change a prediction, numpy's advice is left out
+    (None, False, False), ("yes", False, True)])
+def test_numpy_hugepage_advice_during_the_run(tmp_path: Path, setting: str | None, compute: bool,
+                                              expected: bool) -> None:
     from smpy.shim.hugepages import _setter
 
     s = _setter()
-    before = s(True)
+    before = s(True)  # numpy's own decision, as on a Linux kernel >= 4.6 without NUMPY_MADVISE_HUGEPAGE
     try:
         prog = tmp_path / "h.py"
         prog.write_text(HUGEPAGE_PROG)
-        cfg = dict(NO_COMPUTE) if setting is None else {**NO_COMPUTE, "smpy/numpy-hugepage": setting}
+        cfg = {**NO_COMPUTE} if not compute else {"smpi/host-speed": "1Gf"}
+        if setting is not None:
+            cfg["smpy/numpy-hugepage"] = setting
         res = smpy.run(str(prog), np=2, cfg=cfg, capture=True, echo=False)
         assert res.status == "ok"
         assert sorted(res.stdout.split("\n")[:2]) == [f"0 {expected}", f"1 {expected}"]
         assert s(True) is True  # the process's own setting is back after the run
+    finally:
+        s(before)
+
+
+def test_numpy_hugepage_default_follows_numpys_own_decision(tmp_path: Path) -> None:
+    # NUMPY_MADVISE_HUGEPAGE=0 (or an old kernel) makes numpy decide against the advice at
+    # import: the rank's real process would run without it, so the emulated ranks do too
+    from smpy.shim.hugepages import _setter
+
+    s = _setter()
+    before = s(False)
+    try:
+        prog = tmp_path / "h.py"
+        prog.write_text(HUGEPAGE_PROG)
+        res = smpy.run(str(prog), np=2, cfg={"smpi/host-speed": "1Gf"}, capture=True, echo=False)
+        assert res.status == "ok"
+        assert sorted(res.stdout.split("\n")[:2]) == ["0 False", "1 False"]
     finally:
         s(before)

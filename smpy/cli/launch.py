@@ -35,7 +35,7 @@ from smpy.shim.hugepages import numpy_hugepages, resolve
 from smpy.shim.isolation import Patches, RankContext
 from smpy.support.config import Config, declare, parse_bool, parse_int
 from smpy.support.units import parse_size
-from smpy.timing.bench import RankBench, Timing
+from smpy.timing.bench import SIMULATE, RankBench, Timing
 from smpy.trace.chrome import ChromeTracer
 from smpy.trace.paje import PajeTracer
 from smpy.trace.progress import Progress
@@ -71,8 +71,8 @@ POWER_TRACE = declare("smpy/power-trace", "", "Write each host's power over simu
                       "CSV file (time_s,host,power_W); loads the host_energy plugin")
 HUGEPAGE = declare("smpy/numpy-hugepage", "numpy", "Transparent-huge-page advice on numpy arrays of 4 MiB "
                    "or more: numpy (as numpy decides in the rank's real process, NUMPY_MADVISE_HUGEPAGE), "
-                   "yes, no (faster emulation of many ranks with large arrays, less faithful; "
-                   "smpy/shim/hugepages.py)", parse=_tristate)
+                   "yes, no (faster emulation of many ranks with large arrays, less faithful; numpy means "
+                   "no when smpi/simulate-computation is off; smpy/shim/hugepages.py)", parse=_tristate)
 RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own process's heap (glibc's "
                      "rules) for numpy arrays of 128 KiB or more: a rank finds warm pages where its real "
                      "process would and pays the page faults it would (smpy/shim/rankheap.py; needs a "
@@ -204,6 +204,17 @@ def trace_format(path: str, fmt: str = "auto") -> str:
     return fmt
 
 
+def _hugepage(config: Config) -> bool:
+    """Whether numpy's huge-page advice is given during the run. By default as numpy decides in
+    a real process; but when computation is not simulated, the page size of the program's
+    arrays cannot change a prediction and only costs the emulator time (twice the system time
+    per byte of fault on the VMs measured), so the advice is left out."""
+    setting = config.get(HUGEPAGE)
+    if setting == "numpy" and not config.get(SIMULATE):
+        return False
+    return resolve(setting)
+
+
 @contextlib.contextmanager
 def _rank_heaps(config: Config):  # type: ignore[no-untyped-def]
     """Per-rank numpy heaps for the run (smpy/rank-heaps, see smpy.shim.rankheap)."""
@@ -213,7 +224,7 @@ def _rank_heaps(config: Config):  # type: ignore[no-untyped-def]
     from smpy.shim import isolation
     from smpy.shim.rankheap import Switcher
 
-    switcher = Switcher(int(config.get(RANK_HEAPS_TOTAL)), resolve(config.get(HUGEPAGE)))
+    switcher = Switcher(int(config.get(RANK_HEAPS_TOTAL)), _hugepage(config))
     isolation.rank_heaps = switcher
     try:
         yield
@@ -373,7 +384,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         for a in actors:
             a.start()
         try:
-            with _young_gc_only(), numpy_hugepages(resolve(config.get(HUGEPAGE))), _rank_heaps(config):
+            with _young_gc_only(), numpy_hugepages(_hugepage(config)), _rank_heaps(config):
                 engine.run()
         except DeadlockError as d:
             status, exit_code = "deadlock", 1
