@@ -13,9 +13,11 @@ faulting 4 KiB pages, ``mergesort 8000000`` was predicted 8-18 % too fast.
 the rank's real process makes in the same environment; ``yes``/``no`` force it. With
 per-rank heaps the advice is given by the heaps' handler exactly where numpy's default
 handler gives it (smpy/shim/_rankheap.c); without them it is numpy's own flag, set for the
-duration of the run. ``no`` makes emulations of many ranks with large arrays faster (the
-emulator faults every rank's arrays in one process: 1024 arrays of 8 MiB took 15-16 s of
-system time with the advice, 6.4-7.2 s without) at the price of that fidelity.
+duration of the run. When computation is not simulated (``smpi/simulate-computation:no``)
+the page size cannot change a prediction and ``numpy`` leaves the advice out. ``no`` makes
+emulations of many ranks with large arrays faster (the emulator faults every rank's arrays in
+one process: 1024 arrays of 8 MiB took 15-16 s of system time with the advice, 6.4-7.2 s
+without) at the price of that fidelity.
 """
 
 from __future__ import annotations
