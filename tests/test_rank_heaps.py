@@ -146,6 +146,34 @@ def test_chunks_split_coalesce_and_keep_their_contents(arena):
 
 
 @needs_heaps
+def test_calloc_clears_only_what_may_be_dirty(arena):
+    # glibc's calloc clears the bytes of a heap chunk that held data before, not those the heap
+    # grows into: they read as zero, and fault in when first written (after numpy's advice)
+    arena.configure(total_cap=1 << 30, hugepage=False)
+    arena.owner(41)  # an arena no other test uses
+    try:
+        big = np.ones(4 << 17)         # 4 MiB, mapped; its free raises the threshold to 4 MiB
+        del big
+        f0 = faults()
+        z = np.zeros(2 << 17)          # 2 MiB from the heap, which grows into untouched pages
+        untouched = faults() - f0
+        assert not z.any()
+        assert untouched < 0.05 * 512, untouched  # (the old model cleared them: 512 faults)
+        z[:] = 5.0
+        del z                          # back into the top chunk, dirty
+        z = np.zeros(3 << 17)          # 3 MiB from the top: 2 MiB dirty, then fresh pages
+        assert not z.any()
+        z[:] = 6.0
+        w = np.ones(1 << 17)           # a chunk above z, so that z's is freed into the list
+        del z
+        z = np.zeros(3 << 17)          # best fit: the dirty free chunk
+        assert not z.any()
+        del z, w
+    finally:
+        arena.owner(None)
+
+
+@needs_heaps
 def test_over_the_total_new_arrays_come_from_the_shared_allocator(arena):
     arena.configure(total_cap=0, hugepage=False)
     arena.owner(4)

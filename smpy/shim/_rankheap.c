@@ -10,6 +10,8 @@
  *    space: the best-fitting free chunk (split), else the top chunk, which grows by the
  *    missing bytes plus 128 KiB of slack (M_TOP_PAD) into pages never touched (fresh: the
  *    rank pays their faults);
+ *  - calloc clears only the bytes of a chunk that may hold old data: a mapped chunk and the
+ *    pages the heap grows into read as zero and are left untouched, as glibc's calloc does;
  *  - a freed chunk is coalesced with free neighbours; when the top chunk reaches the trim
  *    threshold, everything above the slack is given back (MADV_DONTNEED) and will fault
  *    in again, as glibc's systrim does.
@@ -178,8 +180,11 @@ static void *mapped_alloc(size_t size) {
     return (char *)c + RH_HDR;
 }
 
-/* lock held: a chunk of `need` bytes (header included) from arena a, or NULL */
-static chunk *heap_alloc(arena *a, int owner, size_t need) {
+/* lock held: a chunk of `need` bytes (header included) from arena a, or NULL; *dirty: how
+ * many of its bytes, from its start, may hold old data (the rest was never touched since the
+ * heap grew or was trimmed over it, and reads as zero) */
+static chunk *heap_alloc(arena *a, int owner, size_t need, size_t *dirty) {
+    *dirty = need;
     chunk *best = NULL;
     for (chunk *c = a->free_list; c != NULL; c = c->next)
         if (c->size >= need && (best == NULL || c->size < best->size))
@@ -203,6 +208,9 @@ static chunk *heap_alloc(arena *a, int owner, size_t need) {
     /* from the top chunk, growing the heap into fresh pages if needed */
     if ((size_t)(a->top - a->base) + need > RH_RESERVE)
         return NULL;
+    *dirty = a->brk > a->top ? (size_t)(a->brk - a->top) : 0;
+    if (*dirty > need)
+        *dirty = need;
     if (top_bytes(a) < need) {
         char *want = a->top + need + RH_TOP_PAD;
         char *limit = a->base + RH_RESERVE;
@@ -273,9 +281,10 @@ static void *small_alloc(size_t size, int zero) {
     return p + RH_SHDR;
 }
 
-/* a large request; *fresh: the memory is known to be zero */
-static void *large_alloc(size_t size, int *fresh) {
-    *fresh = 0;
+/* a large request; *dirty: how many of the user's bytes may not be zero (glibc's calloc
+ * clears only those: a mapped chunk is all zero, and so is what the heap grows into) */
+static void *large_alloc(size_t size, size_t *dirty) {
+    *dirty = size;
     pthread_mutex_lock(&lock);
     if (rh_cached > rh_global_cap) {  /* over the total: the shared allocator */
         pthread_mutex_unlock(&lock);
@@ -288,12 +297,18 @@ static void *large_alloc(size_t size, int *fresh) {
     }
     if (size + 16 >= a->thresh) {  /* glibc: the request (with its chunk header) >= threshold */
         pthread_mutex_unlock(&lock);
-        *fresh = 1;
+        *dirty = 0;
         return mapped_alloc(size);
     }
-    chunk *c = reserve(a) ? heap_alloc(a, rh_owner, up(size + RH_HDR, RH_ALIGN)) : NULL;
+    size_t chunk_dirty = 0;
+    chunk *c = reserve(a) ? heap_alloc(a, rh_owner, up(size + RH_HDR, RH_ALIGN), &chunk_dirty) : NULL;
     pthread_mutex_unlock(&lock);
-    return c == NULL ? NULL : (char *)c + RH_HDR;
+    if (c == NULL)
+        return NULL;
+    *dirty = chunk_dirty > RH_HDR ? chunk_dirty - RH_HDR : 0;
+    if (*dirty > size)
+        *dirty = size;
+    return (char *)c + RH_HDR;
 }
 
 /* numpy's default handler advises transparent huge pages on every block of 4 MiB or more
@@ -323,8 +338,8 @@ static void advise(void *p, size_t size) {
 
 static void *alloc_any(size_t size) {
     if (size >= RH_LARGE) {
-        int fresh;
-        void *p = large_alloc(size, &fresh);
+        size_t dirty;
+        void *p = large_alloc(size, &dirty);
         if (p != NULL)
             return p;
     }
@@ -346,10 +361,10 @@ static void *rh_calloc(void *ctx, size_t nelem, size_t elsize) {
     size_t size = nelem * elsize;
     void *p = NULL;
     if (size >= RH_LARGE) {
-        int fresh;
-        p = large_alloc(size, &fresh);
-        if (p != NULL && !fresh)
-            memset(p, 0, size);
+        size_t dirty;
+        p = large_alloc(size, &dirty);
+        if (p != NULL && dirty > 0)
+            memset(p, 0, dirty);
     }
     if (p == NULL)
         p = small_alloc(size, 1);
