@@ -90,6 +90,14 @@ def test_large_arrays_are_advised_as_numpys_handler_does(arena, hugepage):
         arena.owner(None)
 
 
+@needs_heaps
+def test_threads_a_rank_starts_use_its_heap():
+    res = smpy.run(str(PROG / "rank_heaps_thread.py"), np=2, cfg={"smpi/simulate-computation": "no"})
+    assert res.status == "ok", res.message
+    for r in range(2):
+        assert res.rank_output(r).split() == [str(r), "smpy_rank_heaps", "smpy_rank_heaps"]
+
+
 def test_off_leaves_numpys_allocator():
     res = smpy.run(str(PROG / "rank_heaps.py"), np=2,
                    cfg={"smpi/simulate-computation": "no", "smpy/rank-heaps": "no"})

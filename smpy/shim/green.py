@@ -37,6 +37,7 @@ from typing import Any
 
 from smpy.kernel.activity import Sleep, Trigger
 from smpy.kernel.actors import Actor, block_on, block_on_any, current_actor, yield_now
+from smpy.shim import isolation
 
 _real_allocate = _thread.allocate_lock
 _real_get_ident = threading.get_ident
@@ -196,17 +197,22 @@ class _ThreadContext:
     (``proc.depth``, which ``@mpicall`` saves and restores) so that a thread calling MPI
     while the rank's main thread waits inside an MPI call does not corrupt the other's."""
 
-    __slots__ = ("rank_ctx", "proc", "depth", "outer")
+    __slots__ = ("rank_ctx", "proc", "depth", "outer", "actor", "heaps_done")
 
-    def __init__(self, rank_ctx: Any, proc: Any) -> None:
+    def __init__(self, rank_ctx: Any, proc: Any, actor: Any) -> None:
         self.rank_ctx = rank_ctx
         self.proc = proc
         self.depth = 0
         self.outer = 0
+        self.actor = actor
+        self.heaps_done = False  # the rank's heap handler is installed in this thread
 
     def switch_in(self) -> None:
         if self.rank_ctx is not None:
             self.rank_ctx.switch_in()
+        if not self.heaps_done:
+            heaps = isolation.rank_heaps
+            self.heaps_done = heaps is None or heaps.install_thread(self.actor.glet)
         self.outer = self.proc.depth
         self.proc.depth = self.depth
 
@@ -288,7 +294,7 @@ class GreenThreads:
             a.thread = self
             a.joiners = []
             rank_ctx = parent.context.rank_ctx if isinstance(parent.context, _ThreadContext) else parent.context
-            a.context = _ThreadContext(rank_ctx, p)
+            a.context = _ThreadContext(rank_ctx, p, a)
             self._green_actor = a  # type: ignore[attr-defined]
             owner._threads.add(self)
             self._green_done = False  # type: ignore[attr-defined]

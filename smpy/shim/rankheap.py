@@ -167,10 +167,23 @@ def load() -> RankHeaps | None:
     return _loaded
 
 
+def _install_in(heaps: RankHeaps, glet: Any) -> None:
+    import contextvars
+
+    ctx = glet.gr_context
+    if ctx is None:
+        ctx = glet.gr_context = contextvars.Context()
+    try:
+        ctx.run(heaps.install)
+    except RuntimeError:  # the greenlet is suspended inside its own Context.run (asyncio):
+        pass              # its arrays stay with the shared allocator
+
+
 class Switcher:
     """What the rank contexts call at each switch (``smpy.shim.isolation.rank_heaps``): the
     running rank owns the memory allocated and freed, and the first time a rank runs after
-    numpy was imported, the handler is installed in the rank's greenlet's context."""
+    numpy was imported, the handler is installed in the rank's greenlet's context (and, through
+    ``install_thread``, in those of the threads the rank starts)."""
 
     def __init__(self, total_cap: int, hugepage: bool) -> None:
         self.caps = (total_cap, hugepage)
@@ -191,15 +204,15 @@ class Switcher:
         heaps.owner(rank)
         if rank not in self.installed and glet is not None:
             self.installed.add(rank)
-            import contextvars
+            _install_in(heaps, glet)
 
-            ctx = glet.gr_context
-            if ctx is None:
-                ctx = glet.gr_context = contextvars.Context()
-            try:
-                ctx.run(heaps.install)
-            except RuntimeError:  # the rank is suspended inside its own Context.run (asyncio):
-                pass              # its arrays stay with the shared allocator
+    def install_thread(self, glet: Any) -> bool:
+        """Install the handler in a thread's greenlet of the running rank (call after
+        ``switch_in``); False while the heaps are not loaded yet (numpy not imported)."""
+        if self.heaps is None:
+            return self.unavailable
+        _install_in(self.heaps, glet)
+        return True
 
     def switch_out(self) -> None:
         if self.heaps is not None:
