@@ -28,8 +28,9 @@ transparent-huge-page advice on arrays of 4 MiB or more follows ``smpy/numpy-hug
 
 The handler is C (compiled on first use with the system's C compiler into
 ``~/.cache/smpy``; no Python headers needed) and installed through numpy's
-``PyDataMem_SetHandler`` in every rank's greenlet (numpy keeps the handler in a context
-variable, and each greenlet has its own context). Without a C compiler, or with
+``PyDataMem_SetHandler`` in every rank's greenlet and in those of the threads it starts
+(numpy keeps the handler in a context variable, and each greenlet has its own context; a
+real process's threads share its allocator). Without a C compiler, or with
 ``--cfg=smpy/rank-heaps:no``, the ranks share the process's allocator as before.
 """
 
