@@ -5,6 +5,7 @@ mapping), and private ranges survive the trimming."""
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -88,9 +89,13 @@ def _compute(tmp_path: Path, trim: str, exclude: bool) -> float:
 
 
 def test_refaults_after_trimming_are_not_the_programs_time(tmp_path: Path) -> None:
-    base = _compute(tmp_path, "0", True)
-    charged = _compute(tmp_path, "1MiB", False)
-    excluded = _compute(tmp_path, "1MiB", True)
+    # medians of three alternated runs: one run's measured compute moves by several ms on a
+    # loaded machine, the differences asserted are tens of ms
+    runs: list[tuple[float, float, float]] = []
+    for _ in range(3):
+        runs.append((_compute(tmp_path, "0", True), _compute(tmp_path, "1MiB", False),
+                     _compute(tmp_path, "1MiB", True)))
+    base, charged, excluded = (statistics.median(r[i] for r in runs) for i in range(3))
     # 20 rounds of ~1000-16000 re-faults: tens of ms when charged to the program; the
     # correction is an estimate (calibrated per fault; in this program a re-fault costs up
     # to twice the calibration's): it must remove a good part of them, not all

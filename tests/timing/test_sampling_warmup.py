@@ -23,7 +23,7 @@ from mpi4py import MPI
 import smpy
 ran = 0
 for i in smpy.sample(range(50), iters=3, threshold=-1, warmup={warmup}):
-    work(0.05 if ran == 0 else 0.002)   # the first iteration pays a one-off cost
+    work(0.1 if ran == 0 else 0.01)     # the first iteration pays a one-off cost
     ran += 1
 print(ran, repr(MPI.Wtime()))
 """
@@ -40,13 +40,13 @@ def _run(tmp_path: Path, body: str) -> list[str]:
 def test_warmup_iteration_is_injected_once_not_extrapolated(tmp_path: Path) -> None:
     ran, t = _run(tmp_path, LOOP.format(warmup=1))
     assert int(ran) == 4  # 1 warm-up + 3 samples
-    assert float(t) == pytest.approx(0.05 + 49 * 0.002, rel=0.25)
+    assert float(t) == pytest.approx(0.1 + 49 * 0.01, rel=0.25)
 
 
 def test_without_warmup_the_first_iteration_inflates_the_mean(tmp_path: Path) -> None:
     ran, t = _run(tmp_path, LOOP.format(warmup=0))
     assert int(ran) == 3
-    assert float(t) == pytest.approx((0.05 + 2 * 0.002) / 3 * 50, rel=0.25)
+    assert float(t) == pytest.approx((0.1 + 2 * 0.01) / 3 * 50, rel=0.25)
 
 
 def test_sampled_function_with_warmup(tmp_path: Path) -> None:
@@ -56,14 +56,14 @@ import smpy
 calls = []
 @smpy.sampled(iters=2, threshold=-1, warmup=1)
 def kernel(x):
-    work(0.04 if not calls else 0.003)
+    work(0.08 if not calls else 0.01)
     calls.append(x)
     return x
 res = [kernel(i) for i in range(20)]
 print(len(calls), res[-1], repr(MPI.Wtime()))
 """)
     assert out[:2] == ["3", "2"]  # 1 warm-up + 2 samples ran; later calls return the last result
-    assert float(out[2]) == pytest.approx(0.04 + 19 * 0.003, rel=0.25)
+    assert float(out[2]) == pytest.approx(0.08 + 19 * 0.01, rel=0.25)
 
 
 def test_stats_warmup_bookkeeping_and_errors() -> None:
