@@ -105,7 +105,7 @@ import smpy
 ran = 0
 for step in range(3):
     for i in smpy.sample(range(50), iters=4, threshold=-1, scope="{scope}"):
-        work(0.002)
+        work(0.01)
         ran += 1
     MPI.COMM_WORLD.Barrier()
 print(MPI.COMM_WORLD.rank, ran, repr(MPI.Wtime()))
@@ -120,9 +120,9 @@ def test_sampling_runs_few_iterations_and_injects_the_mean(tmp_path: Path, scope
     assert res.status == "ok", res.message
     lines = sorted(x.split() for x in res.stdout.splitlines())
     assert sorted(int(x[1]) for x in lines) == runs  # global: whichever rank comes first
-    # 3 x 50 iterations of ~2 ms are simulated although at most 4 ran
+    # 3 x 50 iterations of ~10 ms are simulated although at most 4 ran
     for x in lines:
-        assert float(x[2]) == pytest.approx(3 * 50 * 0.002, rel=0.25)
+        assert float(x[2]) == pytest.approx(3 * 50 * 0.01, rel=0.25)
 
 
 def test_threshold_stops_sampling_early(tmp_path: Path) -> None:
@@ -155,7 +155,7 @@ calls = []
 @smpy.sampled(iters=3, threshold=-1)
 def kernel(x):
     calls.append(x)
-    work(0.003)
+    work(0.01)
     return x * 10
 out = [kernel(i) for i in range(20)]
 print(len(calls), out[:4], out[-1], repr(MPI.Wtime()))
@@ -165,7 +165,7 @@ print(len(calls), out[:4], out[-1], repr(MPI.Wtime()))
     words = res.stdout.split(" ", 1)
     assert words[0] == "3"
     assert "[0, 10, 20, 20] 20" in res.stdout
-    assert float(res.stdout.split()[-1]) == pytest.approx(20 * 0.003, rel=0.25)
+    assert float(res.stdout.split()[-1]) == pytest.approx(20 * 0.01, rel=0.25)
 
 
 def test_hints_pass_through_outside_smpyrun() -> None:

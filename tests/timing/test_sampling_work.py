@@ -27,7 +27,7 @@ def _run(tmp_path: Path, body: str) -> list[str]:
 
 
 def test_work_scales_the_injected_time_across_loop_sizes(tmp_path: Path) -> None:
-    # an iteration of size u costs 2 ms x u; the site samples 3 iterations of the first
+    # an iteration of size u costs 10 ms x u; the site samples 3 iterations of the first
     # loop (sizes 1, 2, 3), then the second loop (sizes 4..9) runs nothing
     ran, t = _run(tmp_path, """
         from mpi4py import MPI
@@ -35,28 +35,28 @@ def test_work_scales_the_injected_time_across_loop_sizes(tmp_path: Path) -> None
         ran = 0
         for lo, hi in ((1, 4), (4, 10)):
             for u in smpy.sample(range(lo, hi), iters=3, threshold=-1, scope="global", work=lambda u: u):
-                work(0.002 * u)
+                work(0.01 * u)
                 ran += 1
         print(ran, repr(MPI.Wtime()))
     """)
     assert int(ran) == 3
-    assert float(t) == pytest.approx(0.002 * sum(range(1, 10)), rel=0.2)
+    assert float(t) == pytest.approx(0.01 * sum(range(1, 10)), rel=0.2)
 
 
 def test_constant_work_and_the_plain_mean_differ(tmp_path: Path) -> None:
-    # same loops without a work model: the mean iteration (4 ms) is extrapolated to all 9
+    # same loops without a work model: the mean iteration (20 ms) is extrapolated to all 9
     ran, t = _run(tmp_path, """
         from mpi4py import MPI
         import smpy
         ran = 0
         for lo, hi in ((1, 4), (4, 10)):
             for u in smpy.sample(range(lo, hi), iters=3, threshold=-1, scope="global"):
-                work(0.002 * u)
+                work(0.01 * u)
                 ran += 1
         print(ran, repr(MPI.Wtime()))
     """)
     assert int(ran) == 3
-    assert float(t) == pytest.approx(0.004 * 9, rel=0.2)
+    assert float(t) == pytest.approx(0.02 * 9, rel=0.2)
 
 
 def test_scalar_work_per_visit(tmp_path: Path) -> None:
@@ -67,12 +67,12 @@ def test_scalar_work_per_visit(tmp_path: Path) -> None:
         ran = 0
         for m in (1, 2, 4, 8):
             for _ in smpy.sample(range(1), iters=2, threshold=-1, scope="global", work=m):
-                work(0.003 * m)
+                work(0.01 * m)
                 ran += 1
         print(ran, repr(MPI.Wtime()))
     """)
     assert int(ran) == 2
-    assert float(t) == pytest.approx(0.003 * 15, rel=0.2)
+    assert float(t) == pytest.approx(0.01 * 15, rel=0.2)
 
 
 def test_site_used_with_and_without_work_is_an_error(tmp_path: Path) -> None:
