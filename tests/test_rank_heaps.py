@@ -83,6 +83,7 @@ def test_large_arrays_are_advised_as_numpys_handler_does(arena, hugepage):
         zeroed = np.zeros(5 << 17)           # calloc, heap
         if hugepage:  # (the advice stays on a heap range: an earlier test may have left it)
             assert advised(heap) and advised(zeroed)
+            assert arena.stats()["rh_advised"] >= 2  # heap blocks' advice, counted against the cap
         big = np.ones(40 << 17)              # 40 MiB: over glibc's largest threshold, mapped
         assert advised(big) is hugepage
         del heap, zeroed, small, big

@@ -91,7 +91,7 @@ class RankHeaps:
         self.owner(None)
 
     def stats(self) -> dict[str, int]:
-        get = {n: ctypes.c_uint64.in_dll(self.lib, n).value for n in ("rh_fresh", "rh_reused", "rh_unmapped")}
+        get = {n: ctypes.c_uint64.in_dll(self.lib, n).value for n in ("rh_fresh", "rh_reused", "rh_unmapped", "rh_advised")}
         get["rh_cached"] = ctypes.c_size_t.in_dll(self.lib, "rh_cached").value
         return get
 
