@@ -15,6 +15,7 @@ rank's minor faults during it, with smpy's default settings and with
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import re
 import statistics
@@ -26,26 +27,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
-KERNEL = '''
+
+def example_kernel() -> str:
+    """The source of ``merge`` and ``leaf_sort`` as examples/predict/mergesort.py defines them
+    (the benchmark times the example's own kernel)."""
+    src = (ROOT / "examples" / "predict" / "mergesort.py").read_text()
+    defs = [n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name in ("merge", "leaf_sort")]
+    return "\n\n".join(ast.get_source_segment(src, n) or "" for n in defs)
+
+
+KERNEL = """
 import resource, sys, time
 import numpy as np
 
-
-def merge(a, b):
-    out = np.empty(a.size + b.size, dtype=a.dtype)
-    pos = np.searchsorted(a, b, side="right") + np.arange(b.size)
-    mask = np.ones(out.size, dtype=bool)
-    mask[pos] = False
-    out[pos] = b
-    out[mask] = a
-    return out
-
-
-def leaf_sort(a, cut=1 << 15):
-    if a.size <= cut:
-        return np.sort(a, kind="stable")
-    mid = a.size // 2
-    return merge(leaf_sort(a[:mid], cut), leaf_sort(a[mid:], cut))
+""" + example_kernel() + """
 
 
 def measured(n, seed):
@@ -54,7 +49,7 @@ def measured(n, seed):
     leaf_sort(x)
     t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     return t1 - t0, r1.ru_stime - r0.ru_stime, r1.ru_minflt - r0.ru_minflt
-'''
+"""
 
 SOLO = KERNEL + '''
 print("%.6f %.6f %d" % measured(int(sys.argv[1]), 7))
