@@ -203,3 +203,69 @@ def test_protocol_probe_finds_where_real_send_waits(tmp_path: Path) -> None:
     assert threshold - 64 <= got <= threshold + 64  # the same library probed again
     assert cfg["smpy/probe-sees"] == "polled" and cfg["smpi/grow-injected-times"] == "no"
     assert 0 < float(cfg["smpi/iprobe"]) < 1e-3
+
+
+SERIAL_APP = """
+import json, sys, time
+from mpi4py import MPI
+c = MPI.COMM_WORLD
+def work(s):
+    t = time.thread_time()
+    while time.thread_time() - t < s:
+        pass
+spans = []
+for i in range(3):
+    c.Barrier()
+    t0 = time.time()
+    work(0.05)
+    spans.append((t0, time.time()))
+    c.Barrier()
+json.dump(spans, open(sys.argv[1] + f".{c.Get_rank()}", "w"))
+"""
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
+@pytest.mark.parametrize("serialize", [True, False])
+def test_serialized_real_run_computes_one_rank_at_a_time(tmp_path: Path, serialize: bool) -> None:
+    import json
+
+    app = tmp_path / "app.py"
+    app.write_text(SERIAL_APP)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", SMPY_TRACE_CALLS="Barrier")
+    if serialize:
+        env["SMPY_TRACE_SERIALIZE"] = str(tmp_path / "lock")
+    subprocess.run(["timeout", "120", MPIEXEC, "-n", "2", sys.executable, "-m", "smpy.calibrate.trace_real",
+                    str(tmp_path / "out"), str(app), str(tmp_path / "spans")],
+                   check=True, capture_output=True, text=True, env=env, timeout=150)
+    a, b = (json.loads((tmp_path / f"spans.{r}").read_text()) for r in (0, 1))
+    overlap = sum(max(0.0, min(e0, e1) - max(s0, s1)) for s0, e0 in a for s1, e1 in b)
+    if serialize:
+        assert overlap == 0.0
+    else:  # the ranks leave each Barrier together and compute at once (2 cores)
+        assert overlap > 0.0
+    # the traced regions are the same either way
+    assert {r[0] for r in csv.reader((tmp_path / "out" / "rank0.csv").open())} >= {"app.py:11:app.py:15"}
+
+
+def test_memory_fractions_from_contended_and_serialized_runs() -> None:
+    contended = compute.Totals.of([{"a:1:a:2": 1.3, "a:2:a:1": 0.5, "a:3:a:4": 2.6}] * 3, 0.02)
+    serialized = compute.Totals.of([{"a:1:a:2": 1.0, "a:2:a:1": 0.5, "a:3:a:4": 2.0}] * 3, 0.02)
+    kept, slow, skipped = compute.memory_fractions(contended, serialized, sigma=1.5, min_seconds=1e-3)
+    # s = 1.3 -> f = 0.3 / 0.5 = 0.6; s = 1.3 for the other one too; a region not slowed keeps 0
+    assert kept == {"a:1:a:2": pytest.approx(0.6), "a:3:a:4": pytest.approx(0.6)}
+    assert slow["a:2:a:1"] == pytest.approx(1.0) and "a:2:a:1" not in kept
+    assert any("a:2:a:1" in line and "not significant" in line for line in skipped)
+    # a slowdown above sigma(P) is clipped at f = 1 and reported
+    kept, _, skipped = compute.memory_fractions(contended, serialized, sigma=1.2, min_seconds=1e-3)
+    assert kept["a:1:a:2"] == 1.0 and any("above sigma" in line for line in skipped)
+
+
+def test_factor_file_with_fractions_round_trips(tmp_path: Path) -> None:
+    from smpy.timing.bench import read_adjustment_file
+
+    path = tmp_path / "f.csv"
+    compute.write_factors(path, {"a:1:a:2": 0.9}, {"a:1:a:2": 0.25, "a:3:a:4": 0.5})
+    fractions: dict[str, float] = {}
+    ratios = read_adjustment_file(str(path), fractions)
+    assert ratios == {"a:1:a:2": 0.9, "a:3:a:4": 1.0}
+    assert fractions == {"a:1:a:2": 0.25, "a:3:a:4": 0.5}

@@ -50,6 +50,26 @@ that run at different speeds under the emulator; use it when the control flow de
 timing (``Iprobe``, ``Test``, ``ANY_SOURCE``). It also writes the ratio as the default of the
 regions the file does not list (key ``*``), which a larger run may have.
 
+**Memory contention** (``--contention``): the real ranks of this node compute at the same
+time and compete for its memory bandwidth, the emulated ones are timed one at a time. A
+ratio :math:`E / R` folds that contention into the region's speed, at this node's
+concurrency and working sets only. With ``--contention`` each repetition also runs the
+program for real *serialized*: the ranks still run at once, but a lock on a file lets only one
+of them compute between two MPI calls at a time (:mod:`smpy.calibrate.trace_real`,
+``SMPY_TRACE_SERIALIZE``), so its per-region totals :math:`S` are contention-free. Then
+
+.. math::
+
+    \rho = E / S, \qquad s = R / S, \qquad f = \frac{s - 1}{\sigma(P) - 1}
+
+(clipped to [0, 1]; :math:`s` kept only when significant as above): the ratio corrects the
+emulator's own error, and the memory-bound fraction :math:`f`, written as a third column,
+lets the host memory-contention model (:mod:`smpy.cpu.model`, :math:`\sigma(k) = \max(1,
+k b_1 / B)`, the bandwidths of the host of ``--platform``, measured by ``smpy calibrate
+memory``) slow the region down by :math:`1 + f (\sigma(k) - 1)` whenever :math:`k` ranks of
+its host compute memory-bound regions at once, on any platform, at any number of ranks per
+host. On the calibrating node (:math:`k = P`) it gives back :math:`R`.
+
 Regions seen in one run only, regions whose real total (or difference) is below
 ``--min-seconds``, the first region of each rank (``<start>:0:...``: it holds the
 program's imports, which the emulator has already done) and the last one (``...:<end>:0``:
@@ -227,12 +247,66 @@ def ratios(real: Totals | dict[str, float], emulated: Totals | dict[str, float],
     return out, skipped
 
 
-def write_factors(path: Path, factors: dict[str, float]) -> None:
+def memory_fractions(contended: Totals, serialized: Totals, sigma: float, min_seconds: float,
+                     sigmas: float = 2.0) -> tuple[dict[str, float], dict[str, float], list[str]]:
+    r"""Per region, the slowdown :math:`s = R / S` of the contended real run over the
+    serialized one and the memory-bound fraction :math:`f = (s - 1) / (\sigma - 1)` (clipped
+    to [0, 1]) where :math:`s` departs from 1 significantly. Returns (fractions kept,
+    slowdowns of all regions compared, a line per region left out)."""
+    fractions: dict[str, float] = {}
+    slowdowns: dict[str, float] = {}
+    skipped = []
+    for key in sorted(set(contended.median) & set(serialized.median)):
+        r, t = contended.median[key], serialized.median[key]
+        if r < min_seconds or t <= 0.0 or key.startswith("<start>:") or key.endswith(":<end>:0"):
+            continue
+        slow = r / t
+        slowdowns[key] = slow
+        u = math.hypot(contended.error.get(key, 0.0) / r, serialized.error.get(key, 0.0) / t)
+        if not abs(slow - 1.0) > sigmas * u * slow:
+            skipped.append(f"{key}: slowdown {slow:.3f} +- {u * slow:.3f} not significant")
+            continue
+        if slow < 1.0:
+            skipped.append(f"{key}: faster with the other ranks computing ({slow:.3f}): fraction 0")
+            continue
+        fractions[key] = min(1.0, (slow - 1.0) / (sigma - 1.0))
+        if slow > sigma:
+            skipped.append(f"{key}: slowdown {slow:.3f} above sigma(P) = {sigma:.3f}: fraction 1 "
+                           "(more than bandwidth: shared cache too?)")
+    return fractions, slowdowns, skipped
+
+
+def write_factors(path: Path, factors: dict[str, float], fractions: dict[str, float] | None = None) -> None:
+    """SMPI's comp-adjustment CSV; with ``fractions``, a third column (memory-bound fraction)
+    and a row for each region that has one, at ratio 1 if it has no ratio."""
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
-        w.writerow(["start:stop", "ratio"])
-        for key, ratio in factors.items():
-            w.writerow([key, ratio])
+        if fractions is None:
+            w.writerow(["start:stop", "ratio"])
+            for key, ratio in factors.items():
+                w.writerow([key, ratio])
+            return
+        w.writerow(["start:stop", "ratio", "memory_fraction"])
+        for key in [*factors, *sorted(k for k in fractions if k not in factors)]:
+            w.writerow([key, factors.get(key, 1.0), fractions.get(key, 0.0)])
+
+
+def platform_sigma(platform: str | None, np_: int) -> float:
+    r""":math:`\sigma(P)` of the first host of ``platform`` (its memory bandwidths)."""
+    if not platform:
+        raise SystemExit("smpy calibrate compute: --contention needs --platform, a platform whose host "
+                         "has `memory: {bandwidth, core_bandwidth}` (smpy calibrate memory measures them)")
+    from smpy.platform import load_platform
+
+    host = load_platform(platform).hosts[0]
+    sigma = host.memory_contention(np_)
+    if host.memory_bandwidth == math.inf:
+        raise SystemExit(f"smpy calibrate compute: --contention: host {host.name} of {platform} has no "
+                         "`memory` bandwidths (smpy calibrate memory measures them)")
+    if not sigma > 1.0:
+        raise SystemExit(f"smpy calibrate compute: --contention: the memory bandwidths of host {host.name} "
+                         f"give no contention at {np_} ranks (sigma = {sigma:.3f})")
+    return sigma
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,6 +336,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="smallest relative run-to-run deviation assumed for a total in the "
                          "significance test (CPU times of repeated runs differ by 5 %% or more on a "
                          "shared machine)")
+    ap.add_argument("--contention", action="store_true",
+                    help="also run serialized real runs (one rank computing at a time) and write "
+                         "per-region memory-bound fractions for the host memory-contention model")
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
@@ -271,8 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     workloads = {"main": list(ns.args)}
     if ns.base_args is not None:
         workloads["base"] = shlex.split(ns.base_args)
-    runs: dict[tuple[str, str], list[dict[str, float]]] = {(w, k): [] for w in workloads for k in ("real", "smpy")}
-    bursts: dict[tuple[str, str], list[dict[str, float]]] = {(w, k): [] for w in workloads for k in ("real", "smpy")}
+    sigma = platform_sigma(ns.platform, ns.np) if ns.contention else 1.0
+    kinds = ("real", "smpy", "serial") if ns.contention else ("real", "smpy")
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {(w, k): [] for w in workloads for k in kinds}
+    bursts: dict[tuple[str, str], list[dict[str, float]]] = {(w, k): [] for w in workloads for k in kinds}
     with tempfile.TemporaryDirectory(prefix="smpy-calib-") as tmp:
         tmpdir = Path(tmp)
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
@@ -280,16 +359,20 @@ def main(argv: list[str] | None = None) -> int:
                    SMPY_REGION_DEPTH=str(ns.region_depth))
         for rep in range(ns.reps):
             for w, args in workloads.items():
-                out = tmpdir / f"real-{w}-{rep}"
-                real_cmd = [ns.mpiexec, "-n", str(ns.np), sys.executable, "-m", "smpy.calibrate.trace_real",
-                            str(out), ns.script, *args]
-                print(f"[calibrate] real run: {' '.join(real_cmd)}", file=sys.stderr)
-                done = subprocess.run(real_cmd, env=env, timeout=ns.timeout, capture_output=True, text=True)
-                if done.returncode != 0:
-                    print(done.stderr[-3000:], file=sys.stderr)
-                    raise SystemExit(f"smpy calibrate compute: the real run failed ({done.returncode})")
-                bursts[w, "real"].append({})
-                runs[w, "real"].append(read_real(out, bursts[w, "real"][-1]))
+                for kind in ("real", "serial") if ns.contention else ("real",):
+                    out = tmpdir / f"{kind}-{w}-{rep}"
+                    real_cmd = [ns.mpiexec, "-n", str(ns.np), sys.executable, "-m", "smpy.calibrate.trace_real",
+                                str(out), ns.script, *args]
+                    run_env = dict(env, SMPY_TRACE_SERIALIZE=str(tmpdir / "lock")) if kind == "serial" else env
+                    print(f"[calibrate] {'serialized ' if kind == 'serial' else ''}real run: "
+                          f"{' '.join(real_cmd)}", file=sys.stderr)
+                    done = subprocess.run(real_cmd, env=run_env, timeout=ns.timeout, capture_output=True,
+                                          text=True)
+                    if done.returncode != 0:
+                        print(done.stderr[-3000:], file=sys.stderr)
+                        raise SystemExit(f"smpy calibrate compute: the {kind} run failed ({done.returncode})")
+                    bursts[w, kind].append({})
+                    runs[w, kind].append(read_real(out, bursts[w, kind][-1]))
                 report = tmpdir / f"smpy-{w}-{rep}.csv"
                 emu_cmd = [sys.executable, "-m", "smpy", "-q", "-np", str(ns.np),
                            *(["--platform", ns.platform] if ns.platform else []),
@@ -314,12 +397,26 @@ def main(argv: list[str] | None = None) -> int:
               f"{', '.join(sorted(pooled))}", file=sys.stderr)
         runs = {wk: [pool(run, pooled) for run in r] for wk, r in runs.items()}
     f = ns.min_error
-    real, emulated = Totals.of(runs["main", "real"], f), Totals.of(runs["main", "smpy"], f)
-    base = (Totals.of(runs["base", "real"], f), Totals.of(runs["base", "smpy"], f)) if "base" in workloads else None
+    # with --contention the ratios compare the emulator with the contention-free real runs
+    ref = "serial" if ns.contention else "real"
+    real, emulated = Totals.of(runs["main", ref], f), Totals.of(runs["main", "smpy"], f)
+    base = (Totals.of(runs["base", ref], f), Totals.of(runs["base", "smpy"], f)) if "base" in workloads else None
     factors, skipped = ratios(real, emulated, ns.min_seconds, base=base, sigmas=ns.sigmas)
     written = expand(factors, pooled, default=ns.program_wide)
-    write_factors(Path(ns.output), written)
-    print(f"{'region':<48}{'real s':>12}{'smpy s':>12}{'ratio':>10}"
+    fractions: dict[str, float] | None = None
+    if ns.contention:
+        contended = Totals.of(runs["main", "real"], f)
+        kept, slowdowns, fskipped = memory_fractions(contended, real, sigma, ns.min_seconds, ns.sigmas)
+        fractions = expand(kept, pooled, default=ns.program_wide)
+        print(f"[calibrate] sigma({ns.np}) = {sigma:.3f} (the platform's memory bandwidths)", file=sys.stderr)
+        print(f"{'region':<48}{'real s':>12}{'serial s':>12}{'slowdown':>10}{'fraction':>10}")
+        for key, slow in slowdowns.items():
+            print(f"{key:<48}{contended.median[key]:>12.4g}{real.median[key]:>12.4g}{slow:>10.4f}"
+                  f"{kept.get(key, 0.0):>10.3f}")
+        for line in fskipped:
+            print(f"[calibrate] memory fraction: {line}", file=sys.stderr)
+    write_factors(Path(ns.output), written, fractions)
+    print(f"{'region':<48}{'serial s' if ns.contention else 'real s':>12}{'smpy s':>12}{'ratio':>10}"
           + ("   (totals of the main workload; ratios of the differences)" if base else ""))
     for key, ratio in factors.items():
         print(f"{key:<48}{real.median[key]:>12.4g}{emulated.median[key]:>12.4g}{ratio:>10.4f}")

@@ -17,6 +17,7 @@ from the wrapped ones are not traced (their calls extend the enclosing region).
 from __future__ import annotations
 
 import csv
+import fcntl
 import os
 import runpy
 import sys
@@ -27,18 +28,25 @@ _thread_time = time.thread_time
 
 
 class Tracer:
-    def __init__(self, depth: int = 1) -> None:
+    def __init__(self, depth: int = 1, lock: str | None = None) -> None:
         self.depth = depth
         self.loc = "<start>:0"
-        self.start = _thread_time()
         self.stats: dict[str, list[float]] = {}
         self.inside = 0
+        #: ``serialize``: a file every rank of the node locks while it computes
+        self._lock_fd = -1
+        if lock:
+            self._lock_fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        self.start = _thread_time()
 
     def enter(self, frame: Any) -> None:
         if self.inside:
             self.inside += 1
             return
         now = _thread_time()
+        if self._lock_fd >= 0:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         for _ in range(self.depth - 1):
             if frame.f_back is not None:
                 frame = frame.f_back
@@ -49,6 +57,8 @@ class Tracer:
     def exit(self) -> None:
         self.inside -= 1
         if self.inside == 0:
+            if self._lock_fd >= 0:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
             self.start = _thread_time()
 
     def _burst(self, loc: str, dt: float) -> None:
@@ -62,6 +72,9 @@ class Tracer:
 
     def finish(self, path: str) -> None:
         self._burst("<end>:0", _thread_time() - self.start)
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
         with open(path, "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
             w.writerow(["region", "bursts", "measured_s"])
@@ -148,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     depth = int(os.environ.get("SMPY_REGION_DEPTH", "1"))
     from mpi4py import MPI
 
-    tracer = Tracer(depth)
+    tracer = Tracer(depth, os.environ.get("SMPY_TRACE_SERIALIZE") or None)
     names = os.environ.get("SMPY_TRACE_CALLS")
     install(MPI, tracer, set(names.split(",")) if names else None)
     rank = MPI.COMM_WORLD.Get_rank()

@@ -8,7 +8,8 @@ import sys
 from smpy.cli import smpyrun
 
 CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibrate.network",
-             "compute": "smpy.calibrate.compute", "power": "smpy.calibrate.power"}
+             "compute": "smpy.calibrate.compute", "power": "smpy.calibrate.power",
+             "memory": "smpy.calibrate.memory"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,12 +1,18 @@
-"""Compute resources: hosts with cores and performance states.
+r"""Compute resources: hosts with cores and performance states.
 
 A host has ``cores`` identical cores. Each performance state (pstate) ``p`` gives the speed
 of one core, ``speeds_flops[p]`` in flop/s; the host computes at most
 ``cores × speeds_flops[pstate]`` flop/s in total and one execution uses at most one core.
+
+Memory: ``memory_bandwidth`` (:math:`B`, bytes/s, every core streaming) and
+``core_memory_bandwidth`` (:math:`b_1`, one core streaming alone) give the contention factor
+:math:`\sigma(k) = \max(1, k b_1 / B)` of :mod:`smpy.cpu.model`; both infinite (the default)
+mean no contention.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 
@@ -21,6 +27,9 @@ class Host:
     index: int = -1
     #: whether the host is powered on (failures / energy plugins flip it)
     is_on: bool = True
+    #: aggregate memory bandwidth (bytes/s) and that of one core alone; inf: not modelled
+    memory_bandwidth: float = math.inf
+    core_memory_bandwidth: float = math.inf
     #: model-side state owned by the CPU model; never set elsewhere
     model_data: object = None
 
@@ -28,6 +37,14 @@ class Host:
     def speed_flops(self) -> float:
         """Speed of one core at the current pstate (flop/s)."""
         return self.speeds_flops[self.pstate]
+
+    def memory_contention(self, k: float) -> float:
+        r""":math:`\sigma(k)`: how much slower the memory-bound part of a computation runs while
+        ``k`` cores of this host run memory-bound code (1 when memory is not modelled)."""
+        b, b1 = self.memory_bandwidth, self.core_memory_bandwidth
+        if b == math.inf or b1 == math.inf:
+            return 1.0
+        return max(1.0, k * b1 / b)
 
     @property
     def pstate_count(self) -> int:

@@ -15,6 +15,31 @@ at full speed, beyond that they slow down proportionally — SimGrid's Cas01 mod
 execution of :math:`F` flops started at :math:`t_0` on an otherwise idle host finishes at
 :math:`t_0 + F / s`.
 
+**Memory contention.** An execution may declare a memory-bound fraction :math:`f_e \in [0, 1]`:
+the part of its time that, alone on the host, streams memory at the per-core bandwidth
+:math:`b_1`. Cores of one host share the aggregate bandwidth :math:`B`. With
+
+.. math::
+
+    k = \sum_{e:\, f_e > 0} r_e / s
+
+cores busy with memory-bound executions (an execution holding a whole core counts 1, a
+time-shared one its share), each of them progresses at
+
+.. math::
+
+    \rho_e = \frac{r_e}{1 + f_e\,(\sigma(k) - 1)}, \qquad \sigma(k) = \max(1,\ k\, b_1 / B)
+
+flop/s: its compute part is unchanged and its memory part runs :math:`\sigma(k)` times slower.
+This assumes the memory phases of co-running executions overlap (true of SPMD ranks running
+the same loop; an upper bound otherwise); the fractions are calibrated under the same
+assumption (``smpy calibrate compute --contention``: :math:`f = (s - 1) / (\sigma(P) - 1)`
+from the slowdown :math:`s` measured with :math:`P` ranks at once), so the calibrating run is
+reproduced whatever the split between :math:`f` and :math:`\sigma`. Executions with
+:math:`f_e = 0` (the default) neither count nor slow down, and hosts without memory
+bandwidths (:math:`\sigma \equiv 1`) behave as without this paragraph. Stalled cores stay
+busy: the load reported to energy listeners is :math:`\sum_e r_e / s`.
+
 Rates are recomputed once per simulation round for the hosts whose set of executions or
 pstate changed (``update()``). ``on_load_change(host, busy_cores, now)`` reports the
 number of busy cores (:math:`\sum_e r_e / s`) whenever it changes, and ``on_host_change(host)``
@@ -35,14 +60,17 @@ from smpy.kernel.signals import Signal
 class Exec(RateActivity):
     """Execution of ``total`` flops on ``host`` (an activity)."""
 
-    __slots__ = ("host", "bound", "model", "label")
+    __slots__ = ("host", "bound", "model", "label", "memory")
 
-    def __init__(self, model: CpuModel, host: Host, flops: float, bound: float, label: str) -> None:
+    def __init__(self, model: CpuModel, host: Host, flops: float, bound: float, label: str,
+                 memory: float = 0.0) -> None:
         super().__init__(model.engine, flops)
         self.model = model
         self.host = host
         self.bound = bound
         self.label = label
+        #: memory-bound fraction f of the execution's time alone (see the module docstring)
+        self.memory = memory
 
     def _on_work_done(self) -> None:
         self.model._remove(self)
@@ -77,8 +105,12 @@ class CpuModel:
         self.on_exec_end = Signal("exec_end")  # (exec)
         engine.add_model(self)
 
-    def execute(self, host: Host, flops: float, bound: float = math.inf, label: str = "compute") -> Exec:
-        ex = Exec(self, host, flops, bound, label)
+    def execute(self, host: Host, flops: float, bound: float = math.inf, label: str = "compute",
+                memory: float = 0.0) -> Exec:
+        """Run ``flops`` on ``host``; ``memory``: the memory-bound fraction of that work."""
+        if not 0.0 <= memory <= 1.0:
+            raise ValueError(f"memory-bound fraction must be within [0, 1], got {memory}")
+        ex = Exec(self, host, flops, bound, label, memory)
         if flops <= 0.0:
             ex._finish()
             return ex
@@ -139,23 +171,32 @@ class CpuModel:
         s = host.speed_flops if host.is_on else 0.0
         capacity = host.cores * s
         busy = 0.0
+        rates: list[float] = []
         if execs:
             if all(e.bound >= s for e in execs):
                 r = min(s, capacity / len(execs))
-                for e in execs:
-                    if e.rate != r:
-                        e._set_rate(r)
+                rates = [r] * len(execs)
                 busy = r * len(execs)
             else:
                 order = sorted(execs, key=lambda e: min(s, e.bound))
                 left = capacity
                 n = len(order)
+                shares = {}
                 for i, e in enumerate(order):
                     r = min(s, e.bound, left / (n - i))
                     left -= r
-                    if e.rate != r:
-                        e._set_rate(r)
+                    shares[id(e)] = r
                     busy += r
+                rates = [shares[id(e)] for e in execs]
+            if s > 0 and host.memory_bandwidth != math.inf:
+                k = sum(r for e, r in zip(execs, rates) if e.memory > 0.0) / s
+                sigma = host.memory_contention(k)
+                if sigma > 1.0:
+                    rates = [r / (1.0 + e.memory * (sigma - 1.0)) if e.memory > 0.0 else r
+                             for e, r in zip(execs, rates)]
+            for e, r in zip(execs, rates):
+                if e.rate != r:
+                    e._set_rate(r)
         busy_cores = busy / s if s > 0 else 0.0
         if busy_cores != st.busy:
             if self.on_load_change:

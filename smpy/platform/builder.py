@@ -313,7 +313,8 @@ class _Builder:
 
     def _cluster_host(self, spec: ClusterSpec, radical: int) -> Host:
         name = f"{spec.prefix}{radical}{spec.suffix}"
-        return Host(name, spec.cores, list(spec.speed), spec.pstate, host_properties(spec, name))
+        return _with_memory(Host(name, spec.cores, list(spec.speed), spec.pstate,
+                                 host_properties(spec, name)), spec)
 
     def _hierarchical(self, spec: ClusterSpec, loc: Loc, radicals: Sequence[int],
                       radical_loc: Loc) -> Zone:
@@ -370,7 +371,15 @@ def _product(values: Sequence[int]) -> int:
 
 
 def _host(spec: HostSpec) -> Host:
-    return Host(spec.name, spec.cores, list(spec.speed), spec.pstate, host_properties(spec, spec.name))
+    return _with_memory(Host(spec.name, spec.cores, list(spec.speed), spec.pstate,
+                             host_properties(spec, spec.name)), spec)
+
+
+def _with_memory(host: Host, spec: HostSpec | ClusterSpec) -> Host:
+    if spec.memory is not None:
+        host.memory_bandwidth = spec.memory.bandwidth
+        host.core_memory_bandwidth = spec.memory.core_bandwidth
+    return host
 
 
 def _did_you_mean(name: str, names: Any) -> str:

@@ -24,10 +24,11 @@ Format (summary)
                  bandwidth, latency, sharing (SPLITDUPLEX|SHARED|FATPIPE),
                  topology (FLAT|TORUS|FAT_TREE|DRAGONFLY), topo_parameters,
                  backbone {bandwidth, latency, sharing}, router, limiter,
-                 loopback {bandwidth, latency}, properties
+                 loopback {bandwidth, latency}, properties, memory, power
     ZoneSpec:    name, routing (Full|Floyd|Dijkstra|DijkstraCache|None|Cluster), properties,
                  hosts, routers, links, clusters, zones, routes, backbone, host_links, order
-    HostSpec:    name, speed, cores, pstate, properties
+    HostSpec:    name, speed, cores, pstate, properties, memory, power
+    MemorySpec:  bandwidth, core_bandwidth (all cores streaming / one core alone)
     LinkSpec:    name, bandwidth, latency, sharing (SHARED|FATPIPE|SPLITDUPLEX), properties
     RouteSpec:   src, dst, links, symmetric, gw_src, gw_dst
     StorageSpec: name, read_bandwidth, write_bandwidth, latency, hosts | per_host
@@ -287,6 +288,23 @@ class LoopbackSpec(_Spec):
     latency: Latency = 0.0
 
 
+class MemorySpec(_Spec):
+    """A host's memory bandwidth, for the contention model of :mod:`smpy.cpu.model`:
+    ``bandwidth`` with every core streaming at once, ``core_bandwidth`` with one core alone
+    (``smpy calibrate memory`` measures both)."""
+
+    bandwidth: Bandwidth
+    core_bandwidth: Bandwidth
+
+    @model_validator(mode="after")
+    def _check(self) -> MemorySpec:
+        if self.core_bandwidth > self.bandwidth:
+            raise _FieldError("core_bandwidth", f"one core cannot stream faster than the whole host: "
+                              f"core_bandwidth {self.core_bandwidth:g} B/s is above bandwidth "
+                              f"{self.bandwidth:g} B/s")
+        return self
+
+
 _TOPOLOGIES = ("FLAT", "TORUS", "FAT_TREE", "DRAGONFLY")
 
 
@@ -422,6 +440,7 @@ class ClusterSpec(_Spec):
     limiter: Annotated[float | None, BeforeValidator(_optional_bandwidth)] = None
     loopback: LoopbackSpec | None = None
     properties: Properties = {}
+    memory: MemorySpec | None = None
     power: PowerSpec | None = None
     #: per-host power profiles that replace ``power`` (host name → profile)
     power_overrides: dict[Name, PowerSpec] = {}
@@ -498,6 +517,7 @@ class HostSpec(_Spec):
     cores: Cores = 1
     pstate: Pstate = 0
     properties: Properties = {}
+    memory: MemorySpec | None = None
     power: PowerSpec | None = None
 
     @model_validator(mode="after")

@@ -85,8 +85,10 @@ REGION_REPORT = declare("smpy/region-report", "",
                         "to this file at the end of the run")
 
 
-def read_adjustment_file(path: str) -> dict[str, float]:
-    """SMPI's comp-adjustment CSV: header skipped, then ``"key",ratio``; first key wins."""
+def read_adjustment_file(path: str, fractions: dict[str, float] | None = None) -> dict[str, float]:
+    """SMPI's comp-adjustment CSV: header skipped, then ``"key",ratio``; first key wins. An
+    optional third column (an smpy extension; SMPI reads two) is the region's memory-bound
+    fraction, put in ``fractions`` when given."""
     import csv
 
     ratios: dict[str, float] = {}
@@ -108,19 +110,34 @@ def read_adjustment_file(path: str) -> dict[str, float]:
                 raise ValueError(f"{path}:{n}: ratio {row[1]!r} is not a number") from None
             if not ratio > 0:
                 raise ValueError(f"{path}:{n}: ratio must be positive, found {ratio}")
-            ratios.setdefault(row[0].strip(), ratio)
+            key = row[0].strip()
+            if key in ratios:
+                continue
+            ratios[key] = ratio
+            if len(row) > 2 and row[2].strip() and fractions is not None:
+                try:
+                    fraction = float(row[2])
+                except ValueError:
+                    raise ValueError(f"{path}:{n}: memory fraction {row[2]!r} is not a number") from None
+                if not 0.0 <= fraction <= 1.0:
+                    raise ValueError(f"{path}:{n}: memory fraction must be within [0, 1], found {fraction}")
+                fractions[key] = fraction
     return ratios
 
 
 class Regions:
     """Per-rank call locations, per-region statistics and ratios (see the module docstring)."""
 
-    def __init__(self, ratios: dict[str, float], absolute: bool, depth: int) -> None:
+    def __init__(self, ratios: dict[str, float], absolute: bool, depth: int,
+                 fractions: dict[str, float] | None = None) -> None:
         if depth < 1:
             raise ValueError(f"smpy/region-depth must be 1 or more, got {depth}")
         self.ratios = ratios
         #: ratio of the regions the file does not list (its "*" entry, an smpy extension; 1)
         self.default = ratios.get("*", 1.0)
+        #: memory-bound fraction per region (third column, smpy extension; see smpy.cpu.model)
+        self.fractions = fractions or {}
+        self.default_fraction = self.fractions.get("*", 0.0)
         self.absolute = absolute
         self.depth = depth
         #: key -> [bursts, measured s, simulated s]
@@ -151,10 +168,11 @@ class Regions:
 
         with open(path, "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
-            w.writerow(["region", "bursts", "measured_s", "simulated_s", "ratio"])
+            w.writerow(["region", "bursts", "measured_s", "simulated_s", "ratio", "memory_fraction"])
             for key in sorted(self.stats):
                 n, measured, simulated = self.stats[key]
-                w.writerow([key, int(n), measured, simulated, self.ratios.get(key, self.default)])
+                w.writerow([key, int(n), measured, simulated, self.ratios.get(key, self.default),
+                            self.fractions.get(key, self.default_fraction)])
 
 
 def measure_host_speed(seconds: float = 0.2) -> float:
@@ -213,8 +231,10 @@ class Timing:
         self.report_path = str(config.get(REGION_REPORT))
         self.regions: Regions | None = None
         if adjust or self.report_path:
-            self.regions = Regions(read_adjustment_file(adjust) if adjust else {},
-                                   bool(config.get(ABSOLUTE_PATH)), int(config.get(REGION_DEPTH)))
+            fractions: dict[str, float] = {}
+            self.regions = Regions(read_adjustment_file(adjust, fractions) if adjust else {},
+                                   bool(config.get(ABSOLUTE_PATH)), int(config.get(REGION_DEPTH)),
+                                   fractions)
         #: whether bursts are measured at all: with computation not simulated and no region
         #: statistics asked for, the two CPU-clock reads per MPI call (a system call each,
         #: 1-10 us) are skipped and ``measured_s`` stays 0
@@ -250,9 +270,12 @@ class Timing:
         if dt > 0.0:
             b.measured_s += dt
             regions = self.regions
+            memory = 0.0
             if regions is not None:
                 key = regions.key(proc)
                 ratio = regions.ratios.get(key, regions.default)
+                if regions.fractions:
+                    memory = regions.fractions.get(key, regions.default_fraction)
                 st = regions.stats.get(key)
                 if st is None:
                     st = regions.stats[key] = [0, 0.0, 0.0]
@@ -262,22 +285,22 @@ class Timing:
                 if self.simulate and dt >= self.threshold:
                     st[2] += dt
             if self.simulate and dt >= self.threshold:
-                if self._burst(proc, dt):
+                if self._burst(proc, dt, memory):
                     now = _thread_time()  # the other ranks ran meanwhile
         b.start = now
         if self.count_faults:
             b.faults0 = _minor_faults()
 
-    def _burst(self, proc: Process, seconds: float) -> bool:
-        """Execute ``seconds`` of this machine's computation on the rank's host; True when the
-        rank blocked (other ranks ran meanwhile)."""
+    def _burst(self, proc: Process, seconds: float, memory: float = 0.0) -> bool:
+        """Execute ``seconds`` of this machine's computation on the rank's host (``memory``: its
+        memory-bound fraction); True when the rank blocked (other ranks ran meanwhile)."""
         b = proc.bench
         flops = seconds * self.ref_speed
         b.simulated_flops += flops
         if self.world.ti is not None:
             self.world.ti.compute(proc.rank, flops)
         b.bursts += 1
-        ex = self.cpu.execute(proc.host, flops)
+        ex = self.cpu.execute(proc.host, flops, memory=memory)
         if ex.state == 0:
             block_on(ex)
             return True
