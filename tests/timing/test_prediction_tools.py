@@ -31,8 +31,8 @@ def _write(tmp_path: Path, body: str, name: str = "prog.py") -> Path:
 
 def _report(path: Path) -> dict[str, list[str]]:
     rows = list(csv.reader(path.open()))
-    assert rows[0] == ["region", "bursts", "measured_s", "simulated_s", "ratio"]
-    return {r[0]: r[1:] for r in rows[1:]}
+    assert rows[0] == ["region", "bursts", "measured_s", "simulated_s", "ratio", "memory_fraction"]
+    return {r[0]: r[1:5] for r in rows[1:]}
 
 
 REGION_PROG = """
