@@ -168,7 +168,7 @@ class _Builder:
                                      loc + ("backbone", "name"))
         for kind, i, item in self._members(spec, loc):
             if kind == "hosts":
-                host = _host(item)
+                host = host_from_spec(item)
                 self.add_point(zone.add_host(host), loc + ("hosts", i, "name"))
             elif kind == "routers":
                 self.add_point(zone.add_router(item), loc + ("routers", i))
@@ -370,7 +370,8 @@ def _product(values: Sequence[int]) -> int:
     return out
 
 
-def _host(spec: HostSpec) -> Host:
+def host_from_spec(spec: HostSpec) -> Host:
+    """The Host of a `hosts:` entry (its power profile and memory bandwidths included)."""
     return _with_memory(Host(spec.name, spec.cores, list(spec.speed), spec.pstate,
                              host_properties(spec, spec.name)), spec)
 

@@ -400,14 +400,14 @@ def _loopback_from_config(spec: PlatformSpec, source: str) -> Link:
 
 def _build_explicit(spec: PlatformSpec, source: str) -> tuple[list[Host], list[Link], Routing]:
     node_names = _Names(source, "host or router")
-    from smpy.platform.schema import host_properties, link_properties
+    from smpy.platform.builder import host_from_spec
+    from smpy.platform.schema import link_properties
 
     link_names = _Names(source, "link")
     hosts: list[Host] = []
     for i, host_spec in enumerate(spec.hosts):
         node_names.add(host_spec.name, f"hosts[{i}].name")
-        hosts.append(Host(host_spec.name, host_spec.cores, list(host_spec.speed),
-                          host_spec.pstate, host_properties(host_spec, host_spec.name)))
+        hosts.append(host_from_spec(host_spec))
     for i, router in enumerate(spec.routers):
         node_names.add(router, f"routers[{i}]")
 
