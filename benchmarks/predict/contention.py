@@ -97,7 +97,8 @@ def main() -> int:
     lines = [
         f"# host memory-contention model: contention_app.py {ns.n} {ns.steps}, np {ns.np}, this node "
         f"(host speed {speed / 1e9:.3f} Gflop/s)",
-        f"# {mem_out.strip().splitlines()[-1] if mem_out.strip() else ''}",
+        *[f"# {line.strip()}" for line in mem_out.splitlines() if line.startswith(("per-core", "aggregate",
+                                                                                  "slowdown"))],
         "# calibrated on 'together'; median of "
         f"{ns.reps} alternated real runs and predictions per schedule; spread = (max - min) / median of the real runs",
         "# model: ratios against serialized real runs + memory-bound fractions (--contention);",

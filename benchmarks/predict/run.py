@@ -139,7 +139,8 @@ def name_of(ex: str, args: list[str]) -> str:
     return f"{ex[:-3]} {' '.join(a for a in args if not a.startswith('--'))}"
 
 
-def calibrate(work: Path, np_: int, quick: bool, cases: dict, reps: int) -> tuple[float, Path, dict[str, Path]]:
+def calibrate(work: Path, np_: int, quick: bool, cases: dict, reps: int,
+              contention: bool = False) -> tuple[float, Path, dict[str, Path]]:
     smpy = [sys.executable, "-m", "smpy", "calibrate"]
     out = sh([*smpy, "host-speed", "--seconds", "0.5" if quick else "2"])
     speed = float(re.search(r"smpi/host-speed:([0-9.eE+-]+)f", out).group(1))
@@ -166,6 +167,10 @@ def calibrate(work: Path, np_: int, quick: bool, cases: dict, reps: int) -> tupl
                                            "smpi/grow-injected-times") if k in frag}},
         "hosts": [{"name": "node", "cores": os.cpu_count() or 1, "speed": f"{speed:.6g}f"}],
     }
+    if contention:  # the node's memory bandwidths, for the host memory-contention model
+        sh([*smpy, "memory", "-np", str(os.cpu_count() or 1), *(["--seconds", "1"] if quick else []),
+            "-o", str(work / "memory.yaml")])
+        platform["hosts"][0]["memory"] = yaml.safe_load((work / "memory.yaml").read_text())["memory"]
     pfile = work / "node.yaml"
     pfile.write_text("# one-node platform of this machine, written by benchmarks/predict/run.py\n"
                      + yaml.safe_dump(platform, sort_keys=False))
@@ -174,7 +179,8 @@ def calibrate(work: Path, np_: int, quick: bool, cases: dict, reps: int) -> tupl
     for ex, ((base, small), _) in cases.items():
         f = work / f"factors-{ex[:-3]}.csv"
         out = sh([*smpy, "compute", "-np", str(np_), "--platform", str(pfile), "--cfg", f"smpi/host-speed:{speed}f",
-                  "--reps", str(reps), "--base-args", " ".join(base), "--program-wide", "-o", str(f), str(EX / ex), *small])
+                  "--reps", str(reps), "--base-args", " ".join(base), "--program-wide",
+                  *(["--contention"] if contention else []), "-o", str(f), str(EX / ex), *small])
         factors[ex] = f
         print(f"[run] factors for {ex} ({' '.join(base)} -> {' '.join(small)}): {f}\n{out.rstrip()}", flush=True)
     return speed, pfile, factors
@@ -205,6 +211,9 @@ def main() -> int:
     ap.add_argument("--no-compute", dest="compute", action="store_false",
                     help="do not trace the real runs' compute per region (columns comp, comp_raw)")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    ap.add_argument("--contention", action="store_true",
+                    help="host memory-contention model: measure the node's memory bandwidths (smpy "
+                         "calibrate memory) and calibrate with serialized real runs (--contention)")
     ap.add_argument("--work", default=str(HERE / "work"))
     ap.add_argument("-o", "--output", default=str(HERE / "results.txt"))
     ap.add_argument("--nice", type=int, default=0,
@@ -219,7 +228,7 @@ def main() -> int:
     work = Path(ns.work)
     work.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
-    speed, pfile, factors = calibrate(work, ns.np, ns.quick, cases, ns.cal_reps)
+    speed, pfile, factors = calibrate(work, ns.np, ns.quick, cases, ns.cal_reps, ns.contention)
     # examples whose factor file lists no region: their predictions are the raw ones
     kept = {ex: len(f.read_text().splitlines()) > 1 for ex, f in factors.items()}
     rows = []
@@ -294,7 +303,7 @@ def main() -> int:
         f"# smpy prediction vs real runs on this node ({os.cpu_count()} cores), np {ns.np}, "
         f"median of {ns.reps} real runs and of {ns.reps} predictions",
         f"# host speed {speed / 1e9:.3f} Gflop/s; platform {pfile.name}; factors per example from "
-        "smaller sizes",
+        "smaller sizes" + ("; host memory-contention model (--contention)" if ns.contention else ""),
         "# real: elapsed (MPI.Wtime) of the real run; cpu: thread CPU time of its busiest rank over the",
         "# same span (MPICH polls while waiting, so ~ the elapsed time the run would have on idle cores);",
         "# err: (pred - real) / real; err_cpu: (pred - cpu) / cpu; raw: prediction without the region",
