@@ -248,9 +248,10 @@ def test_serialized_real_run_computes_one_rank_at_a_time(tmp_path: Path, seriali
 
 
 def test_memory_fractions_from_contended_and_serialized_runs() -> None:
-    contended = compute.Totals.of([{"a:1:a:2": 1.3, "a:2:a:1": 0.5, "a:3:a:4": 2.6}] * 3, 0.02)
-    serialized = compute.Totals.of([{"a:1:a:2": 1.0, "a:2:a:1": 0.5, "a:3:a:4": 2.0}] * 3, 0.02)
-    kept, slow, skipped = compute.memory_fractions(contended, serialized, sigma=1.5, min_seconds=1e-3)
+    contended = [{"a:1:a:2": 1.3, "a:2:a:1": 0.5, "a:3:a:4": 2.6}] * 3
+    serialized = [{"a:1:a:2": 1.0, "a:2:a:1": 0.5, "a:3:a:4": 2.0}] * 3
+    kept, slow, skipped = compute.memory_fractions(contended, serialized, sigma=1.5, min_seconds=1e-3,
+                                                   min_error=0.02)
     # s = 1.3 -> f = 0.3 / 0.5 = 0.6; s = 1.3 for the other one too; a region not slowed keeps 0
     assert kept == {"a:1:a:2": pytest.approx(0.6), "a:3:a:4": pytest.approx(0.6)}
     assert slow["a:2:a:1"] == pytest.approx(1.0) and "a:2:a:1" not in kept
@@ -258,6 +259,20 @@ def test_memory_fractions_from_contended_and_serialized_runs() -> None:
     # a slowdown above sigma(P) is clipped at f = 1 and reported
     kept, _, skipped = compute.memory_fractions(contended, serialized, sigma=1.2, min_seconds=1e-3)
     assert kept["a:1:a:2"] == 1.0 and any("above sigma" in line for line in skipped)
+
+
+def test_memory_fractions_pair_the_runs_so_that_drift_cancels() -> None:
+    # the machine slows down by 30 % from one repetition to the next: the totals of either kind
+    # spread widely, but each pair of runs shows the same 15 % slowdown
+    speed = [1.0, 1.3, 0.8, 1.2, 0.9]
+    contended = [{"a:1:a:2": 1.15 * v} for v in speed]
+    serialized = [{"a:1:a:2": 1.0 * v} for v in speed]
+    kept, slow, _ = compute.memory_fractions(contended, serialized, sigma=1.5, min_seconds=1e-3, min_error=0.02)
+    assert slow["a:1:a:2"] == pytest.approx(1.15) and kept["a:1:a:2"] == pytest.approx(0.3)
+    # unpaired, the same runs would not show it: the medians' errors swamp it
+    c, t = compute.Totals.of(contended, 0.02), compute.Totals.of(serialized, 0.02)
+    u = (c.error["a:1:a:2"] ** 2 / c.median["a:1:a:2"] ** 2 + t.error["a:1:a:2"] ** 2 / t.median["a:1:a:2"] ** 2) ** 0.5
+    assert 2 * u > 0.15
 
 
 def test_factor_file_with_fractions_round_trips(tmp_path: Path) -> None:

@@ -62,7 +62,9 @@ of them compute between two MPI calls at a time (:mod:`smpy.calibrate.trace_real
 
     \rho = E / S, \qquad s = R / S, \qquad f = \frac{s - 1}{\sigma(P) - 1}
 
-(clipped to [0, 1]; :math:`s` kept only when significant as above): the ratio corrects the
+(clipped to [0, 1]; :math:`s` is the median of the ratios of paired runs, one right after the
+other, so that the machine's drift between repetitions cancels, and it is kept only when
+significant as above): the ratio corrects the
 emulator's own error, and the memory-bound fraction :math:`f`, written as a third column,
 lets the host memory-contention model (:mod:`smpy.cpu.model`, :math:`\sigma(k) = \max(1,
 k b_1 / B)`, the bandwidths of the host of ``--platform``, measured by ``smpy calibrate
@@ -247,22 +249,33 @@ def ratios(real: Totals | dict[str, float], emulated: Totals | dict[str, float],
     return out, skipped
 
 
-def memory_fractions(contended: Totals, serialized: Totals, sigma: float, min_seconds: float,
-                     sigmas: float = 2.0) -> tuple[dict[str, float], dict[str, float], list[str]]:
-    r"""Per region, the slowdown :math:`s = R / S` of the contended real run over the
-    serialized one and the memory-bound fraction :math:`f = (s - 1) / (\sigma - 1)` (clipped
-    to [0, 1]) where :math:`s` departs from 1 significantly. Returns (fractions kept,
+def memory_fractions(contended: list[dict[str, float]], serialized: list[dict[str, float]], sigma: float,
+                     min_seconds: float, sigmas: float = 2.0, min_error: float = 0.0
+                     ) -> tuple[dict[str, float], dict[str, float], list[str]]:
+    r"""Per region, the slowdown :math:`s` of the contended real runs over the serialized ones
+    and the memory-bound fraction :math:`f = (s - 1) / (\sigma - 1)` (clipped to [0, 1]) where
+    :math:`s` departs from 1 significantly. The runs are paired (``contended[i]`` and
+    ``serialized[i]`` ran one after the other): :math:`s` is the median of the per-pair ratios,
+    so that a drift of the machine's speed between repetitions, which moves both runs of a
+    pair, cancels; its standard error is :math:`1.25\, \mathrm{sd} / \sqrt{n}` of those
+    ratios, the deviation at least ``min_error`` of :math:`s`. Returns (fractions kept,
     slowdowns of all regions compared, a line per region left out)."""
     fractions: dict[str, float] = {}
     slowdowns: dict[str, float] = {}
     skipped = []
-    for key in sorted(set(contended.median) & set(serialized.median)):
-        r, t = contended.median[key], serialized.median[key]
-        if r < min_seconds or t <= 0.0 or key.startswith("<start>:") or key.endswith(":<end>:0"):
+    keys = set().union(*contended) & set().union(*serialized) if contended and serialized else set()
+    for key in sorted(keys):
+        pairs = [(c[key], t[key]) for c, t in zip(contended, serialized) if key in c and key in t]
+        if (not pairs or statistics.median(c for c, _ in pairs) < min_seconds
+                or key.startswith("<start>:") or key.endswith(":<end>:0")):
             continue
-        slow = r / t
+        ratios_ = [c / t for c, t in pairs if t > 0.0]
+        if not ratios_:
+            continue
+        slow = statistics.median(ratios_)
         slowdowns[key] = slow
-        u = math.hypot(contended.error.get(key, 0.0) / r, serialized.error.get(key, 0.0) / t)
+        n = len(ratios_)
+        u = (1.25 * max(statistics.stdev(ratios_), min_error * slow) / math.sqrt(n) / slow) if n > 1 else 0.0
         if not abs(slow - 1.0) > sigmas * u * slow:
             skipped.append(f"{key}: slowdown {slow:.3f} +- {u * slow:.3f} not significant")
             continue
@@ -406,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     fractions: dict[str, float] | None = None
     if ns.contention:
         contended = Totals.of(runs["main", "real"], f)
-        kept, slowdowns, fskipped = memory_fractions(contended, real, sigma, ns.min_seconds, ns.sigmas)
+        kept, slowdowns, fskipped = memory_fractions(runs["main", "real"], runs["main", "serial"], sigma,
+                                                     ns.min_seconds, ns.sigmas, f)
         fractions = expand(kept, pooled, default=ns.program_wide)
         print(f"[calibrate] sigma({ns.np}) = {sigma:.3f} (the platform's memory bandwidths)", file=sys.stderr)
         print(f"{'region':<48}{'real s':>12}{'serial s':>12}{'slowdown':>10}{'fraction':>10}")

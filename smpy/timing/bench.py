@@ -33,6 +33,14 @@ regions the file does not list (default 1): ``smpy calibrate compute --program-w
 it, so that regions that appear only at other sizes get the program's ratio too. ``smpy/region-report:FILE`` writes, per region, the
 number of bursts and their total measured and simulated seconds (the input of
 ``smpy calibrate compute``). Locations are computed only when one of these is set.
+
+Memory fractions: an optional third column of the adjustment file (an smpy extension; SMPI
+reads the first two fields of a line) is the region's memory-bound fraction :math:`f`. Its
+bursts then execute with that fraction, and the host memory-contention model of
+:mod:`smpy.cpu.model` slows them while other ranks of the host compute memory-bound code
+(hosts with ``memory`` bandwidths only). ``*`` gives the fraction of unlisted regions, and of
+the time :mod:`smpy.timing.sampling` injects for sampled loops, whose region is known only
+at the next MPI call.
 """
 
 from __future__ import annotations
@@ -310,7 +318,9 @@ class Timing:
         """SMPI's ``smpi_execute``: ``seconds`` of this machine's time (× ``smpi/host-speed``
         flops on the target host), dropped below ``smpi/cpu-threshold``; the timer restarts."""
         if self.simulate and seconds >= self.threshold and seconds > 0.0:
-            self._burst(proc, seconds)
+            # the region of a sampled loop is known only at the next MPI call: the program's
+            # default memory fraction (the factor file's "*") applies
+            self._burst(proc, seconds, self.regions.default_fraction if self.regions is not None else 0.0)
         self.restart(proc)
 
     def folder(self) -> Any:

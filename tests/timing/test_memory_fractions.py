@@ -93,3 +93,39 @@ def test_bad_fraction_names_file_and_line(tmp_path: Path) -> None:
     adjust.write_text('"start:stop","ratio","memory_fraction"\n"prog.py:10:prog.py:12",1,1.5\n')
     with pytest.raises(ValueError, match=r"adjust.csv:2: memory fraction must be within \[0, 1\], found 1.5"):
         smpy.run(str(prog), np=1, cfg={"smpi/comp-adjustment-file": str(adjust)})
+
+
+SAMPLED = """
+import time
+import smpy
+from mpi4py import MPI
+def work(s):
+    t = time.thread_time()
+    while time.thread_time() - t < s:
+        pass
+c = MPI.COMM_WORLD
+c.Barrier()
+t0 = MPI.Wtime()
+for i in smpy.sample(range(20), iters=3, threshold=0.0):
+    work(0.004)
+c.Barrier()
+print(f"elapsed {MPI.Wtime() - t0:.9f}")
+"""
+
+
+@pytest.mark.parametrize(("star", "slowdown"), [("0.5", 1.5), ("0", 1.0)])
+def test_sampled_loops_take_the_default_fraction(tmp_path: Path, star: str, slowdown: float) -> None:
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent(SAMPLED))
+    plat = tmp_path / "plat.yaml"
+    plat.write_text(PLATFORM.format(hosts=1))
+    adjust = tmp_path / "adjust.csv"
+    adjust.write_text(f'"start:stop","ratio","memory_fraction"\n"*",1,{star}\n')
+    report = tmp_path / "regions.csv"
+    res = smpy.run(str(prog), np=2, platform=str(plat),
+                   cfg={"smpi/comp-adjustment-file": str(adjust), "smpi/host-speed": "1Gf",
+                        "smpy/region-report": str(report)})
+    assert res.status == "ok", res.message
+    elapsed = float(re.search(r"elapsed ([0-9.]+)", res.stdout).group(1))
+    # 20 iterations of at least 4 ms (3 of them timed, the rest injected as their mean)
+    assert elapsed / (20 * 0.004) == pytest.approx(slowdown, rel=0.1)
