@@ -225,26 +225,38 @@ json.dump(spans, open(sys.argv[1] + f".{c.Get_rank()}", "w"))
 
 
 @pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
-@pytest.mark.parametrize("serialize", [True, False])
-def test_serialized_real_run_computes_one_rank_at_a_time(tmp_path: Path, serialize: bool) -> None:
+@pytest.mark.parametrize("mode", ["serialize", "alternate", "none"])
+def test_serialized_real_run_computes_one_rank_at_a_time(tmp_path: Path, mode: str) -> None:
     import json
 
     app = tmp_path / "app.py"
     app.write_text(SERIAL_APP)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", SMPY_TRACE_CALLS="Barrier")
-    if serialize:
+    if mode != "none":
         env["SMPY_TRACE_SERIALIZE"] = str(tmp_path / "lock")
+    if mode == "alternate":
+        env["SMPY_TRACE_ALTERNATE"] = "1"
     subprocess.run(["timeout", "120", MPIEXEC, "-n", "2", sys.executable, "-m", "smpy.calibrate.trace_real",
                     str(tmp_path / "out"), str(app), str(tmp_path / "spans")],
                    check=True, capture_output=True, text=True, env=env, timeout=150)
     a, b = (json.loads((tmp_path / f"spans.{r}").read_text()) for r in (0, 1))
-    overlap = sum(max(0.0, min(e0, e1) - max(s0, s1)) for s0, e0 in a for s1, e1 in b)
-    if serialize:
-        assert overlap == 0.0
-    else:  # the ranks leave each Barrier together and compute at once (2 cores)
-        assert overlap > 0.0
-    # the traced regions are the same either way
-    assert {r[0] for r in csv.reader((tmp_path / "out" / "rank0.csv").open())} >= {"app.py:11:app.py:15"}
+    overlaps = [max(0.0, min(e0, e1) - max(s0, s1)) for (s0, e0), (s1, e1) in zip(a, b)]
+    # the ranks leave each Barrier together: unserialized, they compute at once (2 cores);
+    # alternately serialized, the 2nd of the 3 bursts after line 11 is serialized
+    expected = {"serialize": [False] * 3, "alternate": [True, False, True], "none": [True] * 3}[mode]
+    assert [o > 0.0 for o in overlaps] == expected
+    rows = {r[0]: r for r in csv.reader((tmp_path / "out" / "rank0.csv").open())}
+    assert rows["region"] == ["region", "bursts", "measured_s", "serial_bursts", "serial_s"]
+    n, serial = int(rows["app.py:11:app.py:15"][1]), int(rows["app.py:11:app.py:15"][3])
+    assert (n, serial) == (3, {"serialize": 3, "alternate": 1, "none": 0}[mode])
+
+
+def test_alternating_runs_split_into_contended_and_serialized_totals() -> None:
+    # 4 contended bursts of 0.12 s and 4 serialized ones of 0.10 s: slowdown 1.2
+    modes = {"a:1:a:2": [8, 0.88, 4, 0.40], "a:2:a:1": [1, 0.5, 0, 0.0]}
+    r, s = compute.split_alternating(modes)
+    assert r["a:1:a:2"] == pytest.approx(0.96) and s["a:1:a:2"] == pytest.approx(0.80)
+    assert r["a:2:a:1"] == s["a:2:a:1"] == 0.5  # never serialized: kept as measured
 
 
 def test_memory_fractions_from_contended_and_serialized_runs() -> None:

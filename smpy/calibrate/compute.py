@@ -53,18 +53,21 @@ regions the file does not list (key ``*``), which a larger run may have.
 **Memory contention** (``--contention``): the real ranks of this node compute at the same
 time and compete for its memory bandwidth, the emulated ones are timed one at a time. A
 ratio :math:`E / R` folds that contention into the region's speed, at this node's
-concurrency and working sets only. With ``--contention`` each repetition also runs the
-program for real *serialized*: the ranks still run at once, but a lock on a file lets only one
-of them compute between two MPI calls at a time (:mod:`smpy.calibrate.trace_real`,
-``SMPY_TRACE_SERIALIZE``), so its per-region totals :math:`S` are contention-free. Then
+concurrency and working sets only. With ``--contention`` the real runs are *alternately
+serialized*: every other burst starting at a call site runs under a lock on a file that lets
+only one rank compute at a time (:mod:`smpy.calibrate.trace_real`, ``SMPY_TRACE_SERIALIZE``,
+``SMPY_TRACE_ALTERNATE``), the others as usual, all ranks at once. The mean bursts of the two
+kinds give each region's slowdown within one run, milliseconds apart (separate serialized
+runs were tried first: their pairs of totals differed by ±20 % on this VM, the slowdown
+sought being 10-15 %), and from it the region's totals with every burst contended,
+:math:`R`, and with none, :math:`S` (:func:`split_alternating`). Then
 
 .. math::
 
     \rho = E / S, \qquad s = R / S, \qquad f = \frac{s - 1}{\sigma(P) - 1}
 
-(clipped to [0, 1]; :math:`s` is the median of the ratios of paired runs, one right after the
-other, so that the machine's drift between repetitions cancels, and it is kept only when
-significant as above): the ratio corrects the
+(clipped to [0, 1]; :math:`s` is the median over the repetitions of the per-run slowdowns, kept
+only when significant as above): the ratio corrects the
 emulator's own error, and the memory-bound fraction :math:`f`, written as a third column,
 lets the host memory-contention model (:mod:`smpy.cpu.model`, :math:`\sigma(k) = \max(1,
 k b_1 / B)`, the bandwidths of the host of ``--platform``, measured by ``smpy calibrate
@@ -112,9 +115,11 @@ def mpi_call_names() -> list[str]:
     return sorted(names)
 
 
-def read_real(outdir: Path, bursts: dict[str, float] | None = None) -> dict[str, float]:
+def read_real(outdir: Path, bursts: dict[str, float] | None = None,
+              modes: dict[str, list[float]] | None = None) -> dict[str, float]:
     """Per-region total seconds over the ranks of a real run (``bursts``, if given, receives
-    the per-region number of bursts)."""
+    the per-region number of bursts; ``modes``, of an alternately serialized run, the
+    per-region [bursts, seconds, serialized bursts, their seconds])."""
     total: dict[str, float] = {}
     files = sorted(outdir.glob("rank*.csv"))
     if not files:
@@ -124,7 +129,31 @@ def read_real(outdir: Path, bursts: dict[str, float] | None = None) -> dict[str,
             total[row[0]] = total.get(row[0], 0.0) + float(row[2])
             if bursts is not None:
                 bursts[row[0]] = bursts.get(row[0], 0.0) + float(row[1])
+            if modes is not None:
+                m = modes.setdefault(row[0], [0.0, 0.0, 0.0, 0.0])
+                for i, v in enumerate(row[1:5]):
+                    m[i] += float(v)
     return total
+
+
+def split_alternating(modes: dict[str, list[float]]) -> tuple[dict[str, float], dict[str, float]]:
+    r"""Per-region totals of an alternately serialized real run turned into the totals the run
+    would have had with every burst contended, :math:`R`, and with none, :math:`S`. With
+    :math:`n_c, t_c` the contended bursts and their seconds and :math:`n_s, t_s` the serialized
+    ones, the slowdown is the ratio of the mean bursts, :math:`s = (t_c / n_c) / (t_s / n_s)`,
+    and :math:`R = t_c + s\, t_s`, :math:`S = t_s + t_c / s` (so :math:`R / S = s`). A region
+    without bursts of both kinds keeps its measured total in both."""
+    contended: dict[str, float] = {}
+    serialized: dict[str, float] = {}
+    for key, (n, t, ns_, ts) in modes.items():
+        nc, tc = n - ns_, t - ts
+        if nc >= 1 and ns_ >= 1 and tc > 0.0 and ts > 0.0:
+            slow = (tc / nc) / (ts / ns_)
+            contended[key] = tc + slow * ts
+            serialized[key] = ts + tc / slow
+        else:
+            contended[key] = serialized[key] = t
+    return contended, serialized
 
 
 def read_smpy(report: Path, bursts: dict[str, float] | None = None) -> dict[str, float]:
@@ -255,9 +284,9 @@ def memory_fractions(contended: list[dict[str, float]], serialized: list[dict[st
     r"""Per region, the slowdown :math:`s` of the contended real runs over the serialized ones
     and the memory-bound fraction :math:`f = (s - 1) / (\sigma - 1)` (clipped to [0, 1]) where
     :math:`s` departs from 1 significantly. The runs are paired (``contended[i]`` and
-    ``serialized[i]`` ran one after the other): :math:`s` is the median of the per-pair ratios,
-    so that a drift of the machine's speed between repetitions, which moves both runs of a
-    pair, cancels; its standard error is :math:`1.25\, \mathrm{sd} / \sqrt{n}` of those
+    ``serialized[i]`` come from one repetition: an alternately serialized run, see
+    :func:`split_alternating`): :math:`s` is the median of the per-pair ratios, so that a drift
+    of the machine's speed between repetitions cancels; its standard error is :math:`1.25\, \mathrm{sd} / \sqrt{n}` of those
     ratios, the deviation at least ``min_error`` of :math:`s`. Returns (fractions kept,
     slowdowns of all regions compared, a line per region left out)."""
     fractions: dict[str, float] = {}
@@ -277,7 +306,8 @@ def memory_fractions(contended: list[dict[str, float]], serialized: list[dict[st
         n = len(ratios_)
         u = (1.25 * max(statistics.stdev(ratios_), min_error * slow) / math.sqrt(n) / slow) if n > 1 else 0.0
         if not abs(slow - 1.0) > sigmas * u * slow:
-            skipped.append(f"{key}: slowdown {slow:.3f} +- {u * slow:.3f} not significant")
+            skipped.append(f"{key}: slowdown {slow:.3f} +- {u * slow:.3f} not significant (pairs: "
+                           f"{', '.join(f'{r:.3f}' for r in ratios_)})")
             continue
         if slow < 1.0:
             skipped.append(f"{key}: faster with the other ranks computing ({slow:.3f}): fraction 0")
@@ -372,20 +402,27 @@ def main(argv: list[str] | None = None) -> int:
                    SMPY_REGION_DEPTH=str(ns.region_depth))
         for rep in range(ns.reps):
             for w, args in workloads.items():
-                for kind in ("real", "serial") if ns.contention else ("real",):
-                    out = tmpdir / f"{kind}-{w}-{rep}"
-                    real_cmd = [ns.mpiexec, "-n", str(ns.np), sys.executable, "-m", "smpy.calibrate.trace_real",
-                                str(out), ns.script, *args]
-                    run_env = dict(env, SMPY_TRACE_SERIALIZE=str(tmpdir / "lock")) if kind == "serial" else env
-                    print(f"[calibrate] {'serialized ' if kind == 'serial' else ''}real run: "
-                          f"{' '.join(real_cmd)}", file=sys.stderr)
-                    done = subprocess.run(real_cmd, env=run_env, timeout=ns.timeout, capture_output=True,
-                                          text=True)
-                    if done.returncode != 0:
-                        print(done.stderr[-3000:], file=sys.stderr)
-                        raise SystemExit(f"smpy calibrate compute: the {kind} run failed ({done.returncode})")
-                    bursts[w, kind].append({})
-                    runs[w, kind].append(read_real(out, bursts[w, kind][-1]))
+                out = tmpdir / f"real-{w}-{rep}"
+                real_cmd = [ns.mpiexec, "-n", str(ns.np), sys.executable, "-m", "smpy.calibrate.trace_real",
+                            str(out), ns.script, *args]
+                # --contention: every other burst of each call site serialized (smpy.calibrate.trace_real)
+                run_env = dict(env, SMPY_TRACE_SERIALIZE=str(tmpdir / "lock"), SMPY_TRACE_ALTERNATE="1") \
+                    if ns.contention else env
+                print(f"[calibrate] real run{' (alternately serialized)' if ns.contention else ''}: "
+                      f"{' '.join(real_cmd)}", file=sys.stderr)
+                done = subprocess.run(real_cmd, env=run_env, timeout=ns.timeout, capture_output=True, text=True)
+                if done.returncode != 0:
+                    print(done.stderr[-3000:], file=sys.stderr)
+                    raise SystemExit(f"smpy calibrate compute: the real run failed ({done.returncode})")
+                bursts[w, "real"].append({})
+                if ns.contention:
+                    modes: dict[str, list[float]] = {}
+                    read_real(out, bursts[w, "real"][-1], modes)
+                    contended, serialized = split_alternating(modes)
+                    runs[w, "real"].append(contended)
+                    runs[w, "serial"].append(serialized)
+                else:
+                    runs[w, "real"].append(read_real(out, bursts[w, "real"][-1]))
                 report = tmpdir / f"smpy-{w}-{rep}.csv"
                 emu_cmd = [sys.executable, "-m", "smpy", "-q", "-np", str(ns.np),
                            *(["--platform", ns.platform] if ns.platform else []),
@@ -437,7 +474,9 @@ def main(argv: list[str] | None = None) -> int:
     for line in skipped:
         # the pooled ratio left at 1 goes to stdout too: with --program-wide it is the result
         print(f"[calibrate] ratio 1: {line}", file=sys.stdout if line.startswith(POOLED) else sys.stderr)
-    print(f"wrote {ns.output}: {len(written)} regions; use "
+    listed = len(set(written) | set(fractions or {}))
+    print(f"wrote {ns.output}: {listed} regions"
+          f"{f' ({len(written)} ratios, {len(fractions or {})} memory fractions)' if ns.contention else ''}; use "
           f"--cfg=smpi/comp-adjustment-file:{ns.output}")
     return 0
 

@@ -6,6 +6,14 @@ as its own ``__main__`` with real MPI, and writes ``OUTDIR/rank<r>.csv``: for ea
 file base names), the number of bursts and their total thread CPU time, i.e. what smpy's
 ``smpy/region-report`` records under the emulator.
 
+``SMPY_TRACE_SERIALIZE=FILE`` serializes the computation: a rank holds an exclusive lock on
+FILE while it computes between two MPI calls, never during a call (so no deadlock), and no
+two ranks compute at once; their times are then free of memory contention.
+``SMPY_TRACE_ALTERNATE=1`` serializes only every other burst that starts at a given call
+site: SPMD ranks, which pass the same sites in the same order, then compute alternately all
+at once and one at a time, and the two conditions' totals (``measured_s`` of all bursts,
+``serial_s`` of the serialized ones) give the region's slowdown from contention in one run.
+
 How: ``MPI.COMM_WORLD``/``COMM_SELF`` are replaced by instances of subclasses of the real
 communicator classes whose public methods time the burst that ends at the call, and wrap the
 communicators and requests they return the same way; ``MPI.Request`` (``Waitall``...) and
@@ -28,24 +36,45 @@ _thread_time = time.thread_time
 
 
 class Tracer:
-    def __init__(self, depth: int = 1, lock: str | None = None) -> None:
+    """Per-region burst statistics of one rank. ``lock``: a file that every rank of the node
+    locks while it computes a *serialized* burst, so that no two ranks compute at once then;
+    ``alternate``: only every other burst that starts at a given call site is serialized (the
+    others run as usual, all ranks at once), so that one run measures both conditions, a few
+    milliseconds apart."""
+
+    def __init__(self, depth: int = 1, lock: str | None = None, alternate: bool = False) -> None:
         self.depth = depth
         self.loc = "<start>:0"
+        #: key -> [bursts, seconds, serialized bursts, their seconds]
         self.stats: dict[str, list[float]] = {}
         self.inside = 0
-        #: ``serialize``: a file every rank of the node locks while it computes
+        self.alternate = alternate
+        #: bursts started after each call site so far (alternation)
+        self._starts: dict[str, int] = {}
         self._lock_fd = -1
+        self._serial = False
         if lock:
             self._lock_fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            self._begin_burst()
         self.start = _thread_time()
+
+    def _begin_burst(self) -> None:
+        """A burst starts after the call at ``self.loc``: take the lock if it is serialized."""
+        if self.alternate:
+            n = self._starts.get(self.loc, 0)
+            self._starts[self.loc] = n + 1
+            self._serial = n % 2 == 1
+        else:
+            self._serial = True
+        if self._serial:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
 
     def enter(self, frame: Any) -> None:
         if self.inside:
             self.inside += 1
             return
         now = _thread_time()
-        if self._lock_fd >= 0:
+        if self._serial:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         for _ in range(self.depth - 1):
             if frame.f_back is not None:
@@ -58,29 +87,35 @@ class Tracer:
         self.inside -= 1
         if self.inside == 0:
             if self._lock_fd >= 0:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                self._begin_burst()
             self.start = _thread_time()
 
     def _burst(self, loc: str, dt: float) -> None:
         key = f"{self.loc}:{loc}"
         st = self.stats.get(key)
         if st is None:
-            st = self.stats[key] = [0, 0.0]
+            st = self.stats[key] = [0, 0.0, 0, 0.0]
         st[0] += 1
         st[1] += dt
+        if self._serial:
+            st[2] += 1
+            st[3] += dt
         self.loc = loc
 
     def finish(self, path: str) -> None:
         self._burst("<end>:0", _thread_time() - self.start)
         if self._lock_fd >= 0:
+            if self._serial:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             os.close(self._lock_fd)
             self._lock_fd = -1
+            self._serial = False
         with open(path, "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
-            w.writerow(["region", "bursts", "measured_s"])
+            w.writerow(["region", "bursts", "measured_s", "serial_bursts", "serial_s"])
             for key in sorted(self.stats):
-                n, t = self.stats[key]
-                w.writerow([key, int(n), t])
+                n, t, ns, ts = self.stats[key]
+                w.writerow([key, int(n), t, int(ns), ts])
 
 
 def install(MPI: Any, tracer: Tracer, calls: set[str] | None = None) -> None:  # noqa: N803
@@ -161,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     depth = int(os.environ.get("SMPY_REGION_DEPTH", "1"))
     from mpi4py import MPI
 
-    tracer = Tracer(depth, os.environ.get("SMPY_TRACE_SERIALIZE") or None)
+    tracer = Tracer(depth, os.environ.get("SMPY_TRACE_SERIALIZE") or None,
+                    os.environ.get("SMPY_TRACE_ALTERNATE", "") not in ("", "0"))
     names = os.environ.get("SMPY_TRACE_CALLS")
     install(MPI, tracer, set(names.split(",")) if names else None)
     rank = MPI.COMM_WORLD.Get_rank()
