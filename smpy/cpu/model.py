@@ -171,12 +171,17 @@ class CpuModel:
         s = host.speed_flops if host.is_on else 0.0
         capacity = host.cores * s
         busy = 0.0
-        rates: list[float] = []
         if execs:
+            # memory contention only on hosts with bandwidths and executions with a fraction
+            contended = s > 0 and host.memory_bandwidth != math.inf and any(e.memory > 0.0 for e in execs)
             if all(e.bound >= s for e in execs):
                 r = min(s, capacity / len(execs))
-                rates = [r] * len(execs)
                 busy = r * len(execs)
+                if not contended:
+                    for e in execs:
+                        if e.rate != r:
+                            e._set_rate(r)
+                rates = [r] * len(execs) if contended else []
             else:
                 order = sorted(execs, key=lambda e: min(s, e.bound))
                 left = capacity
@@ -188,15 +193,17 @@ class CpuModel:
                     shares[id(e)] = r
                     busy += r
                 rates = [shares[id(e)] for e in execs]
-            if s > 0 and host.memory_bandwidth != math.inf:
-                k = sum(r for e, r in zip(execs, rates) if e.memory > 0.0) / s
-                sigma = host.memory_contention(k)
-                if sigma > 1.0:
-                    rates = [r / (1.0 + e.memory * (sigma - 1.0)) if e.memory > 0.0 else r
-                             for e, r in zip(execs, rates)]
-            for e, r in zip(execs, rates):
-                if e.rate != r:
-                    e._set_rate(r)
+                if not contended:
+                    for e, r in zip(execs, rates):
+                        if e.rate != r:
+                            e._set_rate(r)
+            if contended:
+                sigma = host.memory_contention(sum(r for e, r in zip(execs, rates) if e.memory > 0.0) / s)
+                for e, r in zip(execs, rates):
+                    if e.memory > 0.0:
+                        r /= 1.0 + e.memory * (sigma - 1.0)
+                    if e.rate != r:
+                        e._set_rate(r)
         busy_cores = busy / s if s > 0 else 0.0
         if busy_cores != st.busy:
             if self.on_load_change:

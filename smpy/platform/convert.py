@@ -128,14 +128,15 @@ def _route_names(platform: Platform, src: Host, dst: Host) -> list[str]:
 
 def compare_platforms(first: Platform, second: Platform, *, max_pairs: int | None = None
                       ) -> list[str]:
-    """Differences between two platforms: hosts (name, cores, speeds, pstate, properties),
+    """Differences between two platforms: hosts (name, cores, speeds, pstate, properties,
+    memory bandwidths),
     links (name, bandwidth, latency, sharing, properties) and the route of every host pair
     (or of the first ``max_pairs`` pairs). An empty list means identical."""
     problems: list[str] = []
 
     def host_key(platform: Platform) -> list[tuple[Any, ...]]:
-        return [(h.name, h.cores, tuple(h.speeds_flops), h.pstate, sorted(h.properties.items()))
-                for h in platform.hosts]
+        return [(h.name, h.cores, tuple(h.speeds_flops), h.pstate, sorted(h.properties.items()),
+                 h.memory_bandwidth, h.core_memory_bandwidth) for h in platform.hosts]
 
     def link_key(platform: Platform) -> list[tuple[Any, ...]]:
         return [(link.name, link.bandwidth_Bps, link.latency_s, link.sharing.value,
