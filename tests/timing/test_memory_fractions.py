@@ -12,8 +12,9 @@ import pytest
 
 import smpy
 
-PROG = """
+HEADER = """
 import time
+import smpy
 from mpi4py import MPI
 def work(s):
     t = time.thread_time()
@@ -22,10 +23,18 @@ def work(s):
 c = MPI.COMM_WORLD
 c.Barrier()
 t0 = MPI.Wtime()
-work(0.04)
-c.Barrier()              # line 12
+"""
+PROG = HEADER + """work(0.04)
+c.Barrier()              # line 13
 print(f"elapsed {MPI.Wtime() - t0:.9f}")
 """
+SAMPLED = HEADER + """for i in smpy.sample(range(20), iters=3, threshold=0.0):
+    work(0.004)
+c.Barrier()
+print(f"elapsed {MPI.Wtime() - t0:.9f}")
+"""
+KEY = "prog.py:11:prog.py:13"  # from t0 = MPI.Wtime() to the Barrier after the work
+
 
 PLATFORM = """
 clusters:
@@ -48,7 +57,6 @@ def _run(tmp_path: Path, factors: str, hosts: int = 1) -> tuple[float, float]:
     adjust = tmp_path / "adjust.csv"
     adjust.write_text(factors)
     report = tmp_path / "regions.csv"
-    # one rank per host with 2 hosts (round-robin by the hostfile-less default: fill hosts)
     cfg = {"smpi/comp-adjustment-file": str(adjust), "smpy/region-report": str(report),
            "smpi/host-speed": "1Gf"}
     if hosts == 2:
@@ -60,23 +68,23 @@ def _run(tmp_path: Path, factors: str, hosts: int = 1) -> tuple[float, float]:
     assert res.status == "ok", res.message
     elapsed = float(re.search(r"elapsed ([0-9.]+)", res.stdout).group(1))
     rows = {r[0]: r for r in list(csv.reader(report.open()))[1:]}
-    row = rows["prog.py:10:prog.py:12"]
+    row = rows[KEY]
     return elapsed, float(row[2]) / int(row[1])
 
 
 def test_ranks_computing_at_once_slow_down_by_their_fraction(tmp_path: Path) -> None:
     # sigma(2) = 2 * 20 / 20 = 2: a region with f = 0.6 takes 1 + 0.6 = 1.6 times as long
-    elapsed, burst = _run(tmp_path, '"start:stop","ratio","memory_fraction"\n"prog.py:10:prog.py:12",1,0.6\n')
+    elapsed, burst = _run(tmp_path, f'"start:stop","ratio","memory_fraction"\n"{KEY}",1,0.6\n')
     assert elapsed / burst == pytest.approx(1.6, rel=0.05)
 
 
 def test_without_fraction_no_slowdown(tmp_path: Path) -> None:
-    elapsed, burst = _run(tmp_path, '"start:stop","ratio"\n"prog.py:10:prog.py:12",1\n')
+    elapsed, burst = _run(tmp_path, f'"start:stop","ratio"\n"{KEY}",1\n')
     assert elapsed / burst == pytest.approx(1.0, rel=0.05)
 
 
 def test_ranks_on_separate_hosts_do_not_contend(tmp_path: Path) -> None:
-    elapsed, burst = _run(tmp_path, '"start:stop","ratio","memory_fraction"\n"prog.py:10:prog.py:12",1,0.6\n',
+    elapsed, burst = _run(tmp_path, f'"start:stop","ratio","memory_fraction"\n"{KEY}",1,0.6\n',
                           hosts=2)
     assert elapsed / burst == pytest.approx(1.0, rel=0.05)
 
@@ -90,27 +98,9 @@ def test_bad_fraction_names_file_and_line(tmp_path: Path) -> None:
     prog = tmp_path / "prog.py"
     prog.write_text(textwrap.dedent(PROG))
     adjust = tmp_path / "adjust.csv"
-    adjust.write_text('"start:stop","ratio","memory_fraction"\n"prog.py:10:prog.py:12",1,1.5\n')
+    adjust.write_text(f'"start:stop","ratio","memory_fraction"\n"{KEY}",1,1.5\n')
     with pytest.raises(ValueError, match=r"adjust.csv:2: memory fraction must be within \[0, 1\], found 1.5"):
         smpy.run(str(prog), np=1, cfg={"smpi/comp-adjustment-file": str(adjust)})
-
-
-SAMPLED = """
-import time
-import smpy
-from mpi4py import MPI
-def work(s):
-    t = time.thread_time()
-    while time.thread_time() - t < s:
-        pass
-c = MPI.COMM_WORLD
-c.Barrier()
-t0 = MPI.Wtime()
-for i in smpy.sample(range(20), iters=3, threshold=0.0):
-    work(0.004)
-c.Barrier()
-print(f"elapsed {MPI.Wtime() - t0:.9f}")
-"""
 
 
 @pytest.mark.parametrize(("star", "slowdown"), [("0.5", 1.5), ("0", 1.0)])
