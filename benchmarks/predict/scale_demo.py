@@ -41,10 +41,14 @@ ROOT = Path(__file__).resolve().parents[2]
 LU = ROOT / "examples" / "predict" / "lu.py"
 
 
-def platform_yaml(hosts: int, cores: int) -> str:
+def platform_yaml(hosts: int, cores: int, memory: str = "") -> str:
+    mem = ""
+    if memory:
+        bandwidth, core_bandwidth = memory.split(",")
+        mem = f"     memory: {{bandwidth: {bandwidth}, core_bandwidth: {core_bandwidth}}},\n"
     return (f"name: demo{hosts}x{cores}\nconfig: {{network/model: SMPI}}\nclusters:\n"
             f"  - {{name: c, prefix: node-, suffix: '', radical: 0-{hosts - 1}, cores: {cores}, speed: 1Gf,\n"
-            "     bandwidth: 10Gbps, latency: 50us, sharing: SPLITDUPLEX,\n"
+            "     bandwidth: 10Gbps, latency: 50us, sharing: SPLITDUPLEX,\n" + mem +
             "     backbone: {bandwidth: 100Gbps, latency: 0us, sharing: SHARED}}\n")
 
 
@@ -68,13 +72,22 @@ def main() -> int:
                          "warm pages as a rank's own heap would; 1GiB, smpyrun's default, lets each rank's "
                          "heap keep what glibc would: 718 MiB of peak RSS here with an earlier heap model, "
                          "predicted time +0.1 %%)")
+    ap.add_argument("--memory", default="", metavar="B,b1",
+                    help="host memory bandwidths for the contention model, e.g. 120GBps,20GBps")
+    ap.add_argument("--memory-fraction", type=float, default=0.0,
+                    help="memory-bound fraction of every region (a factor file with only '*'), "
+                         "e.g. 0.48, what calibrate compute --contention measured for lu.py at N = 1792")
     ap.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                     help="more smpy configuration items (repeatable)")
     ns = ap.parse_args()
     cores = (ns.np + ns.hosts - 1) // ns.hosts
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
-        fh.write(platform_yaml(ns.hosts, cores))
+        fh.write(platform_yaml(ns.hosts, cores, ns.memory))
         pfile = fh.name
+    if ns.memory_fraction:
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as fh:
+            fh.write(f'"start:stop","ratio","memory_fraction"\n"*",1,{ns.memory_fraction}\n')
+            ns.cfg.append(f"smpi/comp-adjustment-file:{fh.name}")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     hints = [] if ns.plain else ["--sample", "--fold"]
@@ -117,7 +130,8 @@ def main() -> int:
     m = re.search(r"^# elapsed ([0-9.eE+-]+) s", text, re.M)
     print(f"[demo] N={ns.n} NB={ns.nb} np={ns.np} on {ns.hosts}x{cores} cores, "
           f"{'plain' if ns.plain else 'sampling + folding'}, smpy/shared-malloc-trim:{ns.trim}, "
-          f"smpi/shared-malloc-blocksize:{ns.blocksize}")
+          f"smpi/shared-malloc-blocksize:{ns.blocksize}"
+          + (f", memory {ns.memory}, fraction {ns.memory_fraction}" if ns.memory else ""))
     print(f"[demo] predicted time {float(m.group(1)) if m else float('nan'):.3f} s")
     print(f"[demo] wall {wall:.1f} s, CPU {cpu:.1f} s (user + sys), peak RSS {peak_rss / 2**20:.0f} MiB, "
           f"peak USS {peak_uss / 2**20:.0f} MiB, peak PSS {peak_pss / 2**20:.0f} MiB, exit {proc.returncode}")
