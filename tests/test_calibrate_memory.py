@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from smpy.calibrate import memory
-from smpy.support.units import parse_bandwidth
+from smpy.support.units import format_byte_rate, parse_bandwidth
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--elements", "200000", "--seconds", "0.3", "--rounds", "1"]
@@ -118,11 +118,11 @@ def test_bandwidths_rejects_bad_input() -> None:
 
 
 def test_byte_rate_format_round_trips() -> None:
-    assert memory.format_byte_rate(2.173e10) == "21.73GBps"
-    assert memory.format_byte_rate(999.99e9) == "1TBps"
-    assert memory.format_byte_rate(512.0) == "512Bps"
+    assert format_byte_rate(2.173e10) == "21.73GBps"
+    assert format_byte_rate(999.99e9) == "1TBps"
+    assert format_byte_rate(512.0) == "512Bps"
     for value in (3.3e3, 4.56e7, 2.173e10, 1.5e12):
-        assert parse_bandwidth(memory.format_byte_rate(value)) == pytest.approx(value, rel=1e-3)
+        assert parse_bandwidth(format_byte_rate(value)) == pytest.approx(value, rel=1e-3)
     est = memory.Estimate(core_bandwidth=2.17e10, bandwidth=3.42e10, nprocs=2,
                           measured_bandwidth=3.42e10)
     assert yaml.safe_load(memory.yaml_fragment(est)) == {

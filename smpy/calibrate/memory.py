@@ -56,6 +56,8 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from smpy.support.units import format_byte_rate
+
 #: float64
 ITEM_BYTES = 8
 #: arrays' worth of bytes one triad repetition reads and writes (see the module docstring)
@@ -123,19 +125,6 @@ def bandwidths(single_times: Sequence[Sequence[float]],
     measured = statistics.median(r[1] for r in per_round)
     return Estimate(core_bandwidth=b1, bandwidth=min(max(measured, b1), nprocs * b1),
                     nprocs=nprocs, measured_bandwidth=measured, rounds=tuple(per_round))
-
-
-_BYTE_RATE_OUT = [(1e15, "PBps"), (1e12, "TBps"), (1e9, "GBps"), (1e6, "MBps"), (1e3, "kBps")]
-
-
-def format_byte_rate(bytes_per_s: float) -> str:
-    """Bytes per second with a decimal prefix and no space, as the platform YAML takes them:
-    ``format_byte_rate(2.173e10) == '21.73GBps'`` (smpy.support.units.parse_bandwidth reads it
-    back). units.format_bandwidth prints bits per second, as networks are sold."""
-    for scale, unit in _BYTE_RATE_OUT:
-        if bytes_per_s >= scale * 0.99995:
-            return f"{bytes_per_s / scale:.4g}{unit}"
-    return f"{bytes_per_s:.4g}Bps"
 
 
 def yaml_fragment(est: Estimate) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from smpy.network.routing import RoutingError
 from smpy.network.zones import Zone
 from smpy.platform import Platform, PlatformError, load_platform
-from smpy.support.units import format_bandwidth, format_time
+from smpy.support.units import format_bandwidth, format_byte_rate, format_speed, format_time
 
 __all__ = ["main", "build_parser"]
 
@@ -103,6 +103,17 @@ def _summary(platform: Platform) -> str:
              f"{len(platform.links)} links"]
     if platform.config:
         lines.append("config: " + ", ".join(f"{k}={v}" for k, v in platform.config.items()))
+    kinds: dict[tuple, list] = {}  # hosts alike -> [count, one of them]
+    for host in platform.hosts:
+        kind = (host.cores, host.speed_flops, host.memory_bandwidth, host.core_memory_bandwidth)
+        kinds.setdefault(kind, [0, host])[0] += 1
+    for count, host in kinds.values():
+        text = f"hosts: {count} x {host.cores} cores at {format_speed(host.speed_flops)}"
+        if host.memory_bandwidth != float("inf"):
+            text += (f", memory {format_byte_rate(host.memory_bandwidth)} "
+                     f"({format_byte_rate(host.core_memory_bandwidth)} per core alone; "
+                     f"sigma({host.cores}) = {host.memory_contention(host.cores):.3g})")
+        lines.append(text)
     if platform.zone is not None:
         lines.append("zones:")
         _zone_lines(platform.zone, 1, lines)

@@ -224,6 +224,19 @@ def format_bandwidth(bytes_per_s: float) -> str:
     return _format(bytes_per_s, _BW_OUT, "bps")
 
 
+_BYTE_RATE_OUT = [(1e15, "PBps"), (1e12, "TBps"), (1e9, "GBps"), (1e6, "MBps"), (1e3, "kBps")]
+
+
+def format_byte_rate(bytes_per_s: float) -> str:
+    """Bytes per second with a decimal prefix and no space, as the platform YAML takes them:
+    ``format_byte_rate(2.173e10) == '21.73GBps'`` (parse_bandwidth reads it back);
+    format_bandwidth prints bits per second, as networks are sold."""
+    for scale, unit in _BYTE_RATE_OUT:
+        if bytes_per_s >= scale * 0.99995:
+            return f"{bytes_per_s / scale:.4g}{unit}"
+    return f"{bytes_per_s:.4g}Bps"
+
+
 def format_size(nbytes: float) -> str:
     """With binary prefixes, as messages are sized: ``format_size(65536) == '64 KiB'``."""
     return _format(nbytes, _SIZE_OUT, "B")

@@ -46,3 +46,14 @@ def test_bad_memory_entries_name_the_field(tmp_path: Path, bw: str, core: str, m
     f.write_text(CLUSTER % (bw, core))
     with pytest.raises(PlatformError, match=message.replace(".", r"\.").replace("[", r"\[").replace("]", r"\]")):
         load_platform(str(f))
+
+
+def test_platform_show_gives_the_memory_bandwidths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from smpy.cli import platform_cmd
+
+    f = tmp_path / "h.yaml"
+    f.write_text(HOSTS)
+    assert platform_cmd.main(["show", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "hosts: 1 x 4 cores at 1 Gf, memory 40GBps (16GBps per core alone; sigma(4) = 1.6)" in out
+    assert "hosts: 1 x 1 cores at 1 Gf\n" in out
