@@ -313,8 +313,8 @@ class _Builder:
 
     def _cluster_host(self, spec: ClusterSpec, radical: int) -> Host:
         name = f"{spec.prefix}{radical}{spec.suffix}"
-        return _with_memory(Host(name, spec.cores, list(spec.speed), spec.pstate,
-                                 host_properties(spec, name)), spec)
+        return Host(name, spec.cores, list(spec.speed), spec.pstate, host_properties(spec, name),
+                    **_memory(spec))
 
     def _hierarchical(self, spec: ClusterSpec, loc: Loc, radicals: Sequence[int],
                       radical_loc: Loc) -> Zone:
@@ -372,15 +372,15 @@ def _product(values: Sequence[int]) -> int:
 
 def host_from_spec(spec: HostSpec) -> Host:
     """The Host of a `hosts:` entry (its power profile and memory bandwidths included)."""
-    return _with_memory(Host(spec.name, spec.cores, list(spec.speed), spec.pstate,
-                             host_properties(spec, spec.name)), spec)
+    return Host(spec.name, spec.cores, list(spec.speed), spec.pstate, host_properties(spec, spec.name),
+                **_memory(spec))
 
 
-def _with_memory(host: Host, spec: HostSpec | ClusterSpec) -> Host:
-    if spec.memory is not None:
-        host.memory_bandwidth = spec.memory.bandwidth
-        host.core_memory_bandwidth = spec.memory.core_bandwidth
-    return host
+def _memory(spec: HostSpec | ClusterSpec) -> dict[str, float]:
+    """The Host fields of a spec's ``memory`` entry (none: memory not modelled)."""
+    if spec.memory is None:
+        return {}
+    return {"memory_bandwidth": spec.memory.bandwidth, "core_memory_bandwidth": spec.memory.core_bandwidth}
 
 
 def _did_you_mean(name: str, names: Any) -> str:
