@@ -4,6 +4,8 @@ A host has ``cores`` identical cores. Each performance state (pstate) ``p`` give
 of one core, ``speeds_flops[p]`` in flop/s; the host computes at most
 ``cores × speeds_flops[pstate]`` flop/s in total and one execution uses at most one core.
 
+The memory-bound part of a computation (:mod:`smpy.cpu.model`) does not speed up or slow down
+with the pstate: it runs at ``top_speed``, the fastest pstate's speed, whatever the pstate.
 Memory: ``memory_bandwidth`` (:math:`B`, bytes/s, every core streaming) and
 ``core_memory_bandwidth`` (:math:`b_1`, one core streaming alone) give the contention factor
 :math:`\sigma(k) = \max(1, k b_1 / B)` of :mod:`smpy.cpu.model`; both infinite (the default)
@@ -32,6 +34,12 @@ class Host:
     core_memory_bandwidth: float = math.inf
     #: model-side state owned by the CPU model; never set elsewhere
     model_data: object = None
+    #: speed of one core at the fastest pstate (the memory-bound part of a computation runs at
+    #: the memory's pace whatever the pstate, see smpy.cpu.model)
+    top_speed: float = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.top_speed = max(self.speeds_flops) if self.speeds_flops else 0.0
 
     @property
     def speed_flops(self) -> float:

@@ -28,16 +28,23 @@ time-shared one its share), each of them progresses at
 
 .. math::
 
-    \rho_e = \frac{r_e}{1 + f_e\,(\sigma(k) - 1)}, \qquad \sigma(k) = \max(1,\ k\, b_1 / B)
+    \rho_e = \frac{r_e}{(1 - f_e) + f_e\, \sigma(k)\, s / \hat s}, \qquad
+    \sigma(k) = \max(1,\ k\, b_1 / B)
 
-flop/s: its compute part is unchanged and its memory part runs :math:`\sigma(k)` times slower.
+flop/s, :math:`\hat s` the core speed of the host's fastest pstate: its compute part runs at
+the core's speed, and its memory part at the memory's pace, :math:`\sigma(k)` times slower
+than alone and unaffected by the pstate (at :math:`s = \hat s`, :math:`\rho_e = r_e / (1 +
+f_e (\sigma(k) - 1))`). Lowering the pstate thus slows a memory-bound region less than a
+compute-bound one, the usual observation behind DVFS for memory-bound codes (Hsu and Feng's
+:math:`\beta` model, with :math:`\beta = 1 - f`). The memory-bound fraction is defined at
+the fastest pstate, where the calibration measures it.
 This assumes the memory phases of co-running executions overlap (true of SPMD ranks running
 the same loop; an upper bound otherwise); the fractions are calibrated under the same
 assumption (``smpy calibrate compute --contention``: :math:`f = (s - 1) / (\sigma(P) - 1)`
 from the slowdown :math:`s` measured with :math:`P` ranks at once), so the calibrating run is
 reproduced whatever the split between :math:`f` and :math:`\sigma`. Executions with
-:math:`f_e = 0` (the default) neither count nor slow down, and hosts without memory
-bandwidths (:math:`\sigma \equiv 1`) behave as without this paragraph. Stalled cores stay
+:math:`f_e = 0` (the default) neither count nor change, and hosts without memory bandwidths
+(:math:`\sigma \equiv 1`) at their fastest pstate behave as without this paragraph. Stalled cores stay
 busy: the load reported to energy listeners is :math:`\sum_e r_e / s`.
 
 Rates are recomputed once per simulation round for the hosts whose set of executions or
@@ -172,8 +179,10 @@ class CpuModel:
         capacity = host.cores * s
         busy = 0.0
         if execs:
-            # memory contention only on hosts with bandwidths and executions with a fraction
-            contended = s > 0 and host.memory_bandwidth != math.inf and any(e.memory > 0.0 for e in execs)
+            # memory-bound parts only matter on hosts with bandwidths or below their fastest pstate,
+            # and only for executions with a fraction
+            contended = (s > 0 and (host.memory_bandwidth != math.inf or s < host.top_speed)
+                         and any(e.memory > 0.0 for e in execs))
             if all(e.bound >= s for e in execs):
                 r = min(s, capacity / len(execs))
                 busy = r * len(execs)
@@ -198,10 +207,12 @@ class CpuModel:
                         if e.rate != r:
                             e._set_rate(r)
             if contended:
-                sigma = host.memory_contention(sum(r for e, r in zip(execs, rates) if e.memory > 0.0) / s)
+                # the memory part: sigma(k) times its time alone, at the memory's pace (s_hat)
+                slow = host.memory_contention(sum(r for e, r in zip(execs, rates) if e.memory > 0.0) / s) \
+                    * s / host.top_speed
                 for e, r in zip(execs, rates):
                     if e.memory > 0.0:
-                        r /= 1.0 + e.memory * (sigma - 1.0)
+                        r /= 1.0 - e.memory + e.memory * slow
                     if e.rate != r:
                         e._set_rate(r)
         busy_cores = busy / s if s > 0 else 0.0

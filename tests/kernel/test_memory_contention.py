@@ -95,3 +95,39 @@ def test_fraction_out_of_range_is_refused():
     cpu = CpuModel(eng, [h])
     with pytest.raises(ValueError, match="memory-bound fraction"):
         cpu.execute(h, 1.0, memory=1.5)
+
+
+def test_memory_bound_part_does_not_follow_the_pstate():
+    # 100 flops at pstate 1 (50 flop/s, fastest 100 flop/s): a compute-bound execution takes 2 s;
+    # with f = 0.5 half of its time alone at full speed (0.5 s) is memory-bound and stays 0.5 s,
+    # the other half doubles to 1 s: 1.5 s
+    def slow_host(**memory):
+        h = Host("h", cores=2, speeds_flops=[100.0, 50.0], pstate=1, index=0)
+        for k, v in memory.items():
+            setattr(h, k, v)
+        return h
+
+    ends, _ = _run(slow_host(), {"a": (0.0, 100.0, 0.5), "b": (0.0, 100.0, 0.0)})
+    assert ends == {"a": pytest.approx(1.5), "b": pytest.approx(2.0)}
+    # with contention too: the memory half takes 0.5 s x sigma(2) = 4/3 -> 1 + 2/3 s
+    ends, _ = _run(slow_host(memory_bandwidth=30e9, core_memory_bandwidth=20e9),
+                   {"a": (0.0, 100.0, 0.5), "b": (0.0, 100.0, 0.5)})
+    assert ends == {"a": pytest.approx(1 + 2 / 3), "b": pytest.approx(1 + 2 / 3)}
+
+
+def test_pstate_change_mid_execution_moves_only_the_compute_part():
+    # f = 0.5, 100 flops: at 100 flop/s for 0.5 s (50 flops done), then pstate 1 (50 flop/s):
+    # the remaining 50 flops progress at 50 / (0.5 + 0.5 * 0.5) = 66.67 flop/s: 0.75 s more
+    h = Host("h", cores=1, speeds_flops=[100.0, 50.0], index=0)
+    eng = Engine()
+    cpu = CpuModel(eng, [h])
+    ends = []
+
+    def body():
+        block_on(cpu.execute(h, 100.0, memory=0.5))
+        ends.append(eng.now)
+
+    Actor(eng, "a", body).start()
+    eng.schedule(0.5, lambda: cpu.set_pstate(h, 1))
+    eng.run()
+    assert ends == [pytest.approx(1.25)]
