@@ -63,6 +63,8 @@ from smpy.kernel.activity import RUNNING, RateActivity
 from smpy.kernel.engine import Engine
 from smpy.kernel.signals import Signal
 
+_INF = math.inf
+
 
 class Exec(RateActivity):
     """Execution of ``total`` flops on ``host`` (an activity)."""
@@ -181,7 +183,7 @@ class CpuModel:
         if execs:
             # memory-bound parts only matter on hosts with bandwidths or below their fastest pstate,
             # and only for executions with a fraction
-            contended = (s > 0 and (host.memory_bandwidth != math.inf or s < host.top_speed)
+            contended = ((host.memory_bandwidth < _INF or s < host.top_speed) and s > 0
                          and any(e.memory > 0.0 for e in execs))
             if all(e.bound >= s for e in execs):
                 r = min(s, capacity / len(execs))
