@@ -10,9 +10,9 @@ node's shared memory bandwidth sees.
 1. ``smpy calibrate host-speed`` and ``smpy calibrate memory`` (STREAM-like: one process, then
    one per core) give a one-host platform of this node with its memory bandwidths
    (``work/contention-node.yaml``);
-2. ``smpy calibrate compute --contention`` on ``together`` (real runs, serialized real runs in
-   which one rank computes at a time, emulated runs): per-region ratios against the
-   serialized runs and memory-bound fractions (``work/factors-contention.csv``); and, as smpy
+2. ``smpy calibrate compute --contention`` on ``together`` (real runs in which every other
+   burst is computed one rank at a time, emulated runs): per-region ratios against the
+   serialized bursts and memory-bound fractions (``work/factors-contention.csv``); and, as smpy
    did before the model, plain ``smpy calibrate compute`` on ``together``
    (``work/factors-plain.csv``: ratios against the contended real runs, no fractions);
 3. for each schedule, alternated: the real run (``mpiexec``, the time the program prints) and
@@ -183,7 +183,7 @@ def main() -> int:
                                                                                   "slowdown"))],
         "# calibrated on 'together'; median of "
         f"{ns.reps} alternated real runs and predictions per schedule; spread = (max - min) / median of the real runs",
-        "# model: ratios against serialized real runs + memory-bound fractions (--contention);",
+        "# model: ratios against serialized bursts + memory-bound fractions (--contention);",
         "# plain: ratios against the contended real runs (no contention model, as before)",
         "# calibration (--contention):",
         *[f"#   {line}" for line in cal["model"].strip().splitlines()],

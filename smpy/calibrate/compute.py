@@ -380,8 +380,8 @@ def main(argv: list[str] | None = None) -> int:
                          "significance test (CPU times of repeated runs differ by 5 %% or more on a "
                          "shared machine)")
     ap.add_argument("--contention", action="store_true",
-                    help="also run serialized real runs (one rank computing at a time) and write "
-                         "per-region memory-bound fractions for the host memory-contention model")
+                    help="serialize every other burst of the real runs (one rank computing at a time) "
+                         "and write per-region memory-bound fractions for the host memory-contention model")
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
@@ -394,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     sigma = platform_sigma(ns.platform, ns.np) if ns.contention else 1.0
     kinds = ("real", "smpy", "serial") if ns.contention else ("real", "smpy")
     runs: dict[tuple[str, str], list[dict[str, float]]] = {(w, k): [] for w in workloads for k in kinds}
-    bursts: dict[tuple[str, str], list[dict[str, float]]] = {(w, k): [] for w in workloads for k in kinds}
+    bursts: dict[tuple[str, str], list[dict[str, float]]] = {(w, k): [] for w in workloads for k in ("real", "smpy")}
     with tempfile.TemporaryDirectory(prefix="smpy-calib-") as tmp:
         tmpdir = Path(tmp)
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
