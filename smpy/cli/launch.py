@@ -118,6 +118,8 @@ class RunResult:
     energy: dict[str, Any] | None = None
     #: processes started by MPI_Comm_spawn (they follow the initial ranks in ``ranks``)
     spawned: int = 0
+    #: peak resident set size of the emulating process so far (bytes; 0 where unknown)
+    peak_rss_bytes: int = 0
 
     @property
     def stdout(self) -> str:
@@ -434,8 +436,20 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
                           p.mpi_calls, p.bench.measured_s, p.bench.simulated_flops) for p in procs],
         output=session.captured, config={k: str(v) for k, v in config.explicit().items()},
         energy=_energy_report(world.energy, link_energy), spawned=len(procs) - np,
+        peak_rss_bytes=_peak_rss(),
     )
     return result
+
+
+def _peak_rss() -> int:
+    """The process's peak resident set size in bytes (ru_maxrss is KiB on Linux, bytes on
+    macOS); 0 where the resource module is missing."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
 class _SpawnHook:

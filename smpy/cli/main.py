@@ -1,4 +1,5 @@
-"""``smpy``: the umbrella command. ``smpy run ...`` (or ``smpy -np ...``) is smpyrun."""
+"""``smpy``: the umbrella command. ``smpy run ...`` (or ``smpy -np ...``) is smpyrun; ``smpy predict``
+sweeps rank counts, platforms and parameters; ``smpy calibrate``, ``platform``, ``plot``, ``replay``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibra
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in ("plot", "replay", "platform", "calibrate"):
+    if args and args[0] in ("plot", "replay", "platform", "calibrate", "predict"):
         gc.enable()  # off only for an emulation's start-up (smpy.cli._exit.run)
     if args and args[0] == "run":
         return smpyrun.main(args[1:], prog="smpy run")
@@ -27,6 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "platform":
         from smpy.cli import platform_cmd
         return platform_cmd.main(args[1:], prog="smpy platform")
+    if args and args[0] == "predict":
+        from smpy.cli import predict_cmd
+        return predict_cmd.main(args[1:], prog="smpy predict")
     if args and args[0] == "calibrate":
         if len(args) < 2 or args[1] not in CALIBRATE:
             print(f"usage: smpy calibrate {{{','.join(CALIBRATE)}}} [options]", file=sys.stderr)

@@ -1,0 +1,119 @@
+"""``smpy predict``: emulate one program over rank counts, platforms and problem sizes.
+
+    smpy predict -np 16,32,64,128 --platform a.yaml --platform b.yaml --reps 3 \\
+        --cfg smpi/comp-adjustment-file:app-factors.csv -o sweep --plot sweep.png app.py N
+
+prints, per point, the median predicted time over the runs and their range, the speedup and
+efficiency against the smallest rank count, energy with ``--energy``, and the emulation's
+own cost (wall time, peak RSS); writes ``sweep.csv``, ``sweep.runs.csv`` and ``sweep.json``.
+See :mod:`smpy.cli.sweep` for the definitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from smpy.cli.sweep import (
+    Plan,
+    Run,
+    SweepError,
+    parse_np_list,
+    parse_param,
+    plot,
+    run_sweep,
+    summarize,
+    table,
+    write_outputs,
+)
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="Predict a program's run time (and energy) over rank counts, platforms and "
+                    "parameters: each point is emulated --reps times, each run in a fresh "
+                    "smpyrun process; program arguments may use {np} and {NAME} of --param.")
+    p.add_argument("-np", "-n", "--np", dest="np", required=True, metavar="LIST",
+                   help="rank counts: 16,32,64 or LOW:HIGH (doubling from LOW up to HIGH)")
+    p.add_argument("--platform", "-platform", action="append", default=[], metavar="FILE",
+                   help="platform file (repeatable: compare platforms); default: smpyrun's default")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
+                   help="a parameter swept with the others; {NAME} in the program arguments "
+                        "takes each value (repeatable: all combinations)")
+    p.add_argument("--reps", type=int, default=3,
+                   help="runs per point (default 3); the median is reported: computation is "
+                        "measured, so runs differ by this machine's noise")
+    p.add_argument("--jobs", "-j", type=int, default=1,
+                   help="runs at once (default 1). Concurrent emulations share this machine's "
+                        "cores, memory bandwidth and caches, which inflates the computation they "
+                        "measure: use more than 1 only when the program's computation is modelled "
+                        "(smpy.execute) or when the cores outnumber the jobs")
+    p.add_argument("--scaling", choices=("strong", "weak"), default="strong",
+                   help="efficiency as speedup x p0/p (strong, default) or as speedup (weak: the "
+                        "problem grows with the ranks)")
+    p.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
+                   help="configuration item for every run (repeatable; may use {np}, {NAME})")
+    p.add_argument("--hostfile", default=None, help="smpyrun --hostfile for every run (may use {np})")
+    p.add_argument("--energy", action="store_true", help="load the host energy plugin, report joules")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="give up a run after this wall time")
+    p.add_argument("-o", "--output", default=None, metavar="PREFIX",
+                   help="write PREFIX.csv (per point), PREFIX.runs.csv (per run), PREFIX.json")
+    p.add_argument("--plot", default=None, metavar="FILE.png",
+                   help="draw time, efficiency (and energy) against the rank count (matplotlib)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.add_argument("script", help="the Python program")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (templates)")
+    return p
+
+
+def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
+    parser = build_parser(prog)
+    ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        if ns.jobs < 1:
+            raise SweepError("--jobs must be at least 1")
+        plan = Plan(script=ns.script, args=list(ns.args), nps=parse_np_list(ns.np),
+                    platforms=list(ns.platform) or [None], params=[parse_param(t) for t in ns.param],
+                    reps=ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
+                    timeout=ns.timeout)
+        jobs = plan.jobs()
+        points = plan.points()
+    except SweepError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+
+    def progress(done: int, total: int, run: Run) -> None:
+        if ns.quiet:
+            return
+        what = (f"{run.makespan_s:.6g} s predicted, {run.wall_s:.2f} s wall" if run.ok
+                else f"{run.status} (exit code {run.exit_code})")
+        print(f"[{done}/{total}] {run.point.label()} np={run.point.np} rep {run.rep}: {what}",
+              file=sys.stderr, flush=True)
+
+    if ns.jobs > 1:
+        with ThreadPoolExecutor(ns.jobs) as pool:
+            runs = run_sweep(jobs, pool, progress)
+    else:
+        runs = run_sweep(jobs, None, progress)
+    summaries = summarize(points, runs, ns.scaling)
+    print(table(summaries))
+    for s in summaries:
+        for f in s.failures:
+            print(f"# {s.point.label()} np={s.point.np}: {f}", file=sys.stderr)
+    if ns.output:
+        files = write_outputs(ns.output, plan, summaries, runs, ns.scaling)
+        print(f"[smpy] wrote {', '.join(str(f) for f in files)}", file=sys.stderr)
+    if ns.plot:
+        try:
+            print(f"[smpy] plot: {plot(ns.plot, summaries, ns.scaling, f'smpy predict: {ns.script}')}",
+                  file=sys.stderr)
+        except RuntimeError as exc:
+            print(f"{prog}: plot: {exc}", file=sys.stderr)
+    return 0 if all(r.ok for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,438 @@
+r"""Prediction sweeps: one program emulated over rank counts, platforms and parameters.
+
+A sweep is the cartesian product of platforms :math:`\times` parameter values
+:math:`\times` rank counts; each *point* is emulated ``reps`` times, every run in a fresh
+``smpyrun`` process (an emulation measures its computation, so each run starts from the same
+state: no warm caches, heaps or imports from a previous point). The runs of a sweep are
+ordered repetition-major (every point once, then every point again, ...) so that a slow
+phase of a shared machine spreads over the points instead of landing on one.
+
+For each point the summary gives the median predicted time :math:`\tilde T` over its
+successful runs, their range, and, within each (platform, parameters) group, against the
+group's smallest rank count :math:`p_0`:
+
+.. math::
+
+    S(p) = \frac{\tilde T(p_0)}{\tilde T(p)}, \qquad
+    E(p) = \begin{cases} S(p)\, p_0 / p & \text{strong scaling (fixed problem)}\\
+                         S(p) & \text{weak scaling (problem grows with } p)\end{cases}
+
+Program arguments may use ``{np}`` and ``{NAME}`` for each ``--param NAME=...`` (``{{`` and
+``}}`` for literal braces), so a weak-scaling sweep can grow the problem with the ranks.
+
+The runs are independent jobs: :func:`run_sweep` takes any :class:`concurrent.futures.Executor`
+(a thread pool here; ``dask.distributed.Client.get_executor()`` would spread a sweep over a
+cluster, since :func:`run_job` and its argument are plain picklable data).
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{|\}")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class SweepError(ValueError):
+    """A sweep that cannot be planned (bad rank list, parameter or placeholder)."""
+
+
+def parse_np_list(text: str) -> list[int]:
+    """``"16,32,64"`` -> [16, 32, 64]; ``"4:64"`` doubles from 4 up to 64 (4, 8, 16, 32, 64)."""
+    out: list[int] = []
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            raise SweepError(f"-np {text!r}: empty entry")
+        try:
+            if ":" in item:
+                lo_s, hi_s = item.split(":", 1)
+                lo, hi = int(lo_s), int(hi_s)
+                if lo < 1 or hi < lo:
+                    raise SweepError(f"-np {text!r}: range {item!r} must be LOW:HIGH with 1 <= LOW <= HIGH")
+                p = lo
+                while p <= hi:
+                    out.append(p)
+                    p *= 2
+            else:
+                out.append(int(item))
+        except ValueError as exc:
+            if isinstance(exc, SweepError):
+                raise
+            raise SweepError(f"-np {text!r}: {item!r} is not a rank count") from None
+    if any(p < 1 for p in out):
+        raise SweepError(f"-np {text!r}: rank counts must be at least 1")
+    return list(dict.fromkeys(out))  # keep the order, drop repeats
+
+
+def parse_param(text: str) -> tuple[str, list[str]]:
+    """``"N=1000,2000"`` -> ("N", ["1000", "2000"])."""
+    name, sep, values = text.partition("=")
+    name = name.strip()
+    if not sep or not _NAME.match(name):
+        raise SweepError(f"--param {text!r}: expected NAME=VALUE[,VALUE...] with NAME an identifier")
+    if name == "np":
+        raise SweepError("--param np=...: the rank counts are given with -np")
+    vals = [v.strip() for v in values.split(",")]
+    if not vals or any(not v for v in vals):
+        raise SweepError(f"--param {text!r}: empty value")
+    return name, list(dict.fromkeys(vals))
+
+
+def substitute(template: str, values: dict[str, str]) -> str:
+    """Replace ``{name}`` by ``values[name]``; ``{{``/``}}`` are literal braces."""
+
+    def repl(m: re.Match[str]) -> str:
+        tok = m.group(0)
+        if tok == "{{":
+            return "{"
+        if tok == "}}":
+            return "}"
+        name = m.group(1)
+        if name is None:
+            raise SweepError(f"argument {template!r}: unmatched {tok!r} (write {tok * 2} for a literal brace)")
+        if name not in values:
+            known = ", ".join("{" + k + "}" for k in values)
+            raise SweepError(f"argument {template!r} uses {{{name}}}, which is not defined (known: {known})")
+        return values[name]
+
+    return _PLACEHOLDER.sub(repl, template)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One configuration of the sweep."""
+
+    platform: str | None  # platform file; None: smpyrun's default platform
+    np: int
+    params: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def group(self) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+        return self.platform, self.params
+
+    def label(self) -> str:
+        parts = [Path(self.platform).stem if self.platform else "default"]
+        parts += [f"{k}={v}" for k, v in self.params]
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything one run needs (plain data: it may run in another process or machine)."""
+
+    point: Point
+    rep: int
+    command: tuple[str, ...]  # smpyrun argv without --json
+    cwd: str
+    timeout: float | None
+
+
+@dataclass
+class Run:
+    """The outcome of one job."""
+
+    point: Point
+    rep: int
+    status: str  # smpyrun's status (ok, error, abort, deadlock, ...), or failed / timeout
+    exit_code: int
+    makespan_s: float = math.nan
+    energy_J: float = math.nan
+    wall_s: float = math.nan
+    peak_rss_bytes: int = 0
+    mpi_calls: int = 0
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.exit_code == 0
+
+
+@dataclass
+class Summary:
+    """The runs of one point, reduced."""
+
+    point: Point
+    runs: int
+    ok: int
+    median_s: float = math.nan
+    min_s: float = math.nan
+    max_s: float = math.nan
+    speedup: float = math.nan
+    efficiency: float = math.nan
+    energy_J: float = math.nan
+    wall_s: float = math.nan
+    peak_rss_bytes: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the predicted times."""
+        return (self.max_s - self.min_s) / self.median_s if self.median_s > 0 else math.nan
+
+
+@dataclass
+class Plan:
+    """A sweep: the program, its argument templates and the points."""
+
+    script: str
+    args: list[str]
+    nps: list[int]
+    platforms: list[str | None]
+    params: list[tuple[str, list[str]]] = field(default_factory=list)
+    reps: int = 1
+    cfg: list[str] = field(default_factory=list)
+    hostfile: str | None = None
+    energy: bool = False
+    timeout: float | None = None
+    python: str = sys.executable
+    cwd: str = field(default_factory=os.getcwd)
+
+    def points(self) -> list[Point]:
+        names = [n for n, _ in self.params]
+        if len(set(names)) != len(names):
+            raise SweepError("--param: each name may be given once")
+        combos = list(itertools.product(*[vals for _, vals in self.params]))
+        return [Point(plat, p, tuple(zip(names, combo)))
+                for plat in self.platforms for combo in combos for p in self.nps]
+
+    def command(self, point: Point) -> tuple[str, ...]:
+        values = {"np": str(point.np), **dict(point.params)}
+        cmd = [self.python, "-m", "smpy.cli.smpyrun", "-q", "-np", str(point.np)]
+        if point.platform:
+            cmd += ["--platform", point.platform]
+        if self.hostfile:
+            cmd += ["--hostfile", substitute(self.hostfile, values)]
+        if self.energy:
+            cmd.append("--energy")
+        for item in self.cfg:
+            cmd.append(f"--cfg={substitute(item, values)}")
+        cmd.append(self.script)
+        cmd += [substitute(a, values) for a in self.args]
+        return tuple(cmd)
+
+    def jobs(self) -> list[Job]:
+        """All runs, repetition-major."""
+        if self.reps < 1:
+            raise SweepError("--reps must be at least 1")
+        points = self.points()
+        commands = {pt: self.command(pt) for pt in points}  # placeholder errors before any run
+        return [Job(pt, r, commands[pt], self.cwd, self.timeout)
+                for r in range(self.reps) for pt in points]
+
+
+def _tail(text: str, lines: int = 6) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def run_job(job: Job) -> Run:
+    """Run one emulation (a fresh smpyrun process) and read its JSON summary."""
+    with tempfile.TemporaryDirectory(prefix="smpy-sweep-") as tmp:
+        out = Path(tmp) / "run.json"
+        cmd = list(job.command)
+        cmd[cmd.index("-q") + 1:cmd.index("-q") + 1] = ["--json", str(out)]
+        try:
+            proc = subprocess.run(cmd, cwd=job.cwd, capture_output=True, text=True, timeout=job.timeout,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return Run(job.point, job.rep, "timeout", -1,
+                       message=f"no result after {job.timeout:g} s (--timeout)")
+        if not out.exists():
+            return Run(job.point, job.rep, "failed", proc.returncode,
+                       message=_tail(proc.stderr) or f"smpyrun exited with code {proc.returncode}")
+        data = json.loads(out.read_text())
+    energy = (data.get("energy") or {}).get("total_J", math.nan)
+    msg = data.get("message", "")
+    if data["status"] != "ok" or proc.returncode != 0:
+        msg = msg or _tail(proc.stderr)
+    return Run(job.point, job.rep, data["status"], proc.returncode, data["makespan_s"], energy,
+               data["wall_s"], int(data.get("peak_rss_bytes", 0)), data["mpi_calls"], msg)
+
+
+def run_sweep(jobs: Sequence[Job], executor: Executor | None = None,
+              progress: Callable[[int, int, Run], None] | None = None,
+              runner: Callable[[Job], Run] = run_job) -> list[Run]:
+    """Run ``jobs`` (one after the other, or on ``executor``); the runs come back in job order."""
+    runs: list[Run | None] = [None] * len(jobs)
+    if executor is None:
+        for i, job in enumerate(jobs):
+            runs[i] = runner(job)
+            if progress:
+                progress(i + 1, len(jobs), runs[i])  # type: ignore[arg-type]
+    else:
+        futures = {executor.submit(runner, job): i for i, job in enumerate(jobs)}
+        for done, fut in enumerate(as_completed(futures), 1):
+            i = futures[fut]
+            runs[i] = fut.result()
+            if progress:
+                progress(done, len(jobs), runs[i])  # type: ignore[arg-type]
+    return [r for r in runs if r is not None]
+
+
+def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "strong") -> list[Summary]:
+    """One summary per point (in ``points`` order), with speedup and efficiency in each group."""
+    if scaling not in ("strong", "weak"):
+        raise SweepError(f"scaling must be 'strong' or 'weak', got {scaling!r}")
+    by_point: dict[Point, list[Run]] = {pt: [] for pt in points}
+    for r in runs:
+        by_point[r.point].append(r)
+    out: list[Summary] = []
+    for pt in points:
+        rs = sorted(by_point[pt], key=lambda r: r.rep)
+        good = [r for r in rs if r.ok]
+        s = Summary(pt, len(rs), len(good),
+                    failures=[f"rep {r.rep}: {r.status}: {r.message}".strip() for r in rs if not r.ok])
+        if good:
+            times = [r.makespan_s for r in good]
+            s.median_s, s.min_s, s.max_s = statistics.median(times), min(times), max(times)
+            s.wall_s = statistics.median(r.wall_s for r in good)
+            s.peak_rss_bytes = max(r.peak_rss_bytes for r in good)
+            energies = [r.energy_J for r in good if not math.isnan(r.energy_J)]
+            if energies:
+                s.energy_J = statistics.median(energies)
+        out.append(s)
+    base: dict[Any, Summary] = {}
+    for s in sorted(out, key=lambda s: s.point.np):
+        if s.ok and s.point.group not in base:
+            base[s.point.group] = s
+    for s in out:
+        b = base.get(s.point.group)
+        if b is None or not s.ok or s.median_s <= 0:
+            continue
+        s.speedup = b.median_s / s.median_s
+        s.efficiency = s.speedup * b.point.np / s.point.np if scaling == "strong" else s.speedup
+    return out
+
+
+# -- output ------------------------------------------------------------------------------------
+
+def _fmt(x: float, spec: str) -> str:
+    return "-" if isinstance(x, float) and math.isnan(x) else format(x, spec)
+
+
+def table(summaries: Sequence[Summary]) -> str:
+    """The summary as an aligned text table."""
+    energy = any(not math.isnan(s.energy_J) for s in summaries)
+    head = ["point", "np", "ok", "predicted s", "min s", "max s", "spread", "speedup", "effic."]
+    head += ["energy J"] if energy else []
+    head += ["emul s", "RSS MiB"]
+    rows = []
+    for s in summaries:
+        row = [s.point.label(), str(s.point.np), f"{s.ok}/{s.runs}", _fmt(s.median_s, ".6g"),
+               _fmt(s.min_s, ".6g"), _fmt(s.max_s, ".6g"),
+               "-" if not s.ok else f"{100 * s.spread:.1f}%",
+               _fmt(s.speedup, ".3f"), _fmt(s.efficiency, ".3f")]
+        row += [_fmt(s.energy_J, ".6g")] if energy else []
+        row += [_fmt(s.wall_s, ".2f"), f"{s.peak_rss_bytes / 2**20:.0f}" if s.peak_rss_bytes else "-"]
+        rows.append(row)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+    lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    return "\n".join(lines)
+
+
+def _point_fields(pt: Point) -> dict[str, Any]:
+    return {"platform": pt.platform or "", "np": pt.np, **{f"param_{k}": v for k, v in pt.params}}
+
+
+def write_outputs(prefix: str | Path, plan: Plan, summaries: Sequence[Summary], runs: Sequence[Run],
+                  scaling: str) -> list[Path]:
+    """``PREFIX.csv`` (a row per point), ``PREFIX.runs.csv`` (a row per run), ``PREFIX.json``."""
+    prefix = Path(prefix)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    files = [prefix.with_name(prefix.name + ".csv"), prefix.with_name(prefix.name + ".runs.csv"),
+             prefix.with_name(prefix.name + ".json")]
+    cols = ["runs", "ok", "median_s", "min_s", "max_s", "speedup", "efficiency", "energy_J", "wall_s",
+            "peak_rss_bytes"]
+    rows = [{**_point_fields(s.point), **{c: getattr(s, c) for c in cols}} for s in summaries]
+    _write_csv(files[0], rows)
+    run_cols = ["rep", "status", "exit_code", "makespan_s", "energy_J", "wall_s", "peak_rss_bytes", "mpi_calls"]
+    _write_csv(files[1], [{**_point_fields(r.point), **{c: getattr(r, c) for c in run_cols}} for r in runs])
+    doc = {
+        "script": plan.script, "args": plan.args, "reps": plan.reps, "cfg": plan.cfg,
+        "hostfile": plan.hostfile, "energy": plan.energy, "scaling": scaling,
+        "points": [{**_point_fields(s.point), **{c: _json_num(getattr(s, c)) for c in cols},
+                    "failures": s.failures} for s in summaries],
+        "runs": [{**_point_fields(r.point), **{k: _json_num(v) for k, v in asdict(r).items()
+                                               if k not in ("point",)}} for r in runs],
+    }
+    files[2].write_text(json.dumps(doc, indent=2) + "\n")
+    return files
+
+
+def _json_num(x: Any) -> Any:
+    return None if isinstance(x, float) and math.isnan(x) else x
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    keys: list[str] = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()})
+
+
+def plot(path: str | Path, summaries: Sequence[Summary], scaling: str, title: str) -> Path:
+    """Predicted time (range over the runs as error bars), efficiency and (when measured)
+    energy against the rank count, one line per platform and parameter set."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise RuntimeError("the plot needs matplotlib (pip install matplotlib)") from exc
+    energy = any(not math.isnan(s.energy_J) for s in summaries)
+    fig, axes = plt.subplots(1, 3 if energy else 2, figsize=(13 if energy else 9, 3.8))
+    groups: dict[Any, list[Summary]] = {}
+    for s in summaries:
+        if s.ok:
+            groups.setdefault(s.point.group, []).append(s)
+    for ss in groups.values():
+        ss.sort(key=lambda s: s.point.np)
+        x = [s.point.np for s in ss]
+        label = ss[0].point.label()
+        y = [s.median_s for s in ss]
+        err = [[s.median_s - s.min_s for s in ss], [s.max_s - s.median_s for s in ss]]
+        axes[0].errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
+        axes[1].plot(x, [s.efficiency for s in ss], marker="o", label=label)
+        if energy and any(s.energy_J > 0 for s in ss):  # 0 J: no power model on that platform
+            axes[2].plot(x, [s.energy_J for s in ss], marker="o", label=label)
+    axes[0].set_ylabel("predicted time (s)")
+    axes[1].set_ylabel(f"{scaling}-scaling efficiency")
+    axes[1].set_ylim(bottom=0)
+    if energy:
+        axes[2].set_ylabel("energy (J)")
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    nps = sorted({s.point.np for s in summaries})
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(nps)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("MPI ranks")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_yscale("log")
+    axes[0].legend(fontsize="small")
+    fig.suptitle(title)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

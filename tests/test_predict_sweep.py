@@ -1,0 +1,209 @@
+"""``smpy predict``: sweeps over rank counts, platforms and parameters (real smpyrun processes)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from smpy.cli.sweep import (
+    Job,
+    Plan,
+    Point,
+    Run,
+    SweepError,
+    parse_np_list,
+    parse_param,
+    run_sweep,
+    substitute,
+    summarize,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# W flops of work split evenly over the ranks, then a barrier; with --param-driven W.
+# Rank counts listed in argv[2] make the program fail (to test failure reporting).
+PROGRAM = """
+import sys
+import smpy
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+work = float(sys.argv[1])
+fail = [int(x) for x in sys.argv[2].split(',')] if len(sys.argv) > 2 and sys.argv[2] else []
+if comm.size in fail and comm.rank == 0:
+    raise RuntimeError('planned failure at %d ranks' % comm.size)
+smpy.execute_flops(work / comm.size)
+comm.Barrier()
+"""
+
+
+def platform(tmp: Path, name: str, speed: str) -> Path:
+    p = tmp / f"{name}.yaml"
+    p.write_text(f"""name: {name}
+clusters:
+  - name: c
+    prefix: n
+    radical: 0-15
+    cores: 1
+    speed: {speed}
+    bandwidth: 10GBps
+    latency: 0us
+    backbone: {{bandwidth: 100GBps, latency: 0us}}
+""")
+    return p
+
+
+def predict(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "smpy", "predict", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture()
+def app(tmp_path: Path) -> Path:
+    prog = tmp_path / "app.py"
+    prog.write_text(PROGRAM)
+    return prog
+
+
+def test_np_list_and_params() -> None:
+    assert parse_np_list("16,32,64") == [16, 32, 64]
+    assert parse_np_list("4:64") == [4, 8, 16, 32, 64]
+    assert parse_np_list("3:20,2,3") == [3, 6, 12, 2]
+    assert parse_param("N=1000, 2000") == ("N", ["1000", "2000"])
+    for bad in ("0,2", "a", "8:4", "2,,4"):
+        with pytest.raises(SweepError, match="-np"):
+            parse_np_list(bad)
+    for bad, needle in (("N", "NAME=VALUE"), ("1x=3", "NAME=VALUE"), ("np=4", "-np"), ("N=1,", "empty")):
+        with pytest.raises(SweepError, match=needle):
+            parse_param(bad)
+
+
+def test_substitute() -> None:
+    assert substitute("--size={N}x{np}", {"N": "10", "np": "4"}) == "--size=10x4"
+    assert substitute("{{N}}", {"N": "10"}) == "{N}"
+    with pytest.raises(SweepError, match=r"\{M\}, which is not defined"):
+        substitute("{M}", {"N": "1", "np": "2"})
+    with pytest.raises(SweepError, match="unmatched"):
+        substitute('{"a": 1', {})
+
+
+def test_plan_order_and_placeholder_errors(tmp_path: Path) -> None:
+    plan = Plan("app.py", ["{N}", "{np}"], [2, 4], [None, "b.yaml"], [("N", ["1", "2"])], reps=2)
+    jobs = plan.jobs()
+    assert len(jobs) == 2 * 2 * 2 * 2
+    # repetition-major: every point once before any point twice
+    assert [j.rep for j in jobs] == [0] * 8 + [1] * 8
+    assert [j.point for j in jobs[:8]] == [j.point for j in jobs[8:]]
+    j = next(j for j in jobs if j.point == Point("b.yaml", 4, (("N", "2"),)))
+    assert j.command[-3:] == ("app.py", "2", "4")
+    assert ("--platform", "b.yaml") == j.command[j.command.index("--platform"):][:2]
+    with pytest.raises(SweepError, match=r"\{K\}"):
+        Plan("app.py", ["{K}"], [2], [None]).jobs()
+    with pytest.raises(SweepError, match="once"):
+        Plan("app.py", [], [2], [None], [("N", ["1"]), ("N", ["2"])]).jobs()
+
+
+def test_summary_speedup_efficiency_and_failures() -> None:
+    pts = [Point(None, p) for p in (2, 4, 8)]
+    runs = [Run(pts[0], 0, "ok", 0, 10.0), Run(pts[0], 1, "ok", 0, 12.0), Run(pts[0], 2, "ok", 0, 11.0),
+            Run(pts[1], 0, "ok", 0, 6.0), Run(pts[1], 1, "deadlock", 1, 0.5, message="rank 0 in Recv"),
+            Run(pts[2], 0, "timeout", -1)]
+    strong = summarize(pts, runs, "strong")
+    assert (strong[0].median_s, strong[0].min_s, strong[0].max_s, strong[0].ok) == (11.0, 10.0, 12.0, 3)
+    assert strong[0].spread == pytest.approx(2 / 11)
+    assert strong[1].speedup == pytest.approx(11 / 6) and strong[1].efficiency == pytest.approx(11 / 12)
+    assert strong[1].ok == 1 and strong[1].failures == ["rep 1: deadlock: rank 0 in Recv"]
+    assert strong[2].ok == 0 and math.isnan(strong[2].median_s) and math.isnan(strong[2].speedup)
+    weak = summarize(pts, runs, "weak")
+    assert weak[1].efficiency == pytest.approx(11 / 6)
+
+
+def test_run_sweep_keeps_job_order_with_an_executor() -> None:
+    jobs = [Job(Point(None, p), r, ("x",), ".", None) for r in range(2) for p in (1, 2, 4)]
+
+    def fake(job: Job) -> Run:
+        return Run(job.point, job.rep, "ok", 0, 1.0 / job.point.np + job.rep)
+
+    seen: list[int] = []
+    with ThreadPoolExecutor(3) as pool:
+        runs = run_sweep(jobs, pool, lambda done, total, run: seen.append(done), runner=fake)
+    assert [(r.point, r.rep) for r in runs] == [(j.point, j.rep) for j in jobs]
+    assert sorted(seen) == list(range(1, 7))
+    assert runs == run_sweep(jobs, None, runner=fake)
+
+
+def test_predict_strong_scaling_two_platforms(tmp_path: Path, app: Path) -> None:
+    slow, fast = platform(tmp_path, "slow", "1Gf"), platform(tmp_path, "fast", "4Gf")
+    out = tmp_path / "res" / "sweep"
+    proc = predict("-np", "1:4", "--reps", "2", "--platform", str(slow), "--platform", str(fast),
+                   "-o", str(out), "-q", str(app), "8e9", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader((out.parent / "sweep.csv").open()))
+    assert [(Path(r["platform"]).stem, int(r["np"])) for r in rows] == [
+        ("slow", 1), ("slow", 2), ("slow", 4), ("fast", 1), ("fast", 2), ("fast", 4)]
+    t = {(Path(r["platform"]).stem, int(r["np"])): float(r["median_s"]) for r in rows}
+    # 8 Gflop split over the ranks: 8 s / p on 1 Gf cores, 2 s / p on 4 Gf cores (+ a barrier)
+    for p in (1, 2, 4):
+        assert t["slow", p] == pytest.approx(8.0 / p, rel=1e-3)
+        assert t["fast", p] == pytest.approx(2.0 / p, rel=1e-3)
+    eff = {(Path(r["platform"]).stem, int(r["np"])): float(r["efficiency"]) for r in rows}
+    assert eff["slow", 4] == pytest.approx(1.0, rel=1e-3) and eff["fast", 1] == 1.0
+    assert all(int(r["runs"]) == 2 and int(r["ok"]) == 2 and int(r["peak_rss_bytes"]) > 2**20 for r in rows)
+    runs = list(csv.DictReader((out.parent / "sweep.runs.csv").open()))
+    assert len(runs) == 12 and {r["status"] for r in runs} == {"ok"}
+    doc = json.loads((out.parent / "sweep.json").read_text())
+    assert doc["reps"] == 2 and len(doc["points"]) == 6 and doc["scaling"] == "strong"
+    assert "predicted s" in proc.stdout and "slow" in proc.stdout
+
+
+def test_predict_params_weak_scaling_energy_and_failure(tmp_path: Path, app: Path) -> None:
+    plat = tmp_path / "energy.yaml"
+    plat.write_text("""name: e
+clusters:
+  - {name: c, prefix: n, radical: 0-7, cores: 1, speed: 1Gf, bandwidth: 10GBps, latency: 0us,
+     power: {off: 5W, pstates: [{idle: 50W, epsilon: 100W, all_cores: 100W}]}}
+""")
+    out = tmp_path / "weak"
+    # the work grows with the ranks (weak scaling): N flops per rank; 4 ranks fail on purpose
+    prog = tmp_path / "weak.py"
+    prog.write_text(PROGRAM.replace("work = float(sys.argv[1])",
+                                    "work = float(sys.argv[1]) * comm.size"))
+    proc = predict("-np", "1,2,4", "--param", "N=1e9,2e9", "--scaling", "weak", "--energy",
+                   "--platform", str(plat), "--reps", "1", "-o", str(out), "-q",
+                   str(prog), "{N}", "4", cwd=tmp_path)
+    assert proc.returncode == 1  # a run failed; the others are still reported
+    doc = json.loads(out.with_suffix(".json").read_text())
+    pts = {(p["param_N"], p["np"]): p for p in doc["points"]}
+    for n, secs in (("1e9", 1.0), ("2e9", 2.0)):
+        for p in (1, 2):
+            assert pts[n, p]["median_s"] == pytest.approx(secs, rel=1e-3)
+            assert pts[n, p]["efficiency"] == pytest.approx(1.0, rel=1e-3)
+            # p hosts at 100 W (busy) and 8 - p idle at 50 W for the whole run
+            assert pts[n, p]["energy_J"] == pytest.approx((100.0 * p + 50.0 * (8 - p)) * secs, rel=1e-3)
+        assert pts[n, 4]["ok"] == 0 and pts[n, 4]["median_s"] is None
+        assert "planned failure at 4 ranks" in pts[n, 4]["failures"][0]
+    assert "planned failure" in proc.stderr
+
+
+def test_predict_bad_input_names_the_option(tmp_path: Path, app: Path) -> None:
+    for args, needle in ((["-np", "0"], "-np"), (["-np", "2", "--param", "x"], "--param"),
+                         (["-np", "2", "--jobs", "0"], "--jobs"), (["-np", "2", "--reps", "0"], "--reps")):
+        proc = predict(*args, str(app), "{Q}" if "--param" in args else "1", cwd=tmp_path)
+        assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr
+    proc = predict("-np", "2", str(app), "{Q}", cwd=tmp_path)
+    assert proc.returncode == 2 and "{Q}" in proc.stderr
+
+
+def test_predict_plot(tmp_path: Path, app: Path) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "s.png"
+    proc = predict("-np", "1,2", "--reps", "1", "--plot", str(png), "-q", "--jobs", "2",
+                   "--platform", str(platform(tmp_path, "p", "1Gf")), str(app), "1e9", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
