@@ -198,6 +198,14 @@ def test_predict_bad_input_names_the_option(tmp_path: Path, app: Path) -> None:
         assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr
     proc = predict("-np", "2", str(app), "{Q}", cwd=tmp_path)
     assert proc.returncode == 2 and "{Q}" in proc.stderr
+    # checked before any run: the program file, and each platform (its error names the field)
+    proc = predict("-np", "2", "missing.py", cwd=tmp_path)
+    assert proc.returncode == 2 and "missing.py: no such program file" in proc.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: b\nhosts:\n  - {name: h, speed: fast}\n")
+    proc = predict("-np", "2", "--platform", str(bad), str(app), "1", cwd=tmp_path)
+    assert proc.returncode == 2 and "bad.yaml" in proc.stderr and "speed" in proc.stderr
+    assert "Traceback" not in proc.stderr and "[1/" not in proc.stderr
 
 
 def test_predict_plot(tmp_path: Path, app: Path) -> None:

@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
                     timeout=ns.timeout)
         jobs = plan.jobs()
         points = plan.points()
+        _check_inputs(plan)
     except SweepError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
@@ -113,6 +114,24 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         except RuntimeError as exc:
             print(f"{prog}: plot: {exc}", file=sys.stderr)
     return 0 if all(r.ok for r in runs) else 1
+
+
+def _check_inputs(plan: Plan) -> None:
+    """Fail before the first run, not once per run: the program must exist and each platform
+    must load (its error names the file and the field)."""
+    from pathlib import Path
+
+    from smpy.platform import PlatformError, load_platform
+
+    if not (Path(plan.cwd) / plan.script).is_file():
+        raise SweepError(f"{plan.script}: no such program file")
+    for plat in plan.platforms:
+        if plat is None:
+            continue
+        try:
+            load_platform(Path(plan.cwd) / plat)
+        except (PlatformError, OSError) as exc:
+            raise SweepError(f"--platform {plat}: {exc}") from None
 
 
 if __name__ == "__main__":

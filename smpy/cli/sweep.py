@@ -428,7 +428,9 @@ def plot(path: str | Path, summaries: Sequence[Summary], scaling: str, title: st
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("MPI ranks")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_yscale("log")
+    times = [s.median_s for s in summaries if s.ok]
+    if times and max(times) > 10 * min(times):  # log scale only when the times span a decade
+        axes[0].set_yscale("log")
     axes[0].legend(fontsize="small")
     fig.suptitle(title)
     fig.tight_layout()
