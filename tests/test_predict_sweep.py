@@ -215,3 +215,77 @@ def test_predict_plot(tmp_path: Path, app: Path) -> None:
                    "--platform", str(platform(tmp_path, "p", "1Gf")), str(app), "1e9", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
+
+
+BUSY = """
+import time
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+comm.Barrier()
+t0 = MPI.Wtime()
+end, x = time.thread_time() + 0.25, 0
+while time.thread_time() < end:  # 0.25 s of CPU on every rank
+    x += 1
+comm.Barrier()
+if comm.rank == 0:
+    print(f"# elapsed {MPI.Wtime() - t0:.6f} s")
+"""
+
+
+def test_plan_with_real_runs() -> None:
+    plan = Plan("app.py", ["{np}"], [1, 2, 4], [None, "b.yaml"], reps=2, real_nps=[1, 2],
+                time_regex=r"# elapsed (\S+)", mpiexec="/x/mpiexec")
+    jobs = plan.jobs()
+    reals = [j for j in jobs if j.real]
+    # one real run per rank count and repetition, whatever the number of platforms
+    assert [(j.point.np, j.rep) for j in reals] == [(1, 0), (2, 0), (1, 1), (2, 1)]
+    assert reals[0].command == ("/x/mpiexec", "-n", "1", sys.executable, "app.py", "1")
+    # each real run comes just before the first emulation of its rank count in its repetition
+    first = [next(i for i, j in enumerate(jobs) if j.point == Point(None, p) and j.rep == r)
+             for r in (0, 1) for p in (1, 2)]
+    assert [jobs[i - 1] for i in first] == reals
+    assert len(jobs) == 2 * (6 + 2) and all(j.time_regex == r"# elapsed (\S+)" for j in jobs)
+    for kw, needle in (({"time_regex": None}, "--time-regex"), ({"real_nps": [8]}, "--real 8"),
+                       ({"time_regex": "("}, "--time-regex"), ({"time_regex": "elapsed"}, "group")):
+        args = {"real_nps": [1], "time_regex": r"(\S+)", **kw}
+        with pytest.raises(SweepError, match=needle):
+            Plan("app.py", [], [1, 2], [None], **args).jobs()
+
+
+def test_summary_against_real_runs() -> None:
+    a, b = Point("a.yaml", 2), Point("b.yaml", 2)
+    runs = [Run(a.real, 0, "ok", 0, program_s=1.0), Run(a.real, 1, "ok", 0, program_s=1.2),
+            Run(a.real, 2, "failed", 1, message="boom"),
+            Run(a, 0, "ok", 0, 9.0, program_s=1.21), Run(b, 0, "ok", 0, 9.0, program_s=0.99)]
+    sa, sb = summarize([a, b], runs)
+    assert (sa.real_s, sa.real_ok, sb.real_s) == (1.1, 2, 1.1)  # both platforms against one real median
+    assert sa.median_s == 1.21  # the program's own time, not the makespan
+    assert sa.error == pytest.approx(0.1) and sb.error == pytest.approx(-0.1)
+    assert sa.runs == 1  # real runs are not the point's runs
+
+
+def test_predict_against_real_mpiexec(tmp_path: Path) -> None:
+    prog = tmp_path / "busy.py"
+    prog.write_text(BUSY)
+    plat = platform(tmp_path, "node", "1Gf")
+    out = tmp_path / "real"
+    proc = predict("-np", "1,2", "--real", "1,2", "--reps", "2", "--platform", str(plat),
+                   "--cfg", "smpi/host-speed:1Gf", "--time-regex", r"# elapsed ([0-9.]+)",
+                   "-o", str(out), "--timeout", "120", str(prog), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = {int(r["np"]): r for r in csv.DictReader(out.with_suffix(".csv").open())}
+    for p in (1, 2):
+        pred, real = float(rows[p]["median_s"]), float(rows[p]["real_s"])
+        assert int(rows[p]["real_ok"]) == 2
+        assert pred == pytest.approx(0.25, rel=0.2)  # the busy loop's CPU time, measured
+        assert real >= 0.2  # at least the loop; more when the machine is busy
+        assert float(rows[p]["error"]) == pytest.approx((pred - real) / real)
+    runs = list(csv.DictReader(out.with_suffix(".runs.csv").open()))
+    assert sorted((r["platform"], r["np"]) for r in runs if r["platform"] == "(real)") == [
+        ("(real)", "1"), ("(real)", "1"), ("(real)", "2"), ("(real)", "2")]
+    assert all(float(r["program_s"]) > 0 for r in runs)
+    assert "real s" in proc.stdout and "d_avg" in proc.stdout
+    # a regex the output does not match: every run says so, nothing is averaged
+    proc = predict("-np", "1", "--real", "1", "--reps", "1", "--platform", str(plat),
+                   "--time-regex", r"# took ([0-9.]+)", "--timeout", "120", str(prog), cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stderr.count("no match for --time-regex") == 2

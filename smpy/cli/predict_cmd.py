@@ -12,16 +12,20 @@ See :mod:`smpy.cli.sweep` for the definitions.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from smpy.cli.sweep import (
+    REAL,
     Plan,
     Run,
     SweepError,
     parse_np_list,
     parse_param,
     plot,
+    real_failures,
     run_sweep,
     summarize,
     table,
@@ -57,6 +61,16 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                    help="configuration item for every run (repeatable; may use {np}, {NAME})")
     p.add_argument("--hostfile", default=None, help="smpyrun --hostfile for every run (may use {np})")
     p.add_argument("--energy", action="store_true", help="load the host energy plugin, report joules")
+    p.add_argument("--real", default=None, metavar="LIST",
+                   help="also run these rank counts (among -np) for real on this node (mpiexec, real "
+                        "mpi4py, one BLAS thread per rank), interleaved with the emulations, and give "
+                        "each prediction's error and d_avg / d_max; needs --time-regex")
+    p.add_argument("--time-regex", default=None, metavar="REGEX",
+                   help="read each run's time from the program's output: the first group of REGEX "
+                        "(e.g. '# elapsed ([0-9.eE+-]+)', a time the program measures with MPI.Wtime, "
+                        "simulated under smpy); default: the simulated makespan")
+    p.add_argument("--mpiexec", default=None,
+                   help="mpiexec for --real (default: the one next to this Python, else on PATH)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="give up a run after this wall time")
     p.add_argument("-o", "--output", default=None, metavar="PREFIX",
@@ -78,7 +92,8 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         plan = Plan(script=ns.script, args=list(ns.args), nps=parse_np_list(ns.np),
                     platforms=list(ns.platform) or [None], params=[parse_param(t) for t in ns.param],
                     reps=ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
-                    timeout=ns.timeout)
+                    timeout=ns.timeout, real_nps=parse_np_list(ns.real, "--real") if ns.real else [],
+                    time_regex=ns.time_regex, mpiexec=ns.mpiexec or _mpiexec())
         jobs = plan.jobs()
         points = plan.points()
         _check_inputs(plan)
@@ -86,11 +101,24 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
 
+    cores = os.cpu_count() or 1
+    over = [p for p in plan.real_nps if p > cores]
+    if over:
+        print(f"{prog}: warning: --real {','.join(map(str, over))}: more ranks than this node's {cores} "
+              "cores; the real runs time-share the cores (MPICH polls while it waits)", file=sys.stderr)
+    if ns.jobs > 1 and plan.real_nps:
+        print(f"{prog}: warning: --jobs {ns.jobs} with --real: real runs and emulations running at "
+              "once slow each other down", file=sys.stderr)
+
     def progress(done: int, total: int, run: Run) -> None:
         if ns.quiet:
             return
-        what = (f"{run.makespan_s:.6g} s predicted, {run.wall_s:.2f} s wall" if run.ok
-                else f"{run.status} (exit code {run.exit_code})")
+        if not run.ok:
+            what = f"{run.status} (exit code {run.exit_code})"
+        elif run.point.platform == REAL:
+            what = f"{run.time_s:.6g} s real"
+        else:
+            what = f"{run.time_s:.6g} s predicted, {run.wall_s:.2f} s wall"
         print(f"[{done}/{total}] {run.point.label()} np={run.point.np} rep {run.rep}: {what}",
               file=sys.stderr, flush=True)
 
@@ -104,6 +132,8 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
     for s in summaries:
         for f in s.failures:
             print(f"# {s.point.label()} np={s.point.np}: {f}", file=sys.stderr)
+    for f in real_failures(runs):
+        print(f"# {f}", file=sys.stderr)
     if ns.output:
         files = write_outputs(ns.output, plan, summaries, runs, ns.scaling)
         print(f"[smpy] wrote {', '.join(str(f) for f in files)}", file=sys.stderr)
@@ -114,6 +144,12 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         except RuntimeError as exc:
             print(f"{prog}: plot: {exc}", file=sys.stderr)
     return 0 if all(r.ok for r in runs) else 1
+
+
+def _mpiexec() -> str:
+    """The mpiexec of this Python's environment (the mpich wheel's hydra), else the one on PATH."""
+    return (shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
+            or "mpiexec")
 
 
 def _check_inputs(plan: Plan) -> None:

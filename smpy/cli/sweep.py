@@ -17,6 +17,15 @@ group's smallest rank count :math:`p_0`:
     E(p) = \begin{cases} S(p)\, p_0 / p & \text{strong scaling (fixed problem)}\\
                          S(p) & \text{weak scaling (problem grows with } p)\end{cases}
 
+**Against real runs** (``real_nps``): the same program also runs under ``mpiexec -n p`` with
+real mpi4py for the rank counts that fit this node, interleaved with its emulations (same
+repetition, same point), and each prediction is compared with the median real time:
+:math:`e = (\tilde T_{pred} - \tilde T_{real}) / \tilde T_{real}`, and over the points
+MERPSYS's :math:`d_{avg}` and :math:`d_{max}` (mean and maximum of :math:`|e|`). Both times are
+then the program's own (``time_regex``: the elapsed time it prints, from ``MPI.Wtime``, which
+is simulated time under smpy): process wall times would compare ``mpiexec``'s start-up with
+smpyrun's, not the program.
+
 Program arguments may use ``{np}`` and ``{NAME}`` for each ``--param NAME=...`` (``{{`` and
 ``}}`` for literal braces), so a weak-scaling sweep can grow the problem with the ranks.
 
@@ -47,22 +56,27 @@ _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{|\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+#: ``Point.platform`` of a real run (mpiexec on this node: no platform)
+REAL = "(real)"
+_BLAS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
 class SweepError(ValueError):
     """A sweep that cannot be planned (bad rank list, parameter or placeholder)."""
 
 
-def parse_np_list(text: str) -> list[int]:
+def parse_np_list(text: str, option: str = "-np") -> list[int]:
     """``"16,32,64"`` -> [16, 32, 64]; ``"4:64"`` doubles from 4 up to 64 (4, 8, 16, 32, 64)."""
     out: list[int] = []
     for item in (t.strip() for t in text.split(",")):
         if not item:
-            raise SweepError(f"-np {text!r}: empty entry")
+            raise SweepError(f"{option} {text!r}: empty entry")
         try:
             if ":" in item:
                 lo_s, hi_s = item.split(":", 1)
                 lo, hi = int(lo_s), int(hi_s)
                 if lo < 1 or hi < lo:
-                    raise SweepError(f"-np {text!r}: range {item!r} must be LOW:HIGH with 1 <= LOW <= HIGH")
+                    raise SweepError(f"{option} {text!r}: range {item!r} must be LOW:HIGH with 1 <= LOW <= HIGH")
                 p = lo
                 while p <= hi:
                     out.append(p)
@@ -72,9 +86,9 @@ def parse_np_list(text: str) -> list[int]:
         except ValueError as exc:
             if isinstance(exc, SweepError):
                 raise
-            raise SweepError(f"-np {text!r}: {item!r} is not a rank count") from None
+            raise SweepError(f"{option} {text!r}: {item!r} is not a rank count") from None
     if any(p < 1 for p in out):
-        raise SweepError(f"-np {text!r}: rank counts must be at least 1")
+        raise SweepError(f"{option} {text!r}: rank counts must be at least 1")
     return list(dict.fromkeys(out))  # keep the order, drop repeats
 
 
@@ -124,8 +138,14 @@ class Point:
     def group(self) -> tuple[str | None, tuple[tuple[str, str], ...]]:
         return self.platform, self.params
 
+    @property
+    def real(self) -> Point:
+        """The real-run point this point's prediction is compared with."""
+        return Point(REAL, self.np, self.params)
+
     def label(self) -> str:
-        parts = [Path(self.platform).stem if self.platform else "default"]
+        parts = [self.platform if self.platform == REAL else
+                 Path(self.platform).stem if self.platform else "default"]
         parts += [f"{k}={v}" for k, v in self.params]
         return " ".join(parts)
 
@@ -136,9 +156,15 @@ class Job:
 
     point: Point
     rep: int
-    command: tuple[str, ...]  # smpyrun argv without --json
+    command: tuple[str, ...]  # smpyrun argv without --json, or the mpiexec command of a real run
     cwd: str
     timeout: float | None
+    #: regular expression whose first group is the program's elapsed time in its output
+    time_regex: str | None = None
+
+    @property
+    def real(self) -> bool:
+        return self.point.platform == REAL
 
 
 @dataclass
@@ -155,6 +181,14 @@ class Run:
     peak_rss_bytes: int = 0
     mpi_calls: int = 0
     message: str = ""
+    #: the time the program printed (time_regex), nan without one
+    program_s: float = math.nan
+
+    @property
+    def time_s(self) -> float:
+        """The run's time: what the program printed when a time_regex is given, else the
+        simulated makespan (real runs always have a time_regex)."""
+        return self.makespan_s if math.isnan(self.program_s) else self.program_s
 
     @property
     def ok(self) -> bool:
@@ -177,6 +211,14 @@ class Summary:
     wall_s: float = math.nan
     peak_rss_bytes: int = 0
     failures: list[str] = field(default_factory=list)
+    #: median time of the real runs of this rank count (nan: none) and their number
+    real_s: float = math.nan
+    real_ok: int = 0
+
+    @property
+    def error(self) -> float:
+        """(predicted - real) / real, nan without real runs."""
+        return (self.median_s - self.real_s) / self.real_s if self.real_s > 0 else math.nan
 
     @property
     def spread(self) -> float:
@@ -200,6 +242,10 @@ class Plan:
     timeout: float | None = None
     python: str = sys.executable
     cwd: str = field(default_factory=os.getcwd)
+    #: rank counts also run for real (mpiexec on this node), and how to read the times
+    real_nps: list[int] = field(default_factory=list)
+    time_regex: str | None = None
+    mpiexec: str = "mpiexec"
 
     def points(self) -> list[Point]:
         names = [n for n, _ in self.params]
@@ -224,22 +270,88 @@ class Plan:
         cmd += [substitute(a, values) for a in self.args]
         return tuple(cmd)
 
+    def real_command(self, point: Point) -> tuple[str, ...]:
+        values = {"np": str(point.np), **dict(point.params)}
+        return (self.mpiexec, "-n", str(point.np), self.python, self.script,
+                *(substitute(a, values) for a in self.args))
+
+    def real_points(self) -> list[Point]:
+        """One real point per parameter set and rank count of ``real_nps`` (not per platform)."""
+        return list(dict.fromkeys(pt.real for pt in self.points() if pt.np in self.real_nps))
+
     def jobs(self) -> list[Job]:
-        """All runs, repetition-major."""
+        """All runs, repetition-major; within a repetition, a point's real run (if any) just
+        before its first emulation, so that the two see the machine in the same state."""
         if self.reps < 1:
             raise SweepError("--reps must be at least 1")
+        if self.real_nps:
+            if not self.time_regex:
+                raise SweepError("--real needs --time-regex: the program must print its own elapsed "
+                                 "time (MPI.Wtime), since process wall times would include start-up "
+                                 "costs that differ between mpiexec and smpyrun")
+            missing = sorted(set(self.real_nps) - set(self.nps))
+            if missing:
+                raise SweepError(f"--real {','.join(map(str, missing))}: not among the -np rank counts")
+        if self.time_regex:
+            try:
+                rx = re.compile(self.time_regex)
+            except re.error as exc:
+                raise SweepError(f"--time-regex {self.time_regex!r}: {exc}") from None
+            if rx.groups < 1:
+                raise SweepError(f"--time-regex {self.time_regex!r}: needs a group around the seconds")
         points = self.points()
         commands = {pt: self.command(pt) for pt in points}  # placeholder errors before any run
-        return [Job(pt, r, commands[pt], self.cwd, self.timeout)
-                for r in range(self.reps) for pt in points]
+        reals = {pt: self.real_command(pt) for pt in self.real_points()}
+        jobs: list[Job] = []
+        for r in range(self.reps):
+            done: set[Point] = set()
+            for pt in points:
+                if pt.real in reals and pt.real not in done:
+                    done.add(pt.real)
+                    jobs.append(Job(pt.real, r, reals[pt.real], self.cwd, self.timeout, self.time_regex))
+                jobs.append(Job(pt, r, commands[pt], self.cwd, self.timeout, self.time_regex))
+        return jobs
 
 
 def _tail(text: str, lines: int = 6) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
+def _program_time(job: Job, stdout: str) -> tuple[float, str]:
+    """The time the program printed (nan and a message when it printed none)."""
+    if not job.time_regex:
+        return math.nan, ""
+    m = re.search(job.time_regex, stdout, re.M)
+    if m is None:
+        return math.nan, f"no match for --time-regex {job.time_regex!r} in the program's output"
+    try:
+        return float(m.group(1)), ""
+    except ValueError:
+        return math.nan, f"--time-regex matched {m.group(1)!r}, not a number"
+
+
+def run_real(job: Job) -> Run:
+    """Run the program for real (``mpiexec``, real mpi4py, one BLAS thread per rank)."""
+    env = dict(os.environ, **_BLAS)
+    try:
+        proc = subprocess.run(list(job.command), cwd=job.cwd, capture_output=True, text=True,
+                              timeout=job.timeout, stdin=subprocess.DEVNULL, env=env)
+    except subprocess.TimeoutExpired:
+        return Run(job.point, job.rep, "timeout", -1, message=f"no result after {job.timeout:g} s (--timeout)")
+    t, msg = _program_time(job, proc.stdout)
+    if proc.returncode != 0:
+        return Run(job.point, job.rep, "failed", proc.returncode,
+                   message=_tail(proc.stderr) or f"mpiexec exited with code {proc.returncode}")
+    if msg:
+        return Run(job.point, job.rep, "no-time", 0, message=msg)
+    return Run(job.point, job.rep, "ok", 0, program_s=t)
+
+
 def run_job(job: Job) -> Run:
-    """Run one emulation (a fresh smpyrun process) and read its JSON summary."""
+    """Run one emulation (a fresh smpyrun process) and read its JSON summary; or, for a real
+    point, the program under mpiexec."""
+    if job.real:
+        return run_real(job)
     with tempfile.TemporaryDirectory(prefix="smpy-sweep-") as tmp:
         out = Path(tmp) / "run.json"
         cmd = list(job.command)
@@ -256,10 +368,14 @@ def run_job(job: Job) -> Run:
         data = json.loads(out.read_text())
     energy = (data.get("energy") or {}).get("total_J", math.nan)
     msg = data.get("message", "")
-    if data["status"] != "ok" or proc.returncode != 0:
+    status = data["status"]
+    if status != "ok" or proc.returncode != 0:
         msg = msg or _tail(proc.stderr)
-    return Run(job.point, job.rep, data["status"], proc.returncode, data["makespan_s"], energy,
-               data["wall_s"], int(data.get("peak_rss_bytes", 0)), data["mpi_calls"], msg)
+    t, no_time = _program_time(job, proc.stdout)
+    if status == "ok" and proc.returncode == 0 and no_time:
+        status, msg = "no-time", no_time
+    return Run(job.point, job.rep, status, proc.returncode, data["makespan_s"], energy,
+               data["wall_s"], int(data.get("peak_rss_bytes", 0)), data["mpi_calls"], msg, t)
 
 
 def run_sweep(jobs: Sequence[Job], executor: Executor | None = None,
@@ -287,7 +403,12 @@ def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "stro
     if scaling not in ("strong", "weak"):
         raise SweepError(f"scaling must be 'strong' or 'weak', got {scaling!r}")
     by_point: dict[Point, list[Run]] = {pt: [] for pt in points}
+    real: dict[Point, list[float]] = {}
     for r in runs:
+        if r.point.platform == REAL:
+            if r.ok:
+                real.setdefault(r.point, []).append(r.time_s)
+            continue
         by_point[r.point].append(r)
     out: list[Summary] = []
     for pt in points:
@@ -295,8 +416,10 @@ def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "stro
         good = [r for r in rs if r.ok]
         s = Summary(pt, len(rs), len(good),
                     failures=[f"rep {r.rep}: {r.status}: {r.message}".strip() for r in rs if not r.ok])
+        if pt.real in real:
+            s.real_s, s.real_ok = statistics.median(real[pt.real]), len(real[pt.real])
         if good:
-            times = [r.makespan_s for r in good]
+            times = [r.time_s for r in good]
             s.median_s, s.min_s, s.max_s = statistics.median(times), min(times), max(times)
             s.wall_s = statistics.median(r.wall_s for r in good)
             s.peak_rss_bytes = max(r.peak_rss_bytes for r in good)
@@ -317,6 +440,20 @@ def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "stro
     return out
 
 
+def real_failures(runs: Sequence[Run]) -> list[str]:
+    """The failed real runs, one line each."""
+    return [f"{r.point.label()} np={r.point.np} rep {r.rep}: {r.status}: {r.message}".strip()
+            for r in runs if r.point.platform == REAL and not r.ok]
+
+
+def accuracy(summaries: Sequence[Summary]) -> tuple[float, float, int] | None:
+    """MERPSYS's d_avg and d_max over the points compared with real runs, and their number."""
+    errs = [abs(s.error) for s in summaries if not math.isnan(s.error)]
+    if not errs:
+        return None
+    return statistics.fmean(errs), max(errs), len(errs)
+
+
 # -- output ------------------------------------------------------------------------------------
 
 def _fmt(x: float, spec: str) -> str:
@@ -326,7 +463,9 @@ def _fmt(x: float, spec: str) -> str:
 def table(summaries: Sequence[Summary]) -> str:
     """The summary as an aligned text table."""
     energy = any(not math.isnan(s.energy_J) for s in summaries)
+    real = any(s.real_ok for s in summaries)
     head = ["point", "np", "ok", "predicted s", "min s", "max s", "spread", "speedup", "effic."]
+    head += ["real s", "error"] if real else []
     head += ["energy J"] if energy else []
     head += ["emul s", "RSS MiB"]
     rows = []
@@ -335,6 +474,7 @@ def table(summaries: Sequence[Summary]) -> str:
                _fmt(s.min_s, ".6g"), _fmt(s.max_s, ".6g"),
                "-" if not s.ok else f"{100 * s.spread:.1f}%",
                _fmt(s.speedup, ".3f"), _fmt(s.efficiency, ".3f")]
+        row += [_fmt(s.real_s, ".6g"), "-" if math.isnan(s.error) else f"{100 * s.error:+.1f}%"] if real else []
         row += [_fmt(s.energy_J, ".6g")] if energy else []
         row += [_fmt(s.wall_s, ".2f"), f"{s.peak_rss_bytes / 2**20:.0f}" if s.peak_rss_bytes else "-"]
         rows.append(row)
@@ -342,6 +482,10 @@ def table(summaries: Sequence[Summary]) -> str:
     lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))]
     for r in rows:
         lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    acc = accuracy(summaries)
+    if acc is not None:
+        lines.append(f"against real runs: d_avg {100 * acc[0]:.2f} %  d_max {100 * acc[1]:.2f} %  "
+                     f"({acc[2]} points; error = (predicted - real) / real, medians)")
     return "\n".join(lines)
 
 
@@ -358,13 +502,17 @@ def write_outputs(prefix: str | Path, plan: Plan, summaries: Sequence[Summary], 
              prefix.with_name(prefix.name + ".json")]
     cols = ["runs", "ok", "median_s", "min_s", "max_s", "speedup", "efficiency", "energy_J", "wall_s",
             "peak_rss_bytes"]
+    if any(s.real_ok for s in summaries):
+        cols += ["real_s", "real_ok", "error"]
     rows = [{**_point_fields(s.point), **{c: getattr(s, c) for c in cols}} for s in summaries]
     _write_csv(files[0], rows)
-    run_cols = ["rep", "status", "exit_code", "makespan_s", "energy_J", "wall_s", "peak_rss_bytes", "mpi_calls"]
+    run_cols = ["rep", "status", "exit_code", "makespan_s", "program_s", "energy_J", "wall_s", "peak_rss_bytes",
+                "mpi_calls"]
     _write_csv(files[1], [{**_point_fields(r.point), **{c: getattr(r, c) for c in run_cols}} for r in runs])
     doc = {
         "script": plan.script, "args": plan.args, "reps": plan.reps, "cfg": plan.cfg,
         "hostfile": plan.hostfile, "energy": plan.energy, "scaling": scaling,
+        "real_nps": plan.real_nps, "time_regex": plan.time_regex,
         "points": [{**_point_fields(s.point), **{c: _json_num(getattr(s, c)) for c in cols},
                     "failures": s.failures} for s in summaries],
         "runs": [{**_point_fields(r.point), **{k: _json_num(v) for k, v in asdict(r).items()
@@ -410,7 +558,11 @@ def plot(path: str | Path, summaries: Sequence[Summary], scaling: str, title: st
         label = ss[0].point.label()
         y = [s.median_s for s in ss]
         err = [[s.median_s - s.min_s for s in ss], [s.max_s - s.median_s for s in ss]]
-        axes[0].errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
+        line = axes[0].errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
+        reals = [(s.point.np, s.real_s) for s in ss if s.real_ok]
+        if reals:
+            axes[0].plot(*zip(*reals), linestyle="none", marker="x", markersize=9,
+                         color=line[0].get_color(), label=f"{label}: real (mpiexec)")
         axes[1].plot(x, [s.efficiency for s in ss], marker="o", label=label)
         if energy and any(s.energy_J > 0 for s in ss):  # 0 J: no power model on that platform
             axes[2].plot(x, [s.energy_J for s in ss], marker="o", label=label)
@@ -428,7 +580,7 @@ def plot(path: str | Path, summaries: Sequence[Summary], scaling: str, title: st
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("MPI ranks")
         ax.grid(True, which="both", alpha=0.3)
-    times = [s.median_s for s in summaries if s.ok]
+    times = [s.median_s for s in summaries if s.ok] + [s.real_s for s in summaries if s.real_ok]
     if times and max(times) > 10 * min(times):  # log scale only when the times span a decade
         axes[0].set_yscale("log")
     axes[0].legend(fontsize="small")
