@@ -18,6 +18,7 @@ from smpy.cli.sweep import (
     Point,
     Run,
     SweepError,
+    SweepInterrupted,
     parse_np_list,
     parse_param,
     run_sweep,
@@ -289,3 +290,39 @@ def test_predict_against_real_mpiexec(tmp_path: Path) -> None:
     proc = predict("-np", "1", "--real", "1", "--reps", "1", "--platform", str(plat),
                    "--time-regex", r"# took ([0-9.]+)", "--timeout", "120", str(prog), cwd=tmp_path)
     assert proc.returncode == 1 and proc.stderr.count("no match for --time-regex") == 2
+
+
+def test_run_sweep_interrupted_keeps_finished_runs() -> None:
+    jobs = [Job(Point(None, p), 0, ("x",), ".", None) for p in (1, 2, 4, 8)]
+
+    def runner(job: Job) -> Run:
+        if job.point.np == 4:
+            raise KeyboardInterrupt
+        return Run(job.point, job.rep, "ok", 0, 1.0)
+
+    with pytest.raises(SweepInterrupted) as info:
+        run_sweep(jobs, None, runner=runner)
+    assert [r.point.np for r in info.value.runs] == [1, 2]
+
+
+def test_predict_ctrl_c_writes_what_finished(tmp_path: Path) -> None:
+    import signal
+
+    prog = tmp_path / "busy.py"
+    prog.write_text(BUSY)
+    out = tmp_path / "part"
+    cmd = [sys.executable, "-m", "smpy", "predict", "-np", "1", "--reps", "20", "--time-regex",
+           r"# elapsed ([0-9.]+)", "-o", str(out), str(prog)]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # wait for the first finished run, then interrupt the sweep
+        if line.startswith("[1/20]"):
+            assert "left" in line
+            proc.send_signal(signal.SIGINT)
+            break
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    runs = list(csv.DictReader(out.with_suffix(".runs.csv").open()))
+    assert 1 <= len(runs) < 20 and {r["status"] for r in runs} == {"ok"}
+    assert "predicted s" in stdout

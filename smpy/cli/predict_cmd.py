@@ -15,6 +15,7 @@ import argparse
 import os
 import shutil
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from smpy.cli.sweep import (
@@ -22,6 +23,7 @@ from smpy.cli.sweep import (
     Plan,
     Run,
     SweepError,
+    SweepInterrupted,
     parse_np_list,
     parse_param,
     plot,
@@ -110,6 +112,8 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         print(f"{prog}: warning: --jobs {ns.jobs} with --real: real runs and emulations running at "
               "once slow each other down", file=sys.stderr)
 
+    start = time.monotonic()
+
     def progress(done: int, total: int, run: Run) -> None:
         if ns.quiet:
             return
@@ -119,14 +123,22 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
             what = f"{run.time_s:.6g} s real"
         else:
             what = f"{run.time_s:.6g} s predicted, {run.wall_s:.2f} s wall"
-        print(f"[{done}/{total}] {run.point.label()} np={run.point.np} rep {run.rep}: {what}",
+        left = (time.monotonic() - start) / done * (total - done)
+        eta = f", about {_duration(left)} left" if done < total else ""
+        print(f"[{done}/{total}] {run.point.label()} np={run.point.np} rep {run.rep}: {what}{eta}",
               file=sys.stderr, flush=True)
 
-    if ns.jobs > 1:
-        with ThreadPoolExecutor(ns.jobs) as pool:
-            runs = run_sweep(jobs, pool, progress)
-    else:
-        runs = run_sweep(jobs, None, progress)
+    interrupted = False
+    try:
+        if ns.jobs > 1:
+            with ThreadPoolExecutor(ns.jobs) as pool:
+                runs = run_sweep(jobs, pool, progress)
+        else:
+            runs = run_sweep(jobs, None, progress)
+    except SweepInterrupted as exc:  # Ctrl-C: report and write what finished
+        runs, interrupted = exc.runs, True
+        print(f"{prog}: interrupted: {len(runs)} of {len(jobs)} runs finished; the summary is theirs",
+              file=sys.stderr)
     summaries = summarize(points, runs, ns.scaling)
     print(table(summaries))
     for s in summaries:
@@ -143,7 +155,13 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
                   file=sys.stderr)
         except RuntimeError as exc:
             print(f"{prog}: plot: {exc}", file=sys.stderr)
+    if interrupted:
+        return 130
     return 0 if all(r.ok for r in runs) else 1
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def _mpiexec() -> str:

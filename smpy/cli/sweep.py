@@ -381,21 +381,37 @@ def run_job(job: Job) -> Run:
 def run_sweep(jobs: Sequence[Job], executor: Executor | None = None,
               progress: Callable[[int, int, Run], None] | None = None,
               runner: Callable[[Job], Run] = run_job) -> list[Run]:
-    """Run ``jobs`` (one after the other, or on ``executor``); the runs come back in job order."""
+    """Run ``jobs`` (one after the other, or on ``executor``); the runs come back in job order.
+    On KeyboardInterrupt, the jobs not started are dropped and :class:`SweepInterrupted`
+    carries the runs that finished."""
     runs: list[Run | None] = [None] * len(jobs)
-    if executor is None:
-        for i, job in enumerate(jobs):
-            runs[i] = runner(job)
-            if progress:
-                progress(i + 1, len(jobs), runs[i])  # type: ignore[arg-type]
-    else:
-        futures = {executor.submit(runner, job): i for i, job in enumerate(jobs)}
-        for done, fut in enumerate(as_completed(futures), 1):
-            i = futures[fut]
-            runs[i] = fut.result()
-            if progress:
-                progress(done, len(jobs), runs[i])  # type: ignore[arg-type]
+    futures: dict[Any, int] = {}
+    try:
+        if executor is None:
+            for i, job in enumerate(jobs):
+                runs[i] = runner(job)
+                if progress:
+                    progress(i + 1, len(jobs), runs[i])  # type: ignore[arg-type]
+        else:
+            futures = {executor.submit(runner, job): i for i, job in enumerate(jobs)}
+            for done, fut in enumerate(as_completed(futures), 1):
+                i = futures[fut]
+                runs[i] = fut.result()
+                if progress:
+                    progress(done, len(jobs), runs[i])  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        for fut in futures:
+            fut.cancel()
+        raise SweepInterrupted([r for r in runs if r is not None]) from None
     return [r for r in runs if r is not None]
+
+
+class SweepInterrupted(Exception):
+    """The sweep was interrupted; ``runs``: those that finished before, in job order."""
+
+    def __init__(self, runs: list[Run]) -> None:
+        super().__init__(f"interrupted after {len(runs)} runs")
+        self.runs = runs
 
 
 def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "strong") -> list[Summary]:
