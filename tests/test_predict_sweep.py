@@ -106,6 +106,11 @@ def test_plan_order_and_placeholder_errors(tmp_path: Path) -> None:
     assert ("--platform", "b.yaml") == j.command[j.command.index("--platform"):][:2]
     with pytest.raises(SweepError, match=r"\{K\}"):
         Plan("app.py", ["{K}"], [2], [None]).jobs()
+    # the program's path may name a variant
+    variants = Plan("{V}/app.py", [], [2], [None], [("V", ["old", "new"])], real_nps=[2],
+                    time_regex="(x)", mpiexec="mpiexec")
+    assert variants.scripts() == ["old/app.py", "new/app.py"]
+    assert [j.command[-1] for j in variants.jobs()] == ["old/app.py"] * 2 + ["new/app.py"] * 2
     with pytest.raises(SweepError, match="once"):
         Plan("app.py", [], [2], [None], [("N", ["1"]), ("N", ["2"])]).jobs()
 

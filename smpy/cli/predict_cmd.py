@@ -80,7 +80,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, metavar="FILE.png",
                    help="draw time, efficiency (and energy) against the rank count (matplotlib)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
-    p.add_argument("script", help="the Python program")
+    p.add_argument("script", help="the Python program (may use {NAME} of --param: program variants)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (templates)")
     return p
 
@@ -177,8 +177,9 @@ def _check_inputs(plan: Plan) -> None:
 
     from smpy.platform import PlatformError, load_platform
 
-    if not (Path(plan.cwd) / plan.script).is_file():
-        raise SweepError(f"{plan.script}: no such program file")
+    for script in plan.scripts():
+        if not (Path(plan.cwd) / script).is_file():
+            raise SweepError(f"{script}: no such program file")
     for plat in plan.platforms:
         if plat is None:
             continue

@@ -27,7 +27,8 @@ is simulated time under smpy): process wall times would compare ``mpiexec``'s st
 smpyrun's, not the program.
 
 Program arguments may use ``{np}`` and ``{NAME}`` for each ``--param NAME=...`` (``{{`` and
-``}}`` for literal braces), so a weak-scaling sweep can grow the problem with the ranks.
+``}}`` for literal braces), so a weak-scaling sweep can grow the problem with the ranks; so
+may the program's path, to compare variants of a program.
 
 The runs are independent jobs: :func:`run_sweep` takes any :class:`concurrent.futures.Executor`
 (a thread pool here; ``dask.distributed.Client.get_executor()`` would spread a sweep over a
@@ -266,13 +267,18 @@ class Plan:
             cmd.append("--energy")
         for item in self.cfg:
             cmd.append(f"--cfg={substitute(item, values)}")
-        cmd.append(self.script)
+        cmd.append(substitute(self.script, values))
         cmd += [substitute(a, values) for a in self.args]
         return tuple(cmd)
 
+    def scripts(self) -> list[str]:
+        """The program files of the sweep (the script may use {NAME} to compare variants)."""
+        return list(dict.fromkeys(
+            substitute(self.script, {"np": str(pt.np), **dict(pt.params)}) for pt in self.points()))
+
     def real_command(self, point: Point) -> tuple[str, ...]:
         values = {"np": str(point.np), **dict(point.params)}
-        return (self.mpiexec, "-n", str(point.np), self.python, self.script,
+        return (self.mpiexec, "-n", str(point.np), self.python, substitute(self.script, values),
                 *(substitute(a, values) for a in self.args))
 
     def real_points(self) -> list[Point]:
