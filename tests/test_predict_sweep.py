@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from smpy.cli.sweep import (
+    REAL,
     Job,
     Plan,
     Point,
@@ -251,6 +252,12 @@ def test_plan_with_real_runs() -> None:
              for r in (0, 1) for p in (1, 2)]
     assert [jobs[i - 1] for i in first] == reals
     assert len(jobs) == 2 * (6 + 2) and all(j.time_regex == r"# elapsed (\S+)" for j in jobs)
+    # a parameter the program does not see (only in --cfg) shares the real runs
+    cfg_only = Plan("app.py", ["{N}"], [2], [None], [("N", ["1", "2"]), ("F", ["a", "b"])], reps=1,
+                    cfg=["smpi/comp-adjustment-file:{F}.csv"], real_nps=[2], time_regex="(x)")
+    reals = [j.point for j in cfg_only.jobs() if j.real]
+    assert reals == [Point(REAL, 2, (("N", "1"),)), Point(REAL, 2, (("N", "2"),))]
+    assert cfg_only.real_of(Point(None, 2, (("N", "2"), ("F", "b")))) == reals[1]
     for kw, needle in (({"time_regex": None}, "--time-regex"), ({"real_nps": [8]}, "--real 8"),
                        ({"time_regex": "("}, "--time-regex"), ({"time_regex": "elapsed"}, "group")):
         args = {"real_nps": [1], "time_regex": r"(\S+)", **kw}

@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         runs, interrupted = exc.runs, True
         print(f"{prog}: interrupted: {len(runs)} of {len(jobs)} runs finished; the summary is theirs",
               file=sys.stderr)
-    summaries = summarize(points, runs, ns.scaling)
+    summaries = summarize(points, runs, ns.scaling, plan.real_of)
     print(table(summaries))
     for s in summaries:
         for f in s.failures:

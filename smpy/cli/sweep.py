@@ -281,9 +281,19 @@ class Plan:
         return (self.mpiexec, "-n", str(point.np), self.python, substitute(self.script, values),
                 *(substitute(a, values) for a in self.args))
 
+    def real_of(self, point: Point) -> Point:
+        """The real-run point ``point``'s prediction is compared with: same rank count and
+        same values of the parameters the program sees (in its path or arguments). Platforms,
+        ``--cfg`` and ``--hostfile`` change only the emulation, so their variants share the
+        real runs."""
+        seen = set()
+        for t in (self.script, *self.args):
+            seen |= {m.group(1) for m in _PLACEHOLDER.finditer(t) if m.group(1)}
+        return Point(REAL, point.np, tuple((k, v) for k, v in point.params if k in seen))
+
     def real_points(self) -> list[Point]:
-        """One real point per parameter set and rank count of ``real_nps`` (not per platform)."""
-        return list(dict.fromkeys(pt.real for pt in self.points() if pt.np in self.real_nps))
+        """The real points of the sweep, for the rank counts of ``real_nps``."""
+        return list(dict.fromkeys(self.real_of(pt) for pt in self.points() if pt.np in self.real_nps))
 
     def jobs(self) -> list[Job]:
         """All runs, repetition-major; within a repetition, a point's real run (if any) just
@@ -312,9 +322,10 @@ class Plan:
         for r in range(self.reps):
             done: set[Point] = set()
             for pt in points:
-                if pt.real in reals and pt.real not in done:
-                    done.add(pt.real)
-                    jobs.append(Job(pt.real, r, reals[pt.real], self.cwd, self.timeout, self.time_regex))
+                rp = self.real_of(pt)
+                if rp in reals and rp not in done:
+                    done.add(rp)
+                    jobs.append(Job(rp, r, reals[rp], self.cwd, self.timeout, self.time_regex))
                 jobs.append(Job(pt, r, commands[pt], self.cwd, self.timeout, self.time_regex))
         return jobs
 
@@ -420,8 +431,11 @@ class SweepInterrupted(Exception):
         self.runs = runs
 
 
-def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "strong") -> list[Summary]:
-    """One summary per point (in ``points`` order), with speedup and efficiency in each group."""
+def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "strong",
+              real_of: Callable[[Point], Point] | None = None) -> list[Summary]:
+    """One summary per point (in ``points`` order), with speedup and efficiency in each group;
+    ``real_of``: the real point of a point (:meth:`Plan.real_of`; default: same parameters)."""
+    real_of = real_of or (lambda pt: pt.real)
     if scaling not in ("strong", "weak"):
         raise SweepError(f"scaling must be 'strong' or 'weak', got {scaling!r}")
     by_point: dict[Point, list[Run]] = {pt: [] for pt in points}
@@ -438,8 +452,9 @@ def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "stro
         good = [r for r in rs if r.ok]
         s = Summary(pt, len(rs), len(good),
                     failures=[f"rep {r.rep}: {r.status}: {r.message}".strip() for r in rs if not r.ok])
-        if pt.real in real:
-            s.real_s, s.real_ok = statistics.median(real[pt.real]), len(real[pt.real])
+        rp = real_of(pt)
+        if rp in real:
+            s.real_s, s.real_ok = statistics.median(real[rp]), len(real[rp])
         if good:
             times = [r.time_s for r in good]
             s.median_s, s.min_s, s.max_s = statistics.median(times), min(times), max(times)
