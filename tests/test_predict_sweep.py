@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shlex
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -149,7 +150,7 @@ def test_predict_strong_scaling_two_platforms(tmp_path: Path, app: Path) -> None
     slow, fast = platform(tmp_path, "slow", "1Gf"), platform(tmp_path, "fast", "4Gf")
     out = tmp_path / "res" / "sweep"
     proc = predict("-np", "1:4", "--reps", "2", "--platform", str(slow), "--platform", str(fast),
-                   "-o", str(out), "-q", str(app), "8e9", cwd=tmp_path)
+                   "-o", f"{out}.csv", "-q", str(app), "8e9", cwd=tmp_path)  # -o X.csv: prefix X
     assert proc.returncode == 0, proc.stderr
     rows = list(csv.DictReader((out.parent / "sweep.csv").open()))
     assert [(Path(r["platform"]).stem, int(r["np"])) for r in rows] == [
@@ -196,6 +197,11 @@ clusters:
         assert pts[n, 4]["ok"] == 0 and pts[n, 4]["median_s"] is None
         assert "planned failure at 4 ranks" in pts[n, 4]["failures"][0]
     assert "planned failure" in proc.stderr
+    # each failing point gives a command that runs it again, and that command fails the same way
+    again = [ln.split("run again: ", 1)[1] for ln in proc.stderr.splitlines() if "run again: " in ln]
+    assert len(again) == 2
+    rerun = subprocess.run(shlex.split(again[0]), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode != 0 and "planned failure at 4 ranks" in rerun.stderr
 
 
 def test_predict_bad_input_names_the_option(tmp_path: Path, app: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -146,8 +147,19 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
             print(f"# {s.point.label()} np={s.point.np}: {f}", file=sys.stderr)
     for f in real_failures(runs):
         print(f"# {f}", file=sys.stderr)
+    failed = {}
+    for r in runs:
+        if not r.ok and r.command:
+            failed.setdefault(r.point, r.command)
+    for cmd in failed.values():  # one command per failing point, to run it again by hand
+        print(f"#   run again: {shlex.join(cmd)}", file=sys.stderr)
     if ns.output:
-        files = write_outputs(ns.output, plan, summaries, runs, ns.scaling)
+        prefix = ns.output
+        for suffix in (".runs.csv", ".csv", ".json"):  # -o sweep.csv means the prefix sweep
+            if prefix.endswith(suffix):
+                prefix = prefix[: -len(suffix)]
+                break
+        files = write_outputs(prefix, plan, summaries, runs, ns.scaling)
         print(f"[smpy] wrote {', '.join(str(f) for f in files)}", file=sys.stderr)
     if ns.plot:
         try:

@@ -184,6 +184,8 @@ class Run:
     message: str = ""
     #: the time the program printed (time_regex), nan without one
     program_s: float = math.nan
+    #: the command that ran (to run it again by hand)
+    command: tuple[str, ...] = ()
 
     @property
     def time_s(self) -> float:
@@ -367,8 +369,12 @@ def run_real(job: Job) -> Run:
 def run_job(job: Job) -> Run:
     """Run one emulation (a fresh smpyrun process) and read its JSON summary; or, for a real
     point, the program under mpiexec."""
-    if job.real:
-        return run_real(job)
+    run = run_real(job) if job.real else _emulate(job)
+    run.command = job.command
+    return run
+
+
+def _emulate(job: Job) -> Run:
     with tempfile.TemporaryDirectory(prefix="smpy-sweep-") as tmp:
         out = Path(tmp) / "run.json"
         cmd = list(job.command)
@@ -553,7 +559,8 @@ def write_outputs(prefix: str | Path, plan: Plan, summaries: Sequence[Summary], 
         "points": [{**_point_fields(s.point), **{c: _json_num(getattr(s, c)) for c in cols},
                     "failures": s.failures} for s in summaries],
         "runs": [{**_point_fields(r.point), **{k: _json_num(v) for k, v in asdict(r).items()
-                                               if k not in ("point",)}} for r in runs],
+                                               if k not in ("point", "command")},
+                  "command": list(r.command)} for r in runs],
     }
     files[2].write_text(json.dumps(doc, indent=2) + "\n")
     return files
