@@ -194,6 +194,7 @@ clusters:
             assert pts[n, p]["efficiency"] == pytest.approx(1.0, rel=1e-3)
             # p hosts at 100 W (busy) and 8 - p idle at 50 W for the whole run
             assert pts[n, p]["energy_J"] == pytest.approx((100.0 * p + 50.0 * (8 - p)) * secs, rel=1e-3)
+            assert pts[n, p]["used_J"] == pytest.approx(100.0 * p * secs, rel=1e-3)  # the ranks' hosts
         assert pts[n, 4]["ok"] == 0 and pts[n, 4]["median_s"] is None
         assert "planned failure at 4 ranks" in pts[n, 4]["failures"][0]
     assert "planned failure" in proc.stderr

@@ -63,7 +63,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                    help="configuration item for every run (repeatable; may use {np}, {NAME})")
     p.add_argument("--hostfile", default=None, help="smpyrun --hostfile for every run (may use {np})")
-    p.add_argument("--energy", action="store_true", help="load the host energy plugin, report joules")
+    p.add_argument("--energy", action="store_true",
+                   help="load the host energy plugin; report joules of all the platform's hosts "
+                        "(SimGrid's total) and of the hosts the ranks ran on")
     p.add_argument("--real", default=None, metavar="LIST",
                    help="also run these rank counts (among -np) for real on this node (mpiexec, real "
                         "mpi4py, one BLAS thread per rank), interleaved with the emulations, and give "

@@ -177,7 +177,8 @@ class Run:
     status: str  # smpyrun's status (ok, error, abort, deadlock, ...), or failed / timeout
     exit_code: int
     makespan_s: float = math.nan
-    energy_J: float = math.nan
+    energy_J: float = math.nan  # all hosts of the platform (SimGrid's total)
+    used_J: float = math.nan  # the hosts the ranks ran on
     wall_s: float = math.nan
     peak_rss_bytes: int = 0
     mpi_calls: int = 0
@@ -211,6 +212,7 @@ class Summary:
     speedup: float = math.nan
     efficiency: float = math.nan
     energy_J: float = math.nan
+    used_J: float = math.nan
     wall_s: float = math.nan
     peak_rss_bytes: int = 0
     failures: list[str] = field(default_factory=list)
@@ -390,6 +392,7 @@ def _emulate(job: Job) -> Run:
                        message=_tail(proc.stderr) or f"smpyrun exited with code {proc.returncode}")
         data = json.loads(out.read_text())
     energy = (data.get("energy") or {}).get("total_J", math.nan)
+    used = (data.get("energy") or {}).get("used_hosts_J", math.nan)
     msg = data.get("message", "")
     status = data["status"]
     if status != "ok" or proc.returncode != 0:
@@ -397,7 +400,7 @@ def _emulate(job: Job) -> Run:
     t, no_time = _program_time(job, proc.stdout)
     if status == "ok" and proc.returncode == 0 and no_time:
         status, msg = "no-time", no_time
-    return Run(job.point, job.rep, status, proc.returncode, data["makespan_s"], energy,
+    return Run(job.point, job.rep, status, proc.returncode, data["makespan_s"], energy, used,
                data["wall_s"], int(data.get("peak_rss_bytes", 0)), data["mpi_calls"], msg, t)
 
 
@@ -469,6 +472,7 @@ def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "stro
             energies = [r.energy_J for r in good if not math.isnan(r.energy_J)]
             if energies:
                 s.energy_J = statistics.median(energies)
+                s.used_J = statistics.median(r.used_J for r in good if not math.isnan(r.used_J))
         out.append(s)
     base: dict[Any, Summary] = {}
     for s in sorted(out, key=lambda s: s.point.np):
@@ -509,7 +513,7 @@ def table(summaries: Sequence[Summary]) -> str:
     real = any(s.real_ok for s in summaries)
     head = ["point", "np", "ok", "predicted s", "min s", "max s", "spread", "speedup", "effic."]
     head += ["real s", "error"] if real else []
-    head += ["energy J"] if energy else []
+    head += ["energy J", "used J"] if energy else []
     head += ["emul s", "RSS MiB"]
     rows = []
     for s in summaries:
@@ -518,7 +522,7 @@ def table(summaries: Sequence[Summary]) -> str:
                "-" if not s.ok else f"{100 * s.spread:.1f}%",
                _fmt(s.speedup, ".3f"), _fmt(s.efficiency, ".3f")]
         row += [_fmt(s.real_s, ".6g"), "-" if math.isnan(s.error) else f"{100 * s.error:+.1f}%"] if real else []
-        row += [_fmt(s.energy_J, ".6g")] if energy else []
+        row += [_fmt(s.energy_J, ".6g"), _fmt(s.used_J, ".6g")] if energy else []
         row += [_fmt(s.wall_s, ".2f"), f"{s.peak_rss_bytes / 2**20:.0f}" if s.peak_rss_bytes else "-"]
         rows.append(row)
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
@@ -543,13 +547,13 @@ def write_outputs(prefix: str | Path, plan: Plan, summaries: Sequence[Summary], 
     prefix.parent.mkdir(parents=True, exist_ok=True)
     files = [prefix.with_name(prefix.name + ".csv"), prefix.with_name(prefix.name + ".runs.csv"),
              prefix.with_name(prefix.name + ".json")]
-    cols = ["runs", "ok", "median_s", "min_s", "max_s", "speedup", "efficiency", "energy_J", "wall_s",
+    cols = ["runs", "ok", "median_s", "min_s", "max_s", "speedup", "efficiency", "energy_J", "used_J", "wall_s",
             "peak_rss_bytes"]
     if any(s.real_ok for s in summaries):
         cols += ["real_s", "real_ok", "error"]
     rows = [{**_point_fields(s.point), **{c: getattr(s, c) for c in cols}} for s in summaries]
     _write_csv(files[0], rows)
-    run_cols = ["rep", "status", "exit_code", "makespan_s", "program_s", "energy_J", "wall_s", "peak_rss_bytes",
+    run_cols = ["rep", "status", "exit_code", "makespan_s", "program_s", "energy_J", "used_J", "wall_s", "peak_rss_bytes",
                 "mpi_calls"]
     _write_csv(files[1], [{**_point_fields(r.point), **{c: getattr(r, c) for c in run_cols}} for r in runs])
     doc = {
