@@ -345,3 +345,11 @@ def test_predict_ctrl_c_writes_what_finished(tmp_path: Path) -> None:
     runs = list(csv.DictReader(out.with_suffix(".runs.csv").open()))
     assert 1 <= len(runs) < 20 and {r["status"] for r in runs} == {"ok"}
     assert "predicted s" in stdout
+
+
+def test_umbrella_help_lists_predict(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "smpy", "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "smpy predict" in proc.stdout and "smpy calibrate" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "smpy.cli.smpyrun", "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "smpy predict" not in proc.stdout  # smpyrun is the run command only

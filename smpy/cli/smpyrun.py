@@ -18,9 +18,15 @@ from smpy.shim.blas import single_thread_blas
 
 
 def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
+    epilog = None
+    if prog == "smpy":  # the umbrella command: say what else it does
+        epilog = ("other commands: smpy predict (sweeps over rank counts, platforms and parameters, "
+                  "against real runs with --real), smpy calibrate {host-speed,network,compute,memory,"
+                  "power}, smpy platform {show,convert,route}, smpy plot, smpy replay; "
+                  "each with --help")
     p = argparse.ArgumentParser(
         prog=prog, description="Run an unmodified mpi4py program on a simulated cluster and report "
-        "its predicted run time.", allow_abbrev=False)
+        "its predicted run time.", epilog=epilog, allow_abbrev=False)
     p.add_argument("-np", "-n", "--np", dest="np", type=int, default=None,
                    help="number of MPI ranks (default: one per hostfile entry, else 1)")
     p.add_argument("--platform", "-platform", dest="platform", default=None,
