@@ -347,7 +347,7 @@ def test_predict_ctrl_c_writes_what_finished(tmp_path: Path) -> None:
     assert "predicted s" in stdout
 
 
-def test_umbrella_help_lists_predict(tmp_path: Path) -> None:
+def test_umbrella_help_lists_predict() -> None:
     proc = subprocess.run([sys.executable, "-m", "smpy", "--help"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "smpy predict" in proc.stdout and "smpy calibrate" in proc.stdout
     proc = subprocess.run([sys.executable, "-m", "smpy.cli.smpyrun", "--help"],
