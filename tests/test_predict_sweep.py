@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import shlex
 import subprocess
 import sys
@@ -94,6 +95,24 @@ def test_substitute() -> None:
         substitute("{M}", {"N": "1", "np": "2"})
     with pytest.raises(SweepError, match="unmatched"):
         substitute('{"a": 1', {})
+    with pytest.raises(SweepError, match="literal braces"):
+        substitute('{"a": 1}', {})
+    assert substitute('{{"a": {N}}}', {"N": "1"}) == '{"a": 1}'
+
+
+def test_substitute_arithmetic() -> None:
+    v = {"np": "8", "N": "1e9", "L": "128", "name": "big"}
+    assert substitute("{N * np}", v) == "8000000000"  # a whole number, written as one
+    assert substitute("{round(L * np ** (1/3))}", v) == "256"  # weak scaling of a 3-D grid
+    assert substitute("{L / 3}", v) == str(128 / 3)
+    assert substitute("{max(1, np // 3) - -1}x{ceil(np / 3)}", v) == "3x3"
+    assert substitute("{name}", v) == "big"  # a bare name keeps its text
+    for expr, needle in (("{name * 2}", "name = 'big' is not a number"), ("{K + 1}", "K, which is not"),
+                         ("{__import__('os')}", "only numbers"), ("{np.real}", "only numbers"),
+                         ("{2 ** 100}", "exponent"), ("{np / (np - 8)}", "divides by zero"),
+                         ("{int(x=1)}", "only numbers")):
+        with pytest.raises(SweepError, match=re.escape(needle)):
+            substitute(expr, v)
 
 
 def test_plan_order_and_placeholder_errors(tmp_path: Path) -> None:
@@ -254,6 +273,10 @@ def test_plan_with_real_runs() -> None:
     # one real run per rank count and repetition, whatever the number of platforms
     assert [(j.point.np, j.rep) for j in reals] == [(1, 0), (2, 0), (1, 1), (2, 1)]
     assert reals[0].command == ("/x/mpiexec", "-n", "1", sys.executable, "app.py", "1")
+    placed = Plan("app.py", [], [4], [None], real_nps=[4], time_regex="(x)", mpiexec="mpiexec",
+                  mpiexec_args=["-hosts", "a,b", "-ppn", "{np // 2}"])
+    assert [j.command for j in placed.jobs() if j.real] == [
+        ("mpiexec", "-n", "4", "-hosts", "a,b", "-ppn", "2", sys.executable, "app.py")]
     # each real run comes just before the first emulation of its rank count in its repetition
     first = [next(i for i, j in enumerate(jobs) if j.point == Point(None, p) and j.rep == r)
              for r in (0, 1) for p in (1, 2)]
@@ -265,6 +288,9 @@ def test_plan_with_real_runs() -> None:
     reals = [j.point for j in cfg_only.jobs() if j.real]
     assert reals == [Point(REAL, 2, (("N", "1"),)), Point(REAL, 2, (("N", "2"),))]
     assert cfg_only.real_of(Point(None, 2, (("N", "2"), ("F", "b")))) == reals[1]
+    # names inside expressions count as seen by the program
+    expr = Plan("app.py", ["{round(N * np)}"], [2], [None], [("N", ["1", "2"]), ("F", ["a"])])
+    assert expr.real_of(Point(None, 2, (("N", "2"), ("F", "a")))) == Point(REAL, 2, (("N", "2"),))
     for kw, needle in (({"time_regex": None}, "--time-regex"), ({"real_nps": [8]}, "--real 8"),
                        ({"time_regex": "("}, "--time-regex"), ({"time_regex": "elapsed"}, "group")):
         args = {"real_nps": [1], "time_regex": r"(\S+)", **kw}

@@ -76,6 +76,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                         "simulated under smpy); default: the simulated makespan")
     p.add_argument("--mpiexec", default=None,
                    help="mpiexec for --real (default: the one next to this Python, else on PATH)")
+    p.add_argument("--mpiexec-args", default="", metavar="ARGS",
+                   help="more mpiexec arguments for --real, e.g. --mpiexec-args='-hosts node1,node2 -ppn {np // 2}' "
+                        "to check inter-node predictions on the nodes one has")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="give up a run after this wall time")
     p.add_argument("-o", "--output", default=None, metavar="PREFIX",
@@ -98,7 +101,8 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
                     platforms=list(ns.platform) or [None], params=[parse_param(t) for t in ns.param],
                     reps=ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
                     timeout=ns.timeout, real_nps=parse_np_list(ns.real, "--real") if ns.real else [],
-                    time_regex=ns.time_regex, mpiexec=ns.mpiexec or _mpiexec())
+                    time_regex=ns.time_regex, mpiexec=ns.mpiexec or _mpiexec(),
+                    mpiexec_args=shlex.split(ns.mpiexec_args))
         jobs = plan.jobs()
         points = plan.points()
         _check_inputs(plan)
@@ -108,7 +112,7 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
 
     cores = os.cpu_count() or 1
     over = [p for p in plan.real_nps if p > cores]
-    if over:
+    if over and not plan.mpiexec_args:  # with placement arguments the ranks may be on other nodes
         print(f"{prog}: warning: --real {','.join(map(str, over))}: more ranks than this node's {cores} "
               "cores; the real runs time-share the cores (MPICH polls while it waits)", file=sys.stderr)
     if ns.jobs > 1 and plan.real_nps:

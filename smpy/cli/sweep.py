@@ -27,8 +27,9 @@ is simulated time under smpy): process wall times would compare ``mpiexec``'s st
 smpyrun's, not the program.
 
 Program arguments may use ``{np}`` and ``{NAME}`` for each ``--param NAME=...`` (``{{`` and
-``}}`` for literal braces), so a weak-scaling sweep can grow the problem with the ranks; so
-may the program's path, to compare variants of a program.
+``}}`` for literal braces), and arithmetic of them (``{N * np}``, ``{round(128 * np ** (1/3))}``),
+so a weak-scaling sweep can grow the problem with the ranks; so may the program's path, to
+compare variants of a program.
 
 The runs are independent jobs: :func:`run_sweep` takes any :class:`concurrent.futures.Executor`
 (a thread pool here; ``dask.distributed.Client.get_executor()`` would spread a sweep over a
@@ -37,10 +38,12 @@ cluster, since :func:`run_job` and its argument are plain picklable data).
 
 from __future__ import annotations
 
+import ast
 import csv
 import itertools
 import json
 import math
+import operator
 import os
 import re
 import statistics
@@ -53,7 +56,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{|\}")
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]+)\}|\{|\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -107,8 +110,90 @@ def parse_param(text: str) -> tuple[str, list[str]]:
     return name, list(dict.fromkeys(vals))
 
 
+_FUNCS: dict[str, Callable[..., Any]] = {"int": int, "round": round, "min": min, "max": max, "abs": abs,
+                                         "floor": math.floor, "ceil": math.ceil}
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+
+
+def _number(name: str, text: str, where: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise SweepError(f"{where}: {name} = {text!r} is not a number") from None
+
+
+def _evaluate(expr: str, values: dict[str, str], where: str) -> str:
+    """``{expr}``: a name gives its value as written; an arithmetic expression of the names
+    (+ - * / // % **, parentheses, int round min max abs floor ceil) gives its result, a whole
+    number written without a decimal point."""
+    text = expr.strip()
+    if _NAME.match(text):
+        if text not in values:
+            known = ", ".join("{" + k + "}" for k in values)
+            raise SweepError(f"{where} uses {{{text}}}, which is not defined (known: {known})")
+        return values[text]
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise SweepError(f"{where}: {{{expr}}} is neither a name nor an arithmetic expression "
+                         "(write {{ and }} for literal braces)") from None
+
+    def ev(node: ast.AST) -> Any:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in values:
+                raise SweepError(f"{where}: {{{expr}}} uses {node.id}, which is not defined")
+            return _number(node.id, values[node.id], where)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = ev(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            a, b = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Pow) and abs(b) > 64:
+                raise SweepError(f"{where}: {{{expr}}}: exponent {b} is too large")
+            try:
+                return _BINOPS[type(node.op)](a, b)
+            except ZeroDivisionError:
+                raise SweepError(f"{where}: {{{expr}}} divides by zero") from None
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS
+                and not node.keywords):
+            return _FUNCS[node.func.id](*(ev(a) for a in node.args))
+        raise SweepError(f"{where}: {{{expr}}}: only numbers, names, + - * / // % **, parentheses and "
+                         f"{', '.join(_FUNCS)} are allowed")
+
+    v = ev(tree)
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+        v = int(v)
+    return str(v)
+
+
+def _names_in(template: str) -> set[str]:
+    """The names a template's placeholders use."""
+    out: set[str] = set()
+    for m in _PLACEHOLDER.finditer(template):
+        expr = m.group(1)
+        if expr is None:
+            continue
+        try:
+            tree = ast.parse(expr.strip(), mode="eval")
+        except SyntaxError:
+            continue
+        out |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in _FUNCS}
+    return out
+
+
 def substitute(template: str, values: dict[str, str]) -> str:
-    """Replace ``{name}`` by ``values[name]``; ``{{``/``}}`` are literal braces."""
+    """Replace each ``{name}`` by ``values[name]`` and each ``{expression}`` of the names by its
+    value (see :func:`_evaluate`); ``{{``/``}}`` are literal braces."""
+    where = f"argument {template!r}"
 
     def repl(m: re.Match[str]) -> str:
         tok = m.group(0)
@@ -116,13 +201,10 @@ def substitute(template: str, values: dict[str, str]) -> str:
             return "{"
         if tok == "}}":
             return "}"
-        name = m.group(1)
-        if name is None:
-            raise SweepError(f"argument {template!r}: unmatched {tok!r} (write {tok * 2} for a literal brace)")
-        if name not in values:
-            known = ", ".join("{" + k + "}" for k in values)
-            raise SweepError(f"argument {template!r} uses {{{name}}}, which is not defined (known: {known})")
-        return values[name]
+        expr = m.group(1)
+        if expr is None:
+            raise SweepError(f"{where}: unmatched {tok!r} (write {tok * 2} for a literal brace)")
+        return _evaluate(expr, values, where)
 
     return _PLACEHOLDER.sub(repl, template)
 
@@ -251,6 +333,8 @@ class Plan:
     real_nps: list[int] = field(default_factory=list)
     time_regex: str | None = None
     mpiexec: str = "mpiexec"
+    #: more mpiexec arguments for the real runs (placement on the nodes one has, e.g. -hosts a,b)
+    mpiexec_args: list[str] = field(default_factory=list)
 
     def points(self) -> list[Point]:
         names = [n for n, _ in self.params]
@@ -282,7 +366,8 @@ class Plan:
 
     def real_command(self, point: Point) -> tuple[str, ...]:
         values = {"np": str(point.np), **dict(point.params)}
-        return (self.mpiexec, "-n", str(point.np), self.python, substitute(self.script, values),
+        return (self.mpiexec, "-n", str(point.np), *(substitute(a, values) for a in self.mpiexec_args),
+                self.python, substitute(self.script, values),
                 *(substitute(a, values) for a in self.args))
 
     def real_of(self, point: Point) -> Point:
@@ -290,9 +375,9 @@ class Plan:
         same values of the parameters the program sees (in its path or arguments). Platforms,
         ``--cfg`` and ``--hostfile`` change only the emulation, so their variants share the
         real runs."""
-        seen = set()
+        seen: set[str] = set()
         for t in (self.script, *self.args):
-            seen |= {m.group(1) for m in _PLACEHOLDER.finditer(t) if m.group(1)}
+            seen |= _names_in(t)
         return Point(REAL, point.np, tuple((k, v) for k, v in point.params if k in seen))
 
     def real_points(self) -> list[Point]:
@@ -532,7 +617,7 @@ def table(summaries: Sequence[Summary]) -> str:
     acc = accuracy(summaries)
     if acc is not None:
         lines.append(f"against real runs: d_avg {100 * acc[0]:.2f} %  d_max {100 * acc[1]:.2f} %  "
-                     f"({acc[2]} points; error = (predicted - real) / real, medians)")
+                     f"({acc[2]} point{'s' if acc[2] != 1 else ''}; error = (predicted - real) / real, medians)")
     return "\n".join(lines)
 
 
