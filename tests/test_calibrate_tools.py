@@ -85,6 +85,35 @@ def test_calibrate_compute_end_to_end(tmp_path: Path) -> None:
         assert 0.5 < ratio < 2.0
 
 
+@pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
+def test_calibrate_compute_contention_with_two_workloads_end_to_end(tmp_path: Path) -> None:
+    app = tmp_path / "stream.py"
+    app.write_text(
+        "import sys\nimport numpy as np\nfrom mpi4py import MPI\nc = MPI.COMM_WORLD\n"
+        "n, steps = int(sys.argv[1]), int(sys.argv[2])\na = np.ones(n)\nb = np.empty(n)\n"
+        "for i in range(steps):\n    np.multiply(a, 1.0001, out=b)\n    a, b = b, a\n    c.Barrier()\n")
+    plat = tmp_path / "node.yaml"
+    plat.write_text("name: node\nhosts:\n  - {name: node, cores: 2, speed: 1Gf,\n"
+                    "     memory: {bandwidth: 30GBps, core_bandwidth: 20GBps}}\n")
+    out = tmp_path / "factors.csv"
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-m", "smpy", "calibrate", "compute", "-np", "2", "--platform", str(plat),
+                           "--cfg", "smpi/host-speed:1Gf", "--reps", "2", "--base-args", "1000000 10",
+                           "--program-wide", "--contention", "-o", str(out), str(app), "2000000", "20"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "sigma(2) = 1.333" in proc.stderr
+    # the slowdown table lists the pooled region whether or not its slowdown is significant
+    lines = proc.stdout.splitlines()
+    table = lines[next(i for i, ln in enumerate(lines) if "slowdown" in ln) + 1:]
+    pooled = next(ln for ln in table if ln.startswith("<pooled>")).split()
+    assert float(pooled[1]) > 0 and float(pooled[2]) > 0 and float(pooled[3]) > 0  # real, serial, slowdown
+    rows = list(csv.reader(out.open()))
+    assert rows[0] == ["start:stop", "ratio", "memory_fraction"]
+    # the rows written (none when nothing was significant) hold a ratio and a fraction in [0, 1]
+    assert all(0.0 <= float(r[2]) <= 1.0 and float(r[1]) > 0 for r in rows[1:])
+
+
 def test_marginal_ratios_cancel_per_run_fixed_costs() -> None:
     # each real rank pays a 0.03 s warm-up that the emulator pays once: the plain ratio of the
     # small workload is biased (0.1 / 0.13), the marginal ratio between two workloads is not
@@ -271,6 +300,15 @@ def test_memory_fractions_from_contended_and_serialized_runs() -> None:
     # a slowdown above sigma(P) is clipped at f = 1 and reported
     kept, _, skipped = compute.memory_fractions(contended, serialized, sigma=1.2, min_seconds=1e-3)
     assert kept["a:1:a:2"] == 1.0 and any("above sigma" in line for line in skipped)
+
+
+def test_slowdown_shift_between_workloads_is_reported() -> None:
+    # heat3d on this VM: 1.36 at N = 112 (two ranks overflow the L3, one does not), 1.1 beyond
+    base = {"a:1:a:2": 1.36, "a:2:a:1": 1.02, "only:base": 1.5}
+    main = {"a:1:a:2": 1.10, "a:2:a:1": 1.05, "only:main": 1.0}
+    lines = compute.slowdown_shifts(base, main)
+    assert lines == ["a:1:a:2: slowdown 1.360 with the base workload, 1.100 with the main one"]
+    assert compute.slowdown_shifts(base, main, tolerance=0.3) == []
 
 
 def test_memory_fractions_pair_the_runs_so_that_drift_cancels() -> None:

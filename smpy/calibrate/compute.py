@@ -319,6 +319,14 @@ def memory_fractions(contended: list[dict[str, float]], serialized: list[dict[st
     return fractions, slowdowns, skipped
 
 
+def slowdown_shifts(base: dict[str, float], main: dict[str, float], tolerance: float = 0.1) -> list[str]:
+    """Regions whose contention slowdown differs between the two workloads by more than
+    ``tolerance`` (absolute): a sign that the per-rank working set crosses a cache level
+    between them, so that the fraction (the main workload's) holds only near its size."""
+    return [f"{key}: slowdown {base[key]:.3f} with the base workload, {main[key]:.3f} with the main one"
+            for key in sorted(set(base) & set(main)) if abs(base[key] - main[key]) > tolerance]
+
+
 def write_factors(path: Path, factors: dict[str, float], fractions: dict[str, float] | None = None) -> None:
     """SMPI's comp-adjustment CSV; with ``fractions``, a third column (memory-bound fraction)
     and a row for each region that has one, at ratio 1 if it has no ratio."""
@@ -466,6 +474,16 @@ def main(argv: list[str] | None = None) -> int:
                   f"{kept.get(key, 0.0):>10.3f}")
         for line in fskipped:
             print(f"[calibrate] memory fraction: {line}", file=sys.stderr)
+        if "base" in workloads:
+            _, base_slow, _ = memory_fractions(runs["base", "real"], runs["base", "serial"], sigma,
+                                               ns.min_seconds, ns.sigmas, f)
+            shifts = slowdown_shifts(base_slow, slowdowns)
+            for line in shifts:
+                print(f"[calibrate] warning: {line}", file=sys.stderr)
+            if shifts:
+                print("[calibrate] warning: the contention changes with the problem size (a working set "
+                      "crossing a cache level?): the fractions are the main workload's; predict sizes "
+                      "near it, or calibrate at the per-rank size you predict", file=sys.stderr)
     write_factors(Path(ns.output), written, fractions)
     print(f"{'region':<48}{'serial s' if ns.contention else 'real s':>12}{'smpy s':>12}{'ratio':>10}"
           + ("   (totals of the main workload; ratios of the differences)" if base else ""))
