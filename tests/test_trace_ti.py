@@ -4,6 +4,7 @@ SMPI-recorded traces, to SMPI's own replay time."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -20,9 +21,15 @@ XML = ROOT / "benchmarks" / "vs_smpi" / "cluster64.xml"
 
 
 def _replay(trace: Path, np_: int, *extra: str) -> float:
+    """The replay's makespan, exactly (from --json: the printed line has 9 significant digits,
+    whose rounding alone can exceed the tests' rel=1e-9)."""
+    summary = trace.with_name(trace.name + ".replay.json")
     out = subprocess.run([sys.executable, "-m", "smpy", "replay", "-q", "-np", str(np_), *extra,
-                          str(trace)], capture_output=True, text=True, check=True, timeout=300).stdout
-    return float(out.split("simulation time")[1].split()[0])
+                          "--json", str(summary), str(trace)], capture_output=True, text=True, check=True,
+                         timeout=300).stdout
+    exact = json.loads(summary.read_text())["makespan_s"]
+    assert float(out.split("simulation time")[1].split()[0]) == pytest.approx(exact, rel=1e-8)
+    return exact
 
 
 def _lines(index: Path, rank: int) -> list[str]:
