@@ -226,7 +226,9 @@ clusters:
 
 def test_predict_bad_input_names_the_option(tmp_path: Path, app: Path) -> None:
     for args, needle in ((["-np", "0"], "-np"), (["-np", "2", "--param", "x"], "--param"),
-                         (["-np", "2", "--jobs", "0"], "--jobs"), (["-np", "2", "--reps", "0"], "--reps")):
+                         (["-np", "2", "--jobs", "0"], "--jobs"), (["-np", "2", "--reps", "0"], "--reps"),
+                         (["-np", "2", "--timeout", "0"], "--timeout"),
+                         (["-np", "2", "--mpiexec-args=-hosts 'a"], "--mpiexec-args")):
         proc = predict(*args, str(app), "{Q}" if "--param" in args else "1", cwd=tmp_path)
         assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr
     proc = predict("-np", "2", str(app), "{Q}", cwd=tmp_path)

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from smpy.cli.sweep import (
     REAL,
     Plan,
+    Point,
     Run,
     SweepError,
     SweepInterrupted,
@@ -97,12 +98,18 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
     try:
         if ns.jobs < 1:
             raise SweepError("--jobs must be at least 1")
+        if ns.timeout is not None and not ns.timeout > 0:
+            raise SweepError(f"--timeout {ns.timeout:g}: must be positive (seconds)")
+        try:
+            mpiexec_args = shlex.split(ns.mpiexec_args)
+        except ValueError as exc:
+            raise SweepError(f"--mpiexec-args {ns.mpiexec_args!r}: {exc}") from None
         plan = Plan(script=ns.script, args=list(ns.args), nps=parse_np_list(ns.np),
                     platforms=list(ns.platform) or [None], params=[parse_param(t) for t in ns.param],
                     reps=ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
                     timeout=ns.timeout, real_nps=parse_np_list(ns.real, "--real") if ns.real else [],
                     time_regex=ns.time_regex, mpiexec=ns.mpiexec or _mpiexec(),
-                    mpiexec_args=shlex.split(ns.mpiexec_args))
+                    mpiexec_args=mpiexec_args)
         jobs = plan.jobs()
         points = plan.points()
         _check_inputs(plan)
@@ -153,7 +160,7 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
             print(f"# {s.point.label()} np={s.point.np}: {f}", file=sys.stderr)
     for f in real_failures(runs):
         print(f"# {f}", file=sys.stderr)
-    failed = {}
+    failed: dict[Point, tuple[str, ...]] = {}
     for r in runs:
         if not r.ok and r.command:
             failed.setdefault(r.point, r.command)
@@ -165,7 +172,11 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
             if prefix.endswith(suffix):
                 prefix = prefix[: -len(suffix)]
                 break
-        files = write_outputs(prefix, plan, summaries, runs, ns.scaling)
+        try:
+            files = write_outputs(prefix, plan, summaries, runs, ns.scaling)
+        except OSError as exc:  # the table above still holds the results
+            print(f"{prog}: error: -o {ns.output}: {exc}", file=sys.stderr)
+            return 1
         print(f"[smpy] wrote {', '.join(str(f) for f in files)}", file=sys.stderr)
     if ns.plot:
         try:
