@@ -90,13 +90,14 @@ import csv
 import math
 import os
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from smpy.support.mpiexec import default_mpiexec
 
 
 def mpi_call_names() -> list[str]:
@@ -368,8 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-o", "--output", default="comp-adjustment.csv", help="factor file to write")
     ap.add_argument("--platform", default=None, help="platform of the emulated run")
     ap.add_argument("--cfg", action="append", default=[], help="setting of the emulated run")
-    ap.add_argument("--mpiexec", default=shutil.which("mpiexec", path=os.path.dirname(sys.executable))
-                    or "mpiexec")
+    ap.add_argument("--mpiexec", default=default_mpiexec(), help="mpiexec of the real runs (default: this "
+                    "environment's, else the one on PATH)")
     ap.add_argument("--region-depth", type=int, default=1, help="as smpy/region-depth")
     ap.add_argument("--min-seconds", type=float, default=1e-3,
                     help="regions shorter than this in the real run keep ratio 1")

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +32,7 @@ import numpy as np
 import yaml
 
 from smpy.calibrate.fit import predict, segmented_fit, summarise, to_factors
+from smpy.support.mpiexec import default_mpiexec
 from smpy.support.units import format_bandwidth, format_time, parse_bandwidth, parse_time
 
 
@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inner", type=int, default=5,
                     help="round trips per measurement, the fastest kept (robust to descheduling)")
     ap.add_argument("--quantile", type=float, default=0.2, help="quantile of the repetitions used per size")
-    ap.add_argument("--mpiexec", default=shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or "mpiexec")
+    ap.add_argument("--mpiexec", default=default_mpiexec(), help="mpiexec of the real runs (default: this "
+                    "environment's, else the one on PATH)")
     ap.add_argument("--mpiexec-args", default="", help="extra mpiexec arguments (e.g. host placement)")
     ap.add_argument("--samples", help="fit these CSV samples (size,t) instead of measuring")
     ap.add_argument("--no-protocol", dest="protocol", action="store_false",

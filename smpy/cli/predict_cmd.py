@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import shutil
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +34,7 @@ from smpy.cli.sweep import (
     table,
     write_outputs,
 )
+from smpy.support.mpiexec import default_mpiexec
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
                     platforms=list(ns.platform) or [None], params=[parse_param(t) for t in ns.param],
                     reps=ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
                     timeout=ns.timeout, real_nps=parse_np_list(ns.real, "--real") if ns.real else [],
-                    time_regex=ns.time_regex, mpiexec=ns.mpiexec or _mpiexec(),
+                    time_regex=ns.time_regex, mpiexec=ns.mpiexec or default_mpiexec(),
                     mpiexec_args=mpiexec_args)
         jobs = plan.jobs()
         points = plan.points()
@@ -191,12 +191,6 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
-
-
-def _mpiexec() -> str:
-    """The mpiexec of this Python's environment (the mpich wheel's hydra), else the one on PATH."""
-    return (shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
-            or "mpiexec")
 
 
 def _check_inputs(plan: Plan) -> None:
