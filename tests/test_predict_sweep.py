@@ -110,7 +110,8 @@ def test_substitute_arithmetic() -> None:
     for expr, needle in (("{name * 2}", "name = 'big' is not a number"), ("{K + 1}", "K, which is not"),
                          ("{__import__('os')}", "only numbers"), ("{np.real}", "only numbers"),
                          ("{2 ** 100}", "exponent"), ("{np / (np - 8)}", "divides by zero"),
-                         ("{int(x=1)}", "only numbers")):
+                         ("{int(x=1)}", "only numbers"), ("{N * 1e300}", "not a finite number"), ("{(N * 1e150) ** 2.5}", "(34"),
+                         ("{max()}", "max expected")):
         with pytest.raises(SweepError, match=re.escape(needle)):
             substitute(expr, v)
 
@@ -271,13 +272,13 @@ def test_plan_with_real_runs() -> None:
     plan = Plan("app.py", ["{np}"], [1, 2, 4], [None, "b.yaml"], reps=2, real_nps=[1, 2],
                 time_regex=r"# elapsed (\S+)", mpiexec="/x/mpiexec")
     jobs = plan.jobs()
-    reals = [j for j in jobs if j.real]
+    reals = [j for j in jobs if j.point.is_real]
     # one real run per rank count and repetition, whatever the number of platforms
     assert [(j.point.np, j.rep) for j in reals] == [(1, 0), (2, 0), (1, 1), (2, 1)]
     assert reals[0].command == ("/x/mpiexec", "-n", "1", sys.executable, "app.py", "1")
     placed = Plan("app.py", [], [4], [None], real_nps=[4], time_regex="(x)", mpiexec="mpiexec",
                   mpiexec_args=["-hosts", "a,b", "-ppn", "{np // 2}"])
-    assert [j.command for j in placed.jobs() if j.real] == [
+    assert [j.command for j in placed.jobs() if j.point.is_real] == [
         ("mpiexec", "-n", "4", "-hosts", "a,b", "-ppn", "2", sys.executable, "app.py")]
     # each real run comes just before the first emulation of its rank count in its repetition
     first = [next(i for i, j in enumerate(jobs) if j.point == Point(None, p) and j.rep == r)
@@ -287,7 +288,7 @@ def test_plan_with_real_runs() -> None:
     # a parameter the program does not see (only in --cfg) shares the real runs
     cfg_only = Plan("app.py", ["{N}"], [2], [None], [("N", ["1", "2"]), ("F", ["a", "b"])], reps=1,
                     cfg=["smpi/comp-adjustment-file:{F}.csv"], real_nps=[2], time_regex="(x)")
-    reals = [j.point for j in cfg_only.jobs() if j.real]
+    reals = [j.point for j in cfg_only.jobs() if j.point.is_real]
     assert reals == [Point(REAL, 2, (("N", "1"),)), Point(REAL, 2, (("N", "2"),))]
     assert cfg_only.real_of(Point(None, 2, (("N", "2"), ("F", "b")))) == reals[1]
     # names inside expressions count as seen by the program
@@ -302,8 +303,9 @@ def test_plan_with_real_runs() -> None:
 
 def test_summary_against_real_runs() -> None:
     a, b = Point("a.yaml", 2), Point("b.yaml", 2)
-    runs = [Run(a.real, 0, "ok", 0, program_s=1.0), Run(a.real, 1, "ok", 0, program_s=1.2),
-            Run(a.real, 2, "failed", 1, message="boom"),
+    real = Point(REAL, 2)
+    runs = [Run(real, 0, "ok", 0, program_s=1.0), Run(real, 1, "ok", 0, program_s=1.2),
+            Run(real, 2, "failed", 1, message="boom"),
             Run(a, 0, "ok", 0, 9.0, program_s=1.21), Run(b, 0, "ok", 0, 9.0, program_s=0.99)]
     sa, sb = summarize([a, b], runs)
     assert (sa.real_s, sa.real_ok, sb.real_s) == (1.1, 2, 1.1)  # both platforms against one real median

@@ -159,17 +159,23 @@ def _evaluate(expr: str, values: dict[str, str], where: str) -> str:
             a, b = ev(node.left), ev(node.right)
             if isinstance(node.op, ast.Pow) and abs(b) > 64:
                 raise SweepError(f"{where}: {{{expr}}}: exponent {b} is too large")
-            try:
-                return _BINOPS[type(node.op)](a, b)
-            except ZeroDivisionError:
-                raise SweepError(f"{where}: {{{expr}}} divides by zero") from None
+            return _BINOPS[type(node.op)](a, b)
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS
                 and not node.keywords):
             return _FUNCS[node.func.id](*(ev(a) for a in node.args))
         raise SweepError(f"{where}: {{{expr}}}: only numbers, names, + - * / // % **, parentheses and "
                          f"{', '.join(_FUNCS)} are allowed")
 
-    v = ev(tree)
+    try:
+        v = ev(tree)
+    except SweepError:
+        raise
+    except ZeroDivisionError:
+        raise SweepError(f"{where}: {{{expr}}} divides by zero") from None
+    except (ArithmeticError, TypeError, ValueError) as exc:  # overflow, max(), int(inf), ...
+        raise SweepError(f"{where}: {{{expr}}}: {exc}") from None
+    if isinstance(v, float) and not math.isfinite(v):
+        raise SweepError(f"{where}: {{{expr}}} is {v}, not a finite number")
     if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
         v = int(v)
     return str(v)
@@ -222,12 +228,12 @@ class Point:
         return self.platform, self.params
 
     @property
-    def real(self) -> Point:
-        """The real-run point this point's prediction is compared with."""
-        return Point(REAL, self.np, self.params)
+    def is_real(self) -> bool:
+        """A point of real runs (mpiexec on this node), not an emulation."""
+        return self.platform == REAL
 
     def label(self) -> str:
-        parts = [self.platform if self.platform == REAL else
+        parts = [self.platform if self.is_real else
                  Path(self.platform).stem if self.platform else "default"]
         parts += [f"{k}={v}" for k, v in self.params]
         return " ".join(parts)
@@ -244,10 +250,6 @@ class Job:
     timeout: float | None
     #: regular expression whose first group is the program's elapsed time in its output
     time_regex: str | None = None
-
-    @property
-    def real(self) -> bool:
-        return self.point.platform == REAL
 
 
 @dataclass
@@ -375,14 +377,8 @@ class Plan:
         same values of the parameters the program sees (in its path or arguments). Platforms,
         ``--cfg`` and ``--hostfile`` change only the emulation, so their variants share the
         real runs."""
-        seen: set[str] = set()
-        for t in (self.script, *self.args):
-            seen |= _names_in(t)
+        seen = set().union(*(_names_in(t) for t in (self.script, *self.args)))
         return Point(REAL, point.np, tuple((k, v) for k, v in point.params if k in seen))
-
-    def real_points(self) -> list[Point]:
-        """The real points of the sweep, for the rank counts of ``real_nps``."""
-        return list(dict.fromkeys(self.real_of(pt) for pt in self.points() if pt.np in self.real_nps))
 
     def jobs(self) -> list[Job]:
         """All runs, repetition-major; within a repetition, a point's real run (if any) just
@@ -406,12 +402,13 @@ class Plan:
                 raise SweepError(f"--time-regex {self.time_regex!r}: needs a group around the seconds")
         points = self.points()
         commands = {pt: self.command(pt) for pt in points}  # placeholder errors before any run
-        reals = {pt: self.real_command(pt) for pt in self.real_points()}
+        real_of = {pt: self.real_of(pt) for pt in points}
+        reals = {rp: self.real_command(rp) for pt, rp in real_of.items() if pt.np in self.real_nps}
         jobs: list[Job] = []
         for r in range(self.reps):
             done: set[Point] = set()
             for pt in points:
-                rp = self.real_of(pt)
+                rp = real_of[pt]
                 if rp in reals and rp not in done:
                     done.add(rp)
                     jobs.append(Job(rp, r, reals[rp], self.cwd, self.timeout, self.time_regex))
@@ -456,7 +453,7 @@ def run_real(job: Job) -> Run:
 def run_job(job: Job) -> Run:
     """Run one emulation (a fresh smpyrun process) and read its JSON summary; or, for a real
     point, the program under mpiexec."""
-    run = run_real(job) if job.real else _emulate(job)
+    run = run_real(job) if job.point.is_real else _emulate(job)
     run.command = job.command
     return run
 
@@ -529,13 +526,13 @@ def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "stro
               real_of: Callable[[Point], Point] | None = None) -> list[Summary]:
     """One summary per point (in ``points`` order), with speedup and efficiency in each group;
     ``real_of``: the real point of a point (:meth:`Plan.real_of`; default: same parameters)."""
-    real_of = real_of or (lambda pt: pt.real)
+    real_of = real_of or (lambda pt: Point(REAL, pt.np, pt.params))
     if scaling not in ("strong", "weak"):
         raise SweepError(f"scaling must be 'strong' or 'weak', got {scaling!r}")
     by_point: dict[Point, list[Run]] = {pt: [] for pt in points}
     real: dict[Point, list[float]] = {}
     for r in runs:
-        if r.point.platform == REAL:
+        if r.point.is_real:
             if r.ok:
                 real.setdefault(r.point, []).append(r.time_s)
             continue
@@ -575,7 +572,7 @@ def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "stro
 def real_failures(runs: Sequence[Run]) -> list[str]:
     """The failed real runs, one line each."""
     return [f"{r.point.label()} np={r.point.np} rep {r.rep}: {r.status}: {r.message}".strip()
-            for r in runs if r.point.platform == REAL and not r.ok]
+            for r in runs if r.point.is_real and not r.ok]
 
 
 def accuracy(summaries: Sequence[Summary]) -> tuple[float, float, int] | None:
