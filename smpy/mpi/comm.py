@@ -21,6 +21,7 @@ from smpy.mpi.environment import abort
 from smpy.mpi.group import Group
 from smpy.mpi.message import Message
 from smpy.mpi.msgpickle import pickle
+from smpy.mpi.objmodel import copy_arg
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
 from smpy.mpi.spawn import DisconnectMixin, DpmMixin, SpawnMixin
@@ -67,8 +68,7 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
 
     def __new__(cls, comm: Comm | None = None) -> Comm:
         # mpi4py initialises in __new__ (subclasses call super().__new__(cls, other))
-        if comm is not None and not isinstance(comm, Comm):
-            raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Comm, got {type(comm).__name__})")
+        copy_arg(comm, Comm, "comm")
         self = object.__new__(cls)
         impl = self.__impl = None if comm is None else comm._raw()
         if getattr(impl, "remote", None) is not None and issubclass(cls, Intracomm):

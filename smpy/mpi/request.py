@@ -27,6 +27,7 @@ from typing import Any
 from smpy.kernel.actors import block_on, block_on_any
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.msgpickle import pickle
+from smpy.mpi.objmodel import copy_arg
 from smpy.mpi.status import Status
 from smpy.runtime import errors, p2p
 from smpy.runtime.constants import UNDEFINED
@@ -56,9 +57,7 @@ class Request:
         return object.__new__(cls)
 
     def __init__(self, request: Request | None = None) -> None:
-        if request is not None and not isinstance(request, Request):
-            raise TypeError(f"Argument 'request' has incorrect type (expected {_qual(Request)}, "
-                            f"got {type(request).__name__})")
+        copy_arg(request, Request, "request")
         impl = None if request is None else request._impl
         if impl is not None and not _fits(type(self), impl):
             raise TypeError(f"Cannot convert {_qual(type(request))} to {_qual(type(self))}")
