@@ -13,7 +13,7 @@ from smpy.kernel import actors as _actors
 from smpy.mpi import errhandler as _errhandler
 from smpy.mpi import msgspec, registry
 from smpy.mpi._call import mpicall, proc
-from smpy.mpi.comm_inter import IntraInterMixin
+from smpy.mpi.comm_inter import CommFtMixin, IntraInterMixin
 from smpy.mpi.comm_mgmt import Comm_create_from_group, CommMgmtMixin
 from smpy.mpi.comm_persist import CommPersistMixin, comm_lock, recv_obarg, reduce_scatter_counts
 from smpy.mpi.comm_topo import IntraTopoMixin
@@ -61,7 +61,7 @@ def _fill(status: Status | None, req: p2p.Request) -> None:
         status._fill(req.source, req.tag, req.error, req.nbytes, req.cancelled)
 
 
-class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
+class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
     """A communicator handle (one per rank; the runtime object is shared)."""
 
     __slots__ = ("__impl", "__weakref__")
