@@ -30,6 +30,7 @@ from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
 from smpy.shim import importer
 from smpy.shim.blas import single_thread_blas
+from smpy.shim.fileio import FilePatches
 from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages, resolve
 from smpy.shim.isolation import Patches, RankContext
@@ -377,6 +378,8 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     saved_main = sys.modules.get("__main__")
     importer.install()
     patches.install()
+    files = FilePatches(session)
+    files.install()
     green.install()
     sys.path.insert(0, path0)
     status, exit_code, message = "ok", 0, ""
@@ -404,6 +407,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
                 except BaseException:  # noqa: BLE001 - teardown must not fail
                     pass
         green.uninstall()
+        files.uninstall()
         patches.uninstall()
         importer.uninstall()
         world.spawn_hook.restore_path()

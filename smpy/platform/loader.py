@@ -385,7 +385,7 @@ def _build_filesystems(spec: PlatformSpec, hosts: list[Host], source: str) -> li
         out.append(FileSystem(f.name, f.kind, mount, f.default, f.servers,
                               f.metadata_server or (f.servers[0] if f.servers else None),
                               int(f.stripe_size), f.stripe_count, spec_params(f.disk),
-                              int(f.cache.size), int(f.keep)))
+                              int(f.cache.size), int(f.keep), f.virtual or f.kind == "virtual"))
     return out
 
 

@@ -695,6 +695,7 @@ class FileSystemSpec(_Spec):
     disk: FsDiskSpec = FsDiskSpec()
     cache: FsCacheSpec = FsCacheSpec()
     keep: Size = 0.0
+    virtual: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> FileSystemSpec:
@@ -714,8 +715,9 @@ class FileSystemSpec(_Spec):
                 if getattr(self, key):
                     raise _FieldError(key, f"only for `kind: parallel`, this file system is "
                                       f"`kind: {self.kind}`")
-        if self.kind != "virtual" and self.keep:
-            raise _FieldError("keep", "only for `kind: virtual`")
+        if self.kind != "virtual" and self.keep and not self.virtual:
+            raise _FieldError("keep", "only for virtual file systems (`kind: virtual` or "
+                              "`virtual: true`)")
         return self
 
 

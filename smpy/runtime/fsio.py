@@ -14,7 +14,8 @@ time), then a flow of :math:`n_j` bytes back. Uncontended and with cache room, a
 :math:`n \le S` bytes therefore lasts :math:`T_\text{net}(n)`; a read that misses
 :math:`T_\text{net}(0) + \lambda_d + n/R_d + T_\text{net}(n)`.
 
-A *local* file system is the host's own server (no flows); a *virtual* one costs nothing.
+A *local* file system, and a *virtual* one (timed as local, contents in memory:
+:mod:`smpy.shim.fileio`), is the host's own server (no flows).
 Metadata operations (open, create, close, delete, stat, sync's commit) are a 0-byte flow to
 the metadata server, one 0-byte disk operation there, and a 0-byte flow back. ``sync``
 waits until each server of the file has flushed what it had been given, then the metadata
@@ -155,10 +156,10 @@ def access(world: World, host: Any, fs: FileSystem, path: str, offset: int, nbyt
     """One contiguous access of ``nbytes`` at ``offset`` by a client on ``host``."""
     fss = filesystems(world)
     assert fss is not None
-    if nbytes <= 0 or fs.kind == "virtual":
+    if nbytes <= 0:
         return done(world.engine)
     fid, first, count, ssize = layout or fss.layout(fs, path)
-    if fs.kind == "local":
+    if fs.kind != "parallel":
         srv = fss.server(fs, host.name)
         return srv.write(fid, offset, nbytes) if write else srv.read(fid, offset, nbytes)
     m = len(fs.servers)
@@ -174,9 +175,7 @@ def metadata(world: World, host: Any, fs: FileSystem) -> Activity:
     """One metadata operation (open, create, close, stat, delete) of a client on ``host``."""
     fss = filesystems(world)
     assert fss is not None
-    if fs.kind == "virtual":
-        return done(world.engine)
-    if fs.kind == "local" or fs.metadata_server is None:
+    if fs.kind != "parallel" or fs.metadata_server is None:
         return fss.server(fs, host.name).metadata()
     mds = world.platform.host(fs.metadata_server)
     srv = fss.server(fs, fs.metadata_server)
@@ -188,9 +187,7 @@ def sync(world: World, host: Any, fs: FileSystem, path: str) -> Activity:
     """Done when the file's servers flushed what they were given, then a metadata op."""
     fss = filesystems(world)
     assert fss is not None
-    if fs.kind == "virtual":
-        return done(world.engine)
-    if fs.kind == "local":
+    if fs.kind != "parallel":
         servers = [fss.server(fs, host.name)]
     else:
         _fid, first, count, _s = fss.layout(fs, path)

@@ -3,7 +3,9 @@ r"""File systems after PIOsimHD (Kunkel, §3.1-3.4): striping, server caches, di
 A *file system* owns the paths under its ``mount``. It is ``parallel`` (data servers,
 reached over the network by :mod:`smpy.runtime.fsio`, which composes this module's server
 side with network flows), ``local`` (one instance per host, no network) or ``virtual``
-(contents kept in memory up to a limit or discarded; no disk time).
+(timed as ``local``; contents kept in memory up to a limit or discarded, by the
+shim's file interception, :mod:`smpy.shim.fileio`). ``virtual: true`` gives any file system
+these contents while keeping its timing.
 
 Striping
     A file of a parallel file system with stripe size :math:`S` and stripe count :math:`c`
@@ -84,7 +86,10 @@ class FileSystem:
     stripe_count: int = 0
     disk: DiskParams = field(default_factory=DiskParams)
     cache: int = 0
+    #: virtual file systems (``kind: virtual`` or ``virtual: true``): contents in memory,
+    #: at most ``keep`` bytes in all, beyond that discarded (reads give zeros)
     keep: int = 0
+    virtual: bool = False
 
     def contains(self, path: str) -> bool:
         m = self.mount.rstrip("/") or "/"
