@@ -28,6 +28,7 @@ from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
+from smpy.runtime import fsio
 from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
@@ -585,8 +586,13 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     if att.report is not None:
         data = att.report.summary([p.actor.end_time if p.actor.end_time >= 0 else world.engine.now
                                    for p in world.processes])
+        io_data = fsio.report(world)
+        if io_data:
+            data["io"] = io_data
         att.report.write(att.report_prefix, data)
         err.write(Report.table(data) + "\n")
+        if io_data:
+            err.write(fsio.summary_line(io_data) + "\n")
     return build_result(world, np, program, outcome, att, session, config)
 
 
