@@ -25,6 +25,8 @@ from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
+from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, parse_fail
+from smpy.runtime import ulfm
 from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
@@ -103,7 +105,7 @@ class RunResult:
     np: int
     platform: str
     hosts_used: int
-    status: str  # ok | error | abort | deadlock | interrupted
+    status: str  # ok | failed (a component failed and the job was aborted) | error | abort | deadlock | interrupted
     exit_code: int
     makespan_s: float
     mpi_calls: int
@@ -120,6 +122,9 @@ class RunResult:
     spawned: int = 0
     #: peak resident set size of the emulating process so far (bytes; 0 where unknown)
     peak_rss_bytes: int = 0
+    #: component failures and repairs: {time_s, kind, name, on}; ranks killed: rank -> time
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    lost_ranks: dict[int, float] = field(default_factory=dict)
 
     @property
     def stdout(self) -> str:
@@ -155,6 +160,9 @@ class RunResult:
                              "--json for each)")
         if "links_J" in e:
             lines.append(f"Total energy over all links: {e['links_J']:.6f}")
+        if self.failures:
+            lines.append(f"[smpy] failures: {_failure_list(self.failures)}; lost ranks: "
+                         f"{_ranges(sorted(self.lost_ranks)) if self.lost_ranks else 'none'}")
         if self.status != "ok":
             lines.append(f"[smpy] run ended with status '{self.status}' (exit code {self.exit_code})")
         return "\n".join(lines)
@@ -260,6 +268,24 @@ def _young_gc_only():  # type: ignore[no-untyped-def]
             gc.disable()
 
 
+def _arm_failures(world: World, plat: Any, config: Config) -> Injector:
+    """The failure step: ULFM bookkeeping, the platform's failure models and ``--fail``."""
+    ulfm.install(world, float(config.get(ulfm.DETECTION_DELAY)), bool(config.get(ulfm.AUTO_CLEANUP)))
+    injector = Injector(world.engine, world.cpu, world.net, plat, int(config.get(FAILURE_SEED)))
+    forced = parse_fail(str(config.get(FAIL)))
+    injector.arm()
+    for name, t in forced:
+        injector.force(name, t)
+    world.injector = injector  # smpy.set_host_on records through it
+    return injector
+
+
+def _failure_list(failures: list[dict[str, Any]]) -> str:
+    shown = [f"{f['kind']} {f['name']} {'repaired' if f['on'] else 'failed'} at {f['time_s']:.9g} s"
+             for f in failures[:5]]
+    return ", ".join(shown) + (f" (+{len(failures) - 5} more)" if len(failures) > 5 else "")
+
+
 def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLike | None = None,
         cfg: dict[str, Any] | None = None, args: list[str] | tuple = (), hostfile: str | os.PathLike | None = None,
         capture: bool = False, echo: bool = True, err_stream: Any = None,
@@ -314,6 +340,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     power_trace = (PowerTrace(power_trace_path, world.energy) if power_trace_path else None)
     link_energy = (LinkEnergy(world.engine, world.net, plat.links) if "link_energy" in plugins
                    else None)
+    injector = _arm_failures(world, plat, config)
     ti_path = str(config.get(TRACE_TI))
     if ti_path:
         world.ti = TIRecorder(ti_path, np)
@@ -437,6 +464,8 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         output=session.captured, config={k: str(v) for k, v in config.explicit().items()},
         energy=_energy_report(world.energy, link_energy), spawned=len(procs) - np,
         peak_rss_bytes=_peak_rss(),
+        failures=[{"time_s": f.time, "kind": f.kind, "name": f.name, "on": f.on} for f in injector.log],
+        lost_ranks=dict(sorted(world.ft.dead.items())),
     )
     return result
 
@@ -553,6 +582,8 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
         return "abort", exc.errorcode, f"[smpy] MPI_Abort called by {who} with error code {exc.errorcode} at simulated time {t:.9g} s"
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted", 130, "[smpy] interrupted by the user (Ctrl-C)"
+    if isinstance(exc, ulfm.ProcessFailure):
+        return "failed", FAILED_EXIT, _process_failure(world, exc)
     if isinstance(exc, RoutingError):
         return "error", 2, f"[smpy] platform error while {who} communicated at simulated time {t:.9g} s: {exc}"
     if isinstance(exc, SystemExit):
@@ -561,6 +592,31 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     tb = _user_traceback(exc)
     tagged = "".join(f"[rank {p.rank}@{p.host.name}] {line}\n" if p else line + "\n" for line in tb.rstrip("\n").split("\n"))
     return "error", 1, f"{tagged}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the run (as MPI_Abort)"
+
+
+#: exit status of a job aborted because a process died (Hydra reports the dead process's
+#: status; a process killed by SIGKILL exits with 128 + 9)
+FAILED_EXIT = 137
+
+
+def _process_failure(world: World, exc: ulfm.ProcessFailure) -> str:
+    """Hydra's report of a job whose process died, with the simulated facts."""
+    if exc.cause:
+        return (f"[smpy] FAILURE: {exc.cause}; the job was aborted at {exc.time:.9g} s (detection delay "
+                f"{world.ft.delay:.3g} s), the simulated time reached; lost ranks: "
+                f"{_ranges(sorted(exc.lost)) if exc.lost else 'none'}")
+    lost = sorted(exc.lost)
+    first = min(exc.lost.values())
+    hosts = sorted({world.processes[r].host.name for r in lost})
+    bar = "=" * 83
+    return "\n".join([
+        bar, "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        f"=   RANKS {_ranges(lost)} RUNNING AT {', '.join(hosts)}",
+        "=   EXIT CODE: 9 (killed: their host failed)", "=   CLEANING UP REMAINING PROCESSES", bar,
+        f"[smpy] FAILURE: host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)} failed at simulated time "
+        f"{first:.9g} s; lost ranks {_ranges(lost)}; the job was aborted at {exc.time:.9g} s "
+        f"(detection delay {world.ft.delay:.3g} s), the simulated time reached",
+    ])
 
 
 def _deadlock_report(world: World, d: DeadlockError) -> str:

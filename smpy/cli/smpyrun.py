@@ -55,6 +55,11 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
     p.add_argument("--trace-format", dest="trace_format", default=None, choices=("auto", "chrome", "paje"),
                    help="format of --trace FILE (default auto: by its suffix)")
     p.add_argument("--json", dest="json", default=None, metavar="FILE", help="write the run summary as JSON")
+    p.add_argument("--fail", action="append", default=[], metavar="NAME@TIME",
+                   help="fail host or link NAME at simulated TIME, e.g. node-3@0.5s (repeatable); "
+                        "the job aborts as under Hydra unless --disable-auto-cleanup")
+    p.add_argument("--disable-auto-cleanup", "-disable-auto-cleanup", dest="no_cleanup", action="store_true",
+                   help="keep the job running when a process fails (ULFM), as mpiexec -disable-auto-cleanup")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
     p.add_argument("--help-cfg", action="store_true", help="list the configuration items and exit")
     p.add_argument("--help-coll", action="store_true", help="list the collective algorithms and selectors and exit")
@@ -81,7 +86,7 @@ def _help_cfg() -> str:
 
 #: smpyrun options that take a value (the token after them is not a program)
 _VALUED = {"-np", "-n", "--np", "--platform", "-platform", "--hostfile", "-hostfile", "-machinefile",
-           "--cfg", "--trace", "--trace-format", "--json"}
+           "--cfg", "--trace", "--trace-format", "--json", "--fail"}
 
 
 def split_program(argv: list[str]) -> tuple[list[str], str | None, str | None, list[str]]:
@@ -138,6 +143,10 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
             cfg[name] = value
         if ns.trace_format:
             cfg["smpy/trace-format"] = ns.trace_format
+        if ns.fail:
+            cfg["smpy/fail"] = ",".join(x for x in (str(cfg.get("smpy/fail", "")), *ns.fail) if x)
+        if ns.no_cleanup:
+            cfg["smpy/auto-cleanup"] = "no"
         if ns.plots and ns.trace and trace_format(ns.trace, ns.trace_format or "auto") == "paje":
             raise ValueError("--plots draws the Chrome trace: give --trace a .json file or leave it out")
         if ns.plots:
