@@ -33,7 +33,9 @@ from smpy.shim.blas import single_thread_blas
 from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages, resolve
 from smpy.shim.isolation import Patches, RankContext
+from smpy.support import memory
 from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.memory import FORCE_MEMORY
 from smpy.support.units import parse_size
 from smpy.timing.bench import SIMULATE, RankBench, Timing
 from smpy.trace.chrome import ChromeTracer
@@ -292,10 +294,11 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         script_path = Path(script)  # type: ignore[arg-type]
         code = compile(script_path.read_text(), str(script_path), "exec")
         argv0, path0 = str(script_path), str(script_path.parent.resolve())
-    plat = load_platform(platform) if platform is not None else default_platform()
     config = Config(cfg or {})
-    for k, v in (plat.config or {}).items():
-        config.set_default(k, v)
+    memory.insist(config.get(FORCE_MEMORY))
+    plat = load_platform(platform) if platform is not None else default_platform()
+    memory.check_fits(f"-np {np} on platform {plat.name!r}", np, len(plat.hosts), len(plat.links))
+    config.set_defaults_from(plat.config or {}, plat.source)
     hosts = parse_hostfile(hostfile) if hostfile is not None else None
     placement = place_ranks(plat, np, hosts)
     world = World(plat, config, placement)
