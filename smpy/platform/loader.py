@@ -132,12 +132,15 @@ class Platform:
 
 def load_platform(path: str | os.PathLike[str]) -> Platform:
     """Read, validate and build the platform described by ``path``: YAML, or SimGrid's XML
-    (version 4 or 4.1) when the name ends in ``.xml``.
+    (version 4 or 4.1) when the name ends in ``.xml``. A bare name that is not a file names a
+    bundled platform (:mod:`smpy.platform.bundled`: ``taurus``).
 
     A platform read once is kept, built, in a cache (:mod:`smpy.platform.cache`, checked by
     owner, mode and HMAC before it is unpickled), so later runs skip parsing, validation and
     the import of pydantic and PyYAML."""
-    source = os.fspath(path)
+    from smpy.platform.bundled import resolve_platform
+
+    source = resolve_platform(path)
     try:
         raw = Path(source).read_bytes()
     except OSError as err:
