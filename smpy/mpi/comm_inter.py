@@ -9,7 +9,8 @@ the flags (on an intercommunicator, of the remote group's), Shrink is a copy. Re
 ULFM mode only (``--disable-auto-cleanup``): by default it is missing (NotImplementedError), as
 with the MPICH smpy is compared with, so that mpi4py's testRevoke skips under both.
 
-comm.py imports this module, so its names are imported inside the methods.
+The facade classes these return (``Intercomm``, ``Intracomm``) are defined above this module;
+they come from :mod:`smpy.mpi.registry`.
 """
 
 from __future__ import annotations
@@ -17,29 +18,26 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from smpy.colls import buffers as bcoll
 from smpy.colls import inter as icoll
+from smpy.colls.basic import barrier
+from smpy.mpi import registry
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.errhandler import copy_errhandler
+from smpy.mpi.group import Group
+from smpy.mpi.request import Request
 from smpy.runtime import errors, ulfm
+from smpy.runtime.comm import CommImpl
+from smpy.runtime.group import GroupImpl
+from smpy.runtime.inter import from_group
 
 __all__: list[str] = []
 
 
 def inherit(parent: Any, new: Any) -> Any:
-    """``new`` inherits ``parent``'s error handler as MPI says (smpy.mpi.errhandler's rule,
-    when that module is present); returns ``new``."""
-    try:
-        from smpy.mpi.errhandler import copy_errhandler  # type: ignore[import-not-found]
-    except ImportError:
-        return new
+    """``new`` inherits ``parent``'s error handler as MPI says; returns ``new``."""
     copy_errhandler(parent, new)
     return new
-
-
-def _wrap_like(impl: Any) -> Any:
-    """The facade object for a runtime communicator: Intercomm or Intracomm."""
-    from smpy.mpi.comm import Intracomm
-    from smpy.mpi.intercomm import Intercomm
-    return (Intercomm if impl.remote is not None else Intracomm)._wrap(impl)
 
 
 class CommFtMixin:
@@ -58,8 +56,6 @@ class CommFtMixin:
         return bool(self._impl.revoked)  # type: ignore[attr-defined]  # MPI_ERR_COMM on COMM_NULL
 
     def Get_failed(self) -> Any:
-        from smpy.mpi.group import Group
-        from smpy.runtime.group import GroupImpl
         return Group._wrap(GroupImpl(ulfm.get_failed(proc(), self._impl)))  # type: ignore[attr-defined]
 
     def Ack_failed(self, num_to_ack: int | None = None) -> int:
@@ -74,7 +70,6 @@ class CommFtMixin:
 
     @mpicall
     def Iagree(self, flag: Any) -> Any:
-        from smpy.mpi.request import Request
         mem = _int_buffer(flag)
 
         def store(value: int) -> None:
@@ -85,23 +80,21 @@ class CommFtMixin:
     @mpicall
     def Shrink(self) -> Any:
         impl = self._impl  # type: ignore[attr-defined]
-        return _wrap_like(inherit(impl, ulfm.shrink(proc(), impl)))
+        return registry.wrap_comm(inherit(impl, ulfm.shrink(proc(), impl)))
 
     @mpicall
     def Ishrink(self) -> tuple[Any, Any]:
-        from smpy.colls import buffers as bcoll
-        from smpy.mpi.request import Request
         impl, pr = self._impl, proc()  # type: ignore[attr-defined]
         if ulfm.failed_members(impl) or impl.revoked:  # the survivors' communicator, then a done request
             new = ulfm.shrink(pr, impl)
-            return _wrap_like(inherit(impl, new)), Request._wrap(bcoll.barrier(pr, pr.comm_self, nb=True))
+            return registry.wrap_comm(inherit(impl, new)), Request._wrap(bcoll.barrier(pr, pr.comm_self, nb=True))
         if impl.remote is not None:
             req = icoll.barrier(pr, impl, nb=True)
             new = icoll.dup_agree(pr, impl)
         else:
             req = bcoll.barrier(pr, impl, nb=True)
             new = _intra_agree(pr, impl)
-        return _wrap_like(inherit(impl, new)), Request._wrap(req)
+        return registry.wrap_comm(inherit(impl, new)), Request._wrap(req)
 
 
 def _int_buffer(flag: Any) -> memoryview:
@@ -121,7 +114,6 @@ def _int_buffer(flag: Any) -> memoryview:
 
 
 def _intra_agree(pr: Any, impl: Any) -> Any:
-    from smpy.runtime.comm import CommImpl
     return impl.agree(pr, None, lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
 
 
@@ -132,7 +124,6 @@ class IntraInterMixin(CommFtMixin):
 
     @mpicall
     def Create_intercomm(self, local_leader: int, peer_comm: Any, remote_leader: int, tag: int = 0) -> Any:
-        from smpy.mpi.intercomm import Intercomm
         local, pr = self._impl, proc()  # type: ignore[attr-defined]
         call = "MPI_Intercomm_create"
         if not 0 <= local_leader < local.size:
@@ -149,13 +140,11 @@ class IntraInterMixin(CommFtMixin):
             if tag < 0:
                 errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag {tag}")
         side = icoll.create_intercomm(pr, local, local_leader, peer, remote_leader, tag, call)
-        return Intercomm._wrap(inherit(local, side))
+        return registry.get("Intercomm")._wrap(inherit(local, side))
 
 
 @mpicall
 def _from_group(group: Any, stringtag: str, call: str) -> Any:
-    from smpy.colls.basic import barrier
-    from smpy.runtime.inter import from_group
     pr = proc()
     members = group._g().members
     if pr.rank not in members:
