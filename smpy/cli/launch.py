@@ -39,7 +39,9 @@ from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages, resolve
 from smpy.shim.imports import ImportPatches
 from smpy.shim.isolation import Patches, RankContext, RankExit
+from smpy.support import memory
 from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.memory import FORCE_MEMORY
 from smpy.support.units import parse_size
 from smpy.timing.bench import SIMULATE, RankBench, Timing
 from smpy.trace.chrome import ChromeTracer
@@ -373,10 +375,11 @@ def load_setup(platform: str | os.PathLike | None, cfg: dict[str, Any] | None,
                hostfile: str | os.PathLike | None, np: int) -> tuple[Any, Config, list[Any]]:
     """The platform, the configuration (the command line's, then the platform's ``config:``)
     and the host of each rank."""
-    plat = load_platform(platform) if platform is not None else default_platform()
     config = Config(cfg or {})
-    for k, v in (plat.config or {}).items():
-        config.set_default(k, v)
+    memory.insist(config.get(FORCE_MEMORY))
+    plat = load_platform(platform) if platform is not None else default_platform()
+    memory.check_fits(f"-np {np} on platform {plat.name!r}", np, len(plat.hosts), len(plat.links))
+    config.set_defaults_from(plat.config or {}, plat.source)
     hosts = parse_hostfile(hostfile) if hostfile is not None else None
     return plat, config, place_ranks(plat, np, hosts)
 
