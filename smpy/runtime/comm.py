@@ -74,7 +74,7 @@ class CommImpl(Agreement):
     __slots__ = (
         "world", "group", "rank_of", "size", "name", "context", "boxes", "_creations",
         "refcount", "attrs", "topology", "errhandler", "info", "__weakref__",
-        "rgroup", "rsize", "sboxes", "remote", "local", "pair",
+        "rgroup", "rsize", "sboxes", "remote", "local", "pair", "revoked",
     )
 
     def __init__(self, world: World, group: list[int], name: str = "") -> None:
@@ -98,6 +98,9 @@ class CommImpl(Agreement):
         self.remote: list[int] | None = None
         self.local: CommImpl | None = None
         self.pair: Any = None
+        #: MPIX_Comm_revoke was called (smpy.runtime.ulfm)
+        self.revoked = False
+        world.comms.add(self)
 
     def local_rank(self, proc: Process) -> int:
         return self.rank_of[proc.rank]
