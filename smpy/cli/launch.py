@@ -33,6 +33,7 @@ from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
 from smpy.shim import importer
 from smpy.shim.blas import single_thread_blas
+from smpy.shim.fileio import FilePatches
 from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages, resolve
 from smpy.shim.isolation import Patches, RankContext, RankExit
@@ -499,6 +500,8 @@ class _Launch:
         saved_main = sys.modules.get("__main__")
         importer.install()
         patches.install()
+        files = FilePatches(self.session)
+        files.install()
         self.green.install()
         sys.path.insert(0, self.program.path0)
         wall0 = time.perf_counter()
@@ -513,6 +516,7 @@ class _Launch:
                     except BaseException:  # noqa: BLE001 - teardown must not fail
                         pass
             self.green.uninstall()
+            files.uninstall()
             patches.uninstall()
             importer.uninstall()
             self.world.spawn_hook.restore_path()
