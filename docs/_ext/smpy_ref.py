@@ -33,6 +33,7 @@ from typing import Any
 
 from docutils import nodes
 from docutils.parsers.rst import Directive, directives
+from docutils.statemachine import StringList
 
 
 def _root() -> Path:
@@ -425,6 +426,47 @@ class LayersDirective(Directive):
         return [dl]
 
 
+# ------------------------------------------------------------------------------- module map
+
+class ModulesDirective(Directive):
+    """``smpy-modules`` *package*: a section per subpackage with every module's docstring,
+    read from the source without importing it (some modules are scripts that real ``mpiexec``
+    runs) and parsed as the reStructuredText it is (the page is an ``.rst`` file)."""
+    required_arguments = 1
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        from sphinx.util.parsing import nested_parse_to_nodes
+
+        top = self.arguments[0]
+        root = _root() / top
+        groups: dict[str, list[tuple[str, Path]]] = {}
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(root.parent).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            if any(p.startswith("_") for p in parts) or len(parts) < 2:
+                continue  # private modules, and __main__
+            groups.setdefault(".".join(parts[:2]), []).append((".".join(parts), path))
+        doc = self.state.document
+        out: list[nodes.Node] = []
+        for group, mods in groups.items():
+            sec = _section(doc, group, f"pkg-{group}")
+            for name, path in mods:
+                text = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+                sub = _section(doc, name, f"mod-{name}")
+                sub += _para(nodes.literal(text=str(path.relative_to(root.parent))))
+                if text:
+                    content = StringList(text.splitlines(), source=str(path))
+                    for node in nested_parse_to_nodes(self.state, content,
+                                                      allow_section_headings=True):
+                        sub += node
+                else:
+                    sub += _para("(no module docstring)")
+                sec += sub
+            out.append(sec)
+        return out
+
+
 # ------------------------------------------------------------------------------- other pages
 
 def _listed(source: str) -> set[str]:
@@ -477,6 +519,7 @@ def _root_outdated(app: Any, env: Any, added: set[str], changed: set[str],
 def setup(app: Any) -> dict[str, Any]:
     app.connect("env-get-outdated", _root_outdated)
     directives.register_directive("smpy-more", MoreDirective)
+    directives.register_directive("smpy-modules", ModulesDirective)
     directives.register_directive("smpy-cfg", CfgDirective)
     directives.register_directive("smpy-collectives", CollectivesDirective)
     directives.register_directive("smpy-cli", CliDirective)
