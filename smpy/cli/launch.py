@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import gc
 import importlib.util
@@ -12,9 +13,9 @@ import sys
 import time
 import traceback
 import types
+import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import smpy
@@ -36,8 +37,11 @@ from smpy.shim.blas import single_thread_blas
 from smpy.shim.fileio import FilePatches
 from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages, resolve
+from smpy.shim.imports import ImportPatches
 from smpy.shim.isolation import Patches, RankContext, RankExit
+from smpy.support import memory
 from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.memory import FORCE_MEMORY
 from smpy.support.units import parse_size
 from smpy.timing.bench import SIMULATE, RankBench, Timing
 from smpy.trace.chrome import ChromeTracer
@@ -84,6 +88,16 @@ RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own
 RANK_HEAPS_TOTAL = declare("smpy/rank-heaps-total", "1GiB", "Free memory all ranks' heaps may hold together; "
                            "beyond it new arrays come from the shared allocator and freed ones give their "
                            "pages back", parse=parse_size)
+PER_RANK_MODULES = declare("smpy/per-rank-modules", "", "Comma-separated modules or packages that each rank "
+                            "imports for itself, in addition to the program's own modules, mpi4py.futures and "
+                            "the modules that import mpi4py.MPI (smpy/shim/imports.py)")
+SHARED_MODULES = declare("smpy/shared-modules", "", "Comma-separated modules or packages that all ranks share "
+                         "(one copy imported once), even if they are the program's own or import mpi4py.MPI; "
+                         "wins over smpy/per-rank-modules")
+MPI_MODULES_PER_RANK = declare("smpy/mpi-modules-per-rank", True, "Installed modules that import mpi4py.MPI "
+                               "(directly or through their imports) while being imported are per rank, so that "
+                               "reading the rank at import works; no: they are shared (less memory)",
+                               parse=parse_bool)
 PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
 
 
@@ -274,7 +288,8 @@ class Program:
     path0: str  #: the first entry of ``sys.path``
     code: types.CodeType | None = None
     module: str | None = None
-    file: str | None = None  #: ``__main__.__file__``
+    #: what Python puts in ``__main__`` before the code runs (``__file__``, ``__spec__`` ...)
+    attrs: dict[str, Any] = field(default_factory=dict)
 
 
 def load_program(script: str | os.PathLike | None, module: str | None = None,
@@ -288,15 +303,62 @@ def load_program(script: str | os.PathLike | None, module: str | None = None,
         return Program(f"-m {module}", "-m", os.getcwd(), module=module)
     if command is not None:
         return Program("-c", "-c", os.getcwd(), code=compile(command, "<string>", "exec"))
-    path = Path(script)  # type: ignore[arg-type]
-    if path.is_dir():
-        main = path / "__main__.py"
-        if not main.is_file():
-            raise FileNotFoundError(f"can't find '__main__' module in '{script}'")
-        return Program(str(path), str(path), str(path.resolve()),
-                       code=compile(main.read_text(), str(main), "exec"), file=str(main))
-    return Program(str(path), str(path), str(path.parent.resolve()),
-                   code=compile(path.read_text(), str(path), "exec"), file=str(path))
+    given = os.fspath(script)  # type: ignore[arg-type]
+    code, attrs = _script(given)
+    path0 = (attrs["__file__"].rpartition(os.sep)[0] if attrs["__spec__"] is not None
+             else os.path.dirname(os.path.realpath(given)))
+    return Program(given, given, path0, code=code, attrs=attrs)
+
+
+def _script_attrs(path: str) -> dict[str, Any]:
+    """What Python puts in ``__main__`` for ``python FILE``: ``__file__`` absolute (since
+    Python 3.9) but not normalised, a source loader, no ``__spec__``, no package, no
+    ``__cached__``."""
+    import importlib.machinery
+
+    file = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    return {"__file__": file, "__loader__": importlib.machinery.SourceFileLoader("__main__", file),
+            "__spec__": None, "__package__": None, "__cached__": None}
+
+
+def _script(path: str) -> tuple[types.CodeType, dict[str, Any]]:
+    """The code and ``__main__`` attributes of ``python PATH``: a source file, or a directory
+    or zip file holding a ``__main__`` module, run as Python runs it (``__spec__`` named
+    ``__main__``, ``__file__`` inside the directory, which is ``sys.path[0]``)."""
+    import importlib.machinery
+
+    if os.path.isdir(path) or (os.path.isfile(path) and zipfile.is_zipfile(path)):
+        where = os.path.abspath(path)
+        spec = importlib.machinery.PathFinder.find_spec("__main__", [where])
+        if spec is None or spec.loader is None:
+            raise FileNotFoundError(f"can't find '__main__' module in '{path}'")
+        code = spec.loader.get_code("__main__")  # type: ignore[attr-defined]
+        return code, {"__file__": spec.origin, "__loader__": spec.loader, "__spec__": spec, "__package__": "",
+                      "__cached__": spec.cached}
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    attrs = _script_attrs(path)
+    return compile(source, attrs["__file__"], "exec"), attrs
+
+
+def _main_module(attrs: dict[str, Any] | None) -> types.ModuleType:
+    """A rank's ``__main__`` module, with ``attrs`` and the ``builtins`` module as its
+    ``__builtins__`` (as in a real ``__main__``)."""
+    main = types.ModuleType("__main__")
+    if attrs:
+        main.__dict__.update(attrs)
+    main.__builtins__ = builtins  # type: ignore[attr-defined]
+    return main
+
+
+def _run_module_as_main(name: str) -> None:
+    """``python -m name``: runpy's own entry for it (the module's code runs in the rank's
+    ``__main__``, a package runs its ``__main__`` submodule), or run_module where missing."""
+    run = getattr(runpy, "_run_module_as_main", None)
+    if run is not None:
+        run(name, alter_argv=True)
+    else:  # pragma: no cover - every CPython 3 has it
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
 
 
 def check_outputs(trace: str | os.PathLike | None, config: Config) -> None:
@@ -313,10 +375,11 @@ def load_setup(platform: str | os.PathLike | None, cfg: dict[str, Any] | None,
                hostfile: str | os.PathLike | None, np: int) -> tuple[Any, Config, list[Any]]:
     """The platform, the configuration (the command line's, then the platform's ``config:``)
     and the host of each rank."""
-    plat = load_platform(platform) if platform is not None else default_platform()
     config = Config(cfg or {})
-    for k, v in (plat.config or {}).items():
-        config.set_default(k, v)
+    memory.insist(config.get(FORCE_MEMORY))
+    plat = load_platform(platform) if platform is not None else default_platform()
+    memory.check_fits(f"-np {np} on platform {plat.name!r}", np, len(plat.hosts), len(plat.links))
+    config.set_defaults_from(plat.config or {}, plat.source)
     hosts = parse_hostfile(hostfile) if hostfile is not None else None
     return plat, config, place_ranks(plat, np, hosts)
 
@@ -429,14 +492,11 @@ class _Launch:
         self.green = GreenThreads()
         seed = config.get(SEED)
         self.actors = world.spawn(self._rank_main)
-        world.spawn_hook = _SpawnHook(world, timing, seed, __builtins__, self.green)
+        world.spawn_hook = _SpawnHook(world, timing, seed, self.green)
         argv = [program.argv0, *map(str, args)]
         for a in self.actors:
             p = a.data
-            main = types.ModuleType("__main__")
-            if program.file is not None:
-                main.__file__ = program.file
-            main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+            main = _main_module(program.attrs)
             a.context = RankContext(p.rank, main, list(argv), seed, p)
 
     def _rank_main(self, proc: Any) -> None:
@@ -452,8 +512,8 @@ class _Launch:
         exit_funcs = True
         try:
             if program.code is None:
-                # python -m: the module replaces __main__ (and sys.argv[0]) while it runs
-                runpy.run_module(program.module, run_name="__main__", alter_sys=True)  # type: ignore[arg-type]
+                # python -m: the module runs in the rank's __main__, sys.argv[0] its file
+                _run_module_as_main(program.module)  # type: ignore[arg-type]
             else:
                 exec(program.code, ctx.main.__dict__)
         except SystemExit as e:
@@ -497,9 +557,13 @@ class _Launch:
     def run(self, sim_timeout: float | None) -> tuple[str, int, str, float]:
         """:meth:`simulate` with the patches installed, then the teardown; adds the wall time."""
         patches = Patches(self.session)
+        config = self.config
+        import_patches = ImportPatches(_names(config.get(PER_RANK_MODULES)), _names(config.get(SHARED_MODULES)),
+                                       bool(config.get(MPI_MODULES_PER_RANK)))
         saved_main = sys.modules.get("__main__")
         importer.install()
         patches.install()
+        import_patches.install()
         files = FilePatches(self.session)
         files.install()
         self.green.install()
@@ -517,6 +581,7 @@ class _Launch:
                         pass
             self.green.uninstall()
             files.uninstall()
+            import_patches.uninstall()
             patches.uninstall()
             importer.uninstall()
             self.world.spawn_hook.restore_path()
@@ -590,6 +655,11 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     return build_result(world, np, program, outcome, att, session, config)
 
 
+def _names(text: object) -> tuple[str, ...]:
+    """The module names of a comma-separated setting."""
+    return tuple(x.strip() for x in str(text).split(",") if x.strip())
+
+
 def _peak_rss() -> int:
     """The process's peak resident set size in bytes (ru_maxrss is KiB on Linux, bytes on
     macOS); 0 where the resource module is missing."""
@@ -607,12 +677,11 @@ class _SpawnHook:
     ranks, connects to its parents (its MPI_Init, see :mod:`smpy.mpi.spawn`), then runs its
     Python program (a script, ``-m module`` or ``-c code``) in-process."""
 
-    def __init__(self, world: World, timing: Timing, seed: int, builtins: Any, green: GreenThreads) -> None:
+    def __init__(self, world: World, timing: Timing, seed: int, green: GreenThreads) -> None:
         self.green = green
         self.world = world
         self.timing = timing
         self.seed = seed
-        self.builtins = builtins
         self.programs: dict[int, Any] = {}
         self.paths: list[str] = []
 
@@ -620,13 +689,12 @@ class _SpawnHook:
         for a, prog in zip(self.world.make_actors(procs, self._main), programs):
             p = a.data
             p.bench = RankBench()
-            main = types.ModuleType("__main__")
             if prog.kind == "script":
-                main.__file__ = prog.target
-                path = os.path.dirname(os.path.abspath(prog.target))
+                main = _main_module(_script_attrs(prog.target))
+                path = os.path.dirname(os.path.realpath(prog.target))
             else:
+                main = _main_module(None)
                 path = prog.wdir
-            main.__builtins__ = self.builtins
             if path not in sys.path:
                 sys.path.insert(1, path)
                 self.paths.append(path)

@@ -59,6 +59,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 
 from smpy.platform.errors import Locator, PlatformError, format_path
+from smpy.platform.limits import MAX_CORES, MAX_HOSTS
 from smpy.support.units import (
     UnitError,
     parse_bandwidth,
@@ -147,21 +148,31 @@ def _speeds(value: Any) -> tuple[float, ...]:
 Speeds = Annotated[tuple[float, ...], BeforeValidator(_speeds)]
 
 
-def _integer(minimum: int, what: str) -> Callable[[Any], int]:
+def _integer(minimum: int, what: str, maximum: int | None = None) -> Callable[[Any], int]:
     def check(value: Any) -> int:
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+            value = float(value)  # YAML 1.1 reads 1e+30 (no dot) as a string
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            if maximum is not None and value > maximum:
+                raise ValueError(f"expected {what}, found {value!r} (more than {maximum})")
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"expected {what}, found {value!r}")
         if value < minimum:
             raise ValueError(f"expected {what}, found {value!r}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"expected {what}, found {value!r} (more than {maximum})")
         return value
     return check
 
 
-Cores = Annotated[int, BeforeValidator(_integer(1, "a whole number of cores, 1 or more"))]
-Count = Annotated[int, BeforeValidator(_integer(1, "a whole number of hosts, 1 or more"))]
-Pstate = Annotated[int, BeforeValidator(_integer(0, "a pstate index, 0 or more"))]
+_NUMBER = re.compile(r"[-+]?[0-9]+(\.[0-9]*)?[eE][-+]?[0-9]+")
+
+Cores = Annotated[int, BeforeValidator(_integer(1, "a whole number of cores, 1 or more",
+                                                MAX_CORES))]
+Count = Annotated[int, BeforeValidator(_integer(1, "a whole number of hosts, 1 or more",
+                                                MAX_HOSTS))]
+Pstate = Annotated[int, BeforeValidator(_integer(0, "a pstate index, 0 or more", 1_000_000))]
 
 _NAME_CHARS = re.compile(r"[^\s:#,]+")
 
@@ -227,18 +238,21 @@ BackboneSharing = Annotated[Literal["SHARED", "FATPIPE"], BeforeValidator(_shari
 
 def parse_radical(text: str) -> list[int]:
     """SimGrid's radical syntax: ``"0-3,6,9-11"`` → ``[0, 1, 2, 3, 6, 9, 10, 11]``."""
-    numbers: list[int] = []
+    ranges: list[range] = []
     for group in str(text).split(","):
         ends = [end.strip() for end in group.split("-")]
-        if len(ends) > 2 or not all(end.isdigit() for end in ends):
+        if len(ends) > 2 or not all(end.isascii() and end.isdigit() for end in ends):
             raise ValueError(f"expected a radical like '0-63' or '0-11,20-23', found {text!r} "
                              f"(bad group {group.strip()!r})")
         start, stop = int(ends[0]), int(ends[-1])
         if stop < start:
             raise ValueError(f"expected a radical like '0-63' or '0-11,20-23', found {text!r} "
                              f"(range {group.strip()!r} runs backwards)")
-        numbers.extend(range(start, stop + 1))
-    return numbers
+        ranges.append(range(start, stop + 1))
+    total = sum(r.stop - r.start for r in ranges)
+    if total > MAX_HOSTS:
+        raise ValueError(f"the radical {_short(text)} names {total} hosts, more than {MAX_HOSTS}")
+    return [n for r in ranges for n in r]
 
 
 def _radical(value: Any) -> Any:
@@ -374,6 +388,9 @@ def _power_triple(value: Any) -> tuple[float, float, float]:
         raise ValueError(f"expected {expected}, found {_short(value)}")
     check = _unit(parse_power, _POWER_HINT, positive=False)
     idle, eps, full = (check(x) for x in items)
+    if idle > full:
+        raise ValueError(f"the idle wattage ({idle:g} W) is above the all-cores wattage "
+                         f"({full:g} W) in {_short(value)}: expected idle <= all_cores")
     return (idle, eps, full)
 
 

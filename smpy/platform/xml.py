@@ -43,17 +43,23 @@ multiple bandwidths, and ``*_file`` profiles (speed, state, bandwidth, latency).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from xml.parsers import expat
 
+from smpy.platform.errors import warn
+from smpy.platform.limits import MAX_XML_DEPTH
 from smpy.platform.schema import PlatformError, format_path, parse_radical
 
 __all__ = ["ImportedXml", "read_xml", "parse_xml_text"]
 
 Loc = tuple[str | int, ...]
+
+#: what may follow an integer without a warning: "0.0", "1." (SimGrid's own files write them)
+_ZERO_FRACTION = re.compile(r"\.0*")
 
 
 @dataclass
@@ -119,6 +125,9 @@ def _parse_tree(text: str | bytes, source: str) -> _Element:
 
     def start(tag: str, attrs: dict[str, str]) -> None:
         element = _Element(tag, dict(attrs), parser.CurrentLineNumber)
+        if len(stack) >= MAX_XML_DEPTH:
+            raise PlatformError(f"{source}: line {element.line}, {element.describe()}: elements "
+                                f"nested more than {MAX_XML_DEPTH} levels deep; refused")
         if stack:
             stack[-1].children.append(element)
         else:
@@ -240,6 +249,10 @@ class _Converter:
                     if prop.tag != "prop":
                         raise self.unsupported(prop, "<config>")
                     item = self.attrs(prop, (), ("id", "value"))
+                    if item["id"] in config:
+                        first = self.where[("config", item["id"])][0].line
+                        raise self.error(prop, f"config item {item['id']!r} is already set at "
+                                         f"line {first}", "id")
                     config[item["id"]] = item["value"]
                     self.mark(("config", item["id"]), prop, "value")
                     self.mark(("config",), child)
@@ -408,13 +421,18 @@ class _Converter:
         """SimGrid's ``std::stoi``: the leading integer of the text (``"0.0"`` is 0)."""
         digits = text.strip()
         end = 1 if digits[:1] in "+-" else 0
-        while end < len(digits) and digits[end].isdigit():
+        while end < len(digits) and digits[end] in "0123456789":
             end += 1
         try:
-            return int(digits[:end])
+            value = int(digits[:end])
         except ValueError:
             raise self.error(element, f"expected a whole number, found {text!r}",
                              attribute) from None
+        if digits[end:] and not _ZERO_FRACTION.fullmatch(digits[end:]):
+            note = (f"{text!r} read as {value}, as SimGrid does (std::stoi stops at the first "
+                    "character that is not a digit)")
+            warn(str(self.error(element, note, attribute)))
+        return value
 
     def link(self, element: _Element, loc: Loc) -> dict[str, Any]:
         values = self.attrs(element, ("latency", "sharing_policy"), ("id", "bandwidth"),
@@ -459,6 +477,8 @@ class _Converter:
             if child.tag != "link_ctn":
                 raise self.unsupported(child, element.describe())
             item = self.attrs(child, ("direction",), ("id",), {"direction": "NONE"})
+            for grandchild in child.children:
+                raise self.unsupported(grandchild, child.describe())
             name, direction = item["id"], item["direction"]
             if direction not in ("UP", "DOWN", "NONE"):
                 raise self.error(child, f"expected UP, DOWN or NONE, found {direction!r}",
