@@ -30,7 +30,7 @@ from smpy.kernel.engine import DeadlockError
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
 from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, parse_fail
-from smpy.runtime import ulfm
+from smpy.runtime import fsio, ulfm
 from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
@@ -680,8 +680,13 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     if att.report is not None:
         data = att.report.summary([p.actor.end_time if p.actor.end_time >= 0 else world.engine.now
                                    for p in world.processes])
+        io_data = fsio.report(world)
+        if io_data:
+            data["io"] = io_data
         att.report.write(att.report_prefix, data)
         err.write(Report.table(data) + "\n")
+        if io_data:
+            err.write(fsio.summary_line(io_data) + "\n")
     return build_result(world, np, program, outcome, att, session, config)
 
 
