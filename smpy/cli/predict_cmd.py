@@ -16,8 +16,8 @@ import os
 import shlex
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 
+from smpy.cli.executors import open_executor
 from smpy.cli.sweep import (
     REAL,
     Plan,
@@ -58,6 +58,11 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                         "cores, memory bandwidth and caches, which inflates the computation they "
                         "measure: use more than 1 only when the program's computation is modelled "
                         "(smpy.execute) or when the cores outnumber the jobs")
+    p.add_argument("--executor", default="threads", metavar="SPEC",
+                   help="where the runs execute: threads (this machine, --jobs at once), dask (a "
+                        "local Dask cluster, one worker process per core or --jobs), or "
+                        "dask://HOST:PORT (an existing Dask scheduler; the program and its files "
+                        "are sent to the workers)")
     p.add_argument("--scaling", choices=("strong", "weak"), default="strong",
                    help="efficiency as speedup x p0/p (strong, default) or as speedup (weak: the "
                         "problem grows with the ranks)")
@@ -144,11 +149,12 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
 
     interrupted = False
     try:
-        if ns.jobs > 1:
-            with ThreadPoolExecutor(ns.jobs) as pool:
-                runs = run_sweep(jobs, pool, progress)
-        else:
-            runs = run_sweep(jobs, None, progress)
+        with open_executor(ns.executor, jobs, ns.jobs,
+                           log=lambda m: ns.quiet or print(m, file=sys.stderr)) as (pool, runner):
+            runs = run_sweep(jobs, pool, progress, runner)
+    except SweepError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
     except SweepInterrupted as exc:  # Ctrl-C: report and write what finished
         runs, interrupted = exc.runs, True
         print(f"{prog}: interrupted: {len(runs)} of {len(jobs)} runs finished; the summary is theirs",
@@ -207,7 +213,8 @@ def _check_inputs(plan: Plan) -> None:
         if plat is None:
             continue
         try:
-            load_platform(Path(plan.cwd) / plat)
+            local = Path(plan.cwd) / plat  # else a bundled platform's name
+            load_platform(local if local.exists() else plat)
         except (PlatformError, OSError) as exc:
             raise SweepError(f"--platform {plat}: {exc}") from None
 

@@ -427,7 +427,7 @@ def _build_explicit(spec: PlatformSpec, source: str) -> tuple[list[Host], list[L
     for i, link_spec in enumerate(spec.links):
         for link in _new_link(link_spec.name, link_spec.bandwidth, link_spec.latency,
                               Sharing(link_spec.sharing),
-                              link_properties(link_spec.properties, link_spec.power)):
+                              link_properties(link_spec.properties, link_spec.power, link_spec.failures)):
             link_names.add(link.name, f"links[{i}].name")
             links.append(link)
             by_name[link.name] = link

@@ -47,7 +47,7 @@ class CommImpl:
     __slots__ = (
         "world", "group", "rank_of", "size", "name", "context", "boxes", "_creations",
         "refcount", "attrs", "topology", "errhandler", "info", "__weakref__",
-        "rgroup", "rsize", "sboxes", "remote", "local", "pair",
+        "rgroup", "rsize", "sboxes", "remote", "local", "pair", "revoked",
     )
 
     def __init__(self, world: World, group: list[int], name: str = "") -> None:
@@ -71,6 +71,9 @@ class CommImpl:
         self.remote: list[int] | None = None
         self.local: CommImpl | None = None
         self.pair: Any = None
+        #: MPIX_Comm_revoke was called (smpy.runtime.ulfm)
+        self.revoked = False
+        world.comms.add(self)
 
     def local_rank(self, proc: Process) -> int:
         return self.rank_of[proc.rank]
