@@ -31,7 +31,7 @@ extensions = [
     "smpy_ref",
 ]
 
-source_suffix = {".md": "markdown"}
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
 exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store", "research"]
 myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]

@@ -379,3 +379,21 @@ def test_filesystems_schema_errors_name_the_field(tmp_path):
         {"name": "x", "kind": "local", "mount": "/x", "disk": {"kind": "ssd", "seek": "1ms"}}]}))
     with pytest.raises(PlatformError, match=r"filesystems\[0\]\.disk\.seek"):
         load_platform(p)
+
+
+def test_report_gives_per_file_rank_and_server_figures(tmp_path):
+    prog = WRITE.format(n=4 * MiB, path=tmp_path / "scratch" / "f")
+    prefix = tmp_path / "rep"
+    res = run(None, np=2, platform=_platform(tmp_path, 2, 4, "1GBps", "0"), command=prog,
+              capture=True, echo=False, cfg={"smpy/report": str(prefix)})
+    assert res.status == "ok"
+    io = json.loads((tmp_path / "rep.json").read_text())["io"]
+    f = io["files"][str(tmp_path / "scratch" / "f")]
+    assert f == {"bytes_written": 8 * MiB, "bytes_read": 0, "operations": 2}
+    assert io["ranks"]["1"]["bytes_written"] == 4 * MiB
+    servers = io["servers"]
+    assert sum(s["bytes_written"] for s in servers.values()) == 8 * MiB
+    # each server: 2 MiB through a 400 MBps disk (metadata operations take no time here)
+    for s in servers.values():
+        assert s["disk_busy_s"] == pytest.approx(2 * MiB / 400e6, rel=1e-9)
+        assert s["disk_busy_s"] <= res.makespan_s

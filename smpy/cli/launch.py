@@ -30,7 +30,7 @@ from smpy.kernel.engine import DeadlockError
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
 from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, parse_fail
-from smpy.runtime import ulfm
+from smpy.runtime import fsio, ulfm
 from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
@@ -43,6 +43,7 @@ from smpy.shim.imports import ImportPatches
 from smpy.shim.isolation import Patches, RankContext, RankExit
 from smpy.support import memory
 from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.internal import SmpyInternalError
 from smpy.support.memory import FORCE_MEMORY
 from smpy.support.units import parse_size
 from smpy.timing.bench import SIMULATE, RankBench, Timing
@@ -680,8 +681,13 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     if att.report is not None:
         data = att.report.summary([p.actor.end_time if p.actor.end_time >= 0 else world.engine.now
                                    for p in world.processes])
+        io_data = fsio.report(world)
+        if io_data:
+            data["io"] = io_data
         att.report.write(att.report_prefix, data)
         err.write(Report.table(data) + "\n")
+        if io_data:
+            err.write(fsio.summary_line(io_data) + "\n")
     return build_result(world, np, program, outcome, att, session, config)
 
 
@@ -810,6 +816,10 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     if isinstance(exc, SystemExit):
         code = exc.code if isinstance(exc.code, int) else 1
         return "error", code, f"[smpy] {who} exited with status {exc.code} at simulated time {t:.9g} s; aborting the run"
+    if isinstance(exc, SmpyInternalError):  # smpy's own frames are the point here: keep them
+        tb = "".join(traceback.format_exception(exc))
+        return "error", 1, (f"{tb}[smpy] internal error of smpy (a bug of smpy, not of the program; please "
+                            f"report it with this traceback) while running {who} at simulated time {t:.9g} s")
     tb = _user_traceback(exc)
     tagged = "".join(f"[rank {p.rank}@{p.host.name}] {line}\n" if p else line + "\n" for line in tb.rstrip("\n").split("\n"))
     return "error", 1, f"{tagged}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the run (as MPI_Abort)"

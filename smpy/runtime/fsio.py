@@ -38,7 +38,7 @@ from smpy.storage.filesystem import FileSystem, FileSystems, Server, done, strip
 if TYPE_CHECKING:
     from smpy.runtime.world import World
 
-__all__ = ["storage", "filesystems", "fs_of", "access", "metadata", "sync", "chain", "join", "Stats", "stats"]
+__all__ = ["report", "summary_line", "storage", "filesystems", "fs_of", "access", "metadata", "sync", "chain", "join", "Stats", "stats"]
 
 
 def storage(world: World) -> StorageModel:
@@ -131,6 +131,36 @@ class Stats:
                 row = table[key] = [0, 0, 0]  # type: ignore[index]
             row[0 if write else 1] += nbytes
             row[2] += 1
+
+
+def report(world: World) -> dict[str, Any]:
+    """Per file and per rank (bytes written, read, operations) and per server (client bytes,
+    cache hits, disk busy seconds) of the run, for ``--report``; empty without file systems."""
+    fss = getattr(world, "filesystems", None)
+    st = getattr(world, "io_stats", None)
+    if fss is None and st is None:
+        return {}
+    out: dict[str, Any] = {}
+    if st is not None:
+        keys = ("bytes_written", "bytes_read", "operations")
+        out["files"] = {p: dict(zip(keys, row)) for p, row in sorted(st.files.items())}
+        out["ranks"] = {str(r): dict(zip(keys, row)) for r, row in sorted(st.ranks.items())}
+    if fss is not None:
+        out["servers"] = {s.name: {"bytes_written": s.bytes_written, "bytes_read": s.bytes_read,
+                                   "cache_hit_bytes": s.cache_hits, "disk_busy_s": s.busy}
+                          for s in fss.all_servers()}
+    return out
+
+
+def summary_line(data: dict[str, Any]) -> str:
+    """One line for the terminal: totals of :func:`report`."""
+    files = data.get("files", {})
+    servers = data.get("servers", {})
+    w = sum(f["bytes_written"] for f in files.values())
+    r = sum(f["bytes_read"] for f in files.values())
+    busy = max((s["disk_busy_s"] for s in servers.values()), default=0.0)
+    return (f"[smpy] file I/O: {len(files)} files, {w} bytes written, {r} bytes read; "
+            f"{len(servers)} servers, busiest disk {busy:.6g} s (--report JSON: io)")
 
 
 def stats(world: World) -> Stats:
