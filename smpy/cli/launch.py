@@ -43,6 +43,7 @@ from smpy.shim.imports import ImportPatches
 from smpy.shim.isolation import Patches, RankContext, RankExit
 from smpy.support import memory
 from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.internal import SmpyInternalError
 from smpy.support.memory import FORCE_MEMORY
 from smpy.support.units import parse_size
 from smpy.timing.bench import SIMULATE, RankBench, Timing
@@ -815,6 +816,10 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     if isinstance(exc, SystemExit):
         code = exc.code if isinstance(exc.code, int) else 1
         return "error", code, f"[smpy] {who} exited with status {exc.code} at simulated time {t:.9g} s; aborting the run"
+    if isinstance(exc, SmpyInternalError):  # smpy's own frames are the point here: keep them
+        tb = "".join(traceback.format_exception(exc))
+        return "error", 1, (f"{tb}[smpy] internal error of smpy (a bug of smpy, not of the program; please "
+                            f"report it with this traceback) while running {who} at simulated time {t:.9g} s")
     tb = _user_traceback(exc)
     tagged = "".join(f"[rank {p.rank}@{p.host.name}] {line}\n" if p else line + "\n" for line in tb.rstrip("\n").split("\n"))
     return "error", 1, f"{tagged}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the run (as MPI_Abort)"

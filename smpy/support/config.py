@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from smpy.support.internal import SmpyInternalError
+
 
 class ConfigError(ValueError):
     """A bad ``--cfg`` name or value."""
@@ -101,7 +103,7 @@ def declare(name: str, default: Any, doc: str, parse: Callable[[Any], Any] = str
     flag = Flag(name, default, parse, doc, tuple(choices))
     old = _FLAGS.get(name)
     if old is not None and old.default != default:
-        raise RuntimeError(f"internal error: setting {name!r} declared twice with different defaults")
+        raise SmpyInternalError(f"setting {name!r} declared twice with different defaults")
     _FLAGS[name] = flag
     for a in aliases:
         _ALIASES[a] = name
