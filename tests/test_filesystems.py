@@ -397,3 +397,35 @@ def test_report_gives_per_file_rank_and_server_figures(tmp_path):
     for s in servers.values():
         assert s["disk_busy_s"] == pytest.approx(2 * MiB / 400e6, rel=1e-9)
         assert s["disk_busy_s"] <= res.makespan_s
+
+
+def test_simgrid_xml_disk_mount_becomes_a_local_file_system(tmp_path):
+    disk = ('<disk id="d{i}" read_bw="100MBps" write_bw="{w}"><prop id="size" value="1GiB"/>'
+            '<prop id="mount" value="/scratch"/></disk>')
+    xml = ('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+           '<platform version="4.1"><zone id="z" routing="Full">'
+           '<host id="h0" speed="1Gf">' + disk.format(i=0, w="50MBps") + '</host>'
+           '<host id="h1" speed="1Gf">' + disk.format(i=1, w="{w1}") + '</host>'
+           '<link id="l" bandwidth="1GBps" latency="10us"/>'
+           '<route src="h0" dst="h1"><link_ctn id="l"/></route></zone></platform>\n')
+    p = tmp_path / "p.xml"
+    p.write_text(xml.replace("{w1}", "50MBps"))
+    (fs,) = load_platform(p).filesystems
+    assert (fs.kind, fs.mount, fs.disk.read, fs.disk.write, fs.disk.latency) == (
+        "local", "/scratch", 100e6, 50e6, 0.0)
+    p.write_text(xml.replace("{w1}", "60MBps"))
+    with pytest.raises(PlatformError, match="differ in bandwidth"):
+        load_platform(p)
+
+
+@pytest.mark.parametrize("mode", [["-a", "posix"], ["-a", "mpiio", "-c", "-e"], ["-a", "mpiio", "-F"]])
+def test_ior_example_runs_and_reports_bandwidths(tmp_path, mode):
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "examples" / "io" / "ior.py"
+    res = run(str(script), np=4, platform=_platform(tmp_path, 4, 2, "1GBps", "64MiB"), capture=True,
+              echo=False, args=[*mode, "-b", "1m", "-t", "256k", "-o", str(tmp_path / "scratch" / "t")])
+    assert res.status == "ok", res.message + res.stderr
+    lines = res.stdout.splitlines()
+    assert [ln.split()[0] for ln in lines] == ["write", "read"]
+    assert all(float(ln.split()[1]) > 0 for ln in lines)
+    assert os.listdir(tmp_path / "scratch") == []  # the benchmark removes its files

@@ -399,7 +399,7 @@ def load_setup(platform: str | os.PathLike | None, cfg: dict[str, Any] | None,
     memory.check_fits(f"-np {np} on platform {plat.name!r}", np, len(plat.hosts), len(plat.links))
     config.set_defaults_from(plat.config or {}, plat.source)
     hosts = parse_hostfile(hostfile) if hostfile is not None else None
-    return plat, config, place_ranks(plat, np, hosts)
+    return plat, config, place_ranks(plat, np, hosts, source=os.fspath(hostfile or "hostfile"))
 
 
 @dataclass
