@@ -430,3 +430,32 @@ def test_ior_example_runs_and_reports_bandwidths(tmp_path, mode):
     assert [ln.split()[0] for ln in lines] == ["write", "read"]
     assert all(float(ln.split()[1]) > 0 for ln in lines)
     assert os.listdir(tmp_path / "scratch") == []  # the benchmark removes its files
+
+
+def test_os_level_io_on_a_virtual_mount_stays_in_memory(tmp_path):
+    prog = f"""
+import os
+from mpi4py import MPI
+p = "{tmp_path}/mem/d.bin"
+fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+t0 = MPI.Wtime()
+os.pwrite(fd, b"xy" * 500_000, 0)
+os.write(fd, b"z")
+os.fsync(fd)
+t1 = MPI.Wtime()
+os.close(fd)
+fd = os.open(p, os.O_RDONLY)
+a = os.pread(fd, 2, 0)
+os.lseek(fd, 999_999, os.SEEK_SET)
+b = os.read(fd, 10)
+os.close(fd)
+print(repr(t1 - t0), a.decode(), b.decode())
+"""
+    res = run(None, np=1, platform=_platform(tmp_path, keep="2MB"), command=prog, capture=True,
+              echo=False)
+    assert res.status == "ok", res.message + res.stderr
+    t, a, b = res.stdout.split()
+    # os.write writes at position 0 (pwrite does not move it): 1 MB + 1 B at 100 MBps
+    assert float(t) == pytest.approx(1_000_001 / 100e6, abs=WTIME)
+    assert (a, b) == ("zy", "y")  # byte 0 overwritten by "z", the rest kept, the size 1 MB
+    assert os.listdir(tmp_path / "mem") == []
