@@ -459,3 +459,19 @@ print(repr(t1 - t0), a.decode(), b.decode())
     assert float(t) == pytest.approx(1_000_001 / 100e6, abs=WTIME)
     assert (a, b) == ("zy", "y")  # byte 0 overwritten by "z", the rest kept, the size 1 MB
     assert os.listdir(tmp_path / "mem") == []
+
+
+def test_default_file_system_times_paths_outside_every_mount(tmp_path):
+    plat = tmp_path / "d.yaml"
+    plat.write_text("config: {smpi/simulate-computation: 'no'}\nhosts: [{name: a, speed: 1Gf}]\n"
+                    "filesystems:\n  - {name: home, kind: local, mount: /nonexistent-mount, default: true,"
+                    " disk: {read: 10MBps, write: 10MBps}}\n")
+    prog = f"""
+from mpi4py import MPI
+t0 = MPI.Wtime()
+with open("{tmp_path}/out.bin", "wb") as f:
+    f.write(bytes(1_000_000))
+print(repr(MPI.Wtime() - t0))
+"""
+    res = run(None, np=1, platform=str(plat), command=prog, capture=True, echo=False)
+    assert _times(res)[0] == pytest.approx(0.1, abs=WTIME)  # 1 MB at 10 MBps
