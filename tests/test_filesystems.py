@@ -475,3 +475,17 @@ print(repr(MPI.Wtime() - t0))
 """
     res = run(None, np=1, platform=str(plat), command=prog, capture=True, echo=False)
     assert _times(res)[0] == pytest.approx(0.1, abs=WTIME)  # 1 MB at 10 MBps
+
+
+def test_the_documented_filesystems_fragment_loads(tmp_path):
+    import re
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "platforms.md").read_text()
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", doc, re.S) if "\nfilesystems:" in b)
+    p = tmp_path / "fs.yaml"
+    p.write_text("clusters: [{name: c, prefix: io-, suffix: '', radical: 0-3, speed: 1Gf, "
+                 "bandwidth: 1GBps, latency: 0s}]\n" + block)
+    fss = {f.name: f for f in load_platform(p).filesystems}
+    assert fss["scratch"].servers == ("io-0", "io-1", "io-2", "io-3")
+    assert (fss["scratch"].stripe_size, fss["scratch"].cache) == (MiB, 2 << 30)
+    assert fss["local"].disk.kind == "ssd" and fss["ckpt"].virtual
