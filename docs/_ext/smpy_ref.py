@@ -239,7 +239,9 @@ def _invocation(action: argparse.Action) -> str:
 def render_parser(document: Any, parser: argparse.ArgumentParser, key: str) -> list[nodes.Node]:
     out: list[nodes.Node] = []
     usage = parser.format_usage().strip()
-    out.append(nodes.literal_block(usage, usage))
+    block = nodes.literal_block(usage, usage)
+    block["language"] = "text"
+    out.append(block)
     if parser.description:
         out += _paragraphs(parser.description)
     subs: list[tuple[str, argparse.ArgumentParser]] = []
