@@ -423,7 +423,9 @@ class LayersDirective(Directive):
                 init = _root() / "smpy" / pkg / "__init__.py"
                 doc = ast.get_docstring(ast.parse(init.read_text())) if init.exists() else None
                 first = _collapse(doc.split("\n\n")[0]) if doc else "(no package docstring)"
-                body.append(_para(nodes.literal(text=f"smpy/{pkg}"), " — " + first))
+                para = _inline(" — " + first)
+                para.insert(0, nodes.literal(text=f"smpy/{pkg}"))
+                body.append(para)
             dl += _def_item([f"level {level}"], body)
         return [dl]
 
