@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from realmpi import needs_mpiexec
 
 from smpy.cli.sweep import (
     REAL,
@@ -314,6 +315,8 @@ def test_summary_against_real_runs() -> None:
     assert sa.runs == 1  # real runs are not the point's runs
 
 
+@pytest.mark.slow
+@needs_mpiexec
 def test_predict_against_real_mpiexec(tmp_path: Path) -> None:
     prog = tmp_path / "busy.py"
     prog.write_text(BUSY)

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import array
 import ctypes
-import importlib.util
 import json
-import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -21,27 +18,12 @@ import types
 
 import numpy as np
 import pytest
+from realmpi import require_mpiexec, require_real_mpi4py
 
 from smpy.mpi import msgspec
 from smpy.mpi.datatype import PREDEFINED_DATATYPES
 from smpy.mpi.sentinels import BOTTOM, BUFFER_AUTOMATIC, IN_PLACE
 from smpy.runtime.errors import ERR_BUFFER, ERR_COUNT, MPIException
-
-HAVE_MPI4PY = importlib.util.find_spec("mpi4py") is not None
-
-
-def _mpi4py_works() -> str | None:
-    """None if real mpi4py initialises MPI here, else the reason (tests are skipped)."""
-    if not HAVE_MPI4PY:
-        return "real mpi4py is not installed"
-    try:
-        proc = subprocess.run([sys.executable, "-c", "from mpi4py import MPI; MPI.COMM_WORLD.Barrier()"],
-                              capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        return "real mpi4py timed out initialising MPI"
-    if proc.returncode != 0:
-        return f"real mpi4py+MPICH unavailable: {proc.stderr.strip()[-300:]}"
-    return None
 
 # -- recipes ---------------------------------------------------------------------------------
 SEND_RECIPES = [
@@ -209,15 +191,10 @@ PATTERN = bytes((7 * i + 3) % 251 for i in range(4096))
 
 
 def _run_real(script: str, payload: object, np_ranks: int | None = None) -> object:
-    reason = _mpi4py_works()
-    if reason is not None:
-        pytest.skip(reason)
+    require_real_mpi4py()
     cmd = [sys.executable, "-c", script, json.dumps(payload)]
     if np_ranks is not None:
-        mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
-        if mpiexec is None:
-            pytest.skip("mpiexec (MPICH) not found")
-        cmd = [mpiexec, "-n", str(np_ranks), *cmd]
+        cmd = [require_mpiexec(), "-n", str(np_ranks), *cmd]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:

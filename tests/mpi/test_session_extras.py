@@ -15,14 +15,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from realmpi import MPIEXEC, mpiexec_cmd, needs_mpiexec
 
 import smpy
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests" / "programs"
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
 TIMEOUT_S = 120
-needs_mpich = pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec next to {sys.executable}")
+needs_mpich = needs_mpiexec
 
 
 def _env(with_smpy: bool) -> dict[str, str]:
@@ -53,7 +53,7 @@ def _smpyrun(np: int, *args: str) -> list[str]:
 
 
 def _mpiexec(np: int, *args: str) -> list[str]:
-    return [str(MPIEXEC), "-n", str(np), sys.executable, *args]
+    return mpiexec_cmd(np, *args)
 
 
 # -- Session, Create_from_group, private helpers: the same lines as MPICH ---------------------
@@ -167,7 +167,7 @@ def test_cli_program_forms(project: Path, case: str) -> None:
         assert out.strip() == str([(r, ["-c", "x", "-np", "y"], "__main__", 3) for r in range(3)])
     elif case == "mpi4py-script":
         assert out.strip() == str([(r, "__main__", ["script.py", "q"], "P", "__main__", 3) for r in range(3)])
-    if MPIEXEC.exists():
+    if MPIEXEC is not None:
         real = _run(_mpiexec(3, *CLI_CASES[case]), project, with_smpy=False)
         assert real.returncode == 0, real.stderr
         assert out == real.stdout
