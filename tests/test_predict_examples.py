@@ -52,12 +52,14 @@ def test_same_results_as_mpich(script: str, args: list[str], np_: int) -> None:
     assert "# elapsed" in emu.stdout and "# cpu" in emu.stdout
 
 
+@pytest.mark.slow
 def test_lu_residual_check_passes() -> None:
     out = _smpy(3, "lu.py", ["160", "16"])
     assert out.returncode == 0, out.stderr[-2000:]
     assert "scaled residual PASSED" in out.stdout
 
 
+@pytest.mark.slow
 def test_sampling_and_folding_hints_run() -> None:
     plain = _smpy(2, "lu.py", ["512", "32", "--no-check"])
     hinted = _smpy(2, "lu.py", ["512", "32", "--sample", "--fold"])

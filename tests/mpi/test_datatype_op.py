@@ -305,6 +305,7 @@ def errc(f):  # the same convention as the real side
 
 
 # -- datatypes ---------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_predefined_datatypes_match_mpich(real: dict[str, object]) -> None:
     types: dict[str, list[object]] = real["types"]  # type: ignore[assignment]
     assert set(D.PREDEFINED_DATATYPES) == set(types)

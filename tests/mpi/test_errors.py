@@ -80,6 +80,7 @@ def fresh_registry():
     errors.set_registry_provider(saved)  # smpy.runtime.world's, for the runs of later tests
 
 
+@pytest.mark.slow
 def test_error_classes_and_strings(real: dict[str, object]) -> None:
     classes: dict[str, list[object]] = real["classes"]  # type: ignore[assignment]
     ours = {n for n in errors.__all__ if n.startswith("ERR_") or n == "SUCCESS"}

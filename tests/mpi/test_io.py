@@ -45,6 +45,7 @@ def _run_mpich(tmp: Path, np_: int) -> dict[int, list]:
     return _results(d, np_)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("np_", [1, 2])
 def test_file_operations_match_mpich(tmp_path: Path, np_: int) -> None:
     ours = _run_smpy(tmp_path, np_)

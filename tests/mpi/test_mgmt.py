@@ -30,6 +30,7 @@ def _real_lines(np: int) -> list[str]:
     return run_reference(np, str(PROG), env=real_env()).stdout.splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("np", [1, 2, 3])
 def test_same_facts_as_mpich(np: int) -> None:
     sim = _smpy_lines(np)
@@ -221,6 +222,7 @@ def test_idup_does_not_block(tmp_path: Path) -> None:
     assert sorted(res.stdout.splitlines()) == ["0 2 True", "1 2 True"]
 
 
+@pytest.mark.slow
 def test_finalize_deletes_comm_self_then_comm_world_attributes(tmp_path: Path) -> None:
     source = """
         from mpi4py import MPI

@@ -210,6 +210,7 @@ def real() -> dict[str, dict[str, list[object]]]:
                                    "recv": RECV_RECIPES})  # type: ignore[return-value]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("expr", SEND_RECIPES)
 def test_send_spec_like_mpi4py(real: dict[str, dict[str, list[object]]], expr: str) -> None:
     assert _smpy_send(expr) == real["send"][expr]
@@ -292,6 +293,7 @@ def real_vectors() -> dict[str, list[object]]:
     return _run_real(VECTOR_SCRIPT, VECTOR_RECIPES, np_ranks=3)  # type: ignore[return-value]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("expr", "sendn"), VECTOR_RECIPES)
 def test_vector_spec_like_mpi4py(real_vectors: dict[str, list[object]], expr: str,
                                  sendn: list[int]) -> None:

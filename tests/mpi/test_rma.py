@@ -39,6 +39,7 @@ def test_rma_semantics(np_: int, tmp_path: Path) -> None:
     assert out[0]["mutex_count"] == 2 * np_
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("np_", [2, 3])
 def test_rma_vs_mpich(np_: int, tmp_path: Path) -> None:
     run_reference(np_, str(PROG), str(tmp_path / "real"), env=real_env())

@@ -83,6 +83,7 @@ def test_session_api_facts(np: int) -> None:
     assert [ln for ln in first if not ln.startswith("pair")] == [ln for ln in last if not ln.startswith("pair")]
 
 
+@pytest.mark.slow
 @needs_mpich
 @pytest.mark.parametrize("np", [2, 3])
 def test_session_api_matches_mpich(np: int) -> None:
@@ -153,6 +154,7 @@ CLI_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CLI_CASES))
 def test_cli_program_forms(project: Path, case: str) -> None:
     sim = _run(_smpyrun(3, *CLI_CASES[case]), project, with_smpy=True)
@@ -173,6 +175,7 @@ def test_cli_program_forms(project: Path, case: str) -> None:
         assert out == real.stdout
 
 
+@pytest.mark.slow
 def test_cli_missing_module(project: Path) -> None:
     sim = _run(_smpyrun(2, "-m", "no_such_module_xyz"), project, with_smpy=True)
     assert sim.returncode != 0
