@@ -17,8 +17,8 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
+from smpy.cli.executors import open_executor
 from smpy.cli.outputs import OutputError, check_file
 from smpy.cli.sweep import (
     REAL,
@@ -60,6 +60,11 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                         "cores, memory bandwidth and caches, which inflates the computation they "
                         "measure: use more than 1 only when the program's computation is modelled "
                         "(smpy.execute) or when the cores outnumber the jobs")
+    p.add_argument("--executor", default="threads", metavar="SPEC",
+                   help="where the runs execute: threads (this machine, --jobs at once), dask (a "
+                        "local Dask cluster, one worker process per core or --jobs), or "
+                        "dask://HOST:PORT (an existing Dask scheduler; the program and its files "
+                        "are sent to the workers)")
     p.add_argument("--scaling", choices=("strong", "weak"), default="strong",
                    help="efficiency as speedup x p0/p (strong, default) or as speedup (weak: the "
                         "problem grows with the ranks)")
@@ -158,10 +163,9 @@ def _execute(jobs: list, ns: argparse.Namespace, prog: str) -> tuple[list[Run], 
     """The runs (those that finished, after Ctrl-C) and whether the sweep was interrupted."""
     progress = _progress(ns.quiet)
     try:
-        if ns.jobs > 1:
-            with ThreadPoolExecutor(ns.jobs) as pool:
-                return run_sweep(jobs, pool, progress), False
-        return run_sweep(jobs, None, progress), False
+        with open_executor(ns.executor, jobs, ns.jobs,
+                           log=lambda m: ns.quiet or print(m, file=sys.stderr)) as (pool, runner):
+            return run_sweep(jobs, pool, progress, runner), False
     except SweepInterrupted as exc:  # Ctrl-C: report and write what finished
         print(f"{prog}: interrupted: {len(exc.runs)} of {len(jobs)} runs finished; the summary is theirs",
               file=sys.stderr)
@@ -218,7 +222,11 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     _warn(plan, ns, prog)
-    runs, interrupted = _execute(jobs, ns, prog)
+    try:
+        runs, interrupted = _execute(jobs, ns, prog)
+    except SweepError as exc:  # the executor could not start
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
     summaries = summarize(points, runs, ns.scaling, plan.real_of)
     print(table(summaries))
     _print_failures(summaries, runs)

@@ -3,12 +3,14 @@ Intercomm.Create_from_groups), and ULFM's fault-tolerance calls (Revoke, Agree, 
 intra- and intercommunicators. The :class:`Intercomm` class lives in
 :mod:`smpy.mpi.intercomm`.
 
-ULFM behaves as with MPICH when no process has failed: MPI_Comm_revoke is not provided
-(NotImplementedError, as mpi4py reports a missing MPI routine), Is_revoked is False,
-Get_failed is the empty group, Ack_failed acknowledges 0 failures, Agree is the bitwise AND
-of the flags over all processes (an allreduce), Shrink is a Dup.
+ULFM's semantics and costs are smpy.runtime.ulfm's (docs/failures.md); without failures,
+Get_failed is the empty group, Ack_failed acknowledges 0 failures, Agree is the bitwise AND of
+the flags (on an intercommunicator, of the remote group's), Shrink is a copy. Revoke exists in
+ULFM mode only (``--disable-auto-cleanup``): by default it is missing (NotImplementedError), as
+with the MPICH smpy is compared with, so that mpi4py's testRevoke skips under both.
 
-comm.py imports this module, so its names are imported inside the methods.
+The facade classes these return (``Intercomm``, ``Intracomm``) are defined above this module;
+they come from :mod:`smpy.mpi.registry`.
 """
 
 from __future__ import annotations
@@ -16,29 +18,26 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from smpy.colls import buffers as bcoll
 from smpy.colls import inter as icoll
+from smpy.colls.basic import barrier
+from smpy.mpi import registry
 from smpy.mpi._call import mpicall, proc
-from smpy.runtime import errors
+from smpy.mpi.errhandler import copy_errhandler
+from smpy.mpi.group import Group
+from smpy.mpi.request import Request
+from smpy.runtime import errors, ulfm
+from smpy.runtime.comm import CommImpl
+from smpy.runtime.group import GroupImpl
+from smpy.runtime.inter import from_group
 
 __all__: list[str] = []
 
 
 def inherit(parent: Any, new: Any) -> Any:
-    """``new`` inherits ``parent``'s error handler as MPI says (smpy.mpi.errhandler's rule,
-    when that module is present); returns ``new``."""
-    try:
-        from smpy.mpi.errhandler import copy_errhandler  # type: ignore[import-not-found]
-    except ImportError:
-        return new
+    """``new`` inherits ``parent``'s error handler as MPI says; returns ``new``."""
     copy_errhandler(parent, new)
     return new
-
-
-def _wrap_like(impl: Any) -> Any:
-    """The facade object for a runtime communicator: Intercomm or Intracomm."""
-    from smpy.mpi.comm import Intracomm
-    from smpy.mpi.intercomm import Intercomm
-    return (Intercomm if impl.remote is not None else Intracomm)._wrap(impl)
 
 
 class CommFtMixin:
@@ -46,57 +45,56 @@ class CommFtMixin:
 
     __slots__ = ()
 
+    @mpicall
     def Revoke(self) -> None:
-        raise NotImplementedError  # MPICH provides MPIX_Comm_revoke only: mpi4py reports it missing
+        impl, pr = self._impl, proc()  # type: ignore[attr-defined]
+        if not ulfm.enabled(pr.world):  # MPICH built without ULFM: mpi4py reports it missing
+            raise NotImplementedError
+        ulfm.revoke(pr, impl)
 
     def Is_revoked(self) -> bool:
-        _ = self._impl  # type: ignore[attr-defined]  # MPI_ERR_COMM on COMM_NULL
-        return False
+        return bool(self._impl.revoked)  # type: ignore[attr-defined]  # MPI_ERR_COMM on COMM_NULL
 
     def Get_failed(self) -> Any:
-        from smpy.mpi.group import Group
-        from smpy.runtime.group import GroupImpl
-        _ = self._impl  # type: ignore[attr-defined]
-        return Group._wrap(GroupImpl(()))
+        return Group._wrap(GroupImpl(ulfm.get_failed(proc(), self._impl)))  # type: ignore[attr-defined]
 
     def Ack_failed(self, num_to_ack: int | None = None) -> int:
-        _ = self._impl  # type: ignore[attr-defined]
-        return 0
+        return ulfm.ack_failed(proc(), self._impl, num_to_ack)  # type: ignore[attr-defined]
 
     @mpicall
     def Agree(self, flag: int) -> int:
         flag = int(flag)
         if not -(2**31) <= flag < 2**31:
             raise OverflowError("value too large to convert to int")
-        return icoll.agree(proc(), self._impl, flag)  # type: ignore[attr-defined]
+        return ulfm.agree(proc(), self._impl, flag)  # type: ignore[attr-defined]
 
     @mpicall
     def Iagree(self, flag: Any) -> Any:
-        from smpy.mpi.request import Request
         mem = _int_buffer(flag)
 
         def store(value: int) -> None:
             mem[0] = value
 
-        return Request._wrap(icoll.agree(proc(), self._impl, int(mem[0]), nb=True, store=store))  # type: ignore[attr-defined]
+        return Request._wrap(ulfm.iagree(proc(), self._impl, int(mem[0]), store))  # type: ignore[attr-defined]
 
     @mpicall
     def Shrink(self) -> Any:
         impl = self._impl  # type: ignore[attr-defined]
-        return _wrap_like(inherit(impl, _dup(impl, "MPIX_Comm_shrink")))
+        return registry.wrap_comm(inherit(impl, ulfm.shrink(proc(), impl)))
 
     @mpicall
     def Ishrink(self) -> tuple[Any, Any]:
-        from smpy.colls import buffers as bcoll
-        from smpy.mpi.request import Request
         impl, pr = self._impl, proc()  # type: ignore[attr-defined]
+        if ulfm.failed_members(impl) or impl.revoked:  # the survivors' communicator, then a done request
+            new = ulfm.shrink(pr, impl)
+            return registry.wrap_comm(inherit(impl, new)), Request._wrap(bcoll.barrier(pr, pr.comm_self, nb=True))
         if impl.remote is not None:
             req = icoll.barrier(pr, impl, nb=True)
             new = icoll.dup_agree(pr, impl)
         else:
             req = bcoll.barrier(pr, impl, nb=True)
             new = _intra_agree(pr, impl)
-        return _wrap_like(inherit(impl, new)), Request._wrap(req)
+        return registry.wrap_comm(inherit(impl, new)), Request._wrap(req)
 
 
 def _int_buffer(flag: Any) -> memoryview:
@@ -116,18 +114,7 @@ def _int_buffer(flag: Any) -> memoryview:
 
 
 def _intra_agree(pr: Any, impl: Any) -> Any:
-    from smpy.runtime.comm import CommImpl
     return impl.agree(pr, None, lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
-
-
-def _dup(impl: Any, call: str) -> Any:
-    """A copy of the communicator, agreed on with one barrier (blocking)."""
-    from smpy.colls.basic import barrier
-    pr = proc()
-    if impl.remote is not None:
-        return icoll.dup(pr, impl, call)
-    barrier(pr, impl)
-    return _intra_agree(pr, impl)
 
 
 class IntraInterMixin(CommFtMixin):
@@ -137,7 +124,6 @@ class IntraInterMixin(CommFtMixin):
 
     @mpicall
     def Create_intercomm(self, local_leader: int, peer_comm: Any, remote_leader: int, tag: int = 0) -> Any:
-        from smpy.mpi.intercomm import Intercomm
         local, pr = self._impl, proc()  # type: ignore[attr-defined]
         call = "MPI_Intercomm_create"
         if not 0 <= local_leader < local.size:
@@ -154,13 +140,11 @@ class IntraInterMixin(CommFtMixin):
             if tag < 0:
                 errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag {tag}")
         side = icoll.create_intercomm(pr, local, local_leader, peer, remote_leader, tag, call)
-        return Intercomm._wrap(inherit(local, side))
+        return registry.get("Intercomm")._wrap(inherit(local, side))
 
 
 @mpicall
 def _from_group(group: Any, stringtag: str, call: str) -> Any:
-    from smpy.colls.basic import barrier
-    from smpy.runtime.inter import from_group
     pr = proc()
     members = group._g().members
     if pr.rank not in members:

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from smpy.mpi import registry
 from smpy.mpi.objmodel import (
     T_GROUP,
     HandleMixin,
+    arg_type_error,
     as_int,
     builtin_handle,
     cannot_serialize,
+    copy_arg,
     direct_handle,
     lookup_direct,
     null_handle,
@@ -27,9 +30,7 @@ class Group(HandleMixin):
     __slots__ = ("_impl", "_const", "__weakref__")
 
     def __new__(cls, group: Group | None = None) -> Group:
-        if group is not None and not isinstance(group, Group):
-            raise TypeError(f"Argument 'group' has incorrect type (expected mpi4py.MPI.Group, "
-                            f"got {type(group).__name__})")
+        copy_arg(group, Group, "group")
         self = object.__new__(cls)
         self._impl = None if group is None else group._impl
         self._const = False
@@ -167,8 +168,10 @@ class Group(HandleMixin):
 
     @classmethod
     def Create_from_session_pset(cls, session: Any, pset_name: str) -> Group:
-        from smpy.mpi.session import Group_from_session_pset  # session.py imports us
-        return Group_from_session_pset(session, pset_name)
+        """Create a new group from session and process set."""
+        if not isinstance(session, registry.get("Session")):
+            raise arg_type_error("session", "mpi4py.MPI.Session", session)
+        return session.Create_group(pset_name)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"<mpi4py.MPI.Group object at {id(self):#x}>"

@@ -15,6 +15,7 @@ Format (summary)
     name: cluster64              # optional; defaults to the file name without extension
     config: {network/model: SMPI}   # optional: defaults for --cfg settings, as strings
     storage: [StorageSpec]       # optional: disks for MPI-IO (default: one shared disk)
+    filesystems: [FileSystemSpec]  # optional: parallel/local/virtual file systems by mount
     # then one of:
     clusters: [ClusterSpec]      # exactly one cluster: the whole platform
     zone: ZoneSpec               # a SimGrid zone tree (clusters, zones, routes with gateways)
@@ -32,6 +33,9 @@ Format (summary)
     LinkSpec:    name, bandwidth, latency, sharing (SHARED|FATPIPE|SPLITDUPLEX), properties
     RouteSpec:   src, dst, links, symmetric, gw_src, gw_dst
     StorageSpec: name, read_bandwidth, write_bandwidth, latency, hosts | per_host
+    FileSystemSpec: name, kind (parallel|local|virtual), mount, default, servers,
+                 metadata_server, stripe_size, stripe_count, disk {kind (simple|hdd|ssd),
+                 read, write, latency, seek, rpm, channels}, cache {size}, keep
 
 Meaning (SimGrid's, see ``docs/research/smpi_features.md`` §2.10 and ``docs/platforms.md``):
 a SPLITDUPLEX link ``l`` is two links ``l_UP`` and ``l_DOWN``, and a symmetric route's reverse
@@ -55,10 +59,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 
 from smpy.platform.errors import Locator, PlatformError, format_path
+from smpy.platform.failures import PROPERTY as _FAILURES_PROPERTY
+from smpy.platform.failures import failure_profile
+from smpy.platform.limits import MAX_CORES, MAX_HOSTS
 from smpy.support.units import (
     UnitError,
     parse_bandwidth,
     parse_power,
+    parse_size,
     parse_speed,
     parse_time,
 )
@@ -76,6 +84,7 @@ __all__ = [
     "ZoneBackboneSpec",
     "HostLinkSpec",
     "StorageSpec",
+    "FileSystemSpec",
     "Locator",
     "topology_size",
     "parse_radical",
@@ -141,21 +150,31 @@ def _speeds(value: Any) -> tuple[float, ...]:
 Speeds = Annotated[tuple[float, ...], BeforeValidator(_speeds)]
 
 
-def _integer(minimum: int, what: str) -> Callable[[Any], int]:
+def _integer(minimum: int, what: str, maximum: int | None = None) -> Callable[[Any], int]:
     def check(value: Any) -> int:
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+            value = float(value)  # YAML 1.1 reads 1e+30 (no dot) as a string
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            if maximum is not None and value > maximum:
+                raise ValueError(f"expected {what}, found {value!r} (more than {maximum})")
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"expected {what}, found {value!r}")
         if value < minimum:
             raise ValueError(f"expected {what}, found {value!r}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"expected {what}, found {value!r} (more than {maximum})")
         return value
     return check
 
 
-Cores = Annotated[int, BeforeValidator(_integer(1, "a whole number of cores, 1 or more"))]
-Count = Annotated[int, BeforeValidator(_integer(1, "a whole number of hosts, 1 or more"))]
-Pstate = Annotated[int, BeforeValidator(_integer(0, "a pstate index, 0 or more"))]
+_NUMBER = re.compile(r"[-+]?[0-9]+(\.[0-9]*)?[eE][-+]?[0-9]+")
+
+Cores = Annotated[int, BeforeValidator(_integer(1, "a whole number of cores, 1 or more",
+                                                MAX_CORES))]
+Count = Annotated[int, BeforeValidator(_integer(1, "a whole number of hosts, 1 or more",
+                                                MAX_HOSTS))]
+Pstate = Annotated[int, BeforeValidator(_integer(0, "a pstate index, 0 or more", 1_000_000))]
 
 _NAME_CHARS = re.compile(r"[^\s:#,]+")
 
@@ -221,18 +240,21 @@ BackboneSharing = Annotated[Literal["SHARED", "FATPIPE"], BeforeValidator(_shari
 
 def parse_radical(text: str) -> list[int]:
     """SimGrid's radical syntax: ``"0-3,6,9-11"`` → ``[0, 1, 2, 3, 6, 9, 10, 11]``."""
-    numbers: list[int] = []
+    ranges: list[range] = []
     for group in str(text).split(","):
         ends = [end.strip() for end in group.split("-")]
-        if len(ends) > 2 or not all(end.isdigit() for end in ends):
+        if len(ends) > 2 or not all(end.isascii() and end.isdigit() for end in ends):
             raise ValueError(f"expected a radical like '0-63' or '0-11,20-23', found {text!r} "
                              f"(bad group {group.strip()!r})")
         start, stop = int(ends[0]), int(ends[-1])
         if stop < start:
             raise ValueError(f"expected a radical like '0-63' or '0-11,20-23', found {text!r} "
                              f"(range {group.strip()!r} runs backwards)")
-        numbers.extend(range(start, stop + 1))
-    return numbers
+        ranges.append(range(start, stop + 1))
+    total = sum(r.stop - r.start for r in ranges)
+    if total > MAX_HOSTS:
+        raise ValueError(f"the radical {_short(text)} names {total} hosts, more than {MAX_HOSTS}")
+    return [n for r in ranges for n in r]
 
 
 def _radical(value: Any) -> Any:
@@ -269,10 +291,17 @@ class LinkPowerSpec(_Spec):
         return {"wattage_range": f"{self.idle!r}:{self.busy!r}"}
 
 
-def link_properties(properties: dict[str, str], power: LinkPowerSpec | None) -> dict[str, str]:
+#: a failure model (smpy.platform.failures): kept as its canonical property text
+Failures = Annotated[str | None, BeforeValidator(failure_profile)]
+
+
+def link_properties(properties: dict[str, str], power: LinkPowerSpec | None,
+                    failures: str | None = None) -> dict[str, str]:
     props = dict(properties)
     if power is not None:
         props.update(power.properties())
+    if failures:
+        props[_FAILURES_PROPERTY] = failures
     return props
 
 
@@ -368,6 +397,9 @@ def _power_triple(value: Any) -> tuple[float, float, float]:
         raise ValueError(f"expected {expected}, found {_short(value)}")
     check = _unit(parse_power, _POWER_HINT, positive=False)
     idle, eps, full = (check(x) for x in items)
+    if idle > full:
+        raise ValueError(f"the idle wattage ({idle:g} W) is above the all-cores wattage "
+                         f"({full:g} W) in {_short(value)}: expected idle <= all_cores")
     return (idle, eps, full)
 
 
@@ -418,6 +450,11 @@ def host_properties(spec: HostSpec | ClusterSpec, host_name: str) -> dict[str, s
         power = spec.power_overrides.get(host_name, power)
     if power is not None:
         props.update(power.properties())
+    failures = spec.failures
+    if isinstance(spec, ClusterSpec):
+        failures = spec.failure_overrides.get(host_name, failures)
+    if failures:
+        props[_FAILURES_PROPERTY] = failures
     return props
 
 
@@ -446,6 +483,9 @@ class ClusterSpec(_Spec):
     power_overrides: dict[Name, PowerSpec] = {}
     #: power of each private link direction (and limiter) of the cluster
     link_power: LinkPowerSpec | None = None
+    #: failure model of every host of the cluster, and per-host ones that replace it
+    failures: Failures = None
+    failure_overrides: dict[Name, Failures] = {}
 
     @model_validator(mode="after")
     def _check(self) -> ClusterSpec:
@@ -463,6 +503,9 @@ class ClusterSpec(_Spec):
                     raise _FieldError(("power_overrides", host),
                                       f"no host {host!r} in this cluster{hint}")
                 _check_power(power, self.speed, self.properties, ("power_overrides", host))
+        for host in self.failure_overrides:
+            if host not in {f"{self.prefix}{r}{self.suffix}" for r in self.radicals}:
+                raise _FieldError(("failure_overrides", host), f"no host {host!r} in this cluster")
         if self.topology == "FLAT":
             if self.topo_parameters is not None:
                 raise _FieldError("topo_parameters", "only for `topology: TORUS`, `FAT_TREE` or "
@@ -519,6 +562,7 @@ class HostSpec(_Spec):
     properties: Properties = {}
     memory: MemorySpec | None = None
     power: PowerSpec | None = None
+    failures: Failures = None
 
     @model_validator(mode="after")
     def _check(self) -> HostSpec:
@@ -534,6 +578,7 @@ class LinkSpec(_Spec):
     sharing: SharingName = "SHARED"
     properties: Properties = {}
     power: LinkPowerSpec | None = None
+    failures: Failures = None
 
     @model_validator(mode="after")
     def _check(self) -> LinkSpec:
@@ -631,10 +676,95 @@ class StorageSpec(_Spec):
         return self
 
 
+# ---------------------------------------------------------------- file systems (issue 20)
+# Their own block: the storage model of smpy.storage.filesystem reads them.
+
+def _size_field(value: Any) -> float:
+    try:
+        result = parse_size(value)
+    except UnitError as err:
+        raise ValueError(f"expected a size like '1MiB' or '4GB', found {value!r} (units: {err.units})"
+                         ) from None
+    if not math.isfinite(result) or result < 0:
+        raise ValueError(f"expected a size (zero or more), found {value!r}")
+    return result
+
+
+Size = Annotated[float, BeforeValidator(_size_field)]
+
+
+class FsDiskSpec(_Spec):
+    """A file-system disk: ``simple`` (latency + n/bandwidth), ``hdd`` (+ seek and half a
+    rotation when an access does not continue the previous one; one operation at a time),
+    ``ssd`` (per-operation latency, ``channels`` operations at once)."""
+
+    kind: Literal["simple", "hdd", "ssd"] = "simple"
+    read: Bandwidth = 500e6
+    write: Bandwidth = 400e6
+    latency: Latency = 0.0
+    seek: Latency = 0.0
+    rpm: float = 0.0
+    channels: int = 0
+
+    @model_validator(mode="after")
+    def _check(self) -> FsDiskSpec:
+        if self.rpm < 0 or self.channels < 0:
+            raise _FieldError("rpm" if self.rpm < 0 else "channels", "expected zero or more")
+        if self.kind != "hdd" and (self.seek or self.rpm):
+            raise _FieldError("seek" if self.seek else "rpm", f"only for `kind: hdd`, this disk "
+                              f"is `kind: {self.kind}`")
+        return self
+
+
+class FsCacheSpec(_Spec):
+    size: Size = 0.0
+
+
+class FileSystemSpec(_Spec):
+    """One file system: where paths under ``mount`` are stored (docs/platforms.md)."""
+
+    name: Name
+    kind: Literal["parallel", "local", "virtual"]
+    mount: str
+    default: bool = False
+    servers: tuple[Name, ...] = ()
+    metadata_server: Name | None = None
+    stripe_size: Size = float(1 << 20)
+    stripe_count: int = 0
+    disk: FsDiskSpec = FsDiskSpec()
+    cache: FsCacheSpec = FsCacheSpec()
+    keep: Size = 0.0
+    virtual: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> FileSystemSpec:
+        if not self.mount.startswith("/"):
+            raise _FieldError("mount", f"expected an absolute path, found {self.mount!r}")
+        if self.kind == "parallel":
+            if not self.servers:
+                raise _FieldError("servers", "a parallel file system needs its data servers "
+                                  "(hosts of the platform)")
+            if self.stripe_size < 1:
+                raise _FieldError("stripe_size", "expected at least one byte")
+            if self.stripe_count < 0 or self.stripe_count > len(self.servers):
+                raise _FieldError("stripe_count", f"expected 1..{len(self.servers)} (the "
+                                  f"number of servers), found {self.stripe_count}")
+        else:
+            for key in ("servers", "metadata_server"):
+                if getattr(self, key):
+                    raise _FieldError(key, f"only for `kind: parallel`, this file system is "
+                                      f"`kind: {self.kind}`")
+        if self.kind != "virtual" and self.keep and not self.virtual:
+            raise _FieldError("keep", "only for virtual file systems (`kind: virtual` or "
+                              "`virtual: true`)")
+        return self
+
+
 class PlatformSpec(_Spec):
     name: Name | None = None
     config: Properties = {}
     storage: tuple[StorageSpec, ...] = ()
+    filesystems: tuple[FileSystemSpec, ...] = ()
     zone: ZoneSpec | None = None
     clusters: tuple[ClusterSpec, ...] = ()
     hosts: tuple[HostSpec, ...] = ()
