@@ -162,6 +162,15 @@ class RunResult:
         return d
 
     def summary(self) -> str:
+        """The lines smpyrun prints on stderr at the end of a run.
+
+        The makespan is printed with nine significant digits, the precision of the simulation
+        itself; with measured computation (the default), identical runs differ by the
+        emulating machine's noise, about 4 % in makespan on a shared machine. For figures that
+        repeat exactly, model the computation (``smpy.execute_flops``, ``smpy.execute``) and
+        run with ``--cfg=smpi/simulate-computation:no``, or take medians over repetitions
+        (``smpy predict --reps``); see ``docs/prediction.md``.
+        """
         lines = [
             f"[smpy] simulated makespan: {self.makespan_s:.9g} s",
             f"[smpy] {self.np} ranks{f' (+{self.spawned} spawned)' if self.spawned else ''} on {self.hosts_used} hosts of platform '{self.platform}'; "
