@@ -267,6 +267,7 @@ def test_zones_hosts_ranks_power_and_a_crashed_run(tmp_path: Path) -> None:
     assert any(len({w for _, w in v}) > 1 for v in power.values())  # computing raised the power
 
 
+@pytest.mark.slow
 def test_interrupted_run_keeps_whole_lines(tmp_path: Path) -> None:
     """Written in batches as the run goes: without close(), the file holds the header and
     whole event lines up to the last batch (what a killed run leaves)."""
@@ -305,6 +306,7 @@ def test_interrupted_run_keeps_whole_lines(tmp_path: Path) -> None:
     parse(out, complete=False)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("smpirun") is None or shutil.which("smpicc") is None,
                     reason="SimGrid SMPI (smpicc/smpirun) not installed")
 def test_same_event_kinds_and_state_names_as_smpi(tmp_path: Path) -> None:
@@ -331,6 +333,7 @@ def test_same_event_kinds_and_state_names_as_smpi(tmp_path: Path) -> None:
     assert set(ref.defs) == set(got.defs) and all(ref.defs[k] == got.defs[k] for k in ref.defs)
 
 
+@pytest.mark.slow
 def test_cli_trace_format_option(tmp_path: Path) -> None:
     import sys
 

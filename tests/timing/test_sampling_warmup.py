@@ -37,18 +37,22 @@ def _run(tmp_path: Path, body: str, estimator: str = "mser") -> list[str]:
     return res.stdout.split()
 
 
+@pytest.mark.slow
 def test_warmup_iteration_is_injected_once_not_extrapolated(tmp_path: Path) -> None:
     ran, t = _run(tmp_path, LOOP.format(warmup=1))
     assert int(ran) == 4  # 1 warm-up + 3 samples
     assert float(t) == pytest.approx(0.1 + 49 * 0.01, rel=0.25)
 
 
+@pytest.mark.slow
 def test_smpi_mean_without_warmup_the_first_iteration_inflates_the_mean(tmp_path: Path) -> None:
     ran, t = _run(tmp_path, LOOP.format(warmup=0), estimator="mean")
     assert int(ran) == 3
     assert float(t) == pytest.approx((0.1 + 2 * 0.01) / 3 * 50, rel=0.25)
 
 
+<<<<<<< HEAD
+@pytest.mark.slow
 def test_mser_drops_the_cold_first_iteration_without_warmup(tmp_path: Path) -> None:
     # samples 0.1, 0.01, 0.01: MSER drops the first; it is injected once, as it ran
     ran, t = _run(tmp_path, LOOP.format(warmup=0))
@@ -68,6 +72,7 @@ print(ran, repr(MPI.Wtime()))
 """
 
 
+@pytest.mark.slow
 def test_mser_removes_a_transient_smpi_mean_extrapolates_it(tmp_path: Path) -> None:
     exact = 0.05 + 0.04 + 0.03 + 0.02 + 96 * 0.01  # 1.10 s: every iteration run
     ran, t = _run(tmp_path, TRANSIENT)
@@ -77,6 +82,9 @@ def test_mser_removes_a_transient_smpi_mean_extrapolates_it(tmp_path: Path) -> N
     assert float(t_mean) > 1.3 * exact  # SMPI's estimate keeps the cold iterations
 
 
+=======
+@pytest.mark.slow
+>>>>>>> main
 def test_sampled_function_with_warmup(tmp_path: Path) -> None:
     out = _run(tmp_path, """
 from mpi4py import MPI
