@@ -51,7 +51,6 @@ def test_smpi_mean_without_warmup_the_first_iteration_inflates_the_mean(tmp_path
     assert float(t) == pytest.approx((0.1 + 2 * 0.01) / 3 * 50, rel=0.25)
 
 
-<<<<<<< HEAD
 @pytest.mark.slow
 def test_mser_drops_the_cold_first_iteration_without_warmup(tmp_path: Path) -> None:
     # samples 0.1, 0.01, 0.01: MSER drops the first; it is injected once, as it ran
@@ -81,10 +80,7 @@ def test_mser_removes_a_transient_smpi_mean_extrapolates_it(tmp_path: Path) -> N
     ran_mean, t_mean = _run(tmp_path, TRANSIENT, estimator="mean")
     assert float(t_mean) > 1.3 * exact  # SMPI's estimate keeps the cold iterations
 
-
-=======
 @pytest.mark.slow
->>>>>>> main
 def test_sampled_function_with_warmup(tmp_path: Path) -> None:
     out = _run(tmp_path, """
 from mpi4py import MPI
