@@ -80,6 +80,7 @@ def test_mser_removes_a_transient_smpi_mean_extrapolates_it(tmp_path: Path) -> N
     ran_mean, t_mean = _run(tmp_path, TRANSIENT, estimator="mean")
     assert float(t_mean) > 1.3 * exact  # SMPI's estimate keeps the cold iterations
 
+
 @pytest.mark.slow
 def test_sampled_function_with_warmup(tmp_path: Path) -> None:
     out = _run(tmp_path, """
