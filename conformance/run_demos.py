@@ -129,10 +129,14 @@ def _venv_bin(name: str) -> str:
     return str(exe) if exe.exists() else name
 
 
-def _prepare(root: Path, work: Path) -> Path:
-    """A fresh copy of the demo folder (the demos write files) with the spawning scripts."""
-    shutil.rmtree(work, ignore_errors=True)
+def _prepare(root: Path, base: Path) -> Path:
+    """A fresh copy of the demo folder (the demos write files) with the spawning scripts,
+    beside the sdist's ``test/`` (``futures/test_futures.py`` imports its helpers)."""
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    work = base / "demo"
     shutil.copytree(root, work)
+    (base / "test").symlink_to(root.parent / "test")
     for w in ("master", "worker"):
         exe = work / "spawning" / f"cpi-{w}-py.exe"
         exe.write_text(f"#!{sys.executable}\n" + (work / "spawning" / f"cpi-{w}.py").read_text())
@@ -205,6 +209,7 @@ def normalise(text: str) -> list[str]:
         line = _HOST.sub("<host>", line.replace(host, "<host>") if host else line)
         line = _ADDR.sub("<addr>", line)
         line = _NUM.sub("<num>", line)
+        line = line.replace("\0", "")  # name buffers sent whole (futures/run_hello.py)
         lines.append(" ".join(line.split()))  # column widths follow the numbers
     return sorted(lines)
 
