@@ -5,7 +5,9 @@ PROGRAM ARGS``, or ``python PROGRAM`` for the sequential ones, run here as N = 1
 twice: with the venv's ``mpiexec`` (MPICH) and with ``smpyrun -np N``, each in its own copy of
 the demo folder. A run *agrees* when
 
-* both end the same way (exit status 0, non-zero, or killed at the timeout), and
+* both end the same way (exit status 0, non-zero, or killed at the timeout),
+* unittest's verdicts on standard error (``Ran N tests``, ``OK``, ``FAILED (...)``) are the
+  same, and
 * their standard outputs hold the same lines, once sorted (ranks' lines interleave in any
   order under ``mpiexec``) and normalised: numbers with a fraction or an exponent (timings,
   bandwidths), addresses and host names differ between any two real runs too.
@@ -223,7 +225,18 @@ def compare(mpich: Outcome, smpy: Outcome) -> str:
         only_a = [x for x in a if x not in b][:3]
         only_b = [x for x in b if x not in a][:3]
         return f"stdout: MPICH only {only_a}, smpy only {only_b} ({len(a)} vs {len(b)} lines)"
+    va, vb = verdicts(mpich.stderr), verdicts(smpy.stderr)
+    if va != vb:
+        return f"unittest verdicts on stderr: MPICH {va}, smpy {vb}"
     return ""
+
+
+_VERDICT = re.compile(r"^(?:Ran \d+ tests?|OK\b.*|FAILED \(.*)$", re.M)
+
+
+def verdicts(stderr: str) -> list[str]:
+    """unittest's summary lines (``Ran N tests``, ``OK``, ``FAILED (...)``) of every rank."""
+    return sorted(m.group(0).split(" in ")[0].strip() for m in _VERDICT.finditer(stderr))
 
 
 def commands(d: Demo, outdir: Path) -> tuple[list[str], list[str]]:
