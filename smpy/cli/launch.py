@@ -29,6 +29,8 @@ from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
+from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, parse_fail
+from smpy.runtime import fsio, ulfm
 from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
@@ -41,6 +43,7 @@ from smpy.shim.imports import ImportPatches
 from smpy.shim.isolation import Patches, RankContext, RankExit
 from smpy.support import memory
 from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.internal import SmpyInternalError
 from smpy.support.memory import FORCE_MEMORY
 from smpy.support.units import parse_size
 from smpy.timing.bench import SIMULATE, RankBench, Timing
@@ -121,7 +124,7 @@ class RunResult:
     np: int
     platform: str
     hosts_used: int
-    status: str  # ok | error | abort | deadlock | interrupted | timeout
+    status: str  # ok | failed (a component failed, the job was aborted) | error | abort | deadlock | interrupted | timeout
     exit_code: int
     makespan_s: float
     mpi_calls: int
@@ -138,6 +141,9 @@ class RunResult:
     spawned: int = 0
     #: peak resident set size of the emulating process so far (bytes; 0 where unknown)
     peak_rss_bytes: int = 0
+    #: component failures and repairs: {time_s, kind, name, on}; ranks killed: rank -> time
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    lost_ranks: dict[int, float] = field(default_factory=dict)
 
     @property
     def stdout(self) -> str:
@@ -156,6 +162,15 @@ class RunResult:
         return d
 
     def summary(self) -> str:
+        """The lines smpyrun prints on stderr at the end of a run.
+
+        The makespan is printed with nine significant digits, the precision of the simulation
+        itself; with measured computation (the default), identical runs differ by the
+        emulating machine's noise, about 4 % in makespan on a shared machine. For figures that
+        repeat exactly, model the computation (``smpy.execute_flops``, ``smpy.execute``) and
+        run with ``--cfg=smpi/simulate-computation:no``, or take medians over repetitions
+        (``smpy predict --reps``); see ``docs/prediction.md``.
+        """
         lines = [
             f"[smpy] simulated makespan: {self.makespan_s:.9g} s",
             f"[smpy] {self.np} ranks{f' (+{self.spawned} spawned)' if self.spawned else ''} on {self.hosts_used} hosts of platform '{self.platform}'; "
@@ -173,6 +188,9 @@ class RunResult:
                              "--json for each)")
         if "links_J" in e:
             lines.append(f"Total energy over all links: {e['links_J']:.6f}")
+        if self.failures:
+            lines.append(f"[smpy] failures: {_failure_list(self.failures)}; lost ranks: "
+                         f"{_ranges(sorted(self.lost_ranks)) if self.lost_ranks else 'none'}")
         if self.status != "ok":
             lines.append(f"[smpy] run ended with status '{self.status}' (exit code {self.exit_code})")
         return "\n".join(lines)
@@ -381,7 +399,7 @@ def load_setup(platform: str | os.PathLike | None, cfg: dict[str, Any] | None,
     memory.check_fits(f"-np {np} on platform {plat.name!r}", np, len(plat.hosts), len(plat.links))
     config.set_defaults_from(plat.config or {}, plat.source)
     hosts = parse_hostfile(hostfile) if hostfile is not None else None
-    return plat, config, place_ranks(plat, np, hosts)
+    return plat, config, place_ranks(plat, np, hosts, source=os.fspath(hostfile or "hostfile"))
 
 
 @dataclass
@@ -594,6 +612,25 @@ class _Launch:
         return status, exit_code, message, wall
 
 
+def arm_failures(world: World, plat: Any, config: Config) -> Injector:
+    """The failure step: ULFM bookkeeping, the platform's failure models and ``--fail``
+    (docs/failures.md)."""
+    ulfm.install(world, float(config.get(ulfm.DETECTION_DELAY)), bool(config.get(ulfm.AUTO_CLEANUP)))
+    injector = Injector(world.engine, world.cpu, world.net, plat, int(config.get(FAILURE_SEED)))
+    forced = parse_fail(str(config.get(FAIL)))
+    injector.arm()
+    for name, t in forced:
+        injector.force(name, t)
+    world.injector = injector  # smpy.set_host_on records through it
+    return injector
+
+
+def _failure_list(failures: list[dict[str, Any]]) -> str:
+    shown = [f"{f['kind']} {f['name']} {'repaired' if f['on'] else 'failed'} at {f['time_s']:.9g} s"
+             for f in failures[:5]]
+    return ", ".join(shown) + (f" (+{len(failures) - 5} more)" if len(failures) > 5 else "")
+
+
 def build_result(world: World, np: int, program: Program, outcome: tuple[str, int, str, float],
                  att: Attached, session: Session, config: Config) -> RunResult:
     status, exit_code, message, wall = outcome
@@ -609,6 +646,8 @@ def build_result(world: World, np: int, program: Program, outcome: tuple[str, in
         output=session.captured, config={k: str(v) for k, v in config.explicit().items()},
         energy=_energy_report(world.energy, att.link_energy), spawned=len(procs) - np,
         peak_rss_bytes=_peak_rss(),
+        failures=[{"time_s": f.time, "kind": f.kind, "name": f.name, "on": f.on} for f in world.injector.log],
+        lost_ranks=dict(sorted(world.ft.dead.items())),
     )
 
 
@@ -642,6 +681,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     timing = Timing(world, config)
     att = attach_plugins(world, plat, config, placement, err)
     attach_tracers(world, config, att, trace, program, placement, capture, err)
+    arm_failures(world, plat, config)
     session = Session(world, timing, echo, capture)
     outcome = _Launch(world, timing, program, att, config, args, session).run(sim_timeout)
     message = outcome[2]
@@ -650,8 +690,13 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     if att.report is not None:
         data = att.report.summary([p.actor.end_time if p.actor.end_time >= 0 else world.engine.now
                                    for p in world.processes])
+        io_data = fsio.report(world)
+        if io_data:
+            data["io"] = io_data
         att.report.write(att.report_prefix, data)
         err.write(Report.table(data) + "\n")
+        if io_data:
+            err.write(fsio.summary_line(io_data) + "\n")
     return build_result(world, np, program, outcome, att, session, config)
 
 
@@ -770,6 +815,8 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
         return "abort", exc.errorcode, f"[smpy] MPI_Abort called by {who} with error code {exc.errorcode} at simulated time {t:.9g} s"
     if isinstance(exc, KeyboardInterrupt):
         return _stopped(exc)
+    if isinstance(exc, ulfm.ProcessFailure):
+        return "failed", FAILED_EXIT, _process_failure(world, exc)
     if isinstance(exc, RankExit):
         return "error", exc.status or 1, (f"[smpy] {who} called os._exit({exc.status}) at simulated time "
                                           f"{t:.9g} s; the run ends (mpiexec ends the job when a process exits)")
@@ -778,6 +825,10 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     if isinstance(exc, SystemExit):
         code = exc.code if isinstance(exc.code, int) else 1
         return "error", code, f"[smpy] {who} exited with status {exc.code} at simulated time {t:.9g} s; aborting the run"
+    if isinstance(exc, SmpyInternalError):  # smpy's own frames are the point here: keep them
+        tb = "".join(traceback.format_exception(exc))
+        return "error", 1, (f"{tb}[smpy] internal error of smpy (a bug of smpy, not of the program; please "
+                            f"report it with this traceback) while running {who} at simulated time {t:.9g} s")
     tb = _user_traceback(exc)
     tagged = "".join(f"[rank {p.rank}@{p.host.name}] {line}\n" if p else line + "\n" for line in tb.rstrip("\n").split("\n"))
     return "error", 1, f"{tagged}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the run (as MPI_Abort)"
@@ -788,6 +839,31 @@ def _stopped(exc: KeyboardInterrupt) -> tuple[str, int, str]:
     if isinstance(exc, stops.Stop):
         return exc.status, exc.exit_code, exc.message
     return "interrupted", 130, "[smpy] interrupted by the user (Ctrl-C)"
+
+
+#: exit status of a job aborted because a process died (Hydra reports the dead process's
+#: status; a process killed by SIGKILL exits with 128 + 9)
+FAILED_EXIT = 137
+
+
+def _process_failure(world: World, exc: ulfm.ProcessFailure) -> str:
+    """Hydra's report of a job whose process died, with the simulated facts."""
+    if exc.cause:
+        return (f"[smpy] FAILURE: {exc.cause}; the job was aborted at {exc.time:.9g} s (detection delay "
+                f"{world.ft.delay:.3g} s), the simulated time reached; lost ranks: "
+                f"{_ranges(sorted(exc.lost)) if exc.lost else 'none'}")
+    lost = sorted(exc.lost)
+    first = min(exc.lost.values())
+    hosts = sorted({world.processes[r].host.name for r in lost})
+    bar = "=" * 83
+    return "\n".join([
+        bar, "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        f"=   RANKS {_ranges(lost)} RUNNING AT {', '.join(hosts)}",
+        "=   EXIT CODE: 9 (killed: their host failed)", "=   CLEANING UP REMAINING PROCESSES", bar,
+        f"[smpy] FAILURE: host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)} failed at simulated time "
+        f"{first:.9g} s; lost ranks {_ranges(lost)}; the job was aborted at {exc.time:.9g} s "
+        f"(detection delay {world.ft.delay:.3g} s), the simulated time reached",
+    ])
 
 
 def _deadlock_report(world: World, d: DeadlockError) -> str:

@@ -45,6 +45,7 @@ from smpy.platform.errors import Locator, PlatformError, format_path
 from smpy.storage.filesystem import FileSystem, spec_params
 from smpy.storage.model import Disk
 from smpy.support.config import declare
+from smpy.support.internal import SmpyInternalError
 from smpy.support.memory import MemoryLimitError, check_fits
 from smpy.support.units import UnitError, parse_bandwidth, parse_time
 
@@ -95,7 +96,7 @@ class Platform:
         self._hosts_by_name = {host.name: host for host in hosts}
         self._links_by_name = {link.name: link for link in links}
         if len(self._hosts_by_name) != len(hosts) or len(self._links_by_name) != len(links):
-            raise PlatformError(f"{source}: duplicate host or link names (internal error)")
+            raise SmpyInternalError(f"{source}: duplicate host or link names")
 
     def host(self, name: str) -> Host:
         """The host called ``name``; :class:`PlatformError` naming it if there is none."""
@@ -427,7 +428,7 @@ def _build_explicit(spec: PlatformSpec, source: str) -> tuple[list[Host], list[L
     for i, link_spec in enumerate(spec.links):
         for link in _new_link(link_spec.name, link_spec.bandwidth, link_spec.latency,
                               Sharing(link_spec.sharing),
-                              link_properties(link_spec.properties, link_spec.power)):
+                              link_properties(link_spec.properties, link_spec.power, link_spec.failures)):
             link_names.add(link.name, f"links[{i}].name")
             links.append(link)
             by_name[link.name] = link

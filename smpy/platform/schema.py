@@ -59,6 +59,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 
 from smpy.platform.errors import Locator, PlatformError, format_path
+from smpy.platform.failures import PROPERTY as _FAILURES_PROPERTY
+from smpy.platform.failures import failure_profile
 from smpy.platform.limits import MAX_CORES, MAX_HOSTS
 from smpy.support.units import (
     UnitError,
@@ -289,10 +291,17 @@ class LinkPowerSpec(_Spec):
         return {"wattage_range": f"{self.idle!r}:{self.busy!r}"}
 
 
-def link_properties(properties: dict[str, str], power: LinkPowerSpec | None) -> dict[str, str]:
+#: a failure model (smpy.platform.failures): kept as its canonical property text
+Failures = Annotated[str | None, BeforeValidator(failure_profile)]
+
+
+def link_properties(properties: dict[str, str], power: LinkPowerSpec | None,
+                    failures: str | None = None) -> dict[str, str]:
     props = dict(properties)
     if power is not None:
         props.update(power.properties())
+    if failures:
+        props[_FAILURES_PROPERTY] = failures
     return props
 
 
@@ -441,6 +450,11 @@ def host_properties(spec: HostSpec | ClusterSpec, host_name: str) -> dict[str, s
         power = spec.power_overrides.get(host_name, power)
     if power is not None:
         props.update(power.properties())
+    failures = spec.failures
+    if isinstance(spec, ClusterSpec):
+        failures = spec.failure_overrides.get(host_name, failures)
+    if failures:
+        props[_FAILURES_PROPERTY] = failures
     return props
 
 
@@ -469,6 +483,9 @@ class ClusterSpec(_Spec):
     power_overrides: dict[Name, PowerSpec] = {}
     #: power of each private link direction (and limiter) of the cluster
     link_power: LinkPowerSpec | None = None
+    #: failure model of every host of the cluster, and per-host ones that replace it
+    failures: Failures = None
+    failure_overrides: dict[Name, Failures] = {}
 
     @model_validator(mode="after")
     def _check(self) -> ClusterSpec:
@@ -486,6 +503,9 @@ class ClusterSpec(_Spec):
                     raise _FieldError(("power_overrides", host),
                                       f"no host {host!r} in this cluster{hint}")
                 _check_power(power, self.speed, self.properties, ("power_overrides", host))
+        for host in self.failure_overrides:
+            if host not in {f"{self.prefix}{r}{self.suffix}" for r in self.radicals}:
+                raise _FieldError(("failure_overrides", host), f"no host {host!r} in this cluster")
         if self.topology == "FLAT":
             if self.topo_parameters is not None:
                 raise _FieldError("topo_parameters", "only for `topology: TORUS`, `FAT_TREE` or "
@@ -542,6 +562,7 @@ class HostSpec(_Spec):
     properties: Properties = {}
     memory: MemorySpec | None = None
     power: PowerSpec | None = None
+    failures: Failures = None
 
     @model_validator(mode="after")
     def _check(self) -> HostSpec:
@@ -557,6 +578,7 @@ class LinkSpec(_Spec):
     sharing: SharingName = "SHARED"
     properties: Properties = {}
     power: LinkPowerSpec | None = None
+    failures: Failures = None
 
     @model_validator(mode="after")
     def _check(self) -> LinkSpec:
@@ -901,13 +923,21 @@ def _inner_model(annotation: Any) -> Any:
     return None
 
 
+#: words other tools use for a key, to the key they mean here (spelling alone would suggest
+#: another: 'nodes' is closest to 'cores')
+_SYNONYMS = {"nodes": "count", "num_nodes": "count", "node_count": "count", "size": "count",
+             "hosts": "count", "bw": "bandwidth", "lat": "latency", "core": "cores",
+             "flops": "speed", "power_profile": "power"}
+
+
 def _unknown_key(loc: tuple[Any, ...]) -> str:
     key = str(loc[-1])
     model = _model_at(loc[:-1])
     if model is None:
         return f"unknown key {key!r}"
     accepted = list(model.model_fields)
-    close = difflib.get_close_matches(key, accepted, n=1)
+    meant = _SYNONYMS.get(key.lower())
+    close = [meant] if meant in accepted else difflib.get_close_matches(key, accepted, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"unknown key {key!r} (accepted: {', '.join(accepted)}){hint}"
 

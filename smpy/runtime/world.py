@@ -7,6 +7,7 @@ A :class:`World` is built once per run from a platform, a configuration and a pl
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +65,8 @@ BW_FACTOR = declare("network/bandwidth-factor", "", "Bandwidth factors 'bound:fa
 WEIGHT_S = declare("network/weight-S", "", "RTT-unfairness weight S (default: the model's)",
                    parse=optional(bounded_float(0.0)))
 CROSSTRAFFIC = declare("network/crosstraffic", "", "Model the reverse (ACK) traffic of each flow on the reverse "
-                       "route at 5 % (default: yes, except for the raw model)")
+                       "route at 5 % (default: yes, except for the raw model)",
+                       parse=optional(parse_bool))
 TCP_GAMMA = declare("network/TCP-gamma", "", "TCP window size in bytes (default: the model's; 0 disables)",
                     parse=optional(bounded_float(0.0)))
 DETACHED = declare("smpi/send-is-detached-thresh", 65536,
@@ -222,6 +224,8 @@ class World:
         self._overheads = {f.name: Piecewise.parse_affine(config.get(f)) for f in (SEND_OVERHEAD, ISEND_OVERHEAD,
                                                                                   RECV_OVERHEAD)}
         self.processes = [Process(self, r, h) for r, h in enumerate(placement)]
+        #: every live communicator (smpy.runtime.ulfm fails their pending operations)
+        self.comms: weakref.WeakSet[CommImpl] = weakref.WeakSet()
         self._next_context = 0
         self.initial_world = CommImpl(self, list(range(self.size)), "MPI_COMM_WORLD")
         for p in self.processes:
@@ -238,6 +242,10 @@ class World:
         self.tracer: Any = None
         #: smpy.trace.ti.TIRecorder when recording a time-independent trace
         self.ti: Any = None
+        #: smpy.runtime.ulfm.FtState once failures are handled (the launcher installs it)
+        self.ft: Any = None
+        #: smpy.platform.failures.Injector of the run (set by the launcher)
+        self.injector: Any = None
 
     def overhead(self, host: Host, name: str) -> Piecewise | None:
         """The overhead table ``name`` for ``host`` (its property wins), None when zero."""

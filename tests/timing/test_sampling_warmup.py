@@ -37,18 +37,21 @@ def _run(tmp_path: Path, body: str) -> list[str]:
     return res.stdout.split()
 
 
+@pytest.mark.slow
 def test_warmup_iteration_is_injected_once_not_extrapolated(tmp_path: Path) -> None:
     ran, t = _run(tmp_path, LOOP.format(warmup=1))
     assert int(ran) == 4  # 1 warm-up + 3 samples
     assert float(t) == pytest.approx(0.1 + 49 * 0.01, rel=0.25)
 
 
+@pytest.mark.slow
 def test_without_warmup_the_first_iteration_inflates_the_mean(tmp_path: Path) -> None:
     ran, t = _run(tmp_path, LOOP.format(warmup=0))
     assert int(ran) == 3
     assert float(t) == pytest.approx((0.1 + 2 * 0.01) / 3 * 50, rel=0.25)
 
 
+@pytest.mark.slow
 def test_sampled_function_with_warmup(tmp_path: Path) -> None:
     out = _run(tmp_path, """
 from mpi4py import MPI
