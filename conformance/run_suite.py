@@ -47,7 +47,7 @@ EXCLUSIONS = HERE / "exclusions.txt"
 WRAPPER = HERE / "rank_wrapper.py"
 DRIVER = HERE / "smpy_driver.py"
 BIN = Path(sys.executable).parent  # the venv's bin: python, mpiexec (mpich wheel), smpy
-ALWAYS_EXCLUDED = re.compile(r"spawn|dynproc")
+ALWAYS_EXCLUDED = re.compile(r"spawn")
 DEFAULT_VERSION = "4.1.2"
 KILL_GRACE_S = 20.0
 

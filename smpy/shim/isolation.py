@@ -49,6 +49,8 @@ import types
 import warnings
 from typing import Any, TextIO
 
+from smpy.shim import aio
+
 
 class _State(threading.local):
     """The running rank's context (None in the maestro). Thread-local: only the thread that
@@ -59,6 +61,15 @@ class _State(threading.local):
 
 
 state = _State()
+
+
+def _forget_rank() -> None:
+    """A process forked by a rank is a plain process: real clocks, sleep and streams."""
+    state.ctx = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_rank)
 #: smpy.shim.rankheap.Switcher of the run (per-rank numpy heaps), None when off
 rank_heaps: Any = None
 _private_names: set[str] = set()
@@ -143,7 +154,7 @@ class RankContext:
 
     __slots__ = ("rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line",
                  "exit_funcs", "warn_filters", "warn_show", "warn_impl", "warn_default",
-                 "stdout", "stderr")
+                 "stdout", "stderr", "aio")
 
     def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any) -> None:
         self.rank = rank
@@ -169,6 +180,8 @@ class RankContext:
         #: rank streams)
         self.stdout: Any = None
         self.stderr: Any = None
+        #: asyncio's running loop and policy of the rank (smpy.shim.aio)
+        self.aio = aio.AioState()
 
     def run_exit_funcs(self) -> None:
         """Run the rank's atexit handlers, last registered first, as Python does at exit:
@@ -232,10 +245,16 @@ class RankContext:
         if streams:
             sys.stdout = self.stdout or streams[0]
             sys.stderr = self.stderr or streams[1]
+        ev = aio.events()
+        if ev is not None:
+            self.aio.switch_in(ev)
         state.ctx = self
 
     def switch_out(self) -> None:
         state.ctx = None
+        ev = aio.events()
+        if ev is not None:
+            self.aio.switch_out(ev)
         if rank_heaps is not None:
             rank_heaps.switch_out()
         w = warnings
@@ -423,8 +442,10 @@ class Patches:
         self._saved.append((sys, "path", list(sys.path)))
         self._finder = UserModuleFinder()
         sys.meta_path.insert(0, self._finder)
+        aio.install()
 
     def uninstall(self) -> None:
+        aio.uninstall()
         if self._finder is not None and self._finder in sys.meta_path:
             sys.meta_path.remove(self._finder)
         for obj, name, value in reversed(self._saved):
