@@ -96,3 +96,83 @@ def test_kernel_knows_no_mpi_words():
             names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
             leaked = [w for w in words for n in names if w.lower() in n.lower() and n != "storage"]
             assert not leaked, f"{path.name} uses MPI vocabulary in identifiers: {leaked}"
+
+
+def _module_graph(pkg: str) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports, imports inside functions
+    included (``TYPE_CHECKING`` blocks excluded). ``from smpy.pkg import name`` counts as
+    an import of module ``name`` when there is one, else of the package's ``__init__``."""
+    prefix = f"smpy.{pkg}"
+    mods = {modname: path for path, modname in _modules() if modname.startswith(prefix + ".")}
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for modname, path in mods.items():
+        tree = ast.parse(path.read_text())
+        froms = 0
+        targets = []
+        for node in ast.walk(tree):  # `from smpy.pkg import module` names modules, not the package
+            if isinstance(node, ast.ImportFrom):
+                base = (".".join(modname.split(".")[: -node.level] + ([node.module] if node.module else []))
+                        if node.level else node.module or "")
+                if base == prefix:
+                    froms += 1
+                    targets += [f"{prefix}.{a.name}" for a in node.names]
+        for t in [t for _, t in _imports(tree, modname)]:
+            if t == prefix and froms:
+                froms -= 1  # counted above, name by name
+            else:
+                targets.append(t)
+        for t in targets:
+            if t == prefix:
+                t = f"{prefix}.__init__"
+            while t not in mods and t.count(".") > 1:  # smpy.pkg.mod.attr -> smpy.pkg.mod
+                t = t.rsplit(".", 1)[0]
+            if t in mods and t != modname:
+                graph[modname].add(t)
+            elif t.startswith(prefix + ".") and t not in mods:
+                graph[modname].add(f"{prefix}.__init__")
+    return graph
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(v: str) -> list[str] | None:
+        state[v] = 1
+        path.append(v)
+        for w in sorted(graph[v]):
+            if state.get(w) == 1:
+                return path[path.index(w):] + [w]
+            if w not in state:
+                found = visit(w)
+                if found:
+                    return found
+        path.pop()
+        state[v] = 2
+        return None
+
+    for v in sorted(graph):
+        if v not in state:
+            found = visit(v)
+            if found:
+                return found
+    return None
+
+
+PACKAGES = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+
+
+@pytest.mark.parametrize("pkg", PACKAGES)
+def test_imports_inside_a_package_are_acyclic(pkg):
+    """One import direction inside every package, deferred (function-level) imports
+    included: a cycle hidden in a function is still a cycle (smpy.mpi's mixins once
+    imported the classes built on them; smpy.mpi.registry is the way down)."""
+    cycle = _find_cycle(_module_graph(pkg))
+    assert cycle is None, f"smpy.{pkg} has an import cycle: " + " -> ".join(m.split(".", 2)[2] for m in cycle)
+
+
+def test_the_cycle_check_sees_deferred_imports():
+    tree = ast.parse("def f():\n    from smpy.mpi.comm import Comm\n")
+    assert ("smpy.mpi.comm" in [t for _, t in _imports(tree, "smpy.mpi.group")])
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set()}) is None

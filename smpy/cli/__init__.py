@@ -1,0 +1,1 @@
+"""Command-line tools and the composition root: ``smpyrun``, ``smpy predict|replay|platform|plot``."""

@@ -71,4 +71,10 @@ def run(main: Callable[[], int | None]) -> NoReturn:
             print(c, file=sys.stderr)
             c = 1
         code = c
+    except BrokenPipeError:  # `smpy ... | head`: the reader left; say nothing, as cat does
+        code = 141  # 128 + SIGPIPE, what a shell reports for a program killed by SIGPIPE
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 -- exit_now flushes it
+        except OSError:
+            pass
     exit_now(code)

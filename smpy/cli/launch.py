@@ -12,11 +12,14 @@ import sys
 import time
 import traceback
 import types
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import smpy
+from smpy.cli import stops
+from smpy.cli.outputs import check_file
 from smpy.energy import HostEnergy
 from smpy.energy.dvfs import Dvfs
 from smpy.energy.host_energy import PowerTrace
@@ -32,9 +35,10 @@ from smpy.runtime.world import World
 from smpy.shim import importer
 from smpy.shim.blas import single_thread_blas
 from smpy.shim.coop import Cooperative
+from smpy.shim.fileio import FilePatches
 from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages, resolve
-from smpy.shim.isolation import Patches, RankContext
+from smpy.shim.isolation import Patches, RankContext, RankExit
 from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
 from smpy.support.units import parse_size
 from smpy.timing.bench import SIMULATE, RankBench, Timing
@@ -110,7 +114,7 @@ class RunResult:
     np: int
     platform: str
     hosts_used: int
-    status: str  # ok | error | abort | deadlock | stalled | interrupted
+    status: str  # ok | error | abort | deadlock | stalled | interrupted | timeout
     exit_code: int
     makespan_s: float
     mpi_calls: int
@@ -267,82 +271,183 @@ def _young_gc_only():  # type: ignore[no-untyped-def]
             gc.disable()
 
 
-def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLike | None = None,
-        cfg: dict[str, Any] | None = None, args: list[str] | tuple = (), hostfile: str | os.PathLike | None = None,
-        capture: bool = False, echo: bool = True, err_stream: Any = None,
-        trace: str | os.PathLike | None = None, module: str | None = None,
-        command: str | None = None) -> RunResult:
-    """Run ``script`` with ``np`` simulated ranks; see :class:`RunResult`.
+# -- the steps of a run -----------------------------------------------------------------------
+@dataclass
+class Program:
+    """What every rank runs: a script's or a command's code, or a module (``python -m``)."""
 
-    Instead of a script, ``module`` runs a module as ``python -m module`` does (each rank
-    runs it with :func:`runpy.run_module`, ``sys.argv[0]`` its file, the working directory
-    first on ``sys.path``) and ``command`` a program text as ``python -c command``
-    (``sys.argv[0] == "-c"``).
-    """
-    err = err_stream if err_stream is not None else sys.stderr
-    single_thread_blas()
-    import smpy.mpi  # noqa: F401 - loads numpy before the rank contexts take their generators
-    if np < 1:
-        raise ValueError(f"np must be at least 1, got {np}")
+    label: str  #: the program as the summary and the traces name it
+    argv0: str  #: ``sys.argv[0]``
+    path0: str  #: the first entry of ``sys.path``
+    code: types.CodeType | None = None
+    module: str | None = None
+    file: str | None = None  #: ``__main__.__file__``
+
+
+def load_program(script: str | os.PathLike | None, module: str | None = None,
+                 command: str | None = None) -> Program:
+    """The program, as ``python script``, ``python -m module``, ``python -c command`` or
+    ``python DIR`` (which runs ``DIR/__main__.py`` with ``DIR`` first on ``sys.path``)."""
     if (script is not None) + (module is not None) + (command is not None) != 1:
         raise ValueError("give exactly one of a script, a module (-m) or a command (-c)")
     if module is not None:
         _check_module(module)
-        script_path = Path(f"-m {module}")
-        code = None
-        argv0, path0 = "-m", os.getcwd()
-    elif command is not None:
-        script_path = Path("-c")
-        code = compile(command, "<string>", "exec")
-        argv0, path0 = "-c", os.getcwd()
-    else:
-        script_path = Path(script)  # type: ignore[arg-type]
-        code = compile(script_path.read_text(), str(script_path), "exec")
-        argv0, path0 = str(script_path), str(script_path.parent.resolve())
+        return Program(f"-m {module}", "-m", os.getcwd(), module=module)
+    if command is not None:
+        return Program("-c", "-c", os.getcwd(), code=compile(command, "<string>", "exec"))
+    path = Path(script)  # type: ignore[arg-type]
+    if path.is_dir():
+        main = path / "__main__.py"
+        if not main.is_file():
+            raise FileNotFoundError(f"can't find '__main__' module in '{script}'")
+        return Program(str(path), str(path), str(path.resolve()),
+                       code=compile(main.read_text(), str(main), "exec"), file=str(main))
+    return Program(str(path), str(path), str(path.parent.resolve()),
+                   code=compile(path.read_text(), str(path), "exec"), file=str(path))
+
+
+def check_outputs(trace: str | os.PathLike | None, config: Config) -> None:
+    """Every file the run will write can be written (before the run, not after it)."""
+    check_file(trace, "--trace")
+    check_file(str(config.get(TRACE_TI)), "--trace-ti")
+    check_file(str(config.get(POWER_TRACE)), "--power-trace")
+    prefix = str(config.get(REPORT))
+    if prefix:
+        check_file(prefix + ".json", "--report")
+
+
+def load_setup(platform: str | os.PathLike | None, cfg: dict[str, Any] | None,
+               hostfile: str | os.PathLike | None, np: int) -> tuple[Any, Config, list[Any]]:
+    """The platform, the configuration (the command line's, then the platform's ``config:``)
+    and the host of each rank."""
     plat = load_platform(platform) if platform is not None else default_platform()
     config = Config(cfg or {})
     for k, v in (plat.config or {}).items():
         config.set_default(k, v)
     hosts = parse_hostfile(hostfile) if hostfile is not None else None
-    placement = place_ranks(plat, np, hosts)
-    world = World(plat, config, placement)
-    timing = Timing(world, config)
+    return plat, config, place_ranks(plat, np, hosts)
+
+
+@dataclass
+class Attached:
+    """The plugins and tracers of a run, closed after it."""
+
+    link_energy: LinkEnergy | None = None
+    power_trace: PowerTrace | None = None
+    chrome: ChromeTracer | None = None
+    paje: PajeTracer | None = None
+    report: Report | None = None
+    report_prefix: str = ""
+    progress: Progress | None = None
+
+    def close(self) -> None:
+        for item in (self.chrome, self.paje, self.progress, self.power_trace):
+            if item is not None:
+                item.close()
+
+
+def _host_energy(world: World, plat: Any, config: Config, att: Attached) -> None:
+    world.energy = HostEnergy(world.engine, world.cpu, plat.hosts)
+
+
+def _host_dvfs(world: World, plat: Any, config: Config, att: Attached) -> None:
+    world.dvfs = Dvfs(world.engine, world.cpu, plat.hosts, config)
+
+
+def _link_energy(world: World, plat: Any, config: Config, att: Attached) -> None:
+    att.link_energy = LinkEnergy(world.engine, world.net, plat.links)
+
+
+#: ``--cfg=plugin:NAME`` -> what loading the plugin attaches to the run (as SimGrid's plugin
+#: table; loaded in this order)
+PLUGIN_TABLE: dict[str, Callable[[World, Any, Config, Attached], None]] = {
+    "host_energy": _host_energy, "host_dvfs": _host_dvfs, "link_energy": _link_energy}
+assert tuple(PLUGIN_TABLE) == PLUGINS
+
+
+def requested_plugins(config: Config) -> set[str]:
     plugins = {x.strip() for x in str(config.get(PLUGIN)).split(",") if x.strip()}
-    power_trace_path = str(config.get(POWER_TRACE))
-    if power_trace_path:
+    if str(config.get(POWER_TRACE)):
         plugins.add("host_energy")
-    unknown = plugins - set(PLUGINS)
+    unknown = plugins - set(PLUGIN_TABLE)
     if unknown:
         raise ValueError(f"unknown plugin(s) {', '.join(sorted(unknown))} in --cfg=plugin "
-                         f"(known: {', '.join(PLUGINS)})")
-    world.energy = HostEnergy(world.engine, world.cpu, plat.hosts) if "host_energy" in plugins else None
-    if "host_dvfs" in plugins:
-        world.dvfs = Dvfs(world.engine, world.cpu, plat.hosts, config)
-    power_trace = (PowerTrace(power_trace_path, world.energy) if power_trace_path else None)
-    link_energy = (LinkEnergy(world.engine, world.net, plat.links) if "link_energy" in plugins
-                   else None)
+                         f"(known: {', '.join(PLUGIN_TABLE)})")
+    return plugins
+
+
+def attach_plugins(world: World, plat: Any, config: Config, placement: list[Any], err: Any) -> Attached:
+    att = Attached()
+    plugins = requested_plugins(config)
+    for name, attach in PLUGIN_TABLE.items():
+        if name in plugins:
+            attach(world, plat, config, att)
+    if "host_energy" in plugins:
+        _warn_no_power(placement, err)
+    power_trace_path = str(config.get(POWER_TRACE))
+    if power_trace_path:
+        att.power_trace = PowerTrace(power_trace_path, world.energy)
+    return att
+
+
+def _warn_no_power(placement: list[Any], err: Any) -> None:
+    """The energy of a host without a power profile is 0 J: say which hosts those are."""
+    used = list(dict.fromkeys(placement))
+    missing = [h.name for h in used if not h.properties.get("wattage_per_state")]
+    if not missing:
+        return
+    names = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+    err.write(f"[smpy] warning: energy: no power profile (wattage_per_state) for {len(missing)} of "
+              f"the {len(used)} hosts the ranks use ({names}); their energy counts as 0 J\n")
+
+
+def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.PathLike | None,
+                   program: Program, placement: list[Any], capture: bool, err: Any) -> None:
+    """The timeline trace (Chrome or Paje), the time-independent trace, the report and the
+    progress line."""
+    plat, np = world.platform, len(placement)
     ti_path = str(config.get(TRACE_TI))
     if ti_path:
         world.ti = TIRecorder(ti_path, np)
-    chrome = paje = None
     if trace is not None:
         if trace_format(str(trace), str(config.get(TRACE_FORMAT))) == "paje":
-            paje = PajeTracer(str(trace), world.engine, world.cpu, plat, placement, world.energy,
-                              f"smpy: {script_path} on {np} ranks, platform {plat.name}")
+            att.paje = PajeTracer(str(trace), world.engine, world.cpu, plat, placement, world.energy,
+                                  f"smpy: {program.label} on {np} ranks, platform {plat.name}")
         else:
-            chrome = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
-    report_prefix = str(config.get(REPORT))
-    report = Report(world.engine, world.cpu, np) if report_prefix else None
-    tracers = [t for t in (chrome, paje, report) if t is not None]
+            att.chrome = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
+    att.report_prefix = str(config.get(REPORT))
+    if att.report_prefix:
+        att.report = Report(world.engine, world.cpu, np)
+    tracers = [t for t in (att.chrome, att.paje, att.report) if t is not None]
     world.tracer = Tee(*tracers) if len(tracers) > 1 else (tracers[0] if tracers else None)
     progress = config.get(PROGRESS)
-    progress_line = None
     if progress == "yes" or (progress == "auto" and not capture and err.isatty()):
-        progress_line = Progress(world, err)
-    session = Session(world, timing, echo, capture)
-    seed = config.get(SEED)
+        att.progress = Progress(world, err)
 
-    def rank_main(proc: Any) -> None:
+
+class _Launch:
+    """The ranks of one run, the process-wide patches while they run, and the outcome."""
+
+    def __init__(self, world: World, timing: Timing, program: Program, att: Attached,
+                 config: Config, args: Any, session: Session) -> None:
+        self.world, self.timing, self.program, self.att = world, timing, program, att
+        self.config = config
+        self.session = session
+        self.green = GreenThreads()
+        seed = config.get(SEED)
+        self.actors = world.spawn(self._rank_main)
+        world.spawn_hook = _SpawnHook(world, timing, seed, __builtins__, self.green)
+        argv = [program.argv0, *map(str, args)]
+        for a in self.actors:
+            p = a.data
+            main = types.ModuleType("__main__")
+            if program.file is not None:
+                main.__file__ = program.file
+            main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+            a.context = RankContext(p.rank, main, list(argv), seed, p)
+
+    def _rank_main(self, proc: Any) -> None:
+        world, timing, paje, program = self.world, self.timing, self.att.paje, self.program
         proc.initialized = True  # mpi4py initialises MPI at import; smpy at rank start
         proc.thread_level = THREAD_MULTIPLE  # mpi4py's default rc.thread_level, which MPICH provides
         ctx = proc.actor.context
@@ -351,107 +456,150 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         if paje is not None:
             paje.rank_start(proc.rank)
         timing.restart(proc)
+        exit_funcs = True
         try:
-            if code is None:
+            if program.code is None:
                 # python -m: the module replaces __main__ (and sys.argv[0]) while it runs
-                runpy.run_module(module, run_name="__main__", alter_sys=True)  # type: ignore[arg-type]
+                runpy.run_module(program.module, run_name="__main__", alter_sys=True)  # type: ignore[arg-type]
             else:
-                exec(code, ctx.main.__dict__)
+                exec(program.code, ctx.main.__dict__)
         except SystemExit as e:
             if e.code not in (None, 0):
                 raise
-        ctx.run_exit_funcs()  # the program's atexit handlers, while MPI still works
-        green.end_of_rank(proc)
+        except RankExit as e:  # os._exit(0): the process ends here, without its exit handlers
+            if e.status != 0:
+                raise
+            exit_funcs = False
+        if exit_funcs:
+            ctx.run_exit_funcs()  # the program's atexit handlers, while MPI still works
+        self.green.end_of_rank(proc)
         timing.end_of_rank(proc)
         if world.ti is not None:
             world.ti.line(proc.rank, "finalize")
         if paje is not None:
             paje.rank_end(proc.rank)
-        proc.finalized = True
+        proc.finalized = exit_funcs
 
-    actors = world.spawn(rank_main)
-    green = GreenThreads()
-    world.spawn_hook = _SpawnHook(world, timing, seed, __builtins__, green)
-    for a in actors:
-        p = a.data
-        main = types.ModuleType("__main__")
-        if script is not None:
-            main.__file__ = str(script_path)
-        main.__builtins__ = __builtins__  # type: ignore[attr-defined]
-        a.context = RankContext(p.rank, main, [argv0, *map(str, args)], seed, p)
-
-    patches = Patches(session)
-    saved_main = sys.modules.get("__main__")
-    importer.install()
-    patches.install()
-    green.install()
-    coop = Cooperative()
-    coop.install()
-    sys.path.insert(0, path0)
-    status, exit_code, message = "ok", 0, ""
-    wall0 = time.perf_counter()
-    engine = world.engine
-    try:
-        for a in actors:
-            a.start()
+    def simulate(self, sim_timeout: float | None) -> tuple[str, int, str]:
+        """Start the ranks and run the simulation; (status, exit code, message)."""
+        world, engine, config = self.world, self.world.engine, self.config
         try:
+            for a in self.actors:
+                a.start()
             with _young_gc_only(), numpy_hugepages(_hugepage(config)), _rank_heaps(config), \
-                    Watchdog(engine, config.get(STALL_TIMEOUT)):
-                engine.run()
+                    stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)):
+                engine.run(sim_timeout)
         except DeadlockError as d:
-            status, exit_code = "deadlock", 1
-            message = _deadlock_report(world, d)
+            return "deadlock", 1, _deadlock_report(world, d)
         except Stalled as st:
-            status, exit_code, message = "stalled", 1, _stall_report(world, st)
-        except KeyboardInterrupt:
-            status, exit_code, message = "interrupted", 130, "[smpy] interrupted by the user (Ctrl-C)"
-        if status == "ok" and engine.abort_reason is not None:
-            status, exit_code, message = _failure(world, engine.abort_reason, engine.aborting_actor)
-    finally:
-        wall = time.perf_counter() - wall0
-        for a in list(engine.actors):  # ranks, then helper actors (non-blocking collectives)
-            if a.alive:
-                try:
-                    a.kill()
-                except BaseException:  # noqa: BLE001 - teardown must not fail
-                    pass
-        coop.uninstall()
-        green.uninstall()
-        patches.uninstall()
-        importer.uninstall()
-        world.spawn_hook.restore_path()
-        if chrome is not None:
-            chrome.close()
-        if paje is not None:
-            paje.close()
-        if progress_line is not None:
-            progress_line.close()
-        if power_trace is not None:
-            power_trace.close()
-        if world.ti is not None:
-            world.ti.close()
-        timing.finish()
-        if saved_main is not None:
-            sys.modules["__main__"] = saved_main
-    if message:
-        err.write(message + ("\n" if not message.endswith("\n") else ""))
-    procs = world.processes
-    if report is not None:
-        data = report.summary([p.actor.end_time if p.actor.end_time >= 0 else engine.now for p in procs])
-        report.write(report_prefix, data)
-        err.write(Report.table(data) + "\n")
-    result = RunResult(
-        script=str(script_path), np=np, platform=plat.name,
+            return "stalled", 1, _stall_report(world, st)
+        except KeyboardInterrupt as k:
+            return _stopped(k)
+        if engine.abort_reason is not None:
+            return _failure(world, engine.abort_reason, engine.aborting_actor)
+        alive = [p.rank for p in world.processes if p.actor.alive]
+        if sim_timeout is not None and alive:
+            return "timeout", 124, (f"[smpy] simulated-time limit of {sim_timeout:g} s reached "
+                                    f"(--sim-timeout); ranks {_ranges(alive)} had not finished")
+        return "ok", 0, ""
+
+    def run(self, sim_timeout: float | None) -> tuple[str, int, str, float]:
+        """:meth:`simulate` with the patches installed, then the teardown; adds the wall time."""
+        patches = Patches(self.session)
+        saved_main = sys.modules.get("__main__")
+        importer.install()
+        patches.install()
+        files = FilePatches(self.session)
+        files.install()
+        self.green.install()
+        coop = Cooperative()
+        coop.install()
+        sys.path.insert(0, self.program.path0)
+        wall0 = time.perf_counter()
+        try:
+            status, exit_code, message = self.simulate(sim_timeout)
+        finally:
+            wall = time.perf_counter() - wall0
+            for a in list(self.world.engine.actors):  # ranks, then helper actors (non-blocking collectives)
+                if a.alive:
+                    try:
+                        a.kill()
+                    except BaseException:  # noqa: BLE001 - teardown must not fail
+                        pass
+            coop.uninstall()
+            self.green.uninstall()
+            files.uninstall()
+            patches.uninstall()
+            importer.uninstall()
+            self.world.spawn_hook.restore_path()
+            self.att.close()
+            if self.world.ti is not None:
+                self.world.ti.close()
+            self.timing.finish()
+            if saved_main is not None:
+                sys.modules["__main__"] = saved_main
+        return status, exit_code, message, wall
+
+
+def build_result(world: World, np: int, program: Program, outcome: tuple[str, int, str, float],
+                 att: Attached, session: Session, config: Config) -> RunResult:
+    status, exit_code, message, wall = outcome
+    procs, engine = world.processes, world.engine
+    ends = [p.actor.end_time if p.actor.end_time >= 0 else engine.now for p in procs]
+    return RunResult(
+        script=program.label, np=np, platform=world.platform.name,
         hosts_used=len({p.host.index for p in procs}), status=status, exit_code=exit_code,
         makespan_s=engine.now, mpi_calls=sum(p.mpi_calls for p in procs), messages=world.messages,
         bytes_sent=world.bytes_sent, wall_s=wall, events=engine.events_processed, message=message,
-        ranks=[RankResult(p.rank, p.host.name, p.actor.end_time if p.actor.end_time >= 0 else engine.now,
-                          p.mpi_calls, p.bench.measured_s, p.bench.simulated_flops) for p in procs],
+        ranks=[RankResult(p.rank, p.host.name, end, p.mpi_calls, p.bench.measured_s,
+                          p.bench.simulated_flops) for p, end in zip(procs, ends)],
         output=session.captured, config={k: str(v) for k, v in config.explicit().items()},
-        energy=_energy_report(world.energy, link_energy), spawned=len(procs) - np,
+        energy=_energy_report(world.energy, att.link_energy), spawned=len(procs) - np,
         peak_rss_bytes=_peak_rss(),
     )
-    return result
+
+
+def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLike | None = None,
+        cfg: dict[str, Any] | None = None, args: list[str] | tuple = (), hostfile: str | os.PathLike | None = None,
+        capture: bool = False, echo: bool = True, err_stream: Any = None,
+        trace: str | os.PathLike | None = None, module: str | None = None,
+        command: str | None = None, sim_timeout: float | None = None) -> RunResult:
+    """Run ``script`` with ``np`` simulated ranks; see :class:`RunResult`.
+
+    Instead of a script, ``module`` runs a module as ``python -m module`` does (each rank
+    runs it with :func:`runpy.run_module`, ``sys.argv[0]`` its file, the working directory
+    first on ``sys.path``) and ``command`` a program text as ``python -c command``
+    (``sys.argv[0] == "-c"``); a script that is a directory runs its ``__main__.py``.
+    ``sim_timeout`` stops the run at that simulated time (status ``timeout``, exit code 124).
+
+    The steps: load the program, the platform and configuration; attach the plugins and
+    tracers; start the ranks and simulate; classify how it ended; build the result.
+    """
+    err = err_stream if err_stream is not None else sys.stderr
+    single_thread_blas()
+    import smpy.mpi  # noqa: F401 - loads numpy before the rank contexts take their generators
+    if np < 1:
+        raise ValueError(f"np must be at least 1, got {np}")
+    if sim_timeout is not None and not sim_timeout > 0:
+        raise ValueError(f"the simulated-time limit must be positive, got {sim_timeout}")
+    program = load_program(script, module, command)
+    plat, config, placement = load_setup(platform, cfg, hostfile, np)
+    check_outputs(trace, config)
+    world = World(plat, config, placement)
+    timing = Timing(world, config)
+    att = attach_plugins(world, plat, config, placement, err)
+    attach_tracers(world, config, att, trace, program, placement, capture, err)
+    session = Session(world, timing, echo, capture)
+    outcome = _Launch(world, timing, program, att, config, args, session).run(sim_timeout)
+    message = outcome[2]
+    if message:
+        err.write(message + ("\n" if not message.endswith("\n") else ""))
+    if att.report is not None:
+        data = att.report.summary([p.actor.end_time if p.actor.end_time >= 0 else world.engine.now
+                                   for p in world.processes])
+        att.report.write(att.report_prefix, data)
+        err.write(Report.table(data) + "\n")
+    return build_result(world, np, program, outcome, att, session, config)
 
 
 def _peak_rss() -> int:
@@ -567,7 +715,10 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     if isinstance(exc, Stalled):
         return "stalled", 1, _stall_report(world, exc)
     if isinstance(exc, KeyboardInterrupt):
-        return "interrupted", 130, "[smpy] interrupted by the user (Ctrl-C)"
+        return _stopped(exc)
+    if isinstance(exc, RankExit):
+        return "error", exc.status or 1, (f"[smpy] {who} called os._exit({exc.status}) at simulated time "
+                                          f"{t:.9g} s; the run ends (mpiexec ends the job when a process exits)")
     if isinstance(exc, RoutingError):
         return "error", 2, f"[smpy] platform error while {who} communicated at simulated time {t:.9g} s: {exc}"
     if isinstance(exc, SystemExit):
@@ -576,6 +727,13 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     tb = _user_traceback(exc)
     tagged = "".join(f"[rank {p.rank}@{p.host.name}] {line}\n" if p else line + "\n" for line in tb.rstrip("\n").split("\n"))
     return "error", 1, f"{tagged}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the run (as MPI_Abort)"
+
+
+def _stopped(exc: KeyboardInterrupt) -> tuple[str, int, str]:
+    """A :class:`smpy.cli.stops.Stop` (a signal or the wall-clock limit), or Ctrl-C."""
+    if isinstance(exc, stops.Stop):
+        return exc.status, exc.exit_code, exc.message
+    return "interrupted", 130, "[smpy] interrupted by the user (Ctrl-C)"
 
 
 def _deadlock_report(world: World, d: DeadlockError) -> str:
@@ -595,7 +753,7 @@ def _stall_report(world: World, st: Stalled) -> str:
     for actor, what in st.blocked:
         p = actor.data
         name = f"{_who(world, p)} (host {p.host.name})" if p is not None and hasattr(p, "host") else actor.name
-        if actor.name.startswith("rank ") and " thread " in actor.name:
+        if " thread " in actor.name:
             name += f", thread {actor.name.split(' thread ', 1)[1]}"
         lines.append(f"[smpy]   {name}: {'in' if actor is st.running else 'blocked in'} {what}")
     stuck = {id(a.data) for a, _ in st.blocked}

@@ -35,6 +35,7 @@ def build_parser(prog: str = "smpy platform") -> argparse.ArgumentParser:
                          "their hosts, links and routes (every host pair) are identical")
     show = commands.add_parser("show", help="summarise a platform (hosts, links, zones)")
     show.add_argument("platform", help="platform file (.yaml or .xml)")
+    commands.add_parser("list", help="the platforms bundled with smpy (--platform NAME finds them)")
     route = commands.add_parser("route", help="print the links from one host to another")
     route.add_argument("platform", help="platform file (.yaml or .xml)")
     route.add_argument("src", help="source host")
@@ -48,6 +49,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "smpy platform") -> int:
     try:
         if args.command == "convert":
             return _convert(args.source, args.target, check=args.check, prog=prog)
+        if args.command == "list":
+            print(_bundled_list())
+            return 0
         if args.command == "show":
             print(_summary(load_platform(args.platform)))
             return 0
@@ -55,6 +59,18 @@ def main(argv: Sequence[str] | None = None, prog: str = "smpy platform") -> int:
     except PlatformError as err:
         print(f"{prog}: {err}", file=sys.stderr)
         return 1
+
+
+def _bundled_list() -> str:
+    from smpy.platform.bundled import bundled_platforms, describe
+
+    lines = []
+    for name, path in bundled_platforms().items():
+        platform = load_platform(path)
+        lines.append(f"{name:16s} {len(platform.hosts):5d} hosts  {describe(path)}")
+    lines.append("(--platform NAME uses one; the file, with the source of every number: "
+                 "smpy/platform/data/NAME.yaml)")
+    return "\n".join(lines)
 
 
 def _convert(source: str, target: str, *, check: bool, prog: str) -> int:

@@ -17,6 +17,8 @@ def main(argv: list[str] | None = None, prog: str = "smpy plot") -> int:
     ap.add_argument("--trace", type=Path, help="timeline trace (smpyrun --trace): Gantt chart")
     ap.add_argument("--power", type=Path, help="power trace CSV (smpyrun --power-trace)")
     ap.add_argument("--report", type=Path, help="report JSON (smpyrun --report PREFIX: PREFIX.json)")
+    ap.add_argument("--summary", type=Path, help="run summary JSON (smpyrun --json): the report's "
+                    "headline (predicted makespan, platform)")
     ap.add_argument("-o", "--output", type=Path, default=Path("smpy-plots"))
     ap.add_argument("--title", default="smpy run")
     ns = ap.parse_args(argv)
@@ -25,7 +27,9 @@ def main(argv: list[str] | None = None, prog: str = "smpy plot") -> int:
     from smpy.trace.plots import make_all
 
     try:
-        files = make_all(ns.output, ns.trace, ns.power, ns.report, ns.title)
+        import json
+        summary = json.loads(ns.summary.read_text()) if ns.summary else None
+        files = make_all(ns.output, ns.trace, ns.power, ns.report, ns.title, summary)
     except (RuntimeError, OSError, ValueError, KeyError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2

@@ -55,6 +55,11 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
     p.add_argument("--trace-format", dest="trace_format", default=None, choices=("auto", "chrome", "paje"),
                    help="format of --trace FILE (default auto: by its suffix)")
     p.add_argument("--json", dest="json", default=None, metavar="FILE", help="write the run summary as JSON")
+    p.add_argument("--timeout", type=_positive, default=None, metavar="SECONDS",
+                   help="stop the run after this wall-clock time, as Ctrl-C does (partial summary, "
+                        "valid trace and JSON; exit code 124)")
+    p.add_argument("--sim-timeout", dest="sim_timeout", type=_positive, default=None, metavar="SECONDS",
+                   help="stop the run when the simulated time reaches this (exit code 124)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
     p.add_argument("--help-cfg", action="store_true", help="list the configuration items and exit")
     p.add_argument("--help-coll", action="store_true", help="list the collective algorithms and selectors and exit")
@@ -75,13 +80,15 @@ def _help_cfg() -> str:
     lines = ["Configuration items (--cfg=NAME:VALUE):"]
     for f in all_flags():
         choices = f" ({'|'.join(f.choices)})" if f.choices else ""
-        lines.append(f"  {f.name}{choices}  [default: {f.default}]\n      {f.doc}")
+        default = f"  [default: {f.default}]" if str(f.default) != "" else ""
+        lines.append(f"  {f.name}{choices}{default}\n      {f.doc}")
     return "\n".join(lines)
 
 
 #: smpyrun options that take a value (the token after them is not a program)
 _VALUED = {"-np", "-n", "--np", "--platform", "-platform", "--hostfile", "-hostfile", "-machinefile",
-           "--cfg", "--trace", "--trace-format", "--json"}
+           "--cfg", "--trace", "--trace-format", "--json", "--plots", "--report", "--trace-ti",
+           "--power-trace", "--timeout", "--sim-timeout"}
 
 
 def split_program(argv: list[str]) -> tuple[list[str], str | None, str | None, list[str]]:
@@ -103,77 +110,91 @@ def split_program(argv: list[str]) -> tuple[list[str], str | None, str | None, l
     return argv, None, None, []
 
 
-def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
-    parser = build_parser(prog)
-    own, module, command, prog_args = split_program(list(sys.argv[1:] if argv is None else argv))
-    ns = parser.parse_args(own)
-    if module is not None or command is not None:
-        if ns.script is not None:
-            parser.error("give either a program file or -m MODULE / -c COMMAND, not both")
-        ns.args = prog_args
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _info(ns: argparse.Namespace) -> str | None:
+    """The text of --version, --help-cfg or --help-coll, if one was asked for."""
     if ns.version:
         from smpy import __version__
-        print(f"smpy {__version__}")
-        return 0
+        return f"smpy {__version__}"
     if ns.help_cfg:
-        print(_help_cfg())
-        return 0
+        return _help_cfg()
     if ns.help_coll:
         from smpy.colls import help_text
-        print(help_text())
-        return 0
-    if not ns.script and module is None and command is None:
-        parser.error("the program to run is missing (smpyrun -np N program.py [args], -m MODULE or -c COMMAND)")
-    single_thread_blas()
-    from smpy.cli.launch import run, trace_format
-    from smpy.platform import PlatformError
-    from smpy.support.config import Config, ConfigError
+        return help_text()
+    return None
 
-    try:
-        cfg: dict[str, Any] = {}
-        for item in ns.cfg:
-            name, value = Config.parse_cfg_option(item)
-            if name == "plugin" and cfg.get("plugin"):  # as in SimGrid, each one loads a plugin
-                value = f"{cfg['plugin']},{value}"
-            cfg[name] = value
-        if ns.trace_format:
-            cfg["smpy/trace-format"] = ns.trace_format
-        if ns.plots and ns.trace and trace_format(ns.trace, ns.trace_format or "auto") == "paje":
+
+def build_cfg(ns: argparse.Namespace) -> dict[str, Any]:
+    """The configuration items of the command line: every --cfg, then the options that are
+    shorthands for one (--report, --trace-ti, --power-trace, --energy, --plots, -q)."""
+    from smpy.cli.launch import trace_format
+    from smpy.support.config import Config
+
+    cfg: dict[str, Any] = {}
+    for item in ns.cfg:
+        name, value = Config.parse_cfg_option(item)
+        if name == "plugin" and cfg.get("plugin"):  # as in SimGrid, each one loads a plugin
+            value = f"{cfg['plugin']},{value}"
+        cfg[name] = value
+    if ns.trace_format:
+        cfg["smpy/trace-format"] = ns.trace_format
+    if ns.plots:
+        if ns.trace and trace_format(ns.trace, ns.trace_format or "auto") == "paje":
             raise ValueError("--plots draws the Chrome trace: give --trace a .json file or leave it out")
-        if ns.plots:
-            plots = Path(ns.plots)
-            plots.mkdir(parents=True, exist_ok=True)
-            ns.trace = ns.trace or str(plots / "trace.json")
-            ns.report = ns.report or str(plots / "report")
-            if ns.energy and not ns.power_trace:
-                cfg["smpy/power-trace"] = str(plots / "power.csv")
-        if ns.report:
-            cfg["smpy/report"] = ns.report
-        if ns.quiet:
-            cfg.setdefault("smpy/progress", "no")
-        if ns.trace_ti:
-            cfg["smpy/trace-ti"] = ns.trace_ti
-        if ns.power_trace:
-            cfg["smpy/power-trace"] = ns.power_trace
-        if ns.energy:
-            cfg["plugin"] = ",".join(x for x in (str(cfg.get("plugin", "")), "host_energy") if x)
-        np = ns.np
-        if np is None:
-            if ns.hostfile:
-                from smpy.platform import parse_hostfile
-                np = len(parse_hostfile(ns.hostfile))
-            else:
-                np = 1
-        if ns.map:
-            _print_map(ns.platform, np, ns.hostfile)
-        result = run(ns.script, np=np, platform=ns.platform, cfg=cfg, args=ns.args, hostfile=ns.hostfile,
-                     capture=False, echo=True, trace=ns.trace, module=module, command=command)
-    except (PlatformError, ConfigError, FileNotFoundError, ValueError, LookupError) as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    except SyntaxError as exc:
-        print(f"{prog}: error: cannot compile {ns.script}: {exc}", file=sys.stderr)
-        return 2
+        plots = Path(ns.plots)
+        ns.trace = ns.trace or str(plots / "trace.json")
+        ns.report = ns.report or str(plots / "report")
+        if ns.energy and not ns.power_trace:
+            cfg["smpy/power-trace"] = str(plots / "power.csv")
+    shorthands = {"smpy/report": ns.report, "smpy/trace-ti": ns.trace_ti, "smpy/power-trace": ns.power_trace}
+    cfg.update({k: v for k, v in shorthands.items() if v})
+    if ns.quiet:
+        cfg.setdefault("smpy/progress", "no")
+    if ns.energy:
+        cfg["plugin"] = ",".join(x for x in (str(cfg.get("plugin", "")), "host_energy") if x)
+    return cfg
+
+
+def check_outputs(ns: argparse.Namespace) -> None:
+    """Every file smpyrun writes can be written, and --plots can draw (before the run)."""
+    from smpy.cli.outputs import check_dir, check_file
+
+    check_file(ns.json, "--json")
+    check_dir(ns.plots, "--plots")
+    if ns.plots:
+        from smpy.cli.outputs import OutputError
+        from smpy.trace.plots import require_matplotlib
+        try:
+            require_matplotlib()
+        except RuntimeError as exc:
+            raise OutputError(f"--plots: {exc}") from None
+        Path(ns.plots).mkdir(parents=True, exist_ok=True)
+    check_file(ns.trace, "--trace")
+    check_file(f"{ns.report}.json" if ns.report else None, "--report")
+    check_file(ns.trace_ti, "--trace-ti")
+    check_file(ns.power_trace, "--power-trace")
+
+
+def _ranks(ns: argparse.Namespace) -> int:
+    if ns.np is not None:
+        return ns.np
+    if ns.hostfile:
+        from smpy.platform import parse_hostfile
+        return len(parse_hostfile(ns.hostfile))
+    return 1
+
+
+def report_outputs(ns: argparse.Namespace, result: Any, cfg: dict[str, Any], np: int, prog: str) -> None:
+    """The summary (stderr), --json and the --plots figures."""
     sys.stdout.flush()
     if not ns.quiet:
         print(result.summary(), file=sys.stderr)
@@ -186,10 +207,61 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
         power = cfg.get("smpy/power-trace")
         try:
             files = make_all(Path(ns.plots), Path(ns.trace), Path(power) if power else None,
-                             Path(f"{ns.report}.json"), f"smpy: {ns.script} on {np} ranks")
+                             Path(f"{ns.report}.json"), f"smpy: {ns.script} on {np} ranks",
+                             summary=result)
             print(f"[smpy] plots: {', '.join(str(f) for f in files)}", file=sys.stderr)
         except RuntimeError as exc:
             print(f"{prog}: plots: {exc}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
+    parser = build_parser(prog)
+    own, module, command, prog_args = split_program(list(sys.argv[1:] if argv is None else argv))
+    ns = parser.parse_args(own)
+    if module is not None or command is not None:
+        if ns.script is not None:
+            parser.error("give either a program file or -m MODULE / -c COMMAND, not both")
+        ns.args = prog_args
+    info = _info(ns)
+    if info is not None:
+        print(info)
+        return 0
+    if not ns.script and module is None and command is None:
+        parser.error("the program to run is missing (smpyrun -np N program.py [args], -m MODULE or -c COMMAND)")
+    from smpy.cli.stops import StopSignals
+
+    signals = StopSignals().install(ns.timeout)
+    try:
+        return _run(ns, module, command, prog)
+    finally:
+        signals.uninstall()
+
+
+def _run(ns: argparse.Namespace, module: str | None, command: str | None, prog: str) -> int:
+    single_thread_blas()
+    from smpy.cli.launch import run
+    from smpy.platform import PlatformError
+    from smpy.support.config import ConfigError
+
+    try:
+        cfg = build_cfg(ns)
+        check_outputs(ns)
+        np = _ranks(ns)
+        if ns.map:
+            _print_map(ns.platform, np, ns.hostfile)
+        result = run(ns.script, np=np, platform=ns.platform, cfg=cfg, args=ns.args, hostfile=ns.hostfile,
+                     capture=False, echo=True, trace=ns.trace, module=module, command=command,
+                     sim_timeout=ns.sim_timeout)
+    except (PlatformError, ConfigError, FileNotFoundError, ValueError, LookupError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except SyntaxError as exc:
+        print(f"{prog}: error: cannot compile {ns.script}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as exc:  # a second Ctrl-C before the simulation started
+        print(f"{prog}: {getattr(exc, 'message', 'interrupted')}", file=sys.stderr)
+        return getattr(exc, "exit_code", 130)
+    report_outputs(ns, result, cfg, np, prog)
     return result.exit_code
 
 

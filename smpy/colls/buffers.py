@@ -18,72 +18,13 @@ from typing import TYPE_CHECKING, Any
 from smpy.colls.core import op_reduction
 from smpy.colls.nonblocking import start
 from smpy.colls.selectors import Query
-from smpy.runtime import errors
+from smpy.runtime.packing import block_offset, pack, pack_block, pack_owned, unpack, unpack_block
 from smpy.support import folded as _folded
 
 if TYPE_CHECKING:
     from smpy.colls.core import Ctx
     from smpy.runtime.comm import CommImpl
     from smpy.runtime.world import Process
-
-
-def pack(spec: Any, count: int | None = None, offset: int | None = None) -> bytes:
-    return spec.datatype.pack(spec.mem, spec.offset if offset is None else offset,
-                              spec.count if count is None else count)
-
-
-def pack_owned(spec: Any) -> bytes | bytearray:
-    """:func:`pack`, as a bytearray that belongs to the collective when the datatype is
-    contiguous (one copy either way): vector algorithms adopt it instead of copying it
-    again (:class:`smpy.colls.core.BlockVector`)."""
-    dt = spec.datatype
-    if dt.contiguous:
-        return bytearray(spec.mem[spec.offset:spec.offset + spec.count * dt.size])
-    return pack(spec)
-
-
-def pack_message(spec: Any) -> Any:
-    """A point-to-point message's payload: the packed bytes, or, when the send buffer has
-    folded bytes (smpy.shared_array), a :class:`~smpy.support.folded.FoldedPayload` that
-    carries only the private ones (the runtime delivers it without copying folded bytes)."""
-    if _folded.active:
-        folded = _folded.pack(spec.datatype, spec.mem, spec.offset, spec.count)
-        if folded is not None:
-            return folded
-    return spec.datatype.pack(spec.mem, spec.offset, spec.count)
-
-
-def unpack(spec: Any, data: bytes, offset: int | None = None, capacity: int | None = None, call: str = "") -> None:
-    dt = spec.datatype
-    cap = (spec.count if capacity is None else capacity) * dt.size
-    if len(data) > cap:
-        errors.raise_error(errors.ERR_TRUNCATE, f"{call}: message of {len(data)} bytes, buffer holds {cap}")
-    if data:
-        off, count = spec.offset if offset is None else offset, -(-len(data) // dt.size)  # a partial last element too
-        if _folded.active:  # folded bytes of the receive buffer are not written
-            _folded.unpack(dt, data, spec.mem, off, count)
-        else:
-            dt.unpack(data, spec.mem, off, count)
-
-
-def _block(spec: Any, i: int, per: int) -> int:
-    return spec.offset + i * per * spec.datatype.extent
-
-
-def _pack_vec(vec: Any, i: int) -> bytes:
-    return vec.datatype.pack(vec.mem, vec.displs[i] * vec.datatype.extent, vec.counts[i])
-
-
-def _unpack_vec(vec: Any, i: int, data: bytes, call: str) -> None:
-    dt = vec.datatype
-    cap = vec.counts[i] * dt.size
-    if len(data) > cap:
-        errors.raise_error(errors.ERR_TRUNCATE, f"{call}: block {i} has {len(data)} bytes, room for {cap}")
-    if data:
-        if _folded.active:
-            _folded.unpack(dt, data, vec.mem, vec.displs[i] * dt.extent, -(-len(data) // dt.size))
-        else:
-            dt.unpack(data, vec.mem, vec.displs[i] * dt.extent, -(-len(data) // dt.size))
 
 
 # -- one-to-all, all-to-one -------------------------------------------------------------------
@@ -196,7 +137,7 @@ def gather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb:
     me, size = comm.rank_of[proc.rank], comm.size
     per = rspec.count // size if me == root else 0
     if me == root and sspec is None:
-        data = pack(rspec, per, _block(rspec, me, per))
+        data = pack(rspec, per, block_offset(rspec, me, per))
     else:
         data = pack(sspec)
     elem = (sspec if sspec is not None else rspec).datatype.size
@@ -207,14 +148,14 @@ def gather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb:
         if blocks is not None:
             for i, b in enumerate(blocks):
                 if i != me or sspec is not None:
-                    unpack(rspec, b, _block(rspec, i, per), per, call)
+                    unpack(rspec, b, block_offset(rspec, i, per), per, call)
 
     return start(proc, comm, call, work, nb, ti=("gather", len(data), len(data), root))
 
 
 def gatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, root: int, nb: bool = False) -> Any:
     me = comm.rank_of[proc.rank]
-    data = _pack_vec(rvec, me) if sspec is None else pack(sspec)
+    data = pack_block(rvec, me) if sspec is None else pack(sspec)
     elem = (sspec if sspec is not None else rvec).datatype.size
     call = "MPI_Igatherv" if nb else "MPI_Gatherv"
 
@@ -223,7 +164,7 @@ def gatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, root: int, nb:
         if blocks is not None:
             for i, b in enumerate(blocks):
                 if i != me or sspec is not None:
-                    _unpack_vec(rvec, i, b, call)
+                    unpack_block(rvec, i, b, call)
 
     rsizes = [c * rvec.datatype.size for c in rvec.counts] if me == root else [0] * comm.size
     return start(proc, comm, call, work, nb, ti=("gatherv", len(data), rsizes, root))
@@ -234,7 +175,7 @@ def scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb
     blocks = None
     if me == root:
         per = sspec.count // size
-        blocks = [pack(sspec, per, _block(sspec, i, per)) for i in range(size)]
+        blocks = [pack(sspec, per, block_offset(sspec, i, per)) for i in range(size)]
         elem, nbytes = sspec.datatype.size, per * sspec.datatype.size
     else:
         elem, nbytes = rspec.datatype.size, rspec.count * rspec.datatype.size
@@ -250,7 +191,7 @@ def scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb
 
 def scatterv(proc: Process, comm: CommImpl, svec: Any, rspec: Any, root: int, nb: bool = False) -> Any:
     me = comm.rank_of[proc.rank]
-    blocks = [_pack_vec(svec, i) for i in range(comm.size)] if me == root else None
+    blocks = [pack_block(svec, i) for i in range(comm.size)] if me == root else None
     elem = (svec.datatype if me == root else rspec.datatype).size
     call = "MPI_Iscatterv" if nb else "MPI_Scatterv"
 
@@ -271,21 +212,21 @@ def scatterv(proc: Process, comm: CommImpl, svec: Any, rspec: Any, root: int, nb
 def allgather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, nb: bool = False) -> Any:
     me, size = comm.rank_of[proc.rank], comm.size
     per = rspec.count // size
-    data = pack(rspec, per, _block(rspec, me, per)) if sspec is None else pack(sspec)
+    data = pack(rspec, per, block_offset(rspec, me, per)) if sspec is None else pack(sspec)
     elem = rspec.datatype.size
     call = "MPI_Iallgather" if nb else "MPI_Allgather"
 
     def work(ctx: Ctx) -> None:
         blocks = ctx.sel.run("allgather", ctx, data, [len(data)] * size, elem)
         for i, b in enumerate(blocks):
-            unpack(rspec, b, _block(rspec, i, per), per, call)
+            unpack(rspec, b, block_offset(rspec, i, per), per, call)
 
     return start(proc, comm, call, work, nb, ti=("allgather", len(data), len(data)))
 
 
 def allgatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, nb: bool = False) -> Any:
     me = comm.rank_of[proc.rank]
-    data = _pack_vec(rvec, me) if sspec is None else pack(sspec)
+    data = pack_block(rvec, me) if sspec is None else pack(sspec)
     elem = rvec.datatype.size
     sizes = [c * elem for c in rvec.counts]
     call = "MPI_Iallgatherv" if nb else "MPI_Allgatherv"
@@ -293,7 +234,7 @@ def allgatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, nb: bool = 
     def work(ctx: Ctx) -> None:
         blocks = ctx.sel.run("allgatherv", ctx, data, sizes, elem)
         for i, b in enumerate(blocks):
-            _unpack_vec(rvec, i, b, call)
+            unpack_block(rvec, i, b, call)
 
     return start(proc, comm, call, work, nb, ti=("allgatherv", len(data), sizes))
 
@@ -302,14 +243,14 @@ def alltoall(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, nb: bool = F
     size = comm.size
     src = sspec if sspec is not None else rspec
     per = src.count // size
-    blocks = [pack(src, per, _block(src, i, per)) for i in range(size)]
+    blocks = [pack(src, per, block_offset(src, i, per)) for i in range(size)]
     rper = rspec.count // size
     call = "MPI_Ialltoall" if nb else "MPI_Alltoall"
 
     def work(ctx: Ctx) -> None:
         out = ctx.sel.run("alltoall", ctx, blocks)
         for i, b in enumerate(out):
-            unpack(rspec, b, _block(rspec, i, rper), rper, call)
+            unpack(rspec, b, block_offset(rspec, i, rper), rper, call)
 
     return start(proc, comm, call, work, nb, ti=("alltoall", len(blocks[0]) if blocks else 0,
                                                 rper * rspec.datatype.size))
@@ -317,12 +258,12 @@ def alltoall(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, nb: bool = F
 
 def alltoallv(proc: Process, comm: CommImpl, svec: Any, rvec: Any, nb: bool = False) -> Any:
     src = svec if svec is not None else rvec
-    blocks = [_pack_vec(src, i) for i in range(comm.size)]
+    blocks = [pack_block(src, i) for i in range(comm.size)]
     call = "MPI_Ialltoallv" if nb else "MPI_Alltoallv"
 
     def work(ctx: Ctx) -> None:
         for i, b in enumerate(ctx.sel.run("alltoallv", ctx, blocks)):
-            _unpack_vec(rvec, i, b, call)
+            unpack_block(rvec, i, b, call)
 
     ti = None
     if proc.world.ti is not None:

@@ -32,12 +32,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from smpy.colls import objects as _obj
-from smpy.colls.buffers import _block, _pack_vec, _unpack_vec, pack, unpack
 from smpy.colls.core import Reduction, cut, op_reduction
 from smpy.colls.nonblocking import start
 from smpy.colls.selectors import Query
 from smpy.runtime import p2p
 from smpy.runtime.constants import COLL, PROC_NULL, ROOT
+from smpy.runtime.packing import block_offset, pack, pack_block, unpack, unpack_block
 
 if TYPE_CHECKING:
     from smpy.colls.core import Ctx
@@ -240,7 +240,7 @@ def gather(proc: Process, side: CommImpl, sspec: Any, rspec: Any, root: int, nb:
         if blocks is not None:
             per = rspec.count // side.rsize
             for i, b in enumerate(blocks):
-                unpack(rspec, b, _block(rspec, i, per), per, call)
+                unpack(rspec, b, block_offset(rspec, i, per), per, call)
 
     return start(proc, side, call, work, nb)
 
@@ -253,7 +253,7 @@ def gatherv(proc: Process, side: CommImpl, sspec: Any, rvec: Any, root: int, nb:
         blocks = _gatherv(ctx, root, data, side.rsize)
         if blocks is not None:
             for i, b in enumerate(blocks):
-                _unpack_vec(rvec, i, b, call)
+                unpack_block(rvec, i, b, call)
 
     return start(proc, side, call, work, nb)
 
@@ -264,7 +264,7 @@ def scatter(proc: Process, side: CommImpl, sspec: Any, rspec: Any, root: int, nb
     nbytes, elem = 0, 1
     if root == ROOT:
         per = sspec.count // side.rsize
-        blocks = [pack(sspec, per, _block(sspec, i, per)) for i in range(side.rsize)]
+        blocks = [pack(sspec, per, block_offset(sspec, i, per)) for i in range(side.rsize)]
     elif root != PROC_NULL:
         nbytes, elem = rspec.count * rspec.datatype.size, rspec.datatype.size
 
@@ -278,7 +278,7 @@ def scatter(proc: Process, side: CommImpl, sspec: Any, rspec: Any, root: int, nb
 
 def scatterv(proc: Process, side: CommImpl, svec: Any, rspec: Any, root: int, nb: bool = False) -> Any:
     call = "MPI_Iscatterv" if nb else "MPI_Scatterv"
-    blocks = [_pack_vec(svec, i) for i in range(side.rsize)] if root == ROOT else None
+    blocks = [pack_block(svec, i) for i in range(side.rsize)] if root == ROOT else None
 
     def work(ctx: Ctx) -> None:
         out = _scatterv(ctx, root, blocks)
@@ -296,7 +296,7 @@ def allgather(proc: Process, side: CommImpl, sspec: Any, rspec: Any, nb: bool = 
 
     def work(ctx: Ctx) -> None:
         for i, b in enumerate(_allgather(ctx, data, [per * elem] * rsize, sspec.datatype.size)):
-            unpack(rspec, b, _block(rspec, i, per), per, call)
+            unpack(rspec, b, block_offset(rspec, i, per), per, call)
 
     return start(proc, side, call, work, nb)
 
@@ -309,7 +309,7 @@ def allgatherv(proc: Process, side: CommImpl, sspec: Any, rvec: Any, nb: bool = 
 
     def work(ctx: Ctx) -> None:
         for i, b in enumerate(_allgather(ctx, data, sizes, sspec.datatype.size)):
-            _unpack_vec(rvec, i, b, call)
+            unpack_block(rvec, i, b, call)
 
     return start(proc, side, call, work, nb)
 
@@ -318,22 +318,22 @@ def alltoall(proc: Process, side: CommImpl, sspec: Any, rspec: Any, nb: bool = F
     call = "MPI_Ialltoall" if nb else "MPI_Alltoall"
     rsize = side.rsize
     per, rper = sspec.count // rsize, rspec.count // rsize
-    blocks = [pack(sspec, per, _block(sspec, i, per)) for i in range(rsize)]
+    blocks = [pack(sspec, per, block_offset(sspec, i, per)) for i in range(rsize)]
 
     def work(ctx: Ctx) -> None:
         for i, b in enumerate(_alltoall(ctx, blocks)):
-            unpack(rspec, b, _block(rspec, i, rper), rper, call)
+            unpack(rspec, b, block_offset(rspec, i, rper), rper, call)
 
     return start(proc, side, call, work, nb)
 
 
 def alltoallv(proc: Process, side: CommImpl, svec: Any, rvec: Any, nb: bool = False) -> Any:
     call = "MPI_Ialltoallv" if nb else "MPI_Alltoallv"
-    blocks = [_pack_vec(svec, i) for i in range(side.rsize)]
+    blocks = [pack_block(svec, i) for i in range(side.rsize)]
 
     def work(ctx: Ctx) -> None:
         for i, b in enumerate(_alltoall(ctx, blocks)):
-            _unpack_vec(rvec, i, b, call)
+            unpack_block(rvec, i, b, call)
 
     return start(proc, side, call, work, nb)
 

@@ -361,128 +361,166 @@ def _mv2_conf(tables: dict[int, list[dict]], ctx: Ctx) -> tuple[list[dict], bool
 _MV2_ALLREDUCE_MCAST = ("MPIR_Allreduce_mcst_reduce_redscat_gather_MV2", "MPIR_Allreduce_mcst_reduce_two_level_helper_MV2")
 
 
+def _mv2_smp(ctx: Ctx) -> Any:
+    """The communicator's SMP layout (SimGrid's ``init_smp``, done by most MV2 decisions)."""
+    from smpy.colls.smp import smp_of
+    return smp_of(ctx)
+
+
+def _mv2_two_level(row: dict, key: str, t: int) -> bool:
+    return t < len(row[key]) and bool(row[key][t])
+
+
+def _mv2_alltoall(q: Query, ctx: Ctx, state: dict[str, str], tables: dict) -> str:
+    row = _mv2_row(tables[1], q.size)  # conf_index stays 0 in SimGrid: the 1-ppn table only
+    return row["algo_table"][_mv2_pick(row["algo_table"], q.nbytes)][2]
+
+
+def _mv2_allgather(q: Query, ctx: Ctx, state: dict[str, str], tables: dict) -> str:
+    _mv2_smp(ctx)
+    rows, partial_ok = _mv2_conf(tables, ctx)
+    row = _mv2_row(rows, q.size)
+    t = _mv2_pick(row["inter_leader"], q.nbytes)
+    fn = row["inter_leader"][t][2]
+    if _mv2_two_level(row, "two_level", t):
+        if partial_ok:
+            return "mvapich2_smp" if _mv2_smp(ctx).blocked else "mpich"
+        return "rdb"
+    if fn in ("bruck", "rdb", "ring"):
+        return fn
+    # MPIR_Allgather_RD_Allgather_Comm_MV2: SimGrid's stub moves no data and returns
+    # MPI_ERR_OTHER, which MPI_Allgather ignores; smpy runs MVAPICH2's recursive doubling
+    return "rdb"
+
+
+def _mv2_gather(q: Query, ctx: Ctx, state: dict[str, str], tables: dict) -> str:
+    from smpy.colls.smp import smp_ready
+    row = _mv2_row(tables, q.size)
+    inter = row["inter_leader"][_mv2_pick(row["inter_leader"], q.nbytes)][2]
+    intra = row["intra_node"][_mv2_pick(row["intra_node"], q.nbytes)][2]
+    info = smp_ready(ctx)  # gather__mvapich2 does not init_smp: is_blocked is false until then
+    if info is not None and info.blocked:
+        state["gather_intra"] = intra
+        return inter
+    return "mpich"
+
+
+def _mv2_allgatherv(q: Query, ctx: Ctx, state: dict[str, str], tables: dict) -> str:
+    row = _mv2_row(tables, q.size)
+    fn = row["inter_leader"][_mv2_pick(row["inter_leader"], q.nbytes, q.size)][2]
+    if fn == "mpich_rdb" and not is_pof2(q.size):
+        return "ompi_bruck"
+    return fn
+
+
+def _mv2_allreduce(q: Query, ctx: Ctx, state: dict[str, str], tables: dict) -> str:
+    row = _mv2_row(tables, q.size)
+    inter = row["inter_leader"]
+    t = 0
+    if not row["mcast_enabled"]:
+        while t < len(inter) - 1 and inter[t][2] in _MV2_ALLREDUCE_MCAST:
+            t += 1
+    while t < len(inter) - 1 and q.nbytes > inter[t][1] and inter[t][1] != -1:
+        t += 1
+    fn = inter[t][2]
+    if fn in _MV2_ALLREDUCE_MCAST:
+        fn = "rdb"
+    state["allreduce_inter"] = fn
+    state["allreduce_intra"] = row["intra_node"][_mv2_pick(row["intra_node"], q.nbytes)][2]
+    if _mv2_two_level(row, "is_two_level", t):
+        if q.commutative:
+            _mv2_smp(ctx)
+            return "mvapich2_two_level"
+        return "rdb"
+    return fn
+
+
+def _mv2_bcast(q: Query, ctx: Ctx, state: dict[str, str], tables: dict) -> str:
+    _mv2_smp(ctx)
+    row = _mv2_row(tables, q.size)
+    t = _mv2_pick(row["inter_leader"], q.nbytes)
+    fn = row["inter_leader"][t][2]
+    intra = row["intra_node"][_mv2_pick(row["intra_node"], q.nbytes)][2] or "mpich"  # MPIR_Shmem_Bcast_MV2
+    state["bcast_inter"] = fn
+    if _mv2_two_level(row, "is_two_level", t):
+        state["bcast_intra"] = intra
+        return "mvapich2_inter_node"  # + MV2_Bcast_intra_node_function, see the algorithm
+    state["bcast_intra"] = "mvapich2_knomial_intra_node"
+    return fn
+
+
+def _mv2_reduce(q: Query, ctx: Ctx, state: dict[str, str], tables: dict) -> str:
+    row = _mv2_row(tables, q.size)
+    t = _mv2_pick(row["inter_leader"], q.nbytes)
+    fn = row["inter_leader"][t][2]
+    state["reduce_intra"] = row["intra_node"][_mv2_pick(row["intra_node"], q.nbytes)][2]
+    state["reduce_inter"] = fn
+    if _mv2_two_level(row, "is_two_level", t):
+        if q.commutative:
+            _mv2_smp(ctx)
+            return "mvapich2_two_level"
+        return "binomial"
+    if fn == "mvapich2_knomial":
+        return fn if q.commutative else "binomial"
+    if fn == "scatter_gather":
+        return fn if q.count >= pof2_floor(q.size) else "binomial"
+    return fn
+
+
+def _mv2_reduce_scatter(q: Query, ctx: Ctx, state: dict[str, str], tables: dict) -> str:
+    if q.commutative:
+        row = _mv2_row(tables, q.size)
+        fn = row["inter_leader"][_mv2_pick(row["inter_leader"], q.nbytes)][2]
+        return "default" if fn == "MPIR_Reduce_Scatter_Basic_MV2" else fn
+    if is_pof2(q.size) and len(set(q.counts)) <= 1:
+        return "mvapich2_noncomm"
+    return "mpich_rdb"
+
+
+def _mv2_scatter(q: Query, ctx: Ctx, state: dict[str, str], tables: dict) -> str:
+    _mv2_smp(ctx)
+    rows, _ = _mv2_conf(tables, ctx)
+    row = _mv2_row(rows, q.size)
+    inter = row["inter_leader"]
+    t = _mv2_pick(inter, q.nbytes)
+    fn = inter[t][2]
+    if fn == "MPIR_Scatter_mcst_wrap_MV2":  # no multicast: the next entry, else binomial
+        fn = inter[t + 1][2] if t + 1 < len(inter) and inter[t + 1][2] else "ompi_binomial"
+    if fn in ("mvapich2_two_level_direct", "mvapich2_two_level_binomial"):
+        if _mv2_smp(ctx).blocked:
+            state["scatter_intra"] = row["intra_node"][_mv2_pick(row["intra_node"], q.nbytes)][2]
+            return fn
+        return "ompi_binomial"
+    return fn
+
+
+#: MVAPICH2's fixed choices (no table), then per collective: (its table in
+#: :data:`smpy.colls.tables_mv2.MV2`, the function reading it)
+MV2_FIXED: dict[str, str] = {"barrier": "mvapich2_pair", "alltoallv": "ring", **SINGLE}
+MV2_RULES: dict[str, tuple[str, Callable[[Query, Any, dict[str, str], Any], str]]] = {
+    "alltoall": ("alltoall", _mv2_alltoall),
+    "allgather": ("allgather", _mv2_allgather),
+    "gather": ("gather", _mv2_gather),
+    "allgatherv": ("allgatherv", _mv2_allgatherv),
+    "allreduce": ("allreduce", _mv2_allreduce),
+    "bcast": ("bcast", _mv2_bcast),
+    "reduce": ("reduce", _mv2_reduce),
+    "reduce_scatter": ("red_scat", _mv2_reduce_scatter),
+    "scatter": ("scatter", _mv2_scatter),
+}
+
+
 def mvapich2(family: str, q: Query, ctx: Ctx) -> str:
     """MVAPICH2's decision for ``family`` (SimGrid's ``<coll>__mvapich2``), setting the
     MV2 function pointers the two-level algorithms read (``ctx.sel.mv2``)."""
-    from smpy.colls.smp import smp_of, smp_ready
     from smpy.colls.tables_mv2 import MV2
 
-    if family in SINGLE:
-        return SINGLE[family]
-    state: dict[str, str] = ctx.sel.mv2
-    size, nbytes = q.size, q.nbytes
-    if family == "barrier":
-        return "mvapich2_pair"
-    if family == "alltoallv":
-        return "ring"
-    if family == "alltoall":  # conf_index stays 0 in SimGrid: the 1-ppn table only
-        row = _mv2_row(MV2["alltoall"][1], size)
-        return row["algo_table"][_mv2_pick(row["algo_table"], nbytes)][2]
-    if family == "allgather":
-        smp_of(ctx)
-        rows, partial_ok = _mv2_conf(MV2["allgather"], ctx)
-        row = _mv2_row(rows, size)
-        t = _mv2_pick(row["inter_leader"], nbytes)
-        fn = row["inter_leader"][t][2]
-        two_level = t < len(row["two_level"]) and row["two_level"][t]
-        if two_level:
-            if partial_ok:
-                return "mvapich2_smp" if smp_of(ctx).blocked else "mpich"
-            return "rdb"
-        if fn in ("bruck", "rdb", "ring"):
-            return fn
-        # MPIR_Allgather_RD_Allgather_Comm_MV2: SimGrid's stub moves no data and returns
-        # MPI_ERR_OTHER, which MPI_Allgather ignores; smpy runs MVAPICH2's recursive doubling
-        return "rdb"
-    if family == "gather":
-        row = MV2["gather"]
-        row = _mv2_row(row, size)
-        inter = row["inter_leader"][_mv2_pick(row["inter_leader"], nbytes)][2]
-        intra = row["intra_node"][_mv2_pick(row["intra_node"], nbytes)][2]
-        info = smp_ready(ctx)  # gather__mvapich2 does not init_smp: is_blocked is false until then
-        if info is not None and info.blocked:
-            state["gather_intra"] = intra
-            return inter
-        return "mpich"
-    if family == "allgatherv":
-        row = _mv2_row(MV2["allgatherv"], size)
-        fn = row["inter_leader"][_mv2_pick(row["inter_leader"], nbytes, size)][2]
-        if fn == "mpich_rdb" and not is_pof2(size):
-            return "ompi_bruck"
-        return fn
-    if family == "allreduce":
-        row = _mv2_row(MV2["allreduce"], size)
-        inter = row["inter_leader"]
-        t = 0
-        if not row["mcast_enabled"]:
-            while t < len(inter) - 1 and inter[t][2] in _MV2_ALLREDUCE_MCAST:
-                t += 1
-        while t < len(inter) - 1 and nbytes > inter[t][1] and inter[t][1] != -1:
-            t += 1
-        two_level = t < len(row["is_two_level"]) and row["is_two_level"][t]
-        fn = inter[t][2]
-        if fn in _MV2_ALLREDUCE_MCAST:
-            fn = "rdb"
-        state["allreduce_inter"] = fn
-        state["allreduce_intra"] = row["intra_node"][_mv2_pick(row["intra_node"], nbytes)][2]
-        if two_level:
-            if q.commutative:
-                smp_of(ctx)
-                return "mvapich2_two_level"
-            return "rdb"
-        return fn
-    if family == "bcast":
-        smp_of(ctx)
-        row = _mv2_row(MV2["bcast"], size)
-        t = _mv2_pick(row["inter_leader"], nbytes)
-        fn = row["inter_leader"][t][2]
-        intra = row["intra_node"][_mv2_pick(row["intra_node"], nbytes)][2] or "mpich"  # MPIR_Shmem_Bcast_MV2
-        state["bcast_inter"] = fn
-        if t < len(row["is_two_level"]) and row["is_two_level"][t]:
-            state["bcast_intra"] = intra
-            return "mvapich2_inter_node"  # + MV2_Bcast_intra_node_function, see the algorithm
-        state["bcast_intra"] = "mvapich2_knomial_intra_node"
-        return fn
-    if family == "reduce":
-        row = _mv2_row(MV2["reduce"], size)
-        fn = row["inter_leader"][_mv2_pick(row["inter_leader"], nbytes)][2]
-        t = _mv2_pick(row["inter_leader"], nbytes)
-        state["reduce_intra"] = row["intra_node"][_mv2_pick(row["intra_node"], nbytes)][2]
-        state["reduce_inter"] = fn
-        if t < len(row["is_two_level"]) and row["is_two_level"][t]:
-            if q.commutative:
-                smp_of(ctx)
-                return "mvapich2_two_level"
-            return "binomial"
-        if fn == "mvapich2_knomial":
-            return fn if q.commutative else "binomial"
-        if fn == "scatter_gather":
-            return fn if q.count >= pof2_floor(size) else "binomial"
-        return fn
-    if family == "reduce_scatter":
-        if q.commutative:
-            row = _mv2_row(MV2["red_scat"], size)
-            fn = row["inter_leader"][_mv2_pick(row["inter_leader"], nbytes)][2]
-            return "default" if fn == "MPIR_Reduce_Scatter_Basic_MV2" else fn
-        if is_pof2(size) and len(set(q.counts)) <= 1:
-            return "mvapich2_noncomm"
-        return "mpich_rdb"
-    if family == "scatter":
-        smp_of(ctx)
-        rows, _ = _mv2_conf(MV2["scatter"], ctx)
-        row = _mv2_row(rows, size)
-        inter = row["inter_leader"]
-        t = _mv2_pick(inter, nbytes)
-        fn = inter[t][2]
-        if fn == "MPIR_Scatter_mcst_wrap_MV2":  # no multicast: the next entry, else binomial
-            fn = inter[t + 1][2] if t + 1 < len(inter) and inter[t + 1][2] else "ompi_binomial"
-        if fn in ("mvapich2_two_level_direct", "mvapich2_two_level_binomial"):
-            if smp_of(ctx).blocked:
-                state["scatter_intra"] = row["intra_node"][_mv2_pick(row["intra_node"], nbytes)][2]
-                return fn
-            return "ompi_binomial"
-        return fn
-    raise LookupError(f"internal error: no MVAPICH2 rule for {family}")
+    if family in MV2_FIXED:
+        return MV2_FIXED[family]
+    if family not in MV2_RULES:
+        raise LookupError(f"internal error: no MVAPICH2 rule for {family}")
+    table, rule = MV2_RULES[family]
+    return rule(q, ctx, ctx.sel.mv2, MV2[table])
 
 
 # -- Intel MPI 4.1 on Stampede (via SimGrid smpi_intel_mpi_selector.cpp) -----------------------

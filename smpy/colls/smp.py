@@ -18,6 +18,8 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
+from smpy.colls.core import Reduction
+from smpy.colls.registry import get
 from smpy.runtime.comm import CommImpl
 
 if TYPE_CHECKING:
@@ -84,17 +86,17 @@ def smp_of(ctx: Ctx) -> Smp:
 
 
 def _init_cost(ctx: Ctx, info: Smp) -> None:
-    from smpy.colls import allgather, bcast, reduce  # the algorithms SMPI's init_smp calls
-
+    # the algorithms SMPI's init_smp calls; taken from the registry because their modules
+    # use this one (the SMP-aware bcast and reduce need the node structure)
+    ring = get("allgather", "ring").fn
     me = ctx.me
     sub = ctx.sub(INIT_SUB)
-    allgather.ring(sub, b"\0" * INT)
+    ring(sub, b"\0" * INT)
     intra = info.intra_of[me]
     ictx = sub.on(intra, 1)
     if ictx.me == 0:
-        allgather.ring(sub.on(info.leaders, 2), b"\0" * INT)
-    bcast.scatter_LR_allgather(ictx, 0, b"\0" * INT if ictx.me == 0 else None, INT, INT)
-    from smpy.colls.core import Reduction
+        ring(sub.on(info.leaders, 2), b"\0" * INT)
+    get("bcast", "scatter_LR_allgather").fn(ictx, 0, b"\0" * INT if ictx.me == 0 else None, INT, INT)
     land = Reduction(lambda a, b: b, True, INT)
-    reduce.nbc_linear(sub.sub(3), 0, b"\0" * INT, land)
-    bcast.binomial_tree(sub.sub(4), 0, b"\0" * INT if me == 0 else None, INT, INT)
+    get("reduce", "nbc_linear").fn(sub.sub(3), 0, b"\0" * INT, land)
+    get("bcast", "binomial_tree").fn(sub.sub(4), 0, b"\0" * INT if me == 0 else None, INT, INT)

@@ -11,12 +11,13 @@ from smpy.colls.basic import allgather as _allgather_raw
 from smpy.colls.basic import barrier as _barrier
 from smpy.kernel import actors as _actors
 from smpy.mpi import errhandler as _errhandler
-from smpy.mpi import msgspec
+from smpy.mpi import msgspec, registry
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.comm_inter import IntraInterMixin
-from smpy.mpi.comm_mgmt import CommMgmtMixin
+from smpy.mpi.comm_mgmt import Comm_create_from_group, CommMgmtMixin
 from smpy.mpi.comm_persist import CommPersistMixin, comm_lock, recv_obarg, reduce_scatter_counts
 from smpy.mpi.comm_topo import IntraTopoMixin
+from smpy.mpi.environment import abort
 from smpy.mpi.group import Group
 from smpy.mpi.message import Message
 from smpy.mpi.msgpickle import pickle
@@ -41,6 +42,7 @@ from smpy.runtime.constants import (
 )
 from smpy.runtime.group import GroupImpl
 from smpy.runtime.inter import compare as inter_compare
+from smpy.runtime.packing import pack_message
 from smpy.runtime.world import Process, current
 
 
@@ -179,7 +181,6 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
 
     @mpicall
     def Abort(self, errorcode: int = 0) -> None:
-        from smpy.mpi.environment import abort
         abort(errorcode)
 
     # -- point-to-point, buffers -------------------------------------------------------
@@ -196,7 +197,7 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
-        req = p2p.isend(pr, impl, P2P, bcoll.pack_message(spec), spec.nbytes, dest, tag, call, sync, blocking=True)
+        req = p2p.isend(pr, impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, sync, blocking=True)
         p2p.wait(pr, req)
 
     def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> Request:
@@ -204,7 +205,7 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
-        return Request._wrap(p2p.isend(proc(), impl, P2P, bcoll.pack_message(spec), spec.nbytes, dest, tag, call, sync))
+        return Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, sync))
 
     @mpicall
     def Isend(self, buf: Any, dest: int, tag: int = 0) -> Request:
@@ -241,7 +242,7 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
         # leave a send behind, nor a bad send spec a receive)
         sspec = msgspec.parse_send(sendbuf) if dest != PROC_NULL else msgspec.null_spec()
         r = self._irecv(recvbuf, source, recvtag, call)
-        s = p2p.isend(proc(), impl, P2P, bcoll.pack_message(sspec), sspec.nbytes, dest, sendtag, call, False)
+        s = p2p.isend(proc(), impl, P2P, pack_message(sspec), sspec.nbytes, dest, sendtag, call, False)
         Request._wrap(s).Wait()
         Request._wrap(r).Wait(status)
 
@@ -683,14 +684,14 @@ def _fill_probe(status: Status | None, s: p2p.SendRequest | None) -> None:
         status._fill(s.src_local, s.tag, 0, s.nbytes)
 
 
+@registry.provides("Intracomm")
 class Intracomm(Comm, IntraTopoMixin, IntraInterMixin, SpawnMixin, DpmMixin):
     __slots__ = ()
 
     @classmethod
     def Create_from_group(cls, group: Group, stringtag: str = "org.mpi4py", info: Any = None,
                           errhandler: Any = None) -> Intracomm:
-        from smpy.mpi.session import Comm_create_from_group  # session.py imports us
-        return Comm_create_from_group(group, stringtag, info, errhandler, cls=cls)
+        return Comm_create_from_group(group, stringtag, errhandler, cls)
 
 
 class _WorldComm(Intracomm):
@@ -755,4 +756,6 @@ for _cls in (_WorldComm, _SelfComm):
 COMM_WORLD = _WorldComm.__new__(_WorldComm)
 COMM_SELF = _SelfComm.__new__(_SelfComm)
 COMM_NULL = Comm()
+for _name in ("COMM_WORLD", "COMM_SELF", "COMM_NULL"):
+    registry.register(_name, globals()[_name])
 COLL_CHANNEL = COLL

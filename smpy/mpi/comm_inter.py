@@ -8,7 +8,8 @@ ULFM behaves as with MPICH when no process has failed: MPI_Comm_revoke is not pr
 Get_failed is the empty group, Ack_failed acknowledges 0 failures, Agree is the bitwise AND
 of the flags over all processes (an allreduce), Shrink is a Dup.
 
-comm.py imports this module, so its names are imported inside the methods.
+The facade classes these return (``Intercomm``, ``Intracomm``) are defined above this module;
+they come from :mod:`smpy.mpi.registry`.
 """
 
 from __future__ import annotations
@@ -16,29 +17,26 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from smpy.colls import buffers as bcoll
 from smpy.colls import inter as icoll
+from smpy.colls.basic import barrier
+from smpy.mpi import registry
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.errhandler import copy_errhandler
+from smpy.mpi.group import Group
+from smpy.mpi.request import Request
 from smpy.runtime import errors
+from smpy.runtime.comm import CommImpl
+from smpy.runtime.group import GroupImpl
+from smpy.runtime.inter import from_group
 
 __all__: list[str] = []
 
 
 def inherit(parent: Any, new: Any) -> Any:
-    """``new`` inherits ``parent``'s error handler as MPI says (smpy.mpi.errhandler's rule,
-    when that module is present); returns ``new``."""
-    try:
-        from smpy.mpi.errhandler import copy_errhandler  # type: ignore[import-not-found]
-    except ImportError:
-        return new
+    """``new`` inherits ``parent``'s error handler as MPI says; returns ``new``."""
     copy_errhandler(parent, new)
     return new
-
-
-def _wrap_like(impl: Any) -> Any:
-    """The facade object for a runtime communicator: Intercomm or Intracomm."""
-    from smpy.mpi.comm import Intracomm
-    from smpy.mpi.intercomm import Intercomm
-    return (Intercomm if impl.remote is not None else Intracomm)._wrap(impl)
 
 
 class CommFtMixin:
@@ -54,8 +52,6 @@ class CommFtMixin:
         return False
 
     def Get_failed(self) -> Any:
-        from smpy.mpi.group import Group
-        from smpy.runtime.group import GroupImpl
         _ = self._impl  # type: ignore[attr-defined]
         return Group._wrap(GroupImpl(()))
 
@@ -72,7 +68,6 @@ class CommFtMixin:
 
     @mpicall
     def Iagree(self, flag: Any) -> Any:
-        from smpy.mpi.request import Request
         mem = _int_buffer(flag)
 
         def store(value: int) -> None:
@@ -83,12 +78,10 @@ class CommFtMixin:
     @mpicall
     def Shrink(self) -> Any:
         impl = self._impl  # type: ignore[attr-defined]
-        return _wrap_like(inherit(impl, _dup(impl, "MPIX_Comm_shrink")))
+        return registry.wrap_comm(inherit(impl, _dup(impl, "MPIX_Comm_shrink")))
 
     @mpicall
     def Ishrink(self) -> tuple[Any, Any]:
-        from smpy.colls import buffers as bcoll
-        from smpy.mpi.request import Request
         impl, pr = self._impl, proc()  # type: ignore[attr-defined]
         if impl.remote is not None:
             req = icoll.barrier(pr, impl, nb=True)
@@ -96,7 +89,7 @@ class CommFtMixin:
         else:
             req = bcoll.barrier(pr, impl, nb=True)
             new = _intra_agree(pr, impl)
-        return _wrap_like(inherit(impl, new)), Request._wrap(req)
+        return registry.wrap_comm(inherit(impl, new)), Request._wrap(req)
 
 
 def _int_buffer(flag: Any) -> memoryview:
@@ -116,13 +109,11 @@ def _int_buffer(flag: Any) -> memoryview:
 
 
 def _intra_agree(pr: Any, impl: Any) -> Any:
-    from smpy.runtime.comm import CommImpl
     return impl.agree(pr, None, lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
 
 
 def _dup(impl: Any, call: str) -> Any:
     """A copy of the communicator, agreed on with one barrier (blocking)."""
-    from smpy.colls.basic import barrier
     pr = proc()
     if impl.remote is not None:
         return icoll.dup(pr, impl, call)
@@ -137,7 +128,6 @@ class IntraInterMixin(CommFtMixin):
 
     @mpicall
     def Create_intercomm(self, local_leader: int, peer_comm: Any, remote_leader: int, tag: int = 0) -> Any:
-        from smpy.mpi.intercomm import Intercomm
         local, pr = self._impl, proc()  # type: ignore[attr-defined]
         call = "MPI_Intercomm_create"
         if not 0 <= local_leader < local.size:
@@ -154,13 +144,11 @@ class IntraInterMixin(CommFtMixin):
             if tag < 0:
                 errors.raise_error(errors.ERR_TAG, f"{call}: invalid tag {tag}")
         side = icoll.create_intercomm(pr, local, local_leader, peer, remote_leader, tag, call)
-        return Intercomm._wrap(inherit(local, side))
+        return registry.get("Intercomm")._wrap(inherit(local, side))
 
 
 @mpicall
 def _from_group(group: Any, stringtag: str, call: str) -> Any:
-    from smpy.colls.basic import barrier
-    from smpy.runtime.inter import from_group
     pr = proc()
     members = group._g().members
     if pr.rank not in members:

@@ -1,6 +1,7 @@
 """Communicator management beyond Dup/Split: Create, Create_group, Split_type, Idup,
 attributes and keyvals, error handlers, info, handles (py2f/f2py/fromhandle). Mixed into
-:class:`smpy.mpi.comm.Comm`; imports of comm.py happen inside methods (it imports us).
+:class:`smpy.mpi.comm.Comm`; the classes and constants defined above this module
+(``Intracomm``, ``COMM_NULL``...) come from :mod:`smpy.mpi.registry`.
 
 New communicators are agreed on by the runtime (:meth:`CommImpl.agree`) and cost what they
 cost in MPICH: ``Create`` and ``Split_type`` an allgather over the parent (MPICH's context id
@@ -20,8 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from smpy.colls.basic import barrier
 from smpy.mpi import errhandler as _eh
+from smpy.mpi import registry
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.info import Info
 from smpy.mpi.objmodel import (
     T_COMM,
     HandleMixin,
@@ -32,9 +36,11 @@ from smpy.mpi.objmodel import (
     lookup_direct,
     null_handle,
 )
+from smpy.mpi.request import Request
 from smpy.runtime import attributes as _attrs
 from smpy.runtime import constants as C
 from smpy.runtime import errors, lifecycle
+from smpy.runtime import session as rsession
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.world import NotInSimulation
 
@@ -68,11 +74,6 @@ _COMM_INFO_DEFAULTS = {
 #: the predefined attributes every communicator has (MPICH caches them on all of them)
 _PREDEFINED_KEYVALS = (C.KEYVAL_TAG_UB, C.KEYVAL_IO, C.KEYVAL_WTIME_IS_GLOBAL, C.KEYVAL_UNIVERSE_SIZE,
                        C.KEYVAL_APPNUM, C.KEYVAL_LASTUSEDCODE)
-
-
-def _comm_mod() -> Any:
-    from smpy.mpi import comm
-    return comm
 
 
 def _info_items(info: Any) -> dict[str, str]:
@@ -117,11 +118,8 @@ class CommMgmtMixin(HandleMixin):
             impl = lookup_direct(value)
             if not isinstance(impl, CommImpl):
                 errors.raise_error(errors.ERR_COMM, f"MPI_Comm_f2c: Invalid communicator handle {as_int(value)}")
-        from smpy.mpi.intercomm import comm_class
-        from smpy.mpi.topo import topo_class
-
-        kind = comm_class(impl) or topo_class(impl)  # mpi4py gives the most derived class
-        if kind is not None and issubclass(kind, cls):
+        kind = registry.comm_class(impl)  # mpi4py gives the most derived class
+        if issubclass(kind, cls):
             cls = kind
         return cls._wrap(impl)  # type: ignore[attr-defined]
 
@@ -137,16 +135,14 @@ class CommMgmtMixin(HandleMixin):
         self.Free()  # type: ignore[attr-defined]
 
     def _is_const(self) -> bool:
-        m = _comm_mod()
-        return self is m.COMM_NULL or self is m.COMM_WORLD or self is m.COMM_SELF
+        return any(self is registry.get(name) for name in ("COMM_NULL", "COMM_WORLD", "COMM_SELF"))
 
     def __reduce__(self) -> str | tuple[Any, ...]:
-        m = _comm_mod()
         value = self._handle_value()
         name = {_NULL_HANDLE: "COMM_NULL", _WORLD_HANDLE: "COMM_WORLD", _SELF_HANDLE: "COMM_SELF"}.get(value)
         if name is None:
             raise cannot_serialize(self)
-        const = getattr(m, name)
+        const = registry.get(name)
         if self is const:
             return name
         return (type(self), (const,))
@@ -236,7 +232,6 @@ class CommMgmtMixin(HandleMixin):
 
     def Get_info(self) -> Any:
         """Return the current hints for a communicator: MPICH's defaults, as set."""
-        from smpy.mpi.info import Info
         impl = self._impl  # type: ignore[attr-defined]
         hints = dict(_COMM_INFO_DEFAULTS)
         hints.update(impl.info or {})
@@ -261,7 +256,6 @@ class CommMgmtMixin(HandleMixin):
     def Idup(self, info: Any = None) -> tuple[Any, Any]:
         """Nonblocking duplicate a communicator: the agreement is an Ibarrier (the request)."""
         from smpy.colls import buffers
-        from smpy.mpi.request import Request
         impl, pr = self._impl, proc()  # type: ignore[attr-defined]
         req = buffers.barrier(pr, impl, nb=True)
         return self._dup(pr, impl, info), Request._wrap(req)  # type: ignore[attr-defined]
@@ -274,18 +268,16 @@ class CommMgmtMixin(HandleMixin):
     @classmethod
     def Get_parent(cls) -> Any:
         """Return the parent intercommunicator for this process (COMM_NULL unless spawned)."""
-        from smpy.mpi.spawn import get_parent
-        return get_parent()
+        return registry.get("Intercomm")._wrap(proc().parent)
 
     def _new_comm(self, group: list[int]) -> Any:
         return CommImpl(self._impl.world, group, "")  # type: ignore[attr-defined]
 
     def _after_create(self, new: Any) -> Any:
-        m = _comm_mod()
         if new is None:
-            return m.COMM_NULL
+            return registry.get("COMM_NULL")
         _eh.copy_errhandler(self._impl, new)  # type: ignore[attr-defined]
-        return m.Intracomm._wrap(new)
+        return registry.get("Intracomm")._wrap(new)
 
     @mpicall
     def Create(self, group: Any) -> Any:
@@ -312,7 +304,7 @@ class CommMgmtMixin(HandleMixin):
         members = list(group._g().members)
         p2p.check_send_tag(tag, "MPI_Comm_create_group")
         if pr.rank not in members:
-            return _comm_mod().COMM_NULL  # a local call for a process outside the group (MPI)
+            return registry.get("COMM_NULL")  # a local call for a process outside the group (MPI)
         for w in members:
             if w not in impl.rank_of:
                 errors.raise_error(errors.ERR_GROUP, "MPI_Comm_create_group: Invalid group (not a subset of "
@@ -372,7 +364,7 @@ class CommMgmtMixin(HandleMixin):
         if color == C.UNDEFINED:
             impl.agree(pr, ("split_type", C.UNDEFINED), lambda: None,
                        sum(1 for c, _, _ in triples if final(c) == C.UNDEFINED))
-            return _comm_mod().COMM_NULL
+            return registry.get("COMM_NULL")
         if split_type == COMM_TYPE_HW_UNGUIDED and info is not None and not getattr(info, "_null", True):
             info.Set(_HW_KEY, _SHMEM)
         members = sorted((k, r) for c, k, r in triples if c == color)
@@ -383,9 +375,29 @@ class CommMgmtMixin(HandleMixin):
 
 def _delete_predefined_attrs(pr: Any) -> None:
     """MPI_Finalize first deletes COMM_SELF's attributes, then COMM_WORLD's (MPI-4 11.2.5)."""
-    m = _comm_mod()
-    _attrs.delete_all(pr, pr.comm_self, m.COMM_SELF, "MPI_Finalize")
-    _attrs.delete_all(pr, pr.world.comm_world, m.COMM_WORLD, "MPI_Finalize")
+    _attrs.delete_all(pr, pr.comm_self, registry.get("COMM_SELF"), "MPI_Finalize")
+    _attrs.delete_all(pr, pr.world.comm_world, registry.get("COMM_WORLD"), "MPI_Finalize")
 
 
 lifecycle.finalize_hooks.append(_delete_predefined_attrs)
+
+
+@mpicall
+def Comm_create_from_group(group: Any, stringtag: str, errhandler: Any, cls: Any) -> Any:
+    """``MPI_Comm_create_from_group`` (``Intracomm.Create_from_group``): collective over the
+    members of ``group``; the context-id agreement costs a barrier among them, as in MPICH.
+    The new communicator's error handler is ``errhandler``, else ``ERRORS_RETURN`` (mpi4py's
+    default for communicators it did not inherit from a parent)."""
+    impl = group._impl
+    if impl is None:
+        errors.raise_error(errors.ERR_GROUP, f"MPI_Comm_create_from_group(MPI_GROUP_NULL, "
+                           f"stringtag={stringtag}) failed\nNull group")
+    pr = proc()
+    if impl.rank_of(pr.rank) < 0:
+        errors.raise_error(errors.ERR_GROUP, "MPI_Comm_create_from_group: the calling process "
+                           "is not in the group")
+    new = rsession.create_from_group(pr, impl.members, str(stringtag))
+    barrier(pr, new)
+    comm = cls._wrap(new)
+    new.errhandler = _eh.ERRORS_RETURN if errhandler is None else errhandler
+    return comm

@@ -36,6 +36,7 @@ from smpy.mpi.request import Prequest, Request
 from smpy.mpi.sentinels import BUFFER_AUTOMATIC
 from smpy.runtime import errors, p2p
 from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, P2P, PROC_NULL
+from smpy.runtime.packing import pack_message
 from smpy.runtime.prequest import (
     PARTITION_CHANNEL,
     PartitionedRequest,
@@ -387,7 +388,7 @@ class CommPersistMixin:
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
         self._bcheck(spec.nbytes, dest, call)
-        req = p2p.isend(proc(), impl, P2P, bcoll.pack_message(spec), spec.nbytes, dest, tag, call, blocking=blocking)
+        req = p2p.isend(proc(), impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, blocking=blocking)
         return self._buffered(req, spec.nbytes, dest, call)
 
     @mpicall
@@ -451,7 +452,7 @@ class CommPersistMixin:
         def starter() -> p2p.Request:
             if buffered:
                 self._bcheck(spec.nbytes, dest, call)
-            req = p2p.isend(pr, impl, P2P, bcoll.pack_message(spec), spec.nbytes, dest, tag, call, sync)
+            req = p2p.isend(pr, impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, sync)
             return self._buffered(req, spec.nbytes, dest, call) if buffered else req
 
         return Prequest._wrap(PersistentRequest(pr, p2p.SEND, impl, call, starter, dest, tag))  # type: ignore[return-value]
@@ -501,7 +502,7 @@ class CommPersistMixin:
         pr = proc()
 
         def sender() -> p2p.Request:
-            return p2p.isend(pr, impl, PARTITION_CHANNEL, bcoll.pack_message(spec), spec.nbytes, dest, partition_tag(tag), call)
+            return p2p.isend(pr, impl, PARTITION_CHANNEL, pack_message(spec), spec.nbytes, dest, partition_tag(tag), call)
 
         req = PartitionedRequest(pr, p2p.SEND, impl, call, int(partitions), None, sender, dest, tag)
         return Prequest._wrap(req)  # type: ignore[return-value]

@@ -1,7 +1,7 @@
 """Topology constructors on intracommunicators (Create_cart, Create_graph,
 Create_dist_graph, Create_dist_graph_adjacent) and the mapping queries (Cart_map,
-Graph_map). The topology communicator classes live in :mod:`smpy.mpi.topo` (imported
-inside the methods: it imports comm.py, which imports us).
+Graph_map). The topology communicator classes live in :mod:`smpy.mpi.topo`, above this
+module: the constructors find them in :mod:`smpy.mpi.registry`.
 
 As MPICH: the new communicator holds the first ``prod(dims)`` (``nnodes``) ranks of the
 parent in their order (MPICH's maps never reorder), the others get a null handle of the
@@ -14,16 +14,55 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from smpy.colls import buffers as bcoll
+from smpy.colls.basic import allgather as _allgather_raw
+from smpy.colls.basic import barrier
+from smpy.colls.neighbor import dist_graph_edges
+from smpy.mpi import registry
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.args import UNWEIGHTED, chk_list, int_list, periods_arg, weights_arg
 from smpy.runtime import errors
 from smpy.runtime import topo as rtopo
+from smpy.runtime.comm import CommImpl
 from smpy.runtime.constants import UNDEFINED
 
 __all__: list[str] = []
 
 
+# -- creation on the runtime ---------------------------------------------------------------------
+def copy_comm(parent: CommImpl, nnodes: int, topo: Any, reorder: bool = False) -> CommImpl | None:
+    """MPICH's topology constructors: the first ``nnodes`` ranks of ``parent``, in order,
+    as a new communicator carrying ``topo`` (None elsewhere). The context-id agreement
+    costs a barrier (a Split's allgather with ``reorder``, as MPICH splits then)."""
+    pr = proc()
+    me = parent.rank_of[pr.rank]
+    if reorder:
+        _allgather_raw(pr, parent, (1 if me < nnodes else UNDEFINED, me), 8, "MPI_Comm_split")
+    else:
+        bcoll.barrier(pr, parent)
+    inside = 0 <= me < nnodes
+    members = parent.group[:max(nnodes, 0)]
+
+    def build() -> CommImpl:
+        c = CommImpl(parent.world, list(members), "")
+        c.topology = topo
+        return c
+
+    if not inside:
+        parent.agree(pr, UNDEFINED, lambda: None, parent.size - len(members))
+        return None
+    return parent.agree(pr, 1, build, len(members))
+
+
+def self_cart(parent: CommImpl) -> CommImpl:
+    """A 0-dimensional Cartesian communicator of the calling rank alone (a dup of COMM_SELF)."""
+    pr = proc()
+    c = CommImpl(parent.world, [pr.rank], "")
+    c.topology = rtopo.CartTopo([], [])
+    return c
+
+
 def _graph_args(index: Sequence[int], edges: Sequence[int]) -> tuple[list[int], list[int]]:
-    from smpy.mpi.topo import int_list
     idx, edg = int_list(index), int_list(edges)
     if idx and idx[0] == 0 and idx[-1] == len(edg):  # mpi4py: 'standard' adjacency arrays
         idx = idx[1:]
@@ -36,7 +75,6 @@ class IntraTopoMixin:
     @mpicall
     def Create_cart(self, dims: Sequence[int], periods: Sequence[bool] | None = None,
                     reorder: bool = False) -> Any:
-        from smpy.mpi.topo import Cartcomm, copy_comm, int_list, periods_arg, self_cart
         impl = self._impl  # type: ignore[attr-defined]
         d = int_list(dims)
         p = periods_arg(periods, len(d))
@@ -49,16 +87,14 @@ class IntraTopoMixin:
         if not d:
             pr = proc()
             me = impl.rank_of[pr.rank]
-            from smpy.colls.basic import barrier
             barrier(pr, impl)
             if me != 0:
-                return Cartcomm._wrap(None)
-            return Cartcomm._wrap(self_cart(impl))
-        return Cartcomm._wrap(copy_comm(impl, n, rtopo.CartTopo(d, p), bool(reorder)))
+                return registry.get("Cartcomm")._wrap(None)
+            return registry.get("Cartcomm")._wrap(self_cart(impl))
+        return registry.get("Cartcomm")._wrap(copy_comm(impl, n, rtopo.CartTopo(d, p), bool(reorder)))
 
     @mpicall
     def Create_graph(self, index: Sequence[int], edges: Sequence[int], reorder: bool = False) -> Any:
-        from smpy.mpi.topo import Graphcomm, copy_comm
         impl = self._impl  # type: ignore[attr-defined]
         idx, edg = _graph_args(index, edges)
         nnodes = len(idx)
@@ -71,13 +107,12 @@ class IntraTopoMixin:
                 errors.raise_error(errors.ERR_ARG, f"MPI_Graph_create: Edge index edges[{i}] is {e} but must "
                                    f"be nonnegative and less than {impl.size}")
         topo = rtopo.GraphTopo(idx, edg[:nedges])
-        return Graphcomm._wrap(copy_comm(impl, nnodes, topo, bool(reorder)))
+        return registry.get("Graphcomm")._wrap(copy_comm(impl, nnodes, topo, bool(reorder)))
 
     @mpicall
     def Create_dist_graph_adjacent(self, sources: Sequence[int] | None, destinations: Sequence[int] | None,
                                    sourceweights: Any = None, destweights: Any = None,
                                    info: Any = None, reorder: bool = False) -> Any:
-        from smpy.mpi.topo import UNWEIGHTED, Distgraphcomm, copy_comm, int_list, weights_arg
         impl = self._impl  # type: ignore[attr-defined]
         src = int_list(sources) if sources is not None else []
         sw = weights_arg(sourceweights, len(src))
@@ -89,13 +124,11 @@ class IntraTopoMixin:
             me = new.rank_of[proc().rank]
             # MPICH copies the destination weights only when the source weights are given
             new.topology.by_rank[me] = (src, sw or [], dst, dw if dw is not None else [1] * len(dst), weighted)
-        return Distgraphcomm._wrap(new)
+        return registry.get("Distgraphcomm")._wrap(new)
 
     @mpicall
     def Create_dist_graph(self, sources: Sequence[int], degrees: Sequence[int], destinations: Sequence[int],
                           weights: Any = None, info: Any = None, reorder: bool = False) -> Any:
-        from smpy.colls.neighbor import dist_graph_edges
-        from smpy.mpi.topo import Distgraphcomm, chk_list, copy_comm, int_list, weights_arg
         impl = self._impl  # type: ignore[attr-defined]
         src = int_list(sources)
         deg = chk_list(degrees, len(src))
@@ -125,11 +158,10 @@ class IntraTopoMixin:
         weighted = w is not None
         new.topology.by_rank[me] = (ins[0::2], ins[1::2] if weighted else [], outs[0::2],  # type: ignore[union-attr]
                                     outs[1::2] if weighted else [], weighted)
-        return Distgraphcomm._wrap(new)
+        return registry.get("Distgraphcomm")._wrap(new)
 
     @mpicall
     def Cart_map(self, dims: Sequence[int], periods: Sequence[bool] | None = None) -> int:
-        from smpy.mpi.topo import int_list, periods_arg
         impl = self._impl  # type: ignore[attr-defined]
         d = int_list(dims)
         periods_arg(periods, len(d))

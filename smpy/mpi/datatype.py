@@ -16,6 +16,7 @@ import operator
 import weakref
 from typing import Any
 
+from smpy.mpi.buffer import acquire
 from smpy.runtime import attributes as _attributes
 from smpy.runtime import datatype as _rt
 from smpy.runtime import errors
@@ -405,7 +406,6 @@ class Datatype:
         return impl.packed_size(count)
 
     def _pack(self, call: str, inbuf: Any, outbuf: Any, position: int, ext32: bool) -> int:
-        from smpy.mpi.buffer import acquire
 
         impl = self._committed(call)
         position = operator.index(position)
@@ -423,7 +423,6 @@ class Datatype:
         return position + len(data)
 
     def _unpack(self, call: str, inbuf: Any, position: int, outbuf: Any, ext32: bool) -> int:
-        from smpy.mpi.buffer import acquire
 
         impl = self._committed(call)
         position = operator.index(position)

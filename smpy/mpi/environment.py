@@ -8,6 +8,7 @@ from typing import Any
 from smpy.kernel.activity import Sleep
 from smpy.kernel.actors import block_on
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.info import Info
 from smpy.runtime import errors, lifecycle
 from smpy.runtime.constants import THREAD_MULTIPLE, THREAD_SINGLE
 
@@ -106,7 +107,6 @@ def Get_abi_version() -> tuple[int, int]:
 
 def Get_abi_info() -> Any:
     """Sizes of MPI_Aint, MPI_Count and MPI_Offset (bytes), as MPICH on 64-bit Linux."""
-    from smpy.mpi.info import Info
     return Info.Create({"mpi_aint_size": "8", "mpi_count_size": "8", "mpi_offset_size": "8"})
 
 
@@ -120,11 +120,9 @@ _FORTRAN_ABI = [("mpi_logical_size", "4"), ("mpi_integer_size", "4"), ("mpi_real
 
 def Get_abi_fortran_info() -> Any:
     """Fortran type sizes and support, as MPICH 5 reports them (keys in its order)."""
-    from smpy.mpi.info import Info
     return Info.Create(dict(_FORTRAN_ABI))
 
 
 def Get_hw_resource_info() -> Any:
     """MPI_Get_hw_resource_info: MPICH returns an empty info."""
-    from smpy.mpi.info import Info
     return Info.Create()

@@ -207,7 +207,7 @@ class File(ErrhandlerMixin):
         if len({a[0] for a in _allgather_raw(pr, impl, (amode,), 4, "MPI_File_open")}) > 1:
             errors.raise_error(errors.ERR_NOT_SAME, "MPI_File_open: amode must be the same on all processors")
         fcomm = impl.agree(pr, ("MPI_File_open",), lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
-        rio.charge_wait(pr, 0, False, "MPI_File_open")
+        rio.meta_wait(pr, None, "MPI_File_open", path)
         fh = rio.open_file(pr, fcomm, path, amode, _info_dict(info), BYTE._impl)
         f = File.__new__(cls)
         f._fh = fh
@@ -219,7 +219,7 @@ class File(ErrhandlerMixin):
         fh = self._live("MPI_File_close")
         pr = proc()
         _barrier(pr, fh.shared.comm)
-        rio.charge_wait(pr, 0, True, "MPI_File_close")
+        rio.meta_wait(pr, fh, "MPI_File_close")
         rio.close_file(fh)
         _files().pop(fh.handle, None)
         self._fh = None
@@ -242,7 +242,7 @@ class File(ErrhandlerMixin):
         pr = proc()
         _same_everywhere(pr, fh, size, "MPI_File_set_size")
         rio.resize(pr, fh, size, False)
-        rio.charge_wait(pr, 0, True, "MPI_File_set_size")
+        rio.meta_wait(pr, fh, "MPI_File_set_size")
 
     @_filecall
     def Preallocate(self, size: int) -> None:
@@ -253,7 +253,7 @@ class File(ErrhandlerMixin):
         pr = proc()
         _same_everywhere(pr, fh, size, "MPI_File_preallocate")
         rio.resize(pr, fh, size, True)
-        rio.charge_wait(pr, 0, True, "MPI_File_preallocate")
+        rio.meta_wait(pr, fh, "MPI_File_preallocate")
 
     @_filecall
     def Get_size(self) -> int:
@@ -366,16 +366,18 @@ class File(ErrhandlerMixin):
         return msgspec.as_datatype(datatype).extent
 
     # -- data access: explicit offsets -----------------------------------------------------
-    def _write(self, fh: rio.FileHandle, offset: int, buf: Any, call: str) -> tuple[int, Any]:
+    def _write(self, fh: rio.FileHandle, offset: int, buf: Any, call: str,
+               timed: bool = True) -> tuple[int, Any]:
         fh.check_write(call)
         spec = msgspec.parse_send(buf)
         _check_etypes(fh, spec.nbytes, call)
         data = spec.datatype.pack(spec.mem, spec.offset, spec.count) if spec.count else b""
         data = rio.to_datarep(fh.view, spec.datatype, data, spec.count)
         n = fh.write_bytes(offset, data)
-        return n, rio.charge(proc(), n, True)
+        return n, (rio.charge_file(proc(), fh, offset, n, True) if timed else None)
 
-    def _read(self, fh: rio.FileHandle, offset: int, buf: Any, call: str) -> tuple[int, Any]:
+    def _read(self, fh: rio.FileHandle, offset: int, buf: Any, call: str,
+              timed: bool = True) -> tuple[int, Any]:
         fh.check_read(call)
         spec = msgspec.parse_recv(buf)
         want = spec.nbytes
@@ -390,7 +392,7 @@ class File(ErrhandlerMixin):
                 full[:n] = data
                 data = bytes(full)
             dt.unpack(data, spec.mem, spec.offset, spec.count)
-        return n, rio.charge(proc(), n, False)
+        return n, (rio.charge_file(proc(), fh, offset, n, False) if timed else None)
 
     def _finish(self, fh: rio.FileHandle, n: int, act: Any, status: Status | None, call: str) -> None:
         rio.wait(act, call)
@@ -407,10 +409,28 @@ class File(ErrhandlerMixin):
         if offset < 0:
             errors.raise_error(errors.ERR_ARG, f"{call}: Invalid offset argument")
         pr = proc()
+        if coll and fh.shared.fs is not None:
+            return self._coll(fh, offset, buf, status, write, call)
         if coll:
             _barrier(pr, fh.shared.comm)
         n, act = (self._write if write else self._read)(fh, offset, buf, call)
         self._finish(fh, n, act, status, call)
+        return n
+
+    def _coll(self, fh: rio.FileHandle, offset: int, buf: Any, status: Status | None, write: bool,
+              call: str) -> int:
+        """A collective access on a file system: the data moves as an independent access
+        would (writes before, reads after the members met), the time is the collective's."""
+        pr = proc()
+        if write:
+            n, _act = self._write(fh, offset, buf, call, timed=False)
+            rio.collective_wait(pr, fh, offset, n, True, call)
+        else:
+            want = msgspec.parse_recv(buf).nbytes
+            rio.collective_wait(pr, fh, offset, want, False, call)
+            n, _act = self._read(fh, offset, buf, call, timed=False)
+        if status is not None:
+            status._set_count(n, False)
         return n
 
     @_filecall
@@ -462,6 +482,10 @@ class File(ErrhandlerMixin):
         fh = self._live(call)
         fh.check_individual(call)
         pr = proc()
+        if coll and fh.shared.fs is not None:
+            n = self._coll(fh, fh.pos, buf, status, write, call)
+            self._advance(fh, n)
+            return n
         if coll:
             _barrier(pr, fh.shared.comm)
         n, act = (self._write if write else self._read)(fh, fh.pos, buf, call)
@@ -534,7 +558,7 @@ class File(ErrhandlerMixin):
         pos = shared.shared_pos
         shared.shared_pos = pos + (spec.nbytes // es if es else 0)
         # ROMIO keeps the shared pointer in a hidden file: its update is a storage access
-        rio.charge_wait(proc(), 0, True, call)
+        rio.meta_wait(proc(), fh, call)
         n, act = (self._write if write else self._read)(fh, pos, buf, call)
         return n, act
 
@@ -704,7 +728,7 @@ class File(ErrhandlerMixin):
         fh = self._live("MPI_File_sync")
         fh.check_write("MPI_File_sync")
         # ROMIO: an fsync of the process's descriptor, no synchronisation of the members
-        rio.charge_wait(proc(), 0, True, "MPI_File_sync")
+        rio.sync_wait(proc(), fh, "MPI_File_sync")
 
 FILE_NULL = File()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from smpy.mpi import registry
 from smpy.mpi.objmodel import (
     T_GROUP,
     HandleMixin,
@@ -167,8 +168,12 @@ class Group(HandleMixin):
 
     @classmethod
     def Create_from_session_pset(cls, session: Any, pset_name: str) -> Group:
-        from smpy.mpi.session import Group_from_session_pset  # session.py imports us
-        return Group_from_session_pset(session, pset_name)
+        """Create a new group from session and process set."""
+        sess = registry.get("Session")
+        if not isinstance(session, sess):
+            raise TypeError(f"Argument 'session' has incorrect type (expected mpi4py.MPI.Session, "
+                            f"got {type(session).__name__})")
+        return session.Create_group(pset_name)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"<mpi4py.MPI.Group object at {id(self):#x}>"

@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from smpy.colls import inter as icoll
-from smpy.mpi import msgspec
+from smpy.mpi import msgspec, registry
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.comm import COMM_NULL, Comm, Intracomm
 from smpy.mpi.comm_inter import CommFtMixin, create_from_groups, inherit
+from smpy.mpi.datatype import Datatype
 from smpy.mpi.group import Group
 from smpy.mpi.msgpickle import pickle
 from smpy.mpi.op import SUM, Op
@@ -28,11 +29,6 @@ from smpy.runtime.group import GroupImpl
 
 __all__ = ["Intercomm"]
 
-
-def comm_class(impl: Any) -> type | None:
-    """The class mpi4py gives a handle to ``impl`` when it is an intercommunicator (for
-    handle conversions: fromhandle, f2py, fromint), else None."""
-    return Intercomm if impl is not None and impl.remote is not None else None
 
 _ROLE = (ROOT, PROC_NULL)
 
@@ -53,7 +49,6 @@ def _no_attr(name: str) -> property:
 def _parse_w(msg: Any, readonly: bool, n: int) -> list[tuple[Any, int, int, Any]]:
     """[(memory, byte displacement, count, DatatypeImpl)] of an Alltoallw message
     ``(buf, (counts, displs), types)`` or ``(buf, counts, displs, types)``."""
-    from smpy.mpi.datatype import Datatype
     if len(msg) == 3:
         buf, (counts, displs), types = msg
     elif len(msg) == 4:
@@ -73,6 +68,7 @@ def _parse_w(msg: Any, readonly: bool, n: int) -> list[tuple[Any, int, int, Any]
     return out
 
 
+@registry.provides("Intercomm")
 class Intercomm(Comm, CommFtMixin):
     """An intercommunicator handle: this rank's side of a two-group communicator."""
 
@@ -95,14 +91,6 @@ class Intercomm(Comm, CommFtMixin):
     def Is_intra(self) -> bool:
         _ = self._impl
         return False
-
-    @property
-    def is_inter(self) -> bool:
-        return self.Is_inter()
-
-    @property
-    def is_intra(self) -> bool:
-        return self.Is_intra()
 
     def Get_remote_group(self) -> Group:
         return Group._wrap(GroupImpl(self._impl.remote))

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from smpy.kernel.actors import current_actor
+from smpy.mpi.buffer import buffer
 from smpy.runtime.world import Process
 
 _DUMPS = _pickle.dumps
@@ -30,11 +31,9 @@ _THRESHOLD: int = int(os.environ.get("MPI4PY_PICKLE_THRESHOLD", 1024**2 // 4))
 
 
 def _as_buffer(view: memoryview) -> Any:
-    """An ``MPI.buffer`` over ``view`` when the facade has that class, else the view."""
-    from smpy.mpi.buffer import buffer as cls  # (``smpy.mpi.buffer`` the attribute is the class)
-
+    """An ``MPI.buffer`` over ``view`` (the view itself when it cannot be one)."""
     try:
-        return cls(view)
+        return buffer(view)
     except (TypeError, ValueError):
         return view
 

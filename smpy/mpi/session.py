@@ -34,14 +34,24 @@ import weakref
 from collections.abc import Hashable
 from typing import Any
 
+from smpy.mpi import datatype, registry
 from smpy.mpi._call import mpicall, proc
-from smpy.mpi.errhandler import ErrhandlerMixin, set_errhandler
+from smpy.mpi.comm import COMM_WORLD, Comm, Intracomm
+from smpy.mpi.datatype import Datatype
+from smpy.mpi.errhandler import ERRORS_RETURN, Errhandler, ErrhandlerMixin, set_errhandler
+from smpy.mpi.file import File
 from smpy.mpi.group import Group
 from smpy.mpi.info import INFO_NULL, Info
+from smpy.mpi.message import Message
 from smpy.mpi.objmodel import HandleMixin, as_int, direct_handle, lookup_direct
+from smpy.mpi.op import Op
+from smpy.mpi.request import Request
+from smpy.mpi.status import Status
+from smpy.mpi.win import Win
 from smpy.runtime import errors
 from smpy.runtime import session as rsession
 from smpy.runtime.constants import KEYVAL_TAG_UB
+from smpy.runtime.datatype import TYPEDICT
 from smpy.runtime.group import GroupImpl
 
 __all__ = [
@@ -63,20 +73,6 @@ MAX_PORT_NAME = 1024
 MAX_DATAREP_STRING = 128
 
 
-def _errhandlers() -> Any:
-    """The errhandler facade module, or None while it does not exist."""
-    try:
-        from smpy.mpi import errhandler  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return errhandler
-
-
-def _default_errhandler() -> Any:
-    eh = _errhandlers()
-    return None if eh is None else getattr(eh, "ERRORS_RETURN", None)
-
-
 class _SessionState:
     """One initialised session of one process."""
 
@@ -89,6 +85,7 @@ class _SessionState:
         self.buffer: Any = None
 
 
+@registry.provides("Session")
 class Session(HandleMixin, ErrhandlerMixin):
     """Session context (MPI-4)."""
 
@@ -176,7 +173,7 @@ class Session(HandleMixin, ErrhandlerMixin):
         if info is not None and info and info.Get("thread_level") is not None:
             level = info.Get("thread_level")
         hints = {"thread_level": level, "strict_finalize": "0", "mpi_memory_alloc_kinds": "mpi,system"}
-        s._st = _SessionState(_default_errhandler() if errhandler is None else errhandler, hints)
+        s._st = _SessionState(ERRORS_RETURN if errhandler is None else errhandler, hints)
         if errhandler is not None:
             set_errhandler(s._st, errhandler, "Session")
         return s
@@ -242,7 +239,6 @@ class Session(HandleMixin, ErrhandlerMixin):
 
     @mpicall
     def Iflush_buffer(self) -> Any:
-        from smpy.mpi.request import Request
         self._live("MPI_Session_iflush_buffer")
         return Request()  # nothing is buffered on a session: already complete
 
@@ -256,39 +252,12 @@ def _qualname(obj: object) -> str:
     return f"mpi4py.MPI.{type(obj).__name__}"
 
 
-# -- Intracomm.Create_from_group / Group.Create_from_session_pset --------------------------
-@mpicall
-def Comm_create_from_group(group: Group, stringtag: str = "org.mpi4py", info: Info = INFO_NULL,
-                           errhandler: Any = None, cls: Any = None) -> Any:
-    """``MPI_Comm_create_from_group``: collective over the members of ``group``; the
-    context-id agreement costs a barrier among them, as in MPICH."""
-    from smpy.colls.basic import barrier
-    impl = group._impl
-    if impl is None:
-        errors.raise_error(errors.ERR_GROUP, f"MPI_Comm_create_from_group(MPI_GROUP_NULL, "
-                           f"stringtag={stringtag}) failed\nNull group")
-    pr = proc()
-    if impl.rank_of(pr.rank) < 0:
-        errors.raise_error(errors.ERR_GROUP, "MPI_Comm_create_from_group: the calling process "
-                           "is not in the group")
-    new = rsession.create_from_group(pr, impl.members, str(stringtag))
-    barrier(pr, new)
-    comm = cls._wrap(new)
-    new.errhandler = _default_errhandler() if errhandler is None else errhandler
-    return comm
-
-
-def Group_from_session_pset(session: Session, pset_name: str) -> Group:
-    return session.Create_group(pset_name)
-
-
 # -- communicator locks and contexts (mpi4py's commimpl/msgpickle helpers) ------------------
 _locks: weakref.WeakKeyDictionary[Any, dict[int, dict[Hashable, Any]]] = weakref.WeakKeyDictionary()
 _ctx: weakref.WeakKeyDictionary[Any, dict[int, list[Any]]] = weakref.WeakKeyDictionary()
 
 
 def _comm_key(comm: Any, call: str) -> Any:
-    from smpy.mpi.comm import Comm
     if not isinstance(comm, Comm):
         raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Comm, "
                         f"got {type(comm).__name__})")
@@ -314,8 +283,7 @@ def _comm_lock(comm: Any, key: Hashable | None = None) -> Any:
 
 
 def _tag_ub() -> int:
-    from smpy.mpi.comm import COMM_WORLD
-    ub = COMM_WORLD.Get_attr(KEYVAL_TAG_UB) if hasattr(COMM_WORLD, "Get_attr") else None
+    ub = COMM_WORLD.Get_attr(KEYVAL_TAG_UB)
     return int(ub) if ub else 32767
 
 
@@ -340,7 +308,6 @@ def _next_tag(ctx: list[Any]) -> int:
 
 def _commctx_intra(comm: Any) -> tuple[Any, int]:
     """Create/get intracommunicator duplicate."""
-    from smpy.mpi.comm import Intracomm
     if not isinstance(comm, Intracomm) or comm.Is_inter():
         raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Intracomm, "
                         f"got mpi4py.MPI.{type(comm).__name__})")
@@ -351,7 +318,6 @@ def _commctx_intra(comm: Any) -> tuple[Any, int]:
 
 def _commctx_inter(comm: Any) -> tuple[Any, int, Any, bool]:
     """Create/get intercommunicator duplicate."""
-    from smpy.mpi.comm import Comm
     if not isinstance(comm, Comm) or not comm.Is_inter():
         raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Intercomm, "
                         f"got mpi4py.MPI.{type(comm).__name__})")
@@ -371,7 +337,6 @@ def _commctx_inter(comm: Any) -> tuple[Any, int, Any, bool]:
 
 # -- type code dictionaries ----------------------------------------------------------------
 def _typemap(pairs: dict[str, str]) -> dict[str, Any]:
-    from smpy.mpi import datatype
     out: dict[str, Any] = {}
     for code, name in pairs.items():
         dt = getattr(datatype, name, None)
@@ -382,9 +347,7 @@ def _typemap(pairs: dict[str, str]) -> dict[str, Any]:
 
 def _build_typedict() -> dict[str, Any]:
     """mpi4py's ``_typedict``: the runtime's type-code table, as facade constants."""
-    from smpy.mpi import datatype
-    from smpy.runtime.datatype import TYPEDICT
-    by_impl = getattr(datatype, "_BY_IMPL", {})
+    by_impl = datatype._BY_IMPL
     return {code: by_impl[id(impl)] for code, impl in TYPEDICT.items() if id(impl) in by_impl}
 
 
@@ -414,21 +377,15 @@ _STATUS_SIZE = 20  # MPICH's MPI_Status: five ints
 _cells: dict[int, tuple[Any, Any]] = {}
 
 
-def _mpi_classes() -> list[tuple[type, int]]:
-    """(class, handle size) for every MPI class the facade has so far."""
-    import smpy.mpi as M
-    out = []
-    for name, size in (("Status", _STATUS_SIZE), ("Datatype", 4), ("Request", 4), ("Message", 4),
-                       ("Op", 4), ("Group", 4), ("Info", 4), ("Errhandler", 4), ("Session", 4),
-                       ("Comm", 4), ("Win", 4), ("File", ctypes.sizeof(ctypes.c_void_p))):
-        cls = getattr(M, name, None)
-        if isinstance(cls, type):
-            out.append((cls, size))
-    return out
+#: (class, handle size) of every MPI class
+_MPI_CLASSES: tuple[tuple[type, int], ...] = (
+    (Status, _STATUS_SIZE), (Datatype, 4), (Request, 4), (Message, 4), (Op, 4), (Group, 4), (Info, 4),
+    (Errhandler, 4), (Session, 4), (Comm, 4), (Win, 4), (File, ctypes.sizeof(ctypes.c_void_p)),
+)
 
 
 def _classify(arg: Any) -> tuple[type, int] | None:
-    for cls, size in _mpi_classes():
+    for cls, size in _MPI_CLASSES:
         if (isinstance(arg, type) and issubclass(arg, cls)) or isinstance(arg, cls):
             return cls, size
     return None

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import os
 import pickle
+import socket
 from typing import Any
 
 from smpy.colls import objects as ocoll
+from smpy.mpi import errhandler as _eh
+from smpy.mpi import registry
 from smpy.mpi._call import mpicall, proc
 from smpy.runtime import errors, p2p
 from smpy.runtime import spawn as rspawn
@@ -107,9 +110,6 @@ def _share(comm: Any, impl: Any, pr: Any, root: int, side: Any, extra: Any,
            local_exc: errors.MPIException | None, call: str) -> tuple[Any, Any]:
     """Broadcast the root's outcome over ``impl``; every member gets its handle on ``side``
     (built at the root) or the root's error."""
-    from smpy.mpi import errhandler as _eh
-    from smpy.mpi.intercomm import Intercomm
-
     outcome: tuple[Any, ...] | None = None
     if impl.rank_of[pr.rank] == root:
         if local_exc is not None:
@@ -129,7 +129,7 @@ def _share(comm: Any, impl: Any, pr: Any, root: int, side: Any, extra: Any,
     if entry[1] <= 0:
         del _pending[outcome[1]]
     _eh.copy_errhandler(impl, side)
-    return Intercomm._wrap(side), outcome[2]
+    return registry.get("Intercomm")._wrap(side), outcome[2]
 
 
 def _spawn(comm: Any, apps: list[rspawn.App] | None, root: int, call: str) -> Any:
@@ -265,13 +265,6 @@ class DisconnectMixin:
         return join(fd)
 
 
-def get_parent() -> Any:
-    """MPI_Comm_get_parent: the intercommunicator to the spawning processes, or COMM_NULL."""
-    from smpy.mpi.intercomm import Intercomm
-
-    return Intercomm._wrap(proc().parent)
-
-
 class DpmMixin:
     """``Intracomm.Accept`` / ``Intracomm.Connect`` and ``Comm.Join``."""
 
@@ -292,10 +285,6 @@ class DpmMixin:
 def join(fd: int) -> Any:
     """MPI_Comm_join: an intercommunicator with the process at the other end of socket ``fd``
     (both ends must be in this emulation); the roots exchange their connection messages."""
-    import socket
-
-    from smpy.mpi.intercomm import Intercomm
-
     pr = proc()
     try:
         sock = socket.socket(fileno=os.dup(int(fd)))
@@ -309,7 +298,7 @@ def join(fd: int) -> Any:
         sock.close()
     side = rspawn.join(pr, local, peer)
     _exchange(pr, side, 0, side is side.pair.a, "MPI_Comm_join")
-    return Intercomm._wrap(side)
+    return registry.get("Intercomm")._wrap(side)
 
 
 @mpicall

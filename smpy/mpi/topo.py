@@ -15,19 +15,20 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from smpy.colls import buffers as bcoll
 from smpy.colls import neighbor as ncoll
 from smpy.colls.basic import allgather as _allgather_raw
-from smpy.mpi import msgspec
+from smpy.mpi import msgspec, registry
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.args import UNWEIGHTED, WEIGHTS_EMPTY, chk_list
 from smpy.mpi.comm import Intracomm
+from smpy.mpi.comm_topo import self_cart
 from smpy.mpi.datatype import Datatype
 from smpy.mpi.msgpickle import pickle
 from smpy.mpi.request import Request
 from smpy.runtime import errors
 from smpy.runtime import topo as rtopo
 from smpy.runtime.comm import CommImpl
-from smpy.runtime.constants import UNDEFINED
+from smpy.runtime.packing import pack
 
 __all__ = ["Topocomm", "Cartcomm", "Graphcomm", "Distgraphcomm", "Compute_dims", "CART", "GRAPH",
            "DIST_GRAPH", "UNWEIGHTED", "WEIGHTS_EMPTY"]
@@ -35,43 +36,6 @@ __all__ = ["Topocomm", "Cartcomm", "Graphcomm", "Distgraphcomm", "Compute_dims",
 CART = rtopo.CART
 GRAPH = rtopo.GRAPH
 DIST_GRAPH = rtopo.DIST_GRAPH
-#: MPICH's MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY are addresses of two sentinels; mpi4py
-#: exposes them as plain ints and recognises them by identity
-UNWEIGHTED: int = int("7f3d0000f00c", 16)
-WEIGHTS_EMPTY: int = int("7f3d0000f008", 16)
-
-
-# -- argument helpers (mpi4py's getarray/chkarray/asarray_weights) --------------------------------
-def int_list(seq: Any) -> list[int]:
-    return [operator.index(seq[i]) for i in range(len(seq))]
-
-
-def chk_list(seq: Any, n: int) -> list[int]:
-    values = int_list(seq)
-    if len(values) != n:
-        raise ValueError(f"expecting {n} items, got {len(values)}")
-    return values
-
-
-def weights_arg(weights: Any, n: int) -> list[int] | None:
-    """None when unweighted, [] for WEIGHTS_EMPTY, else the n weights."""
-    if weights is None or weights is UNWEIGHTED:
-        return None
-    if weights is WEIGHTS_EMPTY:
-        if n > 0:
-            raise ValueError("empty weights but nonzero degree")
-        return []
-    return chk_list(weights, n)
-
-
-def periods_arg(periods: Any, ndims: int) -> list[int]:
-    if periods is None:
-        periods = False
-    if isinstance(periods, bool):
-        periods = [periods] * ndims
-    return chk_list(periods, ndims)
-
-
 def compute_dims(nnodes: int, dims: int | Sequence[int]) -> list[int]:
     if msgspec._is_integral(dims):
         dims = [0] * operator.index(dims)  # type: ignore[arg-type]
@@ -81,39 +45,6 @@ def compute_dims(nnodes: int, dims: int | Sequence[int]) -> list[int]:
 def Compute_dims(nnodes: int, dims: int | Sequence[int]) -> list[int]:
     """Return a balanced distribution of processes per coordinate direction (MPI_Dims_create)."""
     return compute_dims(nnodes, dims)
-
-
-# -- creation on the runtime ---------------------------------------------------------------------
-def copy_comm(parent: CommImpl, nnodes: int, topo: Any, reorder: bool = False) -> CommImpl | None:
-    """MPICH's topology constructors: the first ``nnodes`` ranks of ``parent``, in order,
-    as a new communicator carrying ``topo`` (None elsewhere). The context-id agreement
-    costs a barrier (a Split's allgather with ``reorder``, as MPICH splits then)."""
-    pr = proc()
-    me = parent.rank_of[pr.rank]
-    if reorder:
-        _allgather_raw(pr, parent, (1 if me < nnodes else UNDEFINED, me), 8, "MPI_Comm_split")
-    else:
-        bcoll.barrier(pr, parent)
-    inside = 0 <= me < nnodes
-    members = parent.group[:max(nnodes, 0)]
-
-    def build() -> CommImpl:
-        c = CommImpl(parent.world, list(members), "")
-        c.topology = topo
-        return c
-
-    if not inside:
-        parent.agree(pr, UNDEFINED, lambda: None, parent.size - len(members))
-        return None
-    return parent.agree(pr, 1, build, len(members))
-
-
-def self_cart(parent: CommImpl) -> CommImpl:
-    """A 0-dimensional Cartesian communicator of the calling rank alone (a dup of COMM_SELF)."""
-    pr = proc()
-    c = CommImpl(parent.world, [pr.rank], "")
-    c.topology = rtopo.CartTopo([], [])
-    return c
 
 
 # -- W messages (mpi4py's message_vector_w) -------------------------------------------------------
@@ -198,7 +129,7 @@ def ngh_allgather(comm: Any, sendbuf: Any, recvbuf: Any, v: bool, nb: bool) -> A
     impl = comm._impl
     srcs, dsts = edges_of(comm, name)
     sspec = msgspec.parse_send(sendbuf)
-    data = bcoll.pack(sspec)
+    data = pack(sspec)
     if v:
         rvec = msgspec.parse_vector(recvbuf, len(srcs), False)
         dt = rvec.datatype
@@ -402,6 +333,7 @@ class Topocomm(Intracomm):
         return [pickle.loads(b) if b else None for b in got]
 
 
+@registry.provides("Cartcomm")
 class Cartcomm(Topocomm):
     """Cartesian topology intracommunicator."""
 
@@ -498,6 +430,7 @@ class Cartcomm(Topocomm):
         return Cartcomm._wrap(impl.agree(pr, color, build, len(group)))
 
 
+@registry.provides("Graphcomm")
 class Graphcomm(Topocomm):
     """General graph topology intracommunicator."""
 
@@ -554,6 +487,7 @@ class Graphcomm(Topocomm):
         return self.Get_neighbors(self.Get_rank())
 
 
+@registry.provides("Distgraphcomm")
 class Distgraphcomm(Topocomm):
     """Distributed graph topology intracommunicator."""
 
@@ -572,13 +506,3 @@ class Distgraphcomm(Topocomm):
         if not weighted:
             return list(src), list(dst), None
         return list(src), list(dst), (list(sw), list(dw))
-
-
-
-def topo_class(impl: CommImpl | None) -> type | None:
-    """The class mpi4py gives a handle to ``impl`` (Cartcomm, Graphcomm, Distgraphcomm),
-    None when it carries no topology: for handle conversions (fromhandle, f2py, fromint)."""
-    topo = None if impl is None else impl.topology
-    if topo is None:
-        return None
-    return {CART: Cartcomm, GRAPH: Graphcomm, DIST_GRAPH: Distgraphcomm}[topo.kind]

@@ -12,7 +12,6 @@ memory; the handle semantics (equality, ``bool``, hash, pickling, repr) are mpi4
 from __future__ import annotations
 
 import copyreg
-import importlib
 import operator
 import weakref
 from collections.abc import Callable
@@ -22,13 +21,18 @@ import numpy as np
 
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.buffer import buffer
+from smpy.mpi.comm import COMM_SELF, Comm
+from smpy.mpi.errhandler import ErrhandlerMixin
 from smpy.mpi.group import Group
 from smpy.mpi.info import Info
+from smpy.mpi.objmodel import AttrMixin, HandleMixin
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
+from smpy.runtime import attributes as _attributes
 from smpy.runtime import errors
 from smpy.runtime import rma as R
-from smpy.runtime.constants import KEYVAL_INVALID, PROC_NULL
+from smpy.runtime.constants import PROC_NULL
 from smpy.runtime.group import GroupImpl
 
 __all__ = [
@@ -59,147 +63,15 @@ WIN_DISP_UNIT = R.KEYVAL_WIN_DISP_UNIT
 WIN_CREATE_FLAVOR = R.KEYVAL_WIN_CREATE_FLAVOR
 WIN_MODEL = R.KEYVAL_WIN_MODEL
 
+
 def _tobuffer(mem: memoryview) -> Any:
-    """mpi4py's ``MPI.buffer`` over ``mem`` (a memoryview until ``MPI.buffer`` exists)."""
-    cls = getattr(importlib.import_module("smpy.mpi.buffer"), "buffer", None)
-    if cls is None:  # interim: a writable uint8 array viewing the memory
-        return np.frombuffer(mem, np.uint8) if not mem.readonly else mem
-    for make in (getattr(cls, "frombuffer", None), cls):
-        if make is None:
-            continue
-        try:
-            return make(mem)
-        except TypeError:
-            continue
-    return mem
+    """mpi4py's ``MPI.buffer`` over ``mem``."""
+    return buffer.frombuffer(mem)
 
 
-# -- object model: helper "mgmt"'s mixins when present, minimal stand-ins otherwise ---------
+# -- object model -------------------------------------------------------------------------------
 T_WIN = 8  #: MPICH's object type of windows in handles (the first window is 0xa0000000)
 _NULL_VALUE = T_WIN << 26  # MPI_WIN_NULL = 0x20000000
-
-
-class _HandleFallback:
-    """``handle``/``py2f``/``toint``/``fromhandle``/``f2py``/``fromint`` from ``_value()``."""
-
-    __slots__ = ()
-
-    @property
-    def handle(self) -> int:
-        v = self._value()  # type: ignore[attr-defined]
-        return v | 0xFFFFFFFF00000000 if v & 0x80000000 else v
-
-    def py2f(self) -> int:
-        v = self._value()  # type: ignore[attr-defined]
-        return v - (1 << 32) if v & 0x80000000 else v
-
-    def toint(self) -> int:
-        return self.py2f()
-
-    @classmethod
-    def fromhandle(cls, handle: int) -> Any:
-        return cls._from_value(int(handle) & 0xFFFFFFFF)  # type: ignore[attr-defined]
-
-    @classmethod
-    def f2py(cls, arg: int) -> Any:
-        return cls.fromhandle(arg)
-
-    @classmethod
-    def fromint(cls, arg: int, /) -> Any:
-        return cls.fromhandle(arg)
-
-
-class _AttrFallback:
-    """Attribute keyvals with per-window values (until ``smpy.runtime.attributes`` is merged)."""
-
-    __slots__ = ()
-    _keyvals: dict[int, tuple[Any, Any]] = {}
-    _last = [0x6E000000]
-
-    def _predefined_attr(self, keyval: int) -> Any:
-        return NotImplemented
-
-    @classmethod
-    def Create_keyval(cls, copy_fn: Any = None, delete_fn: Any = None, nopython: bool = False) -> int:
-        _AttrFallback._last[0] += 1
-        _AttrFallback._keyvals[_AttrFallback._last[0]] = (copy_fn, delete_fn)
-        return _AttrFallback._last[0]
-
-    @classmethod
-    def Free_keyval(cls, keyval: int) -> int:
-        if _AttrFallback._keyvals.pop(keyval, None) is None:
-            errors.raise_error(errors.ERR_KEYVAL, f"MPI_Win_free_keyval: invalid keyval ({keyval})")
-        return KEYVAL_INVALID
-
-    @staticmethod
-    def _check_keyval(keyval: int, call: str) -> None:
-        if keyval not in _AttrFallback._keyvals:
-            errors.raise_error(errors.ERR_KEYVAL, f"{call}: invalid keyval ({keyval})")
-
-    def Get_attr(self, keyval: int) -> Any:
-        obj = self._attr_obj()  # type: ignore[attr-defined]
-        value = self._predefined_attr(keyval)
-        if value is not NotImplemented:
-            return value
-        self._check_keyval(keyval, "MPI_Win_get_attr")
-        return obj.attrs.get(keyval)
-
-    def Set_attr(self, keyval: int, attrval: Any) -> None:
-        obj = self._attr_obj()  # type: ignore[attr-defined]
-        self._check_keyval(keyval, "MPI_Win_set_attr")
-        if keyval in obj.attrs:
-            self._drop_attr(keyval)
-        obj.attrs[keyval] = attrval
-
-    def Delete_attr(self, keyval: int) -> None:
-        obj = self._attr_obj()  # type: ignore[attr-defined]
-        self._check_keyval(keyval, "MPI_Win_delete_attr")
-        if keyval not in obj.attrs:
-            errors.raise_error(errors.ERR_KEYVAL, "MPI_Win_delete_attr: attribute not set")
-        self._drop_attr(keyval)
-
-    def _drop_attr(self, keyval: int) -> None:
-        value = self._attr_obj().attrs.pop(keyval)  # type: ignore[attr-defined]
-        fns = _AttrFallback._keyvals.get(keyval)
-        if fns is not None and fns[1] is not None:
-            fns[1](self, keyval, value)
-
-
-class _ErrhFallback:
-    """The error handler kept per window (until ``MPI.Errhandler`` is merged)."""
-
-    __slots__ = ()
-
-    @classmethod
-    def Create_errhandler(cls, errhandler_fn: Callable[..., Any]) -> Any:
-        raise NotImplementedError("MPI.Errhandler is not available in this smpy build")
-
-    def Get_errhandler(self) -> Any:
-        return self._errhandler_obj().errhandler  # type: ignore[attr-defined]
-
-    def Set_errhandler(self, errhandler: Any) -> None:
-        self._errhandler_obj().errhandler = errhandler  # type: ignore[attr-defined]
-
-    def Call_errhandler(self, errorcode: int) -> None:
-        self._errhandler_obj()  # type: ignore[attr-defined]
-        errors.raise_error(int(errorcode))
-
-
-_attributes: Any = None
-_HandleMixin: type = _HandleFallback
-_AttrMixin: type = _AttrFallback
-_ErrhMixin: type = _ErrhFallback
-try:
-    import smpy.mpi.errhandler as _eh_module  # type: ignore[import-not-found]
-    import smpy.mpi.objmodel as _objmodel_module  # type: ignore[import-not-found]
-    import smpy.runtime.attributes as _attributes_module  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - depends on what is merged
-    pass
-else:
-    _attributes = _attributes_module
-    _HandleMixin = _objmodel_module.HandleMixin
-    _AttrMixin = _objmodel_module.AttrMixin
-    _ErrhMixin = _eh_module.ErrhandlerMixin
 
 
 class _WinHandles:
@@ -277,7 +149,7 @@ def _parse_target(target: Any, ocount: int, otype: Any) -> tuple[int, int, Any]:
     raise ValueError("target: expecting integral or list/tuple")
 
 
-class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[misc, valid-type]
+class Win(np.ndarray, HandleMixin, AttrMixin, ErrhandlerMixin):  # type: ignore[misc]
     """Remote memory access context (one handle per rank; the runtime window is shared)."""
 
     _impl: R.WinImpl | None = None
@@ -452,11 +324,7 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
         impl = self._win
         pr = proc()
         R.free(pr, impl)
-        if _attributes is not None:
-            _attributes.delete_all(pr, impl, self, "MPI_Win_free")
-        else:
-            for keyval in list(impl.attrs):
-                self._drop_attr(keyval)
+        _attributes.delete_all(pr, impl, self, "MPI_Win_free")
         _handles().release(impl)
         self._impl = None
 
@@ -783,7 +651,6 @@ class Win(np.ndarray, _HandleMixin, _AttrMixin, _ErrhMixin):  # type: ignore[mis
 
 # -- creation entry points ----------------------------------------------------------------------
 def _intracomm(comm: Any) -> Any:
-    from smpy.mpi.comm import COMM_SELF, Comm
     if comm is None:
         return COMM_SELF
     if not isinstance(comm, Comm):

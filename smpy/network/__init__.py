@@ -1,0 +1,1 @@
+"""Network model: links, routing through zones and topologies, flow-level transfers (see :mod:`smpy.network.model`)."""

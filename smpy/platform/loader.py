@@ -43,6 +43,7 @@ from smpy.network.routing import (
 )
 from smpy.network.zones import Zone
 from smpy.platform.errors import Locator, PlatformError, format_path
+from smpy.storage.filesystem import FileSystem, spec_params
 from smpy.storage.model import Disk
 from smpy.support.config import declare
 from smpy.support.units import UnitError, parse_bandwidth, parse_time
@@ -85,6 +86,8 @@ class Platform:
         self.config: dict[str, str] = dict(config or {})
         #: disks of the ``storage`` section (empty: the storage model's single shared default)
         self.disks: list[Disk] = []
+        #: the ``filesystems`` section (smpy.storage.filesystem)
+        self.filesystems: list[FileSystem] = []
         for index, host in enumerate(hosts):
             host.index = index
         for index, link in enumerate(links):
@@ -132,11 +135,14 @@ class Platform:
 
 def load_platform(path: str | os.PathLike[str]) -> Platform:
     """Read, validate and build the platform described by ``path``: YAML, or SimGrid's XML
-    (version 4 or 4.1) when the name ends in ``.xml``.
+    (version 4 or 4.1) when the name ends in ``.xml``. A bare name that is not a file names a
+    bundled platform (:mod:`smpy.platform.bundled`: ``taurus``).
 
     A platform read once is kept, built, in a cache (see :func:`_cache_path`), so later runs
     skip parsing, validation and the import of pydantic and PyYAML."""
-    source = os.fspath(path)
+    from smpy.platform.bundled import resolve_platform
+
+    source = resolve_platform(path)
     try:
         raw = Path(source).read_bytes()
     except OSError as err:
@@ -308,6 +314,7 @@ def build_platform(spec: PlatformSpec, source: str, default_name: str = "platfor
         hosts, links, routing = _build_explicit(spec, source)
         platform = Platform(name, source, hosts, links, routing, spec.config)
         platform.disks = _build_disks(spec, hosts, source)
+        platform.filesystems = _build_filesystems(spec, hosts, source)
         return platform
     from smpy.network.topologies import TopologyError
     from smpy.platform.builder import BuildError, build_zone_platform
@@ -322,6 +329,7 @@ def build_platform(spec: PlatformSpec, source: str, default_name: str = "platfor
         raise PlatformError(f"{source}: {where(())}: {err}") from None
     platform = Platform(name, source, hosts, links, zone, spec.config, zone=zone)
     platform.disks = _build_disks(spec, hosts, source)
+    platform.filesystems = _build_filesystems(spec, hosts, source)
     return platform
 
 
@@ -353,6 +361,35 @@ def _build_disks(spec: PlatformSpec, hosts: list[Host], source: str) -> list[Dis
         elif not st.hosts:
             disks.append(Disk(st.name, st.read_bandwidth, st.write_bandwidth, st.latency))
     return disks
+
+
+def _build_filesystems(spec: PlatformSpec, hosts: list[Host], source: str) -> list[FileSystem]:
+    """The ``filesystems`` section: servers must be hosts, names and mounts unique, at most
+    one default."""
+    names = [h.name for h in hosts]
+    known = set(names)
+    out: list[FileSystem] = []
+    seen: dict[tuple[str, str], str] = {}
+    for i, f in enumerate(spec.filesystems):
+        where = f"{source}: filesystems[{i}]"
+        for key, h in [("servers", s) for s in f.servers] + [("metadata_server", f.metadata_server)]:
+            if h is not None and h not in known:
+                close = difflib.get_close_matches(h, names, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise PlatformError(f"{where}.{key}: unknown host {h!r}{hint}")
+        mount = f.mount.rstrip("/") or "/"
+        for key, value in (("name", f.name), ("mount", mount)):
+            if (key, value) in seen:
+                raise PlatformError(f"{where}.{key}: {value!r} is already used by file system "
+                                    f"{seen[(key, value)]!r}")
+            seen[(key, value)] = f.name
+        if f.default and any(o.default for o in out):
+            raise PlatformError(f"{where}.default: only one file system can be the default")
+        out.append(FileSystem(f.name, f.kind, mount, f.default, f.servers,
+                              f.metadata_server or (f.servers[0] if f.servers else None),
+                              int(f.stripe_size), f.stripe_count, spec_params(f.disk),
+                              int(f.cache.size), int(f.keep), f.virtual or f.kind == "virtual"))
+    return out
 
 
 class _Names:

@@ -15,6 +15,7 @@ Format (summary)
     name: cluster64              # optional; defaults to the file name without extension
     config: {network/model: SMPI}   # optional: defaults for --cfg settings, as strings
     storage: [StorageSpec]       # optional: disks for MPI-IO (default: one shared disk)
+    filesystems: [FileSystemSpec]  # optional: parallel/local/virtual file systems by mount
     # then one of:
     clusters: [ClusterSpec]      # exactly one cluster: the whole platform
     zone: ZoneSpec               # a SimGrid zone tree (clusters, zones, routes with gateways)
@@ -32,6 +33,9 @@ Format (summary)
     LinkSpec:    name, bandwidth, latency, sharing (SHARED|FATPIPE|SPLITDUPLEX), properties
     RouteSpec:   src, dst, links, symmetric, gw_src, gw_dst
     StorageSpec: name, read_bandwidth, write_bandwidth, latency, hosts | per_host
+    FileSystemSpec: name, kind (parallel|local|virtual), mount, default, servers,
+                 metadata_server, stripe_size, stripe_count, disk {kind (simple|hdd|ssd),
+                 read, write, latency, seek, rpm, channels}, cache {size}, keep
 
 Meaning (SimGrid's, see ``docs/research/smpi_features.md`` §2.10 and ``docs/platforms.md``):
 a SPLITDUPLEX link ``l`` is two links ``l_UP`` and ``l_DOWN``, and a symmetric route's reverse
@@ -59,6 +63,7 @@ from smpy.support.units import (
     UnitError,
     parse_bandwidth,
     parse_power,
+    parse_size,
     parse_speed,
     parse_time,
 )
@@ -76,6 +81,7 @@ __all__ = [
     "ZoneBackboneSpec",
     "HostLinkSpec",
     "StorageSpec",
+    "FileSystemSpec",
     "Locator",
     "topology_size",
     "parse_radical",
@@ -631,10 +637,95 @@ class StorageSpec(_Spec):
         return self
 
 
+# ---------------------------------------------------------------- file systems (issue 20)
+# Their own block: the storage model of smpy.storage.filesystem reads them.
+
+def _size_field(value: Any) -> float:
+    try:
+        result = parse_size(value)
+    except UnitError as err:
+        raise ValueError(f"expected a size like '1MiB' or '4GB', found {value!r} (units: {err.units})"
+                         ) from None
+    if not math.isfinite(result) or result < 0:
+        raise ValueError(f"expected a size (zero or more), found {value!r}")
+    return result
+
+
+Size = Annotated[float, BeforeValidator(_size_field)]
+
+
+class FsDiskSpec(_Spec):
+    """A file-system disk: ``simple`` (latency + n/bandwidth), ``hdd`` (+ seek and half a
+    rotation when an access does not continue the previous one; one operation at a time),
+    ``ssd`` (per-operation latency, ``channels`` operations at once)."""
+
+    kind: Literal["simple", "hdd", "ssd"] = "simple"
+    read: Bandwidth = 500e6
+    write: Bandwidth = 400e6
+    latency: Latency = 0.0
+    seek: Latency = 0.0
+    rpm: float = 0.0
+    channels: int = 0
+
+    @model_validator(mode="after")
+    def _check(self) -> FsDiskSpec:
+        if self.rpm < 0 or self.channels < 0:
+            raise _FieldError("rpm" if self.rpm < 0 else "channels", "expected zero or more")
+        if self.kind != "hdd" and (self.seek or self.rpm):
+            raise _FieldError("seek" if self.seek else "rpm", f"only for `kind: hdd`, this disk "
+                              f"is `kind: {self.kind}`")
+        return self
+
+
+class FsCacheSpec(_Spec):
+    size: Size = 0.0
+
+
+class FileSystemSpec(_Spec):
+    """One file system: where paths under ``mount`` are stored (docs/platforms.md)."""
+
+    name: Name
+    kind: Literal["parallel", "local", "virtual"]
+    mount: str
+    default: bool = False
+    servers: tuple[Name, ...] = ()
+    metadata_server: Name | None = None
+    stripe_size: Size = float(1 << 20)
+    stripe_count: int = 0
+    disk: FsDiskSpec = FsDiskSpec()
+    cache: FsCacheSpec = FsCacheSpec()
+    keep: Size = 0.0
+    virtual: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> FileSystemSpec:
+        if not self.mount.startswith("/"):
+            raise _FieldError("mount", f"expected an absolute path, found {self.mount!r}")
+        if self.kind == "parallel":
+            if not self.servers:
+                raise _FieldError("servers", "a parallel file system needs its data servers "
+                                  "(hosts of the platform)")
+            if self.stripe_size < 1:
+                raise _FieldError("stripe_size", "expected at least one byte")
+            if self.stripe_count < 0 or self.stripe_count > len(self.servers):
+                raise _FieldError("stripe_count", f"expected 1..{len(self.servers)} (the "
+                                  f"number of servers), found {self.stripe_count}")
+        else:
+            for key in ("servers", "metadata_server"):
+                if getattr(self, key):
+                    raise _FieldError(key, f"only for `kind: parallel`, this file system is "
+                                      f"`kind: {self.kind}`")
+        if self.kind != "virtual" and self.keep and not self.virtual:
+            raise _FieldError("keep", "only for virtual file systems (`kind: virtual` or "
+                              "`virtual: true`)")
+        return self
+
+
 class PlatformSpec(_Spec):
     name: Name | None = None
     config: Properties = {}
     storage: tuple[StorageSpec, ...] = ()
+    filesystems: tuple[FileSystemSpec, ...] = ()
     zone: ZoneSpec | None = None
     clusters: tuple[ClusterSpec, ...] = ()
     hosts: tuple[HostSpec, ...] = ()

@@ -33,16 +33,16 @@ import numpy as np
 
 from smpy.kernel.activity import Activity
 from smpy.kernel.actors import block_on
+from smpy.runtime import collio, errors, fsio
 from smpy.runtime import datatype as _datatypes
-from smpy.runtime import errors
 from smpy.runtime.constants import UNDEFINED
+from smpy.runtime.fsio import storage
 from smpy.runtime.p2p import NULL_KIND, Request
-from smpy.storage import Disk, StorageModel
 
 if TYPE_CHECKING:
     from smpy.runtime.comm import CommImpl
     from smpy.runtime.datatype import DatatypeImpl
-    from smpy.runtime.world import Process, World
+    from smpy.runtime.world import Process
 
 # MPICH's values
 MODE_CREATE = 1
@@ -66,19 +66,11 @@ __all__ = [
     "MODE_WRONLY", "MODE_RDWR", "MODE_CREATE", "MODE_EXCL", "MODE_DELETE_ON_CLOSE",
     "MODE_UNIQUE_OPEN", "MODE_SEQUENTIAL", "MODE_APPEND", "SEEK_SET", "SEEK_CUR", "SEEK_END",
     "DISPLACEMENT_CURRENT", "IoRequest", "charge", "charge_wait", "wait", "resize", "to_datarep",
+    "bind_fs", "meta_wait", "sync_wait", "charge_file", "collective_wait",
 ]
 
 
 # -- the storage model of a world ---------------------------------------------------------------
-def storage(world: World) -> StorageModel:
-    """The world's storage model, built on first use from the platform's disks."""
-    model = getattr(world, "storage", None)
-    if model is None:
-        disks = getattr(world.platform, "disks", None)
-        model = StorageModel(world.engine, [Disk(d.name, d.read_bw, d.write_bw, d.latency, d.hosts)
-                                            for d in disks] if disks else None)
-        world.storage = model
-    return model
 
 
 def charge(proc: Process, nbytes: int, write: bool) -> Activity:
@@ -90,6 +82,70 @@ def charge(proc: Process, nbytes: int, write: bool) -> Activity:
 def charge_wait(proc: Process, nbytes: int, write: bool, label: str) -> None:
     act = charge(proc, nbytes, write)
     block_on(act, label)
+
+
+def _hint_int(info: dict[str, str], key: str, default: int = 0) -> int:
+    try:
+        v = int(info.get(key, default))
+    except (TypeError, ValueError):
+        return default
+    return v if v > 0 else default
+
+
+def bind_fs(proc: Process, shared: FileShared) -> None:
+    """Find the file system of an opened file and fix its layout (``striping_factor`` and
+    ``striping_unit`` hints apply when the file is first used)."""
+    fs = fsio.fs_of(proc.world, shared.apath)
+    shared.fs = fs
+    if fs is not None:
+        fss = fsio.filesystems(proc.world)
+        assert fss is not None
+        shared.layout = fss.layout(fs, shared.apath, _hint_int(shared.info, "striping_factor"),
+                                   _hint_int(shared.info, "striping_unit"))
+
+
+def meta_wait(proc: Process, fh: FileHandle | None, label: str, path: Any = None) -> None:
+    """A metadata operation (open, close, delete, set_size, ...): the file system's metadata
+    server when the path has one, else the legacy disk's latency."""
+    fs = fh.shared.fs if fh is not None else fsio.fs_of(proc.world, path)
+    if fs is None:
+        charge_wait(proc, 0, True, label)
+        return
+    block_on(fsio.metadata(proc.world, proc.host, fs), label)
+
+
+def sync_wait(proc: Process, fh: FileHandle, label: str) -> None:
+    """``MPI_File_sync``: waits for the servers' flush of the file (file systems), else one
+    legacy disk latency."""
+    sh = fh.shared
+    if sh.fs is None:
+        charge_wait(proc, 0, True, label)
+        return
+    block_on(fsio.sync(proc.world, proc.host, sh.fs, sh.apath), label)
+
+
+def charge_file(proc: Process, fh: FileHandle, offset: int, nbytes: int, write: bool) -> Activity:
+    """Start the time of an independent access of ``nbytes`` stream bytes at etype ``offset``
+    of ``fh``'s view: through the file system's data path (data sieving for non-contiguous
+    views, :func:`smpy.runtime.collio.independent`), or the legacy disk model."""
+    sh = fh.shared
+    if sh.fs is None or nbytes <= 0:
+        return charge(proc, nbytes, write)
+    offs, lens = fh.view.segment_arrays(offset * fh.view.esize, nbytes)
+    return collio.independent(proc, sh, offs, lens, write)
+
+
+def collective_wait(proc: Process, fh: FileHandle, offset: int, nbytes: int, write: bool,
+                    label: str) -> None:
+    """The time of a collective access (``*_all``): every member of the file's communicator
+    calls it; two-phase collective buffering when the hints and the accesses ask for it
+    (:mod:`smpy.runtime.collio`). Returns when the whole collective access is done."""
+    sh = fh.shared
+    if nbytes > 0:
+        offs, lens = fh.view.segment_arrays(offset * fh.view.esize, nbytes)
+    else:
+        offs = lens = np.zeros(0, np.int64)
+    collio.collective(proc, sh, offs, lens, write, label)
 
 
 def wait(act: Activity, label: str) -> None:
@@ -238,7 +294,7 @@ class FileShared:
     """What the ranks of one collective open share: descriptor, path, shared pointer."""
 
     __slots__ = ("path", "fd", "amode", "comm", "group", "shared_pos", "info", "open", "closed",
-                 "readable")
+                 "readable", "fs", "apath", "layout")
 
     def __init__(self, path: Any, fd: int, amode: int, comm: CommImpl, info: dict[str, str]) -> None:
         self.path = path
@@ -252,6 +308,11 @@ class FileShared:
         self.closed = False
         #: the descriptor can be read (False: a write-only file without read permission)
         self.readable = True
+        #: the file system of the path (smpy.runtime.fsio; None: the legacy disk model),
+        #: the absolute path and the file's layout on it
+        self.fs: Any = None
+        self.apath = os.path.abspath(os.fsdecode(path))
+        self.layout: tuple[int, int, int, int] | None = None
 
 
 class FileHandle:
@@ -454,6 +515,8 @@ def open_file(proc: Process, comm: CommImpl, path: Any, amode: int, info: dict[s
         errors.raise_error(shared[0], f"MPI_File_open: {shared[1]}")
     _next_handle += 1
     fh = FileHandle(shared, View(0, datatype_byte, datatype_byte, "native"), _next_handle)
+    if shared.fs is None:
+        bind_fs(proc, shared)
     if amode & MODE_APPEND:
         end = fh.size()
         fh.pos = end
@@ -497,7 +560,7 @@ def delete_file(proc: Process, path: Any) -> None:
     except OSError as exc:
         cls, msg = _os_error(exc, path)
         errors.raise_error(cls, f"MPI_File_delete: {msg}")
-    charge_wait(proc, 0, True, "MPI_File_delete")
+    meta_wait(proc, None, "MPI_File_delete", path)
 
 
 # -- data representations ------------------------------------------------------------------------

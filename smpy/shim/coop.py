@@ -37,6 +37,7 @@ import os
 import select
 import selectors
 import socket
+import stat
 from collections.abc import Callable
 from typing import Any
 
@@ -45,8 +46,8 @@ from smpy.kernel.actors import block_on, block_on_any, current_actor
 from smpy.kernel.oswait import POLLIN, POLLOUT, CheckWait, FdWait, real_poll
 
 _real_select = select.select
-_real_read = os.read
-_real_write = os.write
+#: os.read/os.write as found at install (other shims' file timing, smpy.shim.fileio, stays)
+_next = {"read": os.read, "write": os.write}
 _real_waitpid = os.waitpid
 _PIPE_BUF = getattr(select, "PIPE_BUF", 512)
 
@@ -268,21 +269,22 @@ def _os_read(fd: int, n: int) -> bytes:
     actor = _rank_actor()
     if actor is not None and not _ready(fd, POLLIN) and os.get_blocking(fd):
         wait_fds(actor, [(fd, POLLIN)], None, f"os.read() on fd {fd}")
-    return _real_read(fd, n)
+    return _next["read"](fd, n)
 
 
 def _os_write(fd: int, data: Any) -> int:
     actor = _rank_actor()
+    write = _next["write"]
     if actor is None or not os.get_blocking(fd):
-        return _real_write(fd, data)
+        return write(fd, data)
     view = memoryview(data).cast("B")
-    if len(view) <= _PIPE_BUF and _ready(fd, POLLOUT):
-        return _real_write(fd, view)
+    if _ready(fd, POLLOUT) and (len(view) <= _PIPE_BUF or stat.S_ISREG(os.fstat(fd).st_mode)):
+        return write(fd, view)
     done = 0
     while done < len(view):
         if not _ready(fd, POLLOUT):
             wait_fds(actor, [(fd, POLLOUT)], None, f"os.write() on fd {fd}")
-        done += _real_write(fd, view[done:done + _PIPE_BUF])
+        done += write(fd, view[done:done + _PIPE_BUF])
     return done
 
 
@@ -367,6 +369,7 @@ class Cooperative:
         self._patch(S, "sendall", _sendall)
         self._patch(S, "connect", _connect)
         self._patch(S, "connect_ex", _connect_ex)
+        _next["read"], _next["write"] = os.read, os.write
         self._patch(os, "read", _os_read)
         self._patch(os, "write", _os_write)
         self._patch(os, "waitpid", _waitpid)

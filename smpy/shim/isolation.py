@@ -363,6 +363,16 @@ class RankStream(io.TextIOBase):
         return self.real.fileno()
 
 
+class RankExit(BaseException):
+    """A rank called ``os._exit(status)``: its process ends at once, and with it the job (mpiexec
+    reports the bad termination and kills the others). Raised instead of leaving the emulator,
+    so that the summary, the trace and the JSON of the run are still written."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
 class Patches:
     """Install/uninstall the process-wide patches of one run (idempotent pair)."""
 
@@ -427,6 +437,15 @@ class Patches:
             ctx.exit_funcs[:] = [e for e in ctx.exit_funcs if e[0] != func]
             return None
 
+        real_exit, pid = os._exit, os.getpid()
+
+        def _exit(status: int) -> None:
+            if state.ctx is None or os.getpid() != pid:  # not a rank, or a child it forked
+                real_exit(status)
+            raise RankExit(int(status))
+
+        _exit.__module__, _exit.__qualname__ = "os", "_exit"
+        self._patch(os, "_exit", _exit)
         self._patch(atexit, "register", register)
         self._patch(atexit, "unregister", unregister)
         out = RankStream(sys.stdout, "stdout", session)

@@ -114,14 +114,16 @@ class StorageModel:
             self.add_disk(d)
         engine.add_model(self)
 
-    def add_disk(self, disk: Disk) -> None:
+    def add_disk(self, disk: Disk, default_ok: bool = True) -> None:
+        """Attach ``disk``; a disk without hosts becomes the shared default unless
+        ``default_ok`` is False (a file-system server's disk)."""
         disk.model_data = (self.system.constraint(disk.read_bw, data=disk),
                            self.system.constraint(disk.write_bw, data=disk))
         self.disks.append(disk)
         if disk.hosts:
             for h in disk.hosts:
                 self._by_host[h] = disk
-        elif self._default is None:
+        elif self._default is None and default_ok:
             self._default = disk
 
     def disk_of(self, host_name: str) -> Disk:
@@ -135,11 +137,13 @@ class StorageModel:
             self.add_disk(self._default)
         return self._default
 
-    def io(self, disk: Disk, nbytes: float, write: bool) -> IoOp:
-        """Start an operation of ``nbytes`` on ``disk``; returns the activity."""
+    def io(self, disk: Disk, nbytes: float, write: bool, latency: float | None = None) -> IoOp:
+        """Start an operation of ``nbytes`` on ``disk``; returns the activity. ``latency``
+        replaces the disk's own (a hard disk's seek, :mod:`smpy.storage.filesystem`)."""
         op = IoOp(self, disk, nbytes, write)
-        if disk.latency > 0.0:
-            op._lat_event = self.engine.schedule(disk.latency, op._start_bandwidth_phase)
+        lat = disk.latency if latency is None else latency
+        if lat > 0.0:
+            op._lat_event = self.engine.schedule(lat, op._start_bandwidth_phase)
         else:
             op._start_bandwidth_phase()
         return op

@@ -1,0 +1,1 @@
+"""Foundations used by every layer: configuration flags, units, piecewise tables, mpiexec discovery."""

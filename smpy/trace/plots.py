@@ -21,15 +21,53 @@ from pathlib import Path
 from typing import Any
 
 
+def require_matplotlib() -> None:
+    """Raise RuntimeError (with the way to install it) when matplotlib is missing; commands
+    call this before a run whose figures they will draw."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise RuntimeError("plots need matplotlib: pip install matplotlib (or pip install 'smpy[plot]')")
+
+
 def _plt() -> Any:
-    try:
-        import matplotlib
-    except ImportError:
-        raise RuntimeError("plots need matplotlib: pip install matplotlib") from None
+    require_matplotlib()
+    import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
+
+
+#: the kinds of bar in the Gantt chart, in legend order: (label, colour, test on the call name)
+KINDS: list[tuple[str, str]] = [
+    ("computation", "#4c72b0"), ("point-to-point", "#dd8452"), ("wait / test / probe", "#c44e52"),
+    ("collective", "#55a868"), ("one-sided", "#8172b3"), ("I/O", "#937860"), ("other MPI", "#8c8c8c"),
+]
+_COLLECTIVES = ("bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall", "barrier",
+                "scan", "exscan", "reduce_scatter", "neighbor_")
+_P2P = ("send", "recv", "sendrecv", "bsend", "ssend", "rsend", "isend", "irecv", "issend", "ibsend",
+        "irsend", "mrecv", "imrecv", "send_init", "recv_init", "start")
+_WAITS = ("wait", "test", "probe", "iprobe", "mprobe", "improbe")
+
+
+def call_kind(cat: str, name: str) -> str:
+    """The Gantt kind of a trace event: its category ``compute`` or the MPI call's name
+    (``MPI_Send``, ``Comm.bcast``, ``Win.Put``, ...)."""
+    if cat == "compute":
+        return "computation"
+    base = name.split(".")[-1].removeprefix("MPI_").lower()
+    if name.startswith(("Win.", "MPI_Win")) or base in ("put", "get", "accumulate", "rput", "rget"):
+        return "one-sided"
+    if name.startswith(("File.", "MPI_File")):
+        return "I/O"
+    if base.startswith(_WAITS) or base.startswith("start"):
+        return "wait / test / probe"
+    if base.lstrip("i") in _COLLECTIVES or base in _COLLECTIVES or base.startswith(("neighbor_", "ineighbor_")):
+        return "collective"
+    if base in _P2P:
+        return "point-to-point"
+    return "other MPI"
 
 
 def gantt(trace: Path, out: Path, max_ranks: int = 64) -> Path:
@@ -38,27 +76,31 @@ def gantt(trace: Path, out: Path, max_ranks: int = 64) -> Path:
     bars: dict[int, list[tuple[float, float, str]]] = {}
     for e in events:
         if e.get("ph") == "X":
-            bars.setdefault(e["tid"], []).append((e["ts"] * 1e-6, e["dur"] * 1e-6, e.get("cat", "")))
+            kind = call_kind(e.get("cat", ""), e.get("name", ""))
+            bars.setdefault(e["tid"], []).append((e["ts"] * 1e-6, e["dur"] * 1e-6, kind))
     ranks = sorted(bars)
     if len(ranks) > max_ranks:
         step = len(ranks) / max_ranks
         ranks = [ranks[int(i * step)] for i in range(max_ranks)]
-    fig, ax = plt.subplots(figsize=(10, 1 + 0.25 * len(ranks)))
-    colors = {"compute": "#4c72b0", "mpi": "#dd8452"}
+    fig, ax = plt.subplots(figsize=(11, 1.2 + 0.25 * len(ranks)))
+    colors = dict(KINDS)
+    present = {k for r in ranks for _, _, k in bars[r]}
     for row, r in enumerate(ranks):
-        for cat in ("compute", "mpi"):
-            spans = [(t, d) for t, d, c in bars[r] if c == cat and d > 0]
+        for kind in colors:
+            spans = [(t, d) for t, d, k in bars[r] if k == kind and d > 0]
             if spans:
-                ax.broken_barh(spans, (row - 0.4, 0.8), facecolors=colors[cat],
-                               label=cat if row == 0 else None)
+                ax.broken_barh(spans, (row - 0.4, 0.8), facecolors=colors[kind])
     ax.set_yticks(range(len(ranks)), [str(r) for r in ranks])
     ax.set_xlabel("simulated time (s)")
     ax.set_ylabel("rank")
     ax.set_title("computation and MPI calls per rank")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
-    ax.legend(handles, ["computation", "MPI call"], loc="upper right")
+    shown = [k for k in colors if k in present]
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[k]) for k in shown]
+    # outside the axes, to the right: the legend never covers a bar
+    ax.legend(handles, shown, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              fontsize="small")
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return out
 
@@ -96,23 +138,43 @@ def matrix(report_json: Path, out: Path) -> Path:
     for s, d, b in data.get("matrix", []):
         m[s, d] += b
     fig, ax = plt.subplots(figsize=(6, 5))
-    im = ax.imshow(m, cmap="viridis", interpolation="nearest", origin="upper")
+    im = ax.imshow(m, cmap="viridis", interpolation="nearest", origin="upper",
+                   vmin=0.0, vmax=max(float(m.max()), 1.0), extent=(-0.5, n - 0.5, n - 0.5, -0.5))
     fig.colorbar(im, ax=ax, label="bytes")
+    from matplotlib.ticker import MaxNLocator  # whole ranks only
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("destination rank")
     ax.set_ylabel("source rank")
-    ax.set_title("point-to-point bytes between ranks")
+    ax.set_title("point-to-point bytes between ranks" if m.any()
+                 else "no point-to-point messages between ranks")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
 
 
-def html_report(figures: list[Path], report_json: Path | None, out: Path, title: str) -> Path:
+def _summary_html(summary: Any) -> str:
+    """The run's headline: predicted makespan, platform, ranks and outcome (a RunResult, or
+    the dict of its --json file)."""
+    d = summary if isinstance(summary, dict) else summary.to_json()
+    status = "" if d.get("status", "ok") == "ok" else f"; status <b>{html.escape(str(d['status']))}</b>"
+    energy = d.get("energy") or {}
+    joules = f"; energy {energy['total_J']:.6g} J" if "total_J" in energy else ""
+    return (f"<p>Predicted makespan <b>{d['makespan_s']:.9g} s</b> on platform "
+            f"<b>{html.escape(str(d['platform']))}</b>: {d['np']} ranks on {d['hosts_used']} hosts; "
+            f"{d['mpi_calls']} MPI calls, {d['messages']} messages{joules}{status}</p>")
+
+
+def html_report(figures: list[Path], report_json: Path | None, out: Path, title: str,
+                summary: Any = None) -> Path:
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
              "th{background:#eee}img{max-width:100%}</style></head><body>",
              f"<h1>{html.escape(title)}</h1>"]
+    if summary is not None:
+        parts.append(_summary_html(summary))
     if report_json is not None:
         data = json.loads(report_json.read_text())
         tot = data["total"]
@@ -139,7 +201,7 @@ def html_report(figures: list[Path], report_json: Path | None, out: Path, title:
 
 
 def make_all(outdir: Path, trace: Path | None = None, power_csv: Path | None = None,
-             report_json: Path | None = None, title: str = "smpy run") -> list[Path]:
+             report_json: Path | None = None, title: str = "smpy run", summary: Any = None) -> list[Path]:
     outdir.mkdir(parents=True, exist_ok=True)
     figs = []
     if trace is not None and trace.exists():
@@ -149,6 +211,6 @@ def make_all(outdir: Path, trace: Path | None = None, power_csv: Path | None = N
     if report_json is not None and report_json.exists():
         figs.append(matrix(report_json, outdir / "matrix.png"))
     page = html_report(figs, report_json if report_json is not None and report_json.exists() else None,
-                       outdir / "report.html", title)
+                       outdir / "report.html", title, summary)
     return [*figs, page]
 

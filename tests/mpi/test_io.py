@@ -236,9 +236,6 @@ def test_file_error_handlers(tmp_path: Path) -> None:
     """What MPICH does (seen with mpiexec): a user handler runs and the call returns; errors
     of Open go to FILE_NULL's handler, Open then returns a null File; new files get
     ERRORS_RETURN whatever FILE_NULL has; ERRORS_ARE_FATAL aborts."""
-    eh = pytest.importorskip("smpy.mpi.errhandler")
-    if not hasattr(eh, "ErrhandlerMixin"):
-        pytest.skip("user error handlers arrive with smpy.mpi.errhandler's ErrhandlerMixin")
     prog = tmp_path / "eh.py"
     prog.write_text(ERRHANDLERS)
     res = smpy.run(str(prog), np=2, args=[str(tmp_path)], capture=True)

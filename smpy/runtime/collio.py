@@ -1,0 +1,264 @@
+r"""MPI-IO access strategies as ROMIO runs them: data sieving and two-phase collective I/O.
+
+Only the *time* is modelled here (the bytes themselves are written and read by
+:mod:`smpy.runtime.io`, so file contents do not depend on the strategy). Every access goes
+through the file system's data path (:mod:`smpy.runtime.fsio`).
+
+Independent access (data sieving, ROMIO's ``ADIOI_GEN_ReadStrided``/``WriteStrided``)
+    A contiguous access is one data-path access. A non-contiguous one with data sieving on
+    (``romio_ds_read``/``romio_ds_write``: ``enable`` or ``automatic``, the default) covers the
+    span from its first to its last byte in buffers of ``ind_rd_buffer_size`` (4 MiB) or
+    ``ind_wr_buffer_size`` (512 KiB) bytes, one after the other; a buffer with data is read,
+    and for a write, read (when the data does not cover it) and written back. With data
+    sieving off, each contiguous piece is its own access, one after the other.
+
+Collective access (two-phase, ROMIO's ``ADIOI_GEN_WriteStridedColl``)
+    Each member's access is a list of file pieces. Collective buffering is used when
+    ``romio_cb_write``/``romio_cb_read`` is ``enable``, or ``automatic`` (the default) and the
+    members' byte ranges interleave; otherwise every member makes its own independent access
+    and the call ends when the last one is done.
+
+    *Aggregators*: ``cb_nodes`` of them (default: one per host of the communicator, as
+    ROMIO's ``cb_config_list *:1``), the first rank of each host in rank order (then the
+    second of each host, ... when ``cb_nodes`` exceeds the hosts).
+    *File domains*: the range :math:`[lo, hi)` of all accessed bytes is cut into
+    :math:`a` domains of :math:`\lceil (hi-lo)/a \rceil` bytes, boundaries rounded up to a
+    multiple of the stripe size on a parallel file system (ROMIO's stripe alignment).
+    *Rounds*: each domain is processed in windows of ``cb_buffer_size`` (16 MiB) bytes;
+    round :math:`r` handles window :math:`r` of every domain. For a write, every member
+    sends the bytes it has in the window to the aggregator (a network flow from its host,
+    none for the aggregator's own data), then the aggregator writes the window's span
+    (from its first to its last byte; read first when the pieces leave holes). For a read
+    the aggregator reads the span, then sends each member its bytes. A round ends when all
+    aggregators are done; the next one starts then (ROMIO's per-round synchronisation).
+    The per-round exchange of counts (an ``MPI_Alltoall`` of a few bytes) is not modelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from smpy.kernel.activity import Activity, Trigger
+from smpy.kernel.actors import block_on
+from smpy.runtime import fsio
+from smpy.storage.filesystem import done
+
+if TYPE_CHECKING:
+    from smpy.runtime.io import FileShared
+    from smpy.runtime.world import Process, World
+
+__all__ = ["independent", "collective", "aggregators", "file_domains"]
+
+CB_BUFFER_SIZE = 16 * 1024 * 1024
+IND_RD_BUFFER_SIZE = 4 * 1024 * 1024
+IND_WR_BUFFER_SIZE = 512 * 1024
+
+
+def _hint(info: dict[str, str], key: str, default: int) -> int:
+    try:
+        v = int(info.get(key, default))
+    except (TypeError, ValueError):
+        return default
+    return v if v > 0 else default
+
+
+def _mode(info: dict[str, str], key: str) -> str:
+    v = str(info.get(key, "automatic")).lower()
+    return v if v in ("enable", "disable", "automatic") else "automatic"
+
+
+def _covered(starts: np.ndarray, ends: np.ndarray, cummax: np.ndarray, a: int, b: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Indices of the pieces (sorted by start) that meet ``[a, b)`` and their clipped bounds."""
+    i0 = int(np.searchsorted(cummax, a, side="right"))
+    i1 = int(np.searchsorted(starts, b, side="left"))
+    if i1 <= i0:
+        e = np.zeros(0, np.int64)
+        return e, e, e
+    idx = np.arange(i0, i1)
+    lo = np.maximum(starts[i0:i1], a)
+    hi = np.minimum(ends[i0:i1], b)
+    keep = lo < hi
+    return idx[keep], lo[keep], hi[keep]
+
+
+# -- independent --------------------------------------------------------------------------------
+def independent(proc: Process, sh: FileShared, offs: np.ndarray, lens: np.ndarray, write: bool,
+                host: Any = None) -> Activity:
+    """The time of one member's independent access to the pieces ``offs``/``lens``."""
+    world = proc.world
+    host = host if host is not None else proc.host
+    fs, path, layout = sh.fs, sh.apath, sh.layout
+    if len(offs) == 0:
+        return done(world.engine)
+    if len(offs) == 1:
+        fsio.stats(world).add(path, proc.rank, int(lens[0]), write)
+        return fsio.access(world, host, fs, path, int(offs[0]), int(lens[0]), write, layout)
+    total = int(lens.sum())
+    fsio.stats(world).add(path, proc.rank, total, write)
+    ds = _mode(sh.info, "romio_ds_write" if write else "romio_ds_read")
+    steps: list[Callable[[], Activity]] = []
+    if ds == "disable":
+        for o, n in zip(offs.tolist(), lens.tolist()):
+            steps.append(lambda o=o, n=n: fsio.access(world, host, fs, path, o, n, write, layout))
+        return fsio.chain(world, steps)
+    buf = _hint(sh.info, "ind_wr_buffer_size" if write else "ind_rd_buffer_size",
+                IND_WR_BUFFER_SIZE if write else IND_RD_BUFFER_SIZE)
+    order = np.argsort(offs, kind="stable")
+    starts = offs[order]
+    ends = starts + lens[order]
+    cummax = np.maximum.accumulate(ends)
+    lo, hi = int(starts[0]), int(cummax[-1])
+    for a in range(lo, hi, buf):
+        b = min(a + buf, hi)
+        _i, clo, chi = _covered(starts, ends, cummax, a, b)
+        if len(clo) == 0:
+            continue
+        s0, s1 = int(clo.min()), int(chi.max())
+        holes = int((chi - clo).sum()) < s1 - s0
+        if not write or holes:
+            steps.append(lambda s0=s0, s1=s1: fsio.access(world, host, fs, path, s0, s1 - s0, False, layout))
+        if write:
+            steps.append(lambda s0=s0, s1=s1: fsio.access(world, host, fs, path, s0, s1 - s0, True, layout))
+    return fsio.chain(world, steps)
+
+
+# -- collective ----------------------------------------------------------------------------------
+class _Collective:
+    """One collective access of a file's communicator: the members' pieces, then the plan."""
+
+    def __init__(self, world: World, sh: FileShared, write: bool) -> None:
+        self.world = world
+        self.sh = sh
+        self.write = write
+        self.parts: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.done = Trigger(world.engine, "collective I/O")
+
+
+def aggregators(world: World, group: list[int], cb_nodes: int) -> list[int]:
+    """World ranks of the aggregators: the first rank of each host (in rank order), then the
+    second of each, ... until ``cb_nodes`` (default: one per host)."""
+    per_host: dict[int, list[int]] = {}
+    for r in group:
+        per_host.setdefault(world.processes[r].host.index, []).append(r)
+    lists = list(per_host.values())
+    want = min(cb_nodes or len(lists), len(group))
+    out: list[int] = []
+    depth = 0
+    while len(out) < want:
+        for lst in lists:
+            if depth < len(lst) and len(out) < want:
+                out.append(lst[depth])
+        depth += 1
+    return out
+
+
+def file_domains(lo: int, hi: int, naggs: int, align: int) -> list[tuple[int, int]]:
+    """``naggs`` domains covering ``[lo, hi)``, boundaries rounded up to ``align`` bytes."""
+    size = -(-(hi - lo) // naggs)
+    bounds = [lo]
+    for i in range(1, naggs):
+        b = lo + i * size
+        if align > 1:
+            b = -(-b // align) * align
+        bounds.append(min(max(b, bounds[-1]), hi))
+    bounds.append(hi)
+    return [(bounds[i], bounds[i + 1]) for i in range(naggs)]
+
+
+def _interleaved(parts: list[tuple[np.ndarray, np.ndarray]]) -> bool:
+    ranges = sorted((int(o.min()), int((o + n).max())) for o, n in parts if len(o))
+    return any(ranges[i][0] < ranges[i - 1][1] for i in range(1, len(ranges)))
+
+
+def collective(proc: Process, sh: FileShared, offs: np.ndarray, lens: np.ndarray, write: bool,
+               label: str) -> None:
+    """A member's part of a collective access; blocks until the whole access is done."""
+    comm = sh.comm
+    world = proc.world
+    c = comm.agree(proc, ("collio", label), lambda: _Collective(world, sh, write), comm.size)
+    c.parts[proc.rank] = (offs, lens)
+    if len(c.parts) == comm.size:
+        _plan(c).add_callback(lambda _a: c.done.fire())
+    block_on(c.done, label)
+
+
+def _plan(c: _Collective) -> Activity:
+    world, sh, write = c.world, c.sh, c.write
+    group = sh.group
+    parts = [c.parts[r] for r in group]
+    if not any(len(o) for o, _n in parts):
+        return done(world.engine)
+    mode = _mode(sh.info, "romio_cb_write" if write else "romio_cb_read")
+    if mode == "disable" or (mode == "automatic" and not _interleaved(parts)):
+        procs = world.processes
+        return fsio.join(world, [independent(procs[r], sh, o, n, write) for r, (o, n) in zip(group, parts)])
+    return _two_phase(c, parts)
+
+
+def _two_phase(c: _Collective, parts: list[tuple[np.ndarray, np.ndarray]]) -> Activity:
+    world, sh, write = c.world, c.sh, c.write
+    group = sh.group
+    owner = np.concatenate([np.full(len(o), i, np.int64) for i, (o, _n) in enumerate(parts)])
+    offs = np.concatenate([o for o, _n in parts]).astype(np.int64)
+    ends = offs + np.concatenate([n for _o, n in parts]).astype(np.int64)
+    order = np.argsort(offs, kind="stable")
+    starts, ends, owner = offs[order], ends[order], owner[order]
+    cummax = np.maximum.accumulate(ends)
+    lo, hi = int(starts[0]), int(cummax[-1])
+    aggs = aggregators(world, group, _hint(sh.info, "cb_nodes", 0))
+    align = sh.layout[3] if sh.fs is not None and sh.fs.kind == "parallel" and sh.layout else 1
+    domains = file_domains(lo, hi, len(aggs), align)
+    cb = _hint(sh.info, "cb_buffer_size", CB_BUFFER_SIZE)
+    rounds = max(-(-(b - a) // cb) for a, b in domains)
+    geom = (starts, ends, cummax, owner)
+    steps = [lambda r=r: _round(c, geom, aggs, domains, cb, r) for r in range(rounds)]
+    for i, r in enumerate(group):
+        o, n = parts[i]
+        fsio.stats(world).add(sh.apath, r, int(n.sum()), write)
+    return fsio.chain(world, steps, "two-phase I/O")
+
+
+def _round(c: _Collective, geom: tuple, aggs: list[int], domains: list[tuple[int, int]],
+           cb: int, r: int) -> Activity:
+    world, sh, write = c.world, c.sh, c.write
+    starts, ends, cummax, owner = geom
+    procs = world.processes
+    group = sh.group
+    acts = []
+    for agg, (d0, d1) in zip(aggs, domains):
+        a, b = d0 + r * cb, min(d0 + (r + 1) * cb, d1)
+        if a >= b:
+            continue
+        idx, clo, chi = _covered(starts, ends, cummax, a, b)
+        if len(idx) == 0:
+            continue
+        per = np.bincount(owner[idx], weights=(chi - clo), minlength=len(group))
+        s0, s1 = int(clo.min()), int(chi.max())
+        holes = int((chi - clo).sum()) < s1 - s0
+        ahost = procs[agg].host
+        sends = [(procs[group[i]].host, int(per[i])) for i in np.flatnonzero(per).tolist()
+                 if group[i] != agg]
+        acts.append(_aggregate(world, sh, ahost, sends, s0, s1, write, holes))
+    return fsio.join(world, acts, "two-phase round")
+
+
+def _aggregate(world: World, sh: FileShared, ahost: Any, sends: list[tuple[Any, int]], s0: int,
+               s1: int, write: bool, holes: bool) -> Activity:
+    fs, path, layout = sh.fs, sh.apath, sh.layout
+
+    def exchange() -> Activity:
+        if write:
+            return fsio.join(world, [fsio.flow(world, h, ahost, n) for h, n in sends])
+        return fsio.join(world, [fsio.flow(world, ahost, h, n) for h, n in sends])
+
+    def io(w: bool) -> Callable[[], Activity]:
+        return lambda: fsio.access(world, ahost, fs, path, s0, s1 - s0, w, layout)
+    if write:
+        steps = [exchange] + ([io(False)] if holes else []) + [io(True)]
+    else:
+        steps = [io(False), exchange]
+    return fsio.chain(world, steps, "aggregator")

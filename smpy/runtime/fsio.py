@@ -1,0 +1,197 @@
+r"""The I/O data path: a rank's file access as network flows and server operations.
+
+The storage side (striping, caches, disks) is :mod:`smpy.storage.filesystem`; this module
+adds the network, so that I/O and MPI messages share the links in one max-min system.
+
+An access of :math:`n` bytes at offset :math:`a` of a file of a *parallel* file system is
+split by the striping function into per-server requests :math:`(j, n_j, \ell_j)`; they run
+concurrently and the access ends with the last one. A write request is a flow of
+:math:`n_j` bytes from the client's host to the server's host over the platform's route
+(latency + max-min shared bandwidth, :mod:`smpy.network.model`), then the server's write
+(absorbed by its cache while there is room, else at disk speed). A read request is a
+0-byte flow to the server (the request's latency), the server's read (cache hit: no disk
+time), then a flow of :math:`n_j` bytes back. Uncontended and with cache room, a write of
+:math:`n \le S` bytes therefore lasts :math:`T_\text{net}(n)`; a read that misses
+:math:`T_\text{net}(0) + \lambda_d + n/R_d + T_\text{net}(n)`.
+
+A *local* file system, and a *virtual* one (timed as local, contents in memory:
+:mod:`smpy.shim.fileio`), is the host's own server (no flows).
+Metadata operations (open, create, close, delete, stat, sync's commit) are a 0-byte flow to
+the metadata server, one 0-byte disk operation there, and a 0-byte flow back. ``sync``
+waits until each server of the file has flushed what it had been given, then the metadata
+operation.
+
+Paths outside every mount, when no file system is the default, keep the model of
+:mod:`smpy.runtime.io` (the ``storage:`` disks): :func:`fs_of` returns None for them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from smpy.kernel.activity import Activity, Trigger
+from smpy.storage import Disk, StorageModel
+from smpy.storage.filesystem import FileSystem, FileSystems, Server, done, stripe_requests
+
+if TYPE_CHECKING:
+    from smpy.runtime.world import World
+
+__all__ = ["storage", "filesystems", "fs_of", "access", "metadata", "sync", "chain", "join", "Stats", "stats"]
+
+
+def storage(world: World) -> StorageModel:
+    """The world's storage model, built on first use from the platform's disks (the
+    ``storage:`` section; MPI-IO's model for paths outside the file systems)."""
+    model = getattr(world, "storage", None)
+    if model is None:
+        disks = getattr(world.platform, "disks", None)
+        model = StorageModel(world.engine, [Disk(d.name, d.read_bw, d.write_bw, d.latency, d.hosts)
+                                            for d in disks] if disks else None)
+        world.storage = model
+    return model
+
+
+def filesystems(world: World) -> FileSystems | None:
+    """The world's file systems (None when the platform declares none)."""
+    fss = getattr(world, "filesystems", None)
+    if fss is None:
+        decl = getattr(world.platform, "filesystems", None)
+        if not decl:
+            return None
+        fss = FileSystems(storage(world), list(decl))
+        world.filesystems = fss
+    return fss
+
+
+def fs_of(world: World, path: Any) -> FileSystem | None:
+    """The file system of ``path`` (made absolute), or None (the legacy disk model)."""
+    fss = filesystems(world)
+    if fss is None:
+        return None
+    return fss.of_path(os.path.abspath(os.fsdecode(path)))
+
+
+# -- composing activities ----------------------------------------------------------------------
+def chain(world: World, steps: Sequence[Callable[[], Activity]], label: str = "I/O") -> Activity:
+    """Run ``steps`` one after the other (each starts the next's activity); done with the last."""
+    out = Trigger(world.engine, label)
+    it = iter(steps)
+
+    def step(_a: Activity | None = None) -> None:
+        for fn in it:
+            act = fn()
+            if not act.done:
+                act.add_callback(step)
+                return
+        out.fire()
+    step()
+    return out
+
+
+def join(world: World, acts: list[Activity], label: str = "I/O") -> Activity:
+    """Done when every activity of ``acts`` is."""
+    pending = [a for a in acts if not a.done]
+    if not pending:
+        return done(world.engine)
+    if len(pending) == 1:
+        return pending[0]
+    out = Trigger(world.engine, label)
+    left = [len(pending)]
+
+    def one(_a: Activity) -> None:
+        left[0] -= 1
+        if left[0] == 0:
+            out.fire()
+    for a in pending:
+        a.add_callback(one)
+    return out
+
+
+def flow(world: World, src: Any, dst: Any, nbytes: float) -> Activity:
+    """A network flow of ``nbytes`` (I/O traffic: not counted as an MPI message)."""
+    return world.net.communicate(world.route(src, dst), nbytes, world.route(dst, src))
+
+
+# -- statistics (per file and per rank) for --report ---------------------------------------------
+class Stats:
+    __slots__ = ("files", "ranks")
+
+    def __init__(self) -> None:
+        #: path -> [bytes written, bytes read, operations]
+        self.files: dict[str, list[int]] = {}
+        #: rank -> [bytes written, bytes read, operations]
+        self.ranks: dict[int, list[int]] = {}
+
+    def add(self, path: str, rank: int, nbytes: int, write: bool) -> None:
+        for table, key in ((self.files, path), (self.ranks, rank)):
+            row = table.get(key)  # type: ignore[call-overload]
+            if row is None:
+                row = table[key] = [0, 0, 0]  # type: ignore[index]
+            row[0 if write else 1] += nbytes
+            row[2] += 1
+
+
+def stats(world: World) -> Stats:
+    s = getattr(world, "io_stats", None)
+    if s is None:
+        s = world.io_stats = Stats()
+    return s
+
+
+# -- the data path ---------------------------------------------------------------------------------
+def _request(world: World, host: Any, srv_host: Any, server: Server, fid: int, local: int,
+             n: int, write: bool) -> Activity:
+    if write:
+        return chain(world, (lambda: flow(world, host, srv_host, n),
+                             lambda: server.write(fid, local, n)))
+    return chain(world, (lambda: flow(world, host, srv_host, 0),
+                         lambda: server.read(fid, local, n),
+                         lambda: flow(world, srv_host, host, n)))
+
+
+def access(world: World, host: Any, fs: FileSystem, path: str, offset: int, nbytes: int,
+           write: bool, layout: tuple[int, int, int, int] | None = None) -> Activity:
+    """One contiguous access of ``nbytes`` at ``offset`` by a client on ``host``."""
+    fss = filesystems(world)
+    assert fss is not None
+    if nbytes <= 0:
+        return done(world.engine)
+    fid, first, count, ssize = layout or fss.layout(fs, path)
+    if fs.kind != "parallel":
+        srv = fss.server(fs, host.name)
+        return srv.write(fid, offset, nbytes) if write else srv.read(fid, offset, nbytes)
+    m = len(fs.servers)
+    parts = []
+    plat = world.platform
+    for slot, n, local in stripe_requests(offset, nbytes, ssize, count):
+        name = fs.servers[(first + slot) % m]
+        parts.append(_request(world, host, plat.host(name), fss.server(fs, name), fid, local, n, write))
+    return join(world, parts)
+
+
+def metadata(world: World, host: Any, fs: FileSystem) -> Activity:
+    """One metadata operation (open, create, close, stat, delete) of a client on ``host``."""
+    fss = filesystems(world)
+    assert fss is not None
+    if fs.kind != "parallel" or fs.metadata_server is None:
+        return fss.server(fs, host.name).metadata()
+    mds = world.platform.host(fs.metadata_server)
+    srv = fss.server(fs, fs.metadata_server)
+    return chain(world, (lambda: flow(world, host, mds, 0), srv.metadata,
+                         lambda: flow(world, mds, host, 0)))
+
+
+def sync(world: World, host: Any, fs: FileSystem, path: str) -> Activity:
+    """Done when the file's servers flushed what they were given, then a metadata op."""
+    fss = filesystems(world)
+    assert fss is not None
+    if fs.kind != "parallel":
+        servers = [fss.server(fs, host.name)]
+    else:
+        _fid, first, count, _s = fss.layout(fs, path)
+        m = len(fs.servers)
+        servers = [fss.server(fs, fs.servers[(first + j) % m]) for j in range(count)]
+    flushes = join(world, [s.sync() for s in servers])
+    return chain(world, (lambda: flushes, lambda: metadata(world, host, fs)))

@@ -1,0 +1,496 @@
+"""Python file I/O of the ranks, timed by the file system of each path.
+
+During a run, ``builtins.open``/``io.open`` and ``os.open``/``read``/``write``/``pread``/
+``pwrite``/``fsync``/``close`` are replaced. When the calling code is a rank's own code
+(not inside an MPI call, not a thread of the program), an access to a regular file is the
+real operation (the bytes land where the program asked) followed by the model's time as a
+blocking operation of the rank: the rank's computation burst ends, the access of ``n``
+bytes at the file's position goes through the data path of the path's file system
+(:mod:`smpy.runtime.fsio`; paths outside every mount without a default file system use the
+``storage:`` disk model), and the rank continues when it is done. ``os.fsync`` (and
+``f.flush(); os.fsync(f.fileno())``) waits for the servers' flush. Opening a file is a
+metadata operation.
+
+So ``numpy.save``/``load``/``tofile``/``fromfile`` on paths or ``open()`` files, ``pickle``
+on files, ``json``/``csv`` on files are charged. numpy's ``tofile``/``fromfile`` on an open
+file (and ``np.save``/``np.load``, which use them) bypass Python and use the descriptor: the
+bytes they move are found from the descriptor's position at the next operation or at close,
+and charged then (as a write if the file is write-only or grew, else as a read).
+
+*Virtual* file systems (``kind: virtual`` or ``virtual: true``): ``open()`` of a path under
+the mount returns an in-memory file; the contents are kept while the file system's total
+stays under ``keep`` bytes, beyond that discarded (reads give zeros, sizes stay right).
+Nothing is written to disk. Only ``open()``/``io.open`` know virtual files: ``os.open``,
+``os.path``/``os.stat``, ``mmap`` and C extensions (h5py, netCDF) see the real directory.
+
+Not intercepted: C extensions doing their own I/O (h5py/HDF5, netCDF, compiled readers),
+``mmap`` (``np.memmap``, ``np.load(mmap_mode=...)``), ``io.FileIO`` created directly,
+``pathlib.Path.read_bytes``/``write_bytes`` (they call ``io.open``: intercepted), files opened
+by the maestro or by the program's threads, and descriptors not opened by the rank through
+these functions.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import os
+import stat
+from typing import Any
+
+from smpy.kernel.actors import block_on
+from smpy.runtime import fsio
+from smpy.shim.isolation import state
+
+__all__ = ["FilePatches"]
+
+_session: Any = None
+_orig: dict[str, Any] = {}
+#: descriptor -> (absolute path, file system or None) of the regular files the ranks opened
+_fds: dict[int, tuple[str, Any]] = {}
+#: virtual files of the run: (fs name, path) -> _VFile
+_vfiles: dict[tuple[str, str], _VFile] = {}
+
+
+def _proc() -> Any:
+    """The calling rank's process when its time may advance here, else None."""
+    s = _session
+    ctx = state.ctx
+    if s is None or ctx is None or not s._can_block(ctx):
+        return None
+    return ctx.proc
+
+
+def _begin() -> Any:
+    """The calling rank, its computation burst ended (so the real operation's wall time is
+    not counted as computation), or None when the call is not timed."""
+    proc = _proc()
+    if proc is not None:
+        _session.timing.flush(proc)
+    return proc
+
+
+def _end(proc: Any) -> None:
+    if proc is not None:
+        _session.timing.restart(proc)
+
+
+def _charge(proc: Any, path: str, fs: Any, offset: int, nbytes: int, write: bool) -> None:
+    """Block the rank for the time of one access (after :func:`_begin`)."""
+    if nbytes <= 0 or proc is None:
+        return
+    world = proc.world
+    if fs is None:
+        from smpy.runtime import io as rio
+        act = rio.charge(proc, nbytes, write)
+    else:
+        fsio.stats(world).add(path, proc.rank, nbytes, write)
+        act = fsio.access(world, proc.host, fs, path, max(0, offset), nbytes, write)
+    block_on(act, "file write" if write else "file read")
+
+
+def _meta(proc: Any, fs: Any, label: str) -> None:
+    if fs is None:
+        from smpy.runtime import io as rio
+        act = rio.charge(proc, 0, True)
+    else:
+        act = fsio.metadata(proc.world, proc.host, fs)
+    block_on(act, label)
+
+
+def _sync(proc: Any, path: str, fs: Any) -> None:
+    if fs is None:
+        from smpy.runtime import io as rio
+        act = rio.charge(proc, 0, True)
+    else:
+        act = fsio.sync(proc.world, proc.host, fs, path)
+    block_on(act, "fsync")
+
+
+# -- real files --------------------------------------------------------------------------------
+class _ChargedFileIO(io.FileIO):
+    """A FileIO whose reads and writes are charged to the rank that opened it."""
+
+    _smpy: tuple[str, Any] | None = None
+    _pos = 0
+    _size = 0
+    _exposed = False
+
+    def _timed(self) -> Any:
+        return _begin() if self._smpy is not None else None
+
+    def fileno(self) -> int:
+        # handing out the descriptor lets C code (numpy's tofile/fromfile) move bytes
+        self._exposed = True
+        return super().fileno()
+
+    def _settle(self, proc: Any, target: int = -1) -> None:
+        """Charge what C code moved through the descriptor since :meth:`fileno` (numpy's
+        tofile/fromfile, which then seek the file object to the end of what they moved):
+        the growth of the file as a write, else the seek forward as a read."""
+        if self._smpy is None or not self._exposed:
+            return
+        self._exposed = False
+        try:
+            size = os.fstat(io.FileIO.fileno(self)).st_size
+        except (OSError, ValueError):
+            return
+        grown = size - self._size
+        if grown > 0 and self.writable():
+            _charge(proc, self._smpy[0], self._smpy[1], self._size, grown, True)
+            self._size = size
+        elif target > self._pos and self.readable():
+            _charge(proc, self._smpy[0], self._smpy[1], self._pos, target - self._pos, False)
+
+    def write(self, b: Any) -> Any:
+        proc = self._timed()
+        self._settle(proc)
+        start = self._pos
+        n = super().write(b)
+        if n and self._smpy is not None:
+            self._pos = start + n
+            self._size = max(self._size, self._pos)
+            _charge(proc, self._smpy[0], self._smpy[1], start, n, True)
+        _end(proc)
+        return n
+
+    def _after_read(self, proc: Any, start: int, n: int | None) -> None:
+        if n and self._smpy is not None:
+            self._pos = start + n
+            _charge(proc, self._smpy[0], self._smpy[1], start, n, False)
+        _end(proc)
+
+    def readinto(self, b: Any) -> Any:
+        proc = self._timed()
+        self._settle(proc)
+        start = self._pos
+        n = super().readinto(b)
+        self._after_read(proc, start, n)
+        return n
+
+    def read(self, size: int = -1) -> Any:
+        proc = self._timed()
+        self._settle(proc)
+        start = self._pos
+        data = super().read(size)
+        self._after_read(proc, start, len(data) if data else 0)
+        return data
+
+    def readall(self) -> Any:
+        proc = self._timed()
+        self._settle(proc)
+        start = self._pos
+        data = super().readall()
+        self._after_read(proc, start, len(data) if data else 0)
+        return data
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        proc = self._timed()
+        self._settle(proc, pos if whence == 0 else self._pos + pos if whence == 1 else -1)
+        self._pos = super().seek(pos, whence)
+        _end(proc)
+        return self._pos
+
+    def close(self) -> None:
+        if not self.closed and self._smpy is not None:
+            proc = self._timed()
+            self._settle(proc)
+            _end(proc)
+            _fds.pop(io.FileIO.fileno(self), None)
+        super().close()
+
+
+def _virtual_fs(path: str) -> Any:
+    world = _session.world
+    fs = fsio.fs_of(world, path)
+    return fs if fs is not None and fs.virtual else None
+
+
+class _VFile:
+    """The contents of one virtual file: ``data`` (None once discarded) and its size."""
+
+    __slots__ = ("data", "size")
+
+    def __init__(self) -> None:
+        self.data: bytearray | None = bytearray()
+        self.size = 0
+
+
+class _VirtualRaw(io.RawIOBase):
+    """An open virtual file (in memory or discarded), timed like a file of its file system."""
+
+    def __init__(self, path: str, fs: Any, mode: str) -> None:
+        super().__init__()
+        self.name = path
+        self.mode = mode
+        self._fs = fs
+        self._r = "r" in mode or "+" in mode
+        self._w = any(c in mode for c in "wax+")
+        key = (fs.name, path)
+        vf = _vfiles.get(key)
+        if vf is None:
+            if "r" in mode:
+                raise FileNotFoundError(2, "No such file or directory (virtual file system "
+                                        f"{fs.name!r})", path)
+            vf = _vfiles[key] = _VFile()
+        elif "x" in mode:
+            raise FileExistsError(17, "File exists", path)
+        if "w" in mode:
+            self._resize(vf, 0)
+        self._vf = vf
+        self._pos = vf.size if "a" in mode else 0
+
+    def _resize(self, vf: _VFile, size: int) -> None:
+        kept = _session_kept()
+        if vf.data is not None:
+            kept[self._fs.name] = kept.get(self._fs.name, 0) - len(vf.data)
+            del vf.data[size:]
+            kept[self._fs.name] += len(vf.data)
+        vf.size = size
+
+    def readable(self) -> bool:
+        return self._r
+
+    def writable(self) -> bool:
+        return self._w
+
+    def seekable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("a virtual file has no descriptor")
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        base = (0, self._pos, self._vf.size)[whence]
+        self._pos = max(0, base + pos)
+        return self._pos
+
+    def truncate(self, size: int | None = None) -> int:
+        size = self._pos if size is None else size
+        self._resize(self._vf, size)
+        return size
+
+    def readinto(self, b: Any) -> int:
+        vf = self._vf
+        mv = memoryview(b).cast("B")
+        n = max(0, min(len(mv), vf.size - self._pos))
+        if n:
+            if vf.data is not None:
+                chunk = vf.data[self._pos:self._pos + n]
+                mv[:len(chunk)] = chunk
+                mv[len(chunk):n] = bytes(n - len(chunk))
+            else:
+                mv[:n] = bytes(n)
+            proc = _begin()
+            _charge(proc, self.name, self._fs, self._pos, n, False)
+            _end(proc)
+            self._pos += n
+        return n
+
+    def write(self, b: Any) -> int:
+        vf = self._vf
+        mv = memoryview(b).cast("B")
+        n = len(mv)
+        if vf.data is not None:
+            kept = _session_kept()
+            end = self._pos + n
+            grow = max(0, end - len(vf.data))
+            if kept.get(self._fs.name, 0) + grow <= self._fs.keep:
+                if self._pos > len(vf.data):
+                    vf.data.extend(bytes(self._pos - len(vf.data)))
+                vf.data[self._pos:end] = mv
+                kept[self._fs.name] = kept.get(self._fs.name, 0) + grow
+            else:  # over the limit: this file's contents are dropped (reads give zeros)
+                kept[self._fs.name] = kept.get(self._fs.name, 0) - len(vf.data)
+                vf.data = None
+        proc = _begin()
+        _charge(proc, self.name, self._fs, self._pos, n, True)
+        _end(proc)
+        self._pos += n
+        vf.size = max(vf.size, self._pos)
+        return n
+
+
+def _session_kept() -> dict[str, int]:
+    fss = fsio.filesystems(_session.world)
+    return fss.kept if fss is not None else {}
+
+
+def _wrap(raw: Any, mode: str, buffering: int, encoding: Any, errors: Any, newline: Any) -> Any:
+    """The buffered and text layers ``io.open`` would put on ``raw``."""
+    binary = "b" in mode
+    line_buffering = False
+    if buffering == 1 or (buffering < 0 and raw.isatty()):
+        buffering = -1
+        line_buffering = True
+    if buffering < 0:
+        buffering = io.DEFAULT_BUFFER_SIZE
+    if buffering == 0:
+        if binary:
+            return raw
+        raise ValueError("can't have unbuffered text I/O")
+    if "+" in mode:
+        buf: Any = io.BufferedRandom(raw, buffering)
+    elif any(c in mode for c in "wax"):
+        buf = io.BufferedWriter(raw, buffering)
+    else:
+        buf = io.BufferedReader(raw, buffering)
+    if binary:
+        return buf
+    text = io.TextIOWrapper(buf, io.text_encoding(encoding), errors, newline, line_buffering)
+    text.mode = mode
+    return text
+
+
+def _raw_mode(mode: str) -> str:
+    m = "".join(c for c in mode if c in "rwxa+")
+    return m or "r"
+
+
+def _open(file: Any, mode: str = "r", buffering: int = -1, encoding: Any = None, errors: Any = None,
+          newline: Any = None, closefd: bool = True, opener: Any = None) -> Any:
+    proc = _proc()
+    if proc is None or isinstance(file, int) or not isinstance(mode, str) or "U" in mode:
+        return _orig["open"](file, mode, buffering, encoding, errors, newline, closefd, opener)
+    path = os.path.abspath(os.fsdecode(file))
+    vfs = _virtual_fs(path)
+    if vfs is not None:
+        raw: Any = _VirtualRaw(path, vfs, _raw_mode(mode))
+        _session.timing.flush(proc)
+        _meta(proc, vfs, "open")
+        _end(proc)
+        return _wrap(raw, mode, buffering, encoding, errors, newline)
+    raw = _ChargedFileIO(file, _raw_mode(mode), closefd, opener=opener)
+    st = os.fstat(io.FileIO.fileno(raw))
+    if not stat.S_ISREG(st.st_mode):  # a pipe, a device: not a file system's business
+        return _wrap(raw, mode, buffering, encoding, errors, newline)
+    fs = fsio.fs_of(proc.world, path)
+    fd = io.FileIO.fileno(raw)
+    raw._smpy = (path, fs)
+    raw._pos = os.lseek(fd, 0, os.SEEK_CUR)
+    raw._size = st.st_size
+    _fds[fd] = (path, fs)
+    _session.timing.flush(proc)
+    _meta(proc, fs, "open")
+    _end(proc)
+    if "a" in mode:
+        raw._pos = raw.seek(0, 2)
+    return _wrap(raw, mode, buffering, encoding, errors, newline)
+
+
+# -- os-level calls -----------------------------------------------------------------------------
+def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) -> int:
+    fd = _orig["os.open"](path, flags, mode, dir_fd=dir_fd)
+    proc = _proc()
+    if proc is not None and dir_fd is None:
+        try:
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        except OSError:
+            regular = False
+        if regular:
+            apath = os.path.abspath(os.fsdecode(path))
+            fs = fsio.fs_of(proc.world, apath)
+            _fds[fd] = (apath, fs)
+            _session.timing.flush(proc)
+            _meta(proc, fs, "open")
+            _end(proc)
+    return fd
+
+
+def _os_close(fd: int) -> None:
+    _fds.pop(fd, None)
+    _orig["os.close"](fd)
+
+
+def _os_read(fd: int, n: int) -> bytes:
+    known = _fds.get(fd)
+    proc = _begin() if known is not None else None
+    start = os.lseek(fd, 0, os.SEEK_CUR) if proc is not None else 0
+    data = _orig["os.read"](fd, n)
+    if known is not None:
+        _charge(proc, known[0], known[1], start, len(data), False)
+        _end(proc)
+    return data
+
+
+def _os_write(fd: int, data: Any) -> int:
+    known = _fds.get(fd)
+    proc = _begin() if known is not None else None
+    start = os.lseek(fd, 0, os.SEEK_CUR) if proc is not None else 0
+    n = _orig["os.write"](fd, data)
+    if known is not None:
+        _charge(proc, known[0], known[1], start, n, True)
+        _end(proc)
+    return n
+
+
+def _os_pread(fd: int, n: int, offset: int) -> bytes:
+    known = _fds.get(fd)
+    proc = _begin() if known is not None else None
+    data = _orig["os.pread"](fd, n, offset)
+    if known is not None:
+        _charge(proc, known[0], known[1], offset, len(data), False)
+        _end(proc)
+    return data
+
+
+def _os_pwrite(fd: int, data: Any, offset: int) -> int:
+    known = _fds.get(fd)
+    proc = _begin() if known is not None else None
+    n = _orig["os.pwrite"](fd, data, offset)
+    if known is not None:
+        _charge(proc, known[0], known[1], offset, n, True)
+        _end(proc)
+    return n
+
+
+def _os_fsync(fd: Any) -> None:
+    num = fd if isinstance(fd, int) else fd.fileno()
+    known = _fds.get(num)
+    proc = _begin() if known is not None else None
+    _orig["os.fsync"](fd)
+    if known is not None and proc is not None:
+        _sync(proc, known[0], known[1])
+    _end(proc)
+
+
+_OS = {"open": _os_open, "close": _os_close, "read": _os_read, "write": _os_write,
+       "pread": _os_pread, "pwrite": _os_pwrite, "fsync": _os_fsync}
+
+
+class FilePatches:
+    """Install/uninstall the file-I/O interception of one run (an idempotent pair)."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.installed = False
+
+    def install(self) -> None:
+        global _session
+        if self.installed:
+            return
+        _session = self.session
+        _orig["open"] = builtins.open
+        for name in _OS:
+            _orig["os." + name] = getattr(os, name)
+        builtins.open = _open
+        io.open = _open
+        for name, fn in _OS.items():
+            setattr(os, name, fn)
+        self.installed = True
+
+    def uninstall(self) -> None:
+        global _session
+        if not self.installed:
+            return
+        builtins.open = _orig["open"]
+        io.open = _orig["open"]
+        for name in _OS:
+            setattr(os, name, _orig["os." + name])
+        _session = None
+        _fds.clear()
+        _vfiles.clear()
+        self.installed = False
