@@ -86,7 +86,7 @@ class CheckWait(Activity):
 class OsPoller:
     """The OS waits of one engine (``engine.os_poller``), polled by the engine's loop."""
 
-    __slots__ = ("waits", "_poll", "_masks", "wall_idle_s")
+    __slots__ = ("waits", "_poll", "_masks", "wall_idle_s", "idling")
 
     def __init__(self) -> None:
         #: pending waits in the order they started (the order they complete in one round)
@@ -95,6 +95,8 @@ class OsPoller:
         self._masks: dict[int, int] = {}
         #: wall time the engine spent waiting in a real poll (nothing else could run)
         self.wall_idle_s = 0.0
+        #: the engine is in :meth:`idle` (its polling is not progress: smpy.kernel.watchdog)
+        self.idling = False
 
     def add(self, w: FdWait | CheckWait) -> None:
         self.waits.append(w)
@@ -153,11 +155,15 @@ class OsPoller:
         time stands still). Returns after at most ``chunk_s`` wall seconds even when none
         did, so that the caller's loop (and a watchdog's signal) gets control back."""
         t0 = time.perf_counter()
-        while True:
-            if self.poll(chunk_s):
-                break
-            if time.perf_counter() - t0 >= chunk_s:
-                break
+        self.idling = True
+        try:
+            while True:
+                if self.poll(chunk_s):
+                    break
+                if time.perf_counter() - t0 >= chunk_s:
+                    break
+        finally:
+            self.idling = False
         self.wall_idle_s += time.perf_counter() - t0
 
     def describe(self) -> list[str]:

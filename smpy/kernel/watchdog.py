@@ -6,7 +6,8 @@ forever. A thread of its own watches the engine while it runs; a *stall* is ``li
 wall seconds during which
 
 * the engine processed no event and started no round,
-* the engine's thread used no CPU (a rank computing for minutes is progress), and
+* the engine's thread used no CPU (a rank computing for minutes is progress; the engine
+  polling the OS for waiting ranks is not), and
 * no child process of the emulation used CPU (``multiprocessing`` workers computing).
 
 It then records what every actor waits for, and for the actor holding the thread the
@@ -123,7 +124,11 @@ class Watchdog:
 
     def _progress(self) -> tuple[int, int, float, float]:
         e = self.engine
-        cpu = time.clock_gettime(self._clock) if self._clock is not None else 0.0
+        osp = e.os_poller
+        if osp is not None and osp.idling:
+            cpu = -1.0  # the engine polling the OS for its waiting ranks is not progress
+        else:
+            cpu = time.clock_gettime(self._clock) if self._clock is not None else 0.0
         return e.rounds, e.events_processed, round(cpu, 2), round(_children_cpu(), 2)
 
     def _watch(self) -> None:

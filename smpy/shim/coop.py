@@ -99,6 +99,15 @@ def wait_fds(actor: Any, fds: list[tuple[int, int]], timeout_s: float | None, la
     return wait_os(actor, lambda: FdWait(engine, fds, label), timeout_s, label)
 
 
+def empty_poll(actor: Any) -> None:
+    """A poll that found nothing costs ``smpi/wtime`` of simulated time (what SMPI injects per
+    clock read), so that a loop polling until a deadline of ``time.monotonic()`` ends
+    (``multiprocessing.connection.wait(timeout=0)`` loops while ``deadline - monotonic()`` is
+    not negative) and the other ranks run meanwhile."""
+    cost = getattr(actor.data.world, "wtime_cost", 0.0) or 1e-9
+    wait_os(actor, lambda: Sleep(actor.engine, cost), None, "a non-blocking poll")
+
+
 def _deadline(actor: Any, timeout: float | None) -> float | None:
     return None if timeout is None else actor.engine.now + max(float(timeout), 0.0)
 
@@ -114,8 +123,13 @@ def _fileno(obj: Any) -> int:
 # -- select ---------------------------------------------------------------------------------
 def _select(rlist: Any, wlist: Any, xlist: Any, timeout: float | None = None) -> Any:
     actor = _rank_actor()
-    if actor is None or (timeout is not None and timeout <= 0):
+    if actor is None:
         return _real_select(rlist, wlist, xlist, timeout)
+    if timeout is not None and timeout <= 0:
+        res = _real_select(rlist, wlist, xlist, 0)
+        if not any(res):
+            empty_poll(actor)
+        return res
     deadline = _deadline(actor, timeout)
     fds = [(_fileno(f), POLLIN) for f in rlist] + [(_fileno(f), POLLOUT) for f in wlist]
     fds += [(_fileno(f), select.POLLPRI) for f in xlist]
@@ -153,8 +167,13 @@ class GreenPoll:
 
     def poll(self, timeout: float | None = None) -> list[tuple[int, int]]:
         actor = _rank_actor()
-        if actor is None or (timeout is not None and timeout >= 0 and timeout < 1):
+        if actor is None:
             return self._real.poll(timeout)
+        if timeout is not None and 0 <= timeout < 1:
+            res = self._real.poll(0)
+            if not res:
+                empty_poll(actor)
+            return res
         deadline = None if timeout is None or timeout < 0 else actor.engine.now + timeout / 1000.0
         while True:
             res = self._real.poll(0)
@@ -175,8 +194,13 @@ def _selector_events(sel: selectors.BaseSelector) -> list[tuple[int, int]]:
 def _make_selector_select(real: Callable[..., Any]) -> Callable[..., Any]:
     def select_(self: selectors.BaseSelector, timeout: float | None = None) -> Any:
         actor = _rank_actor()
-        if actor is None or (timeout is not None and timeout <= 0):
+        if actor is None:
             return real(self, timeout)
+        if timeout is not None and timeout <= 0:
+            res = real(self, 0)
+            if not res:
+                empty_poll(actor)
+            return res
         deadline = _deadline(actor, timeout)
         while True:
             res = real(self, 0)
@@ -340,6 +364,24 @@ def _semlock_acquire(real: Any) -> Callable[..., bool]:
         label = "a multiprocessing lock or semaphore held by another thread or process"
         return wait_os(actor, lambda: CheckWait(engine, lambda: real.acquire(False), label), timeout, label)
     return acquire
+
+
+def _plain_child() -> None:
+    """A process forked by a rank (a ``multiprocessing`` worker) is a plain Python process:
+    the handlers smpy installed for the run (SIGTERM, SIGINT, SIGHUP, SIGALRM, SIGUSR2) go
+    back to Python's defaults, so that ``Pool.terminate()`` ends its workers as it does."""
+    import signal
+    for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGALRM", "SIGUSR2"):
+        num = getattr(signal, name, None)
+        if num is None:
+            continue
+        handler = signal.getsignal(num)
+        if str(getattr(handler, "__module__", "")).startswith("smpy."):
+            signal.signal(num, signal.default_int_handler if name == "SIGINT" else signal.SIG_DFL)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_plain_child)
 
 
 class Cooperative:
