@@ -12,7 +12,7 @@ Inside a program run by smpyrun (guard with ``try: import smpy``)::
     smpy.execute_flops(1e9)    # 1 Gflop on the target host
     smpy.is_simulated()        # True under smpyrun
     smpy.set_pstate(1)         # DVFS on the rank's host; smpy.get_consumed_energy() in J
-    smpy.set_host_on("node-7", False)   # power an unused host off (off wattage)
+    smpy.set_host_on("node-7", False)   # power a host off (off wattage; its ranks die)
     for i in smpy.sample(range(n), iters=10, threshold=0.005):   # SMPI_SAMPLE_LOCAL
         kernel(i)
     a = smpy.shared_array((n, n))   # SMPI_SHARED_MALLOC: folded memory, garbage contents
@@ -239,19 +239,18 @@ def _host_named(p, name: str | None):
 
 def set_host_on(name: str, on: bool = True) -> None:
     """Power host ``name`` on or off (its power becomes the profile's off wattage; it computes
-    nothing). A host that runs live ranks cannot be switched off: host failures, which kill
-    the ranks, are a later feature. No-op outside smpyrun."""
+    nothing). Switching off a host that runs ranks kills them, as a host failure does (see
+    docs/failures.md): the caller too when it runs there. No-op outside smpyrun."""
     if _sim() is None:
         return
     p = _flushed()
     host = _host_named(p, name)
-    if not on:
-        busy = sorted(q.rank for q in p.world.processes
-                      if q.host is host and q.actor is not None and q.actor.alive)
-        if busy:
-            p.world.timing.restart(p)
-            raise RuntimeError(f"cannot switch host {name!r} off: ranks {busy} run on it")
-    p.world.cpu.set_on(host, bool(on))
+    injector = getattr(p.world, "injector", None)
+    busy = any(q.host is host and q.actor is not None and q.actor.alive for q in p.world.processes)
+    if injector is not None and (busy or not host.is_on):
+        injector.apply("host", host.name, [host], bool(on))  # recorded as a failure / repair
+    else:
+        p.world.cpu.set_on(host, bool(on))
     p.world.timing.restart(p)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import gc
 import importlib.util
@@ -12,9 +13,9 @@ import sys
 import time
 import traceback
 import types
+import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import smpy
@@ -29,6 +30,8 @@ from smpy.kernel.engine import DeadlockError
 from smpy.kernel.watchdog import Stalled, Watchdog
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
+from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, parse_fail
+from smpy.runtime import fsio, ulfm
 from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
@@ -38,8 +41,16 @@ from smpy.shim.coop import Cooperative
 from smpy.shim.fileio import FilePatches
 from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages, resolve
+from smpy.shim.imports import ImportPatches
 from smpy.shim.isolation import Patches, RankContext, RankExit
+<<<<<<< HEAD
 from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
+=======
+from smpy.support import memory
+from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.internal import SmpyInternalError
+from smpy.support.memory import FORCE_MEMORY
+>>>>>>> main
 from smpy.support.units import parse_size
 from smpy.timing.bench import SIMULATE, RankBench, Timing
 from smpy.trace.chrome import ChromeTracer
@@ -86,11 +97,24 @@ RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own
 RANK_HEAPS_TOTAL = declare("smpy/rank-heaps-total", "1GiB", "Free memory all ranks' heaps may hold together; "
                            "beyond it new arrays come from the shared allocator and freed ones give their "
                            "pages back", parse=parse_size)
+<<<<<<< HEAD
 STALL_TIMEOUT = declare("smpy/stall-timeout", 60.0, "End the run with a report of every rank's pending "
                         "call when this many wall seconds pass without progress: no simulation event, "
                         "no CPU used by the emulation or its child processes (a rank in a real blocking "
                         "call, a wait for an outside event that never comes); 0 waits forever",
                         parse=parse_float)
+=======
+PER_RANK_MODULES = declare("smpy/per-rank-modules", "", "Comma-separated modules or packages that each rank "
+                            "imports for itself, in addition to the program's own modules, mpi4py.futures and "
+                            "the modules that import mpi4py.MPI (smpy/shim/imports.py)")
+SHARED_MODULES = declare("smpy/shared-modules", "", "Comma-separated modules or packages that all ranks share "
+                         "(one copy imported once), even if they are the program's own or import mpi4py.MPI; "
+                         "wins over smpy/per-rank-modules")
+MPI_MODULES_PER_RANK = declare("smpy/mpi-modules-per-rank", True, "Installed modules that import mpi4py.MPI "
+                               "(directly or through their imports) while being imported are per rank, so that "
+                               "reading the rank at import works; no: they are shared (less memory)",
+                               parse=parse_bool)
+>>>>>>> main
 PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
 
 
@@ -114,7 +138,11 @@ class RunResult:
     np: int
     platform: str
     hosts_used: int
+<<<<<<< HEAD
     status: str  # ok | error | abort | deadlock | stalled | interrupted | timeout
+=======
+    status: str  # ok | failed (a component failed, the job was aborted) | error | abort | deadlock | interrupted | timeout
+>>>>>>> main
     exit_code: int
     makespan_s: float
     mpi_calls: int
@@ -131,6 +159,9 @@ class RunResult:
     spawned: int = 0
     #: peak resident set size of the emulating process so far (bytes; 0 where unknown)
     peak_rss_bytes: int = 0
+    #: component failures and repairs: {time_s, kind, name, on}; ranks killed: rank -> time
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    lost_ranks: dict[int, float] = field(default_factory=dict)
 
     @property
     def stdout(self) -> str:
@@ -149,6 +180,15 @@ class RunResult:
         return d
 
     def summary(self) -> str:
+        """The lines smpyrun prints on stderr at the end of a run.
+
+        The makespan is printed with nine significant digits, the precision of the simulation
+        itself; with measured computation (the default), identical runs differ by the
+        emulating machine's noise, about 4 % in makespan on a shared machine. For figures that
+        repeat exactly, model the computation (``smpy.execute_flops``, ``smpy.execute``) and
+        run with ``--cfg=smpi/simulate-computation:no``, or take medians over repetitions
+        (``smpy predict --reps``); see ``docs/prediction.md``.
+        """
         lines = [
             f"[smpy] simulated makespan: {self.makespan_s:.9g} s",
             f"[smpy] {self.np} ranks{f' (+{self.spawned} spawned)' if self.spawned else ''} on {self.hosts_used} hosts of platform '{self.platform}'; "
@@ -166,6 +206,9 @@ class RunResult:
                              "--json for each)")
         if "links_J" in e:
             lines.append(f"Total energy over all links: {e['links_J']:.6f}")
+        if self.failures:
+            lines.append(f"[smpy] failures: {_failure_list(self.failures)}; lost ranks: "
+                         f"{_ranges(sorted(self.lost_ranks)) if self.lost_ranks else 'none'}")
         if self.status != "ok":
             lines.append(f"[smpy] run ended with status '{self.status}' (exit code {self.exit_code})")
         return "\n".join(lines)
@@ -281,7 +324,8 @@ class Program:
     path0: str  #: the first entry of ``sys.path``
     code: types.CodeType | None = None
     module: str | None = None
-    file: str | None = None  #: ``__main__.__file__``
+    #: what Python puts in ``__main__`` before the code runs (``__file__``, ``__spec__`` ...)
+    attrs: dict[str, Any] = field(default_factory=dict)
 
 
 def load_program(script: str | os.PathLike | None, module: str | None = None,
@@ -295,15 +339,62 @@ def load_program(script: str | os.PathLike | None, module: str | None = None,
         return Program(f"-m {module}", "-m", os.getcwd(), module=module)
     if command is not None:
         return Program("-c", "-c", os.getcwd(), code=compile(command, "<string>", "exec"))
-    path = Path(script)  # type: ignore[arg-type]
-    if path.is_dir():
-        main = path / "__main__.py"
-        if not main.is_file():
-            raise FileNotFoundError(f"can't find '__main__' module in '{script}'")
-        return Program(str(path), str(path), str(path.resolve()),
-                       code=compile(main.read_text(), str(main), "exec"), file=str(main))
-    return Program(str(path), str(path), str(path.parent.resolve()),
-                   code=compile(path.read_text(), str(path), "exec"), file=str(path))
+    given = os.fspath(script)  # type: ignore[arg-type]
+    code, attrs = _script(given)
+    path0 = (attrs["__file__"].rpartition(os.sep)[0] if attrs["__spec__"] is not None
+             else os.path.dirname(os.path.realpath(given)))
+    return Program(given, given, path0, code=code, attrs=attrs)
+
+
+def _script_attrs(path: str) -> dict[str, Any]:
+    """What Python puts in ``__main__`` for ``python FILE``: ``__file__`` absolute (since
+    Python 3.9) but not normalised, a source loader, no ``__spec__``, no package, no
+    ``__cached__``."""
+    import importlib.machinery
+
+    file = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    return {"__file__": file, "__loader__": importlib.machinery.SourceFileLoader("__main__", file),
+            "__spec__": None, "__package__": None, "__cached__": None}
+
+
+def _script(path: str) -> tuple[types.CodeType, dict[str, Any]]:
+    """The code and ``__main__`` attributes of ``python PATH``: a source file, or a directory
+    or zip file holding a ``__main__`` module, run as Python runs it (``__spec__`` named
+    ``__main__``, ``__file__`` inside the directory, which is ``sys.path[0]``)."""
+    import importlib.machinery
+
+    if os.path.isdir(path) or (os.path.isfile(path) and zipfile.is_zipfile(path)):
+        where = os.path.abspath(path)
+        spec = importlib.machinery.PathFinder.find_spec("__main__", [where])
+        if spec is None or spec.loader is None:
+            raise FileNotFoundError(f"can't find '__main__' module in '{path}'")
+        code = spec.loader.get_code("__main__")  # type: ignore[attr-defined]
+        return code, {"__file__": spec.origin, "__loader__": spec.loader, "__spec__": spec, "__package__": "",
+                      "__cached__": spec.cached}
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    attrs = _script_attrs(path)
+    return compile(source, attrs["__file__"], "exec"), attrs
+
+
+def _main_module(attrs: dict[str, Any] | None) -> types.ModuleType:
+    """A rank's ``__main__`` module, with ``attrs`` and the ``builtins`` module as its
+    ``__builtins__`` (as in a real ``__main__``)."""
+    main = types.ModuleType("__main__")
+    if attrs:
+        main.__dict__.update(attrs)
+    main.__builtins__ = builtins  # type: ignore[attr-defined]
+    return main
+
+
+def _run_module_as_main(name: str) -> None:
+    """``python -m name``: runpy's own entry for it (the module's code runs in the rank's
+    ``__main__``, a package runs its ``__main__`` submodule), or run_module where missing."""
+    run = getattr(runpy, "_run_module_as_main", None)
+    if run is not None:
+        run(name, alter_argv=True)
+    else:  # pragma: no cover - every CPython 3 has it
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
 
 
 def check_outputs(trace: str | os.PathLike | None, config: Config) -> None:
@@ -320,12 +411,13 @@ def load_setup(platform: str | os.PathLike | None, cfg: dict[str, Any] | None,
                hostfile: str | os.PathLike | None, np: int) -> tuple[Any, Config, list[Any]]:
     """The platform, the configuration (the command line's, then the platform's ``config:``)
     and the host of each rank."""
-    plat = load_platform(platform) if platform is not None else default_platform()
     config = Config(cfg or {})
-    for k, v in (plat.config or {}).items():
-        config.set_default(k, v)
+    memory.insist(config.get(FORCE_MEMORY))
+    plat = load_platform(platform) if platform is not None else default_platform()
+    memory.check_fits(f"-np {np} on platform {plat.name!r}", np, len(plat.hosts), len(plat.links))
+    config.set_defaults_from(plat.config or {}, plat.source)
     hosts = parse_hostfile(hostfile) if hostfile is not None else None
-    return plat, config, place_ranks(plat, np, hosts)
+    return plat, config, place_ranks(plat, np, hosts, source=os.fspath(hostfile or "hostfile"))
 
 
 @dataclass
@@ -436,14 +528,11 @@ class _Launch:
         self.green = GreenThreads()
         seed = config.get(SEED)
         self.actors = world.spawn(self._rank_main)
-        world.spawn_hook = _SpawnHook(world, timing, seed, __builtins__, self.green)
+        world.spawn_hook = _SpawnHook(world, timing, seed, self.green)
         argv = [program.argv0, *map(str, args)]
         for a in self.actors:
             p = a.data
-            main = types.ModuleType("__main__")
-            if program.file is not None:
-                main.__file__ = program.file
-            main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+            main = _main_module(program.attrs)
             a.context = RankContext(p.rank, main, list(argv), seed, p)
 
     def _rank_main(self, proc: Any) -> None:
@@ -459,8 +548,8 @@ class _Launch:
         exit_funcs = True
         try:
             if program.code is None:
-                # python -m: the module replaces __main__ (and sys.argv[0]) while it runs
-                runpy.run_module(program.module, run_name="__main__", alter_sys=True)  # type: ignore[arg-type]
+                # python -m: the module runs in the rank's __main__, sys.argv[0] its file
+                _run_module_as_main(program.module)  # type: ignore[arg-type]
             else:
                 exec(program.code, ctx.main.__dict__)
         except SystemExit as e:
@@ -506,9 +595,13 @@ class _Launch:
     def run(self, sim_timeout: float | None) -> tuple[str, int, str, float]:
         """:meth:`simulate` with the patches installed, then the teardown; adds the wall time."""
         patches = Patches(self.session)
+        config = self.config
+        import_patches = ImportPatches(_names(config.get(PER_RANK_MODULES)), _names(config.get(SHARED_MODULES)),
+                                       bool(config.get(MPI_MODULES_PER_RANK)))
         saved_main = sys.modules.get("__main__")
         importer.install()
         patches.install()
+        import_patches.install()
         files = FilePatches(self.session)
         files.install()
         self.green.install()
@@ -529,6 +622,7 @@ class _Launch:
             coop.uninstall()
             self.green.uninstall()
             files.uninstall()
+            import_patches.uninstall()
             patches.uninstall()
             importer.uninstall()
             self.world.spawn_hook.restore_path()
@@ -539,6 +633,25 @@ class _Launch:
             if saved_main is not None:
                 sys.modules["__main__"] = saved_main
         return status, exit_code, message, wall
+
+
+def arm_failures(world: World, plat: Any, config: Config) -> Injector:
+    """The failure step: ULFM bookkeeping, the platform's failure models and ``--fail``
+    (docs/failures.md)."""
+    ulfm.install(world, float(config.get(ulfm.DETECTION_DELAY)), bool(config.get(ulfm.AUTO_CLEANUP)))
+    injector = Injector(world.engine, world.cpu, world.net, plat, int(config.get(FAILURE_SEED)))
+    forced = parse_fail(str(config.get(FAIL)))
+    injector.arm()
+    for name, t in forced:
+        injector.force(name, t)
+    world.injector = injector  # smpy.set_host_on records through it
+    return injector
+
+
+def _failure_list(failures: list[dict[str, Any]]) -> str:
+    shown = [f"{f['kind']} {f['name']} {'repaired' if f['on'] else 'failed'} at {f['time_s']:.9g} s"
+             for f in failures[:5]]
+    return ", ".join(shown) + (f" (+{len(failures) - 5} more)" if len(failures) > 5 else "")
 
 
 def build_result(world: World, np: int, program: Program, outcome: tuple[str, int, str, float],
@@ -556,6 +669,8 @@ def build_result(world: World, np: int, program: Program, outcome: tuple[str, in
         output=session.captured, config={k: str(v) for k, v in config.explicit().items()},
         energy=_energy_report(world.energy, att.link_energy), spawned=len(procs) - np,
         peak_rss_bytes=_peak_rss(),
+        failures=[{"time_s": f.time, "kind": f.kind, "name": f.name, "on": f.on} for f in world.injector.log],
+        lost_ranks=dict(sorted(world.ft.dead.items())),
     )
 
 
@@ -589,6 +704,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     timing = Timing(world, config)
     att = attach_plugins(world, plat, config, placement, err)
     attach_tracers(world, config, att, trace, program, placement, capture, err)
+    arm_failures(world, plat, config)
     session = Session(world, timing, echo, capture)
     outcome = _Launch(world, timing, program, att, config, args, session).run(sim_timeout)
     message = outcome[2]
@@ -597,9 +713,19 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     if att.report is not None:
         data = att.report.summary([p.actor.end_time if p.actor.end_time >= 0 else world.engine.now
                                    for p in world.processes])
+        io_data = fsio.report(world)
+        if io_data:
+            data["io"] = io_data
         att.report.write(att.report_prefix, data)
         err.write(Report.table(data) + "\n")
+        if io_data:
+            err.write(fsio.summary_line(io_data) + "\n")
     return build_result(world, np, program, outcome, att, session, config)
+
+
+def _names(text: object) -> tuple[str, ...]:
+    """The module names of a comma-separated setting."""
+    return tuple(x.strip() for x in str(text).split(",") if x.strip())
 
 
 def _peak_rss() -> int:
@@ -619,12 +745,11 @@ class _SpawnHook:
     ranks, connects to its parents (its MPI_Init, see :mod:`smpy.mpi.spawn`), then runs its
     Python program (a script, ``-m module`` or ``-c code``) in-process."""
 
-    def __init__(self, world: World, timing: Timing, seed: int, builtins: Any, green: GreenThreads) -> None:
+    def __init__(self, world: World, timing: Timing, seed: int, green: GreenThreads) -> None:
         self.green = green
         self.world = world
         self.timing = timing
         self.seed = seed
-        self.builtins = builtins
         self.programs: dict[int, Any] = {}
         self.paths: list[str] = []
 
@@ -632,13 +757,12 @@ class _SpawnHook:
         for a, prog in zip(self.world.make_actors(procs, self._main), programs):
             p = a.data
             p.bench = RankBench()
-            main = types.ModuleType("__main__")
             if prog.kind == "script":
-                main.__file__ = prog.target
-                path = os.path.dirname(os.path.abspath(prog.target))
+                main = _main_module(_script_attrs(prog.target))
+                path = os.path.dirname(os.path.realpath(prog.target))
             else:
+                main = _main_module(None)
                 path = prog.wdir
-            main.__builtins__ = self.builtins
             if path not in sys.path:
                 sys.path.insert(1, path)
                 self.paths.append(path)
@@ -716,6 +840,8 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
         return "stalled", 1, _stall_report(world, exc)
     if isinstance(exc, KeyboardInterrupt):
         return _stopped(exc)
+    if isinstance(exc, ulfm.ProcessFailure):
+        return "failed", FAILED_EXIT, _process_failure(world, exc)
     if isinstance(exc, RankExit):
         return "error", exc.status or 1, (f"[smpy] {who} called os._exit({exc.status}) at simulated time "
                                           f"{t:.9g} s; the run ends (mpiexec ends the job when a process exits)")
@@ -724,6 +850,10 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     if isinstance(exc, SystemExit):
         code = exc.code if isinstance(exc.code, int) else 1
         return "error", code, f"[smpy] {who} exited with status {exc.code} at simulated time {t:.9g} s; aborting the run"
+    if isinstance(exc, SmpyInternalError):  # smpy's own frames are the point here: keep them
+        tb = "".join(traceback.format_exception(exc))
+        return "error", 1, (f"{tb}[smpy] internal error of smpy (a bug of smpy, not of the program; please "
+                            f"report it with this traceback) while running {who} at simulated time {t:.9g} s")
     tb = _user_traceback(exc)
     tagged = "".join(f"[rank {p.rank}@{p.host.name}] {line}\n" if p else line + "\n" for line in tb.rstrip("\n").split("\n"))
     return "error", 1, f"{tagged}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the run (as MPI_Abort)"
@@ -734,6 +864,31 @@ def _stopped(exc: KeyboardInterrupt) -> tuple[str, int, str]:
     if isinstance(exc, stops.Stop):
         return exc.status, exc.exit_code, exc.message
     return "interrupted", 130, "[smpy] interrupted by the user (Ctrl-C)"
+
+
+#: exit status of a job aborted because a process died (Hydra reports the dead process's
+#: status; a process killed by SIGKILL exits with 128 + 9)
+FAILED_EXIT = 137
+
+
+def _process_failure(world: World, exc: ulfm.ProcessFailure) -> str:
+    """Hydra's report of a job whose process died, with the simulated facts."""
+    if exc.cause:
+        return (f"[smpy] FAILURE: {exc.cause}; the job was aborted at {exc.time:.9g} s (detection delay "
+                f"{world.ft.delay:.3g} s), the simulated time reached; lost ranks: "
+                f"{_ranges(sorted(exc.lost)) if exc.lost else 'none'}")
+    lost = sorted(exc.lost)
+    first = min(exc.lost.values())
+    hosts = sorted({world.processes[r].host.name for r in lost})
+    bar = "=" * 83
+    return "\n".join([
+        bar, "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        f"=   RANKS {_ranges(lost)} RUNNING AT {', '.join(hosts)}",
+        "=   EXIT CODE: 9 (killed: their host failed)", "=   CLEANING UP REMAINING PROCESSES", bar,
+        f"[smpy] FAILURE: host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)} failed at simulated time "
+        f"{first:.9g} s; lost ranks {_ranges(lost)}; the job was aborted at {exc.time:.9g} s "
+        f"(detection delay {world.ft.delay:.3g} s), the simulated time reached",
+    ])
 
 
 def _deadlock_report(world: World, d: DeadlockError) -> str:

@@ -55,6 +55,11 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
     p.add_argument("--trace-format", dest="trace_format", default=None, choices=("auto", "chrome", "paje"),
                    help="format of --trace FILE (default auto: by its suffix)")
     p.add_argument("--json", dest="json", default=None, metavar="FILE", help="write the run summary as JSON")
+    p.add_argument("--fail", action="append", default=[], metavar="NAME@TIME",
+                   help="fail host or link NAME at simulated TIME, e.g. node-3@0.5s (repeatable); "
+                        "the job aborts as under Hydra unless --disable-auto-cleanup")
+    p.add_argument("--disable-auto-cleanup", "-disable-auto-cleanup", dest="no_cleanup", action="store_true",
+                   help="keep the job running when a process fails (ULFM), as mpiexec -disable-auto-cleanup")
     p.add_argument("--timeout", type=_positive, default=None, metavar="SECONDS",
                    help="stop the run after this wall-clock time, as Ctrl-C does (partial summary, "
                         "valid trace and JSON; exit code 124)")
@@ -88,7 +93,7 @@ def _help_cfg() -> str:
 #: smpyrun options that take a value (the token after them is not a program)
 _VALUED = {"-np", "-n", "--np", "--platform", "-platform", "--hostfile", "-hostfile", "-machinefile",
            "--cfg", "--trace", "--trace-format", "--json", "--plots", "--report", "--trace-ti",
-           "--power-trace", "--timeout", "--sim-timeout"}
+           "--power-trace", "--timeout", "--sim-timeout", "--fail"}
 
 
 def split_program(argv: list[str]) -> tuple[list[str], str | None, str | None, list[str]]:
@@ -147,6 +152,10 @@ def build_cfg(ns: argparse.Namespace) -> dict[str, Any]:
         cfg[name] = value
     if ns.trace_format:
         cfg["smpy/trace-format"] = ns.trace_format
+    if ns.fail:
+        cfg["smpy/fail"] = ",".join(x for x in (str(cfg.get("smpy/fail", "")), *ns.fail) if x)
+    if ns.no_cleanup:
+        cfg["smpy/auto-cleanup"] = "no"
     if ns.plots:
         if ns.trace and trace_format(ns.trace, ns.trace_format or "auto") == "paje":
             raise ValueError("--plots draws the Chrome trace: give --trace a .json file or leave it out")
@@ -270,7 +279,7 @@ def _print_map(platform: str | None, np: int, hostfile: str | None) -> None:
 
     plat = load_platform(platform) if platform else default_platform()
     hosts = parse_hostfile(hostfile) if hostfile else None
-    for r, h in enumerate(place_ranks(plat, np, hosts)):
+    for r, h in enumerate(place_ranks(plat, np, hosts, source=hostfile or "hostfile")):
         print(f"[rank {r}] -> {h.name}", file=sys.stderr)
 
 

@@ -569,6 +569,18 @@ def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "stro
     return out
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    r"""Wilson's score interval of a success rate :math:`k/n` (``z`` = 1.96: 95 %):
+    :math:`\frac{\hat p + z^2/2n \pm z\sqrt{\hat p(1-\hat p)/n + z^2/4n^2}}{1 + z^2/n}`."""
+    if n <= 0:
+        return math.nan, math.nan
+    p = k / n
+    d = 1 + z * z / n
+    c = p + z * z / (2 * n)
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, (c - h) / d), min(1.0, (c + h) / d)
+
+
 def real_failures(runs: Sequence[Run]) -> list[str]:
     """The failed real runs, one line each."""
     return [f"{r.point.label()} np={r.point.np} rep {r.rep}: {r.status}: {r.message}".strip()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from smpy.colls.core import Ctx
 from smpy.colls.dispatch import selection
 from smpy.kernel.actors import Actor
-from smpy.runtime import errors
+from smpy.runtime import errors, ulfm
 from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, COLL
 from smpy.runtime.p2p import NULL_KIND, Request
 
@@ -78,6 +78,8 @@ def start(proc: Process, comm: CommImpl, call: str, work: Work, nonblocking: boo
     if (not nonblocking and proc.world.ti is not None and (ti is not None or call == "MPI_Barrier")
             and comm.remote is None):
         proc.world.ti.collective(proc.rank, comm.group, ti or ("barrier",))
+    if comm.revoked or (proc.world.ft is not None and proc.world.ft.detected):
+        ulfm.check_coll(proc, comm, call)  # ERR_REVOKED, or ERR_PROC_FAILED with a dead member
     ctx = Ctx.start(proc, comm, call, selection(proc.world))
     if not nonblocking:
         return work(ctx)

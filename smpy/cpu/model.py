@@ -52,6 +52,12 @@ pstate changed (``update()``). ``on_load_change(host, busy_cores, now)`` reports
 number of busy cores (:math:`\sum_e r_e / s`) whenever it changes, and ``on_host_change(host)``
 fires before a pstate or on/off change, so that listeners (energy) can account for the
 interval that ends.
+
+**Failures.** :meth:`CpuModel.fail_host` switches a host off (its power drops to the off
+wattage through ``on_host_change``), fails its running executions and kills the actors
+placed on it (:func:`smpy.kernel.actors.kill`), at the current simulated time;
+``on_host_failure(host)`` then fires. :meth:`CpuModel.repair_host` switches it back on (dead
+actors stay dead).
 """
 
 from __future__ import annotations
@@ -59,7 +65,8 @@ from __future__ import annotations
 import math
 
 from smpy.cpu.host import Host
-from smpy.kernel.activity import RUNNING, RateActivity
+from smpy.kernel.activity import RUNNING, ActivityFailed, RateActivity
+from smpy.kernel.actors import kill
 from smpy.kernel.engine import Engine
 from smpy.kernel.signals import Signal
 
@@ -112,6 +119,7 @@ class CpuModel:
         self.on_host_change = Signal("host_change")  # (host) before a pstate or on/off change
         self.on_exec_start = Signal("exec_start")  # (exec)
         self.on_exec_end = Signal("exec_end")  # (exec)
+        self.on_host_failure = Signal("host_failure")  # (host) after its actors were killed
         engine.add_model(self)
 
     def execute(self, host: Host, flops: float, bound: float = math.inf, label: str = "compute",
@@ -152,6 +160,23 @@ class CpuModel:
             self.on_host_change.emit(host)
         host.is_on = on
         self._mark(host)
+
+    def fail_host(self, host: Host) -> None:
+        """``host`` fails now: off, its executions fail, the actors on it are killed."""
+        self.set_on(host, False)
+        for ex in list(host.model_data.execs):
+            if ex.state == RUNNING:
+                ex._on_cancel()  # releases the core share (and the event)
+                ex._fail(ActivityFailed(f"host {host.name} failed"))
+        for actor in list(self.engine.actors):
+            if actor.host is host and actor.alive:
+                kill(actor)
+        if self.on_host_failure:
+            self.on_host_failure.emit(host)
+
+    def repair_host(self, host: Host) -> None:
+        """``host`` is back on (the actors it ran stay dead)."""
+        self.set_on(host, True)
 
     def _mark(self, host: Host) -> None:
         self._dirty_hosts[host.index] = host

@@ -11,6 +11,13 @@ Invariant: an actor is in the engine's ready FIFO iff it is runnable and not run
 ``waiting_for`` is not None iff the actor is blocked. An activity completing clears
 ``waiting_for`` and appends the actor to the FIFO — it never switches.
 
+Killing an actor during the run (a failure of its host, :func:`kill`) unwinds its stack
+from the maestro: ``ActorKilled`` is thrown into its greenlet, its ``finally`` blocks run, it
+ends (``alive`` False, ``killed`` True, ``end_time`` the kill's time, ``on_actor_end`` fires)
+and it leaves the waiters of the activity it waited for. A kill asked by a running actor for
+another one runs from the maestro at the same simulated time (an actor never switches to
+another actor); an actor killing itself raises ``ActorKilled`` at once.
+
 Per-actor context: ``actor.context`` (optional) gets ``switch_in()`` right before the
 actor runs and ``switch_out()`` right after it yields. Upper layers use it to give each
 rank its own ``__main__``, module copies, random state and output streams.
@@ -24,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import greenlet
 
-from smpy.kernel.activity import CANCELED, FAILED, Activity, ActivityFailed
+from smpy.kernel.activity import CANCELED, FAILED, Activity, ActivityFailed, Sleep
+from smpy.support.internal import SmpyInternalError
 
 if TYPE_CHECKING:
     from smpy.kernel.engine import Engine
@@ -57,7 +65,7 @@ if hasattr(os, "register_at_fork"):
 class Actor:
     __slots__ = (
         "engine", "name", "fn", "args", "host", "data", "context", "glet", "alive",
-        "started", "waiting_for", "wait_label", "exception", "result", "end_time", "pid",
+        "started", "waiting_for", "wait_label", "exception", "result", "end_time", "pid", "killed",
     )
 
     def __init__(self, engine: Engine, name: str, fn: Callable[..., Any], args: tuple = (),
@@ -79,6 +87,8 @@ class Actor:
         self.exception: BaseException | None = None
         self.result: Any = None
         self.end_time = -1.0
+        #: ended by :func:`kill` (a failure), not by returning or raising
+        self.killed = False
 
     def start(self) -> Actor:
         # parent = the maestro, also when a running actor starts another one
@@ -171,7 +181,9 @@ def block_on(activity: Activity, label: Callable[[], str] | str | None = None) -
     if activity.state == 0:  # RUNNING
         actor = _current
         if actor is None:
-            raise RuntimeError("internal error: block_on called outside of an actor")
+            raise SmpyInternalError("block_on called outside of an actor")
+        if actor.killed:  # a finally block of a killed actor must not wait
+            raise ActorKilled()
         actor.waiting_for = activity
         actor.wait_label = label
         activity.waiters.append(actor)
@@ -190,7 +202,7 @@ def block_on_any(activities: list[Activity], label: Callable[[], str] | str | No
             return i
     actor = _current
     if actor is None:
-        raise RuntimeError("internal error: block_on_any called outside of an actor")
+        raise SmpyInternalError("block_on_any called outside of an actor")
     actor.waiting_for = activities
     actor.wait_label = label
     for a in activities:
@@ -205,7 +217,52 @@ def block_on_any(activities: list[Activity], label: Callable[[], str] | str | No
     for i, a in enumerate(activities):
         if a.state != 0:
             return i
-    raise RuntimeError("internal error: woken with no activity done")
+    raise SmpyInternalError("woken with no activity done")
+
+
+def kill(actor: Actor) -> None:
+    """End ``actor`` now, in the middle of the run (its host failed): see the module notes.
+
+    From the maestro the actor unwinds at once; from another running actor, the kill is an
+    event of the current simulated time; from the actor itself, ``ActorKilled`` is raised.
+    """
+    if not actor.alive or actor.killed:
+        return
+    running = _current
+    if running is actor:
+        actor.killed = True
+        raise ActorKilled()
+    if running is not None:
+        actor.engine.schedule(0.0, _kill_now, actor)
+        return
+    _kill_now(actor)
+
+
+def _kill_now(actor: Actor) -> None:
+    if not actor.alive or actor.killed:
+        return
+    engine = actor.engine
+    actor.killed = True
+    waited = actor.waiting_for
+    actor.waiting_for = None
+    for a in (waited if isinstance(waited, list) else [waited] if waited is not None else []):
+        try:
+            a.waiters.remove(actor)
+        except ValueError:
+            pass
+        if isinstance(a, Sleep) and not a.waiters:
+            a.cancel()  # nobody sleeps any more: the event must not keep the run alive
+    try:
+        engine._ready.remove(actor)
+    except ValueError:
+        pass
+    if not actor.started or actor.glet is None:
+        actor.alive = False
+        actor.end_time = engine.now
+        if engine.on_actor_end:
+            engine.on_actor_end.emit(actor)
+        return
+    actor.kill()
 
 
 def yield_now() -> None:
@@ -228,4 +285,4 @@ def run_in_actor_context(actor: Actor, fn: Callable[[], Any]) -> Any:
         _current = prev
 
 
-__all__ = ["Actor", "ActorKilled", "CANCELED", "block_on", "block_on_any", "current_actor", "yield_now"]
+__all__ = ["Actor", "ActorKilled", "CANCELED", "block_on", "block_on_any", "current_actor", "kill", "yield_now"]

@@ -3,10 +3,11 @@ Intercomm.Create_from_groups), and ULFM's fault-tolerance calls (Revoke, Agree, 
 intra- and intercommunicators. The :class:`Intercomm` class lives in
 :mod:`smpy.mpi.intercomm`.
 
-ULFM behaves as with MPICH when no process has failed: MPI_Comm_revoke is not provided
-(NotImplementedError, as mpi4py reports a missing MPI routine), Is_revoked is False,
-Get_failed is the empty group, Ack_failed acknowledges 0 failures, Agree is the bitwise AND
-of the flags over all processes (an allreduce), Shrink is a Dup.
+ULFM's semantics and costs are smpy.runtime.ulfm's (docs/failures.md); without failures,
+Get_failed is the empty group, Ack_failed acknowledges 0 failures, Agree is the bitwise AND of
+the flags (on an intercommunicator, of the remote group's), Shrink is a copy. Revoke exists in
+ULFM mode only (``--disable-auto-cleanup``): by default it is missing (NotImplementedError), as
+with the MPICH smpy is compared with, so that mpi4py's testRevoke skips under both.
 
 The facade classes these return (``Intercomm``, ``Intracomm``) are defined above this module;
 they come from :mod:`smpy.mpi.registry`.
@@ -25,7 +26,7 @@ from smpy.mpi._call import mpicall, proc
 from smpy.mpi.errhandler import copy_errhandler
 from smpy.mpi.group import Group
 from smpy.mpi.request import Request
-from smpy.runtime import errors
+from smpy.runtime import errors, ulfm
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.group import GroupImpl
 from smpy.runtime.inter import from_group
@@ -44,27 +45,28 @@ class CommFtMixin:
 
     __slots__ = ()
 
+    @mpicall
     def Revoke(self) -> None:
-        raise NotImplementedError  # MPICH provides MPIX_Comm_revoke only: mpi4py reports it missing
+        impl, pr = self._impl, proc()  # type: ignore[attr-defined]
+        if not ulfm.enabled(pr.world):  # MPICH built without ULFM: mpi4py reports it missing
+            raise NotImplementedError
+        ulfm.revoke(pr, impl)
 
     def Is_revoked(self) -> bool:
-        _ = self._impl  # type: ignore[attr-defined]  # MPI_ERR_COMM on COMM_NULL
-        return False
+        return bool(self._impl.revoked)  # type: ignore[attr-defined]  # MPI_ERR_COMM on COMM_NULL
 
     def Get_failed(self) -> Any:
-        _ = self._impl  # type: ignore[attr-defined]
-        return Group._wrap(GroupImpl(()))
+        return Group._wrap(GroupImpl(ulfm.get_failed(proc(), self._impl)))  # type: ignore[attr-defined]
 
     def Ack_failed(self, num_to_ack: int | None = None) -> int:
-        _ = self._impl  # type: ignore[attr-defined]
-        return 0
+        return ulfm.ack_failed(proc(), self._impl, num_to_ack)  # type: ignore[attr-defined]
 
     @mpicall
     def Agree(self, flag: int) -> int:
         flag = int(flag)
         if not -(2**31) <= flag < 2**31:
             raise OverflowError("value too large to convert to int")
-        return icoll.agree(proc(), self._impl, flag)  # type: ignore[attr-defined]
+        return ulfm.agree(proc(), self._impl, flag)  # type: ignore[attr-defined]
 
     @mpicall
     def Iagree(self, flag: Any) -> Any:
@@ -73,16 +75,19 @@ class CommFtMixin:
         def store(value: int) -> None:
             mem[0] = value
 
-        return Request._wrap(icoll.agree(proc(), self._impl, int(mem[0]), nb=True, store=store))  # type: ignore[attr-defined]
+        return Request._wrap(ulfm.iagree(proc(), self._impl, int(mem[0]), store))  # type: ignore[attr-defined]
 
     @mpicall
     def Shrink(self) -> Any:
         impl = self._impl  # type: ignore[attr-defined]
-        return registry.wrap_comm(inherit(impl, _dup(impl, "MPIX_Comm_shrink")))
+        return registry.wrap_comm(inherit(impl, ulfm.shrink(proc(), impl)))
 
     @mpicall
     def Ishrink(self) -> tuple[Any, Any]:
         impl, pr = self._impl, proc()  # type: ignore[attr-defined]
+        if ulfm.failed_members(impl) or impl.revoked:  # the survivors' communicator, then a done request
+            new = ulfm.shrink(pr, impl)
+            return registry.wrap_comm(inherit(impl, new)), Request._wrap(bcoll.barrier(pr, pr.comm_self, nb=True))
         if impl.remote is not None:
             req = icoll.barrier(pr, impl, nb=True)
             new = icoll.dup_agree(pr, impl)
@@ -110,15 +115,6 @@ def _int_buffer(flag: Any) -> memoryview:
 
 def _intra_agree(pr: Any, impl: Any) -> Any:
     return impl.agree(pr, None, lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
-
-
-def _dup(impl: Any, call: str) -> Any:
-    """A copy of the communicator, agreed on with one barrier (blocking)."""
-    pr = proc()
-    if impl.remote is not None:
-        return icoll.dup(pr, impl, call)
-    barrier(pr, impl)
-    return _intra_agree(pr, impl)
 
 
 class IntraInterMixin(CommFtMixin):

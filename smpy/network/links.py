@@ -39,6 +39,8 @@ class Link:
     index: int = -1
     #: solver-side state owned by the network model (constraint handle); never set elsewhere
     model_data: object = None
+    #: False while the link is failed (:meth:`smpy.network.model.NetworkModel.fail_link`)
+    is_on: bool = True
 
     def __repr__(self) -> str:
         return f"Link({self.name!r}, {self.bandwidth_Bps:g} B/s, {self.latency_s:g} s, {self.sharing.value})"

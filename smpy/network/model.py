@@ -29,6 +29,12 @@ Models (``network/model``): ``CM02`` (factors 1, S = 0), ``LV08`` (latency facto
 bandwidth factor 0.97, S = 20537), ``SMPI`` (SimGrid's piecewise factors fitted on
 Stampede, S = 8775), ``raw`` (factors 1, S = 0, no TCP bound: :math:`\lambda + s/B`).
 ``network/crosstraffic`` turns the reverse-route term off (``raw`` has it off).
+
+Failures: :meth:`NetworkModel.fail_link` fails, at the current simulated time, every flow
+whose (forward) route crosses the link, in its latency or its bandwidth phase, releasing its
+share; a flow started over a failed link fails at once. ``fail_link`` and
+``repair_link`` take the links of a route, so a SPLITDUPLEX link is failed by naming both
+directions. Live flows are only tracked once a failure was armed (:meth:`track_flows`).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from smpy.kernel.activity import RUNNING, RateActivity
+from smpy.kernel.activity import RUNNING, ActivityFailed, RateActivity
 from smpy.kernel.engine import Engine, Event
 from smpy.kernel.signals import Signal
 from smpy.lmm import System
@@ -94,6 +100,8 @@ class Flow(RateActivity):
         if self.state != RUNNING:
             return
         if self.total <= 0.0:
+            if self.model._live is not None:
+                self.model._live.pop(self, None)
             self._finish()
             return
         self.last_update = self.engine.now
@@ -112,6 +120,9 @@ class Flow(RateActivity):
         self._release()
 
     def _release(self) -> None:
+        live = self.model._live
+        if live is not None:
+            live.pop(self, None)
         if self.var is not None:
             system = self.model.system
             system.remove(self.var)
@@ -153,6 +164,9 @@ class NetworkModel:
             self.add_link(lnk)
         self.on_flow_start = Signal("flow_start")
         self.on_flow_end = Signal("flow_end")
+        #: live flows (insertion ordered), only while failures may happen (track_flows)
+        self._live: dict[Flow, None] | None = None
+        self._down: set[Link] = set()
         #: route tuple -> _RouteInfo. Links are fixed during a run; a model that changes a
         #: link's latency or bandwidth must call :meth:`invalidate_routes`.
         self._routes: dict[tuple, _RouteInfo] = {}
@@ -224,11 +238,42 @@ class NetworkModel:
         f._uses = info.uses
         if self.on_flow_start._slots:
             self.on_flow_start.emit(f)
+        if self._live is not None:
+            self._live[f] = None
+            if self._down:
+                down = next((lnk for lnk in route if not lnk.is_on), None)
+                if down is not None:
+                    self._fail_flow(f, down)
+                    return f
         if f.latency > 0.0:
             f._lat_event = self.engine.schedule(f.latency, f._start_bandwidth_phase)
         else:
             f._start_bandwidth_phase()
         return f
+
+    def track_flows(self) -> None:
+        """Keep the set of live flows, which :meth:`fail_link` needs (armed failures only)."""
+        if self._live is None:
+            self._live = {}
+
+    def fail_link(self, lnk: Link) -> list[Flow]:
+        """``lnk`` fails now: the flows crossing it fail (returned in start order)."""
+        self.track_flows()
+        lnk.is_on = False
+        self._down.add(lnk)
+        hit = [f for f in self._live if f.state == RUNNING and lnk in f.route]  # type: ignore[union-attr]
+        for f in hit:
+            self._fail_flow(f, lnk)
+        return hit
+
+    def repair_link(self, lnk: Link) -> None:
+        lnk.is_on = True
+        self._down.discard(lnk)
+
+    def _fail_flow(self, f: Flow, lnk: Link) -> None:
+        f._sync()
+        f._on_cancel()  # the share, the pending events
+        f._fail(ActivityFailed(f"link {lnk.name} failed"))
 
     def update(self) -> None:
         self.dirty = False

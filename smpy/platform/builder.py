@@ -104,7 +104,7 @@ class _Builder:
     def declare_link(self, spec: LinkSpec, loc: Loc) -> None:
         sharing = Sharing(spec.sharing)
         if sharing is Sharing.SPLITDUPLEX:
-            props = link_properties(spec.properties, spec.power)
+            props = link_properties(spec.properties, spec.power, spec.failures)
             up = Link(f"{spec.name}_UP", spec.bandwidth, spec.latency, sharing, dict(props))
             down = Link(f"{spec.name}_DOWN", spec.bandwidth, spec.latency, sharing, dict(props))
             if spec.name in self.link_where:
@@ -117,7 +117,7 @@ class _Builder:
             self.twin[id(down)] = up
             return
         self.add_link(Link(spec.name, spec.bandwidth, spec.latency, sharing,
-                           link_properties(spec.properties, spec.power)), loc + ("name",))
+                           link_properties(spec.properties, spec.power, spec.failures)), loc + ("name",))
 
     def add_point(self, point: NetPoint, loc: Loc) -> NetPoint:
         first = self.point_where.get(point.name)

@@ -6,14 +6,21 @@ nothing heavy."""
 
 from __future__ import annotations
 
+import sys
 import typing
 from collections.abc import Callable
 
-__all__ = ["PlatformError", "Locator", "format_path"]
+__all__ = ["PlatformError", "Locator", "format_path", "warn"]
 
 
 class PlatformError(Exception):
     """A platform that cannot be used; the message reads ``<file>: <field.path>: <problem>``."""
+
+
+def warn(message: str) -> None:
+    """A platform accepted with a doubt: one line on stderr, ``[smpy] warning: <file>: ...``
+    (printed when the file is parsed; a platform loaded from the cache says it no more)."""
+    print(f"[smpy] warning: {message}", file=sys.stderr)
 
 
 def format_path(loc: typing.Sequence[str | int]) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from smpy.platform.errors import PlatformError
+from smpy.platform.limits import MAX_SLOTS
 
 if TYPE_CHECKING:
     from smpy.cpu.host import Host
@@ -34,9 +35,18 @@ def parse_hostfile(path: str | os.PathLike[str]) -> list[str]:
     """Host names of a hostfile, one per rank slot, ``host:n`` expanded; errors name the line."""
     source = os.fspath(path)
     try:
-        text = Path(source).read_text(encoding="utf-8")
+        raw = Path(source).read_bytes()
     except OSError as err:
         raise PlatformError(f"{source}: cannot read the hostfile: {err.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise PlatformError(f"{source}: line {line}: not a text hostfile (byte "
+                            f"{raw[err.start]:#04x} is not UTF-8)") from None
+    if "\0" in text:
+        line = text.count("\n", 0, text.index("\0")) + 1
+        raise PlatformError(f"{source}: line {line}: not a text hostfile (a NUL byte)")
     return parse_hostfile_text(text, source)
 
 
@@ -54,10 +64,13 @@ def parse_hostfile_text(text: str, source: str = "<hostfile>") -> list[str]:
         count_text = match["count"] or match["slots"]
         count = 1
         if count_text is not None:
-            if not count_text.isdigit() or int(count_text) < 1:
+            if not (count_text.isascii() and count_text.isdigit()) or int(count_text) < 1:
                 raise PlatformError(f"{source}: line {lineno}: expected a count of 1 or more "
                                     f"after the host name, found {count_text!r}")
             count = int(count_text)
+        if len(hosts) + count > MAX_SLOTS:
+            raise PlatformError(f"{source}: line {lineno}: the hostfile names more than "
+                                f"{MAX_SLOTS} slots (found {_short(count_text)} on this line)")
         hosts.extend([match["host"]] * count)
     if not hosts:
         raise PlatformError(f"{source}: the hostfile names no host")
@@ -87,3 +100,8 @@ def place_ranks(platform: Platform, np: int, hostfile_hosts: Sequence[str] | Non
     if not hosts:
         raise PlatformError(f"{platform.source}: the platform has no host")
     return [hosts[rank % len(hosts)] for rank in range(np)]
+
+
+def _short(text: str | None) -> str:
+    text = str(text)
+    return text if len(text) <= 20 else text[:17] + "..."

@@ -25,9 +25,7 @@ attribute (XML).
 from __future__ import annotations
 
 import difflib
-import hashlib
 import os
-import pickle
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -42,17 +40,20 @@ from smpy.network.routing import (
     split_duplex_twins,
 )
 from smpy.network.zones import Zone
+from smpy.platform.cache import cache_dir, entry_path, read_entry, write_entry
 from smpy.platform.errors import Locator, PlatformError, format_path
 from smpy.storage.filesystem import FileSystem, spec_params
 from smpy.storage.model import Disk
 from smpy.support.config import declare
+from smpy.support.internal import SmpyInternalError
+from smpy.support.memory import MemoryLimitError, check_fits
 from smpy.support.units import UnitError, parse_bandwidth, parse_time
 
 if TYPE_CHECKING:  # the schema needs pydantic, the YAML reader PyYAML: imported when parsing
     from smpy.platform.schema import PlatformSpec
 
 __all__ = ["Platform", "PlatformError", "load_platform", "load_platform_data", "default_platform",
-           "DEFAULT_PLATFORM_SOURCE"]
+           "DEFAULT_PLATFORM_SOURCE", "cache_dir"]
 
 DEFAULT_PLATFORM_SOURCE = "<default>"
 
@@ -95,7 +96,7 @@ class Platform:
         self._hosts_by_name = {host.name: host for host in hosts}
         self._links_by_name = {link.name: link for link in links}
         if len(self._hosts_by_name) != len(hosts) or len(self._links_by_name) != len(links):
-            raise PlatformError(f"{source}: duplicate host or link names (internal error)")
+            raise SmpyInternalError(f"{source}: duplicate host or link names")
 
     def host(self, name: str) -> Host:
         """The host called ``name``; :class:`PlatformError` naming it if there is none."""
@@ -138,8 +139,9 @@ def load_platform(path: str | os.PathLike[str]) -> Platform:
     (version 4 or 4.1) when the name ends in ``.xml``. A bare name that is not a file names a
     bundled platform (:mod:`smpy.platform.bundled`: ``taurus``).
 
-    A platform read once is kept, built, in a cache (see :func:`_cache_path`), so later runs
-    skip parsing, validation and the import of pydantic and PyYAML."""
+    A platform read once is kept, built, in a cache (:mod:`smpy.platform.cache`, checked by
+    owner, mode and HMAC before it is unpickled), so later runs skip parsing, validation and
+    the import of pydantic and PyYAML."""
     from smpy.platform.bundled import resolve_platform
 
     source = resolve_platform(path)
@@ -151,19 +153,14 @@ def load_platform(path: str | os.PathLike[str]) -> Platform:
 
 
 def _cached(source: str, raw: bytes, parse: Any) -> Platform:
-    cache = _cache_path(source, raw)
-    if cache is not None:
-        try:
-            with open(cache, "rb") as fh:
-                cached = pickle.load(fh)  # noqa: S301 -- our own file, keyed by content
-            if isinstance(cached, Platform) and cached.source == source:
-                return cached
-        except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError,
-                ValueError, IndexError):
-            pass
+    path = entry_path(source, raw)
+    if path is not None:
+        cached = read_entry(path)
+        if isinstance(cached, Platform) and cached.source == source:
+            return cached
     platform = parse()
-    if cache is not None:
-        _store(cache, platform)
+    if path is not None:
+        write_entry(path, platform)
     return platform
 
 
@@ -181,56 +178,6 @@ def _parse_platform(source: str, raw: bytes) -> Platform:
     return _load_text(text, source, default_name=Path(source).stem)
 
 
-def _code_fingerprint() -> bytes:
-    """Sizes and mtimes of the modules whose classes a cached platform pickles, so that a
-    cache entry written by another version of smpy is never read."""
-    global _FINGERPRINT
-    if _FINGERPRINT is None:
-        root = Path(__file__).resolve().parent.parent
-        h = hashlib.sha256(PLATFORM_CACHE_FORMAT.encode())
-        for sub in ("platform", "network", "cpu", "support", "energy"):
-            for f in sorted((root / sub).glob("*.py")):
-                st = f.stat()
-                h.update(f"{sub}/{f.name}:{st.st_size}:{st.st_mtime_ns};".encode())
-        _FINGERPRINT = h.digest()
-    return _FINGERPRINT
-
-
-_FINGERPRINT: bytes | None = None
-PLATFORM_CACHE_FORMAT = "smpy-platform-cache-1"
-
-
-def cache_dir() -> Path | None:
-    """Where built platforms are kept: ``$SMPY_CACHE_DIR`` (empty: no cache), else
-    ``$XDG_CACHE_HOME/smpy`` or ``~/.cache/smpy``; ``platforms/`` below it."""
-    env = os.environ.get("SMPY_CACHE_DIR")
-    if env is not None:
-        return Path(env) / "platforms" if env else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "smpy" / "platforms"
-
-
-def _cache_path(source: str, raw: bytes) -> Path | None:
-    root = cache_dir()
-    if root is None:
-        return None
-    h = hashlib.sha256(_code_fingerprint())
-    h.update(source.encode() + b"\0" + os.path.abspath(source).encode() + b"\0" + raw)
-    return root / f"{Path(source).stem}-{h.hexdigest()[:32]}.pickle"
-
-
-def _store(cache: Path, platform: Platform) -> None:
-    """Write atomically; a cache that cannot be written is not an error."""
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump(platform, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cache)
-    except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
-        pass
-
-
 def load_platform_data(data: Any, source: str = "<data>", default_name: str = "platform", *,
                        locate: Locator | None = None) -> Platform:
     """Build a platform from already-parsed YAML data (a dict), e.g. in tests.
@@ -240,7 +187,32 @@ def load_platform_data(data: Any, source: str = "<data>", default_name: str = "p
     from smpy.platform.schema import validate_spec
 
     spec = validate_spec(data, source, locate)
+    hosts, links = _spec_size(spec)
+    try:
+        check_fits(f"{source}: building the platform", 0, hosts, links)
+    except MemoryLimitError as err:
+        raise PlatformError(str(err)) from None
     return build_platform(spec, source, default_name=default_name, locate=locate)
+
+
+def _spec_size(spec: PlatformSpec) -> tuple[int, int]:
+    """Hosts and links a spec will build (links of a cluster: 3 per host, an estimate)."""
+    hosts = len(spec.hosts)
+    links = len(spec.links)
+    clusters = list(spec.clusters)
+    zones = [spec.zone] if spec.zone is not None else []
+    while zones:
+        zone = zones.pop()
+        hosts += len(zone.hosts)
+        links += len(zone.links)
+        clusters.extend(zone.clusters)
+        zones.extend(zone.zones)
+    for cluster in clusters:
+        n = cluster.count if cluster.radical is None else len(cluster.radical)
+        n = n or 0
+        hosts += n
+        links += 3 * n
+    return hosts, links
 
 
 def default_platform() -> Platform:
@@ -253,8 +225,10 @@ def default_platform() -> Platform:
 def _load_text(text: str, source: str, default_name: str) -> Platform:
     import yaml
 
+    from smpy.platform.limits import load_yaml
+
     try:
-        data = yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 -- a SafeLoader subclass
+        data = load_yaml(text, source, _unique_key_loader())
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
@@ -454,7 +428,7 @@ def _build_explicit(spec: PlatformSpec, source: str) -> tuple[list[Host], list[L
     for i, link_spec in enumerate(spec.links):
         for link in _new_link(link_spec.name, link_spec.bandwidth, link_spec.latency,
                               Sharing(link_spec.sharing),
-                              link_properties(link_spec.properties, link_spec.power)):
+                              link_properties(link_spec.properties, link_spec.power, link_spec.failures)):
             link_names.add(link.name, f"links[{i}].name")
             links.append(link)
             by_name[link.name] = link

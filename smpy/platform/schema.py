@@ -59,6 +59,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 
 from smpy.platform.errors import Locator, PlatformError, format_path
+from smpy.platform.failures import PROPERTY as _FAILURES_PROPERTY
+from smpy.platform.failures import failure_profile
+from smpy.platform.limits import MAX_CORES, MAX_HOSTS
 from smpy.support.units import (
     UnitError,
     parse_bandwidth,
@@ -147,21 +150,31 @@ def _speeds(value: Any) -> tuple[float, ...]:
 Speeds = Annotated[tuple[float, ...], BeforeValidator(_speeds)]
 
 
-def _integer(minimum: int, what: str) -> Callable[[Any], int]:
+def _integer(minimum: int, what: str, maximum: int | None = None) -> Callable[[Any], int]:
     def check(value: Any) -> int:
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+            value = float(value)  # YAML 1.1 reads 1e+30 (no dot) as a string
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            if maximum is not None and value > maximum:
+                raise ValueError(f"expected {what}, found {value!r} (more than {maximum})")
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"expected {what}, found {value!r}")
         if value < minimum:
             raise ValueError(f"expected {what}, found {value!r}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"expected {what}, found {value!r} (more than {maximum})")
         return value
     return check
 
 
-Cores = Annotated[int, BeforeValidator(_integer(1, "a whole number of cores, 1 or more"))]
-Count = Annotated[int, BeforeValidator(_integer(1, "a whole number of hosts, 1 or more"))]
-Pstate = Annotated[int, BeforeValidator(_integer(0, "a pstate index, 0 or more"))]
+_NUMBER = re.compile(r"[-+]?[0-9]+(\.[0-9]*)?[eE][-+]?[0-9]+")
+
+Cores = Annotated[int, BeforeValidator(_integer(1, "a whole number of cores, 1 or more",
+                                                MAX_CORES))]
+Count = Annotated[int, BeforeValidator(_integer(1, "a whole number of hosts, 1 or more",
+                                                MAX_HOSTS))]
+Pstate = Annotated[int, BeforeValidator(_integer(0, "a pstate index, 0 or more", 1_000_000))]
 
 _NAME_CHARS = re.compile(r"[^\s:#,]+")
 
@@ -227,18 +240,21 @@ BackboneSharing = Annotated[Literal["SHARED", "FATPIPE"], BeforeValidator(_shari
 
 def parse_radical(text: str) -> list[int]:
     """SimGrid's radical syntax: ``"0-3,6,9-11"`` → ``[0, 1, 2, 3, 6, 9, 10, 11]``."""
-    numbers: list[int] = []
+    ranges: list[range] = []
     for group in str(text).split(","):
         ends = [end.strip() for end in group.split("-")]
-        if len(ends) > 2 or not all(end.isdigit() for end in ends):
+        if len(ends) > 2 or not all(end.isascii() and end.isdigit() for end in ends):
             raise ValueError(f"expected a radical like '0-63' or '0-11,20-23', found {text!r} "
                              f"(bad group {group.strip()!r})")
         start, stop = int(ends[0]), int(ends[-1])
         if stop < start:
             raise ValueError(f"expected a radical like '0-63' or '0-11,20-23', found {text!r} "
                              f"(range {group.strip()!r} runs backwards)")
-        numbers.extend(range(start, stop + 1))
-    return numbers
+        ranges.append(range(start, stop + 1))
+    total = sum(r.stop - r.start for r in ranges)
+    if total > MAX_HOSTS:
+        raise ValueError(f"the radical {_short(text)} names {total} hosts, more than {MAX_HOSTS}")
+    return [n for r in ranges for n in r]
 
 
 def _radical(value: Any) -> Any:
@@ -275,10 +291,17 @@ class LinkPowerSpec(_Spec):
         return {"wattage_range": f"{self.idle!r}:{self.busy!r}"}
 
 
-def link_properties(properties: dict[str, str], power: LinkPowerSpec | None) -> dict[str, str]:
+#: a failure model (smpy.platform.failures): kept as its canonical property text
+Failures = Annotated[str | None, BeforeValidator(failure_profile)]
+
+
+def link_properties(properties: dict[str, str], power: LinkPowerSpec | None,
+                    failures: str | None = None) -> dict[str, str]:
     props = dict(properties)
     if power is not None:
         props.update(power.properties())
+    if failures:
+        props[_FAILURES_PROPERTY] = failures
     return props
 
 
@@ -374,6 +397,9 @@ def _power_triple(value: Any) -> tuple[float, float, float]:
         raise ValueError(f"expected {expected}, found {_short(value)}")
     check = _unit(parse_power, _POWER_HINT, positive=False)
     idle, eps, full = (check(x) for x in items)
+    if idle > full:
+        raise ValueError(f"the idle wattage ({idle:g} W) is above the all-cores wattage "
+                         f"({full:g} W) in {_short(value)}: expected idle <= all_cores")
     return (idle, eps, full)
 
 
@@ -424,6 +450,11 @@ def host_properties(spec: HostSpec | ClusterSpec, host_name: str) -> dict[str, s
         power = spec.power_overrides.get(host_name, power)
     if power is not None:
         props.update(power.properties())
+    failures = spec.failures
+    if isinstance(spec, ClusterSpec):
+        failures = spec.failure_overrides.get(host_name, failures)
+    if failures:
+        props[_FAILURES_PROPERTY] = failures
     return props
 
 
@@ -452,6 +483,9 @@ class ClusterSpec(_Spec):
     power_overrides: dict[Name, PowerSpec] = {}
     #: power of each private link direction (and limiter) of the cluster
     link_power: LinkPowerSpec | None = None
+    #: failure model of every host of the cluster, and per-host ones that replace it
+    failures: Failures = None
+    failure_overrides: dict[Name, Failures] = {}
 
     @model_validator(mode="after")
     def _check(self) -> ClusterSpec:
@@ -469,6 +503,9 @@ class ClusterSpec(_Spec):
                     raise _FieldError(("power_overrides", host),
                                       f"no host {host!r} in this cluster{hint}")
                 _check_power(power, self.speed, self.properties, ("power_overrides", host))
+        for host in self.failure_overrides:
+            if host not in {f"{self.prefix}{r}{self.suffix}" for r in self.radicals}:
+                raise _FieldError(("failure_overrides", host), f"no host {host!r} in this cluster")
         if self.topology == "FLAT":
             if self.topo_parameters is not None:
                 raise _FieldError("topo_parameters", "only for `topology: TORUS`, `FAT_TREE` or "
@@ -525,6 +562,7 @@ class HostSpec(_Spec):
     properties: Properties = {}
     memory: MemorySpec | None = None
     power: PowerSpec | None = None
+    failures: Failures = None
 
     @model_validator(mode="after")
     def _check(self) -> HostSpec:
@@ -540,6 +578,7 @@ class LinkSpec(_Spec):
     sharing: SharingName = "SHARED"
     properties: Properties = {}
     power: LinkPowerSpec | None = None
+    failures: Failures = None
 
     @model_validator(mode="after")
     def _check(self) -> LinkSpec:
@@ -884,13 +923,21 @@ def _inner_model(annotation: Any) -> Any:
     return None
 
 
+#: words other tools use for a key, to the key they mean here (spelling alone would suggest
+#: another: 'nodes' is closest to 'cores')
+_SYNONYMS = {"nodes": "count", "num_nodes": "count", "node_count": "count", "size": "count",
+             "hosts": "count", "bw": "bandwidth", "lat": "latency", "core": "cores",
+             "flops": "speed", "power_profile": "power"}
+
+
 def _unknown_key(loc: tuple[Any, ...]) -> str:
     key = str(loc[-1])
     model = _model_at(loc[:-1])
     if model is None:
         return f"unknown key {key!r}"
     accepted = list(model.model_fields)
-    close = difflib.get_close_matches(key, accepted, n=1)
+    meant = _SYNONYMS.get(key.lower())
+    close = [meant] if meant in accepted else difflib.get_close_matches(key, accepted, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"unknown key {key!r} (accepted: {', '.join(accepted)}){hint}"
 

@@ -43,17 +43,23 @@ multiple bandwidths, and ``*_file`` profiles (speed, state, bandwidth, latency).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from xml.parsers import expat
 
+from smpy.platform.errors import warn
+from smpy.platform.limits import MAX_XML_DEPTH
 from smpy.platform.schema import PlatformError, format_path, parse_radical
 
 __all__ = ["ImportedXml", "read_xml", "parse_xml_text"]
 
 Loc = tuple[str | int, ...]
+
+#: what may follow an integer without a warning: "0.0", "1." (SimGrid's own files write them)
+_ZERO_FRACTION = re.compile(r"\.0*")
 
 
 @dataclass
@@ -119,6 +125,9 @@ def _parse_tree(text: str | bytes, source: str) -> _Element:
 
     def start(tag: str, attrs: dict[str, str]) -> None:
         element = _Element(tag, dict(attrs), parser.CurrentLineNumber)
+        if len(stack) >= MAX_XML_DEPTH:
+            raise PlatformError(f"{source}: line {element.line}, {element.describe()}: elements "
+                                f"nested more than {MAX_XML_DEPTH} levels deep; refused")
         if stack:
             stack[-1].children.append(element)
         else:
@@ -172,6 +181,8 @@ class _Converter:
         self.split: set[str] = set()
         #: ``<disk>`` of the hosts, as entries of the ``storage`` section
         self.disks: list[dict[str, Any]] = []
+        #: ``mount`` properties of the disks, as entries of the ``filesystems`` section
+        self.filesystems: list[dict[str, Any]] = []
 
     # ---------------------------------------------------------------------- utilities
     def error(self, element: _Element, message: str, attribute: str | None = None) -> PlatformError:
@@ -240,6 +251,10 @@ class _Converter:
                     if prop.tag != "prop":
                         raise self.unsupported(prop, "<config>")
                     item = self.attrs(prop, (), ("id", "value"))
+                    if item["id"] in config:
+                        first = self.where[("config", item["id"])][0].line
+                        raise self.error(prop, f"config item {item['id']!r} is already set at "
+                                         f"line {first}", "id")
                     config[item["id"]] = item["value"]
                     self.mark(("config", item["id"]), prop, "value")
                     self.mark(("config",), child)
@@ -261,6 +276,8 @@ class _Converter:
             data["zone"] = self.zone(element, ("zone",))
         if self.disks:
             data["storage"] = self.disks
+        if self.filesystems:
+            data["filesystems"] = self.filesystems
         return data
 
     def _check_version(self, root: _Element, text: str) -> None:
@@ -391,30 +408,59 @@ class _Converter:
 
     def disk(self, element: _Element, host: str) -> None:
         """SimGrid's ``<disk id read_bw write_bw>`` of a host: a storage entry for that host
-        (latency: the storage model's default; ``<prop>`` children are ignored)."""
+        (latency: the storage model's default); its ``mount`` property also declares a local
+        file system there (:meth:`_mount`); other ``<prop>`` children are ignored."""
         values = self.attrs(element, (), ("id", "read_bw", "write_bw"))
         loc: Loc = ("storage", len(self.disks))
         self.mark(loc, element)
         for key, attribute in (("name", "id"), ("read_bandwidth", "read_bw"),
                                ("write_bandwidth", "write_bw"), ("hosts", None)):
             self.mark(loc + (key,), element, attribute)
+        mount = None
         for child in element.children:
             if child.tag != "prop":
                 raise self.unsupported(child, element.describe())
+            prop = self.attrs(child, (), ("id", "value"))
+            if prop["id"] == "mount" and mount is None:
+                mount = (prop["value"], child)
         self.disks.append({"name": values["id"], "read_bandwidth": values["read_bw"],
                            "write_bandwidth": values["write_bw"], "hosts": [host]})
+        if mount is not None:
+            self._mount(mount[0], mount[1], values)
+
+    def _mount(self, mount: str, prop: _Element, values: dict[str, str]) -> None:
+        """A disk's ``mount`` property: a ``local`` file system at that path (one for all the
+        hosts whose disks name it, which must then have the same bandwidths; SimGrid's disks
+        have no latency)."""
+        for fs in self.filesystems:
+            if fs["mount"] == mount:
+                if (fs["disk"]["read"], fs["disk"]["write"]) != (values["read_bw"], values["write_bw"]):
+                    raise self.error(prop, f"the disks mounted at {mount!r} differ in bandwidth; "
+                                     "smpy's local file system has one disk model for every host")
+                return
+        loc: Loc = ("filesystems", len(self.filesystems))
+        self.mark(loc, prop)
+        self.mark(loc + ("mount",), prop, "value")
+        self.filesystems.append({"name": mount.strip("/").replace("/", "-") or "root", "kind": "local", "mount": mount,
+                                 "disk": {"read": values["read_bw"], "write": values["write_bw"],
+                                          "latency": "0s"}})
 
     def integer(self, element: _Element, attribute: str, text: str) -> int:
         """SimGrid's ``std::stoi``: the leading integer of the text (``"0.0"`` is 0)."""
         digits = text.strip()
         end = 1 if digits[:1] in "+-" else 0
-        while end < len(digits) and digits[end].isdigit():
+        while end < len(digits) and digits[end] in "0123456789":
             end += 1
         try:
-            return int(digits[:end])
+            value = int(digits[:end])
         except ValueError:
             raise self.error(element, f"expected a whole number, found {text!r}",
                              attribute) from None
+        if digits[end:] and not _ZERO_FRACTION.fullmatch(digits[end:]):
+            note = (f"{text!r} read as {value}, as SimGrid does (std::stoi stops at the first "
+                    "character that is not a digit)")
+            warn(str(self.error(element, note, attribute)))
+        return value
 
     def link(self, element: _Element, loc: Loc) -> dict[str, Any]:
         values = self.attrs(element, ("latency", "sharing_policy"), ("id", "bandwidth"),
@@ -459,6 +505,8 @@ class _Converter:
             if child.tag != "link_ctn":
                 raise self.unsupported(child, element.describe())
             item = self.attrs(child, ("direction",), ("id",), {"direction": "NONE"})
+            for grandchild in child.children:
+                raise self.unsupported(grandchild, child.describe())
             name, direction = item["id"], item["direction"]
             if direction not in ("UP", "DOWN", "NONE"):
                 raise self.error(child, f"expected UP, DOWN or NONE, found {direction!r}",

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from smpy.kernel.activity import Activity, Sleep, Trigger
+from smpy.kernel.activity import FAILED, Activity, Sleep, Trigger
 from smpy.kernel.actors import block_on, block_on_any
 from smpy.runtime import errors
 from smpy.runtime.comm import CommImpl, matches
@@ -142,9 +142,13 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
     ``blocking`` tells that the caller waits for it at once (MPI_Send/Ssend), which selects
     the ``smpi/os`` overhead instead of ``smpi/ois``.
     """
+    world = proc.world
+    if comm.revoked or (world.ft is not None and world.ft.detected):
+        err = world.ft.check_peer(proc, comm, dest, call)  # smpy.runtime.ulfm
+        if err is not None:
+            return _failed(SendRequest(proc, comm, channel, call, dest, tag), err)
     if dest == PROC_NULL:
         return completed_null(proc, call, SEND)
-    world = proc.world
     detached = not sync and nbytes < world.detached_thresh
     # SMPI sleeps the sender overhead before posting, when control returns before the
     # transfer completes: detached sends, Isend, Issend, Ssend
@@ -188,6 +192,11 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
     return req
 
 
+def _failed(req: Request, err: BaseException) -> Request:
+    req._fail(err)
+    return req
+
+
 def _wake_probers(box, src: int, tag: int) -> None:
     keep = []
     for w in box.probers:
@@ -208,8 +217,22 @@ def _start_transfer(send: SendRequest, dst_host) -> None:
 def _arrived(send: SendRequest) -> None:
     send.arrived = True
     recv = send.match
-    if recv is not None:
+    if send.flow.state == FAILED:  # type: ignore[union-attr]  # a link of the route failed
+        _transfer_failed(send, recv)
+    elif recv is not None:
         _deliver(send, recv)
+
+
+def _transfer_failed(send: SendRequest, recv: RecvRequest | None) -> None:
+    world = send.owner.world
+    err = (world.ft.transfer_failed(send.call, send.flow.exception) if world.ft is not None  # type: ignore[union-attr]
+           else errors.make_error(errors.ERR_OTHER, f"{send.call}: communication failure: {send.flow.exception}"))  # type: ignore[union-attr]
+    if err is None:  # the job is being aborted (smpy.runtime.ulfm.transfer_failed)
+        return
+    if send.state == 0:
+        send._fail(err)
+    if recv is not None:
+        recv._fail(err)
 
 
 def _pair(send: SendRequest, recv: RecvRequest) -> None:
@@ -220,7 +243,10 @@ def _pair(send: SendRequest, recv: RecvRequest) -> None:
     if send.flow is None:
         _start_transfer(send, recv.owner.host)
     elif send.arrived:
-        _deliver(send, recv)
+        if send.flow.state == FAILED:
+            _transfer_failed(send, recv)
+        else:
+            _deliver(send, recv)
 
 
 def _deliver(send: SendRequest, recv: RecvRequest) -> None:
@@ -348,6 +374,11 @@ def ti_waitall(proc: Process, reqs: list[Any]) -> None:
 def irecv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, buf: Any = None,
           call: str = "MPI_Irecv") -> Request:
     """Post a receive; ``buf`` (a BufSpec) gets the bytes, otherwise ``payload`` does."""
+    world = proc.world
+    if comm.revoked or (world.ft is not None and world.ft.detected):
+        err = world.ft.check_peer(proc, comm, source, call)  # smpy.runtime.ulfm
+        if err is not None:
+            return _failed(RecvRequest(proc, comm, channel, call, source, tag), err)
     if source == PROC_NULL:
         return completed_null(proc, call, RECV)
     req = RecvRequest(proc, comm, channel, call, source, tag)
@@ -379,6 +410,8 @@ def wait(proc: Process, req: Request, label: str | None = None) -> Request:
 def finish(proc: Process, req: Request) -> None:
     """Completion-side costs (SMPI's finish_wait): the receiver overhead ``smpi/or`` when
     the receive matched a detached send. Called once per completed request."""
+    if req.state == FAILED:
+        raise req.exception  # type: ignore[misc]  # ULFM: a failed peer, a revoked communicator
     if req.ti is not None:
         _ti_wait(proc, req)
     if req.kind == RECV and proc.o_recv is not None and not req.persistent:
@@ -544,6 +577,22 @@ def recv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, buf
         block_on(req)
     finish(proc, req)
     return req
+
+
+def block_all(reqs: list[Any], call: str = "MPI_Waitall") -> None:
+    """Block until every request of ``reqs`` (None entries skipped) is complete, without
+    finishing them (the facade completes them in order afterwards)."""
+    for r in reqs:
+        if r is not None and r.state == 0:
+            block_on(r, lambda r=r: f"{call} on {r.describe()}")
+
+
+def wait_transfer(send: Any, label: str) -> None:
+    """Block until the network transfer of ``send`` (a matched send request) has ended;
+    nothing to wait for when its transfer has not started."""
+    flow = getattr(send, "flow", None)
+    if flow is not None and flow.state == 0:
+        block_on(flow, label)
 
 
 def waitall(proc: Process, reqs: list[Request]) -> None:

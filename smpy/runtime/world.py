@@ -7,6 +7,7 @@ A :class:`World` is built once per run from a platform, a configuration and a pl
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,46 +17,85 @@ from smpy.kernel.actors import Actor, current_actor
 from smpy.kernel.engine import Engine
 from smpy.network.model import NAMED_MODELS, NetworkConfig, NetworkModel
 from smpy.runtime import errors
-from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
+from smpy.support.config import (
+    Config,
+    bounded_float,
+    bounded_int,
+    declare,
+    optional,
+    parse_bool,
+)
 from smpy.support.piecewise import Piecewise
 
 if TYPE_CHECKING:
     from smpy.cpu.host import Host
     from smpy.runtime.comm import CommImpl
 
+
+
+def _factors(*, zero: bool) -> Callable[[Any], Any]:
+    """A factor table ``bound:factor;...`` whose factors are > 0 (>= 0 with ``zero``)."""
+    def parse(text: Any) -> Piecewise:
+        table = Piecewise.parse_factors(str(text))
+        values = [a for _, a, _ in table.sections] or [table.default]
+        for value in values:
+            if value < 0 or (value == 0 and not zero):
+                raise ValueError(f"factor {value:g} in {text!r}: expected factors "
+                                 f"{'of 0 or more' if zero else 'greater than 0'}")
+        return table
+    return optional(parse)
+
+
+def _overheads(text: Any) -> str:
+    """An overhead table ``minsize:startup:perbyte;...`` of non-negative times."""
+    table = Piecewise.parse_affine(str(text))
+    for bound, a, b in table.sections or ((0.0, table.default, 0.0),):
+        if a < 0 or b < 0:
+            raise ValueError(f"section from {bound:g} bytes of {text!r}: expected a startup "
+                             "time and a per-byte time of 0 or more")
+    return str(text)
+
+
 NETWORK_MODEL = declare("network/model", "SMPI", "Network model: SMPI, LV08, CM02 or raw",
                         choices=tuple(NAMED_MODELS))
 LAT_FACTOR = declare("network/latency-factor", "", "Latency factors 'bound:factor;...' (default: the model's)",
-                     aliases=("smpi/lat-factor",))
+                     aliases=("smpi/lat-factor",), parse=_factors(zero=True))
 BW_FACTOR = declare("network/bandwidth-factor", "", "Bandwidth factors 'bound:factor;...' (default: the model's)",
-                    aliases=("smpi/bw-factor",))
-WEIGHT_S = declare("network/weight-S", "", "RTT-unfairness weight S (default: the model's)")
+                    aliases=("smpi/bw-factor",), parse=_factors(zero=False))
+WEIGHT_S = declare("network/weight-S", "", "RTT-unfairness weight S (default: the model's)",
+                   parse=optional(bounded_float(0.0)))
 CROSSTRAFFIC = declare("network/crosstraffic", "", "Model the reverse (ACK) traffic of each flow on the reverse "
-                       "route at 5 % (default: yes, except for the raw model)")
-TCP_GAMMA = declare("network/TCP-gamma", "", "TCP window size in bytes (default: the model's; 0 disables)")
+                       "route at 5 % (default: yes, except for the raw model)",
+                       parse=optional(parse_bool))
+TCP_GAMMA = declare("network/TCP-gamma", "", "TCP window size in bytes (default: the model's; 0 disables)",
+                    parse=optional(bounded_float(0.0)))
 DETACHED = declare("smpi/send-is-detached-thresh", 65536,
                    "Sends smaller than this (bytes) return at once; the transfer starts when matched",
-                   parse=parse_int)
+                   parse=bounded_int(0))
 EAGER = declare("smpi/async-small-thresh", 0,
                 "Sends smaller than this (bytes) start their transfer before the receive is posted",
-                parse=parse_int)
+                parse=bounded_int(0))
 TEST_SLEEP = declare("smpi/test", 1e-4, "Simulated time injected by each MPI_Test (s), times consecutive failures",
-                     parse=parse_float)
+                     parse=bounded_float(0.0))
 IPROBE_SLEEP = declare("smpi/iprobe", 1e-4, "Simulated time injected by each MPI_Iprobe (s), times consecutive failures",
-                       parse=parse_float)
+                       parse=bounded_float(0.0))
 WTIME_COST = declare("smpi/wtime", 1e-8, "Simulated time consumed by each MPI_Wtime/clock read (s)",
-                     parse=parse_float)
+                     parse=bounded_float(0.0))
 SEND_OVERHEAD = declare("smpi/os", "0:0:0:0:0",
                         "Sender overhead of MPI_Send 'minsize:startup:perbyte;...' (s), slept when the send "
-                        "is detached; a host property of the same name overrides it")
-ISEND_OVERHEAD = declare("smpi/ois", "0:0:0:0:0", "Sender overhead of MPI_Isend/Issend (same syntax)")
+                        "is detached; a host property of the same name overrides it", parse=_overheads)
+ISEND_OVERHEAD = declare("smpi/ois", "0:0:0:0:0", "Sender overhead of MPI_Isend/Issend (same syntax)",
+                        parse=_overheads)
 RECV_OVERHEAD = declare("smpi/or", "0:0:0:0:0",
-                        "Receiver overhead (same syntax), slept when a receive matched a detached send")
+                        "Receiver overhead (same syntax), slept when a receive matched a detached send",
+                        parse=_overheads)
 IPROBE_CPU = declare("smpi/iprobe-cpu-usage", 1.0,
-                     "Fraction of a core burnt while polling in MPI_Iprobe (counts for energy)", parse=parse_float)
+                     "Fraction of a core burnt while polling in MPI_Iprobe (counts for energy)",
+                     parse=bounded_float(0.0, maximum=1.0))
 GROW_INJECTED = declare("smpi/grow-injected-times", True,
                         "MPI_Test/MPI_Iprobe costs grow with consecutive unsuccessful calls", parse=parse_bool)
-INIT_TIME = declare("smpi/init", 0.0, "Simulated time injected in MPI_Init (s)", parse=parse_float)
+INIT_TIME = declare("smpi/init", 0.0, "Simulated time injected in MPI_Init (s)",
+                    parse=bounded_float(0.0))
 POLL_COUNTERS = declare("smpy/poll-counters", "shared",
                         "Whose unsuccessful MPI_Test/Testany/Iprobe calls make the next one cost more: "
                         "shared (one counter per call for all ranks, as SMPI's function-static counters) "
@@ -184,6 +224,8 @@ class World:
         self._overheads = {f.name: Piecewise.parse_affine(config.get(f)) for f in (SEND_OVERHEAD, ISEND_OVERHEAD,
                                                                                   RECV_OVERHEAD)}
         self.processes = [Process(self, r, h) for r, h in enumerate(placement)]
+        #: every live communicator (smpy.runtime.ulfm fails their pending operations)
+        self.comms: weakref.WeakSet[CommImpl] = weakref.WeakSet()
         self._next_context = 0
         self.initial_world = CommImpl(self, list(range(self.size)), "MPI_COMM_WORLD")
         for p in self.processes:
@@ -200,6 +242,10 @@ class World:
         self.tracer: Any = None
         #: smpy.trace.ti.TIRecorder when recording a time-independent trace
         self.ti: Any = None
+        #: smpy.runtime.ulfm.FtState once failures are handled (the launcher installs it)
+        self.ft: Any = None
+        #: smpy.platform.failures.Injector of the run (set by the launcher)
+        self.injector: Any = None
 
     def overhead(self, host: Host, name: str) -> Piecewise | None:
         """The overhead table ``name`` for ``host`` (its property wins), None when zero."""

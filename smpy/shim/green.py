@@ -15,8 +15,10 @@ block the whole emulation. While a run is in progress this module therefore patc
   for the release in simulated time (a trigger the release fires; a timeout is a simulated
   timeout), so the engine keeps running the other ranks and its deadlock detection sees
   the wait. Uncontended acquires cost nothing; outside ranks the real lock blocks.
-* ``threading.get_ident``: each simulated thread has its own identity (``RLock`` owners,
-  ``current_thread()``).
+* ``threading.get_ident``: each rank's main thread and each simulated thread has its own
+  identity (``RLock`` owners, ``current_thread()``; the import system's module locks, see
+  :mod:`smpy.shim.imports`); ``threading.current_thread()`` in a rank's main thread is
+  ``threading.main_thread()``, as in the rank's real process.
 * ``threading.local``: one namespace per rank and per simulated thread (module-level
   thread-locals of shared library modules, such as ``mpi4py.futures``' ``_tls``, are per
   process as they are in real runs).
@@ -42,6 +44,9 @@ from smpy.shim import aio, isolation
 _real_allocate = _thread.allocate_lock
 _real_get_ident = threading.get_ident
 _FAKE_IDENT_BASE = 1 << 48
+#: a rank's main thread is ``_RANK_IDENT_BASE + its process number`` (beyond user-space
+#: addresses, which real identities are, and below the simulated threads' numbers)
+_RANK_IDENT_BASE = 1 << 47
 
 
 def _rank_actor() -> Actor | None:
@@ -131,8 +136,18 @@ class GreenLock:
 
 def _get_ident() -> int:
     a = current_actor()
-    ident = getattr(a, "_green_ident", None) if a is not None else None
-    return ident if ident is not None else _real_get_ident()
+    if a is None:
+        return _real_get_ident()
+    ident = getattr(a, "_green_ident", None)
+    if ident is not None:
+        return ident
+    if getattr(a.data, "world", None) is not None:
+        return _RANK_IDENT_BASE + a.pid
+    return _real_get_ident()
+
+
+def _is_rank_main(a: Actor | None) -> bool:
+    return a is not None and getattr(a, "_green_ident", None) is None and getattr(a.data, "world", None) is not None
 
 
 def _local_key() -> Any:
@@ -341,6 +356,15 @@ class GreenThreads:
         self._patch(threading, "_allocate_lock", GreenLock)
         self._patch(threading, "RLock", threading._PyRLock)  # type: ignore[attr-defined]
         self._patch(threading, "get_ident", _get_ident)
+        real_current = threading.current_thread
+
+        def current_thread() -> threading.Thread:
+            if _is_rank_main(current_actor()):
+                return threading.main_thread()
+            return real_current()
+
+        current_thread.__doc__ = real_current.__doc__
+        self._patch(threading, "current_thread", current_thread)
         self._patch(threading, "local", GreenLocal)
         real_register = threading._register_atexit  # type: ignore[attr-defined]
 

@@ -7,9 +7,9 @@ dispatched through the current context):
   classes and functions defined by the script are per rank, and pickles referring to
   ``__main__`` resolve in the receiving rank;
 * ``sys.argv`` (a copy per rank);
-* user modules — modules loaded from files outside the standard library and
-  site-packages (the program's own modules), and ``mpi4py.futures``: each rank imports
-  its own copy;
+* per-rank modules — the program's own modules (loaded from files outside the standard
+  library and site-packages), ``mpi4py.futures``, and modules that import ``mpi4py.MPI``
+  (which modules: :mod:`smpy.shim.imports`): each rank imports its own copy;
 * the global generators of ``random`` and ``numpy.random`` (legacy functions), seeded per
   rank from ``smpy/seed`` so that runs are reproducible;
 * ``sys.stdout``/``sys.stderr``: writes go to the real streams in simulated-time order
@@ -28,7 +28,7 @@ dispatched through the current context):
   ``_ns`` variants) return simulated time inside a rank.
 
 Not isolated (shared by all ranks, documented in README): the standard library's and
-installed packages' module state (e.g. ``os.environ``, caches of third-party libraries),
+installed packages' module state (of the modules that do not import MPI) (e.g. ``os.environ``, caches of third-party libraries),
 the working directory, open files, ``numpy.random.default_rng()`` without a seed (draws
 from OS entropy, as in real runs), threads started by the program.
 """
@@ -36,8 +36,6 @@ from OS entropy, as in real runs), threads started by the program.
 from __future__ import annotations
 
 import atexit
-import importlib.abc
-import importlib.machinery
 import io
 import os
 import random
@@ -72,6 +70,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_rank)
 #: smpy.shim.rankheap.Switcher of the run (per-rank numpy heaps), None when off
 rank_heaps: Any = None
+#: names of the per-rank modules (smpy.shim.imports decides which)
 _private_names: set[str] = set()
 #: (name, parent, attribute) of the per-rank modules whose parent package is shared (e.g.
 #: ``mpi4py.util.pkl5``): ``from mpi4py.util import pkl5`` reads the parent's attribute, so
@@ -99,29 +98,6 @@ def _system_dirs() -> tuple[str, ...]:
     smpy_dir = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     paths.add(smpy_dir)
     return tuple(sorted(paths))
-
-
-class UserModuleFinder(importlib.abc.MetaPathFinder):
-    """Marks modules loaded from user files as private to each rank."""
-
-    def __init__(self) -> None:
-        self.system_dirs = _system_dirs()
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if state.ctx is None:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
-            return None
-        origin = os.path.realpath(spec.origin)
-        if origin.startswith(self.system_dirs) and not name.startswith(_PER_RANK_PACKAGES):
-            return None
-        if name not in _private_names:
-            _private_names.add(name)
-            parent, _, attr = name.rpartition(".")
-            if parent and parent not in _private_names:
-                _rebind.append((name, parent, attr))
-        return spec
 
 
 def _filters_mutated() -> None:
@@ -379,7 +355,6 @@ class Patches:
     def __init__(self, session: Any) -> None:
         self.session = session
         self._saved: list[tuple[Any, str, Any]] = []
-        self._finder: UserModuleFinder | None = None
 
     def _patch(self, obj: Any, name: str, value: Any) -> None:
         self._saved.append((obj, name, getattr(obj, name)))
@@ -459,14 +434,10 @@ class Patches:
             self._saved.append((warnings, n, getattr(warnings, n)))
         self._saved.append((sys, "argv", list(sys.argv)))
         self._saved.append((sys, "path", list(sys.path)))
-        self._finder = UserModuleFinder()
-        sys.meta_path.insert(0, self._finder)
         aio.install()
 
     def uninstall(self) -> None:
         aio.uninstall()
-        if self._finder is not None and self._finder in sys.meta_path:
-            sys.meta_path.remove(self._finder)
         for obj, name, value in reversed(self._saved):
             setattr(obj, name, value)
         _filters_mutated()

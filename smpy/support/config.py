@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from smpy.support.internal import SmpyInternalError
+
 
 class ConfigError(ValueError):
     """A bad ``--cfg`` name or value."""
@@ -37,6 +39,63 @@ def parse_int(text: str | int) -> int:
     return int(text)
 
 
+def bounded_float(minimum: float = 0.0, *, above: bool = False,
+                  maximum: float | None = None) -> Callable[[Any], float]:
+    """A parser of finite numbers ``>= minimum`` (``> minimum`` with ``above``), ``<= maximum``."""
+    relation = f"greater than {minimum:g}" if above else f"of {minimum:g} or more"
+    if maximum is not None:
+        relation = f"between {minimum:g} and {maximum:g}"
+
+    def parse(text: Any) -> float:
+        if isinstance(text, bool):
+            raise ValueError(f"expected a number {relation}, found {text!r}")
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            raise ValueError(f"expected a number {relation}, found {text!r}") from None
+        if (value != value or value in (float("inf"), float("-inf")) or value < minimum
+                or (above and value == minimum) or (maximum is not None and value > maximum)):
+            raise ValueError(f"expected a number {relation}, found {text!r}")
+        return value
+    return parse
+
+
+def bounded_int(minimum: int = 0) -> Callable[[Any], int]:
+    """A parser of whole numbers ``>= minimum``."""
+    def parse(text: Any) -> int:
+        try:
+            value = int(str(text).strip()) if not isinstance(text, bool) else None
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise ValueError(f"expected a whole number of {minimum} or more, found {text!r}")
+        return value
+    return parse
+
+
+def checked(parse: Callable[[Any], Any], test: Callable[[Any], bool],
+            expected: str) -> Callable[[Any], Any]:
+    """``parse``, then ``test`` on its result: ``expected ..., found <text>`` when it fails
+    (NaN fails every comparison, so ``lambda v: 0 < v < inf`` refuses it too)."""
+    def check(text: Any) -> Any:
+        value = parse(text)
+        if not test(value):
+            raise ValueError(f"expected {expected}, found {text!r}")
+        return value
+    return check
+
+
+def optional(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``parse`` for a setting whose empty default means "the model's": the text is checked
+    with ``parse`` and kept as given ("" stays "")."""
+    def check(text: Any) -> Any:
+        if isinstance(text, str) and not text.strip():
+            return ""
+        parse(text)
+        return text if isinstance(text, str) else str(text)
+    return check
+
+
 @dataclass(frozen=True)
 class Flag:
     name: str
@@ -56,7 +115,7 @@ def declare(name: str, default: Any, doc: str, parse: Callable[[Any], Any] = str
     flag = Flag(name, default, parse, doc, tuple(choices))
     old = _FLAGS.get(name)
     if old is not None and old.default != default:
-        raise RuntimeError(f"internal error: setting {name!r} declared twice with different defaults")
+        raise SmpyInternalError(f"setting {name!r} declared twice with different defaults")
     _FLAGS[name] = flag
     for a in aliases:
         _ALIASES[a] = name
@@ -99,6 +158,17 @@ class Config:
         """Set unless already set (used for the platform's ``config:`` section)."""
         if canonical(name) not in self._values:
             self.set(name, value)
+
+    def set_defaults_from(self, items: dict[str, Any], source: str) -> None:
+        """A platform's ``config:`` section: each item checked by the same parser as ``--cfg``
+        (even when ``--cfg`` overrides it), errors reading ``<source>: config.<name>: ...``."""
+        for name, value in items.items():
+            try:
+                Config({name: value})
+                self.set_default(name, value)
+            except ConfigError as err:
+                detail = str(err).removeprefix(f"setting {canonical(name.strip())!r}: ")
+                raise ConfigError(f"{source}: config.{name}: {detail}") from None
 
     def get(self, flag: Flag | str) -> Any:
         name = flag.name if isinstance(flag, Flag) else canonical(flag)

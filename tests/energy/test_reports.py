@@ -87,10 +87,6 @@ smpy.set_host_on("MyHost3", False)
 assert not smpy.host_is_on("MyHost3") and smpy.host_is_on()
 smpy.sleep(10.0)
 off = smpy.get_host_power("MyHost3")
-try:
-    smpy.set_host_on("MyHost1", False)
-except RuntimeError as exc:
-    print("refused:", exc)
 smpy.set_host_on("MyHost3", True)
 smpy.sleep(10.0)
 print(off, smpy.get_host_consumed_energy("MyHost3"))
@@ -105,8 +101,7 @@ def test_switching_an_idle_host_off_draws_the_off_wattage(tmp_path: Path) -> Non
                    cfg={"plugin": "host_energy", "smpi/simulate-computation": "no"})
     assert res.status == "ok", res.message
     lines = res.stdout.splitlines()
-    assert lines[0].startswith("refused: cannot switch host 'MyHost1' off: ranks [0] run on it")
-    off, joules = map(float, lines[1].split())
+    off, joules = map(float, lines[0].split())
     assert off == 10.0
     # 10 s off at 10 W, then 10 s idle at 100 W
     assert joules == pytest.approx(10 * 10.0 + 10 * 100.0)
