@@ -43,14 +43,10 @@ from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages, resolve
 from smpy.shim.imports import ImportPatches
 from smpy.shim.isolation import Patches, RankContext, RankExit
-<<<<<<< HEAD
-from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
-=======
 from smpy.support import memory
-from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
 from smpy.support.internal import SmpyInternalError
 from smpy.support.memory import FORCE_MEMORY
->>>>>>> main
 from smpy.support.units import parse_size
 from smpy.timing.bench import SIMULATE, RankBench, Timing
 from smpy.trace.chrome import ChromeTracer
@@ -97,13 +93,6 @@ RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own
 RANK_HEAPS_TOTAL = declare("smpy/rank-heaps-total", "1GiB", "Free memory all ranks' heaps may hold together; "
                            "beyond it new arrays come from the shared allocator and freed ones give their "
                            "pages back", parse=parse_size)
-<<<<<<< HEAD
-STALL_TIMEOUT = declare("smpy/stall-timeout", 60.0, "End the run with a report of every rank's pending "
-                        "call when this many wall seconds pass without progress: no simulation event, "
-                        "no CPU used by the emulation or its child processes (a rank in a real blocking "
-                        "call, a wait for an outside event that never comes); 0 waits forever",
-                        parse=parse_float)
-=======
 PER_RANK_MODULES = declare("smpy/per-rank-modules", "", "Comma-separated modules or packages that each rank "
                             "imports for itself, in addition to the program's own modules, mpi4py.futures and "
                             "the modules that import mpi4py.MPI (smpy/shim/imports.py)")
@@ -114,7 +103,6 @@ MPI_MODULES_PER_RANK = declare("smpy/mpi-modules-per-rank", True, "Installed mod
                                "(directly or through their imports) while being imported are per rank, so that "
                                "reading the rank at import works; no: they are shared (less memory)",
                                parse=parse_bool)
->>>>>>> main
 PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
 
 
@@ -138,11 +126,7 @@ class RunResult:
     np: int
     platform: str
     hosts_used: int
-<<<<<<< HEAD
-    status: str  # ok | error | abort | deadlock | stalled | interrupted | timeout
-=======
-    status: str  # ok | failed (a component failed, the job was aborted) | error | abort | deadlock | interrupted | timeout
->>>>>>> main
+    status: str  # ok | failed (a component failed, the job was aborted) | error | abort | deadlock | stalled | interrupted | timeout
     exit_code: int
     makespan_s: float
     mpi_calls: int
