@@ -93,6 +93,11 @@ RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own
 RANK_HEAPS_TOTAL = declare("smpy/rank-heaps-total", "1GiB", "Free memory all ranks' heaps may hold together; "
                            "beyond it new arrays come from the shared allocator and freed ones give their "
                            "pages back", parse=parse_size)
+STALL_TIMEOUT = declare("smpy/stall-timeout", 60.0, "End the run with a report of every rank's pending "
+                        "call when this many wall seconds pass without progress: no simulation event, "
+                        "no CPU used by the emulation or its child processes (a rank in a real blocking "
+                        "call, a wait for an outside event that never comes); 0 waits forever",
+                        parse=parse_float)
 PER_RANK_MODULES = declare("smpy/per-rank-modules", "", "Comma-separated modules or packages that each rank "
                             "imports for itself, in addition to the program's own modules, mpi4py.futures and "
                             "the modules that import mpi4py.MPI (smpy/shim/imports.py)")
