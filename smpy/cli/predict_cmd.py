@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from smpy.cli.choose import OBJECTIVES, choices, parse_prices, plot_pareto, report
 from smpy.cli.executors import open_executor
 from smpy.cli.outputs import OutputError, check_file
 from smpy.cli.sweep import (
@@ -93,6 +94,17 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                    help="write PREFIX.csv (per point), PREFIX.runs.csv (per run), PREFIX.json")
     p.add_argument("--plot", default=None, metavar="FILE.png",
                    help="draw time, efficiency (and energy) against the rank count (matplotlib)")
+    p.add_argument("--objective", choices=OBJECTIVES, default=None,
+                   help="print the best points by time, energy (needs --energy), edp (energy x "
+                        "time) or cost (--price), and the Pareto front of time against energy")
+    p.add_argument("--price", default=None, metavar="node-hour=X,kWh=Y",
+                   help="prices for --objective cost: per node-hour used and per kWh")
+    p.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
+                   help="with --objective: keep the points whose predicted time is within it")
+    p.add_argument("--budget", type=float, default=None, metavar="COST",
+                   help="with --objective: keep the points whose cost (--price) is within it")
+    p.add_argument("--pareto", default=None, metavar="FILE.png",
+                   help="plot time against energy with the Pareto front (needs --energy)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.add_argument("script", help="the Python program (may use {NAME} of --param: program variants)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (templates)")
@@ -115,6 +127,10 @@ def make_plan(ns: argparse.Namespace) -> Plan:
             mpiexec = require_mpiexec(mpiexec)
         except LookupError as exc:
             raise SweepError(f"--real: {exc}") from None
+    parse_prices(ns.price)  # a bad --price fails before the first run
+    for opt, val in (("--deadline", ns.deadline), ("--budget", ns.budget)):
+        if val is not None and not val > 0:
+            raise SweepError(f"{opt} {val:g}: must be positive")
     if ns.plot:
         from smpy.trace.plots import require_matplotlib
         try:
@@ -230,11 +246,32 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
     summaries = summarize(points, runs, ns.scaling, plan.real_of)
     print(table(summaries))
     _print_failures(summaries, runs)
+    if not _choose(ns, summaries, runs, prog):
+        return 2
     if not _write(ns, plan, summaries, runs, prog):
         return 1
     if interrupted:
         return 130
     return 0 if all(r.ok for r in runs) else 1
+
+
+def _choose(ns: argparse.Namespace, summaries: list, runs: list[Run], prog: str) -> bool:
+    """--objective (best points, Pareto front) and --pareto; False on a usage error."""
+    if not (ns.objective or ns.pareto):
+        return True
+    try:
+        cands = choices(summaries, runs, parse_prices(ns.price))
+        if ns.objective:
+            print(report(cands, ns.objective, ns.deadline, ns.budget, parse_prices(ns.price)))
+        if ns.pareto:
+            print(f"[smpy] Pareto plot: {plot_pareto(ns.pareto, cands, f'smpy predict: {ns.script}')}",
+                  file=sys.stderr)
+    except SweepError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return False
+    except RuntimeError as exc:
+        print(f"{prog}: --pareto: {exc}", file=sys.stderr)
+    return True
 
 
 def _duration(seconds: float) -> str:
