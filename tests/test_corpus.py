@@ -88,15 +88,15 @@ def test_demo_manifest_lists_every_skip_with_a_reason() -> None:
 PYTEST_FILES = ["tests/test_blockdiag.py", "tests/test_stack.py"]
 
 
-def test_pytest_suite_same_outcomes_as_mpich() -> None:
+def test_pytest_suite_same_outcomes_as_mpich(tmp_path: Path) -> None:
     _need_mpiexec()
     try:
         src, site = rp.fetch()
     except Exception as e:  # noqa: BLE001 - offline, no pip ...
         pytest.skip(f"PyLops-MPI's sdist or its dependencies are not available: {e}")
     args = rp.pytest_args(PYTEST_FILES, "")
-    m_ranks, m_info = rp.run_mpich(src, site, 2, args, 600.0)
-    s_ranks, s_info = rp.run_smpy(src, site, 2, args, 600.0)
+    m_ranks, m_info = rp.run_mpich(src, site, 2, args, 600.0, tmp_path)
+    s_ranks, s_info = rp.run_smpy(src, site, 2, args, 600.0, tmp_path)
     mpich, smpy = rp.outcomes(m_ranks), rp.outcomes(s_ranks)
     assert len(mpich) == 40, f"MPICH: {m_info}"  # 20 tests, each on both ranks
     same, total, diff = rp.compare(mpich, smpy)
