@@ -320,3 +320,14 @@ print(usermod.STATE, len({a for a, _ in ids}), len({b for _, b in ids}))
     assert res.status == "ok", res.message
     for r in range(3):
         assert res.rank_output(r) == f"[{r}] 3 1\n"  # the package per rank, the extension shared
+
+
+def test_communicating_at_import_of_a_forced_shared_module_is_a_reported_deadlock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule's escape hatch has the consequence documented: the other ranks wait for the
+    import that the first rank cannot finish, and the report says so."""
+    script = _mpi_site(monkeypatch, tmp_path, "import dupper")
+    res = smpy.run(str(script), np=2, capture=True,
+                   cfg={**NO_COMPUTE, "smpy/shared-modules": "dupper"})
+    assert res.status == "deadlock"
+    assert "the end of an import that another rank or thread is in the middle of" in res.message

@@ -94,12 +94,19 @@ def _install_dirs() -> tuple[str, ...]:
     return tuple(out)
 
 
+class _ImportLock(green.GreenLock):
+    """A lock of Python's import system (a module lock) that waits in simulated time."""
+
+    __slots__ = ()
+    WAITING_FOR = "the end of an import that another rank or thread is in the middle of (a module lock)"
+
+
 class _ThreadForImports:
     """The ``_thread`` module as ``importlib._bootstrap`` sees it during a run: rank-aware
     identities, locks that wait in simulated time; everything else is the real module."""
 
     get_ident = staticmethod(green._get_ident)
-    allocate_lock = staticmethod(green.GreenLock)
+    allocate_lock = staticmethod(_ImportLock)
 
     def __init__(self, real: Any) -> None:
         self._real = real
