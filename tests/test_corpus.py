@@ -25,7 +25,8 @@ from conformance import run_pytest_suite as rp  # noqa: E402
 from conformance import run_suite as rs  # noqa: E402
 
 #: one of each kind: point-to-point and collectives, RMA, spawn, threads, mpi4py.futures
-#: (as a pool and as ``-m mpi4py.futures``), a unittest suite, a module-level ``-c``
+#: (as a pool and as ``-m mpi4py.futures``), a unittest suite, a module-level ``-c``,
+#: ``mpi4py.rc`` and its environment variables
 DEMOS = [
     ".: np5 helloworld.py",
     "compute-pi: np2 cpi-cco.py",
@@ -40,6 +41,11 @@ DEMOS = [
     "mpi-ref-v1: np2 ex-2.16.py",
     "check-mpiexec: np2 -c from mpi4py import MPI",
     "profiling: np8 ring.py",
+    "init-fini: np2 test_0.py errors=default",
+    "init-fini: np2 test_1.py",
+    "init-fini: np2 test_3.py",
+    "init-fini: np2 test_5.py",
+    "init-fini: np2 test_6.py",
 ]
 TIMEOUT_S = 120.0
 

@@ -55,7 +55,7 @@ import sys
 import threading
 from typing import Any
 
-from smpy.shim import green, isolation
+from smpy.shim import atimport, green, isolation
 
 _TAINT = "mpi4py.MPI"
 
@@ -154,6 +154,7 @@ class ImportPatches:
         #: bound on each rank's copy of the parent when the rank imports them
         self.shared_children: dict[str, tuple[str, str]] = {}
         self._saved: list[tuple[Any, str, Any]] = []
+        self._finder: Any = None
         #: modules made per rank by rule 3, in order (for reports and tests)
         self.tainted: list[str] = []
 
@@ -233,6 +234,8 @@ class ImportPatches:
         real_from_spec = _bootstrap.module_from_spec
 
         def module_from_spec(spec: Any) -> Any:
+            if spec.name == "mpi4py.MPI" and owner._finder is not None:
+                spec.loader = owner._finder.mpi  # whichever finder found it: never the real one
             if isolation.state.ctx is not None:
                 if owner._per_rank_spec(spec):
                     owner._make_private(spec.name)
@@ -241,11 +244,25 @@ class ImportPatches:
             return real_from_spec(spec)
 
         module_from_spec.__doc__ = real_from_spec.__doc__
+        self._per_rank_mpi4py()
         self._patch(_bootstrap, "module_from_spec", module_from_spec)
         self._patch(importlib.util, "module_from_spec", module_from_spec)
         self._patch(_bootstrap, "_thread", _ThreadForImports(_thread))
         self._patch(_bootstrap, "_module_locks", _RankModuleLocks(_bootstrap._module_locks))
         self._patch(builtins, "__import__", self._make_import(builtins.__import__))
+
+    def _per_rank_mpi4py(self) -> None:
+        """The ``mpi4py`` package, ``mpi4py.rc`` and the import of ``mpi4py.MPI`` per rank
+        (smpy.shim.atimport), when smpy's module is installed as ``mpi4py.MPI``."""
+        import smpy.mpi as fake
+
+        pkg = sys.modules.get("mpi4py")
+        if pkg is None or sys.modules.get("mpi4py.MPI") is not fake or _listed("mpi4py", self.shared):
+            return
+        self._finder = atimport.MPIFinder(pkg, fake)
+        sys.meta_path.insert(0, self._finder)
+        for name in ("mpi4py", "mpi4py.rc", "mpi4py.MPI"):
+            self._make_private(name)
 
     def _make_import(self, real_import: Any) -> Any:
         import smpy.mpi as fake
@@ -286,6 +303,9 @@ class ImportPatches:
         return __import__
 
     def uninstall(self) -> None:
+        if self._finder is not None and self._finder in sys.meta_path:
+            sys.meta_path.remove(self._finder)
+        self._finder = None
         locks = _bootstrap._module_locks
         while self._saved:
             obj, name, value = self._saved.pop()
