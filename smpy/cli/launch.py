@@ -28,6 +28,7 @@ from smpy.energy.host_energy import PowerTrace
 from smpy.energy.link_energy import LinkEnergy
 from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
+from smpy.kernel.watchdog import Stalled, Watchdog
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
 from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, parse_fail
@@ -37,13 +38,14 @@ from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
 from smpy.shim import importer
 from smpy.shim.blas import single_thread_blas
+from smpy.shim.coop import Cooperative
 from smpy.shim.fileio import FilePatches
 from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages, resolve
 from smpy.shim.imports import ImportPatches
 from smpy.shim.isolation import Patches, RankContext, RankExit
 from smpy.support import memory
-from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
 from smpy.support.internal import SmpyInternalError
 from smpy.support.memory import FORCE_MEMORY
 from smpy.support.units import parse_size
@@ -92,6 +94,11 @@ RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own
 RANK_HEAPS_TOTAL = declare("smpy/rank-heaps-total", "1GiB", "Free memory all ranks' heaps may hold together; "
                            "beyond it new arrays come from the shared allocator and freed ones give their "
                            "pages back", parse=parse_size)
+STALL_TIMEOUT = declare("smpy/stall-timeout", 60.0, "End the run with a report of every rank's pending "
+                        "call when this many wall seconds pass without progress: no simulation event, "
+                        "no CPU used by the emulation or its child processes (a rank in a real blocking "
+                        "call, a wait for an outside event that never comes); 0 waits forever",
+                        parse=parse_float)
 PER_RANK_MODULES = declare("smpy/per-rank-modules", "", "Comma-separated modules or packages that each rank "
                             "imports for itself, in addition to the program's own modules, mpi4py.futures and "
                             "the modules that import mpi4py.MPI (smpy/shim/imports.py)")
@@ -125,7 +132,7 @@ class RunResult:
     np: int
     platform: str
     hosts_used: int
-    status: str  # ok | failed (a component failed, the job was aborted) | error | abort | deadlock | interrupted | timeout
+    status: str  # ok | failed (a component failed, the job was aborted) | error | abort | deadlock | stalled | interrupted | timeout
     exit_code: int
     makespan_s: float
     mpi_calls: int
@@ -559,10 +566,12 @@ class _Launch:
             for a in self.actors:
                 a.start()
             with _young_gc_only(), numpy_hugepages(_hugepage(config)), _rank_heaps(config), \
-                    stops.simulating():
+                    stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)):
                 engine.run(sim_timeout)
         except DeadlockError as d:
             return "deadlock", 1, _deadlock_report(world, d)
+        except Stalled as st:
+            return "stalled", 1, _stall_report(world, st)
         except KeyboardInterrupt as k:
             return _stopped(k)
         if engine.abort_reason is not None:
@@ -586,6 +595,8 @@ class _Launch:
         files = FilePatches(self.session)
         files.install()
         self.green.install()
+        coop = Cooperative()
+        coop.install()
         sys.path.insert(0, self.program.path0)
         wall0 = time.perf_counter()
         try:
@@ -598,6 +609,7 @@ class _Launch:
                         a.kill()
                     except BaseException:  # noqa: BLE001 - teardown must not fail
                         pass
+            coop.uninstall()
             self.green.uninstall()
             files.uninstall()
             import_patches.uninstall()
@@ -814,6 +826,8 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     t = world.engine.now
     if isinstance(exc, AbortCalled):
         return "abort", exc.errorcode, f"[smpy] MPI_Abort called by {who} with error code {exc.errorcode} at simulated time {t:.9g} s"
+    if isinstance(exc, Stalled):
+        return "stalled", 1, _stall_report(world, exc)
     if isinstance(exc, KeyboardInterrupt):
         return _stopped(exc)
     if isinstance(exc, ulfm.ProcessFailure):
@@ -875,6 +889,26 @@ def _deadlock_report(world: World, d: DeadlockError) -> str:
     done = [p.rank for p in world.processes if not p.actor.alive]
     if done:
         lines.append(f"[smpy]   finished ranks: {_ranges(done)}")
+    return "\n".join(lines)
+
+
+def _stall_report(world: World, st: Stalled) -> str:
+    lines = [f"[smpy] STALL at simulated time {st.now:.9g} s: no progress for {st.seconds:.3g} s of wall "
+             "time (no simulation event, no CPU used by the emulation or its child processes)."]
+    for actor, what in st.blocked:
+        p = actor.data
+        name = f"{_who(world, p)} (host {p.host.name})" if p is not None and hasattr(p, "host") else actor.name
+        if " thread " in actor.name:
+            name += f", thread {actor.name.split(' thread ', 1)[1]}"
+        lines.append(f"[smpy]   {name}: {'in' if actor is st.running else 'blocked in'} {what}")
+    stuck = {id(a.data) for a, _ in st.blocked}
+    waiting = [p.rank for p in world.processes if not p.actor.started and id(p) not in stuck]
+    if waiting:
+        lines.append(f"[smpy]   not started yet (the stalled call holds the emulation): ranks {_ranges(waiting)}")
+    done = [p.rank for p in world.processes if p.actor.started and not p.actor.alive and id(p) not in stuck]
+    if done:
+        lines.append(f"[smpy]   finished ranks: {_ranges(done)}")
+    lines.append("[smpy] (--cfg=smpy/stall-timeout:SECONDS sets the limit; 0 waits forever)")
     return "\n".join(lines)
 
 
