@@ -18,6 +18,8 @@ import sys
 import time
 
 from smpy.cli.executors import open_executor
+from smpy.cli.reliability import ReusedRunner, reliability
+from smpy.cli.reliability import table as reliability_table
 from smpy.cli.sweep import (
     REAL,
     Plan,
@@ -85,6 +87,13 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--mpiexec-args", default="", metavar="ARGS",
                    help="more mpiexec arguments for --real, e.g. --mpiexec-args='-hosts node1,node2 -ppn {np // 2}' "
                         "to check inter-node predictions on the nodes one has")
+    p.add_argument("--failure-seed", dest="failure_seed", type=int, default=None, metavar="N",
+                   help="reliability: repetition r draws the platform's failures with "
+                        "smpy/failure-seed N+r; failed runs are outcomes, and each point gets its "
+                        "success rate (95%% interval) and expected time/energy to solution")
+    p.add_argument("--reuse-process", dest="reuse", action="store_true",
+                   help="run the emulations of each job slot in one reused smpyrun process instead of "
+                        "a fresh one per run (faster for many short runs; see smpy.cli.reliability)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="give up a run after this wall time")
     p.add_argument("-o", "--output", default=None, metavar="PREFIX",
@@ -114,7 +123,7 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
                     reps=ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
                     timeout=ns.timeout, real_nps=parse_np_list(ns.real, "--real") if ns.real else [],
                     time_regex=ns.time_regex, mpiexec=ns.mpiexec or default_mpiexec(),
-                    mpiexec_args=mpiexec_args)
+                    mpiexec_args=mpiexec_args, failure_seed=ns.failure_seed)
         jobs = plan.jobs()
         points = plan.points()
         _check_inputs(plan)
@@ -151,7 +160,12 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
     try:
         with open_executor(ns.executor, jobs, ns.jobs,
                            log=lambda m: ns.quiet or print(m, file=sys.stderr)) as (pool, runner):
-            runs = run_sweep(jobs, pool, progress, runner)
+            reused = ReusedRunner(runner) if ns.reuse else None
+            try:
+                runs = run_sweep(jobs, pool, progress, reused or runner)
+            finally:
+                if reused is not None:
+                    reused.close()
     except SweepError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
@@ -161,6 +175,8 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
               file=sys.stderr)
     summaries = summarize(points, runs, ns.scaling, plan.real_of)
     print(table(summaries))
+    if plan.failure_seed is not None or any(r.status == "failed" for r in runs):
+        print(reliability_table(reliability(points, runs)))
     for s in summaries:
         for f in s.failures:
             print(f"# {s.point.label()} np={s.point.np}: {f}", file=sys.stderr)
@@ -168,7 +184,7 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         print(f"# {f}", file=sys.stderr)
     failed: dict[Point, tuple[str, ...]] = {}
     for r in runs:
-        if not r.ok and r.command:
+        if not r.outcome and r.command:
             failed.setdefault(r.point, r.command)
     for cmd in failed.values():  # one command per failing point, to run it again by hand
         print(f"#   run again: {shlex.join(cmd)}", file=sys.stderr)
@@ -192,7 +208,7 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
             print(f"{prog}: plot: {exc}", file=sys.stderr)
     if interrupted:
         return 130
-    return 0 if all(r.ok for r in runs) else 1
+    return 0 if all(r.outcome if plan.failure_seed is not None else r.ok for r in runs) else 1
 
 
 def _duration(seconds: float) -> str:

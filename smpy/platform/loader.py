@@ -152,6 +152,8 @@ def load_platform(path: str | os.PathLike[str]) -> Platform:
 
 
 def _cached(source: str, raw: bytes, parse: Any) -> Platform:
+    if b"state_file" in raw or b"trace_file" in raw:  # failure traces in other files: not in the key
+        return parse()
     path = entry_path(source, raw)
     if path is not None:
         cached = read_entry(path)
