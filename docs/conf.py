@@ -31,7 +31,7 @@ extensions = [
     "smpy_ref",
 ]
 
-source_suffix = {".md": "markdown"}
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
 exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store", "research"]
 myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
@@ -43,7 +43,6 @@ suppress_warnings = ["myst.xref_missing", "myst.header"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
-autodoc_default_options = {"members": False}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 

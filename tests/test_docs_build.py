@@ -8,6 +8,7 @@ is not installed.
 """
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,13 +22,17 @@ pytest.importorskip("furo")
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _build(src: Path, out: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+                           "-d", str(out / ".doctrees"), str(src), str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, f"sphinx-build -W failed:\n{proc.stdout}\n{proc.stderr}"
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("html")
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-                           "-d", str(out / ".doctrees"), str(ROOT / "docs"), str(out)],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert proc.returncode == 0, f"sphinx-build -W failed:\n{proc.stdout}\n{proc.stderr}"
+    _build(ROOT / "docs", out)
     return out
 
 
@@ -73,3 +78,16 @@ def test_cli_reference_shows_every_smpyrun_option(site):
 def test_model_pages_render_the_math(site):
     html = (site / "reference" / "models.html").read_text(encoding="utf-8")
     assert html.count('class="math') >= 20, "the model docstrings' math did not render"
+
+
+def test_a_new_page_needs_no_toctree_entry(tmp_path):
+    """Pages that no section lists yet are linked from the root ("More topics"), in docs/
+    and in a folder of it, so adding one does not make the -W build fail as an orphan."""
+    src = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns("_build"))
+    (src / "zz-new-topic.md").write_text("# A new topic\n\nText.\n")
+    (src / "notes").mkdir()
+    (src / "notes" / "deep.md").write_text("# A page in a folder\n")
+    _build(src, tmp_path / "html")
+    index = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
+    assert 'href="zz-new-topic.html"' in index and 'href="notes/deep.html"' in index

@@ -238,9 +238,10 @@ def test_more_servers_speed_a_bandwidth_bound_write(tmp_path):
         res = run(None, np=1, platform=_platform(tmp_path, 1, k, "100GBps", "0"), command=prog,
                   capture=True, echo=False)
         t[k] = _times(res)[0]
-    net = 16 * MiB / 100e9
-    for k in (1, 2, 4):  # no cache: network then k disks of 400 MBps in parallel
-        assert t[k] == pytest.approx(net / 1 + 16 * MiB / k / 400e6, rel=1e-6), k
+    for k in (1, 2, 4):
+        # no cache, pipelined in 1 MiB units: the first units reach the k servers together
+        # (k flows share the client's link), then the k disks of 400 MBps are the bottleneck
+        assert t[k] == pytest.approx(k * MiB / 100e9 + 16 * MiB / k / 400e6, rel=1e-6), k
     assert t[1] > t[2] > t[4]
 
 
@@ -379,3 +380,53 @@ def test_filesystems_schema_errors_name_the_field(tmp_path):
         {"name": "x", "kind": "local", "mount": "/x", "disk": {"kind": "ssd", "seek": "1ms"}}]}))
     with pytest.raises(PlatformError, match=r"filesystems\[0\]\.disk\.seek"):
         load_platform(p)
+
+
+def test_report_gives_per_file_rank_and_server_figures(tmp_path):
+    prog = WRITE.format(n=4 * MiB, path=tmp_path / "scratch" / "f")
+    prefix = tmp_path / "rep"
+    res = run(None, np=2, platform=_platform(tmp_path, 2, 4, "1GBps", "0"), command=prog,
+              capture=True, echo=False, cfg={"smpy/report": str(prefix)})
+    assert res.status == "ok"
+    io = json.loads((tmp_path / "rep.json").read_text())["io"]
+    f = io["files"][str(tmp_path / "scratch" / "f")]
+    assert f == {"bytes_written": 8 * MiB, "bytes_read": 0, "operations": 2}
+    assert io["ranks"]["1"]["bytes_written"] == 4 * MiB
+    servers = io["servers"]
+    assert sum(s["bytes_written"] for s in servers.values()) == 8 * MiB
+    # each server: 2 MiB through a 400 MBps disk (metadata operations take no time here)
+    for s in servers.values():
+        assert s["disk_busy_s"] == pytest.approx(2 * MiB / 400e6, rel=1e-9)
+        assert s["disk_busy_s"] <= res.makespan_s
+
+
+def test_simgrid_xml_disk_mount_becomes_a_local_file_system(tmp_path):
+    disk = ('<disk id="d{i}" read_bw="100MBps" write_bw="{w}"><prop id="size" value="1GiB"/>'
+            '<prop id="mount" value="/scratch"/></disk>')
+    xml = ('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+           '<platform version="4.1"><zone id="z" routing="Full">'
+           '<host id="h0" speed="1Gf">' + disk.format(i=0, w="50MBps") + '</host>'
+           '<host id="h1" speed="1Gf">' + disk.format(i=1, w="{w1}") + '</host>'
+           '<link id="l" bandwidth="1GBps" latency="10us"/>'
+           '<route src="h0" dst="h1"><link_ctn id="l"/></route></zone></platform>\n')
+    p = tmp_path / "p.xml"
+    p.write_text(xml.replace("{w1}", "50MBps"))
+    (fs,) = load_platform(p).filesystems
+    assert (fs.kind, fs.mount, fs.disk.read, fs.disk.write, fs.disk.latency) == (
+        "local", "/scratch", 100e6, 50e6, 0.0)
+    p.write_text(xml.replace("{w1}", "60MBps"))
+    with pytest.raises(PlatformError, match="differ in bandwidth"):
+        load_platform(p)
+
+
+@pytest.mark.parametrize("mode", [["-a", "posix"], ["-a", "mpiio", "-c", "-e"], ["-a", "mpiio", "-F"]])
+def test_ior_example_runs_and_reports_bandwidths(tmp_path, mode):
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "examples" / "io" / "ior.py"
+    res = run(str(script), np=4, platform=_platform(tmp_path, 4, 2, "1GBps", "64MiB"), capture=True,
+              echo=False, args=[*mode, "-b", "1m", "-t", "256k", "-o", str(tmp_path / "scratch" / "t")])
+    assert res.status == "ok", res.message + res.stderr
+    lines = res.stdout.splitlines()
+    assert [ln.split()[0] for ln in lines] == ["write", "read"]
+    assert all(float(ln.split()[1]) > 0 for ln in lines)
+    assert os.listdir(tmp_path / "scratch") == []  # the benchmark removes its files

@@ -35,7 +35,12 @@ from docutils import nodes
 from docutils.parsers.rst import Directive, directives
 from docutils.statemachine import StringList
 
-ROOT = Path(__file__).resolve().parents[2]
+
+def _root() -> Path:
+    """The checkout holding the smpy package that is documented."""
+    import smpy
+
+    return Path(smpy.__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------------------- helpers
@@ -74,16 +79,24 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-def _rst(state: Any, text: str, offset: int) -> list[nodes.Node]:
-    """``text`` (a docstring: reStructuredText) parsed into nodes."""
-    holder = nodes.container()
-    state.nested_parse(StringList(text.splitlines(), "<docstring>"), offset, holder)
-    return list(holder.children)
+def _inline(text: str) -> nodes.paragraph:
+    """One paragraph of reStructuredText prose with its inline literals (````x````, roles such
+    as ``:mod:`x```) as literals and everything else as text."""
+    p = nodes.paragraph()
+    pos = 0
+    for m in re.finditer(r"``(.+?)``|:[\w:]+:`~?(.+?)`", text):
+        if m.start() > pos:
+            p += nodes.Text(text[pos:m.start()])
+        p += nodes.literal(text=m.group(1) or m.group(2))
+        pos = m.end()
+    if pos < len(text):
+        p += nodes.Text(text[pos:])
+    return p
 
 
 def _paragraphs(doc: str) -> list[nodes.paragraph]:
     """A docstring as plain paragraphs (split at blank lines, whitespace collapsed)."""
-    return [_para(_collapse(p)) for p in inspect.cleandoc(doc).split("\n\n") if p.strip()]
+    return [_inline(_collapse(p)) for p in inspect.cleandoc(doc).split("\n\n") if p.strip()]
 
 
 # ------------------------------------------------------------------------------- --cfg
@@ -337,7 +350,8 @@ class SchemaDirective(Directive):
         for model in _models(schema.PlatformSpec):
             sec = _section(self.state.document, model.__name__, f"schema-{model.__name__}")
             if "__doc__" in vars(model) and model.__doc__:
-                sec += _rst(self.state, inspect.cleandoc(model.__doc__), self.content_offset)
+                for para in inspect.cleandoc(model.__doc__).split("\n\n"):
+                    sec += _inline(_collapse(para))
             table = nodes.table()
             tgroup = nodes.tgroup(cols=4)
             table += tgroup
@@ -384,7 +398,7 @@ class SchemaDirective(Directive):
 # ------------------------------------------------------------------------------- layers
 
 def _layer_table() -> dict[str, int]:
-    tree = ast.parse((ROOT / "tests" / "test_layers.py").read_text())
+    tree = ast.parse((_root() / "tests" / "test_layers.py").read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LAYER"
                                                 for t in node.targets):
@@ -404,7 +418,7 @@ class LayersDirective(Directive):
         for level in sorted(layers, reverse=True):
             body: list[nodes.Node] = []
             for pkg in sorted(layers[level]):
-                init = ROOT / "smpy" / pkg / "__init__.py"
+                init = _root() / "smpy" / pkg / "__init__.py"
                 doc = ast.get_docstring(ast.parse(init.read_text())) if init.exists() else None
                 first = _collapse(doc.split("\n\n")[0]) if doc else "(no package docstring)"
                 body.append(_para(nodes.literal(text=f"smpy/{pkg}"), " — " + first))
@@ -412,7 +426,100 @@ class LayersDirective(Directive):
         return [dl]
 
 
+# ------------------------------------------------------------------------------- module map
+
+class ModulesDirective(Directive):
+    """``smpy-modules`` *package*: a section per subpackage with every module's docstring,
+    read from the source without importing it (some modules are scripts that real ``mpiexec``
+    runs) and parsed as the reStructuredText it is (the page is an ``.rst`` file)."""
+    required_arguments = 1
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        from sphinx.util.parsing import nested_parse_to_nodes
+
+        top = self.arguments[0]
+        root = _root() / top
+        groups: dict[str, list[tuple[str, Path]]] = {}
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(root.parent).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            if any(p.startswith("_") for p in parts) or len(parts) < 2:
+                continue  # private modules, and __main__
+            groups.setdefault(".".join(parts[:2]), []).append((".".join(parts), path))
+        doc = self.state.document
+        out: list[nodes.Node] = []
+        for group, mods in groups.items():
+            sec = _section(doc, group, f"pkg-{group}")
+            for name, path in mods:
+                text = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+                sub = _section(doc, name, f"mod-{name}")
+                sub += _para(nodes.literal(text=str(path.relative_to(root.parent))))
+                if text:
+                    content = StringList(text.splitlines(), source=str(path))
+                    for node in nested_parse_to_nodes(self.state, content,
+                                                      allow_section_headings=True):
+                        sub += node
+                else:
+                    sub += _para("(no module docstring)")
+                sec += sub
+            out.append(sec)
+        return out
+
+
+# ------------------------------------------------------------------------------- other pages
+
+def _listed(source: str) -> set[str]:
+    """The entries of the toctree fences of a MyST page (other than ``smpy-more`` itself)."""
+    listed: set[str] = set()
+    for block in re.findall(r"```\{toctree\}(.*?)```", source, re.S):
+        for line in block.splitlines():
+            line = line.strip()
+            if line and not line.startswith(":"):
+                listed.add(line)
+    return listed
+
+
+class MoreDirective(Directive):
+    """A toctree of every page that the root document's toctrees do not list, so that a new
+    page (in docs/ or a folder of it) is reachable instead of an orphan that fails ``-W``."""
+    option_spec = {"caption": directives.unchanged}
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        env = self.state.document.settings.env
+        listed = _listed(Path(env.doc2path(env.docname)).read_text(encoding="utf-8"))
+        rest = sorted(d for d in env.found_docs if d != env.docname and d not in listed)
+        if not rest:
+            return []
+        from sphinx import addnodes
+
+        toc = addnodes.toctree()
+        toc["parent"] = env.docname
+        toc["entries"] = [(None, d) for d in rest]
+        toc["includefiles"] = list(rest)
+        toc["maxdepth"] = 1
+        toc["caption"] = self.options.get("caption")
+        toc["glob"] = False
+        toc["hidden"] = False
+        toc["includehidden"] = False
+        toc["numbered"] = 0
+        toc["titlesonly"] = False
+        wrapper = nodes.compound(classes=["toctree-wrapper"])
+        wrapper += toc
+        return [_para("Pages not yet placed in a section above:"), wrapper]
+
+
+def _root_outdated(app: Any, env: Any, added: set[str], changed: set[str],
+                   removed: set[str]) -> list[str]:
+    """Pages were added or removed: the root's ``smpy-more`` list must be read again."""
+    return [env.config.root_doc] if added or removed else []
+
+
 def setup(app: Any) -> dict[str, Any]:
+    app.connect("env-get-outdated", _root_outdated)
+    directives.register_directive("smpy-more", MoreDirective)
+    directives.register_directive("smpy-modules", ModulesDirective)
     directives.register_directive("smpy-cfg", CfgDirective)
     directives.register_directive("smpy-collectives", CollectivesDirective)
     directives.register_directive("smpy-cli", CliDirective)

@@ -30,7 +30,7 @@ from smpy.kernel.engine import DeadlockError
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
 from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, parse_fail
-from smpy.runtime import ulfm
+from smpy.runtime import fsio, ulfm
 from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
@@ -43,6 +43,7 @@ from smpy.shim.imports import ImportPatches
 from smpy.shim.isolation import Patches, RankContext, RankExit
 from smpy.support import memory
 from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.internal import SmpyInternalError
 from smpy.support.memory import FORCE_MEMORY
 from smpy.support.units import parse_size
 from smpy.timing.bench import SIMULATE, RankBench, Timing
@@ -161,6 +162,15 @@ class RunResult:
         return d
 
     def summary(self) -> str:
+        """The lines smpyrun prints on stderr at the end of a run.
+
+        The makespan is printed with nine significant digits, the precision of the simulation
+        itself; with measured computation (the default), identical runs differ by the
+        emulating machine's noise, about 4 % in makespan on a shared machine. For figures that
+        repeat exactly, model the computation (``smpy.execute_flops``, ``smpy.execute``) and
+        run with ``--cfg=smpi/simulate-computation:no``, or take medians over repetitions
+        (``smpy predict --reps``); see ``docs/prediction.md``.
+        """
         lines = [
             f"[smpy] simulated makespan: {self.makespan_s:.9g} s",
             f"[smpy] {self.np} ranks{f' (+{self.spawned} spawned)' if self.spawned else ''} on {self.hosts_used} hosts of platform '{self.platform}'; "
@@ -389,7 +399,7 @@ def load_setup(platform: str | os.PathLike | None, cfg: dict[str, Any] | None,
     memory.check_fits(f"-np {np} on platform {plat.name!r}", np, len(plat.hosts), len(plat.links))
     config.set_defaults_from(plat.config or {}, plat.source)
     hosts = parse_hostfile(hostfile) if hostfile is not None else None
-    return plat, config, place_ranks(plat, np, hosts)
+    return plat, config, place_ranks(plat, np, hosts, source=os.fspath(hostfile or "hostfile"))
 
 
 @dataclass
@@ -680,8 +690,13 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     if att.report is not None:
         data = att.report.summary([p.actor.end_time if p.actor.end_time >= 0 else world.engine.now
                                    for p in world.processes])
+        io_data = fsio.report(world)
+        if io_data:
+            data["io"] = io_data
         att.report.write(att.report_prefix, data)
         err.write(Report.table(data) + "\n")
+        if io_data:
+            err.write(fsio.summary_line(io_data) + "\n")
     return build_result(world, np, program, outcome, att, session, config)
 
 
@@ -810,6 +825,10 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     if isinstance(exc, SystemExit):
         code = exc.code if isinstance(exc.code, int) else 1
         return "error", code, f"[smpy] {who} exited with status {exc.code} at simulated time {t:.9g} s; aborting the run"
+    if isinstance(exc, SmpyInternalError):  # smpy's own frames are the point here: keep them
+        tb = "".join(traceback.format_exception(exc))
+        return "error", 1, (f"{tb}[smpy] internal error of smpy (a bug of smpy, not of the program; please "
+                            f"report it with this traceback) while running {who} at simulated time {t:.9g} s")
     tb = _user_traceback(exc)
     tagged = "".join(f"[rank {p.rank}@{p.host.name}] {line}\n" if p else line + "\n" for line in tb.rstrip("\n").split("\n"))
     return "error", 1, f"{tagged}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the run (as MPI_Abort)"

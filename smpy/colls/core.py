@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from smpy.runtime import p2p
 from smpy.runtime.constants import COLL
 from smpy.runtime.datatype import BYTE
+from smpy.support.internal import SmpyInternalError
 
 if TYPE_CHECKING:
     from smpy.runtime.comm import CommImpl
@@ -193,12 +194,12 @@ class Ctx:
 
     def _exchange(self, data: Any, dest: int, src: int, sink: Any, st: int) -> None:
         if dest == self.me and src == self.me:
-            raise AssertionError("internal error: a vector exchange with oneself")
+            raise SmpyInternalError("a vector exchange with oneself")
         s = self.isend(data, dest, st)
         r = p2p.irecv(self.proc, self.comm, COLL, src, self.tag + st, sink, self.call)
         p2p.waitall(self.proc, [s, r])
         if r.nbytes != sink.nbytes:
-            raise AssertionError(f"internal error: {sink.nbytes} bytes expected, {r.nbytes} received")
+            raise SmpyInternalError(f"{sink.nbytes} bytes expected, {r.nbytes} received")
 
     def sendrecv(self, data: Any, dest: int, src: int, st: int = 0, rt: int | None = None) -> Any:
         """Send ``data`` to ``dest`` while receiving from ``src``; a sendrecv with oneself
@@ -272,7 +273,7 @@ class ReduceSink:
 
     def deposit(self, data: Any) -> None:
         if len(data) != self.nbytes:
-            raise AssertionError(f"internal error: {self.nbytes} bytes expected, {len(data)} received")
+            raise SmpyInternalError(f"{self.nbytes} bytes expected, {len(data)} received")
         self.into(data, self.mem)
 
 
@@ -299,7 +300,7 @@ class BlockVector:
         off = list(accumulate(map(elem.__mul__, counts), initial=0))  # C-level: 1024 blocks x 1024 ranks
         pos = off[-1]
         if pos > len(self.buf):
-            raise AssertionError(f"internal error: blocks of {pos} bytes in a vector of {len(self.buf)}")
+            raise SmpyInternalError(f"blocks of {pos} bytes in a vector of {len(self.buf)}")
         self.off = off
         self.scratch: memoryview | None = None
 
@@ -341,14 +342,14 @@ class BlockVector:
         """Blocks ``lo .. hi-1`` := ``data`` (their joined contents)."""
         a, b = self.off[lo], self.off[hi]
         if b - a != len(data):
-            raise AssertionError(f"internal error: a run of {b - a} bytes received as {len(data)}")
+            raise SmpyInternalError(f"a run of {b - a} bytes received as {len(data)}")
         self.view[a:b] = data
 
     def reduce(self, lo: int, hi: int, got: bytes, red: Reduction, got_first: bool = True) -> None:
         """Blocks ``lo .. hi-1`` := ``got op run`` (``run op got`` unless ``got_first``)."""
         a, b = self.off[lo], self.off[hi]
         if b - a != len(got):
-            raise AssertionError(f"internal error: a run of {b - a} bytes received as {len(got)}")
+            raise SmpyInternalError(f"a run of {b - a} bytes received as {len(got)}")
         into = red.into
         if into is not None and (got_first or red.commutative):
             into(got, self.view[a:b])  # in place; a commutative op may swap its operands

@@ -43,6 +43,7 @@ from smpy.colls.registry import ALGORITHMS, FAMILIES, Algorithm, get
 from smpy.colls.selectors import SELECTORS, Query
 from smpy.colls.smp import is_smp_comm
 from smpy.support.config import Config, declare
+from smpy.support.internal import SmpyInternalError
 
 if TYPE_CHECKING:
     from smpy.colls.core import Ctx
@@ -143,7 +144,7 @@ class Selection:
             name = SELECTORS[name](family, q, ctx)
             hops += 1
             if hops > 4:
-                raise RuntimeError(f"internal error: selector loop for {family}")
+                raise SmpyInternalError(f"selector loop for {family}")
         algo = get(family, name)
         red = args[_REDUCTIONS[family]] if family in _REDUCTIONS else None
         for _ in range(4):
@@ -157,7 +158,7 @@ class Selection:
             fb = get(family, algo.fallback)
             self.note(family, algo.name, why, fb.name)
             algo = fb
-        raise RuntimeError(f"internal error: no usable fallback for {family} {name}")
+        raise SmpyInternalError(f"no usable fallback for {family} {name}")
 
     def run(self, family: str, ctx: Ctx, *args: Any, q: Query | None = None) -> Any:
         """Run ``family`` as configured (override, else selector)."""

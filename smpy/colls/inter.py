@@ -38,6 +38,7 @@ from smpy.colls.selectors import Query
 from smpy.runtime import p2p
 from smpy.runtime.constants import COLL, PROC_NULL, ROOT
 from smpy.runtime.packing import block_offset, pack, pack_block, unpack, unpack_block
+from smpy.support.internal import SmpyInternalError
 
 if TYPE_CHECKING:
     from smpy.colls.core import Ctx
@@ -540,7 +541,7 @@ def create_intercomm(proc: Process, local: CommImpl, local_leader: int, peer: Co
 
 
 def _missing() -> Any:
-    raise RuntimeError("internal error: intercommunicator side not built by its leader")
+    raise SmpyInternalError("intercommunicator side not built by its leader")
 
 
 # -- communicators made from an intercommunicator -------------------------------------------

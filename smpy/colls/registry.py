@@ -35,6 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from smpy.support.internal import SmpyInternalError
+
 FAMILIES = ("allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "alltoallw", "barrier",
             "bcast", "exscan", "gather", "gatherv", "reduce", "reduce_scatter", "scan", "scatter",
             "scatterv")
@@ -79,11 +81,11 @@ def algorithm(family: str, name: str, *, source: str, commutative_only: bool = F
               fallback: str = "", in_place: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as algorithm ``name`` of ``family``."""
     if family not in ALGORITHMS:
-        raise ValueError(f"internal error: unknown collective family {family!r}")
+        raise SmpyInternalError(f"unknown collective family {family!r}")
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         if name in ALGORITHMS[family]:
-            raise ValueError(f"internal error: {family} algorithm {name!r} registered twice")
+            raise SmpyInternalError(f"{family} algorithm {name!r} registered twice")
         ALGORITHMS[family][name] = Algorithm(family, name, fn, source, fn.__doc__ or "", commutative_only,
                                              requires, requirement, fallback, in_place)
         return fn

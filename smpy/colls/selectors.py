@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 from smpy.colls.core import is_pof2, pof2_floor
+from smpy.support.internal import SmpyInternalError
 
 if TYPE_CHECKING:
     from smpy.colls.core import Ctx
@@ -74,7 +75,7 @@ def lookup(table: Table, size: int, nbytes: float) -> str:
             for mbound, algo in rule:
                 if nbytes < mbound:
                     return algo
-    raise LookupError(f"internal error: no row for communicator size {size}")
+    raise SmpyInternalError(f"no row for communicator size {size}")
 
 
 # -- Open MPI (coll_tuned_decision_fixed, via SimGrid smpi_openmpi_selector.cpp) ---------------
@@ -306,7 +307,7 @@ def mpich(family: str, q: Query, ctx: Ctx) -> str:
     for cond, algo in MPICH[family]:
         if cond(q):
             return algo
-    raise LookupError(f"internal error: no MPICH rule for {family}")
+    raise SmpyInternalError(f"no MPICH rule for {family}")
 
 
 # -- SimGrid's naive selector (smpi_default_selector.cpp) -------------------------------------
@@ -518,7 +519,7 @@ def mvapich2(family: str, q: Query, ctx: Ctx) -> str:
     if family in MV2_FIXED:
         return MV2_FIXED[family]
     if family not in MV2_RULES:
-        raise LookupError(f"internal error: no MVAPICH2 rule for {family}")
+        raise SmpyInternalError(f"no MVAPICH2 rule for {family}")
     table, rule = MV2_RULES[family]
     return rule(q, ctx, ctx.sel.mv2, MV2[table])
 

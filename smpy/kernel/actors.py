@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import greenlet
 
 from smpy.kernel.activity import CANCELED, FAILED, Activity, ActivityFailed, Sleep
+from smpy.support.internal import SmpyInternalError
 
 if TYPE_CHECKING:
     from smpy.kernel.engine import Engine
@@ -168,7 +169,7 @@ def block_on(activity: Activity, label: Callable[[], str] | str | None = None) -
     if activity.state == 0:  # RUNNING
         actor = _current
         if actor is None:
-            raise RuntimeError("internal error: block_on called outside of an actor")
+            raise SmpyInternalError("block_on called outside of an actor")
         if actor.killed:  # a finally block of a killed actor must not wait
             raise ActorKilled()
         actor.waiting_for = activity
@@ -189,7 +190,7 @@ def block_on_any(activities: list[Activity], label: Callable[[], str] | str | No
             return i
     actor = _current
     if actor is None:
-        raise RuntimeError("internal error: block_on_any called outside of an actor")
+        raise SmpyInternalError("block_on_any called outside of an actor")
     actor.waiting_for = activities
     actor.wait_label = label
     for a in activities:
@@ -204,7 +205,7 @@ def block_on_any(activities: list[Activity], label: Callable[[], str] | str | No
     for i, a in enumerate(activities):
         if a.state != 0:
             return i
-    raise RuntimeError("internal error: woken with no activity done")
+    raise SmpyInternalError("woken with no activity done")
 
 
 def kill(actor: Actor) -> None:

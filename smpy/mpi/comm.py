@@ -13,7 +13,7 @@ from smpy.kernel import actors as _actors
 from smpy.mpi import errhandler as _errhandler
 from smpy.mpi import msgspec, registry
 from smpy.mpi._call import mpicall, proc
-from smpy.mpi.comm_inter import IntraInterMixin
+from smpy.mpi.comm_inter import CommFtMixin, IntraInterMixin
 from smpy.mpi.comm_mgmt import Comm_create_from_group, CommMgmtMixin
 from smpy.mpi.comm_persist import CommPersistMixin, comm_lock, recv_obarg, reduce_scatter_counts
 from smpy.mpi.comm_topo import IntraTopoMixin
@@ -21,6 +21,7 @@ from smpy.mpi.environment import abort
 from smpy.mpi.group import Group
 from smpy.mpi.message import Message
 from smpy.mpi.msgpickle import pickle
+from smpy.mpi.objmodel import copy_arg
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
 from smpy.mpi.spawn import DisconnectMixin, DpmMixin, SpawnMixin
@@ -60,15 +61,14 @@ def _fill(status: Status | None, req: p2p.Request) -> None:
         status._fill(req.source, req.tag, req.error, req.nbytes, req.cancelled)
 
 
-class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin):
+class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
     """A communicator handle (one per rank; the runtime object is shared)."""
 
     __slots__ = ("__impl", "__weakref__")
 
     def __new__(cls, comm: Comm | None = None) -> Comm:
         # mpi4py initialises in __new__ (subclasses call super().__new__(cls, other))
-        if comm is not None and not isinstance(comm, Comm):
-            raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Comm, got {type(comm).__name__})")
+        copy_arg(comm, Comm, "comm")
         self = object.__new__(cls)
         impl = self.__impl = None if comm is None else comm._raw()
         if getattr(impl, "remote", None) is not None and issubclass(cls, Intracomm):

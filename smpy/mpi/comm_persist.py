@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 from smpy.colls import buffers as bcoll
-from smpy.kernel.actors import block_on
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.msgpickle import pickle
@@ -106,7 +105,7 @@ def _flush(att: _Attached | None) -> None:
         r = att.pending[0][0]
         flow = getattr(r, "flow", None)
         if flow is not None and flow.state == 0:
-            block_on(flow, "MPI_Buffer_detach: waiting for buffered messages to be sent")
+            p2p.wait_transfer(r, "MPI_Buffer_detach: waiting for buffered messages to be sent")
         else:
             att.pending.pop(0)  # never matched: MPICH would have sent it eagerly
 

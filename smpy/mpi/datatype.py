@@ -17,6 +17,7 @@ import weakref
 from typing import Any
 
 from smpy.mpi.buffer import acquire
+from smpy.mpi.objmodel import copy_arg
 from smpy.runtime import attributes as _attributes
 from smpy.runtime import datatype as _rt
 from smpy.runtime import errors
@@ -108,9 +109,7 @@ class Datatype:
     _impl: DatatypeImpl
 
     def __new__(cls, datatype: Datatype | None = None) -> Datatype:
-        if datatype is not None and not isinstance(datatype, Datatype):
-            raise TypeError(f"Argument 'datatype' has incorrect type (expected "
-                            f"mpi4py.MPI.Datatype, got {type(datatype).__name__})")
+        copy_arg(datatype, Datatype, "datatype")
         self = object.__new__(cls)
         self._impl = _NULL_IMPL if datatype is None else datatype._impl
         return self

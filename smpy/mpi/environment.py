@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from smpy.kernel.activity import Sleep
-from smpy.kernel.actors import block_on
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.info import Info
 from smpy.runtime import errors, lifecycle
@@ -55,12 +53,7 @@ def abort(errorcode: int = 0) -> None:
 @mpicall
 def Wtime() -> float:
     """Simulated time (s); each read costs ``smpi/wtime`` of simulated time."""
-    p = proc()
-    world = p.world
-    now = world.engine.now
-    if world.wtime_cost > 0:
-        block_on(Sleep(world.engine, world.wtime_cost))
-    return now
+    return lifecycle.wtime(proc())
 
 
 def Wtick() -> float:

@@ -28,9 +28,11 @@ from smpy.mpi import _call
 from smpy.mpi.objmodel import (
     T_ERRHANDLER,
     HandleMixin,
+    arg_type_error,
     as_int,
     builtin_handle,
     cannot_serialize,
+    copy_arg,
     direct_handle,
     lookup_direct,
     null_handle,
@@ -79,9 +81,7 @@ class Errhandler(HandleMixin):
     __slots__ = ("_impl", "_const", "__weakref__")
 
     def __new__(cls, errhandler: Errhandler | None = None) -> Errhandler:
-        if errhandler is not None and not isinstance(errhandler, Errhandler):
-            raise TypeError(f"Argument 'errhandler' has incorrect type (expected mpi4py.MPI.Errhandler, "
-                            f"got {type(errhandler).__name__})")
+        copy_arg(errhandler, Errhandler, "errhandler")
         self = object.__new__(cls)
         self._impl = None if errhandler is None else errhandler._impl
         self._const = False
@@ -208,8 +208,7 @@ def get_errhandler(obj: Any) -> Errhandler:
 
 def set_errhandler(obj: Any, errhandler: Errhandler, kind: str) -> None:
     if not isinstance(errhandler, Errhandler):
-        raise TypeError(f"Argument 'errhandler' has incorrect type (expected mpi4py.MPI.Errhandler, "
-                        f"got {type(errhandler).__name__})")
+        raise arg_type_error("errhandler", "mpi4py.MPI.Errhandler", errhandler)
     impl = errhandler._impl
     if impl is None:
         errors.raise_error(errors.ERR_ARG, f"MPI_{kind}_set_errhandler: Null Errhandler pointer")

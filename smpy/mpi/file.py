@@ -22,6 +22,7 @@ from smpy.mpi.datatype import BYTE, Datatype
 from smpy.mpi.errhandler import ErrhandlerMixin
 from smpy.mpi.group import Group
 from smpy.mpi.info import Info
+from smpy.mpi.objmodel import copy_arg
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
 from smpy.runtime import errors
@@ -106,9 +107,7 @@ class File(ErrhandlerMixin):
     _errhandler_kind = "File"
 
     def __new__(cls, file: File | None = None) -> File:
-        if file is not None and not isinstance(file, File):
-            raise TypeError(f"Argument 'file' has incorrect type (expected mpi4py.MPI.File, got "
-                            f"{type(file).__name__})")
+        copy_arg(file, File, "file")
         self = object.__new__(cls)
         self._fh = None if file is None else file._fh
         return self

@@ -9,9 +9,11 @@ from smpy.mpi import registry
 from smpy.mpi.objmodel import (
     T_GROUP,
     HandleMixin,
+    arg_type_error,
     as_int,
     builtin_handle,
     cannot_serialize,
+    copy_arg,
     direct_handle,
     lookup_direct,
     null_handle,
@@ -28,9 +30,7 @@ class Group(HandleMixin):
     __slots__ = ("_impl", "_const", "__weakref__")
 
     def __new__(cls, group: Group | None = None) -> Group:
-        if group is not None and not isinstance(group, Group):
-            raise TypeError(f"Argument 'group' has incorrect type (expected mpi4py.MPI.Group, "
-                            f"got {type(group).__name__})")
+        copy_arg(group, Group, "group")
         self = object.__new__(cls)
         self._impl = None if group is None else group._impl
         self._const = False
@@ -169,10 +169,8 @@ class Group(HandleMixin):
     @classmethod
     def Create_from_session_pset(cls, session: Any, pset_name: str) -> Group:
         """Create a new group from session and process set."""
-        sess = registry.get("Session")
-        if not isinstance(session, sess):
-            raise TypeError(f"Argument 'session' has incorrect type (expected mpi4py.MPI.Session, "
-                            f"got {type(session).__name__})")
+        if not isinstance(session, registry.get("Session")):
+            raise arg_type_error("session", "mpi4py.MPI.Session", session)
         return session.Create_group(pset_name)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:

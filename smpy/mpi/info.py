@@ -10,6 +10,7 @@ from smpy.mpi.objmodel import (
     HandleMixin,
     as_int,
     builtin_handle,
+    copy_arg,
     direct_handle,
     lookup_direct,
     null_handle,
@@ -34,8 +35,7 @@ class Info(HandleMixin):
     __slots__ = ("_d", "_null", "_predefined", "__weakref__")
 
     def __new__(cls, info: Info | None = None) -> Info:
-        if info is not None and not isinstance(info, Info):
-            raise TypeError(f"Argument 'info' has incorrect type (expected mpi4py.MPI.Info, got {type(info).__name__})")
+        copy_arg(info, Info, "info")
         self = object.__new__(cls)
         self._d = _InfoDict() if info is None or info._d is None else info._d
         self._null = info is None or info._null

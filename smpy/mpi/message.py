@@ -6,7 +6,7 @@ from typing import Any
 
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
-from smpy.mpi.objmodel import HandleMixin
+from smpy.mpi.objmodel import HandleMixin, copy_arg
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
 from smpy.runtime import errors, p2p
@@ -35,9 +35,7 @@ class Message(HandleMixin):
     __slots__ = ("_send", "__weakref__")
 
     def __new__(cls, message: Message | None = None) -> Message:
-        if message is not None and not isinstance(message, Message):
-            raise TypeError(f"Argument 'message' has incorrect type (expected mpi4py.MPI.Message, "
-                            f"got {type(message).__name__})")
+        copy_arg(message, Message, "message")
         self = object.__new__(cls)
         self._send = None if message is None else message._send
         return self

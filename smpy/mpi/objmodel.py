@@ -183,6 +183,20 @@ class AttrMixin:
                     f"MPI_{self._attr_name}_delete_attr")
 
 
+def arg_type_error(name: str, expected: str, value: Any) -> TypeError:
+    """Cython's error for a typed argument of the wrong type, as mpi4py raises it."""
+    return TypeError(f"Argument '{name}' has incorrect type (expected {expected}, got {type(value).__name__})")
+
+
+def copy_arg(other: Any, base: type, name: str) -> Any:
+    """The argument of a copy constructor ``Base(other=None)`` (``MPI.Comm(comm)``,
+    ``MPI.Datatype(dt)``...): None or an instance of ``base``, returned as given; anything
+    else is mpi4py's ``TypeError`` naming the argument and ``mpi4py.MPI.<Base>``."""
+    if other is not None and not isinstance(other, base):
+        raise arg_type_error(name, f"mpi4py.MPI.{base.__name__}", other)
+    return other
+
+
 def cannot_serialize(obj: Any) -> ValueError:
     return ValueError(f"cannot serialize 'mpi4py.MPI.{type(obj).__name__}' instance")
 

@@ -17,6 +17,7 @@ import numpy as np
 from smpy.mpi import msgspec
 from smpy.mpi.buffer import buffer
 from smpy.mpi.datatype import Datatype
+from smpy.mpi.objmodel import copy_arg
 from smpy.runtime import errors
 from smpy.runtime.op import OP_NULL as _NULL_IMPL
 from smpy.runtime.op import PREDEFINED as _IMPLS
@@ -59,9 +60,7 @@ class Op:
     _user: bool
 
     def __new__(cls, op: Op | None = None) -> Op:
-        if op is not None and not isinstance(op, Op):
-            raise TypeError(f"Argument 'op' has incorrect type (expected mpi4py.MPI.Op, "
-                            f"got {type(op).__name__})")
+        copy_arg(op, Op, "op")
         self = object.__new__(cls)
         self._impl = _NULL_IMPL if op is None else op._impl
         self._user = op is not None and op._user

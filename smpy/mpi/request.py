@@ -24,9 +24,9 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from smpy.kernel.actors import block_on, block_on_any
 from smpy.mpi._call import mpicall, proc
 from smpy.mpi.msgpickle import pickle
+from smpy.mpi.objmodel import copy_arg
 from smpy.mpi.status import Status
 from smpy.runtime import errors, p2p
 from smpy.runtime.constants import UNDEFINED
@@ -56,9 +56,7 @@ class Request:
         return object.__new__(cls)
 
     def __init__(self, request: Request | None = None) -> None:
-        if request is not None and not isinstance(request, Request):
-            raise TypeError(f"Argument 'request' has incorrect type (expected {_qual(Request)}, "
-                            f"got {type(request).__name__})")
+        copy_arg(request, Request, "request")
         impl = None if request is None else request._impl
         if impl is not None and not _fits(type(self), impl):
             raise TypeError(f"Cannot convert {_qual(type(request))} to {_qual(type(self))}")
@@ -570,10 +568,7 @@ def _out_statuses(statuses: list[Status] | None, outs: list[Status | None], nreq
 
 
 def _block_all(requests: Sequence[Request]) -> None:
-    for r in requests:
-        impl = r._impl
-        if impl is not None and impl.state == 0:
-            block_on(impl, lambda impl=impl: f"MPI_Waitall on {impl.describe()}")
+    p2p.block_all([r._impl for r in requests])
 
 
 def _complete_all(requests: Sequence[Request], statuses: list[Status] | None) -> list[Any]:
@@ -604,7 +599,7 @@ def _waitany(requests: Sequence[Request], status: Status | None) -> tuple[int, A
     for i in idx:
         if requests[i]._impl.state != 0:  # type: ignore[union-attr]
             return i, requests[i]._complete(status)
-    k = block_on_any([requests[i]._impl for i in idx])  # type: ignore[misc]
+    k = p2p.waitany(proc(), [requests[i]._impl for i in idx])  # type: ignore[misc]
     i = idx[k]
     return i, requests[i]._complete(status)
 
@@ -636,7 +631,7 @@ def _waitsome(requests: Sequence[Request], statuses: list[Status] | None) -> tup
     if not active:
         return None, None
     if not any(x.state != 0 for x in active):  # type: ignore[union-attr]
-        block_on_any(active)  # type: ignore[arg-type]
+        p2p.waitany(proc(), active)  # type: ignore[arg-type]
     return _collect_done(requests, statuses)
 
 

@@ -43,7 +43,14 @@ from smpy.mpi.file import File
 from smpy.mpi.group import Group
 from smpy.mpi.info import INFO_NULL, Info
 from smpy.mpi.message import Message
-from smpy.mpi.objmodel import HandleMixin, as_int, direct_handle, lookup_direct
+from smpy.mpi.objmodel import (
+    HandleMixin,
+    arg_type_error,
+    as_int,
+    copy_arg,
+    direct_handle,
+    lookup_direct,
+)
 from smpy.mpi.op import Op
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
@@ -93,9 +100,7 @@ class Session(HandleMixin, ErrhandlerMixin):
     _errhandler_kind = "Session"
 
     def __new__(cls, session: Session | None = None) -> Session:
-        if session is not None and not isinstance(session, Session):
-            raise TypeError(f"Argument 'session' has incorrect type (expected mpi4py.MPI.Session, "
-                            f"got {type(session).__name__})")
+        copy_arg(session, Session, "session")
         self = object.__new__(cls)
         self._st = None if session is None else session._st
         return self
@@ -259,8 +264,7 @@ _ctx: weakref.WeakKeyDictionary[Any, dict[int, list[Any]]] = weakref.WeakKeyDict
 
 def _comm_key(comm: Any, call: str) -> Any:
     if not isinstance(comm, Comm):
-        raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Comm, "
-                        f"got {type(comm).__name__})")
+        raise arg_type_error("comm", "mpi4py.MPI.Comm", comm)
     return comm._impl
 
 

@@ -13,6 +13,7 @@ import copyreg
 from array import array
 from typing import Any
 
+from smpy.mpi.objmodel import copy_arg
 from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, UNDEFINED
 
 _EMPTY = (0, 0, ANY_SOURCE, ANY_TAG, 0)
@@ -31,9 +32,7 @@ class Status:
     __slots__ = ("_mem", "__weakref__")
 
     def __new__(cls, status: Status | None = None) -> Status:
-        if status is not None and not isinstance(status, Status):
-            raise TypeError(f"Argument 'status' has incorrect type (expected mpi4py.MPI.Status, got "
-                            f"{type(status).__name__})")
+        copy_arg(status, Status, "status")
         self = object.__new__(cls)
         self._mem = array("i", _EMPTY if status is None else status._mem)
         return self

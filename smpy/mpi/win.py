@@ -26,7 +26,7 @@ from smpy.mpi.comm import COMM_SELF, Comm
 from smpy.mpi.errhandler import ErrhandlerMixin
 from smpy.mpi.group import Group
 from smpy.mpi.info import Info
-from smpy.mpi.objmodel import AttrMixin, HandleMixin
+from smpy.mpi.objmodel import AttrMixin, HandleMixin, arg_type_error, copy_arg
 from smpy.mpi.op import SUM, Op
 from smpy.mpi.request import Request
 from smpy.runtime import attributes as _attributes
@@ -41,7 +41,7 @@ __all__ = [
     "WIN_SEPARATE", "WIN_UNIFIED",
     "MODE_NOCHECK", "MODE_NOSTORE", "MODE_NOPUT", "MODE_NOPRECEDE", "MODE_NOSUCCEED",
     "LOCK_EXCLUSIVE", "LOCK_SHARED",
-    "WIN_BASE", "WIN_SIZE", "WIN_DISP_UNIT", "WIN_CREATE_FLAVOR", "WIN_MODEL",
+    "WIN_BASE", "WIN_SIZE", "WIN_DISP_UNIT", "WIN_CREATE_FLAVOR", "WIN_FLAVOR", "WIN_MODEL",
 ]
 
 WIN_FLAVOR_CREATE = R.FLAVOR_CREATE
@@ -61,6 +61,7 @@ WIN_BASE = R.KEYVAL_WIN_BASE
 WIN_SIZE = R.KEYVAL_WIN_SIZE
 WIN_DISP_UNIT = R.KEYVAL_WIN_DISP_UNIT
 WIN_CREATE_FLAVOR = R.KEYVAL_WIN_CREATE_FLAVOR
+WIN_FLAVOR = WIN_CREATE_FLAVOR  # mpi4py's alias
 WIN_MODEL = R.KEYVAL_WIN_MODEL
 
 
@@ -158,9 +159,7 @@ class Win(np.ndarray, HandleMixin, AttrMixin, ErrhandlerMixin):  # type: ignore[
     _attr_name = "Win"
 
     def __new__(cls, win: Win | None = None) -> Win:
-        if win is not None and not isinstance(win, Win):
-            raise TypeError(f"Argument 'win' has incorrect type (expected mpi4py.MPI.Win, got "
-                            f"{type(win).__name__})")
+        copy_arg(win, Win, "win")
         return cls._wrap(None if win is None else win._impl)
 
     def __array_finalize__(self, obj: Any) -> None:
@@ -654,8 +653,7 @@ def _intracomm(comm: Any) -> Any:
     if comm is None:
         return COMM_SELF
     if not isinstance(comm, Comm):
-        raise TypeError(f"Argument 'comm' has incorrect type (expected mpi4py.MPI.Intracomm, "
-                        f"got {type(comm).__name__})")
+        raise arg_type_error("comm", "mpi4py.MPI.Intracomm", comm)
     return comm
 
 

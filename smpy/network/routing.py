@@ -48,6 +48,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from smpy.cpu.host import Host
 from smpy.network.links import Link, Sharing
+from smpy.support.internal import SmpyInternalError
 
 __all__ = [
     "RoutingError",
@@ -113,8 +114,8 @@ class Routing:
         except KeyError:
             pass
         if src.index < 0 or dst.index < 0:
-            raise RoutingError(f"route({src.name!r}, {dst.name!r}): host without an index; hosts "
-                               "must belong to a platform (internal error)")
+            raise SmpyInternalError(f"route({src.name!r}, {dst.name!r}): host without an index; hosts "
+                                    "must belong to a platform")
         links = self._routes[key] = self._compute(src, dst)
         return links
 

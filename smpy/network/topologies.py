@@ -67,6 +67,7 @@ from smpy.cpu.host import Host
 from smpy.network.links import Link, Sharing
 from smpy.network.routing import RoutingError
 from smpy.network.zones import HOST, LocalRoute, NetPoint, Zone
+from smpy.support.internal import SmpyInternalError
 
 __all__ = [
     "ClusterLinks",
@@ -238,8 +239,7 @@ class TorusZone(_ClusterBase):
         while current != target:
             steps += 1
             if steps > len(self.vertices) * len(dims) + 1:
-                raise RoutingError(f"torus {self.name!r}: no route from {src.name!r} to "
-                                   f"{dst.name!r} (internal error)")
+                raise SmpyInternalError(f"torus {self.name!r}: no route from {src.name!r} to {dst.name!r}")
             product = 1
             for j, dim in enumerate(dims):
                 here = (current // product) % dim
@@ -454,8 +454,7 @@ class FatTreeZone(_ClusterBase):
         while current is not target:
             guard += 1
             if guard > len(self._nodes):
-                raise RoutingError(f"fat tree {self.name!r}: no route from {src.name!r} to "
-                                   f"{dst.name!r} (internal error)")
+                raise SmpyInternalError(f"fat tree {self.name!r}: no route from {src.name!r} to {dst.name!r}")
             # SimGrid's loop: `current` changes inside it, its bounds are re-read each turn
             i = (source.position % p.count[current.level - 1]) * p.down[current.level - 1]
             while i < len(current.children):

@@ -60,6 +60,7 @@ from typing import Any
 from smpy.cpu.host import Host
 from smpy.network.links import Link
 from smpy.network.routing import Routing, RoutingError
+from smpy.support.internal import SmpyInternalError
 
 __all__ = [
     "NetPoint",
@@ -472,7 +473,7 @@ class FloydZone(RoutedZone):
     def local_route(self, src: NetPoint, dst: NetPoint) -> LocalRoute:
         pred = self._pred
         if pred is None:
-            raise RoutingError(f"zone {self.name!r} is not sealed (internal error)")
+            raise SmpyInternalError(f"zone {self.name!r} is not sealed")
         stack: list[_Entry] = []
         current = dst.id
         row = pred[src.id]

@@ -45,6 +45,7 @@ from smpy.platform.errors import Locator, PlatformError, format_path
 from smpy.storage.filesystem import FileSystem, spec_params
 from smpy.storage.model import Disk
 from smpy.support.config import declare
+from smpy.support.internal import SmpyInternalError
 from smpy.support.memory import MemoryLimitError, check_fits
 from smpy.support.units import UnitError, parse_bandwidth, parse_time
 
@@ -95,7 +96,7 @@ class Platform:
         self._hosts_by_name = {host.name: host for host in hosts}
         self._links_by_name = {link.name: link for link in links}
         if len(self._hosts_by_name) != len(hosts) or len(self._links_by_name) != len(links):
-            raise PlatformError(f"{source}: duplicate host or link names (internal error)")
+            raise SmpyInternalError(f"{source}: duplicate host or link names")
 
     def host(self, name: str) -> Host:
         """The host called ``name``; :class:`PlatformError` naming it if there is none."""

@@ -183,6 +183,8 @@ class _Converter:
         self.split: set[str] = set()
         #: ``<disk>`` of the hosts, as entries of the ``storage`` section
         self.disks: list[dict[str, Any]] = []
+        #: ``mount`` properties of the disks, as entries of the ``filesystems`` section
+        self.filesystems: list[dict[str, Any]] = []
 
     # ---------------------------------------------------------------------- utilities
     def error(self, element: _Element, message: str, attribute: str | None = None) -> PlatformError:
@@ -276,6 +278,8 @@ class _Converter:
             data["zone"] = self.zone(element, ("zone",))
         if self.disks:
             data["storage"] = self.disks
+        if self.filesystems:
+            data["filesystems"] = self.filesystems
         return data
 
     def _check_version(self, root: _Element, text: str) -> None:
@@ -423,18 +427,42 @@ class _Converter:
 
     def disk(self, element: _Element, host: str) -> None:
         """SimGrid's ``<disk id read_bw write_bw>`` of a host: a storage entry for that host
-        (latency: the storage model's default; ``<prop>`` children are ignored)."""
+        (latency: the storage model's default); its ``mount`` property also declares a local
+        file system there (:meth:`_mount`); other ``<prop>`` children are ignored."""
         values = self.attrs(element, (), ("id", "read_bw", "write_bw"))
         loc: Loc = ("storage", len(self.disks))
         self.mark(loc, element)
         for key, attribute in (("name", "id"), ("read_bandwidth", "read_bw"),
                                ("write_bandwidth", "write_bw"), ("hosts", None)):
             self.mark(loc + (key,), element, attribute)
+        mount = None
         for child in element.children:
             if child.tag != "prop":
                 raise self.unsupported(child, element.describe())
+            prop = self.attrs(child, (), ("id", "value"))
+            if prop["id"] == "mount" and mount is None:
+                mount = (prop["value"], child)
         self.disks.append({"name": values["id"], "read_bandwidth": values["read_bw"],
                            "write_bandwidth": values["write_bw"], "hosts": [host]})
+        if mount is not None:
+            self._mount(mount[0], mount[1], values)
+
+    def _mount(self, mount: str, prop: _Element, values: dict[str, str]) -> None:
+        """A disk's ``mount`` property: a ``local`` file system at that path (one for all the
+        hosts whose disks name it, which must then have the same bandwidths; SimGrid's disks
+        have no latency)."""
+        for fs in self.filesystems:
+            if fs["mount"] == mount:
+                if (fs["disk"]["read"], fs["disk"]["write"]) != (values["read_bw"], values["write_bw"]):
+                    raise self.error(prop, f"the disks mounted at {mount!r} differ in bandwidth; "
+                                     "smpy's local file system has one disk model for every host")
+                return
+        loc: Loc = ("filesystems", len(self.filesystems))
+        self.mark(loc, prop)
+        self.mark(loc + ("mount",), prop, "value")
+        self.filesystems.append({"name": mount.strip("/").replace("/", "-") or "root", "kind": "local", "mount": mount,
+                                 "disk": {"read": values["read_bw"], "write": values["write_bw"],
+                                          "latency": "0s"}})
 
     def integer(self, element: _Element, attribute: str, text: str) -> int:
         """SimGrid's ``std::stoi``: the leading integer of the text (``"0.0"`` is 0)."""

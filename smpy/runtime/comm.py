@@ -43,7 +43,34 @@ def matches(want_src: int, want_tag: int, src: int, tag: int) -> bool:
     return (want_src == src or want_src == ANY_SOURCE) and (want_tag == tag or want_tag == ANY_TAG)
 
 
-class CommImpl:
+class Agreement:
+    """What one creation call of all members refers to, without a global registry: mixed
+    into :class:`CommImpl` and into the pair of sides of an intercommunicator
+    (:class:`smpy.runtime.inter.InterPair`), which provide ``context`` and ``_creations``."""
+
+    __slots__ = ()
+    context: int
+    _creations: dict[tuple[int, Any], Any]
+
+    def agree(self, proc: Process, key: Any, build: Callable[[], Any], expected: int) -> Any:
+        """Return the object every member gets for its k-th agreement on this comm.
+
+        ``key`` separates different results of one call (e.g. the color of a Split);
+        ``expected`` is how many members share that key. The first caller builds the
+        object; the entry is dropped when the last expected member took it.
+        """
+        seq = proc.comm_seq.get(self.context, 0)
+        proc.comm_seq[self.context] = seq + 1
+        entry = self._creations.get((seq, key))
+        if entry is None:
+            entry = self._creations[(seq, key)] = [build(), 0]
+        entry[1] += 1
+        if entry[1] >= expected:
+            del self._creations[(seq, key)]
+        return entry[0]
+
+
+class CommImpl(Agreement):
     __slots__ = (
         "world", "group", "rank_of", "size", "name", "context", "boxes", "_creations",
         "refcount", "attrs", "topology", "errhandler", "info", "__weakref__",
@@ -83,23 +110,6 @@ class CommImpl:
 
     def host_of(self, local_rank: int):
         return self.world.processes[self.group[local_rank]].host
-
-    def agree(self, proc: Process, key: Any, build: Callable[[], Any], expected: int) -> Any:
-        """Return the object every member gets for its k-th agreement on this comm.
-
-        ``key`` separates different results of one call (e.g. the color of a Split);
-        ``expected`` is how many members share that key. The first caller builds the
-        object; the entry is dropped when the last expected member took it.
-        """
-        seq = proc.comm_seq.get(self.context, 0)
-        proc.comm_seq[self.context] = seq + 1
-        entry = self._creations.get((seq, key))
-        if entry is None:
-            entry = self._creations[(seq, key)] = [build(), 0]
-        entry[1] += 1
-        if entry[1] >= expected:
-            del self._creations[(seq, key)]
-        return entry[0]
 
     def describe(self) -> str:
         return self.name or f"comm#{self.context}"

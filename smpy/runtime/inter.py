@@ -18,16 +18,18 @@ placed first by Merge when both groups pass the same ``high``.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from smpy.runtime.comm import CommImpl
+from smpy.runtime.comm import Agreement, CommImpl
 
 if TYPE_CHECKING:
     from smpy.runtime.world import Process, World
 
 
-class InterPair:
+class InterPair(Agreement):
+    """The two sides of an intercommunicator; agrees (:meth:`Agreement.agree`) on the
+    communicators made from it, counting the members of both groups."""
+
     __slots__ = ("a", "b", "low", "context", "_creations", "__weakref__")
 
     def __init__(self, world: World, a: CommImpl, b: CommImpl, low: CommImpl) -> None:
@@ -42,18 +44,6 @@ class InterPair:
 
     def other(self, side: CommImpl) -> CommImpl:
         return self.b if side is self.a else self.a
-
-    def agree(self, proc: Process, key: Any, build: Callable[[], Any], expected: int) -> Any:
-        """Like :meth:`CommImpl.agree`, counting the members of both groups."""
-        seq = proc.comm_seq.get(self.context, 0)
-        proc.comm_seq[self.context] = seq + 1
-        entry = self._creations.get((seq, key))
-        if entry is None:
-            entry = self._creations[(seq, key)] = [build(), 0]
-        entry[1] += 1
-        if entry[1] >= expected:
-            del self._creations[(seq, key)]
-        return entry[0]
 
 
 def make_pair(world: World, group_a: list[int], group_b: list[int], a_is_low: bool = True,

@@ -44,5 +44,14 @@ def finalize(proc: Process) -> None:
     proc.finalized = True
 
 
+def wtime(proc: Process) -> float:
+    """MPI_Wtime: the simulated time; each read then costs ``smpi/wtime`` of simulated time."""
+    world = proc.world
+    now = world.engine.now
+    if world.wtime_cost > 0:
+        block_on(Sleep(world.engine, world.wtime_cost))
+    return now
+
+
 def abort(proc: Process, errorcode: int) -> None:
     raise AbortCalled(proc.rank, errorcode)

@@ -579,6 +579,22 @@ def recv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, buf
     return req
 
 
+def block_all(reqs: list[Any], call: str = "MPI_Waitall") -> None:
+    """Block until every request of ``reqs`` (None entries skipped) is complete, without
+    finishing them (the facade completes them in order afterwards)."""
+    for r in reqs:
+        if r is not None and r.state == 0:
+            block_on(r, lambda r=r: f"{call} on {r.describe()}")
+
+
+def wait_transfer(send: Any, label: str) -> None:
+    """Block until the network transfer of ``send`` (a matched send request) has ended;
+    nothing to wait for when its transfer has not started."""
+    flow = getattr(send, "flow", None)
+    if flow is not None and flow.state == 0:
+        block_on(flow, label)
+
+
 def waitall(proc: Process, reqs: list[Request]) -> None:
     for r in reqs:
         if r.state == 0:

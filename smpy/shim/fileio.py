@@ -36,6 +36,7 @@ import builtins
 import io
 import os
 import stat
+import sys
 from typing import Any
 
 from smpy.kernel.actors import block_on
@@ -75,6 +76,20 @@ def _end(proc: Any) -> None:
         _session.timing.restart(proc)
 
 
+def _wait(proc: Any, act: Any, name: str) -> None:
+    """Block the rank on ``act``; with ``--trace``/``--report`` the wait is a call ``name``
+    of the timeline (``file_write``, ``file_read``, ``file_open``, ``file_sync``)."""
+    tracer = proc.world.tracer
+    if tracer is None:
+        block_on(act, name)
+        return
+    tracer.enter(proc.rank, name, sys._getframe(2))
+    try:
+        block_on(act, name)
+    finally:
+        tracer.exit(proc.rank)
+
+
 def _charge(proc: Any, path: str, fs: Any, offset: int, nbytes: int, write: bool) -> None:
     """Block the rank for the time of one access (after :func:`_begin`)."""
     if nbytes <= 0 or proc is None:
@@ -86,7 +101,7 @@ def _charge(proc: Any, path: str, fs: Any, offset: int, nbytes: int, write: bool
     else:
         fsio.stats(world).add(path, proc.rank, nbytes, write)
         act = fsio.access(world, proc.host, fs, path, max(0, offset), nbytes, write)
-    block_on(act, "file write" if write else "file read")
+    _wait(proc, act, "file_write" if write else "file_read")
 
 
 def _meta(proc: Any, fs: Any, label: str) -> None:
@@ -95,7 +110,7 @@ def _meta(proc: Any, fs: Any, label: str) -> None:
         act = rio.charge(proc, 0, True)
     else:
         act = fsio.metadata(proc.world, proc.host, fs)
-    block_on(act, label)
+    _wait(proc, act, "file_" + label)
 
 
 def _sync(proc: Any, path: str, fs: Any) -> None:
@@ -104,7 +119,7 @@ def _sync(proc: Any, path: str, fs: Any) -> None:
         act = rio.charge(proc, 0, True)
     else:
         act = fsio.sync(proc.world, proc.host, fs, path)
-    block_on(act, "fsync")
+    _wait(proc, act, "file_sync")
 
 
 # -- real files --------------------------------------------------------------------------------

@@ -169,7 +169,9 @@ class Server:
         self.bytes_written = 0
         self.bytes_read = 0
         self.cache_hits = 0
+        #: seconds with at least one disk operation running (latency included)
         self.busy = 0.0
+        self._busy_since = 0.0
 
     # -- disk operations (queued when the disk takes a limited number at once) -------------
     def disk_op(self, nbytes: int, write: bool, local: int = -1) -> Activity:
@@ -186,13 +188,15 @@ class Server:
         if p.kind == "hdd" and (local < 0 or local != self.head):
             lat += p.seek + (30.0 / p.rpm if p.rpm > 0 else 0.0)
         self.head = (local + nbytes) if local >= 0 else -1
+        if self.running == 0:
+            self._busy_since = self.engine.now
         self.running += 1
-        t0 = self.engine.now
         op = self.model.io(self.disk, nbytes, write, lat)
 
         def finished(_a: Activity) -> None:
             self.running -= 1
-            self.busy += self.engine.now - t0
+            if self.running == 0:
+                self.busy += self.engine.now - self._busy_since
             if self.queue:
                 self._start(*self.queue.popleft())
             t.fire()

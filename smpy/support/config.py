@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from smpy.support.internal import SmpyInternalError
+
 
 class ConfigError(ValueError):
     """A bad ``--cfg`` name or value."""
@@ -71,6 +73,18 @@ def bounded_int(minimum: int = 0) -> Callable[[Any], int]:
     return parse
 
 
+def checked(parse: Callable[[Any], Any], test: Callable[[Any], bool],
+            expected: str) -> Callable[[Any], Any]:
+    """``parse``, then ``test`` on its result: ``expected ..., found <text>`` when it fails
+    (NaN fails every comparison, so ``lambda v: 0 < v < inf`` refuses it too)."""
+    def check(text: Any) -> Any:
+        value = parse(text)
+        if not test(value):
+            raise ValueError(f"expected {expected}, found {text!r}")
+        return value
+    return check
+
+
 def optional(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``parse`` for a setting whose empty default means "the model's": the text is checked
     with ``parse`` and kept as given ("" stays "")."""
@@ -101,7 +115,7 @@ def declare(name: str, default: Any, doc: str, parse: Callable[[Any], Any] = str
     flag = Flag(name, default, parse, doc, tuple(choices))
     old = _FLAGS.get(name)
     if old is not None and old.default != default:
-        raise RuntimeError(f"internal error: setting {name!r} declared twice with different defaults")
+        raise SmpyInternalError(f"setting {name!r} declared twice with different defaults")
     _FLAGS[name] = flag
     for a in aliases:
         _ALIASES[a] = name

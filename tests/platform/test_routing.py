@@ -14,6 +14,7 @@ from smpy.network.routing import (
     route_latency_s,
     split_duplex_twins,
 )
+from smpy.support.internal import SmpyInternalError
 
 
 def make_hosts(*names):
@@ -128,7 +129,7 @@ def test_star_rejects_foreign_host_and_bad_sizes():
 def test_unindexed_host_is_an_internal_error():
     a, b = Host("a", 1, [1e9]), Host("b", 1, [1e9])
     routing = ClusterRouting([a, b], [split_duplex("a"), split_duplex("b")])
-    with pytest.raises(RoutingError, match="index"):
+    with pytest.raises(SmpyInternalError, match="index"):
         routing.route(a, b)
 
 
