@@ -76,6 +76,7 @@ def test_empty_cache_dir_disables(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert load_platform(f).host("b").speed_flops == 2e9
 
 
+@pytest.mark.slow
 def test_cached_load_imports_neither_pydantic_nor_yaml(tmp_path: Path) -> None:
     f = tmp_path / "p.yaml"
     f.write_text(YAML.format(speed="2Gf"))

@@ -102,6 +102,7 @@ def test_cabinets_are_expanded_as_simgrid_does(tmp_path):
 
 # -------------------------------------------------------------------------------- errors
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("body", "expected"), [
     ('<cluster id="c" prefix="n" suffix="" radical="0-3" speed="1Gf" bw="10 Gbs" lat="1us"/>',
      "line 4, <cluster id='c'> attribute 'bw': expected a bandwidth like '10Gbps' or "
@@ -212,6 +213,7 @@ ROUND_TRIP = ["xml/multizone.xml", "xml/dijkstra.xml", "xml/version4.xml",
               "simgrid/meta_cluster.xml", "simgrid/crosstraffic.xml", "simgrid/config.xml"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ROUND_TRIP)
 def test_converted_yaml_is_the_same_platform(tmp_path, name):
     source = DATA / name
@@ -249,6 +251,7 @@ def test_compare_platforms_reports_differences():
 
 # ---------------------------------------------------------------------------- smpy platform
 
+@pytest.mark.slow
 def test_cli_convert_check_show_route(tmp_path, capsys):
     target = tmp_path / "out.yaml"
     assert platform_main(["convert", "--check", str(DATA / "xml" / "multizone.xml"),
@@ -282,6 +285,7 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path, capsys):
         platform_main(["frobnicate"])
 
 
+@pytest.mark.slow
 def test_smpyrun_runs_on_an_xml_platform(tmp_path):
     import subprocess
     import sys
