@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable
 
 from smpy.cli.executors import open_executor
+from smpy.cli.outputs import OutputError, check_file
 from smpy.cli.reliability import ReusedRunner, reliability
 from smpy.cli.reliability import table as reliability_table
-from smpy.cli.outputs import OutputError, check_file
 from smpy.cli.sweep import (
     REAL,
     Plan,
