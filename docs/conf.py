@@ -43,7 +43,6 @@ suppress_warnings = ["myst.xref_missing", "myst.header"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
-autodoc_default_options = {"members": False}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 

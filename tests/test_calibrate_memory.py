@@ -25,6 +25,7 @@ def _read_fragment(path: Path) -> tuple[float, float]:
     return parse_bandwidth(block["bandwidth"]), parse_bandwidth(block["core_bandwidth"])
 
 
+@pytest.mark.slow
 def test_measures_and_writes_the_yaml_fragment(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                                ) -> None:
     out = tmp_path / "mem.yaml"
@@ -38,6 +39,7 @@ def test_measures_and_writes_the_yaml_fragment(tmp_path: Path, capsys: pytest.Ca
     assert out.read_text().strip() in printed
 
 
+@pytest.mark.slow
 def test_cli_registration_one_process_fixed_reps(tmp_path: Path) -> None:
     out = tmp_path / "mem.yaml"
     proc = subprocess.run([sys.executable, "-m", "smpy", "calibrate", "memory", "--elements",

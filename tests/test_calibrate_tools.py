@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from realmpi import needs_mpiexec, run_reference
 
 from smpy.calibrate import compute, power
 
 ROOT = Path(__file__).resolve().parents[1]
-MPIEXEC = shutil.which("mpiexec", path=os.path.dirname(sys.executable))
 
 
 def test_power_fit_recovers_a_known_profile(tmp_path: Path) -> None:
@@ -64,7 +63,8 @@ def test_ratios_skip_start_short_and_unmatched_regions() -> None:
     assert len(skipped) == 4
 
 
-@pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
+@pytest.mark.slow
+@needs_mpiexec
 def test_calibrate_compute_end_to_end(tmp_path: Path) -> None:
     app = tmp_path / "app.py"
     app.write_text(
@@ -85,7 +85,8 @@ def test_calibrate_compute_end_to_end(tmp_path: Path) -> None:
         assert 0.5 < ratio < 2.0
 
 
-@pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
+@pytest.mark.slow
+@needs_mpiexec
 def test_calibrate_compute_contention_with_two_workloads_end_to_end(tmp_path: Path) -> None:
     app = tmp_path / "stream.py"
     app.write_text(
@@ -194,22 +195,15 @@ def test_error_floor_when_runs_agree_by_chance() -> None:
                           compute.Totals.of([{"k": 1.03}, {"k": 1.03}]), 1e-3)[0] == {"k": 1.03}
 
 
+@pytest.mark.slow
 def test_protocol_probe_finds_where_real_send_waits(tmp_path: Path) -> None:
     """The eager/rendezvous threshold of the real MPI (MPICH here), probed with a late
     receiver: every probe below the threshold returned at once, every one from it on
     waited for the receiver; MPICH's first Iprobe after a computation misses a message
     that arrived during it; and `smpy calibrate network` writes both to the platform."""
     import json
-    import shutil
-    import subprocess
-    import sys
 
-    mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent))
-    if mpiexec is None:
-        pytest.skip("no mpiexec next to this Python (pip install mpich)")
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    out = subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", "smpy.calibrate.protocol_real", "16"],
-                         capture_output=True, text=True, timeout=300, env=env, check=True).stdout
+    out = run_reference(2, "-m", "smpy.calibrate.protocol_real", "16", timeout=300).stdout
     rows = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
     threshold = next(r["threshold"] for r in rows if "threshold" in r)
     assert 0 < threshold <= 1 << 16
@@ -253,7 +247,8 @@ json.dump(spans, open(sys.argv[1] + f".{c.Get_rank()}", "w"))
 """
 
 
-@pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
+@pytest.mark.slow
+@needs_mpiexec
 @pytest.mark.parametrize("mode", ["serialize", "alternate", "none"])
 def test_serialized_real_run_computes_one_rank_at_a_time(tmp_path: Path, mode: str) -> None:
     import json
@@ -265,9 +260,8 @@ def test_serialized_real_run_computes_one_rank_at_a_time(tmp_path: Path, mode: s
         env["SMPY_TRACE_SERIALIZE"] = str(tmp_path / "lock")
     if mode == "alternate":
         env["SMPY_TRACE_ALTERNATE"] = "1"
-    subprocess.run(["timeout", "120", MPIEXEC, "-n", "2", sys.executable, "-m", "smpy.calibrate.trace_real",
-                    str(tmp_path / "out"), str(app), str(tmp_path / "spans")],
-                   check=True, capture_output=True, text=True, env=env, timeout=150)
+    run_reference(2, "-m", "smpy.calibrate.trace_real", str(tmp_path / "out"), str(app),
+                  str(tmp_path / "spans"), env=env, timeout=150)
     a, b = (json.loads((tmp_path / f"spans.{r}").read_text()) for r in (0, 1))
     overlaps = [max(0.0, min(e0, e1) - max(s0, s1)) for (s0, e0), (s1, e1) in zip(a, b)]
     # the ranks leave each Barrier together: unserialized, they compute at once (2 cores);

@@ -42,6 +42,7 @@ def assert_clean_error(proc: subprocess.CompletedProcess[str], *needles: str) ->
         assert n in lines[0]
 
 
+@pytest.mark.slow
 def test_json_summary(tmp_path: Path) -> None:
     out = tmp_path / "run.json"
     proc = smpyrun("-q", "-np", "3", "--json", str(out), HELLO)
@@ -61,6 +62,7 @@ def test_json_summary(tmp_path: Path) -> None:
     assert data["messages"] >= 2  # the gathers of ranks 1 and 2
 
 
+@pytest.mark.slow
 def test_summary_on_stderr_unless_quiet() -> None:
     loud = smpyrun("-np", "2", HELLO)
     assert loud.returncode == 0
@@ -70,12 +72,14 @@ def test_summary_on_stderr_unless_quiet() -> None:
     assert "[smpy] simulated makespan:" not in quiet.stderr
 
 
+@pytest.mark.slow
 def test_map_round_robin_on_default_platform() -> None:
     proc = smpyrun("-q", "-np", "5", "--map", HELLO)
     assert proc.returncode == 0, proc.stderr
     assert map_lines(proc.stderr) == {i: f"node-{i}" for i in range(5)}
 
 
+@pytest.mark.slow
 def test_map_with_hostfile(tmp_path: Path) -> None:
     hostfile = tmp_path / "hosts"
     hostfile.write_text("node-5:2\nnode-7\n")
@@ -86,6 +90,7 @@ def test_map_with_hostfile(tmp_path: Path) -> None:
     assert "# ranks run on: node-5, node-7" in proc.stdout
 
 
+@pytest.mark.slow
 def test_np_defaults_to_hostfile_length(tmp_path: Path) -> None:
     hostfile = tmp_path / "hosts"
     hostfile.write_text("node-1\nnode-2:2\n")
@@ -94,6 +99,7 @@ def test_np_defaults_to_hostfile_length(tmp_path: Path) -> None:
     assert "Hello from rank 2 of 3" in proc.stdout
 
 
+@pytest.mark.slow
 def test_help_cfg() -> None:
     proc = smpyrun("--help-cfg")
     assert proc.returncode == 0
@@ -101,6 +107,7 @@ def test_help_cfg() -> None:
     assert "network/model" in proc.stdout
 
 
+@pytest.mark.slow
 def test_python_dash_m_smpy() -> None:
     proc = subprocess.run([sys.executable, "-m", "smpy", "-q", "-np", "2", HELLO], cwd=ROOT,
                           capture_output=True, text=True, timeout=TIMEOUT_S)
@@ -108,6 +115,7 @@ def test_python_dash_m_smpy() -> None:
     assert proc.stdout.splitlines()[:2] == ["Hello from rank 0 of 2", "Hello from rank 1 of 2"]
 
 
+@pytest.mark.slow
 def test_program_arguments_reach_each_rank() -> None:
     # options after the script belong to the program, even ones smpyrun knows
     proc = smpyrun("-q", "-np", "3", str(PROGRAMS / "isolation.py"), "argv", "-v", "two words", "--json", "x",
@@ -117,6 +125,7 @@ def test_program_arguments_reach_each_rank() -> None:
     assert sorted(proc.stdout.splitlines()) == [f"rank {r} argv {want!r}" for r in range(3)]
 
 
+@pytest.mark.slow
 def test_bad_platform_field(tmp_path: Path) -> None:
     plat = tmp_path / "bad.yaml"
     plat.write_text("name: bad\nclusters:\n  - name: c\n    prefix: n-\n    radical: 0-3\n    speed: 1Gf\n"
@@ -126,6 +135,7 @@ def test_bad_platform_field(tmp_path: Path) -> None:
     assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_bad_platform_nested_field(tmp_path: Path) -> None:
     plat = tmp_path / "bad2.yaml"
     plat.write_text("hosts:\n  - {name: a, speed: 1Gf}\n  - {name: b, speed: -3Gf}\n")
@@ -133,17 +143,20 @@ def test_bad_platform_nested_field(tmp_path: Path) -> None:
     assert_clean_error(proc, "hosts[1].speed")
 
 
+@pytest.mark.slow
 def test_unknown_cfg_name() -> None:
     proc = smpyrun("-np", "2", "--cfg", "smpi/no-such-thing:1", HELLO)
     assert_clean_error(proc, "smpi/no-such-thing")
     assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_bad_cfg_value() -> None:
     proc = smpyrun("-np", "2", "--cfg=smpi/host-speed:fast", HELLO)
     assert_clean_error(proc, "smpi/host-speed", "fast")
 
 
+@pytest.mark.slow
 def test_missing_script_file(tmp_path: Path) -> None:
     missing = tmp_path / "nope.py"
     proc = smpyrun("-np", "2", str(missing))
@@ -157,6 +170,7 @@ def test_no_script() -> None:
     assert "missing" in proc.stderr
 
 
+@pytest.mark.slow
 def test_unknown_host_in_hostfile(tmp_path: Path) -> None:
     hostfile = tmp_path / "hosts"
     hostfile.write_text("node-1\nnowhere\n")
@@ -164,12 +178,14 @@ def test_unknown_host_in_hostfile(tmp_path: Path) -> None:
     assert_clean_error(proc, "nowhere")
 
 
+@pytest.mark.slow
 def test_exit_code_of_failing_program() -> None:
     proc = smpyrun("-q", "-np", "2", str(PROGRAMS / "fault_abort.py"))
     assert proc.returncode == 3
     assert "MPI_Abort" in proc.stderr
 
 
+@pytest.mark.slow
 def test_unknown_platform_key(tmp_path: Path) -> None:
     plat = tmp_path / "extra.yaml"
     plat.write_text("clusters:\n  - name: c\n    prefix: n-\n    radical: 0-3\n    speed: 1Gf\n"
@@ -178,16 +194,19 @@ def test_unknown_platform_key(tmp_path: Path) -> None:
     assert_clean_error(proc, "clusters[0].colour")
 
 
+@pytest.mark.slow
 def test_missing_platform_file(tmp_path: Path) -> None:
     proc = smpyrun("-np", "2", "--platform", str(tmp_path / "none.yaml"), HELLO)
     assert_clean_error(proc, "none.yaml")
 
 
+@pytest.mark.slow
 def test_bad_cfg_choice_and_syntax() -> None:
     assert_clean_error(smpyrun("-np", "2", "--cfg", "network/model:BOGUS", HELLO), "network/model", "BOGUS")
     assert_clean_error(smpyrun("-np", "2", "--cfg", "novalue", HELLO), "novalue")
 
 
+@pytest.mark.slow
 def test_script_with_syntax_error(tmp_path: Path) -> None:
     script = tmp_path / "broken.py"
     script.write_text("x = (\n")
@@ -200,6 +219,7 @@ def test_version() -> None:
     assert proc.stdout.startswith("smpy ")
 
 
+@pytest.mark.slow
 def test_fast_exit_keeps_what_a_normal_exit_guarantees(tmp_path: Path) -> None:
     """The command leaves with os._exit (no interpreter teardown): files a rank never closed
     are still flushed, atexit handlers run, unterminated output lines are written, and the
@@ -225,3 +245,11 @@ def test_fast_exit_keeps_what_a_normal_exit_guarantees(tmp_path: Path) -> None:
         assert (tmp_path / "out1.txt").read_text() == "x" * 10000 + "1"
         if status == 0:  # an aborted run (first non-zero exit) kills the other ranks first
             assert (tmp_path / "atexit.txt").read_text() == "ran"
+
+
+def test_help_cfg_lists_the_collective_settings():
+    # they are declared by smpy.colls.dispatch, which the launcher must import itself
+    out = subprocess.run([sys.executable, "-m", "smpy", "--help-cfg"], capture_output=True,
+                         text=True, check=True).stdout
+    for name in ("smpi/coll-selector", "smpi/allreduce", "smpi/bcast", "smpi/alltoallw"):
+        assert f"  {name}" in out, name

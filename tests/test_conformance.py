@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from realmpi import require_mpiexec
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -39,8 +40,7 @@ TIMEOUT_S = 120.0
 
 @pytest.fixture(scope="module")
 def testdir() -> Path:
-    if not (rs.BIN / "mpiexec").exists():
-        pytest.skip(f"no mpiexec next to {sys.executable} (install the 'mpich' wheel)")
+    require_mpiexec()
     try:
         return rs.fetch_suite()
     except Exception as e:  # noqa: BLE001 - offline, no pip ...
@@ -51,11 +51,12 @@ def _describe(tid: str, mine: rs.TestOutcome, ref: rs.TestOutcome) -> str:
     return f"{tid}: MPICH {ref.outcome}, smpy {mine.outcome}" + (f" ({mine.message})" if mine.message else "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("np", [1, 2])
 def test_same_outcomes_as_mpich(testdir: Path, np: int, tmp_path: Path) -> None:
     exclusions = rs.load_exclusions()
     mods = [m for m in MODULES if (testdir / f"{m}.py").exists()]
-    mpich = rs.run_mpich(testdir, mods, np, tmp_path, TIMEOUT_S)
+    mpich = rs.run_mpich(testdir, mods, np, tmp_path, TIMEOUT_S, mpiexec=Path(require_mpiexec()))
     smpy = rs.run_smpy(testdir, mods, np, tmp_path, TIMEOUT_S, exclusions)
     assert mpich.completed, f"MPICH run {mpich.status}:\n{mpich.message}"
     assert smpy.completed, f"smpy run {smpy.status}:\n{smpy.message}"

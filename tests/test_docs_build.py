@@ -66,13 +66,16 @@ def test_collectives_reference_lists_every_algorithm(site):
             assert f"smpi/{family}:" in text and name in text, (family, name)
 
 
-def test_cli_reference_shows_every_smpyrun_option(site):
+def test_cli_reference_shows_every_smpyrun_option_and_command(site):
+    from smpy.cli.main import CALIBRATE
     from smpy.cli.smpyrun import build_parser
 
     text = _text(site / "reference" / "cli.html")
     for action in build_parser()._actions:
         for opt in action.option_strings:
             assert opt in text, opt
+    for command in ["predict", "platform", "replay", "plot"] + [f"calibrate {c}" for c in CALIBRATE]:
+        assert f"usage: smpy {command}" in text, command
 
 
 def test_model_pages_render_the_math(site):

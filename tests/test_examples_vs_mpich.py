@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from realmpi import mpiexec_cmd, needs_mpiexec
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 BIN = Path(sys.executable).parent
-MPIEXEC = BIN / "mpiexec"
 TIMEOUT_S = 120
 
 CASES = [
@@ -47,11 +47,12 @@ def _comparable(stdout: str) -> list[str]:
     return sorted(line for line in stdout.splitlines() if not line.startswith("#"))
 
 
-@pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec next to {sys.executable} (install the 'mpich' wheel)")
+@pytest.mark.slow
+@needs_mpiexec
 @pytest.mark.parametrize(("example", "np"), CASES, ids=[f"{e}-np{n}" for e, n in CASES])
 def test_example_matches_mpich(example: str, np: int) -> None:
     script = str(EXAMPLES / f"{example}.py")
-    real_cmd = [str(MPIEXEC), "-n", str(np), sys.executable, script]
+    real_cmd = mpiexec_cmd(np, script)
     sim_cmd = [*_smpyrun_cmd(), "-q", "-np", str(np), script]
     # both runs at once: the real one dominates the wall time
     procs = [subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import smpy
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -115,6 +117,7 @@ def test_sys_exit_nonzero_is_an_error(tmp_path: Path) -> None:
     assert res.exit_code == 3
 
 
+@pytest.mark.slow
 def test_smpyrun_exits_on_deadlock() -> None:
     exe = Path(sys.executable).parent / "smpyrun"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "smpy"]

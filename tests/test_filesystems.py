@@ -238,9 +238,10 @@ def test_more_servers_speed_a_bandwidth_bound_write(tmp_path):
         res = run(None, np=1, platform=_platform(tmp_path, 1, k, "100GBps", "0"), command=prog,
                   capture=True, echo=False)
         t[k] = _times(res)[0]
-    net = 16 * MiB / 100e9
-    for k in (1, 2, 4):  # no cache: network then k disks of 400 MBps in parallel
-        assert t[k] == pytest.approx(net / 1 + 16 * MiB / k / 400e6, rel=1e-6), k
+    for k in (1, 2, 4):
+        # no cache, pipelined in 1 MiB units: the first units reach the k servers together
+        # (k flows share the client's link), then the k disks of 400 MBps are the bottleneck
+        assert t[k] == pytest.approx(k * MiB / 100e9 + 16 * MiB / k / 400e6, rel=1e-6), k
     assert t[1] > t[2] > t[4]
 
 
@@ -397,3 +398,94 @@ def test_report_gives_per_file_rank_and_server_figures(tmp_path):
     for s in servers.values():
         assert s["disk_busy_s"] == pytest.approx(2 * MiB / 400e6, rel=1e-9)
         assert s["disk_busy_s"] <= res.makespan_s
+
+
+def test_simgrid_xml_disk_mount_becomes_a_local_file_system(tmp_path):
+    disk = ('<disk id="d{i}" read_bw="100MBps" write_bw="{w}"><prop id="size" value="1GiB"/>'
+            '<prop id="mount" value="/scratch"/></disk>')
+    xml = ('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+           '<platform version="4.1"><zone id="z" routing="Full">'
+           '<host id="h0" speed="1Gf">' + disk.format(i=0, w="50MBps") + '</host>'
+           '<host id="h1" speed="1Gf">' + disk.format(i=1, w="{w1}") + '</host>'
+           '<link id="l" bandwidth="1GBps" latency="10us"/>'
+           '<route src="h0" dst="h1"><link_ctn id="l"/></route></zone></platform>\n')
+    p = tmp_path / "p.xml"
+    p.write_text(xml.replace("{w1}", "50MBps"))
+    (fs,) = load_platform(p).filesystems
+    assert (fs.kind, fs.mount, fs.disk.read, fs.disk.write, fs.disk.latency) == (
+        "local", "/scratch", 100e6, 50e6, 0.0)
+    p.write_text(xml.replace("{w1}", "60MBps"))
+    with pytest.raises(PlatformError, match="differ in bandwidth"):
+        load_platform(p)
+
+
+@pytest.mark.parametrize("mode", [["-a", "posix"], ["-a", "mpiio", "-c", "-e"], ["-a", "mpiio", "-F"]])
+def test_ior_example_runs_and_reports_bandwidths(tmp_path, mode):
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "examples" / "io" / "ior.py"
+    res = run(str(script), np=4, platform=_platform(tmp_path, 4, 2, "1GBps", "64MiB"), capture=True,
+              echo=False, args=[*mode, "-b", "1m", "-t", "256k", "-o", str(tmp_path / "scratch" / "t")])
+    assert res.status == "ok", res.message + res.stderr
+    lines = res.stdout.splitlines()
+    assert [ln.split()[0] for ln in lines] == ["write", "read"]
+    assert all(float(ln.split()[1]) > 0 for ln in lines)
+    assert os.listdir(tmp_path / "scratch") == []  # the benchmark removes its files
+
+
+def test_os_level_io_on_a_virtual_mount_stays_in_memory(tmp_path):
+    prog = f"""
+import os
+from mpi4py import MPI
+p = "{tmp_path}/mem/d.bin"
+fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+t0 = MPI.Wtime()
+os.pwrite(fd, b"xy" * 500_000, 0)
+os.write(fd, b"z")
+os.fsync(fd)
+t1 = MPI.Wtime()
+os.close(fd)
+fd = os.open(p, os.O_RDONLY)
+a = os.pread(fd, 2, 0)
+os.lseek(fd, 999_999, os.SEEK_SET)
+b = os.read(fd, 10)
+os.close(fd)
+print(repr(t1 - t0), a.decode(), b.decode())
+"""
+    res = run(None, np=1, platform=_platform(tmp_path, keep="2MB"), command=prog, capture=True,
+              echo=False)
+    assert res.status == "ok", res.message + res.stderr
+    t, a, b = res.stdout.split()
+    # os.write writes at position 0 (pwrite does not move it): 1 MB + 1 B at 100 MBps
+    assert float(t) == pytest.approx(1_000_001 / 100e6, abs=WTIME)
+    assert (a, b) == ("zy", "y")  # byte 0 overwritten by "z", the rest kept, the size 1 MB
+    assert os.listdir(tmp_path / "mem") == []
+
+
+def test_default_file_system_times_paths_outside_every_mount(tmp_path):
+    plat = tmp_path / "d.yaml"
+    plat.write_text("config: {smpi/simulate-computation: 'no'}\nhosts: [{name: a, speed: 1Gf}]\n"
+                    "filesystems:\n  - {name: home, kind: local, mount: /nonexistent-mount, default: true,"
+                    " disk: {read: 10MBps, write: 10MBps}}\n")
+    prog = f"""
+from mpi4py import MPI
+t0 = MPI.Wtime()
+with open("{tmp_path}/out.bin", "wb") as f:
+    f.write(bytes(1_000_000))
+print(repr(MPI.Wtime() - t0))
+"""
+    res = run(None, np=1, platform=str(plat), command=prog, capture=True, echo=False)
+    assert _times(res)[0] == pytest.approx(0.1, abs=WTIME)  # 1 MB at 10 MBps
+
+
+def test_the_documented_filesystems_fragment_loads(tmp_path):
+    import re
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "platforms.md").read_text()
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", doc, re.S) if "\nfilesystems:" in b)
+    p = tmp_path / "fs.yaml"
+    p.write_text("clusters: [{name: c, prefix: io-, suffix: '', radical: 0-3, speed: 1Gf, "
+                 "bandwidth: 1GBps, latency: 0s}]\n" + block)
+    fss = {f.name: f for f in load_platform(p).filesystems}
+    assert fss["scratch"].servers == ("io-0", "io-1", "io-2", "io-3")
+    assert (fss["scratch"].stripe_size, fss["scratch"].cache) == (MiB, 2 << 30)
+    assert fss["local"].disk.kind == "ssd" and fss["ckpt"].virtual

@@ -126,6 +126,7 @@ def test_seed_setting_changes_the_draws() -> None:
     assert a[0][0] != b[0][0]
 
 
+@pytest.mark.slow
 def test_random_module_reproducible_across_processes() -> None:
     outs = []
     for _ in range(2):
@@ -136,6 +137,7 @@ def test_random_module_reproducible_across_processes() -> None:
     assert len(outs[0]) == 2
 
 
+@pytest.mark.slow
 def test_numpy_random_per_rank_and_reproducible_across_processes() -> None:
     def draws(*extra: str) -> dict[int, str]:
         proc = smpyrun("-q", "-np", "2", str(PROGRAMS / "isolation.py"), "random", *extra)
@@ -169,6 +171,7 @@ def _signature(res) -> tuple:
             [(r.rank, r.host, repr(r.end_time_s), r.mpi_calls, r.simulated_flops) for r in res.ranks])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("program", "np", "args"), [
     ("nonovertaking", 4, ["nonovertaking"]),
     ("multi", 4, ["multi"]),
@@ -318,6 +321,7 @@ print(MPI.COMM_WORLD.rank, v)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setting, compute, expected", [
     (None, True, True), ("numpy", True, True), ("yes", True, True), ("no", True, False), ("off", True, False),
     # computation not simulated: the page size cannot change a prediction, numpy's advice is left out

@@ -67,6 +67,7 @@ def _modules():
         yield path, ".".join(rel.parts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path,modname", list(_modules()), ids=lambda x: str(x).split("smpy/")[-1])
 def test_module_imports_only_lower_layers(path, modname):
     pkg = _package(modname) if modname.count(".") >= 1 else "__init__"

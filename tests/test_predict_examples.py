@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from realmpi import needs_mpiexec, run_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 EX = ROOT / "examples" / "predict"
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
 
 CASES = [
     ("similarity.py", ["300", "4", "40"]),
@@ -39,13 +39,12 @@ def _smpy(np_: int, script: str, args: list[str]) -> subprocess.CompletedProcess
                           capture_output=True, text=True, timeout=120, env=_env(True))
 
 
-@pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec next to the interpreter")
+@pytest.mark.slow
+@needs_mpiexec
 @pytest.mark.parametrize("np_", [1, 2])
 @pytest.mark.parametrize("script,args", CASES, ids=[c[0] for c in CASES])
 def test_same_results_as_mpich(script: str, args: list[str], np_: int) -> None:
-    real = subprocess.run([str(MPIEXEC), "-n", str(np_), sys.executable, str(EX / script), *args],
-                          capture_output=True, text=True, timeout=120, env=_env(False))
-    assert real.returncode == 0, real.stderr[-2000:]
+    real = run_reference(np_, str(EX / script), *args, env=_env(False))
     emu = _smpy(np_, script, args)
     assert emu.returncode == 0, emu.stderr[-2000:]
     assert _results(real.stdout), real.stdout
@@ -53,12 +52,14 @@ def test_same_results_as_mpich(script: str, args: list[str], np_: int) -> None:
     assert "# elapsed" in emu.stdout and "# cpu" in emu.stdout
 
 
+@pytest.mark.slow
 def test_lu_residual_check_passes() -> None:
     out = _smpy(3, "lu.py", ["160", "16"])
     assert out.returncode == 0, out.stderr[-2000:]
     assert "scaled residual PASSED" in out.stdout
 
 
+@pytest.mark.slow
 def test_sampling_and_folding_hints_run() -> None:
     plain = _smpy(2, "lu.py", ["512", "32", "--no-check"])
     hinted = _smpy(2, "lu.py", ["512", "32", "--sample", "--fold"])

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from realmpi import needs_mpiexec
 
 from smpy.cli.sweep import (
     REAL,
@@ -166,6 +167,7 @@ def test_run_sweep_keeps_job_order_with_an_executor() -> None:
     assert runs == run_sweep(jobs, None, runner=fake)
 
 
+@pytest.mark.slow
 def test_predict_strong_scaling_two_platforms(tmp_path: Path, app: Path) -> None:
     slow, fast = platform(tmp_path, "slow", "1Gf"), platform(tmp_path, "fast", "4Gf")
     out = tmp_path / "res" / "sweep"
@@ -190,6 +192,7 @@ def test_predict_strong_scaling_two_platforms(tmp_path: Path, app: Path) -> None
     assert "predicted s" in proc.stdout and "slow" in proc.stdout
 
 
+@pytest.mark.slow
 def test_predict_params_weak_scaling_energy_and_failure(tmp_path: Path, app: Path) -> None:
     plat = tmp_path / "energy.yaml"
     plat.write_text("""name: e
@@ -225,6 +228,7 @@ clusters:
     assert rerun.returncode != 0 and "planned failure at 4 ranks" in rerun.stderr
 
 
+@pytest.mark.slow
 def test_predict_bad_input_names_the_option(tmp_path: Path, app: Path) -> None:
     for args, needle in ((["-np", "0"], "-np"), (["-np", "2", "--param", "x"], "--param"),
                          (["-np", "2", "--jobs", "0"], "--jobs"), (["-np", "2", "--reps", "0"], "--reps"),
@@ -244,6 +248,7 @@ def test_predict_bad_input_names_the_option(tmp_path: Path, app: Path) -> None:
     assert "Traceback" not in proc.stderr and "[1/" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_predict_plot(tmp_path: Path, app: Path) -> None:
     pytest.importorskip("matplotlib")
     png = tmp_path / "s.png"
@@ -314,6 +319,8 @@ def test_summary_against_real_runs() -> None:
     assert sa.runs == 1  # real runs are not the point's runs
 
 
+@pytest.mark.slow
+@needs_mpiexec
 def test_predict_against_real_mpiexec(tmp_path: Path) -> None:
     prog = tmp_path / "busy.py"
     prog.write_text(BUSY)
@@ -354,6 +361,7 @@ def test_run_sweep_interrupted_keeps_finished_runs() -> None:
     assert [r.point.np for r in info.value.runs] == [1, 2]
 
 
+@pytest.mark.slow
 def test_predict_ctrl_c_writes_what_finished(tmp_path: Path) -> None:
     import signal
 

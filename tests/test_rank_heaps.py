@@ -65,6 +65,7 @@ def advised(a: np.ndarray) -> bool:
     raise AssertionError("address not mapped")
 
 
+@pytest.mark.slow
 @needs_heaps
 @pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux's /proc/self/smaps")
 @pytest.mark.parametrize("hugepage", [True, False])
@@ -131,6 +132,7 @@ def test_the_heap_top_is_trimmed_past_twice_the_threshold(arena):
     assert counts[2:] == [0, 0, 0], counts
 
 
+@pytest.mark.slow
 @needs_heaps
 def test_chunks_split_coalesce_and_keep_their_contents(arena):
     rng = np.random.default_rng(0)

@@ -51,6 +51,7 @@ def test_one_file_and_index_layouts(tmp_path: Path) -> None:
     assert list(actions_of(str(index), 0))[2] == (3, "send", ["1", "7", "1000000"])
 
 
+@pytest.mark.slow
 def test_replay_costs_what_the_actions_say(tmp_path: Path) -> None:
     one = tmp_path / "one.txt"
     one.write_text(ONE_FILE)
@@ -65,6 +66,7 @@ def test_replay_costs_what_the_actions_say(tmp_path: Path) -> None:
     assert t == pytest.approx(1.0 + 1e-3 + 2 * 1e-6 + 0.1, rel=1e-3)
 
 
+@pytest.mark.slow
 def test_unknown_action_names_the_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("0 init\n0 frobnicate 3\n")
@@ -74,6 +76,7 @@ def test_unknown_action_names_the_line(tmp_path: Path) -> None:
     assert "action 2: frobnicate 3: rank 0: unknown TI action 'frobnicate'" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid SMPI not installed")
 def test_replaying_smpi_traces_matches_smpi_replay() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks" / "vs_smpi"))
@@ -112,6 +115,7 @@ smpy.sleep(1e-3)
 """
 
 
+@pytest.mark.slow
 def test_replaying_a_recorded_run_reproduces_its_time(tmp_path: Path) -> None:
     import smpy
 

@@ -133,6 +133,7 @@ COLL_CASES = ["barrier", "bcast", "reduce", "allreduce", "maxloc", "gather", "sc
               "gatherv", "scatterv", "allgatherv", "alltoallv", "scan", "inplace", "lowercase"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("np", [1, 2, 3, 4, 5])
 @pytest.mark.parametrize("case", COLL_CASES)
 def test_collectives(case: str, np: int) -> None:

@@ -40,11 +40,12 @@ def _outputs(tmp_path: Path) -> tuple[str, str]:
     return str(tmp_path / "trace.json"), str(tmp_path / "run.json")
 
 
-def _check(tmp_path: Path, status: str, code: int, rc: int) -> dict:
-    """The trace is a complete JSON array and the summary records the outcome."""
+def _check(tmp_path: Path, status: str, code: int, rc: int, ran: bool = True) -> dict:
+    """The trace is a complete JSON array (with the ranks' events when ``ran``) and the
+    summary records the outcome."""
     trace, summary = _outputs(tmp_path)
     events = json.loads(Path(trace).read_text())
-    assert isinstance(events, list) and any(e.get("ph") == "X" for e in events)
+    assert isinstance(events, list) and (any(e.get("ph") == "X" for e in events) or not ran)
     data = json.loads(Path(summary).read_text())
     assert (data["status"], data["exit_code"], rc) == (status, code, code)
     return data
@@ -118,6 +119,8 @@ def test_time_limits(tmp_path: Path, option: str, value: str, words: str) -> Non
     proc = subprocess.run(_cmd("-np", "4", option, value, "--trace", trace, "--json", summary, str(prog)),
                           capture_output=True, text=True, timeout=120)
     assert words in proc.stderr, proc.stderr
-    data = _check(tmp_path, "timeout", 124, proc.returncode)
+    # a wall-clock limit may expire before the simulation starts on a loaded machine: it
+    # then stops at simulated time 0, outputs still complete
+    data = _check(tmp_path, "timeout", 124, proc.returncode, ran=option == "--sim-timeout")
     if option == "--sim-timeout":
         assert data["makespan_s"] == pytest.approx(0.01)

@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 import smpy
 from smpy.cli.launch import run
 
@@ -87,6 +89,7 @@ def test_report_sums_time_per_rank_and_call(tmp_path):
     assert (tmp_path / "rep.csv").read_text().startswith("rank,call,count,time_s")
 
 
+@pytest.mark.slow
 def test_plots_and_html_report(tmp_path):
     import subprocess
     import sys

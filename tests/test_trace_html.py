@@ -65,6 +65,7 @@ def _browser(*args: str, profile: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(BROWSER is None, reason="no headless browser: apt-get install chromium (Debian)")
 def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")

@@ -36,6 +36,7 @@ def _lines(index: Path, rank: int) -> list[str]:
     return (index.parent / f"{index.name}_files" / f"rank-{rank}.txt").read_text().splitlines()
 
 
+@pytest.mark.slow
 def test_nonblocking_and_v_collectives_are_recorded_as_smpi_writes_them(tmp_path: Path) -> None:
     index = tmp_path / "nbv.ti"
     res = smpy.run(str(NBV), np=4, platform=str(XML),
@@ -78,6 +79,7 @@ for _ in t:
 """
 
 
+@pytest.mark.slow
 def test_waitall_of_some_outstanding_requests_keeps_one_wait_each(tmp_path: Path) -> None:
     """SMPI's replay of ``waitall`` waits for every stored request: a Waitall that leaves one
     outstanding is written as one ``wait`` per request, so that the replay does not wait for
@@ -95,6 +97,7 @@ def test_waitall_of_some_outstanding_requests_keeps_one_wait_each(tmp_path: Path
     assert _replay(index, 3) == pytest.approx(res.makespan_s, rel=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid SMPI not installed")
 def test_smpi_recorded_nbv_trace_replays_to_smpi_time() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks" / "vs_smpi"))
@@ -106,6 +109,7 @@ def test_smpi_recorded_nbv_trace_replays_to_smpi_time() -> None:
         assert abs(err) < 0.01, (case, np_, ref, got)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid SMPI not installed")
 def test_smpi_replays_smpy_nbv_trace(tmp_path: Path) -> None:
     index = tmp_path / "nbv.ti"
@@ -139,6 +143,7 @@ MPI.Request.Waitall([q, MPI.REQUEST_NULL])
 """
 
 
+@pytest.mark.slow
 def test_persistent_requests_and_tests_replay_to_the_recorded_time(tmp_path: Path) -> None:
     prog = tmp_path / "pers.py"
     prog.write_text(PERSISTENT)

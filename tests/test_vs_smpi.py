@@ -18,6 +18,7 @@ pytestmark = pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid
 EXACT = [p for p in vs_smpi.PATTERNS if p != "polling"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cfg", [[], ["network/model:CM02"]], ids=["SMPI-factors", "factors-1"])
 def test_simulated_times_match_smpi(cfg):
     rows = vs_smpi.compare([4], EXACT, cfg, require=True)
@@ -26,6 +27,7 @@ def test_simulated_times_match_smpi(cfg):
     assert not bad, f"cases off by more than 1 % from SMPI: {bad}"
 
 
+@pytest.mark.slow
 def test_polling_costs_match_smpi():
     # MPI_Testall/Testany/Iprobe loops on every rank at once: SMPI's polling counters are
     # shared by all ranks (function statics), and so are smpy's by default. Each kind of
@@ -38,12 +40,14 @@ def test_polling_costs_match_smpi():
     assert abs(rows[1][4]) < 0.03, rows[1]
 
 
+@pytest.mark.slow
 def test_fat_tree_matches_smpi():
     rows = vs_smpi.compare([8], ["ring", "all_pairs", "many_to_one"], [], require=True, platform="fattree")
     assert len(rows) == 3
     assert all(abs(row[4]) < 0.01 for row in rows), rows
 
 
+@pytest.mark.slow
 def test_energy_matches_smpi_host_energy_plugin(tmp_path):
     import subprocess
 

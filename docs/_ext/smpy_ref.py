@@ -99,6 +99,18 @@ def _paragraphs(doc: str) -> list[nodes.paragraph]:
     return [_inline(_collapse(p)) for p in inspect.cleandoc(doc).split("\n\n") if p.strip()]
 
 
+class _Generated(Directive):
+    """A directive whose output comes from the code: its page is read again at every build
+    (the code may have changed while the page did not)."""
+
+    def run(self) -> list[nodes.Node]:
+        self.state.document.settings.env.note_reread()
+        return self.generate()
+
+    def generate(self) -> list[nodes.Node]:
+        raise NotImplementedError
+
+
 # ------------------------------------------------------------------------------- --cfg
 
 def _cfg_default(flag: Any) -> str:
@@ -107,10 +119,10 @@ def _cfg_default(flag: Any) -> str:
     return str(flag.default)
 
 
-class CfgDirective(Directive):
+class CfgDirective(_Generated):
     has_content = False
 
-    def run(self) -> list[nodes.Node]:
+    def generate(self) -> list[nodes.Node]:
         import smpy.cli.launch  # noqa: F401 - importing the launcher declares every setting
         from smpy.support.config import all_flags
 
@@ -139,10 +151,10 @@ class CfgDirective(Directive):
 
 # ------------------------------------------------------------------------------- collectives
 
-class CollectivesDirective(Directive):
+class CollectivesDirective(_Generated):
     has_content = False
 
-    def run(self) -> list[nodes.Node]:
+    def generate(self) -> list[nodes.Node]:
         from smpy.colls.dispatch import OVERRIDES
         from smpy.colls.registry import ALGORITHMS
         from smpy.colls.selectors import SELECTORS
@@ -239,7 +251,9 @@ def _invocation(action: argparse.Action) -> str:
 def render_parser(document: Any, parser: argparse.ArgumentParser, key: str) -> list[nodes.Node]:
     out: list[nodes.Node] = []
     usage = parser.format_usage().strip()
-    out.append(nodes.literal_block(usage, usage))
+    block = nodes.literal_block(usage, usage)
+    block["language"] = "text"
+    out.append(block)
     if parser.description:
         out += _paragraphs(parser.description)
     subs: list[tuple[str, argparse.ArgumentParser]] = []
@@ -266,14 +280,14 @@ def render_parser(document: Any, parser: argparse.ArgumentParser, key: str) -> l
     return out
 
 
-class CliDirective(Directive):
+class CliDirective(_Generated):
     """``smpy-cli`` *module:function* [*argv ...*], option ``:prog:`` for ``build_parser``."""
     required_arguments = 1
     optional_arguments = 20
     option_spec = {"prog": directives.unchanged}
     has_content = False
 
-    def run(self) -> list[nodes.Node]:
+    def generate(self) -> list[nodes.Node]:
         target, *argv = self.arguments
         parser = capture_parser(target, argv, self.options.get("prog"))
         return render_parser(self.state.document, parser, "cli-" + parser.prog.replace(" ", "-"))
@@ -336,10 +350,10 @@ def _value_types(module: Any, names: set[str]) -> list[tuple[str, str]]:
     return out
 
 
-class SchemaDirective(Directive):
+class SchemaDirective(_Generated):
     has_content = False
 
-    def run(self) -> list[nodes.Node]:
+    def generate(self) -> list[nodes.Node]:
         from pydantic_core import PydanticUndefined
 
         from smpy.platform import schema
@@ -406,10 +420,10 @@ def _layer_table() -> dict[str, int]:
     raise RuntimeError("tests/test_layers.py defines no LAYER table")
 
 
-class LayersDirective(Directive):
+class LayersDirective(_Generated):
     has_content = False
 
-    def run(self) -> list[nodes.Node]:
+    def generate(self) -> list[nodes.Node]:
         layers: dict[int, list[str]] = {}
         for pkg, level in _layer_table().items():
             if not pkg.startswith("__"):
@@ -421,21 +435,23 @@ class LayersDirective(Directive):
                 init = _root() / "smpy" / pkg / "__init__.py"
                 doc = ast.get_docstring(ast.parse(init.read_text())) if init.exists() else None
                 first = _collapse(doc.split("\n\n")[0]) if doc else "(no package docstring)"
-                body.append(_para(nodes.literal(text=f"smpy/{pkg}"), " — " + first))
+                para = _inline(" — " + first)
+                para.insert(0, nodes.literal(text=f"smpy/{pkg}"))
+                body.append(para)
             dl += _def_item([f"level {level}"], body)
         return [dl]
 
 
 # ------------------------------------------------------------------------------- module map
 
-class ModulesDirective(Directive):
+class ModulesDirective(_Generated):
     """``smpy-modules`` *package*: a section per subpackage with every module's docstring,
     read from the source without importing it (some modules are scripts that real ``mpiexec``
     runs) and parsed as the reStructuredText it is (the page is an ``.rst`` file)."""
     required_arguments = 1
     has_content = False
 
-    def run(self) -> list[nodes.Node]:
+    def generate(self) -> list[nodes.Node]:
         from sphinx.util.parsing import nested_parse_to_nodes
 
         top = self.arguments[0]

@@ -97,7 +97,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from smpy.support.mpiexec import default_mpiexec
+from smpy.support.mpiexec import default_mpiexec, require_mpiexec
 
 
 def mpi_call_names() -> list[str]:
@@ -361,7 +361,7 @@ def platform_sigma(platform: str | None, np_: int) -> float:
     return sigma
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="smpy calibrate compute",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("-np", "-n", dest="np", type=int, default=os.cpu_count() or 1,
@@ -394,16 +394,61 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
-    ns = ap.parse_args(argv)
-    if ns.reps < 1:
-        ap.error("--reps must be 1 or more")
-    workloads = {"main": list(ns.args)}
-    if ns.base_args is not None:
-        workloads["base"] = shlex.split(ns.base_args)
-    sigma = platform_sigma(ns.platform, ns.np) if ns.contention else 1.0
+    return ap
+
+
+Runs = dict[tuple[str, str], list[dict[str, float]]]
+
+
+def _run_or_exit(cmd: list[str], env: dict[str, str], timeout: float, what: str) -> None:
+    done = subprocess.run(cmd, env=env, timeout=timeout, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(done.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(f"smpy calibrate compute: the {what} run failed ({done.returncode})")
+
+
+def _real_run(ns: argparse.Namespace, w: str, args: list[str], rep: int, tmpdir: Path, env: dict[str, str],
+              runs: Runs, bursts: Runs) -> None:
+    """One real run under mpiexec (--contention: every other burst of each call site
+    serialized, smpy.calibrate.trace_real): its regions' totals into ``runs``."""
+    out = tmpdir / f"real-{w}-{rep}"
+    real_cmd = [ns.mpiexec, "-n", str(ns.np), sys.executable, "-m", "smpy.calibrate.trace_real",
+                str(out), ns.script, *args]
+    run_env = dict(env, SMPY_TRACE_SERIALIZE=str(tmpdir / "lock"), SMPY_TRACE_ALTERNATE="1") \
+        if ns.contention else env
+    print(f"[calibrate] real run{' (alternately serialized)' if ns.contention else ''}: "
+          f"{' '.join(real_cmd)}", file=sys.stderr)
+    _run_or_exit(real_cmd, run_env, ns.timeout, "real")
+    bursts[w, "real"].append({})
+    if ns.contention:
+        modes: dict[str, list[float]] = {}
+        read_real(out, bursts[w, "real"][-1], modes)
+        contended, serialized = split_alternating(modes)
+        runs[w, "real"].append(contended)
+        runs[w, "serial"].append(serialized)
+    else:
+        runs[w, "real"].append(read_real(out, bursts[w, "real"][-1]))
+
+
+def _emulated_run(ns: argparse.Namespace, w: str, args: list[str], rep: int, tmpdir: Path,
+                  env: dict[str, str], runs: Runs, bursts: Runs) -> None:
+    report = tmpdir / f"smpy-{w}-{rep}.csv"
+    emu_cmd = [sys.executable, "-m", "smpy", "-q", "-np", str(ns.np),
+               *(["--platform", ns.platform] if ns.platform else []),
+               *[f"--cfg={c}" for c in ns.cfg], f"--cfg=smpy/region-report:{report}",
+               f"--cfg=smpy/region-depth:{ns.region_depth}", ns.script, *args]
+    print(f"[calibrate] emulated run: {' '.join(emu_cmd)}", file=sys.stderr)
+    _run_or_exit(emu_cmd, env, ns.timeout, "emulated")
+    bursts[w, "smpy"].append({})
+    runs[w, "smpy"].append(read_smpy(report, bursts[w, "smpy"][-1]))
+
+
+def collect_runs(ns: argparse.Namespace, workloads: dict[str, list[str]]) -> tuple[Runs, Runs]:
+    """``--reps`` real and emulated runs of each workload: per (workload, kind) the regions'
+    totals of each run, and their burst counts."""
     kinds = ("real", "smpy", "serial") if ns.contention else ("real", "smpy")
-    runs: dict[tuple[str, str], list[dict[str, float]]] = {(w, k): [] for w in workloads for k in kinds}
-    bursts: dict[tuple[str, str], list[dict[str, float]]] = {(w, k): [] for w in workloads for k in ("real", "smpy")}
+    runs: Runs = {(w, k): [] for w in workloads for k in kinds}
+    bursts: Runs = {(w, k): [] for w in workloads for k in ("real", "smpy")}
     with tempfile.TemporaryDirectory(prefix="smpy-calib-") as tmp:
         tmpdir = Path(tmp)
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
@@ -411,40 +456,14 @@ def main(argv: list[str] | None = None) -> int:
                    SMPY_REGION_DEPTH=str(ns.region_depth))
         for rep in range(ns.reps):
             for w, args in workloads.items():
-                out = tmpdir / f"real-{w}-{rep}"
-                real_cmd = [ns.mpiexec, "-n", str(ns.np), sys.executable, "-m", "smpy.calibrate.trace_real",
-                            str(out), ns.script, *args]
-                # --contention: every other burst of each call site serialized (smpy.calibrate.trace_real)
-                run_env = dict(env, SMPY_TRACE_SERIALIZE=str(tmpdir / "lock"), SMPY_TRACE_ALTERNATE="1") \
-                    if ns.contention else env
-                print(f"[calibrate] real run{' (alternately serialized)' if ns.contention else ''}: "
-                      f"{' '.join(real_cmd)}", file=sys.stderr)
-                done = subprocess.run(real_cmd, env=run_env, timeout=ns.timeout, capture_output=True, text=True)
-                if done.returncode != 0:
-                    print(done.stderr[-3000:], file=sys.stderr)
-                    raise SystemExit(f"smpy calibrate compute: the real run failed ({done.returncode})")
-                bursts[w, "real"].append({})
-                if ns.contention:
-                    modes: dict[str, list[float]] = {}
-                    read_real(out, bursts[w, "real"][-1], modes)
-                    contended, serialized = split_alternating(modes)
-                    runs[w, "real"].append(contended)
-                    runs[w, "serial"].append(serialized)
-                else:
-                    runs[w, "real"].append(read_real(out, bursts[w, "real"][-1]))
-                report = tmpdir / f"smpy-{w}-{rep}.csv"
-                emu_cmd = [sys.executable, "-m", "smpy", "-q", "-np", str(ns.np),
-                           *(["--platform", ns.platform] if ns.platform else []),
-                           *[f"--cfg={c}" for c in ns.cfg], f"--cfg=smpy/region-report:{report}",
-                           f"--cfg=smpy/region-depth:{ns.region_depth}", ns.script, *args]
-                print(f"[calibrate] emulated run: {' '.join(emu_cmd)}", file=sys.stderr)
-                done = subprocess.run(emu_cmd, env=env, timeout=ns.timeout, capture_output=True, text=True)
-                if done.returncode != 0:
-                    print(done.stderr[-3000:], file=sys.stderr)
-                    raise SystemExit(f"smpy calibrate compute: the emulated run failed ({done.returncode})")
-                bursts[w, "smpy"].append({})
-                runs[w, "smpy"].append(read_smpy(report, bursts[w, "smpy"][-1]))
-    # regions whose work depends on timing (or all of them, --program-wide) share one ratio
+                _real_run(ns, w, args, rep, tmpdir, env, runs, bursts)
+                _emulated_run(ns, w, args, rep, tmpdir, env, runs, bursts)
+    return runs, bursts
+
+
+def pool_regions(ns: argparse.Namespace, workloads: dict[str, list[str]], runs: Runs,
+                 bursts: Runs) -> tuple[Runs, set[str]]:
+    """Regions whose work depends on timing (or all of them, --program-wide) share one ratio."""
     edges = {k for r in runs.values() for run in r for k in run if k.startswith("<start>:") or k.endswith(":<end>:0")}
     if ns.program_wide:
         pooled = {k for r in runs.values() for run in r for k in run} - edges
@@ -455,6 +474,53 @@ def main(argv: list[str] | None = None) -> int:
               f"({'--program-wide' if ns.program_wide else 'numbers of bursts differ between the runs'}): "
               f"{', '.join(sorted(pooled))}", file=sys.stderr)
         runs = {wk: [pool(run, pooled) for run in r] for wk, r in runs.items()}
+    return runs, pooled
+
+
+def contention_fractions(ns: argparse.Namespace, runs: Runs, real: Totals, sigma: float,
+                         has_base: bool) -> dict[str, float]:
+    """--contention: the memory-bound fraction of each region, from its slowdown when the
+    ranks compute together (printed as a table), with warnings when it changes with size."""
+    f = ns.min_error
+    contended = Totals.of(runs["main", "real"], f)
+    kept, slowdowns, fskipped = memory_fractions(runs["main", "real"], runs["main", "serial"], sigma,
+                                                 ns.min_seconds, ns.sigmas, f)
+    print(f"[calibrate] sigma({ns.np}) = {sigma:.3f} (the platform's memory bandwidths)", file=sys.stderr)
+    print(f"{'region':<48}{'real s':>12}{'serial s':>12}{'slowdown':>10}{'fraction':>10}")
+    for key, slow in slowdowns.items():
+        print(f"{key:<48}{contended.median[key]:>12.4g}{real.median[key]:>12.4g}{slow:>10.4f}"
+              f"{kept.get(key, 0.0):>10.3f}")
+    for line in fskipped:
+        print(f"[calibrate] memory fraction: {line}", file=sys.stderr)
+    if has_base:
+        _, base_slow, _ = memory_fractions(runs["base", "real"], runs["base", "serial"], sigma,
+                                           ns.min_seconds, ns.sigmas, f)
+        shifts = slowdown_shifts(base_slow, slowdowns)
+        for line in shifts:
+            print(f"[calibrate] warning: {line}", file=sys.stderr)
+        if shifts:
+            print("[calibrate] warning: the contention changes with the problem size (a working set "
+                  "crossing a cache level?): the fractions are the main workload's; predict sizes "
+                  "near it, or calibrate at the per-rank size you predict", file=sys.stderr)
+    return kept
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    ns = ap.parse_args(argv)
+    if ns.reps < 1:
+        ap.error("--reps must be 1 or more")
+    try:
+        ns.mpiexec = require_mpiexec(ns.mpiexec)
+    except LookupError as exc:
+        print(f"smpy calibrate compute: error: {exc}", file=sys.stderr)
+        return 2
+    workloads = {"main": list(ns.args)}
+    if ns.base_args is not None:
+        workloads["base"] = shlex.split(ns.base_args)
+    sigma = platform_sigma(ns.platform, ns.np) if ns.contention else 1.0
+    runs, bursts = collect_runs(ns, workloads)
+    runs, pooled = pool_regions(ns, workloads, runs, bursts)
     f = ns.min_error
     # with --contention the ratios compare the emulator with the contention-free real runs
     ref = "serial" if ns.contention else "real"
@@ -464,27 +530,8 @@ def main(argv: list[str] | None = None) -> int:
     written = expand(factors, pooled, default=ns.program_wide)
     fractions: dict[str, float] | None = None
     if ns.contention:
-        contended = Totals.of(runs["main", "real"], f)
-        kept, slowdowns, fskipped = memory_fractions(runs["main", "real"], runs["main", "serial"], sigma,
-                                                     ns.min_seconds, ns.sigmas, f)
+        kept = contention_fractions(ns, runs, real, sigma, "base" in workloads)
         fractions = expand(kept, pooled, default=ns.program_wide)
-        print(f"[calibrate] sigma({ns.np}) = {sigma:.3f} (the platform's memory bandwidths)", file=sys.stderr)
-        print(f"{'region':<48}{'real s':>12}{'serial s':>12}{'slowdown':>10}{'fraction':>10}")
-        for key, slow in slowdowns.items():
-            print(f"{key:<48}{contended.median[key]:>12.4g}{real.median[key]:>12.4g}{slow:>10.4f}"
-                  f"{kept.get(key, 0.0):>10.3f}")
-        for line in fskipped:
-            print(f"[calibrate] memory fraction: {line}", file=sys.stderr)
-        if "base" in workloads:
-            _, base_slow, _ = memory_fractions(runs["base", "real"], runs["base", "serial"], sigma,
-                                               ns.min_seconds, ns.sigmas, f)
-            shifts = slowdown_shifts(base_slow, slowdowns)
-            for line in shifts:
-                print(f"[calibrate] warning: {line}", file=sys.stderr)
-            if shifts:
-                print("[calibrate] warning: the contention changes with the problem size (a working set "
-                      "crossing a cache level?): the fractions are the main workload's; predict sizes "
-                      "near it, or calibrate at the per-rank size you predict", file=sys.stderr)
     write_factors(Path(ns.output), written, fractions)
     print(f"{'region':<48}{'serial s' if ns.contention else 'real s':>12}{'smpy s':>12}{'ratio':>10}"
           + ("   (totals of the main workload; ratios of the differences)" if base else ""))

@@ -32,7 +32,7 @@ import numpy as np
 import yaml
 
 from smpy.calibrate.fit import predict, segmented_fit, summarise, to_factors
-from smpy.support.mpiexec import default_mpiexec
+from smpy.support.mpiexec import default_mpiexec, require_mpiexec
 from smpy.support.units import format_bandwidth, format_time, parse_bandwidth, parse_time
 
 
@@ -85,6 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-o", "--output", default="network-calibration", help="output prefix")
     ns = ap.parse_args(argv)
     lat, bw = parse_time(ns.latency), parse_bandwidth(ns.bandwidth)
+    if not ns.samples:
+        try:
+            ns.mpiexec = require_mpiexec(ns.mpiexec)
+        except LookupError as exc:
+            print(f"smpy calibrate network: error: {exc}", file=sys.stderr)
+            return 2
     if ns.samples:
         data = np.loadtxt(ns.samples, delimiter=",", skiprows=1)
         sizes, times = data[:, 0], data[:, 1]

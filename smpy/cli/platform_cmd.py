@@ -114,6 +114,36 @@ def _route(path: str, src: str, dst: str) -> int:
     return 0
 
 
+def host_names(names: list[str], limit: int = 40) -> str:
+    """The names in order, runs of numbered names compressed: ``node-[0-63], gw``."""
+    import re
+
+    parts: list[str] = []
+    run: tuple[str, str, int, int] | None = None  # prefix, suffix, first, last
+
+    def flush() -> None:
+        if run is not None:
+            pre, suf, a, b = run
+            parts.append(f"{pre}{a}{suf}" if a == b else f"{pre}[{a}-{b}]{suf}")
+
+    for name in names:
+        m = re.fullmatch(r"(.*?)(0|[1-9][0-9]*)(\D*)", name)
+        if m is None:
+            flush()
+            run = None
+            parts.append(name)
+            continue
+        pre, num, suf = m.group(1), int(m.group(2)), m.group(3)
+        if run is not None and run[0] == pre and run[1] == suf and run[3] + 1 == num:
+            run = (pre, suf, run[2], num)
+            continue
+        flush()
+        run = (pre, suf, num, num)
+    flush()
+    text = ", ".join(parts[:limit])
+    return text + (f", ... ({len(parts) - limit} more groups)" if len(parts) > limit else "")
+
+
 def _summary(platform: Platform) -> str:
     lines = [f"platform {platform.name!r} ({platform.source}): {len(platform.hosts)} hosts, "
              f"{len(platform.links)} links"]
@@ -130,6 +160,7 @@ def _summary(platform: Platform) -> str:
                      f"({format_byte_rate(host.core_memory_bandwidth)} per core alone; "
                      f"sigma({host.cores}) = {host.memory_contention(host.cores):.3g})")
         lines.append(text)
+    lines.append(f"host names: {host_names([h.name for h in platform.hosts])}")
     if platform.zone is not None:
         lines.append("zones:")
         _zone_lines(platform.zone, 1, lines)

@@ -16,8 +16,13 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Callable
 
+from smpy.cli.choose import OBJECTIVES, choices, parse_prices, plot_pareto, report
 from smpy.cli.executors import open_executor
+from smpy.cli.outputs import OutputError, check_file
+from smpy.cli.reliability import ReusedRunner, reliability
+from smpy.cli.reliability import table as reliability_table
 from smpy.cli.sweep import (
     REAL,
     Plan,
@@ -34,7 +39,7 @@ from smpy.cli.sweep import (
     table,
     write_outputs,
 )
-from smpy.support.mpiexec import default_mpiexec
+from smpy.support.mpiexec import default_mpiexec, require_mpiexec
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
@@ -85,43 +90,71 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--mpiexec-args", default="", metavar="ARGS",
                    help="more mpiexec arguments for --real, e.g. --mpiexec-args='-hosts node1,node2 -ppn {np // 2}' "
                         "to check inter-node predictions on the nodes one has")
+    p.add_argument("--failure-seed", dest="failure_seed", type=int, default=None, metavar="N",
+                   help="reliability: repetition r draws the platform's failures with "
+                        "smpy/failure-seed N+r; failed runs are outcomes, and each point gets its "
+                        "success rate (95%% interval) and expected time/energy to solution")
+    p.add_argument("--reuse-process", dest="reuse", action="store_true",
+                   help="run the emulations of each job slot in one reused smpyrun process instead of "
+                        "a fresh one per run (faster for many short runs; see smpy.cli.reliability)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="give up a run after this wall time")
     p.add_argument("-o", "--output", default=None, metavar="PREFIX",
                    help="write PREFIX.csv (per point), PREFIX.runs.csv (per run), PREFIX.json")
     p.add_argument("--plot", default=None, metavar="FILE.png",
                    help="draw time, efficiency (and energy) against the rank count (matplotlib)")
+    p.add_argument("--objective", choices=OBJECTIVES, default=None,
+                   help="print the best points by time, energy (needs --energy), edp (energy x "
+                        "time) or cost (--price), and the Pareto front of time against energy")
+    p.add_argument("--price", default=None, metavar="node-hour=X,kWh=Y",
+                   help="prices for --objective cost: per node-hour used and per kWh")
+    p.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
+                   help="with --objective: keep the points whose predicted time is within it")
+    p.add_argument("--budget", type=float, default=None, metavar="COST",
+                   help="with --objective: keep the points whose cost (--price) is within it")
+    p.add_argument("--pareto", default=None, metavar="FILE.png",
+                   help="plot time against energy with the Pareto front (needs --energy)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.add_argument("script", help="the Python program (may use {NAME} of --param: program variants)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (templates)")
     return p
 
 
-def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
-    parser = build_parser(prog)
-    ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
+def make_plan(ns: argparse.Namespace) -> Plan:
+    """The sweep of the command line, checked before the first run (SweepError otherwise)."""
+    if ns.jobs < 1:
+        raise SweepError("--jobs must be at least 1")
+    if ns.timeout is not None and not ns.timeout > 0:
+        raise SweepError(f"--timeout {ns.timeout:g}: must be positive (seconds)")
     try:
-        if ns.jobs < 1:
-            raise SweepError("--jobs must be at least 1")
-        if ns.timeout is not None and not ns.timeout > 0:
-            raise SweepError(f"--timeout {ns.timeout:g}: must be positive (seconds)")
+        mpiexec_args = shlex.split(ns.mpiexec_args)
+    except ValueError as exc:
+        raise SweepError(f"--mpiexec-args {ns.mpiexec_args!r}: {exc}") from None
+    mpiexec = ns.mpiexec or default_mpiexec()
+    if ns.real:
         try:
-            mpiexec_args = shlex.split(ns.mpiexec_args)
-        except ValueError as exc:
-            raise SweepError(f"--mpiexec-args {ns.mpiexec_args!r}: {exc}") from None
-        plan = Plan(script=ns.script, args=list(ns.args), nps=parse_np_list(ns.np),
-                    platforms=list(ns.platform) or [None], params=[parse_param(t) for t in ns.param],
-                    reps=ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
-                    timeout=ns.timeout, real_nps=parse_np_list(ns.real, "--real") if ns.real else [],
-                    time_regex=ns.time_regex, mpiexec=ns.mpiexec or default_mpiexec(),
-                    mpiexec_args=mpiexec_args)
-        jobs = plan.jobs()
-        points = plan.points()
-        _check_inputs(plan)
-    except SweepError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
+            mpiexec = require_mpiexec(mpiexec)
+        except LookupError as exc:
+            raise SweepError(f"--real: {exc}") from None
+    parse_prices(ns.price)  # a bad --price fails before the first run
+    for opt, val in (("--deadline", ns.deadline), ("--budget", ns.budget)):
+        if val is not None and not val > 0:
+            raise SweepError(f"{opt} {val:g}: must be positive")
+    if ns.plot:
+        from smpy.trace.plots import require_matplotlib
+        try:
+            require_matplotlib()
+        except RuntimeError as exc:
+            raise SweepError(f"--plot: {exc}") from None
+    return Plan(script=ns.script, args=list(ns.args), nps=parse_np_list(ns.np),
+                platforms=list(ns.platform) or [None], params=[parse_param(t) for t in ns.param],
+                reps=ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
+                timeout=ns.timeout, real_nps=parse_np_list(ns.real, "--real") if ns.real else [],
+                time_regex=ns.time_regex, mpiexec=mpiexec, mpiexec_args=mpiexec_args,
+                failure_seed=ns.failure_seed)
 
+
+def _warn(plan: Plan, ns: argparse.Namespace, prog: str) -> None:
     cores = os.cpu_count() or 1
     over = [p for p in plan.real_nps if p > cores]
     if over and not plan.mpiexec_args:  # with placement arguments the ranks may be on other nodes
@@ -131,10 +164,12 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         print(f"{prog}: warning: --jobs {ns.jobs} with --real: real runs and emulations running at "
               "once slow each other down", file=sys.stderr)
 
+
+def _progress(quiet: bool) -> Callable[[int, int, Run], None]:
     start = time.monotonic()
 
     def progress(done: int, total: int, run: Run) -> None:
-        if ns.quiet:
+        if quiet:
             return
         if not run.ok:
             what = f"{run.status} (exit code {run.exit_code})"
@@ -147,20 +182,28 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         print(f"[{done}/{total}] {run.point.label()} np={run.point.np} rep {run.rep}: {what}{eta}",
               file=sys.stderr, flush=True)
 
-    interrupted = False
+    return progress
+
+
+def _execute(jobs: list, ns: argparse.Namespace, prog: str) -> tuple[list[Run], bool]:
+    """The runs (those that finished, after Ctrl-C) and whether the sweep was interrupted."""
+    progress = _progress(ns.quiet)
     try:
         with open_executor(ns.executor, jobs, ns.jobs,
                            log=lambda m: ns.quiet or print(m, file=sys.stderr)) as (pool, runner):
-            runs = run_sweep(jobs, pool, progress, runner)
-    except SweepError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
+            reused = ReusedRunner(runner) if ns.reuse else None
+            try:
+                return run_sweep(jobs, pool, progress, reused or runner), False
+            finally:
+                if reused is not None:
+                    reused.close()
     except SweepInterrupted as exc:  # Ctrl-C: report and write what finished
-        runs, interrupted = exc.runs, True
-        print(f"{prog}: interrupted: {len(runs)} of {len(jobs)} runs finished; the summary is theirs",
+        print(f"{prog}: interrupted: {len(exc.runs)} of {len(jobs)} runs finished; the summary is theirs",
               file=sys.stderr)
-    summaries = summarize(points, runs, ns.scaling, plan.real_of)
-    print(table(summaries))
+        return exc.runs, True
+
+
+def _print_failures(summaries: list, runs: list[Run]) -> None:
     for s in summaries:
         for f in s.failures:
             print(f"# {s.point.label()} np={s.point.np}: {f}", file=sys.stderr)
@@ -168,10 +211,14 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         print(f"# {f}", file=sys.stderr)
     failed: dict[Point, tuple[str, ...]] = {}
     for r in runs:
-        if not r.ok and r.command:
+        if not r.outcome and r.command:
             failed.setdefault(r.point, r.command)
     for cmd in failed.values():  # one command per failing point, to run it again by hand
         print(f"#   run again: {shlex.join(cmd)}", file=sys.stderr)
+
+
+def _write(ns: argparse.Namespace, plan: Plan, summaries: list, runs: list[Run], prog: str) -> bool:
+    """-o and --plot; False when -o could not be written."""
     if ns.output:
         prefix = ns.output
         for suffix in (".runs.csv", ".csv", ".json"):  # -o sweep.csv means the prefix sweep
@@ -182,7 +229,7 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
             files = write_outputs(prefix, plan, summaries, runs, ns.scaling)
         except OSError as exc:  # the table above still holds the results
             print(f"{prog}: error: -o {ns.output}: {exc}", file=sys.stderr)
-            return 1
+            return False
         print(f"[smpy] wrote {', '.join(str(f) for f in files)}", file=sys.stderr)
     if ns.plot:
         try:
@@ -190,9 +237,58 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
                   file=sys.stderr)
         except RuntimeError as exc:
             print(f"{prog}: plot: {exc}", file=sys.stderr)
+    return True
+
+
+def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
+    parser = build_parser(prog)
+    ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        plan = make_plan(ns)
+        jobs = plan.jobs()
+        points = plan.points()
+        _check_inputs(plan)
+        check_file(ns.plot, "--plot")
+    except (SweepError, OutputError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    _warn(plan, ns, prog)
+    try:
+        runs, interrupted = _execute(jobs, ns, prog)
+    except SweepError as exc:  # the executor could not start
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    summaries = summarize(points, runs, ns.scaling, plan.real_of)
+    print(table(summaries))
+    if plan.failure_seed is not None or any(r.status == "failed" for r in runs):
+        print(reliability_table(reliability(points, runs)))
+    _print_failures(summaries, runs)
+    if not _choose(ns, summaries, runs, prog):
+        return 2
+    if not _write(ns, plan, summaries, runs, prog):
+        return 1
     if interrupted:
         return 130
-    return 0 if all(r.ok for r in runs) else 1
+    return 0 if all(r.outcome if plan.failure_seed is not None else r.ok for r in runs) else 1
+
+
+def _choose(ns: argparse.Namespace, summaries: list, runs: list[Run], prog: str) -> bool:
+    """--objective (best points, Pareto front) and --pareto; False on a usage error."""
+    if not (ns.objective or ns.pareto):
+        return True
+    try:
+        cands = choices(summaries, runs, parse_prices(ns.price))
+        if ns.objective:
+            print(report(cands, ns.objective, ns.deadline, ns.budget, parse_prices(ns.price)))
+        if ns.pareto:
+            print(f"[smpy] Pareto plot: {plot_pareto(ns.pareto, cands, f'smpy predict: {ns.script}')}",
+                  file=sys.stderr)
+    except SweepError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return False
+    except RuntimeError as exc:
+        print(f"{prog}: --pareto: {exc}", file=sys.stderr)
+    return True
 
 
 def _duration(seconds: float) -> str:
@@ -212,9 +308,9 @@ def _check_inputs(plan: Plan) -> None:
     for plat in plan.platforms:
         if plat is None:
             continue
+        path = Path(plan.cwd) / plat
         try:
-            local = Path(plan.cwd) / plat  # else a bundled platform's name
-            load_platform(local if local.exists() else plat)
+            load_platform(path if path.exists() else plat)  # else a bundled platform's name
         except (PlatformError, OSError) as exc:
             raise SweepError(f"--platform {plat}: {exc}") from None
 

@@ -279,7 +279,7 @@ def _print_map(platform: str | None, np: int, hostfile: str | None) -> None:
 
     plat = load_platform(platform) if platform else default_platform()
     hosts = parse_hostfile(hostfile) if hostfile else None
-    for r, h in enumerate(place_ranks(plat, np, hosts)):
+    for r, h in enumerate(place_ranks(plat, np, hosts, source=hostfile or "hostfile")):
         print(f"[rank {r}] -> {h.name}", file=sys.stderr)
 
 

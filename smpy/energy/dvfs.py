@@ -35,10 +35,11 @@ simulation past the end of the last rank.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from smpy.support.config import Config, Flag, declare, parse_int
+from smpy.support.config import Config, Flag, checked, declare, parse_int
 from smpy.support.units import parse_time
 
 if TYPE_CHECKING:
@@ -54,11 +55,15 @@ GOVERNOR = declare("plugin/dvfs/governor", "performance",
                    "DVFS governor of the host_dvfs plugin (host property of the same name overrides)",
                    parse=lambda v: str(v).strip().lower(), choices=GOVERNORS)
 SAMPLING_RATE = declare("plugin/dvfs/sampling-rate", 0.1,
-                        "Seconds between two decisions of the DVFS governor", parse=parse_time)
+                        "Seconds between two decisions of the DVFS governor",
+                        parse=checked(parse_time, lambda v: 0 < v < math.inf,
+                                      "a time greater than 0"))
 MIN_PSTATE = declare("plugin/dvfs/min-pstate", 0,
-                     "Fastest pstate the DVFS governor may use", parse=parse_int)
+                     "Fastest pstate the DVFS governor may use",
+                     parse=checked(parse_int, lambda v: v >= 0, "a pstate index of 0 or more"))
 MAX_PSTATE = declare("plugin/dvfs/max-pstate", -1,
-                     "Slowest pstate the DVFS governor may use (-1: the host's last)", parse=parse_int)
+                     "Slowest pstate the DVFS governor may use (-1: the host's last)",
+                     parse=checked(parse_int, lambda v: v >= -1, "a pstate index, or -1"))
 
 
 class HostLoad:

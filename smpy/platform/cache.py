@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from smpy.support.trust import trusted_stat
+
 __all__ = ["cache_dir", "key_path", "entry_path", "read_entry", "write_entry", "prune",
            "PLATFORM_CACHE_FORMAT", "MAX_ENTRIES", "MAX_BYTES"]
 
@@ -135,8 +137,7 @@ def _trusted_bytes(path: Path) -> bytes | None:
     except OSError:
         return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        if not trusted_stat(os.fstat(fd)):
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
             return fh.read()

@@ -923,13 +923,21 @@ def _inner_model(annotation: Any) -> Any:
     return None
 
 
+#: words other tools use for a key, to the key they mean here (spelling alone would suggest
+#: another: 'nodes' is closest to 'cores')
+_SYNONYMS = {"nodes": "count", "num_nodes": "count", "node_count": "count", "size": "count",
+             "hosts": "count", "bw": "bandwidth", "lat": "latency", "core": "cores",
+             "flops": "speed", "power_profile": "power"}
+
+
 def _unknown_key(loc: tuple[Any, ...]) -> str:
     key = str(loc[-1])
     model = _model_at(loc[:-1])
     if model is None:
         return f"unknown key {key!r}"
     accepted = list(model.model_fields)
-    close = difflib.get_close_matches(key, accepted, n=1)
+    meant = _SYNONYMS.get(key.lower())
+    close = [meant] if meant in accepted else difflib.get_close_matches(key, accepted, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"unknown key {key!r} (accepted: {', '.join(accepted)}){hint}"
 

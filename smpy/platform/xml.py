@@ -51,6 +51,8 @@ from typing import Any
 from xml.parsers import expat
 
 from smpy.platform.errors import warn
+from smpy.platform.failures import PROPERTY as FAILURES_PROPERTY
+from smpy.platform.failures import Profile, parse_states
 from smpy.platform.limits import MAX_XML_DEPTH
 from smpy.platform.schema import PlatformError, format_path, parse_radical
 
@@ -181,6 +183,8 @@ class _Converter:
         self.split: set[str] = set()
         #: ``<disk>`` of the hosts, as entries of the ``storage`` section
         self.disks: list[dict[str, Any]] = []
+        #: ``mount`` properties of the disks, as entries of the ``filesystems`` section
+        self.filesystems: list[dict[str, Any]] = []
 
     # ---------------------------------------------------------------------- utilities
     def error(self, element: _Element, message: str, attribute: str | None = None) -> PlatformError:
@@ -274,6 +278,8 @@ class _Converter:
             data["zone"] = self.zone(element, ("zone",))
         if self.disks:
             data["storage"] = self.disks
+        if self.filesystems:
+            data["filesystems"] = self.filesystems
         return data
 
     def _check_version(self, root: _Element, text: str) -> None:
@@ -375,7 +381,7 @@ class _Converter:
         return zone
 
     def host(self, element: _Element, loc: Loc) -> dict[str, Any]:
-        values = self.attrs(element, ("core", "pstate", "coordinates"), ("id", "speed"),
+        values = self.attrs(element, ("core", "pstate", "coordinates", "state_file"), ("id", "speed"),
                             {"core": "1", "pstate": "0"})
         self.mark(loc, element)
         host: dict[str, Any] = {"name": values["id"], "speed": values["speed"]}
@@ -397,25 +403,66 @@ class _Converter:
                 self.disk(child, values["id"])
             elif child.tag != "prop":
                 raise self.unsupported(child, element.describe())
-        props = self.properties(element, loc)
+        props = self.state_file(element, values, self.properties(element, loc))
         if props:
             host["properties"] = props
         return host
 
+    def state_file(self, element: _Element, values: dict[str, str], props: dict[str, str]) -> dict[str, str]:
+        """SimGrid's ``state_file`` (a state profile, relative to the platform file): the
+        component's failure trace (smpy.platform.failures), as its property ``smpy/failures``."""
+        name = values.get("state_file", "")
+        if not name:
+            return props
+        path = Path(name) if os.path.isabs(name) else Path(self.source).parent / name
+        try:
+            text = path.read_text()
+        except OSError as err:
+            raise self.error(element, f"cannot read {str(path)!r}: {err.strerror}", "state_file") from None
+        try:
+            states = parse_states(text, str(path))
+        except ValueError as err:
+            raise self.error(element, str(err), "state_file") from None
+        return {**props, FAILURES_PROPERTY: Profile("trace", states=states).text()}
+
     def disk(self, element: _Element, host: str) -> None:
         """SimGrid's ``<disk id read_bw write_bw>`` of a host: a storage entry for that host
-        (latency: the storage model's default; ``<prop>`` children are ignored)."""
+        (latency: the storage model's default); its ``mount`` property also declares a local
+        file system there (:meth:`_mount`); other ``<prop>`` children are ignored."""
         values = self.attrs(element, (), ("id", "read_bw", "write_bw"))
         loc: Loc = ("storage", len(self.disks))
         self.mark(loc, element)
         for key, attribute in (("name", "id"), ("read_bandwidth", "read_bw"),
                                ("write_bandwidth", "write_bw"), ("hosts", None)):
             self.mark(loc + (key,), element, attribute)
+        mount = None
         for child in element.children:
             if child.tag != "prop":
                 raise self.unsupported(child, element.describe())
+            prop = self.attrs(child, (), ("id", "value"))
+            if prop["id"] == "mount" and mount is None:
+                mount = (prop["value"], child)
         self.disks.append({"name": values["id"], "read_bandwidth": values["read_bw"],
                            "write_bandwidth": values["write_bw"], "hosts": [host]})
+        if mount is not None:
+            self._mount(mount[0], mount[1], values)
+
+    def _mount(self, mount: str, prop: _Element, values: dict[str, str]) -> None:
+        """A disk's ``mount`` property: a ``local`` file system at that path (one for all the
+        hosts whose disks name it, which must then have the same bandwidths; SimGrid's disks
+        have no latency)."""
+        for fs in self.filesystems:
+            if fs["mount"] == mount:
+                if (fs["disk"]["read"], fs["disk"]["write"]) != (values["read_bw"], values["write_bw"]):
+                    raise self.error(prop, f"the disks mounted at {mount!r} differ in bandwidth; "
+                                     "smpy's local file system has one disk model for every host")
+                return
+        loc: Loc = ("filesystems", len(self.filesystems))
+        self.mark(loc, prop)
+        self.mark(loc + ("mount",), prop, "value")
+        self.filesystems.append({"name": mount.strip("/").replace("/", "-") or "root", "kind": "local", "mount": mount,
+                                 "disk": {"read": values["read_bw"], "write": values["write_bw"],
+                                          "latency": "0s"}})
 
     def integer(self, element: _Element, attribute: str, text: str) -> int:
         """SimGrid's ``std::stoi``: the leading integer of the text (``"0.0"`` is 0)."""
@@ -435,7 +482,7 @@ class _Converter:
         return value
 
     def link(self, element: _Element, loc: Loc) -> dict[str, Any]:
-        values = self.attrs(element, ("latency", "sharing_policy"), ("id", "bandwidth"),
+        values = self.attrs(element, ("latency", "sharing_policy", "state_file"), ("id", "bandwidth"),
                             {"latency": "0", "sharing_policy": "SHARED"})
         self.mark(loc, element)
         for key, attribute in (("name", "id"), ("bandwidth", "bandwidth"),
@@ -457,7 +504,7 @@ class _Converter:
         for child in element.children:
             if child.tag != "prop":
                 raise self.unsupported(child, element.describe())
-        props = self.properties(element, loc)
+        props = self.state_file(element, values, self.properties(element, loc))
         if props:
             link["properties"] = props
         return link

@@ -5,14 +5,18 @@ adds the network, so that I/O and MPI messages share the links in one max-min sy
 
 An access of :math:`n` bytes at offset :math:`a` of a file of a *parallel* file system is
 split by the striping function into per-server requests :math:`(j, n_j, \ell_j)`; they run
-concurrently and the access ends with the last one. A write request is a flow of
-:math:`n_j` bytes from the client's host to the server's host over the platform's route
-(latency + max-min shared bandwidth, :mod:`smpy.network.model`), then the server's write
-(absorbed by its cache while there is room, else at disk speed). A read request is a
-0-byte flow to the server (the request's latency), the server's read (cache hit: no disk
-time), then a flow of :math:`n_j` bytes back. Uncontended and with cache room, a write of
-:math:`n \le S` bytes therefore lasts :math:`T_\text{net}(n)`; a read that misses
-:math:`T_\text{net}(0) + \lambda_d + n/R_d + T_\text{net}(n)`.
+concurrently and the access ends with the last one. A request is pipelined in stripe units
+(:math:`S` bytes, the last one shorter). A write request sends its units one after the other
+as flows from the client's host to the server's host over the platform's route (latency +
+max-min shared bandwidth, :mod:`smpy.network.model`); each unit, once arrived, is the
+server's write (absorbed by its cache while there is room, else at disk speed) while the
+next one travels. A read request is a 0-byte flow to the server (the request's latency),
+then the server reads its units one after the other (cache hits: no disk time) and each
+flows back as soon as it is read. Uncontended and with cache room, a write of
+:math:`n \le S` bytes therefore lasts :math:`T_\text{net}(n)`; a read of one unit that
+misses :math:`T_\text{net}(0) + \lambda_d + n/R_d + T_\text{net}(n)`; a write of :math:`u`
+units without cache :math:`T_\text{net}(S) + u S / W_d` when the disk is the slower stage
+(the units' disk writes overlap the transfers and share the disk).
 
 A *local* file system, and a *virtual* one (timed as local, contents in memory:
 :mod:`smpy.shim.fileio`), is the host's own server (no flows).
@@ -172,13 +176,41 @@ def stats(world: World) -> Stats:
 
 # -- the data path ---------------------------------------------------------------------------------
 def _request(world: World, host: Any, srv_host: Any, server: Server, fid: int, local: int,
-             n: int, write: bool) -> Activity:
+             n: int, write: bool, unit: int) -> Activity:
+    """One server's part of an access, pipelined in stripe units: a write sends unit after
+    unit over the network and each one goes to the server as it arrives; a read asks once,
+    then the server reads unit after unit and each one flows back as soon as it is read."""
+    units = [(local + k, min(unit, n - k)) for k in range(0, n, unit)]
+    out = Trigger(world.engine, "I/O request")
+    left = [len(units)]
+
+    def one(_a: Activity) -> None:
+        left[0] -= 1
+        if left[0] == 0:
+            out.fire()
+
+    def step(i: int) -> None:
+        lo, m = units[i]
+        if write:
+            f = flow(world, host, srv_host, m)
+
+            def arrived(_a: Activity) -> None:
+                server.write(fid, lo, m).add_callback(one)
+                if i + 1 < len(units):
+                    step(i + 1)
+            f.add_callback(arrived)
+        else:
+            def got(_a: Activity) -> None:
+                flow(world, srv_host, host, m).add_callback(one)
+                if i + 1 < len(units):
+                    step(i + 1)
+            server.read(fid, lo, m).add_callback(got)
+
     if write:
-        return chain(world, (lambda: flow(world, host, srv_host, n),
-                             lambda: server.write(fid, local, n)))
-    return chain(world, (lambda: flow(world, host, srv_host, 0),
-                         lambda: server.read(fid, local, n),
-                         lambda: flow(world, srv_host, host, n)))
+        step(0)
+    else:
+        flow(world, host, srv_host, 0).add_callback(lambda _a: step(0))
+    return out
 
 
 def access(world: World, host: Any, fs: FileSystem, path: str, offset: int, nbytes: int,
@@ -197,7 +229,8 @@ def access(world: World, host: Any, fs: FileSystem, path: str, offset: int, nbyt
     plat = world.platform
     for slot, n, local in stripe_requests(offset, nbytes, ssize, count):
         name = fs.servers[(first + slot) % m]
-        parts.append(_request(world, host, plat.host(name), fss.server(fs, name), fid, local, n, write))
+        parts.append(_request(world, host, plat.host(name), fss.server(fs, name), fid, local, n,
+                              write, ssize))
     return join(world, parts)
 
 

@@ -65,7 +65,8 @@ BW_FACTOR = declare("network/bandwidth-factor", "", "Bandwidth factors 'bound:fa
 WEIGHT_S = declare("network/weight-S", "", "RTT-unfairness weight S (default: the model's)",
                    parse=optional(bounded_float(0.0)))
 CROSSTRAFFIC = declare("network/crosstraffic", "", "Model the reverse (ACK) traffic of each flow on the reverse "
-                       "route at 5 % (default: yes, except for the raw model)")
+                       "route at 5 % (default: yes, except for the raw model)",
+                       parse=optional(parse_bool))
 TCP_GAMMA = declare("network/TCP-gamma", "", "TCP window size in bytes (default: the model's; 0 disables)",
                     parse=optional(bounded_float(0.0)))
 DETACHED = declare("smpi/send-is-detached-thresh", 65536,

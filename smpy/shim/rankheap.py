@@ -46,6 +46,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from smpy.support.trust import trusted_file
+
 _SRC = Path(__file__).with_name("_rankheap.c")
 _API_SET_HANDLER = 304  # PyDataMem_SetHandler's slot in numpy's C-API table (numpy >= 1.22)
 _CAPSULE_NAME = b"mem_handler"
@@ -122,13 +124,18 @@ def build() -> Path | None:
         return None
     tag = hashlib.sha256(src + sys.platform.encode()).hexdigest()[:16]
     out = _cache_dir() / f"rankheap-{tag}.so"
-    if out.exists():
-        return out
+    if out.exists() or out.is_symlink():
+        if trusted_file(out):
+            return out
+        try:  # planted by someone else, or writable by others: never load it
+            out.unlink()
+        except OSError:
+            return None
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         return None
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
             so = Path(tmp) / out.name
             done = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(so), str(_SRC), "-lpthread"],
@@ -138,7 +145,7 @@ def build() -> Path | None:
             os.replace(so, out)  # atomic: concurrent runs may build it at once
     except (OSError, subprocess.SubprocessError):
         return None
-    return out
+    return out if trusted_file(out) else None
 
 
 _loaded: RankHeaps | None = None

@@ -73,6 +73,18 @@ def bounded_int(minimum: int = 0) -> Callable[[Any], int]:
     return parse
 
 
+def checked(parse: Callable[[Any], Any], test: Callable[[Any], bool],
+            expected: str) -> Callable[[Any], Any]:
+    """``parse``, then ``test`` on its result: ``expected ..., found <text>`` when it fails
+    (NaN fails every comparison, so ``lambda v: 0 < v < inf`` refuses it too)."""
+    def check(text: Any) -> Any:
+        value = parse(text)
+        if not test(value):
+            raise ValueError(f"expected {expected}, found {text!r}")
+        return value
+    return check
+
+
 def optional(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``parse`` for a setting whose empty default means "the model's": the text is checked
     with ``parse`` and kept as given ("" stays "")."""

@@ -52,9 +52,10 @@ from typing import TYPE_CHECKING, Any
 
 from smpy.kernel.activity import Sleep
 from smpy.kernel.actors import block_on
-from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
+from smpy.support.config import Config, checked, declare, parse_bool, parse_float, parse_int
 from smpy.support.units import parse_speed
 from smpy.timing import folding as _folding  # noqa: F401 - declares smpi/shared-malloc
+from smpy.timing import sampling as _sampling  # noqa: F401 - declares smpy/sample-estimator
 from smpy.timing.folding import thread_faults as _minor_faults
 
 if TYPE_CHECKING:
@@ -67,8 +68,8 @@ def _parse_host_speed(text: str | float) -> float:
     if isinstance(text, str) and text.strip().lower() == "auto":
         return -1.0
     v = parse_speed(text)
-    if not v > 0:
-        raise ValueError("must be positive")
+    if not 0 < v < math.inf:
+        raise ValueError(f"expected a speed greater than 0 (or auto), found {text!r}")
     return float(v)
 
 
@@ -77,7 +78,7 @@ HOST_SPEED = declare("smpi/host-speed", "1Gf",
                      "flops injected on the target host); 'auto' measures it", parse=_parse_host_speed)
 CPU_THRESHOLD = declare("smpi/cpu-threshold", 1e-6,
                         "Compute bursts shorter than this (s) are not simulated (<0: none are)",
-                        parse=parse_float)
+                        parse=checked(parse_float, math.isfinite, "a number of seconds"))
 SIMULATE = declare("smpi/simulate-computation", True,
                    "Simulate the measured computation between MPI calls", parse=parse_bool)
 ADJUST_FILE = declare("smpi/comp-adjustment-file", "",
@@ -87,7 +88,8 @@ ABSOLUTE_PATH = declare("smpi/trace-call-use-absolute-path", False,
                         "Region keys use absolute file paths instead of base names", parse=parse_bool)
 REGION_DEPTH = declare("smpy/region-depth", 1,
                        "Frames above an MPI call that locate it (1: its caller; 2: the caller's caller, "
-                       "to see through wrapper functions)", parse=parse_int)
+                       "to see through wrapper functions)",
+                       parse=checked(parse_int, lambda v: 1 <= v <= 1000, "a depth from 1 to 1000"))
 REGION_REPORT = declare("smpy/region-report", "",
                         "Write per-region compute statistics (CSV: key, bursts, measured s, simulated s) "
                         "to this file at the end of the run")
@@ -256,6 +258,11 @@ class Timing:
         world.timing = self
         for p in world.processes:
             p.bench = RankBench()
+
+    @property
+    def config(self) -> Config:
+        """The run's settings (for the timing modules that declare their own)."""
+        return self._config
 
     def flush(self, proc: Process) -> None:
         """End the current burst: simulate it (blocking), restart the timer."""

@@ -63,10 +63,17 @@ import weakref
 from typing import Any
 
 from smpy.support import folded as _folded
-from smpy.support.config import declare, parse_int
+from smpy.support.config import checked, declare, parse_int
 from smpy.support.units import parse_size
 
 MODES = ("global", "local", "no")
+
+
+def _bytes(v: Any) -> int:
+    size = parse_size(v) if isinstance(v, str) else float(parse_int(v))
+    if not size == size or size in (float("inf"), float("-inf")):
+        raise ValueError(f"expected a size in bytes, found {v!r}")
+    return int(size)
 
 
 def _parse_mode(v: Any) -> str:
@@ -80,14 +87,14 @@ SHARED_MALLOC = declare("smpi/shared-malloc", "global",
 BLOCKSIZE = declare("smpi/shared-malloc-blocksize", 1048576,
                     "Size of the block that global folding maps over and over (bytes); make it larger "
                     "than the last-level cache when the application computes on folded arrays",
-                    parse=lambda v: int(parse_size(v)) if isinstance(v, str) else parse_int(v))
+                    parse=checked(_bytes, lambda v: 4096 <= v <= 2**36, "a size from 4 KiB to 64 GiB"))
 
 TRIM = declare("smpy/shared-malloc-trim", 0,
               "Global folding: when folded pages mapped by the process (counted once per mapping, "
               "as RSS counts them) exceed this many bytes, drop their page-table entries "
               "(madvise DONTNEED; the data stays in the shared block; the page faults that follow "
               "are estimated and left out of the timed computation); 0 = never (the default)",
-              parse=lambda v: int(parse_size(v)) if isinstance(v, str) else parse_int(v))
+              parse=checked(_bytes, lambda v: 0 <= v <= 2**50, "a size of 0 or more"))
 
 _PAGE = mmap.PAGESIZE
 _MADV_DONTNEED = 4

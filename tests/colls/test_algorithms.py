@@ -160,6 +160,7 @@ def check_barrier(name: str) -> None:
         assert all(out >= last_in for _, out in res), f"n={n}: a rank left before the last one entered"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("family", "name"), CASES, ids=[f"{f}:{a}" for f, a in CASES])
 def test_algorithm_is_exact(family: str, name: str) -> None:
     if family == "bcast":
@@ -192,6 +193,7 @@ SMP = [("bcast", "SMP_binomial"), ("bcast", "SMP_linear"), ("allreduce", "smp_bi
        ("allreduce", "smp_rsag_rab")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("per_host", [2, 3, 4])
 @pytest.mark.parametrize(("family", "name"), SMP, ids=[f"{f}:{a}" for f, a in SMP])
 def test_smp_algorithms_with_several_ranks_per_host(family: str, name: str, per_host: int, monkeypatch) -> None:
@@ -204,6 +206,7 @@ def test_smp_algorithms_with_several_ranks_per_host(family: str, name: str, per_
     test_algorithm_is_exact(family, name)
 
 
+@pytest.mark.slow
 def test_ring_segmented_runs_its_phases(monkeypatch) -> None:
     """ompi_ring_segmented only segments above p MiB; with 64-byte segments the phased
     reduce-scatter runs on the test sizes."""

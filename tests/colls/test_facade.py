@@ -58,6 +58,7 @@ CASES = ["barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgat
          "scatterv", "allgatherv", "alltoallv", "scan", "inplace", "lowercase", "maxloc"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 @pytest.mark.parametrize("np", [3, 4])
 def test_blocking_collectives_under_each_config(config: str, np: int) -> None:
@@ -65,6 +66,7 @@ def test_blocking_collectives_under_each_config(config: str, np: int) -> None:
         assert_all_ok(run(COLLS, np, case, cfg=CONFIGS[config]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("np", "config"), [(1, "ompi"), (2, "ompi"), (3, "ompi"), (4, "ompi"), (5, "mpich"),
                                             (6, "default"), (7, "rings"), (8, "trees")])
 def test_nonblocking_collectives_match(np: int, config: str) -> None:
@@ -95,6 +97,7 @@ def _elapsed(mode: str, np: int = 8, seconds: float = 0.05, doubles: int = 2_000
     return float(re.search(r"elapsed (\S+)", res.rank_output(0)).group(1))
 
 
+@pytest.mark.slow
 def test_iallreduce_overlaps_computation() -> None:
     """Iallreduce + smpy.execute + Wait takes max(comm, compute), not their sum."""
     comm, compute = _elapsed("comm"), _elapsed("compute")
@@ -132,6 +135,7 @@ def test_request_test_polls_until_done(tmp_path: Path) -> None:
     assert all(res.rank_output(r).strip() == "ok polled" for r in range(4))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("np", [1, 2, 5, 8])
 @pytest.mark.parametrize("algo", ["rab_rdb", "rdb", "ompi"])
 def test_allreduce_working_in_the_receive_buffer(np: int, algo: str) -> None:

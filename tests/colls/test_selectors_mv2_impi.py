@@ -88,6 +88,7 @@ def test_mvapich2_decisions(per_host: int) -> None:
             assert state.get(k) == v, (family, q, k, state)
 
 
+@pytest.mark.slow
 def test_mvapich2_gather_is_two_level_only_after_init_smp() -> None:
     """gather__mvapich2 reads is_blocked without init_smp: flat mpich until another
     collective (here its bcast) has built the node structure."""

@@ -22,6 +22,7 @@ CASES = [("bcast", ["binomial_tree", "NTSB", "scatter_LR_allgather", "arrival_pa
          ("reduce", ["mvapich2", "impi", "rab", "arrival_pattern_aware"])]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("coll", "algos"), CASES, ids=[c for c, _ in CASES])
 def test_forced_algorithms_match_smpi(coll, algos, monkeypatch):
     monkeypatch.setitem(colls_run.SIZES, coll, [8, 65536] if coll != "barrier" else [0])

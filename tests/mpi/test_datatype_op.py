@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import array
 import ctypes
-import importlib.util
 import json
 import pickle
 import subprocess
@@ -19,6 +18,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from realmpi import require_real_mpi4py
 
 from smpy.mpi import datatype as D
 from smpy.mpi import op as O
@@ -26,22 +26,6 @@ from smpy.mpi.sentinels import IN_PLACE
 from smpy.runtime import datatype as RD
 from smpy.runtime import op as RO
 from smpy.runtime.errors import ERR_OP, MPIException
-
-HAVE_MPI4PY = importlib.util.find_spec("mpi4py") is not None
-
-
-def _mpi4py_works() -> str | None:
-    """None if real mpi4py initialises MPI here, else the reason (tests are skipped)."""
-    if not HAVE_MPI4PY:
-        return "real mpi4py is not installed"
-    try:
-        proc = subprocess.run([sys.executable, "-c", "from mpi4py import MPI; MPI.COMM_WORLD.Barrier()"],
-                              capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        return "real mpi4py timed out initialising MPI"
-    if proc.returncode != 0:
-        return f"real mpi4py+MPICH unavailable: {proc.stderr.strip()[-300:]}"
-    return None
 
 OPS = ["MAX", "MIN", "SUM", "PROD", "LAND", "BAND", "LOR", "BOR", "LXOR", "BXOR", "MAXLOC",
        "MINLOC", "REPLACE", "NO_OP"]
@@ -299,9 +283,7 @@ exec(REDUCE_INPUTS)  # the same input generator on our side  # noqa: S102
 
 @pytest.fixture(scope="module")
 def real() -> dict[str, object]:
-    reason = _mpi4py_works()
-    if reason is not None:
-        pytest.skip(reason)
+    require_real_mpi4py()
     payload = {"formats": FORMAT_RECIPES, "ops": OPS, "calls": PY_CALLS}
     try:
         proc = subprocess.run([sys.executable, "-c", REAL_SCRIPT, json.dumps(payload)],
@@ -323,6 +305,7 @@ def errc(f):  # the same convention as the real side
 
 
 # -- datatypes ---------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_predefined_datatypes_match_mpich(real: dict[str, object]) -> None:
     types: dict[str, list[object]] = real["types"]  # type: ignore[assignment]
     assert set(D.PREDEFINED_DATATYPES) == set(types)

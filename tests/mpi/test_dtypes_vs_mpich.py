@@ -17,13 +17,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from realmpi import needs_mpiexec, real_env, run_reference
 
 from smpy.runtime import datatype as RD
 
 HERE = Path(__file__).resolve().parent
 PROG = HERE / "programs" / "dtypes_prog.py"
 BIN = Path(sys.executable).parent
-MPIEXEC = BIN / "mpiexec"
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> str:
@@ -39,13 +39,13 @@ def _run(cmd: list[str], env: dict[str, str]) -> str:
     return out
 
 
-@pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec next to the interpreter")
+@pytest.mark.slow
+@needs_mpiexec
 def test_dtypes_program_matches_mpich() -> None:
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    real_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}
     exe = BIN / "smpyrun"
     smpy_cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "smpy"]
-    real = sorted(_run([str(MPIEXEC), "-n", "2", sys.executable, str(PROG)], real_env).splitlines())
+    real = sorted(run_reference(2, str(PROG), env=real_env(), timeout=180).stdout.splitlines())
     sim = sorted(_run([*smpy_cmd, "-q", "-np", "2", str(PROG)], env).splitlines())
     assert len(real) > 40
     for r, s in zip(real, sim):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pickle
 import subprocess
@@ -10,25 +9,10 @@ import sys
 import textwrap
 
 import pytest
+from realmpi import require_real_mpi4py
 
 from smpy.runtime import errors
 from smpy.runtime.errors import MPIException
-
-HAVE_MPI4PY = importlib.util.find_spec("mpi4py") is not None
-
-
-def _mpi4py_works() -> str | None:
-    """None if real mpi4py initialises MPI here, else the reason (tests are skipped)."""
-    if not HAVE_MPI4PY:
-        return "real mpi4py is not installed"
-    try:
-        proc = subprocess.run([sys.executable, "-c", "from mpi4py import MPI; MPI.COMM_WORLD.Barrier()"],
-                              capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        return "real mpi4py timed out initialising MPI"
-    if proc.returncode != 0:
-        return f"real mpi4py+MPICH unavailable: {proc.stderr.strip()[-300:]}"
-    return None
 
 REAL_SCRIPT = textwrap.dedent(r'''
     import json, sys
@@ -76,9 +60,7 @@ REAL_SCRIPT = textwrap.dedent(r'''
 
 @pytest.fixture(scope="module")
 def real() -> dict[str, object]:
-    reason = _mpi4py_works()
-    if reason is not None:
-        pytest.skip(reason)
+    require_real_mpi4py()
     try:
         proc = subprocess.run([sys.executable, "-c", REAL_SCRIPT], capture_output=True, text=True,
                               timeout=120)
@@ -98,6 +80,7 @@ def fresh_registry():
     errors.set_registry_provider(saved)  # smpy.runtime.world's, for the runs of later tests
 
 
+@pytest.mark.slow
 def test_error_classes_and_strings(real: dict[str, object]) -> None:
     classes: dict[str, list[object]] = real["classes"]  # type: ignore[assignment]
     ours = {n for n in errors.__all__ if n.startswith("ERR_") or n == "SUCCESS"}

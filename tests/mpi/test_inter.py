@@ -10,36 +10,21 @@ same for the ULFM calls (no process fails).
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from realmpi import needs_mpiexec, real_env, run_reference
 
 import smpy
 
 ROOT = Path(__file__).resolve().parents[2]
 PROG = ROOT / "tests" / "programs" / "intercomm.py"
 ULFM = ROOT / "tests" / "programs" / "ulfm.py"
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
 NO_COMPUTE = {"smpi/simulate-computation": "no"}
 
 
 def _real(np: int, prog: Path = PROG) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # real mpi4py, not smpy's
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    p = subprocess.Popen([str(MPIEXEC), "-n", str(np), sys.executable, str(prog)], env=env, text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        pytest.fail("real MPI run timed out")
-    assert p.returncode == 0, err[-2000:]
-    return out.splitlines()
+    return run_reference(np, str(prog), env=real_env()).stdout.splitlines()
 
 
 def _sim(np: int, prog: Path = PROG) -> list[str]:
@@ -48,7 +33,8 @@ def _sim(np: int, prog: Path = PROG) -> list[str]:
     return res.stdout.splitlines()
 
 
-@pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec next to {sys.executable}")
+@pytest.mark.slow
+@needs_mpiexec
 @pytest.mark.parametrize("np", [2, 3, 4])
 def test_intercomm_matches_mpich(np: int) -> None:
     real = _real(np)
@@ -56,7 +42,8 @@ def test_intercomm_matches_mpich(np: int) -> None:
     assert _sim(np) == real
 
 
-@pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec next to {sys.executable}")
+@pytest.mark.slow
+@needs_mpiexec
 @pytest.mark.parametrize("np", [1, 2, 3])
 def test_ulfm_matches_mpich(np: int) -> None:
     """Agree (bitwise AND; on an intercommunicator, the remote group's), Iagree issued

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from realmpi import real_env, run_reference
 
 import smpy
 from smpy.kernel.engine import Engine
@@ -40,24 +39,13 @@ def _run_smpy(tmp: Path, np_: int) -> dict[int, list]:
 
 
 def _run_mpich(tmp: Path, np_: int) -> dict[int, list]:
-    mpiexec = VENV_BIN / "mpiexec"
-    if not mpiexec.exists() and shutil.which("mpiexec") is None:
-        pytest.skip("no mpiexec for the real MPI reference")
     d = tmp / f"mpich{np_}"
     d.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    try:
-        proc = subprocess.run([str(mpiexec if mpiexec.exists() else "mpiexec"), "-n", str(np_), sys.executable,
-                               str(PROGRAMS / "mpiio.py"), str(d)], env=env, capture_output=True, text=True,
-                              timeout=180)
-    except subprocess.TimeoutExpired:
-        pytest.skip("real MPI run timed out")
-    if proc.returncode != 0 or not (d / "out0.json").exists():
-        pytest.skip(f"real mpi4py+MPICH unavailable: {proc.stderr.strip()[-300:]}")
+    run_reference(np_, str(PROGRAMS / "mpiio.py"), str(d), env=real_env(), timeout=180)
     return _results(d, np_)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("np_", [1, 2])
 def test_file_operations_match_mpich(tmp_path: Path, np_: int) -> None:
     ours = _run_smpy(tmp_path, np_)

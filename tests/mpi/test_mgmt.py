@@ -8,18 +8,15 @@ and ERRORS_ARE_FATAL must abort the run.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from realmpi import MPIEXEC, real_env, require_mpiexec, run_reference
 
 import smpy
 
 PROG = Path(__file__).resolve().parents[1] / "programs" / "mgmt.py"
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
 CFG = {"smpi/simulate-computation": "no"}
 
 
@@ -30,20 +27,15 @@ def _smpy_lines(np: int, **kw) -> list[str]:
 
 
 def _real_lines(np: int) -> list[str]:
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    env.pop("PYTHONPATH", None)  # real mpi4py, not smpy's
-    proc = subprocess.run([str(MPIEXEC), "-n", str(np), sys.executable, str(PROG)], env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.splitlines()
+    return run_reference(np, str(PROG), env=real_env()).stdout.splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("np", [1, 2, 3])
 def test_same_facts_as_mpich(np: int) -> None:
     sim = _smpy_lines(np)
     assert len(sim) > 40 * np
-    if not MPIEXEC.exists():
-        pytest.skip("no mpiexec next to the interpreter (real MPICH)")
+    require_mpiexec()
     assert sim == _real_lines(np)
 
 
@@ -230,6 +222,7 @@ def test_idup_does_not_block(tmp_path: Path) -> None:
     assert sorted(res.stdout.splitlines()) == ["0 2 True", "1 2 True"]
 
 
+@pytest.mark.slow
 def test_finalize_deletes_comm_self_then_comm_world_attributes(tmp_path: Path) -> None:
     source = """
         from mpi4py import MPI
@@ -244,9 +237,6 @@ def test_finalize_deletes_comm_self_then_comm_world_attributes(tmp_path: Path) -
     assert res.status == "ok", res.message
     expected = ["end", "deleted self True", "deleted world"]
     assert res.stdout.splitlines() == expected
-    if MPIEXEC.exists():
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-        env.pop("PYTHONPATH", None)
-        real = subprocess.run([str(MPIEXEC), "-n", "1", sys.executable, str(tmp_path / "prog.py")], env=env,
-                              capture_output=True, text=True, timeout=120)
+    if MPIEXEC is not None:
+        real = run_reference(1, str(tmp_path / "prog.py"), env=real_env())
         assert real.stdout.splitlines() == expected

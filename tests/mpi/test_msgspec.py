@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import array
 import ctypes
-import importlib.util
 import json
-import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -21,27 +18,12 @@ import types
 
 import numpy as np
 import pytest
+from realmpi import require_mpiexec, require_real_mpi4py
 
 from smpy.mpi import msgspec
 from smpy.mpi.datatype import PREDEFINED_DATATYPES
 from smpy.mpi.sentinels import BOTTOM, BUFFER_AUTOMATIC, IN_PLACE
 from smpy.runtime.errors import ERR_BUFFER, ERR_COUNT, MPIException
-
-HAVE_MPI4PY = importlib.util.find_spec("mpi4py") is not None
-
-
-def _mpi4py_works() -> str | None:
-    """None if real mpi4py initialises MPI here, else the reason (tests are skipped)."""
-    if not HAVE_MPI4PY:
-        return "real mpi4py is not installed"
-    try:
-        proc = subprocess.run([sys.executable, "-c", "from mpi4py import MPI; MPI.COMM_WORLD.Barrier()"],
-                              capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        return "real mpi4py timed out initialising MPI"
-    if proc.returncode != 0:
-        return f"real mpi4py+MPICH unavailable: {proc.stderr.strip()[-300:]}"
-    return None
 
 # -- recipes ---------------------------------------------------------------------------------
 SEND_RECIPES = [
@@ -209,15 +191,10 @@ PATTERN = bytes((7 * i + 3) % 251 for i in range(4096))
 
 
 def _run_real(script: str, payload: object, np_ranks: int | None = None) -> object:
-    reason = _mpi4py_works()
-    if reason is not None:
-        pytest.skip(reason)
+    require_real_mpi4py()
     cmd = [sys.executable, "-c", script, json.dumps(payload)]
     if np_ranks is not None:
-        mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
-        if mpiexec is None:
-            pytest.skip("mpiexec (MPICH) not found")
-        cmd = [mpiexec, "-n", str(np_ranks), *cmd]
+        cmd = [require_mpiexec(), "-n", str(np_ranks), *cmd]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
@@ -233,6 +210,7 @@ def real() -> dict[str, dict[str, list[object]]]:
                                    "recv": RECV_RECIPES})  # type: ignore[return-value]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("expr", SEND_RECIPES)
 def test_send_spec_like_mpi4py(real: dict[str, dict[str, list[object]]], expr: str) -> None:
     assert _smpy_send(expr) == real["send"][expr]
@@ -315,6 +293,7 @@ def real_vectors() -> dict[str, list[object]]:
     return _run_real(VECTOR_SCRIPT, VECTOR_RECIPES, np_ranks=3)  # type: ignore[return-value]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("expr", "sendn"), VECTOR_RECIPES)
 def test_vector_spec_like_mpi4py(real_vectors: dict[str, list[object]], expr: str,
                                  sendn: list[int]) -> None:

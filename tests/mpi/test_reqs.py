@@ -5,17 +5,14 @@ MPICH, and the lines smpy prints have the values MPI defines."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from realmpi import needs_mpiexec, real_env, run_reference
 
 import smpy
 
 PROG = Path(__file__).resolve().parents[1] / "programs" / "reqs.py"
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
 
 
 def _smpy_lines(np: int) -> list[str]:
@@ -66,13 +63,11 @@ def test_reqs_values(np: int) -> None:
         assert v["statuses_extended"] == "3 [-2, -2, -2]"
 
 
-@pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec (MPICH) next to the interpreter")
+@pytest.mark.slow
+@needs_mpiexec
 @pytest.mark.parametrize("np", [1, 2])
 def test_reqs_same_as_mpich(np: int) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    real = subprocess.run([str(MPIEXEC), "-n", str(np), sys.executable, str(PROG)], capture_output=True, text=True,
-                          env=env, timeout=120, check=True)
+    real = run_reference(np, str(PROG), env=real_env())
     assert sorted(line for line in real.stdout.splitlines() if line.strip()) == _smpy_lines(np)
 
 

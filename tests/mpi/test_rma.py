@@ -4,13 +4,11 @@ simulated time, and mpi4py.util.sync on top of it."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from realmpi import real_env, run_reference
 
 import smpy
 
@@ -23,13 +21,6 @@ def _run_smpy(np_: int, prefix: Path) -> list[dict]:
     res = smpy.run(str(PROG), np=np_, args=[str(prefix)], cfg={"smpi/simulate-computation": "no"})
     assert res.status == "ok", res.message
     return [json.loads(Path(f"{prefix}.{r}.json").read_text()) for r in range(np_)]
-
-
-def _real_mpi() -> str | None:
-    mpiexec = VENV_BIN / "mpiexec"
-    if not mpiexec.exists() and shutil.which("mpiexec") is None:
-        return None
-    return str(mpiexec if mpiexec.exists() else shutil.which("mpiexec"))
 
 
 @pytest.mark.parametrize("np_", [1, 2, 3])
@@ -48,20 +39,10 @@ def test_rma_semantics(np_: int, tmp_path: Path) -> None:
     assert out[0]["mutex_count"] == 2 * np_
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("np_", [2, 3])
 def test_rma_vs_mpich(np_: int, tmp_path: Path) -> None:
-    mpiexec = _real_mpi()
-    if mpiexec is None:
-        pytest.skip("no mpiexec for real MPICH")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    try:
-        proc = subprocess.run([mpiexec, "-n", str(np_), sys.executable, str(PROG), str(tmp_path / "real")],
-                              env=env, capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        pytest.skip("real MPICH timed out")
-    if proc.returncode != 0:
-        pytest.skip(f"real MPICH run failed: {proc.stderr[-300:]}")
+    run_reference(np_, str(PROG), str(tmp_path / "real"), env=real_env())
     real = [json.loads((tmp_path / f"real.{r}.json").read_text()) for r in range(np_)]
     mine = _run_smpy(np_, tmp_path / "smpy")
     diffs = {(r, k): (mine[r].get(k), real[r].get(k)) for r in range(np_)

@@ -15,14 +15,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from realmpi import MPIEXEC, mpiexec_cmd, needs_mpiexec
 
 import smpy
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests" / "programs"
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
 TIMEOUT_S = 120
-needs_mpich = pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec next to {sys.executable}")
+needs_mpich = needs_mpiexec
 
 
 def _env(with_smpy: bool) -> dict[str, str]:
@@ -53,7 +53,7 @@ def _smpyrun(np: int, *args: str) -> list[str]:
 
 
 def _mpiexec(np: int, *args: str) -> list[str]:
-    return [str(MPIEXEC), "-n", str(np), sys.executable, *args]
+    return mpiexec_cmd(np, *args)
 
 
 # -- Session, Create_from_group, private helpers: the same lines as MPICH ---------------------
@@ -83,6 +83,7 @@ def test_session_api_facts(np: int) -> None:
     assert [ln for ln in first if not ln.startswith("pair")] == [ln for ln in last if not ln.startswith("pair")]
 
 
+@pytest.mark.slow
 @needs_mpich
 @pytest.mark.parametrize("np", [2, 3])
 def test_session_api_matches_mpich(np: int) -> None:
@@ -153,6 +154,7 @@ CLI_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CLI_CASES))
 def test_cli_program_forms(project: Path, case: str) -> None:
     sim = _run(_smpyrun(3, *CLI_CASES[case]), project, with_smpy=True)
@@ -167,12 +169,13 @@ def test_cli_program_forms(project: Path, case: str) -> None:
         assert out.strip() == str([(r, ["-c", "x", "-np", "y"], "__main__", 3) for r in range(3)])
     elif case == "mpi4py-script":
         assert out.strip() == str([(r, "__main__", ["script.py", "q"], "P", "__main__", 3) for r in range(3)])
-    if MPIEXEC.exists():
+    if MPIEXEC is not None:
         real = _run(_mpiexec(3, *CLI_CASES[case]), project, with_smpy=False)
         assert real.returncode == 0, real.stderr
         assert out == real.stdout
 
 
+@pytest.mark.slow
 def test_cli_missing_module(project: Path) -> None:
     sim = _run(_smpyrun(2, "-m", "no_such_module_xyz"), project, with_smpy=True)
     assert sim.returncode != 0

@@ -7,38 +7,23 @@ exercises dynamic processes and the simulated threads of :mod:`smpy.shim.green`;
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from realmpi import needs_mpiexec, real_env, run_reference
 
 import smpy
 from smpy.cli.launch import run
 
 ROOT = Path(__file__).resolve().parents[2]
 PROG = ROOT / "tests" / "programs" / "futures_pool.py"
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
 NO_COMPUTE = {"smpi/simulate-computation": "no"}
-need_mpich = pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec next to {sys.executable}")
+need_mpich = needs_mpiexec
 
 
 def _real(np: int, *argv: str) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # real mpi4py, not smpy's
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    p = subprocess.Popen([str(MPIEXEC), "-n", str(np), sys.executable, *argv], env=env, text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, cwd=str(PROG.parent))
-    try:
-        out, err = p.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        pytest.fail("real MPI run timed out")
-    assert p.returncode == 0, err[-2000:]
-    return out.splitlines()
+    return run_reference(np, *argv, env=real_env(), cwd=str(PROG.parent)).stdout.splitlines()
 
 
 EXPECTED_1 = [  # MPICH's output (the spawned workers form a world of 2)
@@ -60,6 +45,7 @@ def test_pool_executor_spawns_workers() -> None:
     assert res.makespan_s > 0
 
 
+@pytest.mark.slow
 @need_mpich
 def test_pool_executor_matches_mpich() -> None:
     res = smpy.run(str(PROG), np=1, cfg=NO_COMPUTE, capture=True, echo=False)
@@ -67,6 +53,7 @@ def test_pool_executor_matches_mpich() -> None:
     assert res.stdout.splitlines() == _real(1, str(PROG))
 
 
+@pytest.mark.slow
 @need_mpich
 @pytest.mark.parametrize("np", [2, 4])
 def test_m_mpi4py_futures_matches_mpich(np: int) -> None:

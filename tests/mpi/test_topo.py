@@ -72,6 +72,7 @@ def _lines(text: str) -> list[str]:
     return sorted(line for line in text.splitlines() if line.strip() and not line.startswith("[smpy]"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("np_", [1, 2, 3, 4])
 def test_program_matches_mpich(np_: int) -> None:
     res = smpy.run(str(PROGRAMS / "topo.py"), np=np_, cfg=CFG)
@@ -80,6 +81,7 @@ def test_program_matches_mpich(np_: int) -> None:
     assert _lines(res.stdout) == want
 
 
+@pytest.mark.slow
 def test_neighbor_collectives_cost_time() -> None:
     res = smpy.run(str(PROGRAMS / "topo_time.py"), np=4, cfg=CFG)
     assert res.status == "ok", res.message

@@ -60,6 +60,7 @@ def test_taurus_node_power_idle_and_all_cores(tmp_path):
                                                   rel=1e-9)
 
 
+@pytest.mark.slow
 def test_platform_list_command():
     out = subprocess.run([sys.executable, "-m", "smpy", "platform", "list"], capture_output=True,
                          text=True, check=True).stdout

@@ -16,6 +16,7 @@ import pytest
 from smpy.platform import load_platform
 from smpy.platform.cache import MAGIC, key_path, prune, read_entry
 from smpy.platform.loader import cache_dir
+from smpy.support.trust import trusted_file
 
 YAML = """
 name: tiny
@@ -75,6 +76,7 @@ def test_empty_cache_dir_disables(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert load_platform(f).host("b").speed_flops == 2e9
 
 
+@pytest.mark.slow
 def test_cached_load_imports_neither_pydantic_nor_yaml(tmp_path: Path) -> None:
     f = tmp_path / "p.yaml"
     f.write_text(YAML.format(speed="2Gf"))
@@ -185,3 +187,41 @@ def test_cache_is_bounded(tmp_path: Path, cache: Path, monkeypatch: pytest.Monke
         f.write_text(YAML.format(speed=f"{i + 1}Gf"))
         load_platform(f)
     assert len(list(cache.glob("*.pickle"))) == 3
+
+
+def test_trusted_file_rules(tmp_path: Path) -> None:
+    f = tmp_path / "f"
+    f.write_bytes(b"x")
+    f.chmod(0o600)
+    assert trusted_file(f)
+    f.chmod(0o602)
+    assert not trusted_file(f)
+    f.chmod(0o600)
+    link = tmp_path / "link"
+    link.symlink_to(f)
+    assert not trusted_file(link)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "g").write_bytes(b"x")
+    shared.chmod(0o777)
+    assert not trusted_file(shared / "g")
+    shared.chmod(0o1777)  # sticky, as /tmp: others cannot replace the user's file
+    assert trusted_file(shared / "g")
+    assert not trusted_file(tmp_path / "missing")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="rank heaps are Linux-only")
+def test_planted_rank_heap_library_is_replaced(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from smpy.shim import rankheap
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = rankheap.build()
+    if first is None:
+        pytest.skip("no C compiler")
+    assert first.is_relative_to(tmp_path) and trusted_file(first)
+    first.write_bytes(b"planted")
+    first.chmod(0o666)
+    again = rankheap.build()
+    assert again == first and trusted_file(again)
+    assert again.read_bytes() != b"planted"

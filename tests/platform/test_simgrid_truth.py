@@ -60,6 +60,7 @@ def test_there_is_ground_truth():
     assert len(TRUTH_FILES) >= 25
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", TRUTH_FILES, ids=[p.stem for p in TRUTH_FILES])
 def test_hosts_links_and_routes_are_simgrids(path):
     truth = read_truth(path)

@@ -102,6 +102,7 @@ def test_cabinets_are_expanded_as_simgrid_does(tmp_path):
 
 # -------------------------------------------------------------------------------- errors
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("body", "expected"), [
     ('<cluster id="c" prefix="n" suffix="" radical="0-3" speed="1Gf" bw="10 Gbs" lat="1us"/>',
      "line 4, <cluster id='c'> attribute 'bw': expected a bandwidth like '10Gbps' or "
@@ -119,9 +120,11 @@ def test_cabinets_are_expanded_as_simgrid_does(tmp_path):
      "attribute (accepted: bb_bw, bb_lat"),
     ('<cluster id="c" prefix="n" suffix="" radical="0-3" speed="1Gf" lat="1us"/>',
      "line 4, <cluster id='c'>: missing required attribute 'bw'"),
-    ('<zone id="z" routing="Full"><host id="a" speed="1Gf" state_file="a.txt"/></zone>',
-     "line 4, <host id='a'> attribute 'state_file': availability/state profiles are not "
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf" speed_file="a.txt"/></zone>',
+     "line 4, <host id='a'> attribute 'speed_file': availability/state profiles are not "
      "supported"),
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf" state_file="no-such.states"/></zone>',
+     "line 4, <host id='a'> attribute 'state_file': cannot read"),
     ('<zone id="z" routing="Full">\n<host id="a" speed="1Gf"><disk id="d" read_bw="1GBps" '
      'write_bw="1GBps"/>\n<disk id="e" read_bw="1GBps" write_bw="1GBps"/></host></zone>',
      "line 6, <disk id='e'>: smpy models one disk per host; remove the others"),
@@ -210,6 +213,7 @@ ROUND_TRIP = ["xml/multizone.xml", "xml/dijkstra.xml", "xml/version4.xml",
               "simgrid/meta_cluster.xml", "simgrid/crosstraffic.xml", "simgrid/config.xml"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ROUND_TRIP)
 def test_converted_yaml_is_the_same_platform(tmp_path, name):
     source = DATA / name
@@ -247,6 +251,7 @@ def test_compare_platforms_reports_differences():
 
 # ---------------------------------------------------------------------------- smpy platform
 
+@pytest.mark.slow
 def test_cli_convert_check_show_route(tmp_path, capsys):
     target = tmp_path / "out.yaml"
     assert platform_main(["convert", "--check", str(DATA / "xml" / "multizone.xml"),
@@ -280,6 +285,7 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path, capsys):
         platform_main(["frobnicate"])
 
 
+@pytest.mark.slow
 def test_smpyrun_runs_on_an_xml_platform(tmp_path):
     import subprocess
     import sys

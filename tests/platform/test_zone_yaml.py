@@ -122,6 +122,7 @@ def two_clusters():
     return yaml.safe_load(TWO_CLUSTERS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mutate", "expected"), [
     (lambda d: d["zone"].update(routing="Star"),
      "p.yaml: zone.routing: expected one of 'Full', 'Floyd', 'Dijkstra', 'DijkstraCache', "
@@ -228,6 +229,7 @@ def test_docs_exist_and_have_examples():
     assert len(doc_examples()) >= 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(doc_examples()) if DOCS.exists() else 0))
 def test_every_yaml_example_of_the_docs_loads(tmp_path, index):
     text = doc_examples()[index]

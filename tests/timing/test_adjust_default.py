@@ -39,6 +39,7 @@ def _regions(tmp_path: Path, adjust_text: str) -> dict[str, list[str]]:
     return {r[0]: r[1:5] for r in rows[1:]}
 
 
+@pytest.mark.slow
 def test_star_is_the_ratio_of_unlisted_regions(tmp_path: Path) -> None:
     rows = _regions(tmp_path, '"start:stop","ratio"\n"prog.py:11:prog.py:13",4\n"*",2\n')
     n, measured, simulated, ratio = rows["prog.py:11:prog.py:13"]
@@ -47,6 +48,7 @@ def test_star_is_the_ratio_of_unlisted_regions(tmp_path: Path) -> None:
     assert float(ratio) == 2.0 and float(simulated) == pytest.approx(float(measured) / 2.0)
 
 
+@pytest.mark.slow
 def test_without_star_unlisted_regions_keep_ratio_one(tmp_path: Path) -> None:
     rows = _regions(tmp_path, '"start:stop","ratio"\n"prog.py:11:prog.py:13",4\n')
     n, measured, simulated, ratio = rows["prog.py:13:prog.py:11"]

@@ -116,6 +116,7 @@ if c.rank == 0:
 """
 
 
+@pytest.mark.slow
 def test_large_folded_ring_costs_network_time_without_copies(tmp_path: Path) -> None:
     out = _run(tmp_path, LARGE, np_=3, cfg=NOCPU)
     plain = _run(tmp_path, LARGE, np_=3, cfg={**NOCPU, "smpi/shared-malloc": "no"})

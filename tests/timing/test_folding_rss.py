@@ -47,6 +47,7 @@ def _run(tmp_path: Path, trim: str) -> tuple[int, bool]:
     return int(rss), ok == "True"
 
 
+@pytest.mark.slow
 def test_trimming_bounds_rss_and_keeps_private_pages(tmp_path: Path) -> None:
     rss_trim, ok_trim = _run(tmp_path, "16MiB")
     rss_keep, ok_keep = _run(tmp_path, "0")
@@ -88,6 +89,7 @@ def _compute(tmp_path: Path, trim: str, exclude: bool) -> float:
     return res.ranks[0].measured_compute_s
 
 
+@pytest.mark.slow
 def test_refaults_after_trimming_are_not_the_programs_time(tmp_path: Path) -> None:
     # medians of three alternated runs: one run's measured compute moves by several ms on a
     # loaded machine, the differences asserted are tens of ms

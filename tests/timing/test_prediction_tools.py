@@ -46,6 +46,7 @@ for i in range(3):
 """
 
 
+@pytest.mark.slow
 def test_region_report_keys_are_smpi_call_locations(tmp_path: Path) -> None:
     prog = _write(tmp_path, REGION_PROG)
     report = tmp_path / "regions.csv"
@@ -58,6 +59,7 @@ def test_region_report_keys_are_smpi_call_locations(tmp_path: Path) -> None:
     assert float(rows["prog.py:12:prog.py:14"][1]) == pytest.approx(6 * 0.02, rel=0.2)
 
 
+@pytest.mark.slow
 def test_comp_adjustment_divides_the_region_time(tmp_path: Path) -> None:
     prog = _write(tmp_path, REGION_PROG)
     adjust = tmp_path / "adjust.csv"
@@ -112,6 +114,7 @@ print(MPI.COMM_WORLD.rank, ran, repr(MPI.Wtime()))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("scope", "runs"), [("local", [4, 4]), ("global", [0, 4])])
 def test_sampling_runs_few_iterations_and_injects_the_mean(tmp_path: Path, scope: str,
                                                            runs: list[int]) -> None:
@@ -213,6 +216,7 @@ def test_local_and_no_folding(tmp_path: Path) -> None:
     assert rows[0][2:] == rows[1][2:] and rows[0][2] == rows[0][3] and rows[0][2] in ("1", "2")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="global folding needs Linux mmap")
 def test_folding_keeps_physical_memory_flat(tmp_path: Path) -> None:
     prog = _write(tmp_path, """
