@@ -17,9 +17,10 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from smpy.cli.executors import open_executor
-from smpy.cli.outputs import OutputError, check_file
+from smpy.cli.outputs import OutputError, check_dir, check_file
 from smpy.cli.sweep import (
     REAL,
     Plan,
@@ -218,6 +219,10 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         points = plan.points()
         _check_inputs(plan)
         check_file(ns.plot, "--plot")
+        if ns.output:  # PREFIX.csv, .runs.csv, .json (write_outputs creates the directory)
+            check_dir(Path(ns.output).parent, "-o")
+            if Path(ns.output).parent.is_dir():
+                check_file(f"{ns.output}.json", "-o")
     except (SweepError, OutputError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2

@@ -32,11 +32,13 @@ def main(argv: list[str] | None = None, prog: str = "smpy replay") -> int:
     ns = ap.parse_args(argv)
     import smpy.replay  # not .program: it imports mpi4py.MPI, which must be smpy's
     from smpy.cli.launch import run
+    from smpy.cli.outputs import check_file
     from smpy.platform import PlatformError
     from smpy.replay.ti import ranks_in
     from smpy.support.config import Config, ConfigError
 
     try:
+        check_file(ns.json, "--json")
         np_ = ns.np or ranks_in(ns.trace)
         if np_ < 1:
             raise ValueError(f"{ns.trace}: no action found")
