@@ -53,13 +53,45 @@ _fds: dict[int, tuple[str, Any]] = {}
 _vfiles: dict[tuple[str, str], _VFile] = {}
 
 
+#: ranks (their isolation contexts) inside smpy's own bookkeeping of a file operation: the
+#: files smpy itself reads there (/proc for the folded-memory fault count) are not the program's
+_inside: set[int] = set()
+
+
 def _proc() -> Any:
     """The calling rank's process when its time may advance here, else None."""
     s = _session
     ctx = state.ctx
-    if s is None or ctx is None or not s._can_block(ctx):
+    if s is None or ctx is None or id(ctx) in _inside or not s._can_block(ctx):
         return None
     return ctx.proc
+
+
+#: kernel pseudo-file systems: their "regular" files (/proc/self/statm) are not storage
+_PSEUDO = ("/proc/", "/sys/", "/dev/")
+
+
+def _pseudo(path: str) -> bool:
+    return path.startswith(_PSEUDO)
+
+
+def _flush(proc: Any) -> None:
+    """End the rank's computation burst (smpy's own file reads there are not charged)."""
+    key = id(state.ctx)
+    _inside.add(key)
+    try:
+        _session.timing.flush(proc)
+    finally:
+        _inside.discard(key)
+
+
+def _restart(proc: Any) -> None:
+    key = id(state.ctx)
+    _inside.add(key)
+    try:
+        _session.timing.restart(proc)
+    finally:
+        _inside.discard(key)
 
 
 def _begin() -> Any:
@@ -67,13 +99,13 @@ def _begin() -> Any:
     not counted as computation), or None when the call is not timed."""
     proc = _proc()
     if proc is not None:
-        _session.timing.flush(proc)
+        _flush(proc)
     return proc
 
 
 def _end(proc: Any) -> None:
     if proc is not None:
-        _session.timing.restart(proc)
+        _restart(proc)
 
 
 def _wait(proc: Any, act: Any, name: str) -> None:
@@ -371,10 +403,12 @@ def _open(file: Any, mode: str = "r", buffering: int = -1, encoding: Any = None,
     if proc is None or isinstance(file, int) or not isinstance(mode, str) or "U" in mode:
         return _orig["open"](file, mode, buffering, encoding, errors, newline, closefd, opener)
     path = os.path.abspath(os.fsdecode(file))
+    if _pseudo(path):
+        return _orig["open"](file, mode, buffering, encoding, errors, newline, closefd, opener)
     vfs = _virtual_fs(path)
     if vfs is not None:
         raw: Any = _VirtualRaw(path, vfs, _raw_mode(mode))
-        _session.timing.flush(proc)
+        _flush(proc)
         _meta(proc, vfs, "open")
         _end(proc)
         return _wrap(raw, mode, buffering, encoding, errors, newline)
@@ -388,7 +422,7 @@ def _open(file: Any, mode: str = "r", buffering: int = -1, encoding: Any = None,
     raw._pos = os.lseek(fd, 0, os.SEEK_CUR)
     raw._size = st.st_size
     _fds[fd] = (path, fs)
-    _session.timing.flush(proc)
+    _flush(proc)
     _meta(proc, fs, "open")
     _end(proc)
     if "a" in mode:
@@ -400,7 +434,7 @@ def _open(file: Any, mode: str = "r", buffering: int = -1, encoding: Any = None,
 def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) -> int:
     fd = _orig["os.open"](path, flags, mode, dir_fd=dir_fd)
     proc = _proc()
-    if proc is not None and dir_fd is None:
+    if proc is not None and dir_fd is None and not _pseudo(os.path.abspath(os.fsdecode(path))):
         try:
             regular = stat.S_ISREG(os.fstat(fd).st_mode)
         except OSError:
@@ -409,7 +443,7 @@ def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) ->
             apath = os.path.abspath(os.fsdecode(path))
             fs = fsio.fs_of(proc.world, apath)
             _fds[fd] = (apath, fs)
-            _session.timing.flush(proc)
+            _flush(proc)
             _meta(proc, fs, "open")
             _end(proc)
     return fd
