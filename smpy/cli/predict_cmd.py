@@ -17,10 +17,11 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from smpy.cli.choose import OBJECTIVES, choices, parse_prices, plot_pareto, report
 from smpy.cli.executors import open_executor
-from smpy.cli.outputs import OutputError, check_file
+from smpy.cli.outputs import OutputError, check_dir, check_file
 from smpy.cli.reliability import ReusedRunner, reliability
 from smpy.cli.reliability import table as reliability_table
 from smpy.cli.sweep import (
@@ -249,10 +250,16 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         points = plan.points()
         _check_inputs(plan)
         check_file(ns.plot, "--plot")
+        if ns.output:  # PREFIX.csv, .runs.csv, .json (write_outputs creates the directory)
+            check_dir(Path(ns.output).parent, "-o")
+            if Path(ns.output).parent.is_dir():
+                check_file(f"{ns.output}.json", "-o")
     except (SweepError, OutputError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     _warn(plan, ns, prog)
+    if ns.energy:
+        _warn_no_power(plan, prog)
     try:
         runs, interrupted = _execute(jobs, ns, prog)
     except SweepError as exc:  # the executor could not start
@@ -289,6 +296,21 @@ def _choose(ns: argparse.Namespace, summaries: list, runs: list[Run], prog: str)
     except RuntimeError as exc:
         print(f"{prog}: --pareto: {exc}", file=sys.stderr)
     return True
+
+
+def _warn_no_power(plan: Plan, prog: str) -> None:
+    """--energy on hosts without a power profile: their energy is 0 J; say which (as smpyrun)."""
+    from smpy.cli.platform_cmd import host_names
+    from smpy.platform import default_platform, load_platform
+
+    for plat in plan.platforms:
+        path = Path(plan.cwd) / plat if plat is not None else None
+        platform = default_platform() if plat is None else load_platform(path if path.exists() else plat)
+        missing = [h.name for h in platform.hosts if not h.properties.get("wattage_per_state")]
+        if missing:
+            print(f"{prog}: warning: --energy: platform {platform.name}: no power profile "
+                  f"(wattage_per_state) for {len(missing)} of its {len(platform.hosts)} hosts "
+                  f"({host_names(missing, limit=8)}); their energy counts as 0 J", file=sys.stderr)
 
 
 def _duration(seconds: float) -> str:
