@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # two builds of the site, 10-40 s each
+
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_parser")
 pytest.importorskip("furo")
