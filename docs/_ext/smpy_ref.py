@@ -194,7 +194,7 @@ class CollectivesDirective(_Generated):
 
 # ------------------------------------------------------------------------------- CLI
 
-class _Parsed(Exception):
+class _Parsed(BaseException):  # noqa: N818 - not an error; a BaseException passes `except Exception`
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         super().__init__(parser.prog)
         self.parser = parser
