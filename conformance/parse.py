@@ -87,6 +87,35 @@ def _block_target(desc: str) -> tuple[str, str] | None:
     return None
 
 
+def _read_summary_blocks(lines: list[str], rep: RankReport) -> None:
+    """The summary blocks after the run: '=====' / 'KIND: desc' / '-----' / traceback ...;
+    a test's ERROR/FAIL and its message, or a fixture's (setUpClass, a module import) error."""
+    for j, line in enumerate(lines):
+        if line != _SEP1 or j + 1 >= len(lines):
+            continue
+        b = _BLOCK.match(lines[j + 1])
+        if b is None:
+            continue
+        start = j + 2  # after the header (and a docstring line, if any) comes '-----'
+        while start < len(lines) and start < j + 4 and lines[start] != _SEP2:
+            start += 1
+        k = start = start + 1
+        while k < len(lines) and lines[k] not in (_SEP1, _SEP2):
+            k += 1
+        body = lines[start:k]
+        msg = _exception_line(body) or b["kind"]
+        target = _block_target(b["desc"])
+        if target is None:
+            continue
+        kind, key = target
+        if kind == "fixture":
+            rep.fixture_errors.setdefault(key, msg)
+            continue
+        rep.messages.setdefault(key, msg)
+        outcome = {"ERROR": "ERROR", "FAIL": "FAIL"}.get(b["kind"], "unexpected success")
+        rep.outcomes[key] = worst(rep.outcomes.get(key, "ok"), outcome)
+
+
 def parse_rank_output(text: str) -> RankReport:
     rep = RankReport(completed=_RAN.search(text) is not None)
     lines = text.splitlines()
@@ -141,31 +170,7 @@ def parse_rank_output(text: str) -> RankReport:
         if record(current, line):  # the outcome after the test's own output
             current = None
 
-    # summary blocks: '=====' / 'KIND: desc' / '-----' / traceback ...
-    for j, line in enumerate(lines):
-        if line != _SEP1 or j + 1 >= len(lines):
-            continue
-        b = _BLOCK.match(lines[j + 1])
-        if b is None:
-            continue
-        start = j + 2  # after the header (and a docstring line, if any) comes '-----'
-        while start < len(lines) and start < j + 4 and lines[start] != _SEP2:
-            start += 1
-        k = start = start + 1
-        while k < len(lines) and lines[k] not in (_SEP1, _SEP2):
-            k += 1
-        body = lines[start:k]
-        msg = _exception_line(body) or b["kind"]
-        target = _block_target(b["desc"])
-        if target is None:
-            continue
-        kind, key = target
-        if kind == "fixture":
-            rep.fixture_errors.setdefault(key, msg)
-            continue
-        rep.messages.setdefault(key, msg)
-        outcome = {"ERROR": "ERROR", "FAIL": "FAIL"}.get(b["kind"], "unexpected success")
-        rep.outcomes[key] = worst(rep.outcomes.get(key, "ok"), outcome)
+    _read_summary_blocks(lines, rep)
     for tid, out in sub_worst.items():
         rep.outcomes[tid] = worst(rep.outcomes.get(tid, "ok"), out)
         if tid not in rep.started:

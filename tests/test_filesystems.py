@@ -430,3 +430,62 @@ def test_ior_example_runs_and_reports_bandwidths(tmp_path, mode):
     assert [ln.split()[0] for ln in lines] == ["write", "read"]
     assert all(float(ln.split()[1]) > 0 for ln in lines)
     assert os.listdir(tmp_path / "scratch") == []  # the benchmark removes its files
+
+
+def test_os_level_io_on_a_virtual_mount_stays_in_memory(tmp_path):
+    prog = f"""
+import os
+from mpi4py import MPI
+p = "{tmp_path}/mem/d.bin"
+fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+t0 = MPI.Wtime()
+os.pwrite(fd, b"xy" * 500_000, 0)
+os.write(fd, b"z")
+os.fsync(fd)
+t1 = MPI.Wtime()
+os.close(fd)
+fd = os.open(p, os.O_RDONLY)
+a = os.pread(fd, 2, 0)
+os.lseek(fd, 999_999, os.SEEK_SET)
+b = os.read(fd, 10)
+os.close(fd)
+print(repr(t1 - t0), a.decode(), b.decode())
+"""
+    res = run(None, np=1, platform=_platform(tmp_path, keep="2MB"), command=prog, capture=True,
+              echo=False)
+    assert res.status == "ok", res.message + res.stderr
+    t, a, b = res.stdout.split()
+    # os.write writes at position 0 (pwrite does not move it): 1 MB + 1 B at 100 MBps
+    assert float(t) == pytest.approx(1_000_001 / 100e6, abs=WTIME)
+    assert (a, b) == ("zy", "y")  # byte 0 overwritten by "z", the rest kept, the size 1 MB
+    assert os.listdir(tmp_path / "mem") == []
+
+
+def test_default_file_system_times_paths_outside_every_mount(tmp_path):
+    plat = tmp_path / "d.yaml"
+    plat.write_text("config: {smpi/simulate-computation: 'no'}\nhosts: [{name: a, speed: 1Gf}]\n"
+                    "filesystems:\n  - {name: home, kind: local, mount: /nonexistent-mount, default: true,"
+                    " disk: {read: 10MBps, write: 10MBps}}\n")
+    prog = f"""
+from mpi4py import MPI
+t0 = MPI.Wtime()
+with open("{tmp_path}/out.bin", "wb") as f:
+    f.write(bytes(1_000_000))
+print(repr(MPI.Wtime() - t0))
+"""
+    res = run(None, np=1, platform=str(plat), command=prog, capture=True, echo=False)
+    assert _times(res)[0] == pytest.approx(0.1, abs=WTIME)  # 1 MB at 10 MBps
+
+
+def test_the_documented_filesystems_fragment_loads(tmp_path):
+    import re
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "platforms.md").read_text()
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", doc, re.S) if "\nfilesystems:" in b)
+    p = tmp_path / "fs.yaml"
+    p.write_text("clusters: [{name: c, prefix: io-, suffix: '', radical: 0-3, speed: 1Gf, "
+                 "bandwidth: 1GBps, latency: 0s}]\n" + block)
+    fss = {f.name: f for f in load_platform(p).filesystems}
+    assert fss["scratch"].servers == ("io-0", "io-1", "io-2", "io-3")
+    assert (fss["scratch"].stripe_size, fss["scratch"].cache) == (MiB, 2 << 30)
+    assert fss["local"].disk.kind == "ssd" and fss["ckpt"].virtual

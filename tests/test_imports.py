@@ -280,3 +280,43 @@ def test_main_module_as_python_builds_it(tmp_path: Path, args: list[str]) -> Non
                          timeout=120)
     assert emu.returncode == 0, emu.stderr
     assert emu.stdout == real.stdout
+
+
+def test_installed_distribution_dirs_are_shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A directory with ``*.dist-info`` entries on ``sys.path`` (``pip install --target``)
+    holds installed packages: shared like site-packages, not the program's own modules."""
+    target = tmp_path / "target"
+    (target / "plain-1.0.dist-info").mkdir(parents=True)
+    (target / "plain.py").write_text("TOKEN = object()\n")
+    monkeypatch.syspath_prepend(str(target))
+    script = tmp_path / "main.py"
+    script.write_text("from mpi4py import MPI\nimport plain\n"
+                      "print(len(set(MPI.COMM_WORLD.allgather(id(plain.TOKEN)))))\n")
+    res = smpy.run(str(script), np=3, capture=True, cfg=NO_COMPUTE)
+    assert res.status == "ok", res.message
+    assert res.stdout == "1\n" * 3
+
+
+def test_compiled_extension_in_a_per_rank_package_is_shared_and_bound(tmp_path: Path) -> None:
+    """A process loads a compiled extension once: inside a per-rank package it stays shared,
+    and ``import pkg.ext`` binds it on every rank's copy of the package."""
+    import _json
+    import shutil
+
+    pkg = tmp_path / "usermod"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("STATE = []\n")
+    shutil.copy(_json.__file__, pkg / Path(_json.__file__).name)
+    script = tmp_path / "main.py"
+    script.write_text('''\
+from mpi4py import MPI
+import usermod._json
+comm = MPI.COMM_WORLD
+usermod.STATE.append(comm.rank)
+ids = comm.allgather((id(usermod), id(usermod._json)))
+print(usermod.STATE, len({a for a, _ in ids}), len({b for _, b in ids}))
+''')
+    res = smpy.run(str(script), np=3, capture=True, cfg=NO_COMPUTE)
+    assert res.status == "ok", res.message
+    for r in range(3):
+        assert res.rank_output(r) == f"[{r}] 3 1\n"  # the package per rank, the extension shared

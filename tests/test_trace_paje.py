@@ -39,13 +39,9 @@ class Paje:
     end: float = 0.0
 
 
-def parse(path: Path, complete: bool = True) -> Paje:
-    """Parse and validate a Paje file; ``complete``: it was closed (every container destroyed,
-    every state popped)."""
-    p = Paje()
-    lines = path.read_text().splitlines()
+def _header(p: Paje, lines: list[str]) -> int:
+    """%EventDef <name> <number> / %  <field> <type> / %EndEventDef; returns the first event line."""
     i = 0
-    # -- header: %EventDef <name> <number> / %  <field> <type> / %EndEventDef
     while i < len(lines):
         line = lines[i]
         if line.startswith("#") or not line.strip():
@@ -66,17 +62,47 @@ def parse(path: Path, complete: bool = True) -> Paje:
             i += 1
         p.defs[num] = (name, fields)
         i += 1
-    assert len(p.defs) >= 17, "the header defines the Paje events"
-    p.containers["0"] = ("0", "", "root")
-    p.types["0"] = ("container", "", "0")
-    last = 0.0
+    return i
 
-    def container(alias: str, where: str) -> tuple[str, str, str]:
+
+def _event(p: Paje, line: str, where: str) -> tuple[str, dict]:
+    """The event's name and its fields, typed as the header declares them."""
+    tok = shlex.split(line)
+    assert tok[0] in p.defs, f"{where}: undefined event {tok[0]}"
+    name, fields = p.defs[tok[0]]
+    assert len(tok) - 1 == len(fields), f"{where}: {name} has {len(fields)} fields"
+    ev: dict = {}
+    for (fname, ftype), value in zip(fields, tok[1:]):
+        if ftype in ("date", "double"):
+            ev[fname] = float(value)
+        elif ftype == "int":
+            ev[fname] = int(value)
+        elif ftype == "color":
+            rgb = [float(x) for x in value.split()]
+            assert len(rgb) == 3 and all(0 <= x <= 1 for x in rgb), f"{where}: color"
+            ev[fname] = value
+        else:
+            ev[fname] = value
+    return name, ev
+
+
+class _Checker:
+    """The rules of each kind of Paje event, checked against what came before."""
+
+    TYPE_KINDS = {"DefineContainerType": "container", "DefineVariableType": "variable",
+                  "DefineStateType": "state", "DefineEventType": "event", "DefineLinkType": "link"}
+
+    def __init__(self, p: Paje) -> None:
+        self.p = p
+
+    def container(self, alias: str, where: str) -> tuple[str, str, str]:
+        p = self.p
         assert alias in p.containers, f"{where}: container {alias} used before its creation"
         assert alias not in p.destroyed, f"{where}: container {alias} used after its destruction"
         return p.containers[alias]
 
-    def typed(alias: str, kind: str, cont: str | None, where: str) -> tuple[str, str, str]:
+    def typed(self, alias: str, kind: str, cont: str | None, where: str) -> tuple[str, str, str]:
+        p = self.p
         assert alias in p.types, f"{where}: type {alias} used before its definition"
         t = p.types[alias]
         assert t[0] == kind, f"{where}: type {alias} is a {t[0]} type, not {kind}"
@@ -84,97 +110,117 @@ def parse(path: Path, complete: bool = True) -> Paje:
             assert t[1] == p.containers[cont][0], f"{where}: type {alias} not in container {cont}'s type"
         return t
 
+    def define(self, kind: str, ev: dict, where: str) -> None:
+        p = self.p
+        assert ev["Alias"] not in p.types and ev["Alias"] not in p.values, f"{where}: alias reused"
+        if kind == "DefineEntityValue":
+            self.typed(ev["Type"], "state", None, where)
+            p.values[ev["Alias"]] = (ev["Type"], ev["Name"])
+            return
+        self.typed(ev["Type"], "container", None, where)
+        if kind == "DefineLinkType":
+            self.typed(ev["StartContainerType"], "container", None, where)
+            self.typed(ev["EndContainerType"], "container", None, where)
+            p.link_ends[ev["Alias"]] = (ev["StartContainerType"], ev["EndContainerType"])
+        p.types[ev["Alias"]] = (self.TYPE_KINDS[kind], ev["Type"], ev["Name"])
+
+    def create(self, kind: str, ev: dict, where: str) -> None:
+        p = self.p
+        assert ev["Alias"] not in p.containers, f"{where}: container alias reused"
+        parent = self.container(ev["Container"], where)
+        t = self.typed(ev["Type"], "container", None, where)
+        assert t[1] == parent[0], f"{where}: a {t[2]} container cannot be in a {parent[0]} one"
+        p.containers[ev["Alias"]] = (ev["Type"], ev["Container"], ev["Name"])
+
+    def destroy(self, kind: str, ev: dict, where: str) -> None:
+        p = self.p
+        c = self.container(ev["Name"], where)
+        assert c[0] == ev["Type"], f"{where}: wrong type"
+        assert not p.states.get(ev["Name"]), f"{where}: destroyed with states pushed"
+        assert all(p.containers[a][1] != ev["Name"] or a in p.destroyed for a in p.containers), \
+            f"{where}: destroyed before its children"
+        p.destroyed.add(ev["Name"])
+
+    def variable(self, kind: str, ev: dict, where: str) -> None:
+        p = self.p
+        self.container(ev["Container"], where)
+        self.typed(ev["Type"], "variable", ev["Container"], where)
+        p.variables.setdefault((ev["Container"], p.types[ev["Type"]][2]), []).append(
+            (ev["Time"], ev["Value"]))
+
+    def state(self, kind: str, ev: dict, where: str) -> None:
+        p = self.p
+        self.container(ev["Container"], where)
+        self.typed(ev["Type"], "state", ev["Container"], where)
+        stack = p.states.setdefault(ev["Container"], [])
+        if kind in ("PushState", "SetState"):
+            assert ev["Value"] in p.values, f"{where}: undefined entity value"
+            assert p.values[ev["Value"]][0] == ev["Type"], f"{where}: value of another type"
+            vname = p.values[ev["Value"]][1]
+            p.state_names.add(vname)
+            if kind == "SetState":
+                stack.clear()
+            stack.append(vname)
+        elif kind == "PopState":
+            assert stack, f"{where}: pop without push"
+            stack.pop()
+        else:
+            stack.clear()
+
+    def link(self, kind: str, ev: dict, where: str) -> None:
+        p = self.p
+        self.container(ev["Container"], where)
+        self.typed(ev["Type"], "link", ev["Container"], where)
+        end = ev["StartContainer"] if kind == "StartLink" else ev["EndContainer"]
+        c = self.container(end, where)
+        assert c[0] == p.link_ends[ev["Type"]][0 if kind == "StartLink" else 1], \
+            f"{where}: the link type does not join containers of this type"
+        if kind == "StartLink":
+            assert ev["Key"] not in p.links, f"{where}: link key reused"
+            p.links[ev["Key"]] = (ev["Time"], ev["Value"])
+        else:
+            assert ev["Key"] in p.links, f"{where}: link end without a start"
+            assert p.links[ev["Key"]][1] == ev["Value"]
+            p.ended += 1
+
+    def new_event(self, kind: str, ev: dict, where: str) -> None:
+        self.container(ev["Container"], where)
+
+    def handler(self, kind: str):  # type: ignore[no-untyped-def]
+        if kind.startswith("Define"):
+            return self.define
+        return {"CreateContainer": self.create, "DestroyContainer": self.destroy,
+                "SetVariable": self.variable, "AddVariable": self.variable, "SubVariable": self.variable,
+                "PushState": self.state, "SetState": self.state, "PopState": self.state,
+                "ResetState": self.state, "StartLink": self.link, "EndLink": self.link,
+                "NewEvent": self.new_event}.get(kind)
+
+
+def parse(path: Path, complete: bool = True) -> Paje:
+    """Parse and validate a Paje file; ``complete``: it was closed (every container destroyed,
+    every state popped)."""
+    p = Paje()
+    lines = path.read_text().splitlines()
+    i = _header(p, lines)
+    assert len(p.defs) >= 17, "the header defines the Paje events"
+    p.containers["0"] = ("0", "", "root")
+    p.types["0"] = ("container", "", "0")
+    last = 0.0
+    check = _Checker(p)
     for n in range(i, len(lines)):
         line = lines[n]
         if not line.strip() or line.startswith("#"):
             continue
         where = f"line {n + 1} {line!r}"
-        tok = shlex.split(line)
-        assert tok[0] in p.defs, f"{where}: undefined event {tok[0]}"
-        name, fields = p.defs[tok[0]]
-        assert len(tok) - 1 == len(fields), f"{where}: {name} has {len(fields)} fields"
-        ev = {}
-        for (fname, ftype), value in zip(fields, tok[1:]):
-            if ftype in ("date", "double"):
-                ev[fname] = float(value)
-            elif ftype == "int":
-                ev[fname] = int(value)
-            elif ftype == "color":
-                rgb = [float(x) for x in value.split()]
-                assert len(rgb) == 3 and all(0 <= x <= 1 for x in rgb), f"{where}: color"
-                ev[fname] = value
-            else:
-                ev[fname] = value
+        name, ev = _event(p, line, where)
         p.kinds[name] = p.kinds.get(name, 0) + 1
         if "Time" in ev:
             assert ev["Time"] >= last, f"{where}: time goes backwards"
             last = ev["Time"]
         kind = name[len("Paje"):]
-        if kind.startswith("Define"):
-            assert ev["Alias"] not in p.types and ev["Alias"] not in p.values, f"{where}: alias reused"
-            if kind == "DefineEntityValue":
-                typed(ev["Type"], "state", None, where)
-                p.values[ev["Alias"]] = (ev["Type"], ev["Name"])
-                continue
-            typed(ev["Type"], "container", None, where)
-            if kind == "DefineLinkType":
-                typed(ev["StartContainerType"], "container", None, where)
-                typed(ev["EndContainerType"], "container", None, where)
-                p.link_ends[ev["Alias"]] = (ev["StartContainerType"], ev["EndContainerType"])
-            tkind = {"DefineContainerType": "container", "DefineVariableType": "variable",
-                     "DefineStateType": "state", "DefineEventType": "event", "DefineLinkType": "link"}[kind]
-            p.types[ev["Alias"]] = (tkind, ev["Type"], ev["Name"])
-        elif kind == "CreateContainer":
-            assert ev["Alias"] not in p.containers, f"{where}: container alias reused"
-            parent = container(ev["Container"], where)
-            t = typed(ev["Type"], "container", None, where)
-            assert t[1] == parent[0], f"{where}: a {t[2]} container cannot be in a {parent[0]} one"
-            p.containers[ev["Alias"]] = (ev["Type"], ev["Container"], ev["Name"])
-        elif kind == "DestroyContainer":
-            c = container(ev["Name"], where)
-            assert c[0] == ev["Type"], f"{where}: wrong type"
-            assert not p.states.get(ev["Name"]), f"{where}: destroyed with states pushed"
-            assert all(p.containers[a][1] != ev["Name"] or a in p.destroyed for a in p.containers), \
-                f"{where}: destroyed before its children"
-            p.destroyed.add(ev["Name"])
-        elif kind in ("SetVariable", "AddVariable", "SubVariable"):
-            container(ev["Container"], where)
-            typed(ev["Type"], "variable", ev["Container"], where)
-            p.variables.setdefault((ev["Container"], p.types[ev["Type"]][2]), []).append(
-                (ev["Time"], ev["Value"]))
-        elif kind in ("PushState", "SetState", "PopState", "ResetState"):
-            container(ev["Container"], where)
-            typed(ev["Type"], "state", ev["Container"], where)
-            stack = p.states.setdefault(ev["Container"], [])
-            if kind in ("PushState", "SetState"):
-                assert ev["Value"] in p.values, f"{where}: undefined entity value"
-                assert p.values[ev["Value"]][0] == ev["Type"], f"{where}: value of another type"
-                vname = p.values[ev["Value"]][1]
-                p.state_names.add(vname)
-                if kind == "SetState":
-                    stack.clear()
-                stack.append(vname)
-            elif kind == "PopState":
-                assert stack, f"{where}: pop without push"
-                stack.pop()
-            else:
-                stack.clear()
-        elif kind in ("StartLink", "EndLink"):
-            container(ev["Container"], where)
-            typed(ev["Type"], "link", ev["Container"], where)
-            end = ev["StartContainer"] if kind == "StartLink" else ev["EndContainer"]
-            c = container(end, where)
-            assert c[0] == p.link_ends[ev["Type"]][0 if kind == "StartLink" else 1], \
-                f"{where}: the link type does not join containers of this type"
-            if kind == "StartLink":
-                assert ev["Key"] not in p.links, f"{where}: link key reused"
-                p.links[ev["Key"]] = (ev["Time"], ev["Value"])
-            else:
-                assert ev["Key"] in p.links, f"{where}: link end without a start"
-                assert p.links[ev["Key"]][1] == ev["Value"]
-                p.ended += 1
-        elif kind == "NewEvent":
-            container(ev["Container"], where)
+        handle = check.handler(kind)
+        if handle is not None:
+            handle(kind, ev, where)
     p.end = last
     if complete:
         open_states = {c: s for c, s in p.states.items() if s}

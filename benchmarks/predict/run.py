@@ -199,7 +199,7 @@ def loadavg() -> float:
         return float("nan")
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3,
@@ -219,7 +219,75 @@ def main() -> int:
     ap.add_argument("--nice", type=int, default=0,
                     help="niceness of every run (negative, as root: the measured runs take the cores "
                          "from other load; 0: leave it)")
-    ns = ap.parse_args()
+    return ap
+
+
+def report_lines(ns: argparse.Namespace, speed: float, pfile: Path, rows: list, mins: list, paired: list,
+                 floor: list[float], t_start: float) -> list[str]:
+    """The results file: the header, one line per case, the error summaries."""
+    errs = [abs(r[4]) for r in rows]
+    errs_cpu = [abs(r[5]) for r in rows]
+    errs_raw = [abs(r[9]) for r in rows]
+    lines = [
+        f"# smpy prediction vs real runs on this node ({os.cpu_count()} cores), np {ns.np}, "
+        f"median of {ns.reps} real runs and of {ns.reps} predictions",
+        f"# host speed {speed / 1e9:.3f} Gflop/s; platform {pfile.name}; factors per example from "
+        "smaller sizes" + ("; host memory-contention model (--contention)" if ns.contention else ""),
+        "# real: elapsed (MPI.Wtime) of the real run; cpu: thread CPU time of its busiest rank over the",
+        "# same span (MPICH polls while waiting, so ~ the elapsed time the run would have on idle cores);",
+        "# err: (pred - real) / real; err_cpu: (pred - cpu) / cpu; raw: prediction without the region",
+        "# factors, err_raw: (raw - cpu) / cpu; load: 1-min load average; emul: emulation wall time;",
+        "# comp / comp_raw: error of the simulated compute time alone (all ranks, MPI calls excluded;",
+        "# real: per-region thread CPU times of the traced real runs), with and without the factors;",
+        "# spr_r / spr_p: spread (max - min) / median of the real runs' elapsed times and of all the",
+        "# predictions (with and without factors, which differ by noise when no factor was kept)",
+        f"# {'case':<22}{'real s':>9}{'cpu s':>9}{'pred s':>9}{'err':>8}{'err_cpu':>8}{'raw s':>9}{'err_raw':>8}"
+        f"{'load':>6}{'emul s':>7}{'comp':>8}{'comp_raw':>9}{'spr_r':>7}{'spr_p':>7}",
+    ]
+    for name, real, cpu, pred, err, err_cpu, load, wall, raw, err_raw, comp, comp_raw, spr_r, spr_p in rows:
+        lines.append(f"  {name:<22}{real:>9.4f}{cpu:>9.4f}{pred:>9.4f}{err * 100:>7.1f}%{err_cpu * 100:>7.1f}%"
+                     f"{raw:>9.4f}{err_raw * 100:>7.1f}%{load:>6.1f}{wall:>7.1f}{comp * 100:>7.1f}%"
+                     f"{comp_raw * 100:>8.1f}%{spr_r * 100:>6.1f}%{spr_p * 100:>6.1f}%")
+    lines.append(f"vs elapsed: d_avg {statistics.mean(errs) * 100:.2f} %  d_max {max(errs) * 100:.2f} %  "
+                 f"within 5 %: {sum(e <= 0.05 for e in errs)}/{len(errs)}")
+    lines.append(f"vs cpu:     d_avg {statistics.mean(errs_cpu) * 100:.2f} %  d_max {max(errs_cpu) * 100:.2f} %  "
+                 f"within 5 %: {sum(e <= 0.05 for e in errs_cpu)}/{len(errs_cpu)}")
+    lines.append(f"raw vs cpu: d_avg {statistics.mean(errs_raw) * 100:.2f} %  d_max {max(errs_raw) * 100:.2f} %  "
+                 f"within 5 %: {sum(e <= 0.05 for e in errs_raw)}/{len(errs_raw)}   "
+                 f"(total {time.time() - t_start:.0f} s)")
+    if ns.compute:
+        ec, er = [abs(r[10]) for r in rows], [abs(r[11]) for r in rows]
+        lines.append(f"compute:    d_avg {statistics.mean(ec) * 100:.2f} %  d_max {max(ec) * 100:.2f} %  "
+                     f"within 5 %: {sum(e <= 0.05 for e in ec)}/{len(ec)}   without factors: d_avg "
+                     f"{statistics.mean(er) * 100:.2f} %  d_max {max(er) * 100:.2f} %")
+    # Interference on a shared machine only ever adds time, to the real runs (other load on
+    # the cores, the hypervisor) as to the emulator's measurements (cache pollution): the
+    # fastest of the repetitions estimates the undisturbed time on both sides
+    em = [abs(p - r) / r for _n, r, p, _raw in mins]
+    emr = [abs(raw - r) / r for _n, r, _p, raw in mins]
+    lines.append(f"fastest of {ns.reps}: d_avg {statistics.mean(em) * 100:.2f} %  d_max {max(em) * 100:.2f} %  "
+                 f"within 5 %: {sum(e <= 0.05 for e in em)}/{len(em)}   without factors: d_avg "
+                 f"{statistics.mean(emr) * 100:.2f} %  d_max {max(emr) * 100:.2f} %  within 5 %: "
+                 f"{sum(e <= 0.05 for e in emr)}/{len(emr)}")
+    ep_, er_ = [abs(e) for _n, e, _r in paired], [abs(r) for _n, _e, r in paired]
+    lines.append(f"paired:     d_avg {statistics.mean(ep_) * 100:.2f} %  d_max {max(ep_) * 100:.2f} %  "
+                 f"within 5 %: {sum(e <= 0.05 for e in ep_)}/{len(ep_)}   without factors: d_avg "
+                 f"{statistics.mean(er_) * 100:.2f} %  d_max {max(er_) * 100:.2f} %  within 5 %: "
+                 f"{sum(e <= 0.05 for e in er_)}/{len(er_)}   (median over the reps of the error of each "
+                 "prediction against the real run just before it)")
+    if floor:
+        # what the same metric gives between two halves of the real runs themselves: no
+        # prediction can be verified to better than this on the machine as it was
+        lines.append(f"noise floor: d_avg {statistics.mean(floor) * 100:.2f} %  d_max {max(floor) * 100:.2f} %  "
+                     f"within 5 %: {sum(e <= 0.05 for e in floor)}/{len(floor)}   (median of the even-numbered "
+                     "real runs against that of the odd-numbered ones)")
+    lines += [f"#   {n:<22} fastest real {r:8.4f} s  pred {p:8.4f} s ({(p - r) / r * 100:+6.1f} %)  "
+              f"raw {raw:8.4f} s ({(raw - r) / r * 100:+6.1f} %)" for n, r, p, raw in mins]
+    return lines
+
+
+def main() -> int:
+    ns = build_parser().parse_args()
     if ns.nice:
         NICE[:] = ["nice", "-n", str(ns.nice)]
     cases = QUICK if ns.quick else CASES
@@ -296,64 +364,7 @@ def main() -> int:
                   f"err {rows[-1][4] * 100:+6.1f} % / {rows[-1][5] * 100:+6.1f} %  no factors {raw:8.4f} s  "
                   f"compute err {comp[0] * 100:+6.1f} % (raw {comp[1] * 100:+6.1f} %)  load {rows[-1][6]:.1f}",
                   flush=True)
-    errs = [abs(r[4]) for r in rows]
-    errs_cpu = [abs(r[5]) for r in rows]
-    errs_raw = [abs(r[9]) for r in rows]
-    lines = [
-        f"# smpy prediction vs real runs on this node ({os.cpu_count()} cores), np {ns.np}, "
-        f"median of {ns.reps} real runs and of {ns.reps} predictions",
-        f"# host speed {speed / 1e9:.3f} Gflop/s; platform {pfile.name}; factors per example from "
-        "smaller sizes" + ("; host memory-contention model (--contention)" if ns.contention else ""),
-        "# real: elapsed (MPI.Wtime) of the real run; cpu: thread CPU time of its busiest rank over the",
-        "# same span (MPICH polls while waiting, so ~ the elapsed time the run would have on idle cores);",
-        "# err: (pred - real) / real; err_cpu: (pred - cpu) / cpu; raw: prediction without the region",
-        "# factors, err_raw: (raw - cpu) / cpu; load: 1-min load average; emul: emulation wall time;",
-        "# comp / comp_raw: error of the simulated compute time alone (all ranks, MPI calls excluded;",
-        "# real: per-region thread CPU times of the traced real runs), with and without the factors;",
-        "# spr_r / spr_p: spread (max - min) / median of the real runs' elapsed times and of all the",
-        "# predictions (with and without factors, which differ by noise when no factor was kept)",
-        f"# {'case':<22}{'real s':>9}{'cpu s':>9}{'pred s':>9}{'err':>8}{'err_cpu':>8}{'raw s':>9}{'err_raw':>8}"
-        f"{'load':>6}{'emul s':>7}{'comp':>8}{'comp_raw':>9}{'spr_r':>7}{'spr_p':>7}",
-    ]
-    for name, real, cpu, pred, err, err_cpu, load, wall, raw, err_raw, comp, comp_raw, spr_r, spr_p in rows:
-        lines.append(f"  {name:<22}{real:>9.4f}{cpu:>9.4f}{pred:>9.4f}{err * 100:>7.1f}%{err_cpu * 100:>7.1f}%"
-                     f"{raw:>9.4f}{err_raw * 100:>7.1f}%{load:>6.1f}{wall:>7.1f}{comp * 100:>7.1f}%"
-                     f"{comp_raw * 100:>8.1f}%{spr_r * 100:>6.1f}%{spr_p * 100:>6.1f}%")
-    lines.append(f"vs elapsed: d_avg {statistics.mean(errs) * 100:.2f} %  d_max {max(errs) * 100:.2f} %  "
-                 f"within 5 %: {sum(e <= 0.05 for e in errs)}/{len(errs)}")
-    lines.append(f"vs cpu:     d_avg {statistics.mean(errs_cpu) * 100:.2f} %  d_max {max(errs_cpu) * 100:.2f} %  "
-                 f"within 5 %: {sum(e <= 0.05 for e in errs_cpu)}/{len(errs_cpu)}")
-    lines.append(f"raw vs cpu: d_avg {statistics.mean(errs_raw) * 100:.2f} %  d_max {max(errs_raw) * 100:.2f} %  "
-                 f"within 5 %: {sum(e <= 0.05 for e in errs_raw)}/{len(errs_raw)}   "
-                 f"(total {time.time() - t_start:.0f} s)")
-    if ns.compute:
-        ec, er = [abs(r[10]) for r in rows], [abs(r[11]) for r in rows]
-        lines.append(f"compute:    d_avg {statistics.mean(ec) * 100:.2f} %  d_max {max(ec) * 100:.2f} %  "
-                     f"within 5 %: {sum(e <= 0.05 for e in ec)}/{len(ec)}   without factors: d_avg "
-                     f"{statistics.mean(er) * 100:.2f} %  d_max {max(er) * 100:.2f} %")
-    # Interference on a shared machine only ever adds time, to the real runs (other load on
-    # the cores, the hypervisor) as to the emulator's measurements (cache pollution): the
-    # fastest of the repetitions estimates the undisturbed time on both sides
-    em = [abs(p - r) / r for _n, r, p, _raw in mins]
-    emr = [abs(raw - r) / r for _n, r, _p, raw in mins]
-    lines.append(f"fastest of {ns.reps}: d_avg {statistics.mean(em) * 100:.2f} %  d_max {max(em) * 100:.2f} %  "
-                 f"within 5 %: {sum(e <= 0.05 for e in em)}/{len(em)}   without factors: d_avg "
-                 f"{statistics.mean(emr) * 100:.2f} %  d_max {max(emr) * 100:.2f} %  within 5 %: "
-                 f"{sum(e <= 0.05 for e in emr)}/{len(emr)}")
-    ep_, er_ = [abs(e) for _n, e, _r in paired], [abs(r) for _n, _e, r in paired]
-    lines.append(f"paired:     d_avg {statistics.mean(ep_) * 100:.2f} %  d_max {max(ep_) * 100:.2f} %  "
-                 f"within 5 %: {sum(e <= 0.05 for e in ep_)}/{len(ep_)}   without factors: d_avg "
-                 f"{statistics.mean(er_) * 100:.2f} %  d_max {max(er_) * 100:.2f} %  within 5 %: "
-                 f"{sum(e <= 0.05 for e in er_)}/{len(er_)}   (median over the reps of the error of each "
-                 "prediction against the real run just before it)")
-    if floor:
-        # what the same metric gives between two halves of the real runs themselves: no
-        # prediction can be verified to better than this on the machine as it was
-        lines.append(f"noise floor: d_avg {statistics.mean(floor) * 100:.2f} %  d_max {max(floor) * 100:.2f} %  "
-                     f"within 5 %: {sum(e <= 0.05 for e in floor)}/{len(floor)}   (median of the even-numbered "
-                     "real runs against that of the odd-numbered ones)")
-    lines += [f"#   {n:<22} fastest real {r:8.4f} s  pred {p:8.4f} s ({(p - r) / r * 100:+6.1f} %)  "
-              f"raw {raw:8.4f} s ({(raw - r) / r * 100:+6.1f} %)" for n, r, p, raw in mins]
+    lines = report_lines(ns, speed, pfile, rows, mins, paired, floor, t_start)
     text = "\n".join(lines) + "\n"
     print(text)
     Path(ns.output).write_text(text)

@@ -21,6 +21,7 @@ from typing import Any
 import smpy
 from smpy.cli import stops
 from smpy.cli.outputs import check_file
+from smpy.colls import dispatch as _dispatch  # noqa: F401 - declares the collective settings
 from smpy.energy import HostEnergy
 from smpy.energy.dvfs import Dvfs
 from smpy.energy.host_energy import PowerTrace

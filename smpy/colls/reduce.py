@@ -394,7 +394,7 @@ def mvapich2_two_level(ctx: Ctx, root: int, data: bytes, red: Reduction) -> byte
 
 
 # -- Rabenseifner's 1997 reduce/allreduce (SimGrid reduce-rab.cpp: reduce__rab, allreduce__rab)
-def rab_any(ctx: Ctx, root: int, data: bytes, red: Reduction, is_all: bool) -> bytes | None:
+def rab_any(ctx: Ctx, root: int, data: bytes, red: Reduction, is_all: bool) -> bytes | None:  # noqa: C901, PLR0915 - SimGrid's MPI_I_anyReduce step by step (CC 27); its split into phase helpers waits for the colls restructuring
     """``MPI_I_anyReduce`` of SimGrid's reduce-rab.cpp, shared by reduce ``rab`` and
     allreduce ``rab``. With p = 2^n + r:
 

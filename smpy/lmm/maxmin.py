@@ -291,25 +291,11 @@ class System:
     @staticmethod
     def _solve_component(cnsts: list[Constraint], variables: list[Variable],
                          changed: list[Variable]) -> None:
-        free: list[Variable] = []
+        """Progressive filling of one connected component (the module docstring): each round
+        fixes the variables of the most limiting level — a bound, or the constraints that
+        saturate first — until none is free."""
         old = [v.value for v in variables]
-        for v in variables:
-            if v.penalty > 0.0:
-                v._fixed = False
-                free.append(v)
-            else:
-                v._fixed = True
-                v.value = 0.0
-        for c in cnsts:
-            c._rem = c.capacity
-            use = 0.0
-            n = 0
-            for v, coeff in c.vars.items():
-                if not v._fixed:
-                    use += coeff / v.penalty
-                    n += 1
-            c._use = use
-            c._nfree = n
+        free = _start_filling(cnsts, variables)
         active = [c for c in cnsts if c._use > 0.0]
         bounded = sorted((v for v in free if v.bound != math.inf), key=lambda v: (v.bound * v.penalty, v.id))
         bi = 0
@@ -322,43 +308,92 @@ class System:
                     level = lvl
             while bi < len(bounded) and bounded[bi]._fixed:
                 bi += 1
-            to_fix: list[tuple[Variable, float]] = []
             if bi < len(bounded) and bounded[bi].bound * bounded[bi].penalty <= level * (1 + _EPS):
-                blevel = bounded[bi].bound * bounded[bi].penalty
-                while bi < len(bounded) and bounded[bi].bound * bounded[bi].penalty <= blevel * (1 + _EPS):
-                    v = bounded[bi]
-                    bi += 1
-                    if not v._fixed:
-                        to_fix.append((v, v.bound))
+                to_fix, bi = _bounded_level(bounded, bi)
             else:
-                if level == math.inf:  # free variables with no active constraint and no bound
-                    for v in free:
-                        if not v._fixed:
-                            to_fix.append((v, math.inf))
-                else:
-                    thresh = level * (1 + _EPS)
-                    for c in active:
-                        if c._rem / c._use <= thresh:
-                            for v in c.vars:
-                                if not v._fixed:
-                                    x = level / v.penalty
-                                    if x > v.bound:
-                                        x = v.bound
-                                    to_fix.append((v, x))
-            for v, x in to_fix:
-                if v._fixed:
-                    continue
-                v._fixed = True
-                v.value = x
-                nfree -= 1
-                inv = 1.0 / v.penalty
-                for c, coeff in v.elements:
-                    c._rem -= coeff * x
-                    if c._rem < 0.0:
-                        c._rem = 0.0
-                    c._use -= coeff * inv
-                    c._nfree -= 1
+                to_fix = _saturated_level(active, free, level)
+            nfree -= _fix(to_fix)
             active = [c for c in active if c._nfree > 0]
         for v, x0 in zip(variables, old):
             if v.value != x0:
                 changed.append(v)
+
+
+# -- the steps of a progressive filling (MaxMinSystem._solve_component) ----------------------
+def _start_filling(cnsts: list[Constraint], variables: list[Variable]) -> list[Variable]:
+    """Variables of penalty 0 are fixed at 0, the others free; each constraint starts with its
+    whole capacity and the weighted count of its free variables. Returns the free ones."""
+    free: list[Variable] = []
+    for v in variables:
+        if v.penalty > 0.0:
+            v._fixed = False
+            free.append(v)
+        else:
+            v._fixed = True
+            v.value = 0.0
+    for c in cnsts:
+        c._rem = c.capacity
+        use = 0.0
+        n = 0
+        for v, coeff in c.vars.items():
+            if not v._fixed:
+                use += coeff / v.penalty
+                n += 1
+        c._use = use
+        c._nfree = n
+    return free
+
+
+def _bounded_level(bounded: list[Variable], bi: int) -> tuple[list[tuple[Variable, float]], int]:
+    """The bound reached before any constraint saturates: every free variable at that level
+    (bound × penalty) is fixed at its bound; returns them and the next index in ``bounded``."""
+    to_fix: list[tuple[Variable, float]] = []
+    blevel = bounded[bi].bound * bounded[bi].penalty
+    while bi < len(bounded) and bounded[bi].bound * bounded[bi].penalty <= blevel * (1 + _EPS):
+        v = bounded[bi]
+        bi += 1
+        if not v._fixed:
+            to_fix.append((v, v.bound))
+    return to_fix, bi
+
+
+def _saturated_level(active: list[Constraint], free: list[Variable], level: float
+                     ) -> list[tuple[Variable, float]]:
+    """The constraints that saturate at ``level`` fix their free variables at level / penalty
+    (at most their bound); with no active constraint, the free variables are unbounded."""
+    to_fix: list[tuple[Variable, float]] = []
+    if level == math.inf:  # free variables with no active constraint and no bound
+        for v in free:
+            if not v._fixed:
+                to_fix.append((v, math.inf))
+        return to_fix
+    thresh = level * (1 + _EPS)
+    for c in active:
+        if c._rem / c._use <= thresh:
+            for v in c.vars:
+                if not v._fixed:
+                    x = level / v.penalty
+                    if x > v.bound:
+                        x = v.bound
+                    to_fix.append((v, x))
+    return to_fix
+
+
+def _fix(to_fix: list[tuple[Variable, float]]) -> int:
+    """Fix each variable at its value and take its use out of its constraints; returns how
+    many were fixed (a variable may be listed twice, by two saturated constraints)."""
+    fixed = 0
+    for v, x in to_fix:
+        if v._fixed:
+            continue
+        v._fixed = True
+        v.value = x
+        fixed += 1
+        inv = 1.0 / v.penalty
+        for c, coeff in v.elements:
+            c._rem -= coeff * x
+            if c._rem < 0.0:
+                c._rem = 0.0
+            c._use -= coeff * inv
+            c._nfree -= 1
+    return fixed

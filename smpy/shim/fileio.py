@@ -20,8 +20,11 @@ and charged then (as a write if the file is write-only or grew, else as a read).
 *Virtual* file systems (``kind: virtual`` or ``virtual: true``): ``open()`` of a path under
 the mount returns an in-memory file; the contents are kept while the file system's total
 stays under ``keep`` bytes, beyond that discarded (reads give zeros, sizes stay right).
-Nothing is written to disk. Only ``open()``/``io.open`` know virtual files: ``os.open``,
-``os.path``/``os.stat``, ``mmap`` and C extensions (h5py, netCDF) see the real directory.
+Nothing is written to disk. ``open()``/``io.open`` return an in-memory file object;
+``os.open`` returns a descriptor of ``/dev/null`` that ``os.read``/``write``/``pread``/
+``pwrite``/``lseek``/``fsync``/``close`` map to the virtual file (``os.fstat`` describes
+``/dev/null``); ``os.path``/``os.stat``, ``mmap`` and C extensions (h5py, netCDF) see the real
+directory.
 
 Not intercepted: C extensions doing their own I/O (h5py/HDF5, netCDF, compiled readers),
 ``mmap`` (``np.memmap``, ``np.load(mmap_mode=...)``), ``io.FileIO`` created directly,
@@ -37,6 +40,7 @@ import io
 import os
 import stat
 import sys
+import sysconfig
 from typing import Any
 
 from smpy.kernel.actors import block_on
@@ -53,13 +57,67 @@ _fds: dict[int, tuple[str, Any]] = {}
 _vfiles: dict[tuple[str, str], _VFile] = {}
 
 
+#: ranks (their isolation contexts) inside smpy's own bookkeeping of a file operation: the
+#: files smpy itself reads there (/proc for the folded-memory fault count) are not the program's
+_inside: set[int] = set()
+
+
+_SMPY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LIB_DIRS = tuple({os.path.join(sysconfig.get_paths()[k], "") for k in
+                   ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def _smpy_caller() -> bool:
+    """Whether the file operation comes from smpy itself (trace and report writers, the
+    folded-memory bookkeeping) rather than the program: walking out from the call through
+    the interpreter's libraries (io, pathlib, json, numpy, ...), smpy's code comes before any
+    code of the program's."""
+    f: Any = sys._getframe(2)
+    while f is not None:
+        name = f.f_code.co_filename
+        if name.startswith(_SMPY_DIR):
+            if name != __file__:
+                return True
+        elif not name.startswith(_LIB_DIRS) and not name.startswith("<frozen"):
+            return False
+        f = f.f_back
+    return False
+
+
 def _proc() -> Any:
     """The calling rank's process when its time may advance here, else None."""
     s = _session
     ctx = state.ctx
-    if s is None or ctx is None or not s._can_block(ctx):
+    if s is None or ctx is None or id(ctx) in _inside or not s._can_block(ctx) or _smpy_caller():
         return None
     return ctx.proc
+
+
+#: kernel pseudo-file systems: their "regular" files (/proc/self/statm) are not storage
+_PSEUDO = ("/proc/", "/sys/", "/dev/")
+
+
+def _pseudo(path: str) -> bool:
+    return path.startswith(_PSEUDO)
+
+
+def _flush(proc: Any) -> None:
+    """End the rank's computation burst (smpy's own file reads there are not charged)."""
+    key = id(state.ctx)
+    _inside.add(key)
+    try:
+        _session.timing.flush(proc)
+    finally:
+        _inside.discard(key)
+
+
+def _restart(proc: Any) -> None:
+    key = id(state.ctx)
+    _inside.add(key)
+    try:
+        _session.timing.restart(proc)
+    finally:
+        _inside.discard(key)
 
 
 def _begin() -> Any:
@@ -67,13 +125,13 @@ def _begin() -> Any:
     not counted as computation), or None when the call is not timed."""
     proc = _proc()
     if proc is not None:
-        _session.timing.flush(proc)
+        _flush(proc)
     return proc
 
 
 def _end(proc: Any) -> None:
     if proc is not None:
-        _session.timing.restart(proc)
+        _restart(proc)
 
 
 def _wait(proc: Any, act: Any, name: str) -> None:
@@ -240,11 +298,11 @@ class _VirtualRaw(io.RawIOBase):
         self.mode = mode
         self._fs = fs
         self._r = "r" in mode or "+" in mode
-        self._w = any(c in mode for c in "wax+")
+        self._w = any(c in mode for c in "waxc+")
         key = (fs.name, path)
         vf = _vfiles.get(key)
         if vf is None:
-            if "r" in mode:
+            if "r" in mode and "c" not in mode:
                 raise FileNotFoundError(2, "No such file or directory (virtual file system "
                                         f"{fs.name!r})", path)
             vf = _vfiles[key] = _VFile()
@@ -371,10 +429,12 @@ def _open(file: Any, mode: str = "r", buffering: int = -1, encoding: Any = None,
     if proc is None or isinstance(file, int) or not isinstance(mode, str) or "U" in mode:
         return _orig["open"](file, mode, buffering, encoding, errors, newline, closefd, opener)
     path = os.path.abspath(os.fsdecode(file))
+    if _pseudo(path):
+        return _orig["open"](file, mode, buffering, encoding, errors, newline, closefd, opener)
     vfs = _virtual_fs(path)
     if vfs is not None:
         raw: Any = _VirtualRaw(path, vfs, _raw_mode(mode))
-        _session.timing.flush(proc)
+        _flush(proc)
         _meta(proc, vfs, "open")
         _end(proc)
         return _wrap(raw, mode, buffering, encoding, errors, newline)
@@ -388,7 +448,7 @@ def _open(file: Any, mode: str = "r", buffering: int = -1, encoding: Any = None,
     raw._pos = os.lseek(fd, 0, os.SEEK_CUR)
     raw._size = st.st_size
     _fds[fd] = (path, fs)
-    _session.timing.flush(proc)
+    _flush(proc)
     _meta(proc, fs, "open")
     _end(proc)
     if "a" in mode:
@@ -397,10 +457,41 @@ def _open(file: Any, mode: str = "r", buffering: int = -1, encoding: Any = None,
 
 
 # -- os-level calls -----------------------------------------------------------------------------
+def _flags_mode(flags: int) -> str:
+    """The ``_VirtualRaw`` mode of ``os.open`` flags (``c``: create if missing, no truncation)."""
+    acc = flags & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR)
+    plus = "+" if acc == os.O_RDWR else ""
+    if flags & os.O_CREAT and flags & os.O_EXCL:
+        return "x" + plus
+    if flags & os.O_APPEND:
+        return "a" + plus
+    if flags & os.O_TRUNC and acc != os.O_RDONLY:
+        return "w" + plus
+    if acc == os.O_RDONLY:
+        return "r"
+    return "rc+" if flags & os.O_CREAT else "r+"
+
+
+#: descriptor (of /dev/null) -> the virtual file that ``os.open`` opened on a virtual mount
+_vfds: dict[int, _VirtualRaw] = {}
+
+
 def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) -> int:
-    fd = _orig["os.open"](path, flags, mode, dir_fd=dir_fd)
     proc = _proc()
-    if proc is not None and dir_fd is None:
+    pseudo = proc is not None and _pseudo(os.path.abspath(os.fsdecode(path)))
+    if proc is not None and dir_fd is None and not pseudo:
+        apath = os.path.abspath(os.fsdecode(path))
+        vfs = _virtual_fs(apath)
+        if vfs is not None:  # a virtual file behind a descriptor of /dev/null
+            raw = _VirtualRaw(apath, vfs, _flags_mode(flags))
+            fd = _orig["os.open"](os.devnull, os.O_RDWR)
+            _vfds[fd] = raw
+            _flush(proc)
+            _meta(proc, vfs, "open")
+            _end(proc)
+            return fd
+    fd = _orig["os.open"](path, flags, mode, dir_fd=dir_fd)
+    if proc is not None and dir_fd is None and not pseudo:
         try:
             regular = stat.S_ISREG(os.fstat(fd).st_mode)
         except OSError:
@@ -409,7 +500,7 @@ def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) ->
             apath = os.path.abspath(os.fsdecode(path))
             fs = fsio.fs_of(proc.world, apath)
             _fds[fd] = (apath, fs)
-            _session.timing.flush(proc)
+            _flush(proc)
             _meta(proc, fs, "open")
             _end(proc)
     return fd
@@ -417,10 +508,42 @@ def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) ->
 
 def _os_close(fd: int) -> None:
     _fds.pop(fd, None)
+    _vfds.pop(fd, None)
     _orig["os.close"](fd)
 
 
+def _os_lseek(fd: int, pos: int, how: int) -> int:
+    v = _vfds.get(fd)
+    if v is not None:
+        return v.seek(pos, how)
+    return _orig["os.lseek"](fd, pos, how)
+
+
+def _vread(v: _VirtualRaw, n: int, offset: int | None) -> bytes:
+    keep = v.tell()
+    if offset is not None:
+        v.seek(offset)
+    b = bytearray(max(0, n))
+    got = v.readinto(b)
+    if offset is not None:
+        v.seek(keep)
+    return bytes(b[:got])
+
+
+def _vwrite(v: _VirtualRaw, data: Any, offset: int | None) -> int:
+    keep = v.tell()
+    if offset is not None:
+        v.seek(offset)
+    n = v.write(data)
+    if offset is not None:
+        v.seek(keep)
+    return n
+
+
 def _os_read(fd: int, n: int) -> bytes:
+    v = _vfds.get(fd)
+    if v is not None:
+        return _vread(v, n, None)
     known = _fds.get(fd)
     proc = _begin() if known is not None else None
     start = os.lseek(fd, 0, os.SEEK_CUR) if proc is not None else 0
@@ -432,6 +555,9 @@ def _os_read(fd: int, n: int) -> bytes:
 
 
 def _os_write(fd: int, data: Any) -> int:
+    v = _vfds.get(fd)
+    if v is not None:
+        return _vwrite(v, data, None)
     known = _fds.get(fd)
     proc = _begin() if known is not None else None
     start = os.lseek(fd, 0, os.SEEK_CUR) if proc is not None else 0
@@ -443,6 +569,9 @@ def _os_write(fd: int, data: Any) -> int:
 
 
 def _os_pread(fd: int, n: int, offset: int) -> bytes:
+    v = _vfds.get(fd)
+    if v is not None:
+        return _vread(v, n, offset)
     known = _fds.get(fd)
     proc = _begin() if known is not None else None
     data = _orig["os.pread"](fd, n, offset)
@@ -453,6 +582,9 @@ def _os_pread(fd: int, n: int, offset: int) -> bytes:
 
 
 def _os_pwrite(fd: int, data: Any, offset: int) -> int:
+    v = _vfds.get(fd)
+    if v is not None:
+        return _vwrite(v, data, offset)
     known = _fds.get(fd)
     proc = _begin() if known is not None else None
     n = _orig["os.pwrite"](fd, data, offset)
@@ -464,6 +596,13 @@ def _os_pwrite(fd: int, data: Any, offset: int) -> int:
 
 def _os_fsync(fd: Any) -> None:
     num = fd if isinstance(fd, int) else fd.fileno()
+    v = _vfds.get(num)
+    if v is not None:
+        proc = _begin()
+        if proc is not None:
+            _sync(proc, v.name, v._fs)
+        _end(proc)
+        return
     known = _fds.get(num)
     proc = _begin() if known is not None else None
     _orig["os.fsync"](fd)
@@ -473,7 +612,7 @@ def _os_fsync(fd: Any) -> None:
 
 
 _OS = {"open": _os_open, "close": _os_close, "read": _os_read, "write": _os_write,
-       "pread": _os_pread, "pwrite": _os_pwrite, "fsync": _os_fsync}
+       "pread": _os_pread, "pwrite": _os_pwrite, "fsync": _os_fsync, "lseek": _os_lseek}
 
 
 class FilePatches:
@@ -507,5 +646,6 @@ class FilePatches:
             setattr(os, name, _orig["os." + name])
         _session = None
         _fds.clear()
+        _vfds.clear()
         _vfiles.clear()
         self.installed = False

@@ -6,8 +6,9 @@ give every rank what a separate process would give it.
 **Which modules are per rank** (each rank executes its own copy, swapped in and out of
 ``sys.modules`` by :class:`smpy.shim.isolation.RankContext`). A module is per rank when
 
-1. it is loaded from a file outside the standard library, site-packages and smpy (the
-   program's own modules), or is a submodule of a per-rank package, or
+1. it is loaded from a file outside the standard library, site-packages, directories holding
+   installed distributions (``*.dist-info``) and smpy (the program's own modules), or is a
+   submodule of a per-rank package, or
 2. it belongs to a package listed in ``_PER_RANK_PACKAGES`` or in ``smpy/per-rank-modules``,
    or
 3. (``smpy/mpi-modules-per-rank``, on by default) it imports ``mpi4py.MPI`` or another per-rank
@@ -19,7 +20,9 @@ give every rank what a separate process would give it.
    own), so that ``rank = MPI.COMM_WORLD.Get_rank()`` at import gives each rank its rank;
    the package's submodules imported so far follow it.
 
-and it is not listed in ``smpy/shared-modules`` (which wins). Rules 1 and 2 are decided when
+and it is not listed in ``smpy/shared-modules`` (which wins) nor a compiled extension (a
+process loads an extension module once; one inside a per-rank package is shared and bound on
+each rank's copy of the package). Rules 1 and 2 are decided when
 the module object is created (``importlib._bootstrap.module_from_spec``, which every loader
 goes through), not by a finder at a fixed place in ``sys.meta_path``: finders inserted
 later in front of smpy's (pytest's assertion rewriter, typeguard, lazy importers) load
@@ -63,6 +66,32 @@ def _listed(name: str, prefixes: tuple[str, ...]) -> bool:
         if name == p or name.startswith(p + "."):
             return True
     return False
+
+
+def _nothing() -> None:
+    pass
+
+
+def _compiled(spec: Any) -> bool:
+    """A compiled extension module: a process loads it once, so it is never per rank."""
+    import importlib.machinery
+
+    return spec is not None and isinstance(getattr(spec, "loader", None), importlib.machinery.ExtensionFileLoader)
+
+
+def _install_dirs() -> tuple[str, ...]:
+    """The directories of ``sys.path`` that hold installed distributions (a ``*.dist-info``
+    entry: ``pip install --target``, a user base, an HPC module's tree on PYTHONPATH): their
+    modules are installed packages, not the program's own."""
+    out = []
+    for entry in sys.path:
+        try:
+            d = os.path.realpath(entry or os.getcwd())
+            if os.path.isdir(d) and any(n.endswith(".dist-info") for n in os.listdir(d)):
+                out.append(d + os.sep)
+        except OSError:
+            continue
+    return tuple(out)
 
 
 class _ThreadForImports:
@@ -113,7 +142,10 @@ class ImportPatches:
         self.per_rank = tuple(isolation._PER_RANK_PACKAGES) + tuple(per_rank)
         self.shared = tuple(shared)
         self.mpi_per_rank = mpi_per_rank
-        self.system_dirs = isolation._system_dirs()
+        self.system_dirs = isolation._system_dirs() + _install_dirs()
+        #: shared modules whose parent package is per rank: name -> (parent, attribute),
+        #: bound on each rank's copy of the parent when the rank imports them
+        self.shared_children: dict[str, tuple[str, str]] = {}
         self._saved: list[tuple[Any, str, Any]] = []
         #: modules made per rank by rule 3, in order (for reports and tests)
         self.tainted: list[str] = []
@@ -121,7 +153,7 @@ class ImportPatches:
     # -- classification ------------------------------------------------------------------
     def _per_rank_spec(self, spec: Any) -> bool:
         name = spec.name
-        if name == "__main__" or _listed(name, self.shared):
+        if name == "__main__" or _listed(name, self.shared) or _compiled(spec):
             return False
         if name in isolation._private_names or _listed(name, self.per_rank):
             return True
@@ -165,8 +197,24 @@ class ImportPatches:
             # follow it: ``import pkg.sub`` binds ``sub`` on the importing rank's package only
             prefix = n + "."
             for sub in [k for k in modules if k.startswith(prefix)]:
-                if not _listed(sub, self.shared):
+                if _listed(sub, self.shared) or _compiled(getattr(modules[sub], "__spec__", None)):
+                    self._shared_child(sub)
+                else:
                     self._make_private(sub)
+
+    def _shared_child(self, name: str) -> None:
+        parent, _, attr = name.rpartition(".")
+        if parent:
+            self.shared_children[name] = (parent, attr)
+
+    def _bind_shared(self, name: str) -> None:
+        """Bind the shared module ``name`` on the running rank's copy of its parent package
+        (``import pkg.ext`` binds ``ext`` only on the package of the rank that loaded it)."""
+        parent, attr = self.shared_children[name]
+        modules = sys.modules
+        p, m = modules.get(parent), modules.get(name)
+        if p is not None and m is not None and p.__dict__.get(attr) is not m:
+            setattr(p, attr, m)
 
     # -- install -------------------------------------------------------------------------
     def _patch(self, obj: Any, name: str, value: Any) -> None:
@@ -178,8 +226,11 @@ class ImportPatches:
         real_from_spec = _bootstrap.module_from_spec
 
         def module_from_spec(spec: Any) -> Any:
-            if isolation.state.ctx is not None and owner._per_rank_spec(spec):
-                owner._make_private(spec.name)
+            if isolation.state.ctx is not None:
+                if owner._per_rank_spec(spec):
+                    owner._make_private(spec.name)
+                elif spec.name.rpartition(".")[0] in isolation._private_names:
+                    owner._shared_child(spec.name)
             return real_from_spec(spec)
 
         module_from_spec.__doc__ = real_from_spec.__doc__
@@ -187,15 +238,16 @@ class ImportPatches:
         self._patch(importlib.util, "module_from_spec", module_from_spec)
         self._patch(_bootstrap, "_thread", _ThreadForImports(_thread))
         self._patch(_bootstrap, "_module_locks", _RankModuleLocks(_bootstrap._module_locks))
-        if self.mpi_per_rank:
-            self._patch(builtins, "__import__", self._make_import(builtins.__import__))
+        self._patch(builtins, "__import__", self._make_import(builtins.__import__))
 
     def _make_import(self, real_import: Any) -> Any:
         import smpy.mpi as fake
 
         private = isolation._private_names
         state = isolation.state
-        taint = self._taint_stack
+        taint = self._taint_stack if self.mpi_per_rank else _nothing
+        children = self.shared_children
+        bind = self._bind_shared
 
         def __import__(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),
                        level: int = 0) -> Any:
@@ -208,13 +260,19 @@ class ImportPatches:
                     taint()
                 elif absolute == "mpi4py" and "MPI" in fromlist:
                     taint()
-                elif private:
+                if private:
                     for x in fromlist:
-                        if isinstance(x, str) and f"{absolute}.{x}" in private:
-                            taint()
-                            break
-            elif name == _TAINT or name in private:
-                taint()
+                        if isinstance(x, str):
+                            sub = f"{absolute}.{x}"
+                            if sub in children:
+                                bind(sub)
+                            elif sub in private:
+                                taint()
+            else:
+                if name == _TAINT or name in private:
+                    taint()
+                if name in children:
+                    bind(name)
             return module
 
         __import__.__doc__ = real_import.__doc__

@@ -55,6 +55,7 @@ from smpy.kernel.actors import block_on
 from smpy.support.config import Config, checked, declare, parse_bool, parse_float, parse_int
 from smpy.support.units import parse_speed
 from smpy.timing import folding as _folding  # noqa: F401 - declares smpi/shared-malloc
+from smpy.timing import sampling as _sampling  # noqa: F401 - declares smpy/sample-estimator
 from smpy.timing.folding import thread_faults as _minor_faults
 
 if TYPE_CHECKING:
@@ -257,6 +258,11 @@ class Timing:
         world.timing = self
         for p in world.processes:
             p.bench = RankBench()
+
+    @property
+    def config(self) -> Config:
+        """The run's settings (for the timing modules that declare their own)."""
+        return self._config
 
     def flush(self, proc: Process) -> None:
         """End the current burst: simulate it (blocking), restart the timer."""

@@ -29,10 +29,10 @@ print(ran, repr(MPI.Wtime()))
 """
 
 
-def _run(tmp_path: Path, body: str) -> list[str]:
+def _run(tmp_path: Path, body: str, estimator: str = "mser") -> list[str]:
     prog = tmp_path / "prog.py"
     prog.write_text(BUSY + textwrap.dedent(body))
-    res = smpy.run(str(prog), np=1)
+    res = smpy.run(str(prog), np=1, cfg={"smpy/sample-estimator": estimator})
     assert res.status == "ok", res.message
     return res.stdout.split()
 
@@ -45,10 +45,40 @@ def test_warmup_iteration_is_injected_once_not_extrapolated(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-def test_without_warmup_the_first_iteration_inflates_the_mean(tmp_path: Path) -> None:
-    ran, t = _run(tmp_path, LOOP.format(warmup=0))
+def test_smpi_mean_without_warmup_the_first_iteration_inflates_the_mean(tmp_path: Path) -> None:
+    ran, t = _run(tmp_path, LOOP.format(warmup=0), estimator="mean")
     assert int(ran) == 3
     assert float(t) == pytest.approx((0.1 + 2 * 0.01) / 3 * 50, rel=0.25)
+
+
+@pytest.mark.slow
+def test_mser_drops_the_cold_first_iteration_without_warmup(tmp_path: Path) -> None:
+    # samples 0.1, 0.01, 0.01: MSER drops the first; it is injected once, as it ran
+    ran, t = _run(tmp_path, LOOP.format(warmup=0))
+    assert int(ran) == 3
+    assert float(t) == pytest.approx(0.1 + 49 * 0.01, rel=0.25)
+
+
+TRANSIENT = """
+from mpi4py import MPI
+import smpy
+cost = [0.05, 0.04, 0.03, 0.02] + [0.01] * 100   # a start-up transient over 4 iterations
+ran = 0
+for i in smpy.sample(range(100), iters=12, threshold=0.02):
+    work(cost[ran])
+    ran += 1
+print(ran, repr(MPI.Wtime()))
+"""
+
+
+@pytest.mark.slow
+def test_mser_removes_a_transient_smpi_mean_extrapolates_it(tmp_path: Path) -> None:
+    exact = 0.05 + 0.04 + 0.03 + 0.02 + 96 * 0.01  # 1.10 s: every iteration run
+    ran, t = _run(tmp_path, TRANSIENT)
+    assert float(t) == pytest.approx(exact, rel=0.1)
+    assert int(ran) >= 6  # the transient alone never stops the sampling
+    ran_mean, t_mean = _run(tmp_path, TRANSIENT, estimator="mean")
+    assert float(t_mean) > 1.3 * exact  # SMPI's estimate keeps the cold iterations
 
 
 @pytest.mark.slow
@@ -92,3 +122,21 @@ def test_site_settings_must_not_change(tmp_path: Path) -> None:
     res = smpy.run(str(prog), np=1)
     assert res.status != "ok"
     assert "warmup" in res.message
+
+
+def test_mser_truncation_rule() -> None:
+    from smpy.timing.sampling import mser_truncation, transient
+
+    assert mser_truncation([1.0, 1.0, 1.0, 1.0]) == 0  # stationary: nothing dropped
+    assert mser_truncation([1.0, 1.1, 0.9, 1.05, 0.95, 1.0]) == 3  # MSER truncates noise...
+    assert transient([1.0, 1.1, 0.9, 1.05, 0.95, 1.0]) == 0  # ...which is not a transient
+    assert transient([5.0, 3.0, 2.0, 1.0, 1.0, 1.01, 0.99, 1.0, 1.0, 1.0]) == 3
+    assert transient([9.0, 1.0]) == 1  # at most half
+    st = SampleStats(iters=10, threshold=0.05, mser=True)
+    st.add(0.786)
+    st.add(0.787)  # two cold samples that agree: not enough with MSER
+    assert st.need_more()
+    smpi = SampleStats(iters=10, threshold=0.05)
+    smpi.add(0.786)
+    smpi.add(0.787)
+    assert not smpi.need_more()  # SMPI stops here
