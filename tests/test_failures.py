@@ -385,3 +385,11 @@ def test_xml_state_file_is_the_failure_trace(tmp_path: Path) -> None:
     xml.write_text(xml.read_text().replace("<host id=\"a\"", "<host id=\"a2\" speed=\"1Gf\"/><host id=\"a\""))
     with pytest.raises(PlatformError, match="state_file.*state must be on or off"):
         smpy.run(prog, np=1, platform=str(xml), capture=True)
+
+
+def test_errors_are_fatal_on_comm_world_aborts_even_in_ulfm_mode(tmp_path: Path) -> None:
+    prog = LOOP.replace("comm = MPI.COMM_WORLD\n", "comm = MPI.COMM_WORLD\ncomm.Set_errhandler(MPI.ERRORS_ARE_FATAL)\n")
+    res = smpy.run(_prog(tmp_path, prog), np=4, capture=True,
+                   cfg={**EXACT, "smpy/fail": "node-1@0.25s", "smpy/auto-cleanup": "no"})
+    assert res.status == "failed" and res.lost_ranks == {1: 0.25}
+    assert res.makespan_s == pytest.approx(0.251)
