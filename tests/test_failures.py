@@ -412,3 +412,21 @@ def test_restarts_resume_from_the_checkpoint_with_time_continuing(tmp_path: Path
     assert 2.151 < d["time_to_solution_s"] < 2.2 and d["time_to_solution_s"] == d["makespan_s"]
     assert d["work_lost_rank_s"] == pytest.approx(0.551 * 4)
     assert not (tmp_path / "ckpt.txt").exists()
+
+
+@pytest.mark.parametrize(("example", "args"), [("ulfm_shrink.py", []), ("checkpoint.py", ["ck.txt", "4", "2"])])
+def test_fault_examples_run_under_mpiexec_as_under_smpy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        example: str, args: list[str]) -> None:
+    """No failure is injected: both print the same line (times aside)."""
+    from realmpi import run_reference
+
+    script = str(ROOT / "examples/faults" / example)
+    real = run_reference(4, script, *args, cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    sim = smpy.run(script, np=4, args=args, capture=True, cfg=EXACT)
+    assert sim.status == "ok", sim.message
+
+    def strip(text: str) -> str:
+        return text.split(" ended at")[0].strip()
+
+    assert strip(real.stdout) == strip(sim.stdout) and real.stdout.strip()
