@@ -298,7 +298,7 @@ def _restart_delay(ns: argparse.Namespace) -> float:
     try:
         delay = parse_time(ns.restart_delay)
     except Exception:  # noqa: BLE001 - any unparsable time
-        raise ValueError(f"--restart-delay {ns.restart_delay!r}: expected a time like 60s or 5min") from None
+        raise ValueError(f"--restart-delay {ns.restart_delay!r}: expected a time like 60s or 1h") from None
     if not delay >= 0:
         raise ValueError(f"--restart-delay {ns.restart_delay!r}: must be zero or more")
     return delay
