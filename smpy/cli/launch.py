@@ -795,6 +795,7 @@ class _SpawnHook:
         child_connect(proc)
         prog = self.programs.pop(proc.rank)
         ctx = proc.actor.context
+        exit_funcs = True
         try:
             if prog.kind == "module":
                 runpy.run_module(prog.target, run_name="__main__", alter_sys=True)
@@ -807,10 +808,15 @@ class _SpawnHook:
         except SystemExit as e:
             if e.code not in (None, 0):
                 raise
-        ctx.run_exit_funcs()
+        except RankExit as e:  # os._exit(0): as for the initial ranks
+            if e.status != 0:
+                raise
+            exit_funcs = False
+        if exit_funcs:
+            ctx.run_exit_funcs()
         self.green.end_of_rank(proc)
         timing.end_of_rank(proc)
-        proc.finalized = True
+        proc.finalized = exit_funcs
 
     def restore_path(self) -> None:
         for path in self.paths:

@@ -271,6 +271,8 @@ class Run:
     program_s: float = math.nan
     #: the command that ran (to run it again by hand)
     command: tuple[str, ...] = ()
+    #: the hosts the ranks ran on (for node-hour costs)
+    hosts_used: int = 0
 
     @property
     def time_s(self) -> float:
@@ -507,7 +509,8 @@ def run_from_result(job: Job, returncode: int, stdout: str, stderr: str, data: d
     if status == "ok" and returncode == 0 and no_time:
         status, msg = "no-time", no_time
     return Run(job.point, job.rep, status, returncode, data["makespan_s"], energy, used,
-               data["wall_s"], int(data.get("peak_rss_bytes", 0)), data["mpi_calls"], msg, t)
+               data["wall_s"], int(data.get("peak_rss_bytes", 0)), data["mpi_calls"], msg, t,
+               hosts_used=int(data.get("hosts_used", 0)))
 
 
 def run_sweep(jobs: Sequence[Job], executor: Executor | None = None,
