@@ -5,8 +5,9 @@
 import sys
 
 import numpy as np
-import smpy
 from mpi4py import MPI
+
+import smpy
 
 mode, n = sys.argv[1], int(sys.argv[2])
 rng = np.random.default_rng(MPI.COMM_WORLD.rank)
