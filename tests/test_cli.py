@@ -245,3 +245,11 @@ def test_fast_exit_keeps_what_a_normal_exit_guarantees(tmp_path: Path) -> None:
         assert (tmp_path / "out1.txt").read_text() == "x" * 10000 + "1"
         if status == 0:  # an aborted run (first non-zero exit) kills the other ranks first
             assert (tmp_path / "atexit.txt").read_text() == "ran"
+
+
+def test_help_cfg_lists_the_collective_settings():
+    # they are declared by smpy.colls.dispatch, which the launcher must import itself
+    out = subprocess.run([sys.executable, "-m", "smpy", "--help-cfg"], capture_output=True,
+                         text=True, check=True).stdout
+    for name in ("smpi/coll-selector", "smpi/allreduce", "smpi/bcast", "smpi/alltoallw"):
+        assert f"  {name}" in out, name

@@ -43,6 +43,7 @@ import io
 import os
 import stat
 import sys
+import sysconfig
 from typing import Any
 
 from smpy.kernel.actors import block_on
@@ -64,11 +65,33 @@ _vfiles: dict[tuple[str, str], _VFile] = {}
 _inside: set[int] = set()
 
 
+_SMPY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LIB_DIRS = tuple({os.path.join(sysconfig.get_paths()[k], "") for k in
+                   ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def _smpy_caller() -> bool:
+    """Whether the file operation comes from smpy itself (trace and report writers, the
+    folded-memory bookkeeping) rather than the program: walking out from the call through
+    the interpreter's libraries (io, pathlib, json, numpy, ...), smpy's code comes before any
+    code of the program's."""
+    f: Any = sys._getframe(2)
+    while f is not None:
+        name = f.f_code.co_filename
+        if name.startswith(_SMPY_DIR):
+            if name != __file__:
+                return True
+        elif not name.startswith(_LIB_DIRS) and not name.startswith("<frozen"):
+            return False
+        f = f.f_back
+    return False
+
+
 def _proc() -> Any:
     """The calling rank's process when its time may advance here, else None."""
     s = _session
     ctx = state.ctx
-    if s is None or ctx is None or id(ctx) in _inside or not s._can_block(ctx):
+    if s is None or ctx is None or id(ctx) in _inside or not s._can_block(ctx) or _smpy_caller():
         return None
     return ctx.proc
 
