@@ -26,6 +26,9 @@ Nothing is written to disk. ``open()``/``io.open`` return an in-memory file obje
 ``/dev/null``); ``os.path``/``os.stat``, ``mmap`` and C extensions (h5py, netCDF) see the real
 directory.
 
+smpy's own files (the time-independent trace recorder, ``smpy replay`` reading traces) are
+opened by smpy's modules and are never charged.
+
 Not intercepted: C extensions doing their own I/O (h5py/HDF5, netCDF, compiled readers),
 ``mmap`` (``np.memmap``, ``np.load(mmap_mode=...)``), ``io.FileIO`` created directly,
 ``pathlib.Path.read_bytes``/``write_bytes`` (they call ``io.open``: intercepted), files opened
@@ -99,6 +102,14 @@ _PSEUDO = ("/proc/", "/sys/", "/dev/")
 
 def _pseudo(path: str) -> bool:
     return path.startswith(_PSEUDO)
+
+
+def _smpy_caller(depth: int = 2) -> bool:
+    """Whether the function that called the intercepted one is smpy's own code (the
+    time-independent trace recorder, ``smpy replay`` reading its traces): smpy's files are
+    not the program's and cost no simulated time."""
+    name = sys._getframe(depth).f_globals.get("__name__", "")
+    return name == "smpy" or name.startswith("smpy.")
 
 
 def _flush(proc: Any) -> None:
@@ -426,7 +437,8 @@ def _raw_mode(mode: str) -> str:
 def _open(file: Any, mode: str = "r", buffering: int = -1, encoding: Any = None, errors: Any = None,
           newline: Any = None, closefd: bool = True, opener: Any = None) -> Any:
     proc = _proc()
-    if proc is None or isinstance(file, int) or not isinstance(mode, str) or "U" in mode:
+    if (proc is None or isinstance(file, int) or not isinstance(mode, str) or "U" in mode
+            or _smpy_caller()):
         return _orig["open"](file, mode, buffering, encoding, errors, newline, closefd, opener)
     path = os.path.abspath(os.fsdecode(file))
     if _pseudo(path):
@@ -478,6 +490,8 @@ _vfds: dict[int, _VirtualRaw] = {}
 
 def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) -> int:
     proc = _proc()
+    if proc is not None and _smpy_caller():
+        proc = None
     pseudo = proc is not None and _pseudo(os.path.abspath(os.fsdecode(path)))
     if proc is not None and dir_fd is None and not pseudo:
         apath = os.path.abspath(os.fsdecode(path))
