@@ -104,14 +104,6 @@ def _pseudo(path: str) -> bool:
     return path.startswith(_PSEUDO)
 
 
-def _smpy_caller(depth: int = 2) -> bool:
-    """Whether the function that called the intercepted one is smpy's own code (the
-    time-independent trace recorder, ``smpy replay`` reading its traces): smpy's files are
-    not the program's and cost no simulated time."""
-    name = sys._getframe(depth).f_globals.get("__name__", "")
-    return name == "smpy" or name.startswith("smpy.")
-
-
 def _flush(proc: Any) -> None:
     """End the rank's computation burst (smpy's own file reads there are not charged)."""
     key = id(state.ctx)
@@ -437,8 +429,7 @@ def _raw_mode(mode: str) -> str:
 def _open(file: Any, mode: str = "r", buffering: int = -1, encoding: Any = None, errors: Any = None,
           newline: Any = None, closefd: bool = True, opener: Any = None) -> Any:
     proc = _proc()
-    if (proc is None or isinstance(file, int) or not isinstance(mode, str) or "U" in mode
-            or _smpy_caller()):
+    if proc is None or isinstance(file, int) or not isinstance(mode, str) or "U" in mode:
         return _orig["open"](file, mode, buffering, encoding, errors, newline, closefd, opener)
     path = os.path.abspath(os.fsdecode(file))
     if _pseudo(path):
@@ -490,8 +481,6 @@ _vfds: dict[int, _VirtualRaw] = {}
 
 def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) -> int:
     proc = _proc()
-    if proc is not None and _smpy_caller():
-        proc = None
     pseudo = proc is not None and _pseudo(os.path.abspath(os.fsdecode(path)))
     if proc is not None and dir_fd is None and not pseudo:
         apath = os.path.abspath(os.fsdecode(path))
