@@ -4,7 +4,7 @@
     python conformance/run_suite.py -n 1 2 -i p2p   # modules matching a regex
     python conformance/run_suite.py --backend smpy  # reuse MPICH's outcomes from results/
 
-For each N and each module ``test_*.py`` of the suite (spawn and dynproc are always left out,
+For each N and each module ``test_*.py`` of the suite (spawn is always left out,
 as in mpi4py's CI with ``-e spawn``), the module runs under
 
 * MPICH: ``<venv>/bin/mpiexec -n N <venv>/bin/python rank_wrapper.py test/main.py -v -i <module>``
@@ -47,7 +47,7 @@ EXCLUSIONS = HERE / "exclusions.txt"
 WRAPPER = HERE / "rank_wrapper.py"
 DRIVER = HERE / "smpy_driver.py"
 BIN = Path(sys.executable).parent  # the venv's bin: python, mpiexec (mpich wheel), smpy
-ALWAYS_EXCLUDED = re.compile(r"spawn|dynproc")
+ALWAYS_EXCLUDED = re.compile(r"spawn")
 DEFAULT_VERSION = "4.1.2"
 KILL_GRACE_S = 20.0
 
@@ -579,7 +579,7 @@ def run_np(np: int, testdir: Path, modules: list[str], backend: str, timeout_s: 
     all_modules = dict(sorted(all_modules.items()))
     summary = summarize(all_modules, np)
     out = {
-        "suite": f"mpi4py {testdir.parent.name.removeprefix('mpi4py-')} test/ (main.py -v, -e spawn -e dynproc)",
+        "suite": f"mpi4py {testdir.parent.name.removeprefix('mpi4py-')} test/ (main.py -v, -e spawn)",
         "np": np,
         "mpi_library": next((e["mpich"]["library"] for e in all_modules.values()
                              if e.get("mpich", {}).get("library")), ""),
@@ -602,7 +602,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-i", "--include", action="append", default=[], metavar="REGEX",
                     help="only test modules matching REGEX (repeatable)")
     ap.add_argument("-e", "--exclude", action="append", default=[], metavar="REGEX",
-                    help="leave out test modules matching REGEX (spawn|dynproc always are)")
+                    help="leave out test modules matching REGEX (spawn always is)")
     ap.add_argument("--backend", choices=["both", "smpy", "mpich"], default="both",
                     help="'smpy' reuses MPICH's outcomes from results/np<N>.json")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per module and backend")

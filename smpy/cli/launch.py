@@ -28,22 +28,24 @@ from smpy.energy.host_energy import PowerTrace
 from smpy.energy.link_energy import LinkEnergy
 from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
+from smpy.kernel.watchdog import Stalled, Watchdog
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
-from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, parse_fail
+from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, down_at, parse_fail
 from smpy.runtime import fsio, ulfm
 from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
 from smpy.shim import importer
 from smpy.shim.blas import single_thread_blas
+from smpy.shim.coop import Cooperative
 from smpy.shim.fileio import FilePatches
 from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages, resolve
 from smpy.shim.imports import ImportPatches
 from smpy.shim.isolation import Patches, RankContext, RankExit
 from smpy.support import memory
-from smpy.support.config import Config, declare, parse_bool, parse_int
+from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
 from smpy.support.internal import SmpyInternalError
 from smpy.support.memory import FORCE_MEMORY
 from smpy.support.units import parse_size
@@ -92,6 +94,11 @@ RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own
 RANK_HEAPS_TOTAL = declare("smpy/rank-heaps-total", "1GiB", "Free memory all ranks' heaps may hold together; "
                            "beyond it new arrays come from the shared allocator and freed ones give their "
                            "pages back", parse=parse_size)
+STALL_TIMEOUT = declare("smpy/stall-timeout", 60.0, "End the run with a report of every rank's pending "
+                        "call when this many wall seconds pass without progress: no simulation event, "
+                        "no CPU used by the emulation or its child processes (a rank in a real blocking "
+                        "call, a wait for an outside event that never comes); 0 waits forever",
+                        parse=parse_float)
 PER_RANK_MODULES = declare("smpy/per-rank-modules", "", "Comma-separated modules or packages that each rank "
                             "imports for itself, in addition to the program's own modules, mpi4py.futures and "
                             "the modules that import mpi4py.MPI (smpy/shim/imports.py)")
@@ -125,7 +132,7 @@ class RunResult:
     np: int
     platform: str
     hosts_used: int
-    status: str  # ok | failed (a component failed, the job was aborted) | error | abort | deadlock | interrupted | timeout
+    status: str  # ok | failed (a component failed, the job was aborted) | error | abort | deadlock | stalled | interrupted | timeout
     exit_code: int
     makespan_s: float
     mpi_calls: int
@@ -145,6 +152,11 @@ class RunResult:
     #: component failures and repairs: {time_s, kind, name, on}; ranks killed: rank -> time
     failures: list[dict[str, Any]] = field(default_factory=list)
     lost_ranks: dict[int, float] = field(default_factory=dict)
+    #: simulated time at which the run started (a restart's, smpy.cli.restarts; else 0)
+    start_time_s: float = 0.0
+    #: the models the prediction rests on, set or default: network model, collective selector
+    #: (SMPI's default selector is ``default``, smpy's ``ompi``: a comparison must pin both)
+    models: dict[str, str] = field(default_factory=dict)
 
     @property
     def stdout(self) -> str:
@@ -178,6 +190,8 @@ class RunResult:
             f"{self.mpi_calls} MPI calls, {self.messages} messages ({self.bytes_sent:.6g} bytes)",
             f"[smpy] emulation wall time: {self.wall_s:.3f} s ({self.events} events)",
         ]
+        if self.models:
+            lines.insert(2, "[smpy] models: " + ", ".join(f"{k}={v}" for k, v in self.models.items()))
         e = self.energy or {}
         if "total_J" in e:
             lines.append(f"Total energy consumption: {e['total_J']:.6f} Joules (used hosts: "
@@ -559,10 +573,12 @@ class _Launch:
             for a in self.actors:
                 a.start()
             with _young_gc_only(), numpy_hugepages(_hugepage(config)), _rank_heaps(config), \
-                    stops.simulating():
+                    stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)):
                 engine.run(sim_timeout)
         except DeadlockError as d:
             return "deadlock", 1, _deadlock_report(world, d)
+        except Stalled as st:
+            return "stalled", 1, _stall_report(world, st)
         except KeyboardInterrupt as k:
             return _stopped(k)
         if engine.abort_reason is not None:
@@ -586,6 +602,8 @@ class _Launch:
         files = FilePatches(self.session)
         files.install()
         self.green.install()
+        coop = Cooperative()
+        coop.install()
         sys.path.insert(0, self.program.path0)
         wall0 = time.perf_counter()
         try:
@@ -598,6 +616,7 @@ class _Launch:
                         a.kill()
                     except BaseException:  # noqa: BLE001 - teardown must not fail
                         pass
+            coop.uninstall()
             self.green.uninstall()
             files.uninstall()
             import_patches.uninstall()
@@ -626,6 +645,17 @@ def arm_failures(world: World, plat: Any, config: Config) -> Injector:
     return injector
 
 
+def place_survivors(plat: Any, config: Config, placement: list[Any], np: int, start_time: float) -> list[Any]:
+    """The ranks of a restart at ``start_time``, round-robin over the hosts of ``placement``
+    that are up then (smpy.platform.failures.down_at)."""
+    down = down_at(plat, int(config.get(FAILURE_SEED)), parse_fail(str(config.get(FAIL))), start_time)
+    hosts = [h for h in dict.fromkeys(placement) if h.name not in down]
+    if not hosts:
+        raise ValueError(f"no host left to restart on at simulated time {start_time:.9g} s "
+                         f"(down: {', '.join(sorted(down))})")
+    return [hosts[r % len(hosts)] for r in range(np)]
+
+
 def _failure_list(failures: list[dict[str, Any]]) -> str:
     shown = [f"{f['kind']} {f['name']} {'repaired' if f['on'] else 'failed'} at {f['time_s']:.9g} s"
              for f in failures[:5]]
@@ -648,15 +678,20 @@ def build_result(world: World, np: int, program: Program, outcome: tuple[str, in
         energy=_energy_report(world.energy, att.link_energy), spawned=len(procs) - np,
         peak_rss_bytes=_peak_rss(),
         failures=[{"time_s": f.time, "kind": f.kind, "name": f.name, "on": f.on} for f in world.injector.log],
-        lost_ranks=dict(sorted(world.ft.dead.items())),
+        lost_ranks=dict(sorted(world.ft.dead.items())), start_time_s=world.start_time,
+        models={name: str(config.get(name)) for name in MODEL_SETTINGS},
     )
+
+
+#: the settings every summary names (the models a prediction rests on)
+MODEL_SETTINGS = ("network/model", "smpi/coll-selector")
 
 
 def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLike | None = None,
         cfg: dict[str, Any] | None = None, args: list[str] | tuple = (), hostfile: str | os.PathLike | None = None,
         capture: bool = False, echo: bool = True, err_stream: Any = None,
         trace: str | os.PathLike | None = None, module: str | None = None,
-        command: str | None = None, sim_timeout: float | None = None) -> RunResult:
+        command: str | None = None, sim_timeout: float | None = None, start_time: float = 0.0) -> RunResult:
     """Run ``script`` with ``np`` simulated ranks; see :class:`RunResult`.
 
     Instead of a script, ``module`` runs a module as ``python -m module`` does (each rank
@@ -677,8 +712,11 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         raise ValueError(f"the simulated-time limit must be positive, got {sim_timeout}")
     program = load_program(script, module, command)
     plat, config, placement = load_setup(platform, cfg, hostfile, np)
+    if start_time > 0.0:  # a restart (smpy.cli.restarts): on the hosts up at that time
+        placement = place_survivors(plat, config, placement, np, start_time)
     check_outputs(trace, config)
     world = World(plat, config, placement)
+    world.engine.now = world.start_time = start_time
     timing = Timing(world, config)
     att = attach_plugins(world, plat, config, placement, err)
     attach_tracers(world, config, att, trace, program, placement, capture, err)
@@ -757,6 +795,7 @@ class _SpawnHook:
         child_connect(proc)
         prog = self.programs.pop(proc.rank)
         ctx = proc.actor.context
+        exit_funcs = True
         try:
             if prog.kind == "module":
                 runpy.run_module(prog.target, run_name="__main__", alter_sys=True)
@@ -769,10 +808,15 @@ class _SpawnHook:
         except SystemExit as e:
             if e.code not in (None, 0):
                 raise
-        ctx.run_exit_funcs()
+        except RankExit as e:  # os._exit(0): as for the initial ranks
+            if e.status != 0:
+                raise
+            exit_funcs = False
+        if exit_funcs:
+            ctx.run_exit_funcs()
         self.green.end_of_rank(proc)
         timing.end_of_rank(proc)
-        proc.finalized = True
+        proc.finalized = exit_funcs
 
     def restore_path(self) -> None:
         for path in self.paths:
@@ -814,6 +858,8 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     t = world.engine.now
     if isinstance(exc, AbortCalled):
         return "abort", exc.errorcode, f"[smpy] MPI_Abort called by {who} with error code {exc.errorcode} at simulated time {t:.9g} s"
+    if isinstance(exc, Stalled):
+        return "stalled", 1, _stall_report(world, exc)
     if isinstance(exc, KeyboardInterrupt):
         return _stopped(exc)
     if isinstance(exc, ulfm.ProcessFailure):
@@ -875,6 +921,26 @@ def _deadlock_report(world: World, d: DeadlockError) -> str:
     done = [p.rank for p in world.processes if not p.actor.alive]
     if done:
         lines.append(f"[smpy]   finished ranks: {_ranges(done)}")
+    return "\n".join(lines)
+
+
+def _stall_report(world: World, st: Stalled) -> str:
+    lines = [f"[smpy] STALL at simulated time {st.now:.9g} s: no progress for {st.seconds:.3g} s of wall "
+             "time (no simulation event, no CPU used by the emulation or its child processes)."]
+    for actor, what in st.blocked:
+        p = actor.data
+        name = f"{_who(world, p)} (host {p.host.name})" if p is not None and hasattr(p, "host") else actor.name
+        if " thread " in actor.name:
+            name += f", thread {actor.name.split(' thread ', 1)[1]}"
+        lines.append(f"[smpy]   {name}: {'in' if actor is st.running else 'blocked in'} {what}")
+    stuck = {id(a.data) for a, _ in st.blocked}
+    waiting = [p.rank for p in world.processes if not p.actor.started and id(p) not in stuck]
+    if waiting:
+        lines.append(f"[smpy]   not started yet (the stalled call holds the emulation): ranks {_ranges(waiting)}")
+    done = [p.rank for p in world.processes if p.actor.started and not p.actor.alive and id(p) not in stuck]
+    if done:
+        lines.append(f"[smpy]   finished ranks: {_ranges(done)}")
+    lines.append("[smpy] (--cfg=smpy/stall-timeout:SECONDS sets the limit; 0 waits forever)")
     return "\n".join(lines)
 
 

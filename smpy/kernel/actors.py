@@ -25,6 +25,7 @@ rank its own ``__main__``, module copies, random state and output streams.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,17 @@ _current: Actor | None = None
 def current_actor() -> Actor | None:
     """The running actor, or None in the maestro."""
     return _current
+
+
+def _forget_actor() -> None:
+    """In a process forked by an actor (``multiprocessing``'s workers, ``os.fork``) no actor
+    runs: the child is a plain process whose calls must not block on this engine."""
+    global _current
+    _current = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_actor)
 
 
 class Actor:

@@ -21,7 +21,9 @@ One round at time ``t``::
     pop every event with time == next time; run them    (they finish activities → ready)
 
 The loop ends when there is no ready actor and no pending event. Live actors left blocked
-at that point form a deadlock: :class:`DeadlockError` lists what each one waits for.
+at that point form a deadlock: :class:`DeadlockError` lists what each one waits for. Actors
+waiting for the operating system (:mod:`smpy.kernel.oswait`) are polled at the end of each
+round; when only they are left, the loop waits for the outside in a real ``poll(2)``.
 
 *Daemon* events (:meth:`Engine.schedule_daemon`: periodic samplers such as DVFS governors)
 live in a heap of their own and run in time order with the others, but never keep the
@@ -82,6 +84,8 @@ class Engine:
         self.abort_reason: BaseException | None = None
         self.aborting_actor: Actor | None = None
         self.stopping = False
+        #: waits for the operating system (smpy.kernel.oswait), created on first use
+        self.os_poller: Any = None
         self.rounds = 0
         self.events_processed = 0
         # extension points
@@ -152,10 +156,16 @@ class Engine:
                     m.update()
             if ready:
                 continue
+            osp = self.os_poller
+            if osp is not None and osp.waits and osp.poll(0.0):
+                continue  # an OS event seen now happened now (smpy.kernel.oswait)
             # drop cancelled events at the top
             while heap and heap[0][2].cancelled:
                 pop(heap)
             if not heap:
+                if osp is not None and osp.waits:
+                    osp.idle()  # only the outside can wake an actor: wait for it (wall time)
+                    continue
                 break
             t = heap[0][0]
             if self._daemon_heap and self._run_daemons(t, until):

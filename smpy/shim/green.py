@@ -39,7 +39,7 @@ from typing import Any
 
 from smpy.kernel.activity import Sleep, Trigger
 from smpy.kernel.actors import Actor, block_on, block_on_any, current_actor, yield_now
-from smpy.shim import isolation
+from smpy.shim import aio, isolation
 
 _real_allocate = _thread.allocate_lock
 _real_get_ident = threading.get_ident
@@ -77,6 +77,8 @@ class GreenLock:
     """A lock whose contended acquire waits in simulated time inside a rank."""
 
     __slots__ = ("_real", "_waiters", "__weakref__")
+    #: what a rank waiting for the lock waits for (deadlock reports)
+    WAITING_FOR = "a threading lock (Lock/Condition/Event/queue) held by another thread"
 
     def __init__(self) -> None:
         self._real = _real_allocate()
@@ -93,7 +95,7 @@ class GreenLock:
         engine = actor.engine
         deadline = engine.now + timeout if timeout is not None and timeout >= 0 else None
         while True:
-            t = Trigger(engine, "a threading lock (Lock/Condition/Event/queue) held by another thread")
+            t = Trigger(engine, self.WAITING_FOR)
             self._waiters.append(t)
             if deadline is None:
                 block_on(t, t.label)
@@ -212,7 +214,7 @@ class _ThreadContext:
     (``proc.depth``, which ``@mpicall`` saves and restores) so that a thread calling MPI
     while the rank's main thread waits inside an MPI call does not corrupt the other's."""
 
-    __slots__ = ("rank_ctx", "proc", "depth", "outer", "actor", "heaps_done")
+    __slots__ = ("rank_ctx", "proc", "depth", "outer", "actor", "heaps_done", "aio")
 
     def __init__(self, rank_ctx: Any, proc: Any, actor: Any) -> None:
         self.rank_ctx = rank_ctx
@@ -221,6 +223,7 @@ class _ThreadContext:
         self.outer = 0
         self.actor = actor
         self.heaps_done = False  # the rank's heap handler is installed in this thread
+        self.aio = aio.AioState()  # the thread's own asyncio running loop
 
     def switch_in(self) -> None:
         if self.rank_ctx is not None:
@@ -230,10 +233,16 @@ class _ThreadContext:
             self.heaps_done = heaps is None or heaps.install_thread(self.actor.glet)
         self.outer = self.proc.depth
         self.proc.depth = self.depth
+        ev = aio.events()
+        if ev is not None:
+            self.aio.thread_in(ev)
 
     def switch_out(self) -> None:
         self.depth = self.proc.depth
         self.proc.depth = self.outer
+        ev = aio.events()
+        if ev is not None:
+            self.aio.thread_out(ev, getattr(self.rank_ctx, "aio", None))
         if self.rank_ctx is not None:
             self.rank_ctx.switch_out()
 
@@ -253,7 +262,8 @@ def _run(thread: threading.Thread) -> None:
         pass
     except BaseException as exc:  # noqa: BLE001 - reported as Python reports thread errors
         from smpy.kernel.actors import ActorKilled
-        if isinstance(exc, ActorKilled):
+        from smpy.kernel.watchdog import Stalled
+        if isinstance(exc, (ActorKilled, Stalled)):
             raise
         sys.stderr.write(f"Exception in thread {thread.name}:\n")
         sys.stderr.write("".join(traceback.format_exception(exc)))

@@ -47,6 +47,8 @@ import types
 import warnings
 from typing import Any, TextIO
 
+from smpy.shim import aio
+
 
 class _State(threading.local):
     """The running rank's context (None in the maestro). Thread-local: only the thread that
@@ -57,6 +59,15 @@ class _State(threading.local):
 
 
 state = _State()
+
+
+def _forget_rank() -> None:
+    """A process forked by a rank is a plain process: real clocks, sleep and streams."""
+    state.ctx = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_rank)
 #: smpy.shim.rankheap.Switcher of the run (per-rank numpy heaps), None when off
 rank_heaps: Any = None
 #: names of the per-rank modules (smpy.shim.imports decides which)
@@ -119,7 +130,7 @@ class RankContext:
 
     __slots__ = ("rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line",
                  "exit_funcs", "warn_filters", "warn_show", "warn_impl", "warn_default",
-                 "stdout", "stderr")
+                 "stdout", "stderr", "aio")
 
     def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any) -> None:
         self.rank = rank
@@ -145,6 +156,8 @@ class RankContext:
         #: rank streams)
         self.stdout: Any = None
         self.stderr: Any = None
+        #: asyncio's running loop and policy of the rank (smpy.shim.aio)
+        self.aio = aio.AioState()
 
     def run_exit_funcs(self) -> None:
         """Run the rank's atexit handlers, last registered first, as Python does at exit:
@@ -208,10 +221,16 @@ class RankContext:
         if streams:
             sys.stdout = self.stdout or streams[0]
             sys.stderr = self.stderr or streams[1]
+        ev = aio.events()
+        if ev is not None:
+            self.aio.switch_in(ev)
         state.ctx = self
 
     def switch_out(self) -> None:
         state.ctx = None
+        ev = aio.events()
+        if ev is not None:
+            self.aio.switch_out(ev)
         if rank_heaps is not None:
             rank_heaps.switch_out()
         w = warnings
@@ -415,8 +434,10 @@ class Patches:
             self._saved.append((warnings, n, getattr(warnings, n)))
         self._saved.append((sys, "argv", list(sys.argv)))
         self._saved.append((sys, "path", list(sys.path)))
+        aio.install()
 
     def uninstall(self) -> None:
+        aio.uninstall()
         for obj, name, value in reversed(self._saved):
             setattr(obj, name, value)
         _filters_mutated()
