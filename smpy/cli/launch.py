@@ -152,6 +152,9 @@ class RunResult:
     #: component failures and repairs: {time_s, kind, name, on}; ranks killed: rank -> time
     failures: list[dict[str, Any]] = field(default_factory=list)
     lost_ranks: dict[int, float] = field(default_factory=dict)
+    #: the models the prediction rests on, set or default: network model, collective selector
+    #: (SMPI's default selector is ``default``, smpy's ``ompi``: a comparison must pin both)
+    models: dict[str, str] = field(default_factory=dict)
 
     @property
     def stdout(self) -> str:
@@ -185,6 +188,8 @@ class RunResult:
             f"{self.mpi_calls} MPI calls, {self.messages} messages ({self.bytes_sent:.6g} bytes)",
             f"[smpy] emulation wall time: {self.wall_s:.3f} s ({self.events} events)",
         ]
+        if self.models:
+            lines.insert(2, "[smpy] models: " + ", ".join(f"{k}={v}" for k, v in self.models.items()))
         e = self.energy or {}
         if "total_J" in e:
             lines.append(f"Total energy consumption: {e['total_J']:.6f} Joules (used hosts: "
@@ -661,7 +666,12 @@ def build_result(world: World, np: int, program: Program, outcome: tuple[str, in
         peak_rss_bytes=_peak_rss(),
         failures=[{"time_s": f.time, "kind": f.kind, "name": f.name, "on": f.on} for f in world.injector.log],
         lost_ranks=dict(sorted(world.ft.dead.items())),
+        models={name: str(config.get(name)) for name in MODEL_SETTINGS},
     )
+
+
+#: the settings every summary names (the models a prediction rests on)
+MODEL_SETTINGS = ("network/model", "smpi/coll-selector")
 
 
 def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLike | None = None,

@@ -152,6 +152,15 @@ def load_platform(path: str | os.PathLike[str]) -> Platform:
     return _cached(source, raw, lambda: _parse_platform(source, raw))
 
 
+def _parse_platform(source: str, raw: bytes) -> Platform:
+    """:func:`_parse_file`; a recursion the depth bounds of :mod:`smpy.platform.limits` did
+    not foresee is still reported as one line."""
+    try:
+        return _parse_file(source, raw)
+    except RecursionError:
+        raise PlatformError(f"{source}: the platform is nested too deeply to be read") from None
+
+
 def _cached(source: str, raw: bytes, parse: Any) -> Platform:
     path = entry_path(source, raw)
     if path is not None:
@@ -164,7 +173,7 @@ def _cached(source: str, raw: bytes, parse: Any) -> Platform:
     return platform
 
 
-def _parse_platform(source: str, raw: bytes) -> Platform:
+def _parse_file(source: str, raw: bytes) -> Platform:
     if Path(source).suffix.lower() == ".xml":
         from smpy.platform.xml import read_xml
 

@@ -77,6 +77,8 @@ class GreenLock:
     """A lock whose contended acquire waits in simulated time inside a rank."""
 
     __slots__ = ("_real", "_waiters", "__weakref__")
+    #: what a rank waiting for the lock waits for (deadlock reports)
+    WAITING_FOR = "a threading lock (Lock/Condition/Event/queue) held by another thread"
 
     def __init__(self) -> None:
         self._real = _real_allocate()
@@ -93,7 +95,7 @@ class GreenLock:
         engine = actor.engine
         deadline = engine.now + timeout if timeout is not None and timeout >= 0 else None
         while True:
-            t = Trigger(engine, "a threading lock (Lock/Condition/Event/queue) held by another thread")
+            t = Trigger(engine, self.WAITING_FOR)
             self._waiters.append(t)
             if deadline is None:
                 block_on(t, t.label)
