@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from smpy.mpi import _call
+from smpy.mpi.args import intargs
 from smpy.mpi.objmodel import (
     T_ERRHANDLER,
     HandleMixin,
@@ -345,6 +346,7 @@ class ErrhandlerMixin:
         """Set the error handler."""
         set_errhandler(self._errhandler_obj(), errhandler, self._errhandler_kind)
 
+    @intargs
     def Call_errhandler(self, errorcode: int) -> None:
         """Call the error handler installed."""
         obj = self._errhandler_obj()
