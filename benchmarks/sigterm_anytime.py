@@ -9,6 +9,7 @@ before smpyrun's handler is installed (reported as "before the handler").
 
     python benchmarks/sigterm_anytime.py            # 10 moments, seed 1
     python benchmarks/sigterm_anytime.py --runs 20 --seed 2
+    python benchmarks/sigterm_anytime.py --within 0.5    # the first half second only
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--within", type=float, default=None, metavar="SECONDS",
+                    help="draw the moments in [0, SECONDS) instead of the whole run (the start-up)")
     ns = ap.parse_args()
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as d:
@@ -62,7 +65,7 @@ def main() -> int:
     rng = random.Random(ns.seed)
     good = 0
     for i in range(ns.runs):
-        at = rng.uniform(0.0, full)
+        at = rng.uniform(0.0, ns.within if ns.within else full)
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
             p = subprocess.Popen(command(tmp), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

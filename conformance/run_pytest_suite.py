@@ -99,8 +99,9 @@ def pytest_args(files: list[str], select: str) -> list[str]:
     return args + (["-k", select] if select else [])
 
 
-def run_mpich(src: Path, site: Path, np_: int, args: list[str], timeout_s: float) -> tuple[list[str], dict]:
-    outdir = CACHE / "runs" / f"mpich-np{np_}"
+def run_mpich(src: Path, site: Path, np_: int, args: list[str], timeout_s: float,
+              outroot: Path = CACHE / "runs") -> tuple[list[str], dict]:
+    outdir = outroot / f"mpich-np{np_}"
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
     mpiexec = Path(sys.executable).parent / "mpiexec"
@@ -124,8 +125,9 @@ print(json.dumps({"status": res.status, "exit_code": res.exit_code, "message": r
 '''
 
 
-def run_smpy(src: Path, site: Path, np_: int, args: list[str], timeout_s: float) -> tuple[list[str], dict]:
-    outdir = CACHE / "runs" / f"smpy-np{np_}"
+def run_smpy(src: Path, site: Path, np_: int, args: list[str], timeout_s: float,
+             outroot: Path = CACHE / "runs") -> tuple[list[str], dict]:
+    outdir = outroot / f"smpy-np{np_}"
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
     cmd = [sys.executable, "-c", SMPY_DRIVER, str(np_), str(outdir), *args]

@@ -88,3 +88,19 @@ def test_timeouts_must_be_positive(value: str, capsys: pytest.CaptureFixture) ->
         smpyrun.main(["--timeout", value, HELLO])
     assert e.value.code == 2
     assert "--timeout" in capsys.readouterr().err
+
+
+def test_other_commands_check_their_outputs_first(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from smpy.cli import main as smpy_main
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert smpy_main.main(["predict", "-np", "1", "-o", str(blocker / "sweep"), HELLO]) == 2
+    assert "-o" in capsys.readouterr().err
+    (tmp_path / "s.json").mkdir()
+    assert smpy_main.main(["predict", "-np", "1", "-o", str(tmp_path / "s"), HELLO]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert smpy_main.main(["plot", "--trace", str(blocker), "-o", str(blocker)]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    assert smpy_main.main(["replay", "--json", str(tmp_path / "no" / "x.json"), str(blocker)]) == 2
+    assert "--json" in capsys.readouterr().err

@@ -25,7 +25,8 @@ from conformance import run_pytest_suite as rp  # noqa: E402
 from conformance import run_suite as rs  # noqa: E402
 
 #: one of each kind: point-to-point and collectives, RMA, spawn, threads, mpi4py.futures
-#: (as a pool and as ``-m mpi4py.futures``), a unittest suite, a module-level ``-c``
+#: (as a pool and as ``-m mpi4py.futures``), a unittest suite, a module-level ``-c``,
+#: ``mpi4py.rc`` and its environment variables
 DEMOS = [
     ".: np5 helloworld.py",
     "compute-pi: np2 cpi-cco.py",
@@ -40,6 +41,11 @@ DEMOS = [
     "mpi-ref-v1: np2 ex-2.16.py",
     "check-mpiexec: np2 -c from mpi4py import MPI",
     "profiling: np8 ring.py",
+    "init-fini: np2 test_0.py errors=default",
+    "init-fini: np2 test_1.py",
+    "init-fini: np2 test_3.py",
+    "init-fini: np2 test_5.py",
+    "init-fini: np2 test_6.py",
 ]
 TIMEOUT_S = 120.0
 
@@ -88,15 +94,15 @@ def test_demo_manifest_lists_every_skip_with_a_reason() -> None:
 PYTEST_FILES = ["tests/test_blockdiag.py", "tests/test_stack.py"]
 
 
-def test_pytest_suite_same_outcomes_as_mpich() -> None:
+def test_pytest_suite_same_outcomes_as_mpich(tmp_path: Path) -> None:
     _need_mpiexec()
     try:
         src, site = rp.fetch()
     except Exception as e:  # noqa: BLE001 - offline, no pip ...
         pytest.skip(f"PyLops-MPI's sdist or its dependencies are not available: {e}")
     args = rp.pytest_args(PYTEST_FILES, "")
-    m_ranks, m_info = rp.run_mpich(src, site, 2, args, 600.0)
-    s_ranks, s_info = rp.run_smpy(src, site, 2, args, 600.0)
+    m_ranks, m_info = rp.run_mpich(src, site, 2, args, 600.0, tmp_path)
+    s_ranks, s_info = rp.run_smpy(src, site, 2, args, 600.0, tmp_path)
     mpich, smpy = rp.outcomes(m_ranks), rp.outcomes(s_ranks)
     assert len(mpich) == 40, f"MPICH: {m_info}"  # 20 tests, each on both ranks
     same, total, diff = rp.compare(mpich, smpy)

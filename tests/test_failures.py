@@ -332,3 +332,101 @@ def smpy_wilson(k: int, n: int, z: float) -> tuple[float, float]:
     from smpy.cli.sweep import wilson
 
     return wilson(k, n, z)
+
+
+# -- smpy predict: failed runs as outcomes ------------------------------------------------------------
+def test_reliability_summary_formulas() -> None:
+    from smpy.cli.reliability import reliability
+    from smpy.cli.sweep import Point, Run
+
+    pt = Point(None, 4)
+    runs = [Run(pt, 0, "ok", 0, 2.0, energy_J=20.0), Run(pt, 1, "failed", 137, 0.5, energy_J=5.0),
+            Run(pt, 2, "ok", 0, 2.0, energy_J=20.0), Run(pt, 3, "failed", 137, 1.5, energy_J=15.0),
+            Run(pt, 4, "error", 1, 0.1)]  # an error of the program is not an outcome
+    (rel,) = reliability([pt], runs)
+    assert (rel.runs, rel.successes, rel.rate) == (4, 2, 0.5)
+    # Wald: E[T] = mean attempt time / p = (2 + 0.5 + 2 + 1.5) / 4 / 0.5
+    assert rel.expected_time_s == pytest.approx(3.0) and rel.expected_energy_J == pytest.approx(30.0)
+    assert rel.low < 0.5 < rel.high
+
+
+def test_predict_with_failure_seeds_reports_reliability(tmp_path: Path) -> None:
+    plat = tmp_path / "p.yaml"
+    plat.write_text("name: t\nclusters:\n  - name: c\n    prefix: n\n    count: 4\n    speed: 1Gf\n"
+                    "    bandwidth: 10Gbps\n    latency: 50us\n    failures: {mtbf: 4s}\n")
+    out = tmp_path / "sweep"
+    proc = subprocess.run([sys.executable, "-m", "smpy", "predict", "-q", "-np", "4", "--reps", "6",
+                           "--failure-seed", "0", "--reuse-process", "--platform", str(plat),
+                           "--cfg", "smpi/simulate-computation:no", "-o", str(out), _prog(tmp_path, LOOP)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads(out.with_suffix(".json").read_text())["runs"]
+    statuses = [r["status"] for r in sorted(runs, key=lambda r: r["rep"])]
+    # each repetition r draws with seed r: the same outcomes as in-process runs with that seed
+    expect = [smpy.run(_prog(tmp_path, LOOP), np=4, platform=str(plat), capture=True,
+                       cfg={**EXACT, "smpy/failure-seed": r}).status for r in range(6)]
+    assert statuses == expect and set(statuses) == {"ok", "failed"}
+    k = statuses.count("ok")
+    assert f"{k}/6 ({100 * k / 6:.1f}%)" in proc.stdout and "E[time to solution]" in proc.stdout
+
+
+def test_xml_state_file_is_the_failure_trace(tmp_path: Path) -> None:
+    (tmp_path / "b.states").write_text("0.3 0\n")
+    (tmp_path / "l.states").write_text("5 0\n6 1\n")
+    xml = tmp_path / "p.xml"
+    xml.write_text("<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+                   "<host id=\"a\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\" state_file=\"b.states\"/>"
+                   "<link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\" state_file=\"l.states\"/>"
+                   "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n")
+    prog = _prog(tmp_path, "import smpy\nsmpy.sleep(1)\n")
+    res = smpy.run(prog, np=2, platform=str(xml), capture=True, cfg=EXACT)
+    assert res.status == "failed" and res.lost_ranks == {1: 0.3}
+    (tmp_path / "b.states").write_text("0.3 maybe\n")
+    xml.write_text(xml.read_text().replace("<host id=\"a\"", "<host id=\"a2\" speed=\"1Gf\"/><host id=\"a\""))
+    with pytest.raises(PlatformError, match="state_file.*state must be on or off"):
+        smpy.run(prog, np=1, platform=str(xml), capture=True)
+
+
+def test_errors_are_fatal_on_comm_world_aborts_even_in_ulfm_mode(tmp_path: Path) -> None:
+    prog = LOOP.replace("comm = MPI.COMM_WORLD\n", "comm = MPI.COMM_WORLD\ncomm.Set_errhandler(MPI.ERRORS_ARE_FATAL)\n")
+    res = smpy.run(_prog(tmp_path, prog), np=4, capture=True,
+                   cfg={**EXACT, "smpy/fail": "node-1@0.25s", "smpy/auto-cleanup": "no"})
+    assert res.status == "failed" and res.lost_ranks == {1: 0.25}
+    assert res.makespan_s == pytest.approx(0.251)
+
+
+def test_restarts_resume_from_the_checkpoint_with_time_continuing(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "smpy.cli.smpyrun", "-np", "4", "--fail", "node-1@0.55s",
+                           "--restarts", "2", "--restart-delay", "1s", "--cfg", "smpi/simulate-computation:no",
+                           "--json", str(out), "-q", str(ROOT / "examples/faults/checkpoint.py"), "ckpt.txt", "10", "2"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("done: iterations 4..9 in this run")  # resumed from checkpoint 4
+    d = json.loads(out.read_text())
+    a1, a2 = d["attempts"]
+    assert (a1["start_s"], a1["end_s"], a1["status"], a1["lost_ranks"]) == (0.0, 0.551, "failed", {"1": 0.55})
+    assert a2["status"] == "ok" and a2["start_s"] == pytest.approx(1.551)
+    assert "node-1" not in a2["hosts"] and len(a2["hosts"]) == 3  # the failed host is left out
+    # the second attempt: 6 iterations of 0.1 s (plus the allreduces) after 1.551 s
+    assert 2.151 < d["time_to_solution_s"] < 2.2 and d["time_to_solution_s"] == d["makespan_s"]
+    assert d["work_lost_rank_s"] == pytest.approx(0.551 * 4)
+    assert not (tmp_path / "ckpt.txt").exists()
+
+
+@pytest.mark.parametrize(("example", "args"), [("ulfm_shrink.py", []), ("checkpoint.py", ["ck.txt", "4", "2"])])
+def test_fault_examples_run_under_mpiexec_as_under_smpy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        example: str, args: list[str]) -> None:
+    """No failure is injected: both print the same line (times aside)."""
+    from realmpi import run_reference
+
+    script = str(ROOT / "examples/faults" / example)
+    real = run_reference(4, script, *args, cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    sim = smpy.run(script, np=4, args=args, capture=True, cfg=EXACT)
+    assert sim.status == "ok", sim.message
+
+    def strip(text: str) -> str:
+        return text.split(" ended at")[0].strip()
+
+    assert strip(real.stdout) == strip(sim.stdout) and real.stdout.strip()

@@ -320,3 +320,93 @@ print(usermod.STATE, len({a for a, _ in ids}), len({b for _, b in ids}))
     assert res.status == "ok", res.message
     for r in range(3):
         assert res.rank_output(r) == f"[{r}] 3 1\n"  # the package per rank, the extension shared
+
+
+def test_communicating_at_import_of_a_forced_shared_module_is_a_reported_deadlock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule's escape hatch has the consequence documented: the other ranks wait for the
+    import that the first rank cannot finish, and the report says so."""
+    script = _mpi_site(monkeypatch, tmp_path, "import dupper")
+    res = smpy.run(str(script), np=2, capture=True,
+                   cfg={**NO_COMPUTE, "smpy/shared-modules": "dupper"})
+    assert res.status == "deadlock"
+    assert "the end of an import that another rank or thread is in the middle of" in res.message
+
+
+RC_MAIN = '''\
+import sys, warnings
+import mpi4py
+from mpi4py import rc
+fresh = rc.initialize is True and rc.errors == "exception"  # each rank's own rc
+for arg in sys.argv[1:]:
+    name, value = arg.split("=")
+    setattr(rc, name, {{"false": False, "true": True}}.get(value, value))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    {imp}
+comm = None
+init = MPI.Is_initialized()
+if not init:
+    MPI.Init()
+comm = MPI.COMM_WORLD
+eh = comm.Get_errhandler()
+dup = comm.Dup()
+f = MPI.File.Open(MPI.COMM_SELF, "/dev/null", MPI.MODE_WRONLY)
+
+
+def name(e):
+    return [n for n, h in (("return", MPI.ERRORS_RETURN), ("fatal", MPI.ERRORS_ARE_FATAL),
+                           ("abort", MPI.ERRORS_ABORT)) if e == h][0]
+
+
+print(comm.rank, fresh, init, MPI.Query_thread(), name(eh), name(dup.Get_errhandler()),
+      name(f.Get_errhandler()), sorted(str(w.message) for w in caught), mpi4py.MPI is MPI)
+f.Close()
+'''
+
+
+@pytest.mark.parametrize("imp", ["from mpi4py import MPI", "import mpi4py.MPI as MPI",
+                                 "import importlib; MPI = importlib.import_module('mpi4py.MPI')"])
+@pytest.mark.parametrize("args, expected", [
+    ((), "True True 3 return return return []"),
+    (("initialize=false",), "True False 0 return return return []"),
+    (("threads=false",), "True True 0 return return return []"),
+    (("thread_level=funneled",), "True True 1 return return return []"),
+    (("errors=default",), "True True 3 fatal fatal return []"),
+    (("errors=fatal",), "True True 3 fatal fatal fatal []"),
+    (("errors=abort",), "True True 3 abort abort abort []"),
+    (("errors=bogus", "thread_level=3"),
+     "True True 3 return return return [\"mpi4py.rc.errors: unexpected value 'bogus'\", "
+     "\"mpi4py.rc.thread_level: unexpected value '3'\"]"),
+])
+def test_mpi4py_rc_per_rank_at_import(tmp_path: Path, imp: str, args: tuple, expected: str) -> None:
+    """mpi4py.rc as mpi4py 4.1.2 reads it when the rank imports mpi4py.MPI, in any form."""
+    script = tmp_path / "rc.py"
+    script.write_text(RC_MAIN.format(imp=imp))
+    res = smpy.run(str(script), np=2, args=list(args), capture=True, cfg=NO_COMPUTE)
+    assert res.status == "ok", res.message
+    for r in range(2):
+        assert res.rank_output(r) == f"{r} {expected} True\n"
+
+
+def test_mpi4py_rc_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MPI4PY_RC_INITIALIZE", "No")
+    monkeypatch.setenv("MPI4PY_RC_IRECV_BUFSZ", " 2048")
+    monkeypatch.setenv("MPI4PY_PICKLE_PROTOCOL", "3")
+    script = tmp_path / "env.py"
+    script.write_text("from mpi4py import rc\nfrom mpi4py import MPI\n"
+                      "print(MPI.Is_initialized(), rc.initialize, rc.irecv_bufsz, MPI.pickle.PROTOCOL)\n")
+    res = smpy.run(str(script), np=2, capture=True, cfg=NO_COMPUTE)
+    assert res.status == "ok", res.message
+    assert res.stdout == "False False 2048 3\n" * 2
+
+
+def test_mpi4py_rc_removed_gives_the_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """demo/init-fini/test_5.py: ``del mpi4py.rc`` in one rank leaves the others' alone."""
+    monkeypatch.setenv("MPI4PY_RC_ERRORS", "fatal")
+    script = tmp_path / "norc.py"
+    script.write_text("import sys, mpi4py\ndel mpi4py.rc\ndel sys.modules['mpi4py.rc']\nfrom mpi4py import MPI\n"
+                      "print(MPI.Is_initialized(), MPI.COMM_WORLD.Get_errhandler() == MPI.ERRORS_ARE_FATAL)\n")
+    res = smpy.run(str(script), np=2, capture=True, cfg=NO_COMPUTE)
+    assert res.status == "ok", res.message
+    assert res.stdout == "True True\n" * 2

@@ -121,3 +121,11 @@ def test_plots_of_a_run_without_p2p(tmp_path: Path) -> None:
 def test_library_run_keeps_working_after_signals_module() -> None:
     res = smpy.run(HELLO, np=2, cfg=NO_COMPUTE)
     assert res.status == "ok" and res.exit_code == 0
+
+
+def test_predict_energy_without_power_profiles_warns(capsys: pytest.CaptureFixture) -> None:
+    assert predict_cmd.main(["-np", "1", "--reps", "1", "-q", "--energy",
+                             "--cfg=smpi/simulate-computation:no", HELLO]) == 0
+    err = capsys.readouterr().err
+    assert "--energy: platform cluster64: no power profile (wattage_per_state) for 64 of its 64 hosts " \
+           "(node-[0-63])" in err

@@ -10,7 +10,7 @@ from smpy.cli import smpyrun
 
 CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibrate.network",
              "compute": "smpy.calibrate.compute", "power": "smpy.calibrate.power",
-             "memory": "smpy.calibrate.memory"}
+             "memory": "smpy.calibrate.memory", "node": "smpy.calibrate.node"}
 
 
 def main(argv: list[str] | None = None) -> int:

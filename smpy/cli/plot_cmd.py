@@ -24,9 +24,11 @@ def main(argv: list[str] | None = None, prog: str = "smpy plot") -> int:
     ns = ap.parse_args(argv)
     if not (ns.trace or ns.power or ns.report):
         ap.error("give at least one of --trace, --power, --report")
+    from smpy.cli.outputs import check_dir
     from smpy.trace.plots import make_all
 
     try:
+        check_dir(ns.output, "-o")
         import json
         summary = json.loads(ns.summary.read_text()) if ns.summary else None
         files = make_all(ns.output, ns.trace, ns.power, ns.report, ns.title, summary)

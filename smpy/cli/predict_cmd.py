@@ -17,9 +17,13 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+from smpy.cli.choose import OBJECTIVES, choices, parse_prices, plot_pareto, report
 from smpy.cli.executors import open_executor
-from smpy.cli.outputs import OutputError, check_file
+from smpy.cli.outputs import OutputError, check_dir, check_file
+from smpy.cli.reliability import ReusedRunner, reliability
+from smpy.cli.reliability import table as reliability_table
 from smpy.cli.sweep import (
     REAL,
     Plan,
@@ -87,12 +91,30 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--mpiexec-args", default="", metavar="ARGS",
                    help="more mpiexec arguments for --real, e.g. --mpiexec-args='-hosts node1,node2 -ppn {np // 2}' "
                         "to check inter-node predictions on the nodes one has")
+    p.add_argument("--failure-seed", dest="failure_seed", type=int, default=None, metavar="N",
+                   help="reliability: repetition r draws the platform's failures with "
+                        "smpy/failure-seed N+r; failed runs are outcomes, and each point gets its "
+                        "success rate (95%% interval) and expected time/energy to solution")
+    p.add_argument("--reuse-process", dest="reuse", action="store_true",
+                   help="run the emulations of each job slot in one reused smpyrun process instead of "
+                        "a fresh one per run (faster for many short runs; see smpy.cli.reliability)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="give up a run after this wall time")
     p.add_argument("-o", "--output", default=None, metavar="PREFIX",
                    help="write PREFIX.csv (per point), PREFIX.runs.csv (per run), PREFIX.json")
     p.add_argument("--plot", default=None, metavar="FILE.png",
                    help="draw time, efficiency (and energy) against the rank count (matplotlib)")
+    p.add_argument("--objective", choices=OBJECTIVES, default=None,
+                   help="print the best points by time, energy (needs --energy), edp (energy x "
+                        "time) or cost (--price), and the Pareto front of time against energy")
+    p.add_argument("--price", default=None, metavar="node-hour=X,kWh=Y",
+                   help="prices for --objective cost: per node-hour used and per kWh")
+    p.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
+                   help="with --objective: keep the points whose predicted time is within it")
+    p.add_argument("--budget", type=float, default=None, metavar="COST",
+                   help="with --objective: keep the points whose cost (--price) is within it")
+    p.add_argument("--pareto", default=None, metavar="FILE.png",
+                   help="plot time against energy with the Pareto front (needs --energy)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.add_argument("script", help="the Python program (may use {NAME} of --param: program variants)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (templates)")
@@ -115,6 +137,10 @@ def make_plan(ns: argparse.Namespace) -> Plan:
             mpiexec = require_mpiexec(mpiexec)
         except LookupError as exc:
             raise SweepError(f"--real: {exc}") from None
+    parse_prices(ns.price)  # a bad --price fails before the first run
+    for opt, val in (("--deadline", ns.deadline), ("--budget", ns.budget)):
+        if val is not None and not val > 0:
+            raise SweepError(f"{opt} {val:g}: must be positive")
     if ns.plot:
         from smpy.trace.plots import require_matplotlib
         try:
@@ -125,7 +151,8 @@ def make_plan(ns: argparse.Namespace) -> Plan:
                 platforms=list(ns.platform) or [None], params=[parse_param(t) for t in ns.param],
                 reps=ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
                 timeout=ns.timeout, real_nps=parse_np_list(ns.real, "--real") if ns.real else [],
-                time_regex=ns.time_regex, mpiexec=mpiexec, mpiexec_args=mpiexec_args)
+                time_regex=ns.time_regex, mpiexec=mpiexec, mpiexec_args=mpiexec_args,
+                failure_seed=ns.failure_seed)
 
 
 def _warn(plan: Plan, ns: argparse.Namespace, prog: str) -> None:
@@ -165,7 +192,12 @@ def _execute(jobs: list, ns: argparse.Namespace, prog: str) -> tuple[list[Run], 
     try:
         with open_executor(ns.executor, jobs, ns.jobs,
                            log=lambda m: ns.quiet or print(m, file=sys.stderr)) as (pool, runner):
-            return run_sweep(jobs, pool, progress, runner), False
+            reused = ReusedRunner(runner) if ns.reuse else None
+            try:
+                return run_sweep(jobs, pool, progress, reused or runner), False
+            finally:
+                if reused is not None:
+                    reused.close()
     except SweepInterrupted as exc:  # Ctrl-C: report and write what finished
         print(f"{prog}: interrupted: {len(exc.runs)} of {len(jobs)} runs finished; the summary is theirs",
               file=sys.stderr)
@@ -180,7 +212,7 @@ def _print_failures(summaries: list, runs: list[Run]) -> None:
         print(f"# {f}", file=sys.stderr)
     failed: dict[Point, tuple[str, ...]] = {}
     for r in runs:
-        if not r.ok and r.command:
+        if not r.outcome and r.command:
             failed.setdefault(r.point, r.command)
     for cmd in failed.values():  # one command per failing point, to run it again by hand
         print(f"#   run again: {shlex.join(cmd)}", file=sys.stderr)
@@ -218,10 +250,16 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         points = plan.points()
         _check_inputs(plan)
         check_file(ns.plot, "--plot")
+        if ns.output:  # PREFIX.csv, .runs.csv, .json (write_outputs creates the directory)
+            check_dir(Path(ns.output).parent, "-o")
+            if Path(ns.output).parent.is_dir():
+                check_file(f"{ns.output}.json", "-o")
     except (SweepError, OutputError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     _warn(plan, ns, prog)
+    if ns.energy:
+        _warn_no_power(plan, prog)
     try:
         runs, interrupted = _execute(jobs, ns, prog)
     except SweepError as exc:  # the executor could not start
@@ -229,12 +267,50 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         return 2
     summaries = summarize(points, runs, ns.scaling, plan.real_of)
     print(table(summaries))
+    if plan.failure_seed is not None or any(r.status == "failed" for r in runs):
+        print(reliability_table(reliability(points, runs)))
     _print_failures(summaries, runs)
+    if not _choose(ns, summaries, runs, prog):
+        return 2
     if not _write(ns, plan, summaries, runs, prog):
         return 1
     if interrupted:
         return 130
-    return 0 if all(r.ok for r in runs) else 1
+    return 0 if all(r.outcome if plan.failure_seed is not None else r.ok for r in runs) else 1
+
+
+def _choose(ns: argparse.Namespace, summaries: list, runs: list[Run], prog: str) -> bool:
+    """--objective (best points, Pareto front) and --pareto; False on a usage error."""
+    if not (ns.objective or ns.pareto):
+        return True
+    try:
+        cands = choices(summaries, runs, parse_prices(ns.price))
+        if ns.objective:
+            print(report(cands, ns.objective, ns.deadline, ns.budget, parse_prices(ns.price)))
+        if ns.pareto:
+            print(f"[smpy] Pareto plot: {plot_pareto(ns.pareto, cands, f'smpy predict: {ns.script}')}",
+                  file=sys.stderr)
+    except SweepError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return False
+    except RuntimeError as exc:
+        print(f"{prog}: --pareto: {exc}", file=sys.stderr)
+    return True
+
+
+def _warn_no_power(plan: Plan, prog: str) -> None:
+    """--energy on hosts without a power profile: their energy is 0 J; say which (as smpyrun)."""
+    from smpy.cli.platform_cmd import host_names
+    from smpy.platform import default_platform, load_platform
+
+    for plat in plan.platforms:
+        path = Path(plan.cwd) / plat if plat is not None else None
+        platform = default_platform() if plat is None else load_platform(path if path.exists() else plat)
+        missing = [h.name for h in platform.hosts if not h.properties.get("wattage_per_state")]
+        if missing:
+            print(f"{prog}: warning: --energy: platform {platform.name}: no power profile "
+                  f"(wattage_per_state) for {len(missing)} of its {len(platform.hosts)} hosts "
+                  f"({host_names(missing, limit=8)}); their energy counts as 0 J", file=sys.stderr)
 
 
 def _duration(seconds: float) -> str:

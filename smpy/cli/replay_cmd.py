@@ -32,11 +32,13 @@ def main(argv: list[str] | None = None, prog: str = "smpy replay") -> int:
     ns = ap.parse_args(argv)
     import smpy.replay  # not .program: it imports mpi4py.MPI, which must be smpy's
     from smpy.cli.launch import run
+    from smpy.cli.outputs import check_file
     from smpy.platform import PlatformError
     from smpy.replay.ti import ranks_in
     from smpy.support.config import Config, ConfigError
 
     try:
+        check_file(ns.json, "--json")
         np_ = ns.np or ranks_in(ns.trace)
         if np_ < 1:
             raise ValueError(f"{ns.trace}: no action found")
@@ -54,6 +56,10 @@ def main(argv: list[str] | None = None, prog: str = "smpy replay") -> int:
     print(f"[smpy replay] simulation time {result.makespan_s:.9g} s")
     if not ns.quiet:
         print(result.summary(), file=sys.stderr)
+        print("[smpy replay] the MPI calls counted are the trace's actions replayed: a trace writes "
+              "some calls as several actions (an MPI_Sendrecv as irecv, isend and two waits) and "
+              "others not at all (MPI_Wtime), so the recorded run counted differently",
+              file=sys.stderr)
     if ns.json:
         with open(ns.json, "w") as fh:
             json.dump(result.to_json(), fh, indent=2)

@@ -258,7 +258,7 @@ class Run:
 
     point: Point
     rep: int
-    status: str  # smpyrun's status (ok, error, abort, deadlock, ...), or failed / timeout
+    status: str  # smpyrun's status (ok, failed: a component failed, error, abort, deadlock, ...), or crashed / timeout
     exit_code: int
     makespan_s: float = math.nan
     energy_J: float = math.nan  # all hosts of the platform (SimGrid's total)
@@ -271,6 +271,8 @@ class Run:
     program_s: float = math.nan
     #: the command that ran (to run it again by hand)
     command: tuple[str, ...] = ()
+    #: the hosts the ranks ran on (for node-hour costs)
+    hosts_used: int = 0
 
     @property
     def time_s(self) -> float:
@@ -281,6 +283,12 @@ class Run:
     @property
     def ok(self) -> bool:
         return self.status == "ok" and self.exit_code == 0
+
+    @property
+    def outcome(self) -> bool:
+        """A run that ended as the simulated machine made it end: ok, or ``failed`` (a host or
+        link failed and the job was aborted, docs/failures.md), not an error."""
+        return self.ok or (self.status == "failed" and not self.point.is_real)
 
 
 @dataclass
@@ -337,6 +345,8 @@ class Plan:
     mpiexec: str = "mpiexec"
     #: more mpiexec arguments for the real runs (placement on the nodes one has, e.g. -hosts a,b)
     mpiexec_args: list[str] = field(default_factory=list)
+    #: give repetition r the failure draws of --cfg=smpy/failure-seed:FIRST+r (reliability)
+    failure_seed: int | None = None
 
     def points(self) -> list[Point]:
         names = [n for n, _ in self.params]
@@ -412,7 +422,11 @@ class Plan:
                 if rp in reals and rp not in done:
                     done.add(rp)
                     jobs.append(Job(rp, r, reals[rp], self.cwd, self.timeout, self.time_regex))
-                jobs.append(Job(pt, r, commands[pt], self.cwd, self.timeout, self.time_regex))
+                cmd = commands[pt]
+                if self.failure_seed is not None:
+                    q = cmd.index("-q") + 1
+                    cmd = (*cmd[:q], f"--cfg=smpy/failure-seed:{self.failure_seed + r}", *cmd[q:])
+                jobs.append(Job(pt, r, cmd, self.cwd, self.timeout, self.time_regex))
         return jobs
 
 
@@ -461,29 +475,42 @@ def run_job(job: Job) -> Run:
 def _emulate(job: Job) -> Run:
     with tempfile.TemporaryDirectory(prefix="smpy-sweep-") as tmp:
         out = Path(tmp) / "run.json"
-        cmd = list(job.command)
-        cmd[cmd.index("-q") + 1:cmd.index("-q") + 1] = ["--json", str(out)]
+        cmd = with_json(job.command, out)
         try:
             proc = subprocess.run(cmd, cwd=job.cwd, capture_output=True, text=True, timeout=job.timeout,
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return Run(job.point, job.rep, "timeout", -1,
                        message=f"no result after {job.timeout:g} s (--timeout)")
-        if not out.exists():
-            return Run(job.point, job.rep, "failed", proc.returncode,
-                       message=_tail(proc.stderr) or f"smpyrun exited with code {proc.returncode}")
-        data = json.loads(out.read_text())
+        data = json.loads(out.read_text()) if out.exists() else None
+    return run_from_result(job, proc.returncode, proc.stdout, proc.stderr, data)
+
+
+def with_json(command: Sequence[str], out: Path) -> list[str]:
+    """The smpyrun command of a job, writing its JSON summary to ``out``."""
+    cmd = list(command)
+    cmd[cmd.index("-q") + 1:cmd.index("-q") + 1] = ["--json", str(out)]
+    return cmd
+
+
+def run_from_result(job: Job, returncode: int, stdout: str, stderr: str, data: dict[str, Any] | None) -> Run:
+    """The :class:`Run` of an emulation from its exit code, output and JSON summary (None: it
+    wrote none, status ``crashed``). Status ``failed``: a component failed (docs/failures.md)."""
+    if data is None:
+        return Run(job.point, job.rep, "crashed", returncode,
+                   message=_tail(stderr) or f"smpyrun exited with code {returncode}")
     energy = (data.get("energy") or {}).get("total_J", math.nan)
     used = (data.get("energy") or {}).get("used_hosts_J", math.nan)
     msg = data.get("message", "")
     status = data["status"]
-    if status != "ok" or proc.returncode != 0:
-        msg = msg or _tail(proc.stderr)
-    t, no_time = _program_time(job, proc.stdout)
-    if status == "ok" and proc.returncode == 0 and no_time:
+    if status != "ok" or returncode != 0:
+        msg = msg or _tail(stderr)
+    t, no_time = _program_time(job, stdout)
+    if status == "ok" and returncode == 0 and no_time:
         status, msg = "no-time", no_time
-    return Run(job.point, job.rep, status, proc.returncode, data["makespan_s"], energy, used,
-               data["wall_s"], int(data.get("peak_rss_bytes", 0)), data["mpi_calls"], msg, t)
+    return Run(job.point, job.rep, status, returncode, data["makespan_s"], energy, used,
+               data["wall_s"], int(data.get("peak_rss_bytes", 0)), data["mpi_calls"], msg, t,
+               hosts_used=int(data.get("hosts_used", 0)))
 
 
 def run_sweep(jobs: Sequence[Job], executor: Executor | None = None,
@@ -542,7 +569,8 @@ def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "stro
         rs = sorted(by_point[pt], key=lambda r: r.rep)
         good = [r for r in rs if r.ok]
         s = Summary(pt, len(rs), len(good),
-                    failures=[f"rep {r.rep}: {r.status}: {r.message}".strip() for r in rs if not r.ok])
+                    failures=[f"rep {r.rep}: {r.status}: {r.message}".strip() for r in rs
+                              if not r.ok and not r.outcome])
         rp = real_of(pt)
         if rp in real:
             s.real_s, s.real_ok = statistics.median(real[rp]), len(real[rp])

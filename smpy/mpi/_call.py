@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from smpy.kernel import actors as _actors
+from smpy.mpi.args import coerce_ints, int_params
 from smpy.runtime import errors
 from smpy.runtime.world import Process, current
 
@@ -25,8 +26,11 @@ error_hook: Callable[[tuple[Any, ...], errors.MPIException], bool] | None = None
 
 
 def mpicall(fn: F) -> F:
+    """Make ``fn`` a public MPI call: the protocol above, and its ``int``-annotated
+    parameters converted as mpi4py converts them (:func:`smpy.mpi.args.cint`)."""
     name = "MPI_" + fn.__name__ if fn.__name__[:1].isupper() else fn.__qualname__
     after_finalize_ok = fn.__name__ in _AFTER_FINALIZE
+    ints = int_params(fn)  # scalar integer arguments, converted as mpi4py's Cython signatures do
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -55,6 +59,11 @@ def mpicall(fn: F) -> F:
         if tracer is not None:
             tracer.enter(proc.rank, name, sys._getframe(1) if depth == 0 else None)
         try:
+            if ints:  # inline check first: the arguments are ints on nearly every call
+                for i, _ in ints:
+                    if i >= len(args) or type(args[i]) is not int:
+                        args = coerce_ints(ints, args, kwargs)
+                        break
             return fn(*args, **kwargs)
         except errors.MPIException as exc:
             # the object's error handler (smpy.mpi.errhandler); True: a user handler ran and

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from smpy.mpi.args import intargs
 from smpy.mpi.sentinels import BOTTOM
 from smpy.runtime import errors
 
@@ -568,6 +569,7 @@ memory = buffer  # mpi4py's backward-compatibility alias
 
 
 # -- memory allocation and addresses ------------------------------------------------------------
+@intargs
 def Alloc_mem(size: int, info: Any = None) -> buffer:
     """Allocate memory for message passing and remote memory access."""
     n = operator.index(size)

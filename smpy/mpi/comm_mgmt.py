@@ -25,6 +25,7 @@ from smpy.colls.basic import barrier
 from smpy.mpi import errhandler as _eh
 from smpy.mpi import registry
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.args import intargs
 from smpy.mpi.info import Info
 from smpy.mpi.objmodel import (
     T_COMM,
@@ -161,12 +162,14 @@ class CommMgmtMixin(HandleMixin):
         return _attrs.create_keyval(proc(), _attrs.KIND_COMM, copy_fn, delete_fn, nopython)
 
     @classmethod
+    @intargs
     def Free_keyval(cls, keyval: int) -> int:
         """Free an attribute key for communicators."""
         if keyval in _PREDEFINED_KEYVALS:
             errors.raise_error(errors.ERR_KEYVAL, "MPI_Comm_free_keyval: Cannot free permanent keyval")
         return _attrs.free_keyval(proc(), keyval, _attrs.KIND_COMM)
 
+    @intargs
     def Get_attr(self, keyval: int) -> Any:
         """Retrieve attribute value by key."""
         impl = self._impl  # type: ignore[attr-defined]
@@ -185,6 +188,7 @@ class CommMgmtMixin(HandleMixin):
         found, value = _attrs.get_attr(proc(), impl, keyval, _attrs.KIND_COMM, "MPI_Comm_get_attr")
         return value if found else None
 
+    @intargs
     def Set_attr(self, keyval: int, attrval: Any) -> None:
         """Store attribute value associated with a key."""
         impl = self._impl  # type: ignore[attr-defined]
@@ -192,6 +196,7 @@ class CommMgmtMixin(HandleMixin):
             errors.raise_error(errors.ERR_KEYVAL, "MPI_Comm_set_attr: Cannot set permanent attribute")
         _attrs.set_attr(proc(), impl, self, keyval, attrval, _attrs.KIND_COMM, "MPI_Comm_set_attr")
 
+    @intargs
     def Delete_attr(self, keyval: int) -> None:
         """Delete attribute value associated with a key."""
         impl = self._impl  # type: ignore[attr-defined]
@@ -213,6 +218,7 @@ class CommMgmtMixin(HandleMixin):
         """Set the error handler for a communicator."""
         _eh.set_errhandler(self._impl, errhandler, "Comm")  # type: ignore[attr-defined]
 
+    @intargs
     def Call_errhandler(self, errorcode: int) -> None:
         """Call the error handler installed on a communicator."""
         impl = self._impl  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ import operator
 import weakref
 from typing import Any
 
+from smpy.mpi.args import intargs
 from smpy.mpi.buffer import acquire
 from smpy.mpi.objmodel import copy_arg
 from smpy.runtime import attributes as _attributes
@@ -396,6 +397,7 @@ class Datatype:
         self.Free()
 
     # -- packing ------------------------------------------------------------------------------
+    @intargs
     def Pack_size(self, count: int, comm: Any) -> int:
         """Determine the amount of space needed to pack a message."""
         impl = self._committed("MPI_Pack_size")
@@ -439,10 +441,12 @@ class Datatype:
         impl.unpack(data, dst, 0, count)
         return position + n
 
+    @intargs
     def Pack(self, inbuf: Any, outbuf: Any, position: int, comm: Any) -> int:
         """Pack into contiguous memory according to datatype; return the new position."""
         return self._pack("MPI_Pack", inbuf, outbuf, position, False)
 
+    @intargs
     def Unpack(self, inbuf: Any, position: int, outbuf: Any, comm: Any) -> int:
         """Unpack from contiguous memory according to datatype; return the new position."""
         return self._unpack("MPI_Unpack", inbuf, position, outbuf, False)
@@ -453,6 +457,7 @@ class Datatype:
             errors.raise_error(errors.ERR_ARG, f"{call}: Invalid data representation "
                                                f"'{datarep}' (only 'external32')")
 
+    @intargs
     def Pack_external_size(self, datarep: str, count: int) -> int:
         """Determine the amount of space needed to pack a message (external32)."""
         self._datarep(datarep, "MPI_Pack_external_size")
@@ -463,11 +468,13 @@ class Datatype:
                                f"MPI_Pack_external_size: Negative count, value is {count}")
         return impl.packed_size(count)
 
+    @intargs
     def Pack_external(self, datarep: str, inbuf: Any, outbuf: Any, position: int) -> int:
         """Pack into contiguous memory in the portable representation external32."""
         self._datarep(datarep, "MPI_Pack_external")
         return self._pack("MPI_Pack_external", inbuf, outbuf, position, True)
 
+    @intargs
     def Unpack_external(self, datarep: str, inbuf: Any, position: int, outbuf: Any) -> int:
         """Unpack from contiguous memory in the portable representation external32."""
         self._datarep(datarep, "MPI_Unpack_external")
@@ -482,6 +489,7 @@ class Datatype:
         return cls._wrap(get_value_index(value._impl, index._impl))
 
     @classmethod
+    @intargs
     def Match_size(cls, typeclass: int, size: int) -> Datatype:
         """Find a datatype matching a specified size in bytes."""
         name = _MATCH_SIZE.get((typeclass, size))
@@ -525,17 +533,20 @@ class Datatype:
         new._impl = impl
         return new
 
+    @intargs
     def Create_contiguous(self, count: int) -> Datatype:
         """Create a contiguous datatype."""
         old = self._live("MPI_Type_contiguous_c")
         return self._new(_rt.create_contiguous(old, operator.index(count)))
 
+    @intargs
     def Create_vector(self, count: int, blocklength: int, stride: int) -> Datatype:
         """Create a vector (strided) datatype."""
         old = self._live("MPI_Type_vector_c")
         return self._new(_rt.create_vector(old, operator.index(count),
                                            operator.index(blocklength), operator.index(stride)))
 
+    @intargs
     def Create_hvector(self, count: int, blocklength: int, stride: int) -> Datatype:
         """Create a vector (strided) datatype with stride in bytes."""
         old = self._live("MPI_Type_create_hvector_c")
@@ -557,12 +568,14 @@ class Datatype:
         old = self._live("MPI_Type_create_hindexed_c")
         return self._new(_rt.create_indexed(old, bl, dp, bytes_disp=True))
 
+    @intargs
     def Create_indexed_block(self, blocklength: int, displacements: Any) -> Datatype:
         """Create an indexed datatype with constant-sized blocks."""
         dp = _ints(displacements)
         old = self._live("MPI_Type_create_indexed_block_c")
         return self._new(_rt.create_indexed_block(old, operator.index(blocklength), dp))
 
+    @intargs
     def Create_hindexed_block(self, blocklength: int, displacements: Any) -> Datatype:
         """Create an indexed datatype with constant-sized blocks (displacements in bytes)."""
         dp = _ints(displacements)
@@ -589,6 +602,7 @@ class Datatype:
         new._impl = impl
         return new
 
+    @intargs
     def Create_subarray(self, sizes: Any, subsizes: Any, starts: Any,
                         order: int = ORDER_C) -> Datatype:
         """Create a datatype for a subarray of a multidimensional array."""
@@ -598,6 +612,7 @@ class Datatype:
         old = self._live("MPI_Type_create_subarray_c")
         return self._new(_rt.create_subarray(old, sz, sub, st, operator.index(order)))
 
+    @intargs
     def Create_darray(self, size: int, rank: int, gsizes: Any, distribs: Any, dargs: Any,
                       psizes: Any, order: int = ORDER_C) -> Datatype:
         """Create a datatype for a distributed array on Cartesian process grids."""
@@ -610,6 +625,7 @@ class Datatype:
         return self._new(_rt.create_darray(old, operator.index(size), operator.index(rank), gs,
                                            di, da, ps, operator.index(order)))
 
+    @intargs
     def Create_resized(self, lb: int, extent: int) -> Datatype:
         """Create a datatype with a new lower bound and extent."""
         old = self._live("MPI_Type_create_resized_c")
@@ -629,6 +645,7 @@ class Datatype:
         return new
 
     @classmethod
+    @intargs
     def Create_f90_integer(cls, r: int) -> Datatype:
         """Return a bounded integer datatype."""
         r = int(r)
@@ -645,6 +662,7 @@ class Datatype:
         return None
 
     @classmethod
+    @intargs
     def Create_f90_real(cls, p: int, r: int) -> Datatype:
         """Return a bounded real datatype."""
         p, r = int(p), int(r)
@@ -653,6 +671,7 @@ class Datatype:
                         f"precision and an exponent range of {r} is available")
 
     @classmethod
+    @intargs
     def Create_f90_complex(cls, p: int, r: int) -> Datatype:
         """Return a bounded complex datatype."""
         p, r = int(p), int(r)
@@ -664,17 +683,20 @@ class Datatype:
                         f"range of {r} is available")
 
     # -- attributes (smpy.runtime.attributes) ----------------------------------------------
+    @intargs
     def Get_attr(self, keyval: int) -> Any:
         """Retrieve attribute value by key."""
         impl = self._live("MPI_Type_get_attr")
         found, value = _attributes.get_attr(_proc(), impl, keyval, _attributes.KIND_DATATYPE, "MPI_Type_get_attr")
         return value if found else None
 
+    @intargs
     def Set_attr(self, keyval: int, attrval: Any) -> None:
         """Store attribute value associated with a key."""
         impl = self._live("MPI_Type_set_attr")
         _attributes.set_attr(_proc(), impl, self, keyval, attrval, _attributes.KIND_DATATYPE, "MPI_Type_set_attr")
 
+    @intargs
     def Delete_attr(self, keyval: int) -> None:
         """Delete attribute value associated with a key."""
         impl = self._live("MPI_Type_delete_attr")
@@ -686,6 +708,7 @@ class Datatype:
         return _attributes.create_keyval(_proc(), _attributes.KIND_DATATYPE, copy_fn, delete_fn, nopython)
 
     @classmethod
+    @intargs
     def Free_keyval(cls, keyval: int) -> int:
         """Free an attribute key for datatypes."""
         return _attributes.free_keyval(_proc(), keyval, _attributes.KIND_DATATYPE)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.args import intargs
 from smpy.mpi.info import Info
 from smpy.runtime import errors, lifecycle
 from smpy.runtime.constants import THREAD_MULTIPLE, THREAD_SINGLE
@@ -79,14 +80,17 @@ def get_vendor() -> tuple[str, tuple[int, int, int]]:
     return ("smpy", parts)  # type: ignore[return-value]
 
 
+@intargs
 def Get_error_string(errorcode: int) -> str:
     return errors.get_error_string(errorcode)
 
 
+@intargs
 def Get_error_class(errorcode: int) -> int:
     return errors.get_error_class(errorcode)
 
 
+@intargs
 def Pcontrol(level: int) -> None:
     if not 0 <= int(level) <= 2:
         errors.raise_error(errors.ERR_ARG, f"MPI_Pcontrol: Invalid level {level}")

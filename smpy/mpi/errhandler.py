@@ -4,7 +4,10 @@ An error handler is attached per process to a communicator, window, file or sess
 runtime object is shared by the members; the handler choice is not), see
 :func:`get_errhandler`/:func:`set_errhandler`, which any handle class can use with its own
 runtime object. mpi4py installs ``ERRORS_RETURN`` on every object it creates or that MPI
-predefines, so that is the default here. When an MPI call made on such an object fails
+predefines, so that is the default here; with ``mpi4py.rc.errors`` other than ``exception``
+(:func:`set_rc_errors`, when the rank imports ``mpi4py.MPI``) the default is what mpi4py then
+installs (``abort``: ``ERRORS_ABORT``, ``fatal``: ``ERRORS_ARE_FATAL``) or MPI's own
+(``default``: ``ERRORS_ARE_FATAL``, ``ERRORS_RETURN`` for files). When an MPI call made on such an object fails
 (:func:`on_call_error`, hooked into :func:`smpy.mpi._call.mpicall`):
 
 * ``ERRORS_RETURN``: the error reaches Python as ``MPI.Exception``;
@@ -25,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from smpy.mpi import _call
+from smpy.mpi.args import intargs
 from smpy.mpi.objmodel import (
     T_ERRHANDLER,
     HandleMixin,
@@ -175,11 +179,19 @@ ERRORS_ABORT = _const(_ABORT)
 
 # -- per-process state: user handler slots and the handler of each object -----------------
 class _State:
-    __slots__ = ("slots", "handlers")
+    __slots__ = ("slots", "handlers", "defaults", "inherit")
 
     def __init__(self) -> None:
         self.slots = {k: 0 for k in KINDS}
         self.handlers: weakref.WeakKeyDictionary[Any, ErrhandlerImpl] = weakref.WeakKeyDictionary()
+        #: the handler of an object nobody set one on, per kind (mpi4py.rc.errors)
+        self.defaults: dict[str, ErrhandlerImpl] = {}
+        #: a new communicator keeps its parent's handler (rc.errors == "default": mpi4py
+        #: installs none, MPI's inheritance stands)
+        self.inherit = False
+
+    def default(self, kind: str) -> ErrhandlerImpl:
+        return self.defaults.get(kind, _RETURN)
 
 
 def _state() -> _State:
@@ -201,9 +213,23 @@ def create_errhandler(kind: str, fn: Callable[..., Any]) -> Errhandler:
     return Errhandler._wrap(ErrhandlerImpl(None, kind, fn))
 
 
-def get_errhandler(obj: Any) -> Errhandler:
+def set_rc_errors(mode: str) -> None:
+    """The running process's default handlers for ``mpi4py.rc.errors`` = ``mode``
+    (``exception``, ``default``, ``abort`` or ``fatal``), as mpi4py sets them at import."""
+    st = _state()
+    st.inherit = mode == "default"
+    if mode == "exception":
+        st.defaults = {}
+    elif mode == "default":
+        st.defaults = {k: _FATAL for k in KINDS if k != "File"}
+    else:
+        st.defaults = {k: (_ABORT if mode == "abort" else _FATAL) for k in KINDS}
+
+
+def get_errhandler(obj: Any, kind: str = "Comm") -> Errhandler:
     """A new ``Errhandler`` object for the handler of runtime object ``obj`` in this process."""
-    return Errhandler._wrap(_state().handlers.get(obj, _RETURN))
+    st = _state()
+    return Errhandler._wrap(st.handlers.get(obj, st.default(kind)))
 
 
 def set_errhandler(obj: Any, errhandler: Errhandler, kind: str) -> None:
@@ -219,16 +245,22 @@ def set_errhandler(obj: Any, errhandler: Errhandler, kind: str) -> None:
 
 
 def copy_errhandler(src: Any, dst: Any) -> None:
-    """A new object inherits its parent's handler (as MPI; mpi4py then sets ERRORS_RETURN)."""
+    """A new object inherits its parent's handler (as MPI); mpi4py then installs the handler
+    of ``rc.errors`` (the default one), except for ``rc.errors == "default"``."""
     st = _state()
     impl = st.handlers.get(src)
-    if impl is not None and impl is not _RETURN:
-        st.handlers[dst] = _RETURN
+    if impl is None:
+        return
+    if st.inherit:
+        st.handlers[dst] = impl
+    elif impl is not st.default("Comm"):
+        st.handlers[dst] = st.default("Comm")
 
 
 def call_errhandler(owner: Any, obj: Any, errorcode: int, kind: str) -> None:
     """``<obj>.Call_errhandler(errorcode)``."""
-    impl = _state().handlers.get(obj, _RETURN)
+    st = _state()
+    impl = st.handlers.get(obj, st.default(kind))
     _invoke(impl, owner, errorcode, kind)
 
 
@@ -277,7 +309,8 @@ def on_call_error(args: tuple[Any, ...], exc: errors.MPIException) -> bool:
         return False
     if obj is None:
         return False
-    impl = _state().handlers.get(obj, _RETURN)
+    st = _state()
+    impl = st.handlers.get(obj, st.default(kind))
     if impl is _RETURN:
         return False
     _invoke(impl, type(owner)._wrap(obj) if hasattr(type(owner), "_wrap") else owner, int(exc), kind)
@@ -307,12 +340,13 @@ class ErrhandlerMixin:
 
     def Get_errhandler(self) -> Errhandler:
         """Get the error handler."""
-        return get_errhandler(self._errhandler_obj())
+        return get_errhandler(self._errhandler_obj(), self._errhandler_kind)
 
     def Set_errhandler(self, errhandler: Errhandler) -> None:
         """Set the error handler."""
         set_errhandler(self._errhandler_obj(), errhandler, self._errhandler_kind)
 
+    @intargs
     def Call_errhandler(self, errorcode: int) -> None:
         """Call the error handler installed."""
         obj = self._errhandler_obj()

@@ -18,6 +18,7 @@ from smpy.colls.basic import barrier as _barrier
 from smpy.colls.nonblocking import start as _coll_start
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.args import intargs
 from smpy.mpi.datatype import BYTE, Datatype
 from smpy.mpi.errhandler import ErrhandlerMixin
 from smpy.mpi.group import Group
@@ -189,6 +190,7 @@ class File(ErrhandlerMixin):
 
     # -- opening and closing ---------------------------------------------------------------
     @classmethod
+    @intargs
     def Open(cls, comm: Any, filename: Any, amode: int = MODE_RDONLY, info: Any = None) -> File:
         f = FILE_NULL._open(cls, comm, filename, amode, info)
         if f is None:  # a user error handler of FILE_NULL ran: mpi4py returns its new, null File

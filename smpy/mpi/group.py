@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from smpy.mpi import registry
+from smpy.mpi.args import int_list
 from smpy.mpi.objmodel import (
     T_GROUP,
     HandleMixin,
@@ -124,7 +125,7 @@ class Group(HandleMixin):
         if ranks is None:
             ranks = range(g.size)
         other = g if group is None else group._g()
-        return g.translate(list(ranks), other)
+        return g.translate(int_list(ranks), other)
 
     def Compare(self, group: Group) -> int:
         return self._g().compare(group._g())
@@ -141,10 +142,10 @@ class Group(HandleMixin):
         return Group._wrap(self._g().difference(group._g()))
 
     def Incl(self, ranks: Sequence[int]) -> Group:
-        return Group._wrap(self._g().incl(list(ranks)))
+        return Group._wrap(self._g().incl(int_list(ranks)))
 
     def Excl(self, ranks: Sequence[int]) -> Group:
-        return Group._wrap(self._g().excl(list(ranks)))
+        return Group._wrap(self._g().excl(int_list(ranks)))
 
     def Range_incl(self, ranks: Sequence[Sequence[int]]) -> Group:
         return Group._wrap(self._g().range_incl(ranks))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from smpy.mpi.args import intargs
 from smpy.mpi.objmodel import (
     T_INFO,
     HandleMixin,
@@ -130,6 +131,7 @@ class Info(HandleMixin):
     def Get_nkeys(self) -> int:
         return len(self._live())
 
+    @intargs
     def Get_nthkey(self, n: int) -> str:
         keys = list(self._live())
         if not 0 <= n < len(keys):

@@ -16,6 +16,7 @@ from typing import Any
 from smpy.colls import inter as icoll
 from smpy.mpi import msgspec, registry
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.args import intargs
 from smpy.mpi.comm import COMM_NULL, Comm, Intracomm
 from smpy.mpi.comm_inter import CommFtMixin, create_from_groups, inherit
 from smpy.mpi.datatype import Datatype
@@ -107,6 +108,7 @@ class Intercomm(Comm, CommFtMixin):
         return self.Get_remote_size()
 
     @classmethod
+    @intargs
     def Create_from_groups(cls, local_group: Group, local_leader: int, remote_group: Group, remote_leader: int,
                            stringtag: str = "org.mpi4py", info: Any = None, errhandler: Any = None) -> Intercomm:
         return cls._wrap(create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag))

@@ -6,6 +6,7 @@ from typing import Any
 
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.args import intargs
 from smpy.mpi.objmodel import HandleMixin, copy_arg
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
@@ -128,19 +129,23 @@ class Message(HandleMixin):
 
     # matched probes as class methods: Message.Probe(comm, source, tag, status)
     @classmethod
+    @intargs
     def Probe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> Message:
         return comm.Mprobe(source, tag, status)
 
     @classmethod
+    @intargs
     def Iprobe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
                status: Status | None = None) -> Message | None:
         return comm.Improbe(source, tag, status)
 
     @classmethod
+    @intargs
     def probe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> Message:
         return comm.mprobe(source, tag, status)
 
     @classmethod
+    @intargs
     def iprobe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
                status: Status | None = None) -> Message | None:
         return comm.improbe(source, tag, status)

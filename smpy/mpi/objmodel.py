@@ -18,6 +18,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from smpy.mpi.args import intargs
 from smpy.runtime import attributes as _attributes
 from smpy.runtime.world import current
 
@@ -159,10 +160,12 @@ class AttrMixin:
         return _attributes.create_keyval(cls._attr_proc(), cls._attr_kind, copy_fn, delete_fn, nopython)
 
     @classmethod
+    @intargs
     def Free_keyval(cls, keyval: int) -> int:
         """Free an attribute key."""
         return _attributes.free_keyval(cls._attr_proc(), keyval, cls._attr_kind)
 
+    @intargs
     def Get_attr(self, keyval: int) -> Any:
         """Retrieve attribute value by key."""
         obj = self._attr_obj()
@@ -172,11 +175,13 @@ class AttrMixin:
         found, value = _attributes.get_attr(self._attr_proc(), obj, keyval, self._attr_kind, f"MPI_{self._attr_name}_get_attr")
         return value if found else None
 
+    @intargs
     def Set_attr(self, keyval: int, attrval: Any) -> None:
         """Store attribute value associated with a key."""
         _attributes.set_attr(self._attr_proc(), self._attr_obj(), self, keyval, attrval, self._attr_kind,
                  f"MPI_{self._attr_name}_set_attr")
 
+    @intargs
     def Delete_attr(self, keyval: int) -> None:
         """Delete attribute value associated with a key."""
         _attributes.delete_attr(self._attr_proc(), self._attr_obj(), self, keyval, self._attr_kind,

@@ -28,6 +28,7 @@ from smpy.colls import objects as ocoll
 from smpy.mpi import errhandler as _eh
 from smpy.mpi import registry
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.args import intargs
 from smpy.runtime import errors, p2p
 from smpy.runtime import spawn as rspawn
 from smpy.runtime.constants import ANY_SOURCE
@@ -260,6 +261,7 @@ class DisconnectMixin:
             pr.parent = None
 
     @classmethod
+    @intargs
     def Join(cls, fd: int) -> Any:
         """Interconnect two processes connected by a socket."""
         return join(fd)

@@ -13,6 +13,7 @@ import copyreg
 from array import array
 from typing import Any
 
+from smpy.mpi.args import intargs
 from smpy.mpi.objmodel import copy_arg
 from smpy.runtime.constants import ANY_SOURCE, ANY_TAG, UNDEFINED
 
@@ -71,6 +72,7 @@ class Status:
         return self._mem[2]
 
     @source.setter
+    @intargs
     def source(self, value: int) -> None:
         self._mem[2] = value
 
@@ -79,6 +81,7 @@ class Status:
         return self._mem[3]
 
     @tag.setter
+    @intargs
     def tag(self, value: int) -> None:
         self._mem[3] = value
 
@@ -87,24 +90,28 @@ class Status:
         return self._mem[4]
 
     @error.setter
+    @intargs
     def error(self, value: int) -> None:
         self._mem[4] = value
 
     def Get_source(self) -> int:
         return self._mem[2]
 
+    @intargs
     def Set_source(self, source: int) -> None:
         self._mem[2] = source
 
     def Get_tag(self) -> int:
         return self._mem[3]
 
+    @intargs
     def Set_tag(self, tag: int) -> None:
         self._mem[3] = tag
 
     def Get_error(self) -> int:
         return self._mem[4]
 
+    @intargs
     def Set_error(self, error: int) -> None:
         self._mem[4] = error
 
@@ -124,6 +131,7 @@ class Status:
         n = get_elements(datatype._committed("MPI_Get_elements"), self._nbytes)
         return UNDEFINED if n is None else n
 
+    @intargs
     def Set_elements(self, datatype: Any, count: int) -> None:
         self._set_count(count * (1 if datatype is None else datatype.Get_size()), self._cancelled)
 
@@ -138,6 +146,7 @@ class Status:
         return self.Get_count()
 
     @count.setter
+    @intargs
     def count(self, value: int) -> None:
         self._set_count(value, self._cancelled)
 

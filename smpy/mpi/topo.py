@@ -19,7 +19,7 @@ from smpy.colls import neighbor as ncoll
 from smpy.colls.basic import allgather as _allgather_raw
 from smpy.mpi import msgspec, registry
 from smpy.mpi._call import mpicall, proc
-from smpy.mpi.args import UNWEIGHTED, WEIGHTS_EMPTY, chk_list
+from smpy.mpi.args import UNWEIGHTED, WEIGHTS_EMPTY, chk_list, intargs
 from smpy.mpi.comm import Intracomm
 from smpy.mpi.comm_topo import self_cart
 from smpy.mpi.datatype import Datatype
@@ -42,6 +42,7 @@ def compute_dims(nnodes: int, dims: int | Sequence[int]) -> list[int]:
     return rtopo.dims_create(operator.index(nnodes), chk_list(dims, len(dims)))  # type: ignore[arg-type]
 
 
+@intargs
 def Compute_dims(nnodes: int, dims: int | Sequence[int]) -> list[int]:
     """Return a balanced distribution of processes per coordinate direction (MPI_Dims_create)."""
     return compute_dims(nnodes, dims)
@@ -381,6 +382,7 @@ class Cartcomm(Topocomm):
                                    f"is {x} but must be between 0 and {d - 1}")
         return t.rank(c)
 
+    @intargs
     def Get_coords(self, rank: int) -> list[int]:
         t = topo_of(self, CART, "MPI_Cart_coords")
         rank = operator.index(rank)
@@ -390,6 +392,7 @@ class Cartcomm(Topocomm):
                                f"nonnegative and less than {size}")
         return t.coords(rank)
 
+    @intargs
     def Shift(self, direction: int, disp: int) -> tuple[int, int]:
         t = topo_of(self, CART, "MPI_Cart_shift")
         direction, disp = operator.index(direction), operator.index(disp)
@@ -470,6 +473,7 @@ class Graphcomm(Topocomm):
     def edges(self) -> list[int]:
         return self.Get_topo()[1]
 
+    @intargs
     def Get_neighbors_count(self, rank: int) -> int:
         t, rank = graph_rank(self, rank, "MPI_Graph_neighbors_count")
         return t.count(rank)
@@ -478,6 +482,7 @@ class Graphcomm(Topocomm):
     def nneighbors(self) -> int:
         return self.Get_neighbors_count(self.Get_rank())
 
+    @intargs
     def Get_neighbors(self, rank: int) -> list[int]:
         t, rank = graph_rank(self, rank, "MPI_Graph_neighbors_count")
         return list(t.of(rank))

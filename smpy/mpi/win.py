@@ -21,6 +21,7 @@ import numpy as np
 
 from smpy.mpi import msgspec
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.args import intargs
 from smpy.mpi.buffer import buffer
 from smpy.mpi.comm import COMM_SELF, Comm
 from smpy.mpi.errhandler import ErrhandlerMixin
@@ -272,6 +273,7 @@ class Win(np.ndarray, HandleMixin, AttrMixin, ErrhandlerMixin):  # type: ignore[
 
     # -- creation (collective over comm; errors go to comm's error handler, as in MPI) ------
     @classmethod
+    @intargs
     def Create(cls, memory: Any, disp_unit: int = 1, info: Info | None = None,
                comm: Any = None) -> Win:
         """Create an window object for one-sided communication."""
@@ -283,11 +285,13 @@ class Win(np.ndarray, HandleMixin, AttrMixin, ErrhandlerMixin):  # type: ignore[
                            0 if mem is None else mem.nbytes, int(disp_unit))
 
     @classmethod
+    @intargs
     def Allocate(cls, size: int, disp_unit: int = 1, info: Info | None = None, comm: Any = None) -> Win:
         """Create an window object for one-sided communication."""
         return _Win_allocate(_intracomm(comm), cls, R.FLAVOR_ALLOCATE, None, int(size), int(disp_unit))
 
     @classmethod
+    @intargs
     def Allocate_shared(cls, size: int, disp_unit: int = 1, info: Info | None = None,
                         comm: Any = None) -> Win:
         """Create an window object for one-sided communication."""

@@ -162,6 +162,8 @@ def _parse_platform(source: str, raw: bytes) -> Platform:
 
 
 def _cached(source: str, raw: bytes, parse: Any) -> Platform:
+    if b"state_file" in raw or b"trace_file" in raw:  # failure traces in other files: not in the key
+        return parse()
     path = entry_path(source, raw)
     if path is not None:
         cached = read_entry(path)

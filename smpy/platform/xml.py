@@ -51,6 +51,8 @@ from typing import Any
 from xml.parsers import expat
 
 from smpy.platform.errors import warn
+from smpy.platform.failures import PROPERTY as FAILURES_PROPERTY
+from smpy.platform.failures import Profile, parse_states
 from smpy.platform.limits import MAX_XML_DEPTH
 from smpy.platform.schema import PlatformError, format_path, parse_radical
 
@@ -379,7 +381,7 @@ class _Converter:
         return zone
 
     def host(self, element: _Element, loc: Loc) -> dict[str, Any]:
-        values = self.attrs(element, ("core", "pstate", "coordinates"), ("id", "speed"),
+        values = self.attrs(element, ("core", "pstate", "coordinates", "state_file"), ("id", "speed"),
                             {"core": "1", "pstate": "0"})
         self.mark(loc, element)
         host: dict[str, Any] = {"name": values["id"], "speed": values["speed"]}
@@ -401,10 +403,27 @@ class _Converter:
                 self.disk(child, values["id"])
             elif child.tag != "prop":
                 raise self.unsupported(child, element.describe())
-        props = self.properties(element, loc)
+        props = self.state_file(element, values, self.properties(element, loc))
         if props:
             host["properties"] = props
         return host
+
+    def state_file(self, element: _Element, values: dict[str, str], props: dict[str, str]) -> dict[str, str]:
+        """SimGrid's ``state_file`` (a state profile, relative to the platform file): the
+        component's failure trace (smpy.platform.failures), as its property ``smpy/failures``."""
+        name = values.get("state_file", "")
+        if not name:
+            return props
+        path = Path(name) if os.path.isabs(name) else Path(self.source).parent / name
+        try:
+            text = path.read_text()
+        except OSError as err:
+            raise self.error(element, f"cannot read {str(path)!r}: {err.strerror}", "state_file") from None
+        try:
+            states = parse_states(text, str(path))
+        except ValueError as err:
+            raise self.error(element, str(err), "state_file") from None
+        return {**props, FAILURES_PROPERTY: Profile("trace", states=states).text()}
 
     def disk(self, element: _Element, host: str) -> None:
         """SimGrid's ``<disk id read_bw write_bw>`` of a host: a storage entry for that host
@@ -463,7 +482,7 @@ class _Converter:
         return value
 
     def link(self, element: _Element, loc: Loc) -> dict[str, Any]:
-        values = self.attrs(element, ("latency", "sharing_policy"), ("id", "bandwidth"),
+        values = self.attrs(element, ("latency", "sharing_policy", "state_file"), ("id", "bandwidth"),
                             {"latency": "0", "sharing_policy": "SHARED"})
         self.mark(loc, element)
         for key, attribute in (("name", "id"), ("bandwidth", "bandwidth"),
@@ -485,7 +504,7 @@ class _Converter:
         for child in element.children:
             if child.tag != "prop":
                 raise self.unsupported(child, element.describe())
-        props = self.properties(element, loc)
+        props = self.state_file(element, values, self.properties(element, loc))
         if props:
             link["properties"] = props
         return link

@@ -55,7 +55,7 @@ import sys
 import threading
 from typing import Any
 
-from smpy.shim import green, isolation
+from smpy.shim import atimport, green, isolation
 
 _TAINT = "mpi4py.MPI"
 
@@ -94,12 +94,19 @@ def _install_dirs() -> tuple[str, ...]:
     return tuple(out)
 
 
+class _ImportLock(green.GreenLock):
+    """A lock of Python's import system (a module lock) that waits in simulated time."""
+
+    __slots__ = ()
+    WAITING_FOR = "the end of an import that another rank or thread is in the middle of (a module lock)"
+
+
 class _ThreadForImports:
     """The ``_thread`` module as ``importlib._bootstrap`` sees it during a run: rank-aware
     identities, locks that wait in simulated time; everything else is the real module."""
 
     get_ident = staticmethod(green._get_ident)
-    allocate_lock = staticmethod(green.GreenLock)
+    allocate_lock = staticmethod(_ImportLock)
 
     def __init__(self, real: Any) -> None:
         self._real = real
@@ -147,6 +154,7 @@ class ImportPatches:
         #: bound on each rank's copy of the parent when the rank imports them
         self.shared_children: dict[str, tuple[str, str]] = {}
         self._saved: list[tuple[Any, str, Any]] = []
+        self._finder: Any = None
         #: modules made per rank by rule 3, in order (for reports and tests)
         self.tainted: list[str] = []
 
@@ -226,6 +234,8 @@ class ImportPatches:
         real_from_spec = _bootstrap.module_from_spec
 
         def module_from_spec(spec: Any) -> Any:
+            if spec.name == "mpi4py.MPI" and owner._finder is not None:
+                spec.loader = owner._finder.mpi  # whichever finder found it: never the real one
             if isolation.state.ctx is not None:
                 if owner._per_rank_spec(spec):
                     owner._make_private(spec.name)
@@ -234,11 +244,25 @@ class ImportPatches:
             return real_from_spec(spec)
 
         module_from_spec.__doc__ = real_from_spec.__doc__
+        self._per_rank_mpi4py()
         self._patch(_bootstrap, "module_from_spec", module_from_spec)
         self._patch(importlib.util, "module_from_spec", module_from_spec)
         self._patch(_bootstrap, "_thread", _ThreadForImports(_thread))
         self._patch(_bootstrap, "_module_locks", _RankModuleLocks(_bootstrap._module_locks))
         self._patch(builtins, "__import__", self._make_import(builtins.__import__))
+
+    def _per_rank_mpi4py(self) -> None:
+        """The ``mpi4py`` package, ``mpi4py.rc`` and the import of ``mpi4py.MPI`` per rank
+        (smpy.shim.atimport), when smpy's module is installed as ``mpi4py.MPI``."""
+        import smpy.mpi as fake
+
+        pkg = sys.modules.get("mpi4py")
+        if pkg is None or sys.modules.get("mpi4py.MPI") is not fake or _listed("mpi4py", self.shared):
+            return
+        self._finder = atimport.MPIFinder(pkg, fake)
+        sys.meta_path.insert(0, self._finder)
+        for name in ("mpi4py", "mpi4py.rc", "mpi4py.MPI"):
+            self._make_private(name)
 
     def _make_import(self, real_import: Any) -> Any:
         import smpy.mpi as fake
@@ -279,6 +303,9 @@ class ImportPatches:
         return __import__
 
     def uninstall(self) -> None:
+        if self._finder is not None and self._finder in sys.meta_path:
+            sys.meta_path.remove(self._finder)
+        self._finder = None
         locks = _bootstrap._module_locks
         while self._saved:
             obj, name, value = self._saved.pop()

@@ -120,9 +120,11 @@ def test_cabinets_are_expanded_as_simgrid_does(tmp_path):
      "attribute (accepted: bb_bw, bb_lat"),
     ('<cluster id="c" prefix="n" suffix="" radical="0-3" speed="1Gf" lat="1us"/>',
      "line 4, <cluster id='c'>: missing required attribute 'bw'"),
-    ('<zone id="z" routing="Full"><host id="a" speed="1Gf" state_file="a.txt"/></zone>',
-     "line 4, <host id='a'> attribute 'state_file': availability/state profiles are not "
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf" speed_file="a.txt"/></zone>',
+     "line 4, <host id='a'> attribute 'speed_file': availability/state profiles are not "
      "supported"),
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf" state_file="no-such.states"/></zone>',
+     "line 4, <host id='a'> attribute 'state_file': cannot read"),
     ('<zone id="z" routing="Full">\n<host id="a" speed="1Gf"><disk id="d" read_bw="1GBps" '
      'write_bw="1GBps"/>\n<disk id="e" read_bw="1GBps" write_bw="1GBps"/></host></zone>',
      "line 6, <disk id='e'>: smpy models one disk per host; remove the others"),

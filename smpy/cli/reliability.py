@@ -1,0 +1,200 @@
+r"""Reliability over many runs (``smpy predict --failure-seed N``), and emulator processes
+reused between runs (``--reuse-process``).
+
+With failures configured (a platform's failure models, ``--cfg smpy/fail:...``), each
+repetition ``r`` of a point draws its failures with ``smpy/failure-seed`` ``N + r``, and a run
+that a failure ended (status ``failed``) is an outcome, not an error. Per point, of ``n`` runs
+of which ``k`` succeeded:
+
+* the success rate :math:`\hat p = k/n` and its 95 % Wilson score interval;
+* the expected time to solution when a failed attempt is restarted from scratch until one
+  succeeds: the attempts are independent and their number :math:`N` is geometric with mean
+  :math:`1/p`, so by Wald's identity :math:`E[T] = E[N]\,E[X] = \bar X / \hat p`, :math:`X`
+  the time of one attempt (a failed one counts up to the job's abort) and :math:`\bar X` its
+  mean over the runs; the same for the energy (``--energy``);
+* the spread of the successful runs' times (min, max) as for any point.
+
+MERPSYS's time / energy / reliability triple. :math:`E[T]` is infinite when no run succeeded.
+
+**Reused processes.** A fresh ``smpyrun`` process per run costs its start-up (Python, numpy,
+smpy: ~0.4 s of CPU), more than a short emulation. With ``--reuse-process`` each job slot keeps
+one worker process (``python -m smpy.cli.reliability``) that runs its emulations one after the
+other in-process (``smpyrun``'s ``main``), each with its stdout and stderr in files of its own.
+It is safe for programs that keep no state outside what smpy isolates per rank (modules,
+``__main__``, random generators): the test suite runs hundreds of emulations in one process.
+A worker that exceeds ``--timeout`` is killed and replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from smpy.cli.sweep import Job, Point, Run, run_from_result, wilson, with_json
+
+
+@dataclass
+class Reliability:
+    point: Point
+    runs: int
+    successes: int
+    rate: float
+    low: float
+    high: float
+    expected_time_s: float
+    expected_energy_J: float
+
+
+def reliability(points: Sequence[Point], runs: Sequence[Run]) -> list[Reliability]:
+    """Per point: success rate, its 95 % interval, expected time and energy to solution."""
+    out = []
+    for pt in points:
+        rs = [r for r in runs if r.point == pt and r.outcome]
+        n, k = len(rs), sum(r.ok for r in rs)
+        lo, hi = wilson(k, n)
+        rate = k / n if n else math.nan
+        mean_t = sum(r.makespan_s for r in rs) / n if n else math.nan
+        es = [r.energy_J for r in rs if not math.isnan(r.energy_J)]
+        mean_e = sum(es) / len(es) if es and len(es) == n else math.nan
+        out.append(Reliability(pt, n, k, rate, lo, hi, mean_t / rate if k else math.inf,
+                               mean_e / rate if k else (math.inf if es else math.nan)))
+    return out
+
+
+def table(rows: Sequence[Reliability]) -> str:
+    head = ["point", "np", "success", "95% interval", "E[time to solution] s", "E[energy] J"]
+    body = [[r.point.label(), str(r.point.np), f"{r.successes}/{r.runs} ({100 * r.rate:.1f}%)" if r.runs else "-",
+             f"[{100 * r.low:.1f}%, {100 * r.high:.1f}%]" if r.runs else "-",
+             f"{r.expected_time_s:.6g}", "-" if math.isnan(r.expected_energy_J) else f"{r.expected_energy_J:.6g}"]
+            for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+             for row in [head, *body]]
+    return "reliability (failed runs restarted from scratch until one succeeds):\n" + "\n".join(lines)
+
+
+# -- reused emulator processes -------------------------------------------------------------------
+class _Worker:
+    """One long-lived emulator process; jobs go as JSON lines on its stdin, replies come back
+    on its stdout (the emulations' own output goes to files)."""
+
+    def __init__(self, python: str) -> None:
+        self.proc = subprocess.Popen([python, "-m", "smpy.cli.reliability"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.replies: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.replies.put(line)
+        self.replies.put("")
+
+    def run(self, argv: list[str], cwd: str, tmp: str, timeout: float | None) -> dict[str, Any] | None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"argv": argv, "cwd": cwd, "tmp": tmp}) + "\n")
+        self.proc.stdin.flush()
+        try:
+            line = self.replies.get(timeout=timeout)
+        except queue.Empty:
+            self.close()
+            return None
+        return json.loads(line) if line else {"rc": -9, "crashed": True}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+class ReusedRunner:
+    """A job runner (for :func:`smpy.cli.sweep.run_sweep`) that emulates in reused worker
+    processes, one per thread; real runs and anything else go to ``fallback``."""
+
+    def __init__(self, fallback: Callable[[Job], Run], python: str = sys.executable) -> None:
+        self.fallback = fallback
+        self.python = python
+        self._local = threading.local()
+        self._workers: list[_Worker] = []
+        self._lock = threading.Lock()
+
+    def _worker(self) -> _Worker:
+        w = getattr(self._local, "worker", None)
+        if w is None or w.proc.poll() is not None:
+            w = self._local.worker = _Worker(self.python)
+            with self._lock:
+                self._workers.append(w)
+        return w
+
+    def __call__(self, job: Job) -> Run:
+        cmd = list(job.command)
+        if job.point.is_real or cmd[1:3] != ["-m", "smpy.cli.smpyrun"]:
+            return self.fallback(job)
+        with tempfile.TemporaryDirectory(prefix="smpy-sweep-") as tmp:
+            out = Path(tmp) / "run.json"
+            reply = self._worker().run(with_json(cmd, out)[3:], job.cwd, tmp, job.timeout)
+            if reply is None:
+                run = Run(job.point, job.rep, "timeout", -1, message=f"no result after {job.timeout:g} s (--timeout)")
+            else:
+                data = json.loads(out.read_text()) if out.exists() else None
+                stdout = (Path(tmp) / "stdout").read_text(errors="replace") if (Path(tmp) / "stdout").exists() else ""
+                stderr = (Path(tmp) / "stderr").read_text(errors="replace") if (Path(tmp) / "stderr").exists() else ""
+                run = run_from_result(job, int(reply["rc"]), stdout, stderr, data)
+        run.command = job.command
+        return run
+
+    def close(self) -> None:
+        for w in self._workers:
+            if w.proc.stdin is not None:
+                w.proc.stdin.close()
+            try:
+                w.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                w.close()
+
+
+def _serve() -> None:
+    """The worker's loop: run each job's smpyrun argv with fds 1 and 2 in its files."""
+    from smpy.cli import smpyrun
+
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    home = os.getcwd()
+    for line in sys.stdin:
+        job = json.loads(line)
+        saved = os.dup(1), os.dup(2)
+        with open(Path(job["tmp"]) / "stdout", "w") as out, open(Path(job["tmp"]) / "stderr", "w") as err:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            try:
+                os.chdir(job["cwd"])
+                rc = smpyrun.main(job["argv"])
+            except SystemExit as exc:
+                rc = exc.code if isinstance(exc.code, int) else 1
+            except BaseException as exc:  # noqa: BLE001 - report, keep serving
+                print(f"smpyrun: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+                rc = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+                os.close(saved[0])
+                os.close(saved[1])
+                os.chdir(home)
+        proto.write(json.dumps({"rc": rc}) + "\n")
+
+
+if __name__ == "__main__":
+    _serve()
