@@ -4,6 +4,7 @@ returns this module. One module per MPI object; no simulation logic here."""
 
 from __future__ import annotations
 
+from smpy.mpi import docstrings as _docstrings
 from smpy.mpi.buffer import *
 from smpy.mpi.comm import COMM_NULL, COMM_SELF, COMM_WORLD, Comm, Intracomm
 from smpy.mpi.comm_inter import *
@@ -78,4 +79,5 @@ from smpy.runtime.constants import KEYVAL_WTIME_IS_GLOBAL as WTIME_IS_GLOBAL
 from smpy.runtime.errors import *  # noqa: F403 - ERR_* error classes
 from smpy.runtime.errors import MPIException as Exception  # noqa: A001 - mpi4py's name
 
+_docstrings.apply(globals())  # the table's docstrings where a public callable has none
 __all__ = [n for n in dir() if not n.startswith("_")]
