@@ -289,6 +289,18 @@ class CliDirective(_Generated):
 
     def generate(self) -> list[nodes.Node]:
         target, *argv = self.arguments
+        if target == "smpy.cli.main:CALIBRATE":  # one section per `smpy calibrate` command
+            from smpy.cli.main import CALIBRATE
+
+            out: list[nodes.Node] = []
+            for name, module in CALIBRATE.items():
+                parser = capture_parser(f"{module}:main", [])
+                key = f"cli-smpy-calibrate-{name}"
+                sec = _section(self.state.document, f"smpy calibrate {name}", key)
+                for node in render_parser(self.state.document, parser, key):
+                    sec += node
+                out.append(sec)
+            return out
         parser = capture_parser(target, argv, self.options.get("prog"))
         return render_parser(self.state.document, parser, "cli-" + parser.prog.replace(" ", "-"))
 
