@@ -55,6 +55,8 @@ from smpy.trace.paje import PajeTracer
 from smpy.trace.progress import Progress
 from smpy.trace.report import Report, Tee
 from smpy.trace.ti import TIRecorder
+from smpy.trace.utilization import BIN as UTILIZATION_BIN
+from smpy.trace.utilization import Utilization
 
 
 def _tristate(value: object) -> str:
@@ -427,6 +429,7 @@ class Attached:
     paje: PajeTracer | None = None
     report: Report | None = None
     report_prefix: str = ""
+    utilization: Utilization | None = None
     progress: Progress | None = None
 
     def close(self) -> None:
@@ -507,7 +510,8 @@ def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.
     att.report_prefix = str(config.get(REPORT))
     if att.report_prefix:
         att.report = Report(world.engine, world.cpu, np)
-    tracers = [t for t in (att.chrome, att.paje, att.report) if t is not None]
+        att.utilization = Utilization(world.engine, world.cpu, plat.hosts, world.processes, world.energy)
+    tracers = [t for t in (att.chrome, att.paje, att.report, att.utilization) if t is not None]
     world.tracer = Tee(*tracers) if len(tracers) > 1 else (tracers[0] if tracers else None)
     progress = config.get(PROGRESS)
     if progress == "yes" or (progress == "auto" and not capture and err.isatty()):
@@ -734,6 +738,9 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
             data["io"] = io_data
         att.report.write(att.report_prefix, data)
         err.write(Report.table(data) + "\n")
+        if att.utilization is not None:
+            rows = att.utilization.write(f"{att.report_prefix}.utilization.csv", config.get(UTILIZATION_BIN))
+            err.write(Utilization.summary_line(rows) + "\n")
         if io_data:
             err.write(fsio.summary_line(io_data) + "\n")
     return build_result(world, np, program, outcome, att, session, config)
