@@ -99,7 +99,7 @@ def memory_figures() -> None:
         rss[np] = max(after, before) * 1024.0
         print(f"smpyrun -np {np} barrier: peak resident {rss[np] / 1e6:.0f} MB")
     per_rank = (rss[4000] - rss[1000]) / 3000
-    print(f"per rank: {per_rank / 1e3:.1f} kB (smpy.support.memory.RANK_BYTES = 80 kB)")
+    print(f"per rank: {per_rank / 1e3:.1f} kB (smpy.support.memory.RANK_BYTES = 12 kB)")
     build = ("import tracemalloc, smpy.platform.schema\n"
              "from smpy.platform import load_platform_data\n"
              "tracemalloc.start()\n"
@@ -109,7 +109,7 @@ def memory_figures() -> None:
     out = subprocess.run([sys.executable, "-c", build], env=_env(), check=True,
                          capture_output=True, text=True).stdout.split()
     print(f"cluster of 20000 hosts ({out[1]} links): {float(out[0]) / 1e3:.2f} kB per host at "
-          f"the peak (HOST_BYTES + 2 LINK_BYTES = 3 kB)")
+          f"the peak (HOST_BYTES + 2 LINK_BYTES = 1.7 kB)")
 
 
 def main() -> int:

@@ -39,7 +39,7 @@ myst_heading_anchors = 3
 # the Markdown pages are also read on GitHub, where they link each other and the code by
 # relative path; links to files outside docs/ stay plain links
 myst_all_links_external = False
-suppress_warnings = ["myst.xref_missing", "myst.header"]
+suppress_warnings: list[str] = []
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # two builds of the site, 10-40 s each
+
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_parser")
 pytest.importorskip("furo")
@@ -85,12 +87,16 @@ def test_model_pages_render_the_math(site):
 
 def test_a_new_page_needs_no_toctree_entry(tmp_path):
     """Pages that no section lists yet are linked from the root ("More topics"), in docs/
-    and in a folder of it, so adding one does not make the -W build fail as an orphan."""
+    and in a folder of it, so adding one does not make the -W build fail as an orphan; a link
+    to a file outside docs/ (valid where the Markdown is read in the repository) shows its path."""
     src = tmp_path / "docs"
     shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns("_build"))
-    (src / "zz-new-topic.md").write_text("# A new topic\n\nText.\n")
+    (src / "zz-new-topic.md").write_text("# A new topic\n\nSee [the README](../README.md) and "
+                                         "[running](running.md).\n")
     (src / "notes").mkdir()
     (src / "notes" / "deep.md").write_text("# A page in a folder\n")
     _build(src, tmp_path / "html")
     index = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
     assert 'href="zz-new-topic.html"' in index and 'href="notes/deep.html"' in index
+    page = _text(tmp_path / "html" / "zz-new-topic.html")
+    assert "the README" in page and "README.md" in page

@@ -385,3 +385,48 @@ def test_xml_state_file_is_the_failure_trace(tmp_path: Path) -> None:
     xml.write_text(xml.read_text().replace("<host id=\"a\"", "<host id=\"a2\" speed=\"1Gf\"/><host id=\"a\""))
     with pytest.raises(PlatformError, match="state_file.*state must be on or off"):
         smpy.run(prog, np=1, platform=str(xml), capture=True)
+
+
+def test_errors_are_fatal_on_comm_world_aborts_even_in_ulfm_mode(tmp_path: Path) -> None:
+    prog = LOOP.replace("comm = MPI.COMM_WORLD\n", "comm = MPI.COMM_WORLD\ncomm.Set_errhandler(MPI.ERRORS_ARE_FATAL)\n")
+    res = smpy.run(_prog(tmp_path, prog), np=4, capture=True,
+                   cfg={**EXACT, "smpy/fail": "node-1@0.25s", "smpy/auto-cleanup": "no"})
+    assert res.status == "failed" and res.lost_ranks == {1: 0.25}
+    assert res.makespan_s == pytest.approx(0.251)
+
+
+def test_restarts_resume_from_the_checkpoint_with_time_continuing(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "smpy.cli.smpyrun", "-np", "4", "--fail", "node-1@0.55s",
+                           "--restarts", "2", "--restart-delay", "1s", "--cfg", "smpi/simulate-computation:no",
+                           "--json", str(out), "-q", str(ROOT / "examples/faults/checkpoint.py"), "ckpt.txt", "10", "2"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("done: iterations 4..9 in this run")  # resumed from checkpoint 4
+    d = json.loads(out.read_text())
+    a1, a2 = d["attempts"]
+    assert (a1["start_s"], a1["end_s"], a1["status"], a1["lost_ranks"]) == (0.0, 0.551, "failed", {"1": 0.55})
+    assert a2["status"] == "ok" and a2["start_s"] == pytest.approx(1.551)
+    assert "node-1" not in a2["hosts"] and len(a2["hosts"]) == 3  # the failed host is left out
+    # the second attempt: 6 iterations of 0.1 s (plus the allreduces) after 1.551 s
+    assert 2.151 < d["time_to_solution_s"] < 2.2 and d["time_to_solution_s"] == d["makespan_s"]
+    assert d["work_lost_rank_s"] == pytest.approx(0.551 * 4)
+    assert not (tmp_path / "ckpt.txt").exists()
+
+
+@pytest.mark.parametrize(("example", "args"), [("ulfm_shrink.py", []), ("checkpoint.py", ["ck.txt", "4", "2"])])
+def test_fault_examples_run_under_mpiexec_as_under_smpy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        example: str, args: list[str]) -> None:
+    """No failure is injected: both print the same line (times aside)."""
+    from realmpi import run_reference
+
+    script = str(ROOT / "examples/faults" / example)
+    real = run_reference(4, script, *args, cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    sim = smpy.run(script, np=4, args=args, capture=True, cfg=EXACT)
+    assert sim.status == "ok", sim.message
+
+    def strip(text: str) -> str:
+        return text.split(" ended at")[0].strip()
+
+    assert strip(real.stdout) == strip(sim.stdout) and real.stdout.strip()

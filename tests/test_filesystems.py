@@ -489,3 +489,31 @@ def test_the_documented_filesystems_fragment_loads(tmp_path):
     assert fss["scratch"].servers == ("io-0", "io-1", "io-2", "io-3")
     assert (fss["scratch"].stripe_size, fss["scratch"].cache) == (MiB, 2 << 30)
     assert fss["local"].disk.kind == "ssd" and fss["ckpt"].virtual
+
+
+def test_collective_reads_and_nonblocking_calls_on_a_parallel_fs(tmp_path):
+    prog = f"""
+from mpi4py import MPI
+import numpy as np
+comm = MPI.COMM_WORLD
+n, r = comm.size, comm.rank
+ft = MPI.BYTE.Create_vector(16, 1024, 1024 * n).Create_resized(0, 16 * 1024 * n).Commit()
+f = MPI.File.Open(comm, "{tmp_path}/scratch/g", MPI.MODE_CREATE | MPI.MODE_RDWR)
+f.Set_view(r * 1024, MPI.BYTE, ft)
+req = f.Iwrite_all(np.full(16 * 1024, r + 1, np.uint8))
+req.Wait()
+f.Write_all_begin(np.full(16 * 1024, r + 11, np.uint8))
+f.Write_all_end(np.empty(0, np.uint8))
+f.Sync()
+comm.Barrier()
+got = np.zeros(32 * 1024, np.uint8)
+f.Read_at_all(0, got)
+f.Close()
+print(r, int(got[0]), int(got[16 * 1024]), int((got[:16 * 1024] == r + 1).all()),
+      int((got[16 * 1024:] == r + 11).all()))
+"""
+    res = run(None, np=4, platform=_platform(tmp_path, 4, 2, "1GBps", "1MiB"), command=prog,
+              capture=True, echo=False)
+    assert res.status == "ok", res.message + res.stderr
+    rows = sorted(tuple(map(int, ln.split())) for ln in res.stdout.splitlines())
+    assert rows == [(r, r + 1, r + 11, 1, 1) for r in range(4)]

@@ -105,7 +105,8 @@ def test_plots_and_html_report(tmp_path):
                            "--cfg=smpi/simulate-computation:no", str(root / "examples/energy/dvfs.py")],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    for name in ("gantt.png", "power.png", "matrix.png"):
+    for name in ("gantt.png", "power.png", "matrix.png", "utilization.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (out / "report.html").read_text()
-    assert page.count("data:image/png;base64,") == 3 and "<table>" in page and page.endswith("</html>")
+    assert "<h2>Utilisation</h2>" in page and "allocated core-seconds" in page
+    assert page.count("data:image/png;base64,") == 4 and "<table>" in page and page.endswith("</html>")

@@ -86,12 +86,13 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert dom.probe, f"the page's script did not run: {run.stdout[:500]!r}"
     seen = json.loads(dom.probe)
     assert seen["title"].startswith("smpy: ")
-    want = {name: _png_size(out / f"{name}.png") for name in ("gantt", "power", "matrix")}
+    want = {name: _png_size(out / f"{name}.png") for name in ("gantt", "power", "matrix", "utilization")}
     assert {alt: (w, h) for alt, ok, w, h in seen["images"] if ok} == want  # every figure decoded
     assert all(img["src"].startswith("data:image/png;base64,") for img in dom.imgs)
     # MPI calls table: a header and one row per call; ranks table: a header and one per rank
     assert seen["tables"] == [1 + len(report["calls"]), 1 + len(report["ranks"])]
-    assert dom.tags.get("h2", 0) == 5 and dom.tags.get("td", 0) > 0
+    # MPI calls, Ranks, Utilisation, and one per figure
+    assert dom.tags.get("h2", 0) == 7 and dom.tags.get("td", 0) > 0
     shot = tmp_path / "shot.png"
     run = _browser(f"--screenshot={shot}", "--window-size=1200,2400", (out / "report.html").as_uri(),
                    profile=tmp_path / "profile")

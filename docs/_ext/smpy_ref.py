@@ -194,7 +194,7 @@ class CollectivesDirective(_Generated):
 
 # ------------------------------------------------------------------------------- CLI
 
-class _Parsed(Exception):
+class _Parsed(BaseException):  # noqa: N818 - not an error; a BaseException passes `except Exception`
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         super().__init__(parser.prog)
         self.parser = parser
@@ -289,6 +289,18 @@ class CliDirective(_Generated):
 
     def generate(self) -> list[nodes.Node]:
         target, *argv = self.arguments
+        if target == "smpy.cli.main:CALIBRATE":  # one section per `smpy calibrate` command
+            from smpy.cli.main import CALIBRATE
+
+            out: list[nodes.Node] = []
+            for name, module in CALIBRATE.items():
+                parser = capture_parser(f"{module}:main", [])
+                key = f"cli-smpy-calibrate-{name}"
+                sec = _section(self.state.document, f"smpy calibrate {name}", key)
+                for node in render_parser(self.state.document, parser, key):
+                    sec += node
+                out.append(sec)
+            return out
         parser = capture_parser(target, argv, self.options.get("prog"))
         return render_parser(self.state.document, parser, "cli-" + parser.prog.replace(" ", "-"))
 
@@ -526,6 +538,26 @@ class MoreDirective(Directive):
         return [_para("Pages not yet placed in a section above:"), wrapper]
 
 
+_OUTSIDE_LINK = re.compile(r"\[([^\]\n]+)\]\(((?:\.\./)+)([^)\s#]+)(#[^)\s]*)?\)")
+
+
+def _outside_links(app: Any, docname: str, source: list[str]) -> None:
+    """A Markdown link to a file outside docs/ (``[the README](../README.md)``, which works
+    where the Markdown is read in the repository) becomes the text and the file's path: the
+    site has no page for it, and an unresolved link would fail the -W build."""
+    if not app.env.doc2path(docname).suffix == ".md":
+        return
+    depth = docname.count("/")
+
+    def repl(m: re.Match[str]) -> str:
+        ups = m.group(2).count("../")
+        if ups <= depth:  # still inside docs/: a page of the site, resolved by MyST
+            return m.group(0)
+        return f"{m.group(1)} (`{m.group(3)}`)"
+
+    source[0] = _OUTSIDE_LINK.sub(repl, source[0])
+
+
 def _root_outdated(app: Any, env: Any, added: set[str], changed: set[str],
                    removed: set[str]) -> list[str]:
     """Pages were added or removed: the root's ``smpy-more`` list must be read again."""
@@ -534,6 +566,7 @@ def _root_outdated(app: Any, env: Any, added: set[str], changed: set[str],
 
 def setup(app: Any) -> dict[str, Any]:
     app.connect("env-get-outdated", _root_outdated)
+    app.connect("source-read", _outside_links)
     directives.register_directive("smpy-more", MoreDirective)
     directives.register_directive("smpy-modules", ModulesDirective)
     directives.register_directive("smpy-cfg", CfgDirective)

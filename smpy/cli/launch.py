@@ -31,7 +31,7 @@ from smpy.kernel.engine import DeadlockError
 from smpy.kernel.watchdog import Stalled, Watchdog
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
-from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, parse_fail
+from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, down_at, parse_fail
 from smpy.runtime import fsio, ulfm
 from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
@@ -55,6 +55,8 @@ from smpy.trace.paje import PajeTracer
 from smpy.trace.progress import Progress
 from smpy.trace.report import Report, Tee
 from smpy.trace.ti import TIRecorder
+from smpy.trace.utilization import BIN as UTILIZATION_BIN
+from smpy.trace.utilization import Utilization
 
 
 def _tristate(value: object) -> str:
@@ -152,6 +154,8 @@ class RunResult:
     #: component failures and repairs: {time_s, kind, name, on}; ranks killed: rank -> time
     failures: list[dict[str, Any]] = field(default_factory=list)
     lost_ranks: dict[int, float] = field(default_factory=dict)
+    #: simulated time at which the run started (a restart's, smpy.cli.restarts; else 0)
+    start_time_s: float = 0.0
     #: the models the prediction rests on, set or default: network model, collective selector
     #: (SMPI's default selector is ``default``, smpy's ``ompi``: a comparison must pin both)
     models: dict[str, str] = field(default_factory=dict)
@@ -425,6 +429,7 @@ class Attached:
     paje: PajeTracer | None = None
     report: Report | None = None
     report_prefix: str = ""
+    utilization: Utilization | None = None
     progress: Progress | None = None
 
     def close(self) -> None:
@@ -505,7 +510,8 @@ def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.
     att.report_prefix = str(config.get(REPORT))
     if att.report_prefix:
         att.report = Report(world.engine, world.cpu, np)
-    tracers = [t for t in (att.chrome, att.paje, att.report) if t is not None]
+        att.utilization = Utilization(world.engine, world.cpu, plat.hosts, world.processes, world.energy)
+    tracers = [t for t in (att.chrome, att.paje, att.report, att.utilization) if t is not None]
     world.tracer = Tee(*tracers) if len(tracers) > 1 else (tracers[0] if tracers else None)
     progress = config.get(PROGRESS)
     if progress == "yes" or (progress == "auto" and not capture and err.isatty()):
@@ -643,6 +649,17 @@ def arm_failures(world: World, plat: Any, config: Config) -> Injector:
     return injector
 
 
+def place_survivors(plat: Any, config: Config, placement: list[Any], np: int, start_time: float) -> list[Any]:
+    """The ranks of a restart at ``start_time``, round-robin over the hosts of ``placement``
+    that are up then (smpy.platform.failures.down_at)."""
+    down = down_at(plat, int(config.get(FAILURE_SEED)), parse_fail(str(config.get(FAIL))), start_time)
+    hosts = [h for h in dict.fromkeys(placement) if h.name not in down]
+    if not hosts:
+        raise ValueError(f"no host left to restart on at simulated time {start_time:.9g} s "
+                         f"(down: {', '.join(sorted(down))})")
+    return [hosts[r % len(hosts)] for r in range(np)]
+
+
 def _failure_list(failures: list[dict[str, Any]]) -> str:
     shown = [f"{f['kind']} {f['name']} {'repaired' if f['on'] else 'failed'} at {f['time_s']:.9g} s"
              for f in failures[:5]]
@@ -665,7 +682,7 @@ def build_result(world: World, np: int, program: Program, outcome: tuple[str, in
         energy=_energy_report(world.energy, att.link_energy), spawned=len(procs) - np,
         peak_rss_bytes=_peak_rss(),
         failures=[{"time_s": f.time, "kind": f.kind, "name": f.name, "on": f.on} for f in world.injector.log],
-        lost_ranks=dict(sorted(world.ft.dead.items())),
+        lost_ranks=dict(sorted(world.ft.dead.items())), start_time_s=world.start_time,
         models={name: str(config.get(name)) for name in MODEL_SETTINGS},
     )
 
@@ -678,7 +695,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         cfg: dict[str, Any] | None = None, args: list[str] | tuple = (), hostfile: str | os.PathLike | None = None,
         capture: bool = False, echo: bool = True, err_stream: Any = None,
         trace: str | os.PathLike | None = None, module: str | None = None,
-        command: str | None = None, sim_timeout: float | None = None) -> RunResult:
+        command: str | None = None, sim_timeout: float | None = None, start_time: float = 0.0) -> RunResult:
     """Run ``script`` with ``np`` simulated ranks; see :class:`RunResult`.
 
     Instead of a script, ``module`` runs a module as ``python -m module`` does (each rank
@@ -699,8 +716,11 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         raise ValueError(f"the simulated-time limit must be positive, got {sim_timeout}")
     program = load_program(script, module, command)
     plat, config, placement = load_setup(platform, cfg, hostfile, np)
+    if start_time > 0.0:  # a restart (smpy.cli.restarts): on the hosts up at that time
+        placement = place_survivors(plat, config, placement, np, start_time)
     check_outputs(trace, config)
     world = World(plat, config, placement)
+    world.engine.now = world.start_time = start_time
     timing = Timing(world, config)
     att = attach_plugins(world, plat, config, placement, err)
     attach_tracers(world, config, att, trace, program, placement, capture, err)
@@ -718,6 +738,9 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
             data["io"] = io_data
         att.report.write(att.report_prefix, data)
         err.write(Report.table(data) + "\n")
+        if att.utilization is not None:
+            rows = att.utilization.write(f"{att.report_prefix}.utilization.csv", config.get(UTILIZATION_BIN))
+            err.write(Utilization.summary_line(rows) + "\n")
         if io_data:
             err.write(fsio.summary_line(io_data) + "\n")
     return build_result(world, np, program, outcome, att, session, config)

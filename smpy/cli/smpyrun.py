@@ -65,6 +65,11 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
                         "valid trace and JSON; exit code 124)")
     p.add_argument("--sim-timeout", dest="sim_timeout", type=_positive, default=None, metavar="SECONDS",
                    help="stop the run when the simulated time reaches this (exit code 124)")
+    p.add_argument("--restarts", type=int, default=0, metavar="K",
+                   help="after a failed attempt (a host or link failed), run the program again, up to K "
+                        "times, on the hosts still up; simulated time continues, files persist")
+    p.add_argument("--restart-delay", dest="restart_delay", default="60s", metavar="TIME",
+                   help="simulated time between a failed attempt and the next (default 60s)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
     p.add_argument("--help-cfg", action="store_true", help="list the configuration items and exit")
     p.add_argument("--help-coll", action="store_true", help="list the collective algorithms and selectors and exit")
@@ -93,7 +98,7 @@ def _help_cfg() -> str:
 #: smpyrun options that take a value (the token after them is not a program)
 _VALUED = {"-np", "-n", "--np", "--platform", "-platform", "--hostfile", "-hostfile", "-machinefile",
            "--cfg", "--trace", "--trace-format", "--json", "--plots", "--report", "--trace-ti",
-           "--power-trace", "--timeout", "--sim-timeout", "--fail"}
+           "--power-trace", "--timeout", "--sim-timeout", "--fail", "--restarts", "--restart-delay"}
 
 
 def split_program(argv: list[str]) -> tuple[list[str], str | None, str | None, list[str]]:
@@ -202,14 +207,22 @@ def _ranks(ns: argparse.Namespace) -> int:
     return 1
 
 
-def report_outputs(ns: argparse.Namespace, result: Any, cfg: dict[str, Any], np: int, prog: str) -> None:
-    """The summary (stderr), --json and the --plots figures."""
+def report_outputs(ns: argparse.Namespace, result: Any, cfg: dict[str, Any], np: int, prog: str,
+                   attempts: list[Any] | None = None) -> None:
+    """The summary (stderr), --json and the --plots figures; ``attempts``: with --restarts."""
+    from smpy.cli import restarts
+
     sys.stdout.flush()
     if not ns.quiet:
         print(result.summary(), file=sys.stderr)
+        if attempts is not None:
+            print(restarts.summary(attempts), file=sys.stderr)
     if ns.json:
+        doc = result.to_json()
+        if attempts is not None:
+            doc.update(restarts.record(attempts))
         with open(ns.json, "w") as fh:
-            json.dump(result.to_json(), fh, indent=2)
+            json.dump(doc, fh, indent=2)
     if ns.plots:
         from smpy.trace.plots import make_all
 
@@ -249,6 +262,7 @@ def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
 def _run(ns: argparse.Namespace, module: str | None, command: str | None, prog: str) -> int:
     single_thread_blas()
     from smpy.cli.launch import run
+    from smpy.cli.restarts import run_attempts
     from smpy.platform import PlatformError
     from smpy.support.config import ConfigError
 
@@ -258,9 +272,11 @@ def _run(ns: argparse.Namespace, module: str | None, command: str | None, prog: 
         np = _ranks(ns)
         if ns.map:
             _print_map(ns.platform, np, ns.hostfile)
-        result = run(ns.script, np=np, platform=ns.platform, cfg=cfg, args=ns.args, hostfile=ns.hostfile,
-                     capture=False, echo=True, trace=ns.trace, module=module, command=command,
-                     sim_timeout=ns.sim_timeout)
+        attempts = run_attempts(run, ns.restarts, _restart_delay(ns), script=ns.script, np=np,
+                                platform=ns.platform, cfg=cfg, args=ns.args, hostfile=ns.hostfile,
+                                capture=False, echo=True, trace=ns.trace, module=module, command=command,
+                                sim_timeout=ns.sim_timeout)
+        result = attempts[-1]
     except (PlatformError, ConfigError, FileNotFoundError, ValueError, LookupError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
@@ -270,8 +286,22 @@ def _run(ns: argparse.Namespace, module: str | None, command: str | None, prog: 
     except KeyboardInterrupt as exc:  # a second Ctrl-C before the simulation started
         print(f"{prog}: {getattr(exc, 'message', 'interrupted')}", file=sys.stderr)
         return getattr(exc, "exit_code", 130)
-    report_outputs(ns, result, cfg, np, prog)
+    report_outputs(ns, result, cfg, np, prog, attempts if ns.restarts else None)
     return result.exit_code
+
+
+def _restart_delay(ns: argparse.Namespace) -> float:
+    from smpy.support.units import parse_time
+
+    if ns.restarts < 0:
+        raise ValueError(f"--restarts {ns.restarts}: must be 0 or more")
+    try:
+        delay = parse_time(ns.restart_delay)
+    except Exception:  # noqa: BLE001 - any unparsable time
+        raise ValueError(f"--restart-delay {ns.restart_delay!r}: expected a time like 60s or 1h") from None
+    if not delay >= 0:
+        raise ValueError(f"--restart-delay {ns.restart_delay!r}: must be zero or more")
+    return delay
 
 
 def _print_map(platform: str | None, np: int, hostfile: str | None) -> None:

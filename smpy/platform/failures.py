@@ -302,6 +302,9 @@ class Injector:
 
     def _next(self, changes: Any, kind: str, name: str, members: list[Any]) -> None:
         for t, on in changes:
+            if t < self.engine.now:  # before a restart's start: the state it starts in
+                self.set_state(kind, members, on)
+                continue
             self.engine.schedule_daemon(max(t - self.engine.now, 0.0), self._change, changes, kind, name,
                                         members, on)
             return
@@ -322,7 +325,18 @@ class Injector:
                                  f"{self.platform.name!r}") from None
             kind = "link"
             self.net.track_flows()
-        self.engine.schedule_daemon(time, self.apply, kind, name, members, False)
+        if time < self.engine.now:
+            self.set_state(kind, members, False)
+            return
+        self.engine.schedule_daemon(time - self.engine.now, self.apply, kind, name, members, False)
+
+    def set_state(self, kind: str, members: list[Any], on: bool) -> None:
+        """A state reached before the run started (a restart): no actor to kill, not logged."""
+        for m in members:
+            if kind == "host":
+                self.cpu.set_on(m, on)
+            else:
+                (self.net.repair_link if on else self.net.fail_link)(m)
 
     def apply(self, kind: str, name: str, members: list[Any], on: bool) -> None:
         if kind == "host":
@@ -339,6 +353,23 @@ class Injector:
         self.log.append(rec)
         for fn in self.on_event:
             fn(rec)
+
+
+def down_at(platform: Any, seed: int, forced: list[tuple[str, float]], time: float) -> set[str]:
+    """Names of the hosts down at simulated ``time`` (their models' draws and ``forced``)."""
+    down: set[str] = set()
+    for h in platform.hosts:
+        text = h.properties.get(PROPERTY)
+        if not text:
+            continue
+        on = True
+        for t, state in transitions(parse_profile(text), component_rng(seed, "host", h.name), time):
+            if t < time:
+                on = state
+        if not on:
+            down.add(h.name)
+    down.update(name for name, t in forced if t < time and platform.has_host(name))
+    return down
 
 
 def parse_fail(text: str) -> list[tuple[str, float]]:

@@ -246,6 +246,8 @@ class World:
         self.ft: Any = None
         #: smpy.platform.failures.Injector of the run (set by the launcher)
         self.injector: Any = None
+        #: simulated time of the run's start (a restart starts later, smpy.cli.restarts)
+        self.start_time = 0.0
 
     def overhead(self, host: Host, name: str) -> Piecewise | None:
         """The overhead table ``name`` for ``host`` (its property wins), None when zero."""

@@ -26,6 +26,9 @@ Nothing is written to disk. ``open()``/``io.open`` return an in-memory file obje
 ``/dev/null``); ``os.path``/``os.stat``, ``mmap`` and C extensions (h5py, netCDF) see the real
 directory.
 
+smpy's own files (the time-independent trace recorder, ``smpy replay`` reading traces) are
+opened by smpy's modules and are never charged.
+
 Not intercepted: C extensions doing their own I/O (h5py/HDF5, netCDF, compiled readers),
 ``mmap`` (``np.memmap``, ``np.load(mmap_mode=...)``), ``io.FileIO`` created directly,
 ``pathlib.Path.read_bytes``/``write_bytes`` (they call ``io.open``: intercepted), files opened

@@ -38,7 +38,7 @@ import weakref
 from typing import Any
 
 from smpy.kernel.activity import Sleep, Trigger
-from smpy.kernel.actors import Actor, block_on, block_on_any, current_actor, yield_now
+from smpy.kernel.actors import Actor, block_on, block_on_any, current_actor, kill, yield_now
 from smpy.shim import aio, isolation
 
 _real_allocate = _thread.allocate_lock
@@ -288,13 +288,20 @@ class GreenThreads:
     def end_of_rank(self, proc: Any) -> None:
         """What Python does at a process's exit, for a rank's program end: run the
         ``threading._register_atexit`` callbacks (mpi4py.futures shuts its executors down
-        there), then join the rank's non-daemon threads."""
+        there), join the rank's non-daemon threads, and end its daemon threads."""
         for func, args, kwargs in reversed(self._atexit.pop(id(proc), [])):
             func(*args, **kwargs)
         for t in list(self._threads) if self._threads else ():
             a = getattr(t, "_green_actor", None)
             if a is not None and a.data is proc and not t.daemon and not t._green_done:  # type: ignore[attr-defined]
                 t.join()
+        # then the process exits, which ends its daemon threads where they wait (an event
+        # loop's thread waiting in select for a message that will never come must not hold
+        # the run: distributed's client IO loop)
+        for t in list(self._threads) if self._threads else ():
+            a = getattr(t, "_green_actor", None)
+            if a is not None and a.data is proc and t.daemon and not t._green_done:  # type: ignore[attr-defined]
+                kill(a)
 
     def _patch(self, obj: Any, name: str, value: Any) -> None:
         self._saved.append((obj, name, getattr(obj, name)))
@@ -378,6 +385,21 @@ class GreenThreads:
             return None
 
         self._patch(threading, "_register_atexit", register_atexit)
+        real_frames = sys._current_frames
+
+        def current_frames() -> dict[int, Any]:
+            """``sys._current_frames()`` with the suspended frames of the simulated threads
+            (under their ``threading.get_ident()``), as profilers (distributed's) expect."""
+            frames = real_frames()
+            if _rank_actor() is not None:
+                for t in list(owner._threads):
+                    a = getattr(t, "_green_actor", None)
+                    frame = a.glet.gr_frame if a is not None and a.glet is not None else None
+                    if frame is not None:
+                        frames[a._green_ident] = frame
+            return frames
+
+        self._patch(sys, "_current_frames", current_frames)
 
         # Real threads are preemptive, simulated ones run only when the running one blocks: a
         # thread polling concurrent.futures.wait() until another thread completes a future

@@ -5,11 +5,11 @@ Model (figures measured on CPython 3.12, x86-64, ``benchmarks/fuzz_platforms.py 
 
     need = BASE + RANK · np + HOST · hosts + LINK · links
 
-with ``BASE`` = 100 MB (interpreter, numpy, smpy), ``RANK`` = 80 KB (a rank's greenlet, its
-module namespace, request queues and MPI_COMM_WORLD share: 65 KB measured from the peak
-resident size of ``-np 1000`` and ``-np 4000`` barriers), ``HOST`` = 2 KB and ``LINK`` = 0.5 KB
-(a cluster of 20 000 hosts peaks at 1.7 KB per host, its two links included, through
-validation and building). It is a floor: the program's own arrays come on top.
+with ``BASE`` = 100 MB (interpreter, numpy, smpy), ``RANK`` = 12 kB (a rank's greenlet, its
+``__main__`` namespace and MPI state: the slope of the peak resident size between ``-np 1000``
+and ``-np 4000`` barriers measured 13 to 24 kB), ``HOST`` = 1.5 kB and ``LINK`` = 0.1 kB (a
+cluster of 20 000 hosts peaks at 1.7 kB per host, its two links included, through validation
+and building). It is a floor: the program's own data come on top, so a refusal is right.
 
 ``available`` is ``MemAvailable`` of ``/proc/meminfo``, lowered to the address-space limit
 (``RLIMIT_AS``) when one is set. A run whose floor exceeds it is refused with the estimate
@@ -27,9 +27,9 @@ __all__ = ["MemoryLimitError", "available_bytes", "estimate_bytes", "check_fits"
            "insisting", "format_bytes"]
 
 BASE_BYTES = 100e6
-RANK_BYTES = 80e3
-HOST_BYTES = 2e3
-LINK_BYTES = 0.5e3
+RANK_BYTES = 12e3
+HOST_BYTES = 1.5e3
+LINK_BYTES = 0.1e3
 
 _INSIST = False
 

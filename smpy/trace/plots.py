@@ -5,6 +5,9 @@
 * ``power.png`` — from the power trace (``--power-trace``): each host's power over time
   (the busiest 16 hosts when there are more);
 * ``matrix.png`` — from the report (``--report``): bytes sent between ranks, as a heat map;
+* ``utilization.png`` — from the report's ``PREFIX.utilization.csv``: efficiency (busy /
+  allocated cores) over time above the allocated, busy and MPI-waiting cores (and the power
+  when recorded), as the DPS simulator's dynamic efficiency (Schaeli et al., Fig. 11);
 * ``report.html`` — one self-contained page with the figures (embedded PNG) and the
   report's tables.
 
@@ -154,6 +157,69 @@ def matrix(report_json: Path, out: Path) -> Path:
     return out
 
 
+def read_utilization(path: Path) -> list[dict[str, float]]:
+    """The rows of a ``PREFIX.utilization.csv`` (smpy.trace.utilization.COLUMNS)."""
+    with path.open(newline="") as fh:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+
+
+def utilization_path(report_json: Path) -> Path:
+    """``PREFIX.utilization.csv`` next to the report's ``PREFIX.json``."""
+    name = report_json.name.removesuffix(".json")
+    return report_json.with_name(f"{name}.utilization.csv")
+
+
+def utilization(util_csv: Path, out: Path) -> Path:
+    plt = _plt()
+    rows = read_utilization(util_csv)
+    has_power = any(r["power_W"] for r in rows)
+    fig, axes = plt.subplots(3 if has_power else 2, 1, figsize=(10, 7.5 if has_power else 5.5), sharex=True)
+    edges = [r["t_start"] for r in rows] + [rows[-1]["t_end"]] if rows else [0.0, 0.0]
+
+    def steps(col: str, scale: float = 1.0) -> list[float]:
+        vals = [r[col] * scale for r in rows]
+        return vals + vals[-1:] if vals else [0.0, 0.0]
+
+    ax = axes[0]
+    ax.step(edges, steps("efficiency", 100.0), where="post", color="#4c72b0")
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("efficiency (%)")
+    alloc = sum((r["t_end"] - r["t_start"]) * r["allocated"] for r in rows)
+    busy = sum((r["t_end"] - r["t_start"]) * r["busy"] for r in rows)
+    mean = f" (over the run: {busy / alloc:.1%})" if alloc > 0 else ""
+    ax.set_title(f"efficiency over time: busy / allocated cores{mean}")
+    ax = axes[1]
+    ax.step(edges, steps("allocated"), where="post", color="#333333", label="allocated")
+    ax.fill_between(edges, steps("busy"), step="post", color="#4c72b0", alpha=0.6, label="busy (computing)")
+    busy_wait = [b + w for b, w in zip(steps("busy"), steps("waiting_mpi"))]
+    ax.fill_between(edges, steps("busy"), busy_wait, step="post", color="#c44e52", alpha=0.5,
+                    label="waiting in MPI")
+    ax.set_ylabel("cores")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    if has_power:
+        axes[2].step(edges, steps("power_W"), where="post", color="#55a868")
+        axes[2].set_ylabel("power (W)")
+    axes[-1].set_xlabel("simulated time (s)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return out
+
+
+def _utilization_html(rows: list[dict[str, float]]) -> str:
+    alloc = sum((r["t_end"] - r["t_start"]) * r["allocated"] for r in rows)
+    if alloc <= 0:
+        return ""
+    busy = sum((r["t_end"] - r["t_start"]) * r["busy"] for r in rows)
+    wait = sum((r["t_end"] - r["t_start"]) * r["waiting_mpi"] for r in rows)
+    low = min(rows, key=lambda r: (r["efficiency"] if r["allocated"] > 0 else 2.0, r["t_start"]))
+    return (f"<h2>Utilisation</h2><p>{alloc:.6g} allocated core-seconds: busy {busy / alloc:.1%} "
+            f"(efficiency), waiting in MPI {wait / alloc:.1%}, idle {1 - (busy + wait) / alloc:.1%}; "
+            f"lowest efficiency {low['efficiency']:.1%} in [{low['t_start']:.6g}, {low['t_end']:.6g}] s "
+            f"({len(rows)} bins)</p>")
+
+
 def _summary_html(summary: Any) -> str:
     """The run's headline: predicted makespan, platform, ranks and outcome (a RunResult, or
     the dict of its --json file)."""
@@ -191,6 +257,9 @@ def html_report(figures: list[Path], report_json: Path | None, out: Path, title:
             parts.append(f"<tr><td>{r['rank']}</td><td>{r['end_s']:.6g}</td><td>{r['compute_s']:.6g}</td>"
                          f"<td>{r['mpi_s']:.6g}</td><td>{r['bytes_sent']:.6g}</td></tr>")
         parts.append("</table>")
+        util = utilization_path(report_json)
+        if util.exists():
+            parts.append(_utilization_html(read_utilization(util)))
     for fig in figures:
         b64 = base64.b64encode(fig.read_bytes()).decode()
         parts.append(f"<h2>{html.escape(fig.stem)}</h2><img alt='{html.escape(fig.stem)}' "
@@ -210,6 +279,9 @@ def make_all(outdir: Path, trace: Path | None = None, power_csv: Path | None = N
         figs.append(power(power_csv, outdir / "power.png"))
     if report_json is not None and report_json.exists():
         figs.append(matrix(report_json, outdir / "matrix.png"))
+        util = utilization_path(report_json)
+        if util.exists() and read_utilization(util):
+            figs.append(utilization(util, outdir / "utilization.png"))
     page = html_report(figs, report_json if report_json is not None and report_json.exists() else None,
                        outdir / "report.html", title, summary)
     return [*figs, page]

@@ -37,9 +37,12 @@ class Report:
 
     # tracer protocol (smpy.mpi._call)
     def enter(self, rank: int, name: str, frame: Any = None) -> None:
-        self._open[rank].append((name, self.engine.now))
+        if rank < self.ranks:  # spawned processes are numbered after the initial ranks
+            self._open[rank].append((name, self.engine.now))
 
     def exit(self, rank: int) -> None:
+        if rank >= self.ranks:
+            return
         stack = self._open[rank]
         if not stack:
             return
@@ -56,6 +59,8 @@ class Report:
         """A message posted (counted when delivered, by :meth:`message`)."""
 
     def message(self, src: int, dst: int, t0: float, nbytes: int, tag: int) -> None:
+        if src >= self.ranks or dst >= self.ranks:
+            return
         self.bytes_sent[src] += nbytes
         key = (src, dst)
         self.matrix[key] = self.matrix.get(key, 0) + nbytes

@@ -64,16 +64,16 @@ def test_xml_integer_with_trailing_zero_fraction_is_silent(
 
 
 def test_memory_estimate_and_insisting(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert memory.estimate_bytes(1000, 64, 129) == pytest.approx(100e6 + 80e6 + 128e3 + 64.5e3)
+    assert memory.estimate_bytes(1000, 64, 129) == pytest.approx(100e6 + 12e6 + 96e3 + 12.9e3)
     monkeypatch.setattr(memory, "available_bytes", lambda: 1e9)
-    memory.check_fits("small", 100, 64, 129)
+    memory.check_fits("small", 1000, 64, 129)
     with pytest.raises(memory.MemoryLimitError,
-                       match=r"^big: 20000 ranks, 64 hosts need at least 1\.7 GB of memory, "
+                       match=r"^big: 100000 ranks, 64 hosts need at least 1\.3 GB of memory, "
                              r"1 GB available; refused"):
-        memory.check_fits("big", 20000, 64)
+        memory.check_fits("big", 100000, 64)
     memory.insist(True)
     try:
-        memory.check_fits("big", 20000, 64)
+        memory.check_fits("big", 100000, 64)
     finally:
         memory.insist(False)
 
@@ -84,7 +84,7 @@ def test_platform_too_large_for_the_memory(tmp_path: Path, monkeypatch: pytest.M
     f.write_text("clusters:\n  - {name: c, count: 100000, speed: 1Gf, bandwidth: 10Gbps, "
                  "latency: 50us}\n")
     with pytest.raises(PlatformError, match=rf"^{f}: building the platform: 100000 hosts, "
-                                            r"300000 links need at least 450 MB of memory, 150 MB available; refused"):
+                                            r"300000 links need at least 280 MB of memory, 150 MB available; refused"):
         load_platform(f)
 
 

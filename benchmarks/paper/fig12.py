@@ -1,0 +1,57 @@
+"""Figure 12 of the SMPI energy paper (Heinrich et al., CLUSTER 2017, §VI-B), with smpy.
+
+Strong scaling of an HPL-like LU factorisation (``examples/predict/lu.py``: 1 x P column-cyclic
+layout, ring panel broadcast with look-ahead, partial pivoting; sampled computation and folded
+memory) on the paper's hypothetical machine: 256 Taurus-like 12-core nodes on a two-level fat
+tree of 16-port switches (the bundled platform ``taurus-fattree``), 12 ranks per node, from 12
+to 3072 ranks, for N = 20 000 and N = 65 536, time and energy per point, through
+``smpy predict`` (one run per point: with sampling shared by all ranks, repetitions differ by
+the few timed iterations only).
+
+    python benchmarks/paper/fig12.py [--nps 12:3072] [--sizes 20000,65536] [-o benchmarks/paper/fig12]
+
+writes PREFIX.csv / .runs.csv / .json and PREFIX.png (time, efficiency and energy against the
+number of processes) and prints smpy predict's table, which includes each emulation's wall
+time and peak RSS. The paper's SMPI needed about 1.5 h and under 1.5 GB for 3072 ranks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nps", default="12:3072", help="rank counts (smpy predict -np syntax)")
+    ap.add_argument("--sizes", default="20000,65536", help="matrix orders N")
+    ap.add_argument("--nb", default="128", help="block size")
+    ap.add_argument("--reps", default="1")
+    ap.add_argument("--timeout", default="3600", help="seconds per emulation")
+    ap.add_argument("--host-speed", default="auto",
+                    help="this machine's flop rate per core (smpy calibrate host-speed; default: "
+                         "measured at the start of each run)")
+    ap.add_argument("-o", "--output", default=str(Path(__file__).with_name("fig12")))
+    ns = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        hostfile = Path(tmp) / "hosts.txt"  # 12 slots per node: ranks fill a node, then the next
+        hostfile.write_text("".join(f"node-{i}:12\n" for i in range(256)))
+        cmd = [sys.executable, "-m", "smpy", "predict", "-np", ns.nps, "--reps", ns.reps,
+               "--platform", "taurus-fattree", "--hostfile", str(hostfile), "--energy",
+               "--param", f"N={ns.sizes}", "--timeout", ns.timeout,
+               "--cfg", "smpy/shared-malloc-trim:32MiB", "--cfg", f"smpi/host-speed:{ns.host_speed}",
+               "-o", ns.output, "--plot", ns.output + ".png",
+               "lu.py", "{N}", ns.nb, "--sample", "--fold", "--no-check"]
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+        print("$", " ".join(cmd), flush=True)
+        return subprocess.run(cmd, cwd=ROOT / "examples" / "predict", env=env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
