@@ -32,6 +32,7 @@ import datetime as _dt
 import html
 import io
 import json
+import math
 import os
 import platform as _platform
 import socket
@@ -189,9 +190,13 @@ def _segments(text: str) -> list[tuple[int, float, float]]:
         line = line.strip()
         if line.startswith("from ") and "latency" in line and "bandwidth" in line:
             start = int(line.split()[1])
-            lat = parse_time(line.split("latency ")[1].split(",")[0].strip())
-            bw = parse_bandwidth(line.split("bandwidth ")[1].strip())
-            rows.append((start, lat, bw))
+            try:
+                lat = parse_time(line.split("latency ")[1].split(",")[0].strip())
+                bw = parse_bandwidth(line.split("bandwidth ")[1].strip())
+            except ValueError:  # a flat segment (no measurable bandwidth): "inf bps"
+                continue
+            if math.isfinite(bw) and bw > 0:
+                rows.append((start, lat, bw))
     return rows
 
 
