@@ -318,6 +318,7 @@ def provenance(ns: argparse.Namespace, node: Node) -> dict[str, Any]:
 
     return {"host": socket.gethostname(), "date": _dt.datetime.now().isoformat(timespec="seconds"),
             "cpu": cpu, "cores": node.cores, "os": _platform.platform(),
+            "load_average_at_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
             "python": sys.version.split()[0], "numpy": numpy.__version__, "mpi": node.mpi,
             "command": ["smpy", "calibrate", "node", *sys.argv[3:]]}
 
