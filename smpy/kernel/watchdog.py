@@ -8,7 +8,7 @@ wall seconds during which
 * the engine processed no event and started no round,
 * the engine's thread used no CPU (a rank computing for minutes is progress; the engine
   polling the OS for waiting ranks is not), and
-* no child process of the emulation used CPU (``multiprocessing`` workers computing).
+* no descendant process of the emulation used CPU (``multiprocessing`` workers computing).
 
 It then records what every actor waits for, and for the actor holding the thread the
 innermost frames of its Python stack (the real call it is in), and sends ``SIGUSR2`` to the
@@ -57,21 +57,34 @@ def _stat_cpu(pid: str) -> float:
         return 0.0
 
 
-def _children_cpu() -> float:
-    """CPU seconds used by the emulation's child processes (Linux /proc; 0 elsewhere)."""
-    total = 0.0
+def _kids(task_dir: str) -> list[str]:
     try:
-        tasks = os.listdir("/proc/self/task")
+        tids = os.listdir(f"{task_dir}/task")
     except OSError:
-        return 0.0
-    for tid in tasks:
+        return []
+    out: list[str] = []
+    for tid in tids:
         try:
-            with open(f"/proc/self/task/{tid}/children") as f:
-                kids = f.read().split()
+            with open(f"{task_dir}/task/{tid}/children") as f:
+                out += f.read().split()
         except OSError:
             continue
-        for pid in kids:
-            total += _stat_cpu(pid)
+    return out
+
+
+def _children_cpu() -> float:
+    """CPU seconds used by the emulation's descendant processes (children, and theirs: an
+    ``mpiexec`` a rank runs works in its grandchildren); Linux /proc, 0 elsewhere."""
+    total = 0.0
+    todo = _kids("/proc/self")
+    seen: set[str] = set()
+    while todo and len(seen) < 4096:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        total += _stat_cpu(pid)
+        todo += _kids(f"/proc/{pid}")
     return total
 
 

@@ -39,10 +39,9 @@ def join() -> None:
         conn = socket.create_connection(("127.0.0.1", port))
     inter = MPI.Comm.Join(conn.fileno())  # (MPICH leaves the socket non-blocking)
     value = inter.bcast(42 if rank == 0 else None, root=MPI.ROOT if rank == 0 else 0)
-    if rank == 0:
-        print(rank, "joined", inter.Get_remote_size(), "sent", flush=True)
-    else:
-        print(rank, "joined", inter.Get_remote_size(), "value", value, flush=True)
+    line = f"{rank} joined {inter.Get_remote_size()} " + ("sent" if rank == 0 else f"value {value}")
+    for text in comm.gather(line, root=0) or []:  # one writer: mpiexec may mix two ranks' lines
+        print(text, flush=True)
     inter.Free()
     conn.close()
 

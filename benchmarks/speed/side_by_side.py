@@ -1,0 +1,183 @@
+"""Side by side: smpy against SimGrid SMPI on the patterns of issue 24, CPU time, wall time, peak RSS.
+
+Each case runs the C program ``twins.c`` (compiled with ``smpicc``) under ``smpirun`` and its
+mpi4py twin ``twins.py`` under smpy, on the same platform (``benchmarks/vs_smpi/cluster64.xml``
+and ``examples/platforms/cluster64.yaml``: 64 hosts, ranks placed round robin), with the same
+collective selector pinned on both sides (``smpi/coll-selector``, ``ompi`` unless ``--selector``)
+and measured computation switched off (flops are injected). The two emulators run alternately,
+``--pairs`` A/B pairs per case (the order flips every pair), each in a fresh process; the child's
+CPU time (user + system) and peak RSS come from ``wait4``. Printed per case: both simulated
+times and their relative difference, the median CPU and wall time of each side, the median of
+the per-pair ratios smpy / SMPI, and the peak RSS.
+
+    python benchmarks/speed/side_by_side.py                       # the issue's table, 3 pairs
+    python benchmarks/speed/side_by_side.py --cases ring100 --pairs 5
+    python benchmarks/speed/side_by_side.py --quick               # np / 16: a smoke run
+
+Quote CPU time: on a loaded machine wall time moves by 2x between runs. Figures only; exits 0
+without SMPI unless ``--require-smpi``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+XML = ROOT / "benchmarks" / "vs_smpi" / "cluster64.xml"
+YAML = ROOT / "examples" / "platforms" / "cluster64.yaml"
+NHOSTS = 64
+#: case -> (np, pattern, argument, description)
+CASES = {
+    "ring100": (1024, "ring", 100, "ring, 8 B token, 100 laps"),
+    "ring1000": (1024, "ring", 1000, "ring, 8 B token, 1000 laps"),
+    "pingpong": (256, "pingpong", 10, "ping-pong 1 B - 8 MiB, 10 round trips per size"),
+    "stencil": (1024, "stencil", 20, "1-D stencil, 2 Sendrecv + Allreduce per step, 20 steps"),
+    "allreduce": (1024, "allreduce", 10, "Allreduce 1 MiB x 10"),
+}
+
+
+def measure(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 3600) -> dict:
+    """Run ``cmd`` once; its stdout, wall s, CPU s (user + system, children included), peak RSS MiB."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode()[-2000:]}")
+    ru = _RUSAGE.pop(proc.pid)
+    return {"out": out.decode(), "wall": wall, "cpu": ru.ru_utime + ru.ru_stime,
+            "rss": ru.ru_maxrss / 1024.0}
+
+
+_RUSAGE: dict[int, object] = {}
+
+
+class _Popen(subprocess.Popen):
+    """Popen that keeps the child's rusage (wait4), so that CPU and RSS are the child's own."""
+
+    def _try_wait(self, wait_flags):  # type: ignore[override]
+        try:
+            pid, sts, ru = os.wait4(self.pid, wait_flags)
+        except ChildProcessError:
+            return (self.pid, 0)
+        if pid == self.pid:
+            _RUSAGE[pid] = ru
+        return (pid, sts)
+
+
+subprocess.Popen = _Popen  # type: ignore[misc]
+
+
+def sim_time(out: str) -> float:
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            try:
+                return float(parts[1])
+            except ValueError:
+                continue
+    return float("nan")
+
+
+def smpi_cmd(binary: Path, hostfile: Path, np_: int, pattern: str, arg: int, selector: str) -> list[str]:
+    return ["smpirun", "-np", str(np_), "-platform", str(XML), "-hostfile", str(hostfile),
+            "--cfg=smpi/host-speed:1Gf", "--cfg=smpi/simulate-computation:no",
+            f"--cfg=smpi/coll-selector:{selector}", "--log=root.thres:critical",
+            str(binary), pattern, str(arg)]
+
+
+def smpy_cmd(np_: int, pattern: str, arg: int, selector: str) -> list[str]:
+    return [sys.executable, "-m", "smpy", "-q", "-np", str(np_), "--platform", str(YAML),
+            "--cfg=smpi/simulate-computation:no", f"--cfg=smpi/coll-selector:{selector}",
+            str(HERE / "twins.py"), pattern, str(arg)]
+
+
+def run_case(name: str, np_: int, pattern: str, arg: int, pairs: int, binary: Path, hostfile: Path,
+             selector: str, log) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    a_runs, b_runs = [], []
+    for i in range(pairs):
+        order = ("smpi", "smpy") if i % 2 == 0 else ("smpy", "smpi")
+        for side in order:
+            if side == "smpi":
+                a_runs.append(measure(smpi_cmd(binary, hostfile, np_, pattern, arg, selector)))
+            else:
+                b_runs.append(measure(smpy_cmd(np_, pattern, arg, selector), env=env))
+        log(f"  {name} pair {i + 1}/{pairs}: SMPI cpu {a_runs[-1]['cpu']:.2f} s, smpy cpu {b_runs[-1]['cpu']:.2f} s")
+    med = statistics.median
+    return {
+        "case": name, "np": np_,
+        "sim_smpi": sim_time(a_runs[0]["out"]), "sim_smpy": sim_time(b_runs[0]["out"]),
+        "cpu_smpi": med(r["cpu"] for r in a_runs), "cpu_smpy": med(r["cpu"] for r in b_runs),
+        "wall_smpi": med(r["wall"] for r in a_runs), "wall_smpy": med(r["wall"] for r in b_runs),
+        "cpu_ratio": med(b["cpu"] / a["cpu"] for a, b in zip(a_runs, b_runs)),
+        "wall_ratio": med(b["wall"] / a["wall"] for a, b in zip(a_runs, b_runs)),
+        "rss_smpi": max(r["rss"] for r in a_runs), "rss_smpy": max(r["rss"] for r in b_runs),
+    }
+
+
+def table(rows: list[dict]) -> str:
+    head = (f"{'case':<11}{'np':>6}{'sim SMPI s':>14}{'sim smpy s':>14}{'diff':>9}"
+            f"{'CPU SMPI':>10}{'CPU smpy':>10}{'CPU x':>7}{'wall SMPI':>11}{'wall smpy':>11}{'wall x':>8}"
+            f"{'RSS SMPI':>10}{'RSS smpy':>10}{'RSS x':>7}")
+    lines = [head]
+    for r in rows:
+        diff = (r["sim_smpy"] - r["sim_smpi"]) / r["sim_smpi"]
+        lines.append(
+            f"{r['case']:<11}{r['np']:>6}{r['sim_smpi']:>14.6e}{r['sim_smpy']:>14.6e}{diff * 100:>8.3f}%"
+            f"{r['cpu_smpi']:>9.2f}s{r['cpu_smpy']:>9.2f}s{r['cpu_ratio']:>6.2f}x"
+            f"{r['wall_smpi']:>10.2f}s{r['wall_smpy']:>10.2f}s{r['wall_ratio']:>7.2f}x"
+            f"{r['rss_smpi']:>8.0f}MB{r['rss_smpy']:>8.0f}MB{r['rss_smpy'] / r['rss_smpi']:>6.2f}x")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--pairs", type=int, default=3, help="alternating A/B pairs per case (default 3)")
+    ap.add_argument("--selector", default="ompi", help="smpi/coll-selector pinned on both sides")
+    ap.add_argument("--quick", action="store_true", help="np / 16 and a tenth of the work (smoke run)")
+    ap.add_argument("--require-smpi", action="store_true")
+    ns = ap.parse_args(argv)
+    if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
+        if ns.require_smpi:
+            raise SystemExit("SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev")
+        print("skipped: SimGrid SMPI (smpicc/smpirun) not found")
+        return 0
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        binary = Path(d) / "twins"
+        subprocess.run(["smpicc", "-O2", str(HERE / "twins.c"), "-o", str(binary)], check=True,
+                       capture_output=True)
+        hostfile = Path(d) / "hosts.txt"
+        hostfile.write_text("".join(f"node-{i}\n" for i in range(NHOSTS)))
+        for name in ns.cases:
+            np_, pattern, arg, _ = CASES[name]
+            if ns.quick:
+                np_, arg = max(2, np_ // 16), max(1, arg // 10)
+            rows.append(run_case(name, np_, pattern, arg, ns.pairs, binary, hostfile, ns.selector,
+                                 lambda m: print(m, file=sys.stderr, flush=True)))
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; "
+          f"{ns.pairs} alternating pairs per case, medians; selector {ns.selector} on both sides")
+    for name in ns.cases:
+        print(f"  {name}: {CASES[name][3]}")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
