@@ -48,7 +48,7 @@ def test_bad_network_option_is_one_line(tmp_path):
     (p / "mpiexec").exists() for p in [__import__("pathlib").Path(sys.executable).parent]),
     reason="no mpiexec")
 def test_full_calibration_with_the_real_mpi(tmp_path):
-    proc = _run(tmp_path, "--seconds", "0.2", "--rounds", "1", "--max-size", "14", "--reps", "1",
+    proc = _run(tmp_path, "--seconds", "0.2", "--rounds", "1", "--max-size", "16", "--reps", "2",
                 "--skip", "memory")
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "cal" / "platform.yaml").read_text()

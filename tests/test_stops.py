@@ -124,3 +124,23 @@ def test_time_limits(tmp_path: Path, option: str, value: str, words: str) -> Non
     data = _check(tmp_path, "timeout", 124, proc.returncode, ran=option == "--sim-timeout")
     if option == "--sim-timeout":
         assert data["makespan_s"] == pytest.approx(0.01)
+
+
+def test_a_signal_before_the_handler_becomes_the_pending_stop(monkeypatch):
+    import signal as _signal
+
+    from smpy.cli import stops
+
+    saved = {s: _signal.getsignal(s) for s in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)}
+    monkeypatch.setattr(stops, "_early", [])
+    try:
+        stops.record_early()
+        _signal.raise_signal(_signal.SIGTERM)  # recorded, not fatal
+        handler = stops.StopSignals().install()
+        try:
+            assert handler.pending is not None and handler.pending.exit_code == 143
+        finally:
+            handler.uninstall()
+    finally:
+        for s, h in saved.items():
+            _signal.signal(s, h)

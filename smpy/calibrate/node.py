@@ -32,6 +32,7 @@ import datetime as _dt
 import html
 import io
 import json
+import math
 import os
 import platform as _platform
 import socket
@@ -189,9 +190,13 @@ def _segments(text: str) -> list[tuple[int, float, float]]:
         line = line.strip()
         if line.startswith("from ") and "latency" in line and "bandwidth" in line:
             start = int(line.split()[1])
-            lat = parse_time(line.split("latency ")[1].split(",")[0].strip())
-            bw = parse_bandwidth(line.split("bandwidth ")[1].strip())
-            rows.append((start, lat, bw))
+            try:
+                lat = parse_time(line.split("latency ")[1].split(",")[0].strip())
+                bw = parse_bandwidth(line.split("bandwidth ")[1].strip())
+            except ValueError:  # a flat segment (no measurable bandwidth): "inf bps"
+                continue
+            if math.isfinite(bw) and bw > 0:
+                rows.append((start, lat, bw))
     return rows
 
 
@@ -313,6 +318,7 @@ def provenance(ns: argparse.Namespace, node: Node) -> dict[str, Any]:
 
     return {"host": socket.gethostname(), "date": _dt.datetime.now().isoformat(timespec="seconds"),
             "cpu": cpu, "cores": node.cores, "os": _platform.platform(),
+            "load_average_at_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
             "python": sys.version.split()[0], "numpy": numpy.__version__, "mpi": node.mpi,
             "command": ["smpy", "calibrate", "node", *sys.argv[3:]]}
 

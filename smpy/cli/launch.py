@@ -111,7 +111,18 @@ MPI_MODULES_PER_RANK = declare("smpy/mpi-modules-per-rank", True, "Installed mod
                                "(directly or through their imports) while being imported are per rank, so that "
                                "reading the rank at import works; no: they are shared (less memory)",
                                parse=parse_bool)
-PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}")
+def _parse_plugins(text: Any) -> str:
+    """``host_energy,link_energy``: every name known (one check for --cfg and a platform's
+    ``config:``, whose error then names the file)."""
+    names = [x.strip() for x in str(text).split(",") if x.strip()]
+    unknown = sorted(set(names) - set(PLUGINS))
+    if unknown:
+        raise ValueError(f"unknown plugin(s) {', '.join(unknown)} (known: {', '.join(PLUGINS)})")
+    return ",".join(names)
+
+
+PLUGIN = declare("plugin", "", f"Plugins to load, comma-separated: {', '.join(PLUGINS)}",
+                 parse=_parse_plugins)
 
 
 @dataclass

@@ -13,9 +13,13 @@ CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibra
              "memory": "smpy.calibrate.memory", "node": "smpy.calibrate.node"}
 
 
+#: the subcommands that are not an emulation
+COMMANDS = ("plot", "replay", "platform", "calibrate", "predict")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in ("plot", "replay", "platform", "calibrate", "predict"):
+    if args and args[0] in COMMANDS:
         gc.enable()  # off only for an emulation's start-up (smpy.cli._exit.run)
     if args and args[0] == "run":
         return smpyrun.main(args[1:], prog="smpy run")
@@ -43,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
 def cli() -> None:
     """Console-script entry point: :func:`main`, then a fast exit (smpy.cli._exit)."""
     from smpy.cli._exit import run
+
+    if not (sys.argv[1:2] and sys.argv[1] in COMMANDS):  # an emulation, as smpyrun
+        from smpy.cli import stops
+
+        stops.record_early()
     run(main)
 
 

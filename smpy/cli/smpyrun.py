@@ -315,7 +315,10 @@ def _print_map(platform: str | None, np: int, hostfile: str | None) -> None:
 
 def cli() -> None:
     """Console-script entry point: :func:`main`, then a fast exit (smpy.cli._exit)."""
+    from smpy.cli import stops
     from smpy.cli._exit import run
+
+    stops.record_early()
     run(main)
 
 

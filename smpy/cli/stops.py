@@ -51,6 +51,24 @@ def signal_stop(signum: int) -> Stop:
     return Stop(status, 128 + signum, f"[smpy] {what}")
 
 
+#: signals received before a StopSignals was installed (see :func:`record_early`)
+_early: list[int] = []
+_STOP_NAMES = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def record_early() -> None:
+    """From the very start of an ``smpyrun`` process until :meth:`StopSignals.install`,
+    remember SIGINT, SIGTERM and SIGHUP instead of dying with no outputs: the run then stops
+    at simulated time 0 with every output written. Only the interpreter's own start-up,
+    before the console script calls this, is left uncovered."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for name in _STOP_NAMES:
+        signum = getattr(signal, name, None)
+        if signum is not None:
+            signal.signal(signum, lambda s, _f: _early.append(s))
+
+
 class StopSignals:
     """SIGINT, SIGTERM, SIGHUP and the wall-clock limit, for the duration of a command
     (see the module docstring). Only one is active at a time: :data:`active`."""
@@ -70,6 +88,8 @@ class StopSignals:
             signum = getattr(signal, name, None)
             if signum is not None:
                 self._saved[signum] = signal.signal(signum, self._handler)
+        if _early and self.pending is None:  # arrived while the command was starting
+            self.pending = signal_stop(_early[0])
         if wall_timeout:
             self.wall_limit = float(wall_timeout)
             signal.setitimer(signal.ITIMER_REAL, self.wall_limit)
