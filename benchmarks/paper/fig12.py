@@ -46,6 +46,9 @@ def main() -> int:
                "--platform", "taurus-fattree", "--hostfile", str(hostfile), "--energy",
                "--param", f"N={ns.sizes}", "--timeout", ns.timeout,
                "--cfg", "smpy/shared-malloc-trim:32MiB", "--cfg", f"smpi/host-speed:{ns.host_speed}",
+               # one memory mapping per folded block: 1 MiB blocks exceed Linux's default
+               # vm.max_map_count (65530) from 1536 ranks on
+               "--cfg", "smpi/shared-malloc-blocksize:64MiB",
                "-o", ns.output, "--plot", ns.output + ".png",
                "lu.py", "{N}", ns.nb, "--sample", "--fold", "--no-check"]
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1")

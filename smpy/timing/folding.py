@@ -118,6 +118,23 @@ def _libc() -> Any:
 _LIBC: Any = None
 
 
+
+def _map_limit_hint() -> str:
+    """When the process is near the kernel's limit on memory mappings (each folded block is
+    one), say so and how to need fewer: larger blocks, or a higher vm.max_map_count."""
+    try:
+        with open("/proc/sys/vm/max_map_count", encoding="ascii") as fh:
+            limit = int(fh.read())
+        with open("/proc/self/maps", "rb") as fh:
+            used = sum(1 for _ in fh)
+    except (OSError, ValueError):
+        return ""
+    if used < 0.9 * limit:
+        return ""
+    return (f": {used} memory mappings, the kernel's limit is {limit} (vm.max_map_count); "
+            "fold in larger blocks (--cfg=smpi/shared-malloc-blocksize:64MiB) or raise the limit "
+            "(sysctl vm.max_map_count=262144)")
+
 class _Mapping:
     """A folded virtual range; unmapped when the last array using it goes away."""
 
@@ -322,8 +339,8 @@ class Folder:
                 got = _LIBC.mmap(addr + off, n, _PROT_RW, mmap.MAP_SHARED | _MAP_FIXED, fd, 0)
                 if got != addr + off:
                     raise MemoryError("smpy.shared_array: folding failed "
-                                      f"({os.strerror(ctypes.get_errno())}); try "
-                                      "--cfg=smpi/shared-malloc:local")
+                                      f"({os.strerror(ctypes.get_errno())}){_map_limit_hint()}; "
+                                      "try --cfg=smpi/shared-malloc:local")
                 off += n
             self.folded_bytes += stop - start
             _folded.register(addr + start, stop - start)
