@@ -1,8 +1,9 @@
 """Cost of tracing: the token ring at np 1024 without a trace, with the Chrome/Perfetto
-timeline (``--trace t.json``) and with the Paje one (``--trace t.paje``).
+timeline (``--trace t.json``), with the Paje one (``--trace t.paje``) and with the run report
+(``--report PREFIX``: per-call times and the utilisation over time).
 
     python benchmarks/trace_overhead.py                 # np 1024, 20 laps, 5 rounds
-    python benchmarks/trace_overhead.py --np 256 --laps 40 --rounds 3
+    python benchmarks/trace_overhead.py --np 256 --laps 40 --rounds 3 --variants none,report
 
 Each run is a fresh ``smpyrun`` subprocess; the three variants alternate within a round so
 that a busy machine slows them alike. Reported per variant: the minimum over rounds of the
@@ -27,9 +28,12 @@ _WALL = re.compile(r"emulation wall time: ([0-9.]+) s")
 
 
 def one(np_: int, laps: int, trace: str | None) -> tuple[float, float]:
-    """(CPU seconds, emulation wall seconds) of one run."""
+    """(CPU seconds, emulation wall seconds) of one run; ``trace``: a timeline file, or
+    ``report:PREFIX``."""
     cmd = [sys.executable, "-m", "smpy", "-np", str(np_), "--cfg=smpy/progress:no"]
-    if trace:
+    if trace and trace.startswith("report:"):
+        cmd += ["--report", trace.removeprefix("report:")]
+    elif trace:
         cmd += ["--trace", trace]
     cmd += [str(RING), str(laps), "obj"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -46,15 +50,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--np", type=int, default=1024)
     ap.add_argument("--laps", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--variants", default="none,chrome,paje,report",
+                    help="comma-separated among none, chrome, paje, report (default: all)")
     opts = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as d:
-        variants = {"none": None, "chrome": str(Path(d) / "t.json"), "paje": str(Path(d) / "t.paje")}
+        known = {"none": None, "chrome": str(Path(d) / "t.json"), "paje": str(Path(d) / "t.paje"),
+                 "report": "report:" + str(Path(d) / "rep")}
+        names = ["none", *(v for v in opts.variants.split(",") if v and v != "none")]
+        unknown = [v for v in names if v not in known]
+        if unknown:
+            ap.error(f"unknown variant(s) {', '.join(unknown)} (known: {', '.join(known)})")
+        variants = {v: known[v] for v in names}
         best = {v: [float("inf"), float("inf")] for v in variants}
         for _ in range(opts.rounds):
             for v, trace in variants.items():
                 cpu, wall = one(opts.np, opts.laps, trace)
                 best[v] = [min(best[v][0], cpu), min(best[v][1], wall)]
-        sizes = {v: os.path.getsize(t) for v, t in variants.items() if t}
+        sizes = {v: os.path.getsize(t) for v, t in variants.items() if t and not t.startswith("report:")}
     base_cpu, base_wall = best["none"]
     print(f"ring np {opts.np}, {opts.laps} laps ({opts.np * opts.laps} messages), min of {opts.rounds} rounds")
     print(f"{'trace':<8}{'CPU s':>9}{'extra':>9}{'emul. wall s':>14}{'extra':>9}{'file MB':>9}")

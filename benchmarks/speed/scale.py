@@ -84,15 +84,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; 1-lap ring, "
           f"one process per point; CPU = process time of smpy.run")
     print(f"{'np':>7}{'start wall':>12}{'start CPU':>11}{'ring wall':>11}{'ring CPU':>10}{'total CPU':>11}"
-          f"{'CPU/rank':>10}{'x np1024':>10}{'np/1024':>9}{'peak RSS':>10}{'KiB/rank':>10}")
-    base = None
+          f"{'CPU/rank':>10}{'x first':>10}{'linear':>9}{'peak RSS':>10}{'KiB/rank':>10}")  # RSS slope from the first np
+    base = first = None
     for np_ in ns.np:
         s, r = point(np_, 0), point(np_, 1)
         per = r["cpu"] / np_ * 1e6
-        base = base or r["cpu"] * 1024 / np_
+        base = base or r["cpu"]
+        first = first or r
+        slope = (r["rss"] - first["rss"]) * 1024 / (np_ - first["np"]) if np_ > first["np"] else float("nan")
         print(f"{np_:>7}{s['wall']:>11.2f}s{s['cpu']:>10.2f}s{r['wall'] - s['wall']:>10.2f}s"
-              f"{r['cpu'] - s['cpu']:>9.2f}s{r['cpu']:>10.2f}s{per:>8.0f}us{r['cpu'] / base:>10.1f}{np_ / 1024:>9.1f}"
-              f"{r['rss']:>8.0f}MB{r['rss'] * 1024 / np_:>10.1f}", flush=True)
+              f"{r['cpu'] - s['cpu']:>9.2f}s{r['cpu']:>10.2f}s{per:>8.0f}us{r['cpu'] / base:>10.1f}{np_ / ns.np[0]:>9.1f}"
+              f"{r['rss']:>8.0f}MB{slope:>10.1f}", flush=True)
     return 0
 
 

@@ -521,8 +521,9 @@ def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.
     att.report_prefix = str(config.get(REPORT))
     if att.report_prefix:
         att.report = Report(world.engine, world.cpu, np)
-        att.utilization = Utilization(world.engine, world.cpu, plat.hosts, world.processes, world.energy)
-    tracers = [t for t in (att.chrome, att.paje, att.report, att.utilization) if t is not None]
+        att.report.follower = att.utilization = Utilization(world.engine, world.cpu, plat.hosts,
+                                                            world.processes, world.energy)
+    tracers = [t for t in (att.chrome, att.paje, att.report) if t is not None]
     world.tracer = Tee(*tracers) if len(tracers) > 1 else (tracers[0] if tracers else None)
     progress = config.get(PROGRESS)
     if progress == "yes" or (progress == "auto" and not capture and err.isatty()):

@@ -34,13 +34,19 @@ class Report:
         self.matrix: dict[tuple[int, int], int] = {}
         cpu.on_exec_start.connect(self._exec_start)
         cpu.on_exec_end.connect(self._exec_end)
+        #: receives ``enter``/``exit`` too (the utilisation over time), without a Tee's cost
+        self.follower: Any = None
 
     # tracer protocol (smpy.mpi._call)
     def enter(self, rank: int, name: str, frame: Any = None) -> None:
+        if self.follower is not None:
+            self.follower.enter(rank, name)
         if rank < self.ranks:  # spawned processes are numbered after the initial ranks
             self._open[rank].append((name, self.engine.now))
 
     def exit(self, rank: int) -> None:
+        if self.follower is not None:
+            self.follower.exit(rank)
         if rank >= self.ranks:
             return
         stack = self._open[rank]

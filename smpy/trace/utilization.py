@@ -12,7 +12,9 @@ kernel's and the CPU model's signals and the MPI facade's call hooks (no samplin
   :mod:`smpy.cpu.model`);
 * the **cores waiting in MPI** :math:`W(t) = \sum_h \min\big(w_h(t),\ c_h - b_h(t)\big)`,
   with :math:`w_h` the processes of host :math:`h` inside an (outermost) MPI call that run
-  no execution at :math:`t` (blocked on communication or synchronisation); a waiting process
+  no execution at :math:`t` (blocked on communication or synchronisation; an execution
+  counts when the process, or one of its helper actors, starts it inside an MPI call:
+  polling, reduction operators; the bursts between calls run outside them); a waiting process
   only counts for a core the executions leave free, so :math:`B + W \le A` on hosts that run
   ranks, and :math:`A - B - W` is the idle rest (sleeps, start-up, unused cores);
 * the **power** :math:`P(t) = \sum_h P_h(t)` of the hosts (with the ``host_energy`` plugin,
@@ -89,14 +91,19 @@ class Utilization:
         self._blocked = [0] * n      # w_h
         self._wait = [0.0] * n       # min(w_h, c_h - b_h)
         self._power = [0.0] * n
-        self._depth: dict[int, int] = {}   # process -> MPI call nesting
-        self._running: dict[int, int] = {}  # process -> executions running
-        self._execs: dict[int, int] = {}    # id(exec) -> process
+        # per process (spawned ones are added when they first appear, see _grow)
+        self._host: list[int] = []     # host index
+        self._depth: list[int] = []    # MPI call nesting
+        self._running: list[int] = []  # executions running
+        self._execs: dict[int, int] = {}  # id(exec) -> process
+        self._ptype = type(processes[0]) if processes else None
         self.alloc = self.busy = self.waiting = self.watts = 0.0
         self._t = engine.now
-        #: closed intervals: start time and the values that held from it
-        self.times = array("d")
-        self.values: list[array] = [array("d") for _ in range(4)]
+        #: closed intervals, five numbers each: start time, allocated, busy, waiting, power
+        #: (the values that held from that time to the next interval's start)
+        self.segments = array("d")
+        self._last = (-1.0, -1.0, -1.0, -1.0)
+        self._grow(len(processes) - 1)
         engine.on_actor_start.connect(self._actor_start)
         engine.on_actor_end.connect(self._actor_end)
         cpu.on_load_change.connect(self._load_change)
@@ -108,42 +115,49 @@ class Utilization:
             self.watts = sum(self._power)
             energy.power_listeners.append(self._power_change)
 
+    def _grow(self, rank: int) -> None:
+        """Per-process state up to ``rank`` (processes spawned since the last call)."""
+        procs = self.processes
+        for r in range(len(self._host), rank + 1):
+            self._host.append(procs[r].host.index)
+            self._depth.append(0)
+            self._running.append(0)
+
     # -- the step functions -------------------------------------------------------------
     def _close(self) -> None:
-        """Store the interval that ends now (before a value changes)."""
+        """Store the interval that ends now (call before a value changes)."""
         now = self.engine.now
         t = self._t
         if now <= t:
             return
         self._t = now
-        vals = self.values
-        a, b, w, p = self.alloc, self.busy, self.waiting, self.watts
-        if self.times and vals[0][-1] == a and vals[1][-1] == b and vals[2][-1] == w and vals[3][-1] == p:
-            return  # same values as the previous interval: it extends
-        self.times.append(t)
-        vals[0].append(a)
-        vals[1].append(b)
-        vals[2].append(w)
-        vals[3].append(p)
+        vals = (self.alloc, self.busy, self.waiting, self.watts)
+        if vals != self._last:  # else the previous interval extends
+            self._last = vals
+            self.segments.append(t)
+            self.segments.extend(vals)
 
-    def _rewait(self, h: int) -> None:
-        new = min(float(self._blocked[h]), max(self._cores[h] - self._load[h], 0.0))
+    def _block(self, rank: int, delta: int) -> None:
+        """Process ``rank`` starts (+1) or stops (-1) waiting in MPI without computing."""
+        h = self._host[rank]
+        if self.engine.now > self._t:
+            self._close()
+        blocked = self._blocked[h] + delta
+        self._blocked[h] = blocked
+        free = self._cores[h] - self._load[h]
+        new = blocked if blocked <= free else (free if free > 0.0 else 0.0)
         old = self._wait[h]
         if new != old:
             self._wait[h] = new
             self.waiting += new - old
-
-    def _block(self, rank: int, delta: int) -> None:
-        h = self.processes[rank].host.index
-        self._close()
-        self._blocked[h] += delta
-        self._rewait(h)
 
     # -- signals ----------------------------------------------------------------------
     def _actor_start(self, actor: Any) -> None:
         proc = actor.data
         if proc is None or getattr(proc, "actor", None) is not actor:
             return  # not a process's main actor (helpers, threads, daemons)
+        if proc.rank >= len(self._host):
+            self._grow(proc.rank)
         h = actor.host.index
         self._alive[h] += 1
         if self._alive[h] == 1:
@@ -160,16 +174,24 @@ class Utilization:
             self._close()
             self.alloc -= self._cores[h]
         rank = proc.rank
-        if self._depth.pop(rank, 0) and not self._running.get(rank):
+        if self._depth[rank] and not self._running[rank]:
             self._block(rank, -1)  # killed inside an MPI call
+        self._depth[rank] = 0
 
     def _load_change(self, host: Any, busy: float) -> None:
         h = host.index
-        self._close()
+        if self.engine.now > self._t:
+            self._close()
         self.busy += busy - self._load[h]
         self._load[h] = busy
-        if self._blocked[h]:
-            self._rewait(h)
+        blocked = self._blocked[h]
+        if blocked:  # the waiting processes may use the cores the executions leave
+            free = self._cores[h] - busy
+            new = blocked if blocked <= free else (free if free > 0.0 else 0.0)
+            old = self._wait[h]
+            if new != old:
+                self._wait[h] = new
+                self.waiting += new - old
 
     def _power_change(self, host: Any, time: float, watts: float) -> None:
         h = host.index
@@ -179,39 +201,51 @@ class Utilization:
             self._power[h] = watts
 
     def _exec_start(self, ex: Any) -> None:
+        # only executions inside MPI calls change the waiting processes (computation bursts
+        # between calls run at depth 0): those are followed to their end
         a = current_actor()
-        proc = a.data if a is not None else None
-        rank = getattr(proc, "rank", None)
-        if rank is None or getattr(proc, "world", None) is None:
+        if a is None or type(a.data) is not self._ptype:
+            return
+        rank = a.data.rank
+        if rank >= len(self._host) or not self._depth[rank]:
             return
         self._execs[id(ex)] = rank
-        n = self._running.get(rank, 0)
+        n = self._running[rank]
         self._running[rank] = n + 1
-        if n == 0 and self._depth.get(rank):
+        if n == 0:
             self._block(rank, -1)
 
     def _exec_end(self, ex: Any) -> None:
+        if not self._execs:
+            return
         rank = self._execs.pop(id(ex), None)
         if rank is None:
             return
         n = self._running[rank] - 1
         self._running[rank] = n
-        if n == 0 and self._depth.get(rank):
+        if n == 0 and self._depth[rank]:
             self._block(rank, +1)
 
     # -- tracer protocol (smpy.mpi._call) ----------------------------------------------
     def enter(self, rank: int, name: str, frame: Any = None) -> None:
-        d = self._depth.get(rank, 0)
+        try:
+            d = self._depth[rank]
+        except IndexError:
+            self._grow(rank)
+            d = 0
         self._depth[rank] = d + 1
-        if d == 0 and not self._running.get(rank):
+        if d == 0 and not self._running[rank]:
             self._block(rank, +1)
 
     def exit(self, rank: int) -> None:
-        d = self._depth.get(rank, 0)
+        try:
+            d = self._depth[rank]
+        except IndexError:
+            return
         if d == 0:
             return
         self._depth[rank] = d - 1
-        if d == 1 and not self._running.get(rank):
+        if d == 1 and not self._running[rank]:
             self._block(rank, -1)
 
     def send(self, src: int, dst: int, tag: int, nbytes: int) -> None:
@@ -236,14 +270,12 @@ class Utilization:
         # a span that is a whole number of bins up to rounding has no sliver of a last bin
         nbins = max(1, round(ratio) if abs(ratio - round(ratio)) <= 1e-9 * ratio else math.ceil(ratio))
         acc = [[0.0] * 4 for _ in range(nbins)]
-        times = self.times
-        cols = self.values
-        n = len(times)
+        seg = self.segments
+        n = len(seg) // 5
         for i in range(n):
-            a = times[i]
-            b = times[i + 1] if i + 1 < n else self._t
-            vals = (cols[0][i], cols[1][i], cols[2][i], cols[3][i])
-            _spread(acc, a - t0, min(b, t_end) - t0, width, vals)
+            a = seg[5 * i]
+            b = seg[5 * i + 5] if i + 1 < n else self._t
+            _spread(acc, a - t0, min(b, t_end) - t0, width, seg[5 * i + 1:5 * i + 5])
         rows = []
         for k in range(nbins):
             lo = t0 + k * width
@@ -275,7 +307,7 @@ class Utilization:
                 f"(efficiency), waiting in MPI {wait / alloc:.1%}, over {len(rows)} bins")
 
 
-def _spread(acc: list[list[float]], a: float, b: float, width: float, vals: tuple[float, ...]) -> None:
+def _spread(acc: list[list[float]], a: float, b: float, width: float, vals: Any) -> None:
     """Add ``vals`` times the overlap of ``[a, b)`` (relative to the start) with each bin."""
     if b <= a:
         return
