@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from smpy.cli.adaptive import MIN_REPS, converged_line, next_jobs, parse_ci
 from smpy.cli.choose import OBJECTIVES, choices, parse_prices, plot_pareto, report
 from smpy.cli.executors import open_executor
 from smpy.cli.outputs import OutputError, check_dir, check_file
@@ -56,9 +57,16 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
                    help="a parameter swept with the others; {NAME} in the program arguments "
                         "takes each value (repeatable: all combinations)")
-    p.add_argument("--reps", type=int, default=3,
-                   help="runs per point (default 3); the median is reported: computation is "
-                        "measured, so runs differ by this machine's noise")
+    p.add_argument("--reps", type=_reps, default=3,
+                   help="runs per point (default 3), or auto: repeat each point until the 95 %% "
+                        "confidence interval of its mean time is within --ci (at least 3, at most "
+                        "--max-reps runs); the median is reported: computation is measured, so "
+                        "runs differ by this machine's noise")
+    p.add_argument("--ci", default="2%", metavar="PRECISION",
+                   help="with --reps auto: the relative half-width of the 95 %% confidence interval "
+                        "to reach (default 2%%)")
+    p.add_argument("--max-reps", type=int, default=20, metavar="N",
+                   help="with --reps auto: at most this many runs per point (default 20)")
     p.add_argument("--jobs", "-j", type=int, default=1,
                    help="runs at once (default 1). Concurrent emulations share this machine's "
                         "cores, memory bandwidth and caches, which inflates the computation they "
@@ -121,10 +129,22 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return p
 
 
+def _reps(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of runs or auto, not {text!r}") from None
+
+
 def make_plan(ns: argparse.Namespace) -> Plan:
     """The sweep of the command line, checked before the first run (SweepError otherwise)."""
     if ns.jobs < 1:
         raise SweepError("--jobs must be at least 1")
+    ns.ci_value = parse_ci(ns.ci)
+    if ns.reps == "auto" and ns.max_reps < MIN_REPS:
+        raise SweepError(f"--max-reps must be at least {MIN_REPS}")
     if ns.timeout is not None and not ns.timeout > 0:
         raise SweepError(f"--timeout {ns.timeout:g}: must be positive (seconds)")
     try:
@@ -149,7 +169,7 @@ def make_plan(ns: argparse.Namespace) -> Plan:
             raise SweepError(f"--plot: {exc}") from None
     return Plan(script=ns.script, args=list(ns.args), nps=parse_np_list(ns.np),
                 platforms=list(ns.platform) or [None], params=[parse_param(t) for t in ns.param],
-                reps=ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
+                reps=MIN_REPS if ns.reps == "auto" else ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
                 timeout=ns.timeout, real_nps=parse_np_list(ns.real, "--real") if ns.real else [],
                 time_regex=ns.time_regex, mpiexec=mpiexec, mpiexec_args=mpiexec_args,
                 failure_seed=ns.failure_seed)
@@ -262,9 +282,17 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
         _warn_no_power(plan, prog)
     try:
         runs, interrupted = _execute(jobs, ns, prog)
+        while ns.reps == "auto" and not interrupted:  # one more round for the points not converged
+            more = next_jobs(plan, points, runs, ns.ci_value, ns.max_reps)
+            if not more:
+                break
+            new, interrupted = _execute(more, ns, prog)
+            runs += new
     except SweepError as exc:  # the executor could not start
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
+    if ns.reps == "auto":
+        print(converged_line(points, runs, ns.ci_value), file=sys.stderr)
     summaries = summarize(points, runs, ns.scaling, plan.real_of)
     print(table(summaries))
     if plan.failure_seed is not None or any(r.status == "failed" for r in runs):
