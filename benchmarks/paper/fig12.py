@@ -39,6 +39,7 @@ def main() -> int:
                          "measured at the start of each run)")
     ap.add_argument("-o", "--output", default=str(Path(__file__).with_name("fig12")))
     ns = ap.parse_args()
+    ns.output = str(Path(ns.output).resolve())  # smpy predict runs in examples/predict
     with tempfile.TemporaryDirectory() as tmp:
         hostfile = Path(tmp) / "hosts.txt"  # 12 slots per node: ranks fill a node, then the next
         hostfile.write_text("".join(f"node-{i}:12\n" for i in range(256)))
