@@ -26,9 +26,7 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -38,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
+from conformance.procs import run_group  # noqa: E402
 from conformance.run_suite import CACHE, fetch_suite  # noqa: E402
 
 TIMEOUT_S = 300.0
@@ -170,24 +169,8 @@ def run_one(cmd: list[str], cwd: Path, stdin: str, env: dict[str, str], timeout_
     if outdir is not None:
         shutil.rmtree(outdir, ignore_errors=True)
         outdir.mkdir(parents=True)
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        out, err = proc.communicate(stdin.encode(), timeout=timeout_s)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        code = None
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    if code is None:
-        out, err = proc.communicate()
+    code, wall, stdout, stderr = run_group(cmd, cwd, env, timeout_s, stdin=stdin)
     status = "timeout" if code is None else ("ok" if code == 0 else "error")
-    wall = time.perf_counter() - t0
-    stdout, stderr = out.decode(errors="replace"), err.decode(errors="replace")
     if outdir is not None:
         for kind in ("out", "err"):
             text = "".join(p.read_text(errors="replace") for p in sorted(outdir.glob(f"{kind}.*")))

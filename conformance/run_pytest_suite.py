@@ -24,14 +24,17 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tarfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:  # run as a script: the repository's root, for conformance
+    sys.path.insert(0, str(HERE.parent))
+
+from conformance.procs import run_group  # noqa: E402
+
 CACHE = HERE / ".cache" / "pylops-mpi"
 VERSION = "0.8.0"
 #: the packages the suite needs beyond the venv's (numpy, mpi4py, matplotlib), pinned
@@ -76,22 +79,8 @@ def _env(site: Path) -> dict[str, str]:
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> tuple[int | None, float, str]:
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=timeout_s)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        code = None
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    if code is None:
-        out, _ = proc.communicate()
-    return code, time.perf_counter() - t0, out.decode(errors="replace")
+    code, wall, out, _ = run_group(cmd, cwd, env, timeout_s, merge_stderr=True)
+    return code, wall, out
 
 
 def pytest_args(files: list[str], select: str) -> list[str]:
