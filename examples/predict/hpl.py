@@ -23,7 +23,7 @@ process column J mod Q (ranks row-major on the grid, as HPL's default). For each
 No look-ahead (HPL's depth 0). The elapsed time and HPL's flop count 2/3 N^3 + 3/2 N^2 give
 the Gflops line, printed like HPL's ``WR`` line.
 
-Usage: hpl.py N [NB] [P [Q]] [--ratio=R] [--sample] [--fold] [--no-check]
+Usage: hpl.py N [NB] [P [Q]] [--ratio=R] [--sample] [--fold] [--no-check] [--panels=K]
   P x Q must be the number of ranks (Q defaults to ranks / P; without P: the largest divisor P
   of the rank count with R P^2 <= ranks, R = 1 by default: the squarest grid with P <= Q;
   --ratio=4 gives P:Q about 1:4, HPL's usual advice for Ethernet clusters).
@@ -33,6 +33,7 @@ Usage: hpl.py N [NB] [P [Q]] [--ratio=R] [--sample] [--fold] [--no-check]
   --fold    allocate the matrix and the panel / U buffers with smpy.shared_array (memory
             folding; the pivots and the panel's top block stay private)
   --no-check skip the residual check (it gathers the factors on rank 0; for small N)
+  --panels=K factor the first K panels only (no check): an emulation's cost per panel at scale
 """
 import sys
 import time
@@ -60,6 +61,11 @@ if P * Q != size:
     sys.exit(2)
 SAMPLE, FOLD = "--sample" in sys.argv, "--fold" in sys.argv
 CHECK = "--no-check" not in sys.argv and not (SAMPLE or FOLD)
+# --panels=K: stop after the first K panels (to measure an emulation's cost per panel at scale;
+# the elapsed time is then that of the partial factorisation)
+PANELS = int(next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--panels=")), 0))
+if PANELS:
+    CHECK = False
 LEAF = 8
 TAG_SWAP, TAG_PIVROW = 20, 21
 if SAMPLE or FOLD:  # garbage values overflow: not worth a warning per product
@@ -246,24 +252,22 @@ def swap_rows(k0, piv, cols):
         return
     odst, osrc = (rows // NB) % P, (src // NB) % P
     reqs, outs = [], []
-    for q in range(P):
-        if q == myrow:
-            continue
-        mine = (osrc == myrow) & (odst == q)
-        if mine.any():
-            out = A[np.ix_(local_row(src[mine]), cols)]
+    mine, theirs = osrc == myrow, odst == myrow
+    for q in np.unique(odst[mine]).tolist():  # peers that need rows I hold, in rank order
+        if q != myrow:
+            sel = mine & (odst == q)
+            out = A[np.ix_(local_row(src[sel]), cols)]
             outs.append(out)
             reqs.append(colcomm.Isend(out, dest=q, tag=TAG_SWAP))
-    local = (odst == myrow) & (osrc == myrow)
+    local = mine & theirs
     if local.any():
         A[np.ix_(local_row(rows[local]), cols)] = A[np.ix_(local_row(src[local]), cols)]
-    for q in range(P):
-        theirs = (odst == myrow) & (osrc == q)
-        if q == myrow or not theirs.any():
-            continue
-        inc = np.empty((int(theirs.sum()), cols.size))
-        colcomm.Recv(inc, source=q, tag=TAG_SWAP)
-        A[np.ix_(local_row(rows[theirs]), cols)] = inc
+    for q in np.unique(osrc[theirs]).tolist():
+        if q != myrow:
+            sel = theirs & (osrc == q)
+            inc = np.empty((int(sel.sum()), cols.size))
+            colcomm.Recv(inc, source=q, tag=TAG_SWAP)
+            A[np.ix_(local_row(rows[sel]), cols)] = inc
     MPI.Request.Waitall(reqs)
 
 
@@ -354,7 +358,7 @@ def main():
     comm.Barrier()
     t0 = MPI.Wtime()
     c0 = time.thread_time()
-    for k in range(npanels):
+    for k in range(min(npanels, PANELS) if PANELS else npanels):
         step(k, piv_all)
     comm.Barrier()
     t1 = MPI.Wtime()
@@ -363,7 +367,8 @@ def main():
         t = t1 - t0
         gflops = (2.0 / 3.0 * N ** 3 + 1.5 * N ** 2) / t / 1e9
         print(f"hpl: N={N} NB={NB} P={P} Q={Q} ranks={size}"
-              + ("" if CHECK else " (not checked)"))
+              + ("" if CHECK else " (not checked)")
+              + (f" first {min(PANELS, npanels)} of {npanels} panels only" if PANELS else ""))
         print(f"{'T/V':<10}{'N':>8}{'NB':>6}{'P':>6}{'Q':>6}{'Time':>14}{'Gflops':>14}")
         print(f"{'WR00C2R8':<10}{N:>8}{NB:>6}{P:>6}{Q:>6}{t:>14.2f}{gflops:>14.4e}")
     if CHECK:
