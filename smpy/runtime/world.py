@@ -17,6 +17,7 @@ from smpy.kernel.actors import Actor, current_actor
 from smpy.kernel.engine import Engine
 from smpy.network.model import NAMED_MODELS, NetworkConfig, NetworkModel
 from smpy.runtime import errors
+from smpy.runtime.nodes import NodePool
 from smpy.support.config import (
     Config,
     bounded_float,
@@ -248,6 +249,8 @@ class World:
         self.injector: Any = None
         #: simulated time of the run's start (a restart starts later, smpy.cli.restarts)
         self.start_time = 0.0
+        #: node states and the free pool (dynamic allocation: spawn, boot, shutdown)
+        self.nodes = NodePool(self, placement)
 
     def overhead(self, host: Host, name: str) -> Piecewise | None:
         """The overhead table ``name`` for ``host`` (its property wins), None when zero."""
