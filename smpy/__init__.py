@@ -28,16 +28,32 @@ if TYPE_CHECKING:
     from smpy.cli.launch import RunResult
 
 
-def run(script: str, np: int = 4, platform: str | None = None, cfg: dict[str, Any] | None = None,
+def run(script: str | None = None, np: int = 4, platform: str | None = None, cfg: dict[str, Any] | None = None,
         args: list[str] | tuple = (), hostfile: str | None = None, capture: bool = True,
-        echo: bool = False) -> RunResult:
+        echo: bool = False, parts: list[Any] | None = None) -> RunResult:
     """Simulate ``script`` on ``np`` ranks; returns a :class:`smpy.cli.launch.RunResult`.
 
     By default the program's output is captured (``result.stdout``) and not echoed.
+    MPMD (one ``MPI_COMM_WORLD``, ``MPI.APPNUM`` the part's index), as
+    ``mpiexec -n 2 python a.py x : -n 3 python b.py y``::
+
+        smpy.run(parts=[smpy.App("a.py", np=2, args=["x"]), smpy.App("b.py", np=3, args=["y"])])
     """
     from smpy.cli.launch import run as _run
+    if parts is not None:
+        return _run(None, platform=platform, cfg=cfg, hostfile=hostfile, capture=capture, echo=echo,
+                    parts=parts)
+    if script is None:
+        raise ValueError("smpy.run: give a script or parts=[smpy.App(...), ...]")
     return _run(script, np=np, platform=platform, cfg=cfg, args=args, hostfile=hostfile,
                 capture=capture, echo=echo)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "App":  # smpy.App: one part of an MPMD run (imported on first use)
+        from smpy.cli.launch import App
+        return App
+    raise AttributeError(f"module 'smpy' has no attribute {name!r}")
 
 
 def _proc():

@@ -338,6 +338,43 @@ class Program:
     attrs: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class App:
+    """One part of an MPMD run, as ``smpyrun -np 2 a.py x : -np 3 b.py y`` (and
+    ``mpiexec -n 2 python a.py x : -n 3 python b.py y``): a program (a script, ``module`` as
+    ``python -m`` or ``command`` as ``python -c``), its rank count and its arguments. The parts
+    share one ``MPI_COMM_WORLD``, ranks numbered in the order of the parts; ``MPI.APPNUM`` of a
+    rank is its part's index."""
+
+    script: str | os.PathLike | None = None
+    np: int = 1
+    args: list[str] | tuple = ()
+    module: str | None = None
+    command: str | None = None
+
+
+def load_parts(parts: list[App]) -> list[tuple[Program, list[str]]]:
+    """Each part's program and ``sys.argv`` (checked before the run)."""
+    if not parts:
+        raise ValueError("an MPMD run needs at least one part")
+    out = []
+    for i, app in enumerate(parts):
+        if not isinstance(app, App):
+            raise ValueError(f"part {i}: expected smpy.App(script, np, args), got {type(app).__name__}")
+        if not isinstance(app.np, int) or app.np < 1:
+            raise ValueError(f"part {i}: np must be at least 1, got {app.np!r}")
+        program = load_program(app.script, app.module, app.command)
+        out.append((program, [program.argv0, *map(str, app.args)]))
+    return out
+
+
+def parts_label(parts: list[App], programs: list[tuple[Program, list[str]]]) -> str:
+    """``a.py : b.py`` for an MPMD run, the program's label for one part."""
+    if len(programs) == 1:
+        return programs[0][0].label
+    return " : ".join(f"-np {app.np} {prog.label}" for app, (prog, _) in zip(parts, programs))
+
+
 def load_program(script: str | os.PathLike | None, module: str | None = None,
                  command: str | None = None) -> Program:
     """The program, as ``python script``, ``python -m module``, ``python -c command`` or
@@ -505,7 +542,7 @@ def _warn_no_power(placement: list[Any], err: Any) -> None:
 
 
 def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.PathLike | None,
-                   program: Program, placement: list[Any], capture: bool, err: Any) -> None:
+                   label: str, placement: list[Any], capture: bool, err: Any) -> None:
     """The timeline trace (Chrome or Paje), the time-independent trace, the report and the
     progress line."""
     plat, np = world.platform, len(placement)
@@ -515,7 +552,7 @@ def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.
     if trace is not None:
         if trace_format(str(trace), str(config.get(TRACE_FORMAT))) == "paje":
             att.paje = PajeTracer(str(trace), world.engine, world.cpu, plat, placement, world.energy,
-                                  f"smpy: {program.label} on {np} ranks, platform {plat.name}")
+                                  f"smpy: {label} on {np} ranks, platform {plat.name}")
         else:
             att.chrome = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
     att.report_prefix = str(config.get(REPORT))
@@ -533,23 +570,30 @@ def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.
 class _Launch:
     """The ranks of one run, the process-wide patches while they run, and the outcome."""
 
-    def __init__(self, world: World, timing: Timing, program: Program, att: Attached,
-                 config: Config, args: Any, session: Session) -> None:
-        self.world, self.timing, self.program, self.att = world, timing, program, att
+    def __init__(self, world: World, timing: Timing, programs: list[tuple[Program, list[str]]],
+                 att: Attached, config: Config, session: Session) -> None:
+        self.world, self.timing, self.att = world, timing, att
+        #: the program of each part (MPMD) and its sys.argv; a rank runs its part's
+        #: (``proc.appnum``), or the one :meth:`program_of` gives
+        self.programs = programs
         self.config = config
         self.session = session
         self.green = GreenThreads()
-        seed = config.get(SEED)
+        self.seed = seed = config.get(SEED)
         self.actors = world.spawn(self._rank_main)
         world.spawn_hook = _SpawnHook(world, timing, seed, self.green)
-        argv = [program.argv0, *map(str, args)]
         for a in self.actors:
             p = a.data
-            main = _main_module(program.attrs)
-            a.context = RankContext(p.rank, main, list(argv), seed, p)
+            program, argv = programs[p.appnum]
+            a.context = RankContext(p.rank, _main_module(program.attrs), list(argv), seed, p)
+
+    def program_of(self, proc: Any) -> Program:
+        """The program ``proc`` runs."""
+        return self.programs[proc.appnum][0]
 
     def _rank_main(self, proc: Any) -> None:
-        world, timing, paje, program = self.world, self.timing, self.att.paje, self.program
+        world, timing, paje = self.world, self.timing, self.att.paje
+        program = self.program_of(proc)
         proc.initialized = True  # mpi4py initialises MPI at import; smpy at rank start
         proc.thread_level = THREAD_MULTIPLE  # mpi4py's default rc.thread_level, which MPICH provides
         ctx = proc.actor.context
@@ -620,7 +664,8 @@ class _Launch:
         self.green.install()
         coop = Cooperative()
         coop.install()
-        sys.path.insert(0, self.program.path0)
+        for path in reversed(list(dict.fromkeys(prog.path0 for prog, _ in self.programs))):
+            sys.path.insert(0, path)  # each part's directory (the first part's first)
         wall0 = time.perf_counter()
         try:
             status, exit_code, message = self.simulate(sim_timeout)
@@ -678,13 +723,13 @@ def _failure_list(failures: list[dict[str, Any]]) -> str:
     return ", ".join(shown) + (f" (+{len(failures) - 5} more)" if len(failures) > 5 else "")
 
 
-def build_result(world: World, np: int, program: Program, outcome: tuple[str, int, str, float],
+def build_result(world: World, np: int, label: str, outcome: tuple[str, int, str, float],
                  att: Attached, session: Session, config: Config) -> RunResult:
     status, exit_code, message, wall = outcome
     procs, engine = world.processes, world.engine
     ends = [p.actor.end_time if p.actor.end_time >= 0 else engine.now for p in procs]
     return RunResult(
-        script=program.label, np=np, platform=world.platform.name,
+        script=label, np=np, platform=world.platform.name,
         hosts_used=len({p.host.index for p in procs}), status=status, exit_code=exit_code,
         makespan_s=engine.now, mpi_calls=sum(p.mpi_calls for p in procs), messages=world.messages,
         bytes_sent=world.bytes_sent, wall_s=wall, events=engine.events_processed, message=message,
@@ -707,7 +752,8 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         cfg: dict[str, Any] | None = None, args: list[str] | tuple = (), hostfile: str | os.PathLike | None = None,
         capture: bool = False, echo: bool = True, err_stream: Any = None,
         trace: str | os.PathLike | None = None, module: str | None = None,
-        command: str | None = None, sim_timeout: float | None = None, start_time: float = 0.0) -> RunResult:
+        command: str | None = None, sim_timeout: float | None = None, start_time: float = 0.0,
+        parts: list[App] | None = None) -> RunResult:
     """Run ``script`` with ``np`` simulated ranks; see :class:`RunResult`.
 
     Instead of a script, ``module`` runs a module as ``python -m module`` does (each rank
@@ -715,6 +761,9 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     first on ``sys.path``) and ``command`` a program text as ``python -c command``
     (``sys.argv[0] == "-c"``); a script that is a directory runs its ``__main__.py``.
     ``sim_timeout`` stops the run at that simulated time (status ``timeout``, exit code 124).
+    ``parts`` (a list of :class:`App`) runs several programs in one ``MPI_COMM_WORLD`` (MPMD, as
+    ``mpiexec -n 2 python a.py : -n 3 python b.py``); ``np`` is then their sum and ``script``,
+    ``module``, ``command`` and ``args`` are not given.
 
     The steps: load the program, the platform and configuration; attach the plugins and
     tracers; start the ranks and simulate; classify how it ended; build the result.
@@ -722,11 +771,22 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     err = err_stream if err_stream is not None else sys.stderr
     single_thread_blas()
     import smpy.mpi  # noqa: F401 - loads numpy before the rank contexts take their generators
+    if parts is not None:
+        if script is not None or module is not None or command is not None or args:
+            raise ValueError("give either parts (MPMD) or one program with its arguments, not both")
+        programs = load_parts(parts)
+        np = sum(app.np for app in parts)
+        appnums = [i for i, app in enumerate(parts) for _ in range(app.np)]
+        label = parts_label(parts, programs)
     if np < 1:
         raise ValueError(f"np must be at least 1, got {np}")
     if sim_timeout is not None and not sim_timeout > 0:
         raise ValueError(f"the simulated-time limit must be positive, got {sim_timeout}")
-    program = load_program(script, module, command)
+    if parts is None:
+        program = load_program(script, module, command)
+        programs = [(program, [program.argv0, *map(str, args)])]
+        appnums = [0] * np
+        label = program.label
     plat, config, placement = load_setup(platform, cfg, hostfile, np)
     if start_time > 0.0:  # a restart (smpy.cli.restarts): on the hosts up at that time
         placement = place_survivors(plat, config, placement, np, start_time)
@@ -735,10 +795,12 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     world.engine.now = world.start_time = start_time
     timing = Timing(world, config)
     att = attach_plugins(world, plat, config, placement, err)
-    attach_tracers(world, config, att, trace, program, placement, capture, err)
+    attach_tracers(world, config, att, trace, label, placement, capture, err)
     arm_failures(world, plat, config)
     session = Session(world, timing, echo, capture)
-    outcome = _Launch(world, timing, program, att, config, args, session).run(sim_timeout)
+    for p, appnum in zip(world.processes, appnums):
+        p.appnum = appnum
+    outcome = _Launch(world, timing, programs, att, config, session).run(sim_timeout)
     message = outcome[2]
     if message:
         err.write(message + ("\n" if not message.endswith("\n") else ""))
@@ -755,7 +817,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
             err.write(Utilization.summary_line(rows) + "\n")
         if io_data:
             err.write(fsio.summary_line(io_data) + "\n")
-    return build_result(world, np, program, outcome, att, session, config)
+    return build_result(world, np, label, outcome, att, session, config)
 
 
 def _names(text: object) -> tuple[str, ...]:
