@@ -294,3 +294,58 @@ def test_xml_properties_declare_the_lifecycle(tmp_path):
         ("off", 150.0, 120.0, 7.0, None)
     with pytest.raises(ValueError, match="host b: property boot_time: expected a duration"):
         node_profile(plat.host("b"), plat.name)
+
+
+MALLEABLE = Path(__file__).resolve().parents[1] / "examples" / "workloads" / "malleable.py"
+MALLEABLE_PLATFORM = MALLEABLE.with_name("malleable.yaml")
+
+
+def test_malleable_example_grows_and_shrinks_its_allocation(tmp_path):
+    prefix = tmp_path / "rep"
+    res = smpy.run(str(MALLEABLE), np=1, platform=str(MALLEABLE_PLATFORM), args=["2,8,12,4,0,6"],
+                   cfg={**NO_COMPUTE, "plugin": "host_energy", "smpy/report": str(prefix),
+                        "smpy/utilization-bin": "1ms"},
+                   capture=True, echo=False)
+    assert res.status == "ok", res.stderr
+    assert [line.split(",")[0] for line in res.stdout.splitlines()] == [
+        "phase 0: 2 tasks on 2 workers", "phase 1: 8 tasks on 4 workers", "phase 2: 12 tasks on 6 workers",
+        "phase 3: 4 tasks on 2 workers", "phase 4: 0 tasks on 0 workers", "phase 5: 6 tasks on 4 workers"]
+    # 1 + 1 + 1 groups of 2 grow to phase 2, then 2 more for phase 5
+    assert res.spawned == 10
+    with open(f"{prefix}.utilization.csv", encoding="utf-8") as fh:
+        alloc = [float(r["allocated"]) for r in csv.DictReader(fh)]
+    # the master's node (2 cores), plus one node of 2 cores per group alive (bins that hold
+    # one value): 1, 2, 3, 1, (0: a short phase), 2 groups
+    steps = [a for i, a in enumerate(alloc) if a.is_integer() and (i == 0 or a != alloc[i - 1])]
+    assert [a for a in steps if a != 2.0] == [4.0, 6.0, 8.0, 4.0, 6.0]
+
+
+@pytest.mark.slow
+def test_malleable_example_prints_what_it_prints_under_mpich():
+    from realmpi import real_env, run_reference
+
+    ref = run_reference(1, str(MALLEABLE), env=real_env(), timeout=300)
+    res = smpy.run(str(MALLEABLE), np=1, platform=str(MALLEABLE_PLATFORM), capture=True, echo=False)
+    assert res.status == "ok", res.stderr
+    assert res.stdout == ref.stdout
+    assert len(ref.stdout.splitlines()) == 6
+
+
+def test_default_launch_cost_is_the_measured_one(tmp_path):
+    code = """\
+        import sys
+        from mpi4py import MPI
+        child = {child!r}
+        t0 = MPI.Wtime()
+        c = MPI.COMM_WORLD.Spawn(sys.executable, [child], 3)
+        print("spawn", MPI.Wtime() - t0)
+        c.Barrier()
+        c.Disconnect()
+        """
+    _, _, out = _run(tmp_path, code.format(child=str(tmp_path / "child.py")), state="on")
+    base_dir = tmp_path / "base"
+    base_dir.mkdir()
+    _, _, base = _run(base_dir, code.format(child=str(base_dir / "child.py")), state="on", **ZERO)
+    # docs/dynamic-allocation.md: 11.1 ms per node, 1.5 ms per process, 258 ms start-up;
+    # 3 processes on 2-core nodes: 2 nodes
+    assert out["spawn"] - base["spawn"] == pytest.approx(2 * 0.0111 + 3 * 0.0015 + 0.258, rel=1e-9)

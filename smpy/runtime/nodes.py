@@ -73,15 +73,16 @@ def _duration(value: Any) -> float:
     return t
 
 
-#: launch costs measured with the venv's MPICH 4 mpiexec on the development machine (minimum
-#: wall time of 30 runs each, docs/dynamic-allocation.md)
+#: launch costs measured with the venv's MPICH mpiexec (Hydra 5.0.2) on the development machine
+#: (benchmarks/workloads/launch_cost.py: minimum wall time of 15 interleaved runs each;
+#: docs/dynamic-allocation.md)
 NODE_COST = declare("smpy/spawn-node-cost", "11.1ms", "Launch cost of MPI_Comm_spawn per node it "
                     "uses (the launcher and its proxy): a duration; measured as mpiexec -n 1 "
                     "python -c pass minus python -c pass", parse=_duration)
-PROCESS_COST = declare("smpy/spawn-process-cost", "1.6ms", "Launch cost of MPI_Comm_spawn per "
+PROCESS_COST = declare("smpy/spawn-process-cost", "1.5ms", "Launch cost of MPI_Comm_spawn per "
                        "process: a duration; measured as mpiexec -n 2 minus mpiexec -n 1 python -c pass",
                        parse=_duration)
-INIT_COST = declare("smpy/spawn-init-cost", "150ms", "Start-up of the spawned processes, once per "
+INIT_COST = declare("smpy/spawn-init-cost", "258ms", "Start-up of the spawned processes, once per "
                     "MPI_Comm_spawn (interpreter start, import mpi4py, MPI_Init; the children start "
                     "in parallel): a duration; measured as mpiexec -n 1 python -c 'from mpi4py import "
                     "MPI' minus the launcher's cost", parse=_duration)
