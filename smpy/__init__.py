@@ -16,6 +16,7 @@ Inside a program run by smpyrun (guard with ``try: import smpy``)::
     for i in smpy.sample(range(n), iters=10, threshold=0.005):   # SMPI_SAMPLE_LOCAL
         kernel(i)
     a = smpy.shared_array((n, n))   # SMPI_SHARED_MALLOC: folded memory, garbage contents
+    smpy.set_memory(2e9)            # the rank holds 2 GB smpy cannot see (memory capacity)
 """
 
 from __future__ import annotations
@@ -242,7 +243,23 @@ def shared_array(shape, dtype=float, shared=None):
 
     f = sys._getframe(1)
     folder = p.world.timing.folder()
-    return folder.array(shape, dtype, (f.f_code.co_filename, f.f_lineno), shared)
+    a = folder.array(shape, dtype, (f.f_code.co_filename, f.f_lineno), shared)
+    if p.world.memory is not None:  # a real rank holds its own copy (memory capacity)
+        p.world.memory.folded(p, float(a.nbytes))
+    return a
+
+
+def set_memory(nbytes: float) -> None:
+    """Declare that the calling rank holds ``nbytes`` of memory smpy does not see (Python
+    objects, buffers of C extensions), besides the numpy arrays it counts by itself: on hosts
+    that declare ``ram``, the rank's resident memory slows the host's computations and may
+    exhaust it (docs/models.md, memory capacity). Each call replaces the previous value.
+    No-op outside smpyrun."""
+    p = _sim()
+    if p is not None and p.world.memory is not None:
+        p.world.timing.flush(p)
+        p.world.memory.declare(p, float(nbytes))
+        p.world.timing.restart(p)
 
 
 def _host_named(p, name: str | None):

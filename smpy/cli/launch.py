@@ -22,6 +22,7 @@ import smpy
 from smpy.cli import stops
 from smpy.cli.outputs import check_file
 from smpy.colls import dispatch as _dispatch  # noqa: F401 - declares the collective settings
+from smpy.cpu.memory import OutOfMemory
 from smpy.energy import HostEnergy
 from smpy.energy.dvfs import Dvfs
 from smpy.energy.host_energy import PowerTrace
@@ -33,6 +34,7 @@ from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
 from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, down_at, parse_fail
 from smpy.runtime import fsio, ulfm
+from smpy.runtime import memory as rank_memory
 from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
@@ -282,15 +284,19 @@ def _hugepage(config: Config) -> bool:
 
 
 @contextlib.contextmanager
-def _rank_heaps(config: Config):  # type: ignore[no-untyped-def]
-    """Per-rank numpy heaps for the run (smpy/rank-heaps, see smpy.shim.rankheap)."""
+def _rank_heaps(config: Config, world: World):  # type: ignore[no-untyped-def]
+    """Per-rank numpy heaps for the run (smpy/rank-heaps, see smpy.shim.rankheap); they count
+    each rank's bytes when a host declares ``ram`` (smpy.runtime.memory)."""
     if not config.get(RANK_HEAPS):
         yield
         return
     from smpy.shim import isolation
     from smpy.shim.rankheap import Switcher
 
-    switcher = Switcher(int(config.get(RANK_HEAPS_TOTAL)), _hugepage(config))
+    switcher = Switcher(int(config.get(RANK_HEAPS_TOTAL)), _hugepage(config),
+                        track=world.memory is not None)
+    if world.memory is not None:
+        world.memory.heap_bytes = switcher.used
     isolation.rank_heaps = switcher
     try:
         yield
@@ -632,7 +638,7 @@ class _Launch:
         try:
             for a in self.actors:
                 a.start()
-            with _young_gc_only(), numpy_hugepages(_hugepage(config)), _rank_heaps(config), \
+            with _young_gc_only(), numpy_hugepages(_hugepage(config)), _rank_heaps(config, world), \
                     stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)):
                 engine.run(sim_timeout)
         except DeadlockError as d:
@@ -793,6 +799,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     check_outputs(trace, config)
     world = World(plat, config, placement)
     world.engine.now = world.start_time = start_time
+    rank_memory.install(world)
     timing = Timing(world, config)
     att = attach_plugins(world, plat, config, placement, err)
     attach_tracers(world, config, att, trace, label, placement, capture, err)
@@ -810,6 +817,9 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         io_data = fsio.report(world)
         if io_data:
             data["io"] = io_data
+        mem_data = rank_memory.report(world)
+        if mem_data:
+            data["memory"] = mem_data
         att.report.write(att.report_prefix, data)
         err.write(Report.table(data) + "\n")
         if att.utilization is not None:
@@ -937,6 +947,8 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     p = actor.data if actor is not None else None
     who = f"{_who(world, p)} (host {p.host.name})" if p is not None else "the simulation"
     t = world.engine.now
+    if isinstance(exc, OutOfMemory):
+        return "oom", OOM_EXIT, _oom_message(world, exc)
     if isinstance(exc, AbortCalled):
         return "abort", exc.errorcode, f"[smpy] MPI_Abort called by {who} with error code {exc.errorcode} at simulated time {t:.9g} s"
     if isinstance(exc, Stalled):
@@ -960,6 +972,24 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     tb = _user_traceback(exc)
     tagged = "".join(f"[rank {p.rank}@{p.host.name}] {line}\n" if p else line + "\n" for line in tb.rstrip("\n").split("\n"))
     return "error", 1, f"{tagged}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the run (as MPI_Abort)"
+
+
+#: exit status of a job whose process the kernel's OOM killer ended (128 + SIGKILL)
+OOM_EXIT = 137
+
+
+def _oom_message(world: World, exc: OutOfMemory) -> str:
+    """One line: the host, its memory, the ranks and what each held."""
+    def size(b: float) -> str:
+        for unit, scale in (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20)):
+            if b >= scale:
+                return f"{b / scale:.4g} {unit}"
+        return f"{b / 1024:.4g} KiB"
+    held = ", ".join(f"rank {r} {size(b)}" for r, b in sorted(exc.per_rank.items()))
+    return (f"[smpy] OUT OF MEMORY: host {exc.host} (ram {size(exc.ram)} + swap {size(exc.swap)}) "
+            f"ran out of memory at simulated time {world.engine.now:.9g} s: its ranks "
+            f"{_ranges(exc.ranks)} held {size(exc.used)} ({held}); the job was killed as by the "
+            f"kernel's OOM killer (exit status {OOM_EXIT})")
 
 
 def _stopped(exc: KeyboardInterrupt) -> tuple[str, int, str]:
