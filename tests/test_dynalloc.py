@@ -349,3 +349,20 @@ def test_default_launch_cost_is_the_measured_one(tmp_path):
     # docs/dynamic-allocation.md: 11.1 ms per node, 1.5 ms per process, 258 ms start-up;
     # 3 processes on 2-core nodes: 2 nodes
     assert out["spawn"] - base["spawn"] == pytest.approx(2 * 0.0111 + 3 * 0.0015 + 0.258, rel=1e-9)
+
+
+def test_processes_placed_without_a_spawn_take_their_nodes_at_once(tmp_path):
+    # smpy batch starts a job's ranks with World.add_processes: no boot, the nodes are allocated
+    from smpy.platform import load_platform
+    from smpy.runtime.world import World
+    from smpy.support.config import Config
+
+    plat_file = tmp_path / "plat.yaml"
+    plat_file.write_text(PLATFORM.format(state="off"))
+    plat = load_platform(str(plat_file))
+    world = World(plat, Config({}), [])
+    assert world.nodes.states() == {"n-0": "off", "n-1": "off", "n-2": "off", "n-3": "off"}
+    assert not plat.host("n-1").is_on
+    procs = world.add_processes([plat.host("n-1"), plat.host("n-1")])
+    assert world.nodes.states()["n-1"] == "allocated" and plat.host("n-1").is_on
+    assert world.nodes.procs[1] == 2 and len(procs) == 2

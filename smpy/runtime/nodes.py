@@ -231,6 +231,20 @@ class NodePool:
             self.procs[i] = 0
             self._to_free(i)
 
+    def occupy(self, hosts: list[Host]) -> None:
+        """Processes placed on ``hosts`` without a spawn (the jobs of ``smpy batch``): their
+        nodes are allocated at once (a node off, booting or shutting down is switched on
+        without a boot: the batch scheduler owns the nodes' time)."""
+        for h in hosts:
+            i = h.index
+            self.procs[i] += 1
+            if self.state[i] == ALLOCATED:
+                continue
+            if self.state[i] != FREE:
+                self._force_power(i, None, False)
+                self.world.cpu.set_on(h, True)
+            self._set(i, ALLOCATED)
+
     def _take(self, i: int) -> float:
         """Make node ``i`` allocated now or after its boot; returns the wait (its boot left)."""
         s = self.state[i]

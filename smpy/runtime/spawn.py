@@ -165,7 +165,7 @@ def launch(proc: Process, parent: CommImpl, apps: list[App], call: str) -> Inter
         programs.extend([prog] * app.maxprocs)
     hosts, delay = place(world, apps, call)
     nodes.wait(world.engine, delay)  # boot of the nodes taken, then the launch cost
-    procs = world.add_processes(hosts)
+    procs = world.add_processes(hosts, placed=True)
     members = [p.rank for p in procs]
     child_world = CommImpl(world, members, "MPI_COMM_WORLD")
     pair = make_pair(world, list(parent.group), members, a_is_low=True)

@@ -279,8 +279,11 @@ class World:
                 return p.comm_world
         return self.initial_world
 
-    def add_processes(self, hosts: list[Host]) -> list[Process]:
-        """New processes (spawned) on ``hosts``, numbered after the existing ones."""
+    def add_processes(self, hosts: list[Host], placed: bool = False) -> list[Process]:
+        """New processes (spawned, or a batch job's) on ``hosts``, numbered after the existing
+        ones; unless ``placed`` (a spawn: the node pool counted them), their nodes are taken."""
+        if not placed:
+            self.nodes.occupy(hosts)
         base = len(self.processes)
         new = [Process(self, base + i, h) for i, h in enumerate(hosts)]
         self.processes.extend(new)
