@@ -587,7 +587,6 @@ def split(proc: Process, side: CommImpl, color: int, key: int, call: str = "MPI_
 def merge(proc: Process, side: CommImpl, high: bool) -> CommImpl:
     """MPI_Intercomm_merge: the leaders swap their group's ``high``; the group with
     high=False comes first (the low group when both agree)."""
-
     def work(ctx: Ctx) -> bytes:
         mine = b"\1" if high else b"\0"
         both = mine + _swap(ctx, mine) if ctx.me == 0 else None
