@@ -285,25 +285,21 @@ class RankContext:
             _save_private(modules, self.modules)
 
 
-def _private_getter() -> tuple[tuple[str, ...], Any]:
-    """(names, getter) of the per-rank modules: ``getter(sys.modules)`` reads them all in one
-    call (KeyError when one is missing); cached until a module becomes per rank."""
-    cached = _getter_cache
-    if cached[0] != len(_private_names):
-        names = tuple(sorted(_private_names))
-        cached[:] = [len(names), names, operator.itemgetter(*names)]
-    return cached[1], cached[2]
-
-
 #: [number of per-rank names, their sorted tuple, itemgetter of them]
 _getter_cache: list[Any] = [0, (), None]
 
 
 def _save_private(modules: dict[str, Any], mine: dict[str, Any]) -> None:
-    """Keep the running rank's per-rank modules (it may have imported or replaced some)."""
-    names, getter = _private_getter()
+    """Keep the running rank's per-rank modules (it may have imported or replaced some):
+    one itemgetter call reads them all (KeyError when one is missing), cached until a module
+    becomes per rank."""
+    cached = _getter_cache
+    if cached[0] != len(_private_names):
+        names = tuple(sorted(_private_names))
+        cached[:] = [len(names), names, operator.itemgetter(*names)]
+    names = cached[1]
     try:
-        found = getter(modules)
+        found = cached[2](modules)
     except KeyError:  # the rank has no copy of some of them: one by one
         for name in names:
             m = modules.get(name)
