@@ -210,7 +210,7 @@ class System:
         mark = self._mark
         self._modified = {}
         # seeds in constraint-id order (ids are the dict keys: an int sort, no key function)
-        seeds = modified.values() if len(modified) == 1 else [modified[cid] for cid in sorted(modified)]
+        seeds = modified.values() if len(modified) == 1 else list(map(modified.__getitem__, sorted(modified)))
         for seed in seeds:
             if seed._mark == mark:
                 continue

@@ -125,6 +125,14 @@ class Flow(RateActivity):
         self._release()
         self._finish()
 
+    def _work_done(self) -> None:
+        # RateActivity._work_done with _on_work_done inlined (once per message)
+        self._done_event = None
+        self.remaining = 0.0
+        self.last_update = self.engine.now
+        self._release()
+        self._finish()
+
     def _on_cancel(self) -> None:
         super()._on_cancel()
         if self._lat_event is not None:

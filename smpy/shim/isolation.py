@@ -282,6 +282,13 @@ class RankContext:
         # ``python -m mpi4py`` do): keep its own until it switches back in
         self.main = modules.get("__main__", self.main)  # type: ignore[assignment]
         if _private_names:
+            cached = _getter_cache
+            if cached[0] == len(_private_names) and len(cached[1]) > 1:
+                try:  # _save_private's common case, inline
+                    self.modules.update(zip(cached[1], cached[2](modules)))
+                    return
+                except KeyError:
+                    pass
             _save_private(modules, self.modules)
 
 
