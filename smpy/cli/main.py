@@ -10,7 +10,8 @@ from smpy.cli import smpyrun
 
 CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibrate.network",
              "compute": "smpy.calibrate.compute", "power": "smpy.calibrate.power",
-             "memory": "smpy.calibrate.memory", "node": "smpy.calibrate.node"}
+             "memory": "smpy.calibrate.memory", "storage": "smpy.calibrate.storage",
+             "node": "smpy.calibrate.node"}
 
 
 #: the subcommands that are not an emulation

@@ -25,10 +25,11 @@ Format (summary)
                  bandwidth, latency, sharing (SPLITDUPLEX|SHARED|FATPIPE),
                  topology (FLAT|TORUS|FAT_TREE|DRAGONFLY), topo_parameters,
                  backbone {bandwidth, latency, sharing}, router, limiter,
-                 loopback {bandwidth, latency}, properties, memory, power
+                 loopback {bandwidth, latency}, properties, memory, ram, swap,
+                 memory_slowdown {ram, swap, growth}, power
     ZoneSpec:    name, routing (Full|Floyd|Dijkstra|DijkstraCache|None|Cluster), properties,
                  hosts, routers, links, clusters, zones, routes, backbone, host_links, order
-    HostSpec:    name, speed, cores, pstate, properties, memory, power
+    HostSpec:    name, speed, cores, pstate, properties, memory, ram, swap, memory_slowdown, power
     MemorySpec:  bandwidth, core_bandwidth (all cores streaming / one core alone)
     LinkSpec:    name, bandwidth, latency, sharing (SHARED|FATPIPE|SPLITDUPLEX), properties
     RouteSpec:   src, dst, links, symmetric, gw_src, gw_dst
@@ -334,6 +335,37 @@ class MemorySpec(_Spec):
         return self
 
 
+#: a host's ``ram`` / ``swap`` (a size like '16GiB'; _size_field is defined further down)
+MemSize = Annotated[float, BeforeValidator(lambda v: _size_field(v))]
+
+
+class MemorySlowdownSpec(_Spec):
+    """The delay function of :mod:`smpy.cpu.memory` (UniMPP): ``ram`` = slowdown at full
+    memory, ``swap`` and ``growth`` = the exponential once swapping."""
+
+    ram: float = 0.0123
+    swap: float = 0.05
+    growth: float = 4.0
+
+    @model_validator(mode="after")
+    def _check(self) -> MemorySlowdownSpec:
+        for key in ("ram", "swap", "growth"):
+            v = getattr(self, key)
+            if not (math.isfinite(v) and v >= 0):
+                raise _FieldError(key, f"expected a finite number, zero or more, found {v!r}")
+        return self
+
+
+def _check_ram(spec: Any) -> None:
+    """``swap`` and ``memory_slowdown`` need ``ram``; ``ram`` is positive."""
+    if spec.ram is None:
+        for key in ("swap", "memory_slowdown"):
+            if getattr(spec, key):
+                raise _FieldError(key, "needs `ram` (the host's main memory, like '16GiB')")
+    elif spec.ram <= 0:
+        raise _FieldError("ram", f"expected a positive size like '16GiB', found {spec.ram:g}")
+
+
 _TOPOLOGIES = ("FLAT", "TORUS", "FAT_TREE", "DRAGONFLY")
 
 
@@ -478,6 +510,9 @@ class ClusterSpec(_Spec):
     loopback: LoopbackSpec | None = None
     properties: Properties = {}
     memory: MemorySpec | None = None
+    ram: MemSize | None = None
+    swap: MemSize = 0.0
+    memory_slowdown: MemorySlowdownSpec | None = None
     power: PowerSpec | None = None
     #: per-host power profiles that replace ``power`` (host name → profile)
     power_overrides: dict[Name, PowerSpec] = {}
@@ -494,6 +529,7 @@ class ClusterSpec(_Spec):
                               "(like 64), not both and not neither")
         _check_pstate(self.pstate, self.speed)
         _check_power(self.power, self.speed, self.properties)
+        _check_ram(self)
         if self.power_overrides:
             names = {f"{self.prefix}{r}{self.suffix}" for r in self.radicals}
             for host, power in self.power_overrides.items():
@@ -561,6 +597,9 @@ class HostSpec(_Spec):
     pstate: Pstate = 0
     properties: Properties = {}
     memory: MemorySpec | None = None
+    ram: MemSize | None = None
+    swap: MemSize = 0.0
+    memory_slowdown: MemorySlowdownSpec | None = None
     power: PowerSpec | None = None
     failures: Failures = None
 
@@ -568,6 +607,7 @@ class HostSpec(_Spec):
     def _check(self) -> HostSpec:
         _check_pstate(self.pstate, self.speed)
         _check_power(self.power, self.speed, self.properties)
+        _check_ram(self)
         return self
 
 

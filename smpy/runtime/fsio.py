@@ -66,6 +66,10 @@ def filesystems(world: World) -> FileSystems | None:
             return None
         fss = FileSystems(storage(world), list(decl))
         world.filesystems = fss
+        mem = getattr(world, "memory", None)
+        if mem is not None:  # page caches in the hosts' free memory (smpy.runtime.memory)
+            fss.free_ram = mem.free
+            mem.on_free.append(fss.limit_cache)
     return fss
 
 

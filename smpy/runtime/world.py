@@ -242,6 +242,9 @@ class World:
         self.tracer: Any = None
         #: smpy.trace.ti.TIRecorder when recording a time-independent trace
         self.ti: Any = None
+        #: smpy.runtime.memory.MemoryAccounting when a host declares ``ram`` (the launcher
+        #: installs it)
+        self.memory: Any = None
         #: smpy.runtime.ulfm.FtState once failures are handled (the launcher installs it)
         self.ft: Any = None
         #: smpy.platform.failures.Injector of the run (set by the launcher)

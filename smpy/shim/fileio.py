@@ -66,6 +66,9 @@ _inside: set[int] = set()
 
 
 _SMPY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+#: smpy's wrappers that forward the program's own call (this module; smpy.shim.coop wraps
+#: os.read/os.write for pipes and forwards the others here): not smpy's own I/O
+_FORWARDERS = (__file__, os.path.join(os.path.dirname(__file__), "coop.py"))
 _LIB_DIRS = tuple({os.path.join(sysconfig.get_paths()[k], "") for k in
                    ("stdlib", "platstdlib", "purelib", "platlib")})
 
@@ -79,7 +82,7 @@ def _smpy_caller() -> bool:
     while f is not None:
         name = f.f_code.co_filename
         if name.startswith(_SMPY_DIR):
-            if name != __file__:
+            if name not in _FORWARDERS:
                 return True
         elif not name.startswith(_LIB_DIRS) and not name.startswith("<frozen"):
             return False

@@ -6,9 +6,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from smpy.kernel.activity import Activity, RateActivity
+from smpy.kernel.sharing import SharedActivity
 from smpy.kernel.engine import Engine
 from smpy.network.links import Link
-from smpy.network.model import Flow, NetworkConfig, NetworkModel
+from smpy.network.model import Flow, NetworkConfig, NetworkModel, _RouteInfo
 from smpy.runtime.p2p import RECV, SEND, RecvRequest, Request, SendRequest
 
 
@@ -38,12 +39,13 @@ def test_requests_set_what_request_and_activity_set() -> None:
         assert flat.engine is engine and flat.owner is owner and flat.comm is comm
 
 
-def test_flow_sets_what_rate_activity_sets() -> None:
+def test_flow_sets_what_shared_activity_sets() -> None:
     engine = Engine()
     engine.now = 1.0
     model = NetworkModel(engine, [Link("l", 1e9, 1e-6)], NetworkConfig())
-    flat = Flow(model, (), 100.0)
+    info = _RouteInfo(2e-6, 3.0, 5e8, ((object(), 1.0),))
+    flat = Flow(model, (), 100.0, info, 0.9, 2.0)
     ref = Flow.__new__(Flow)
-    RateActivity.__init__(ref, engine, 100.0)
-    _same(flat, ref, _slots(Activity, RateActivity))
-    assert flat.model is model and flat.size == 100.0 and flat.var is None
+    SharedActivity.__init__(ref, model, 100.0, 3.0, 5e8, info.uses, 0.9)
+    _same(flat, ref, _slots(Activity, RateActivity, SharedActivity))
+    assert flat.route == () and flat.size == 100.0 and flat.latency == 4e-6
