@@ -6,8 +6,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from smpy.kernel.activity import Activity, RateActivity
-from smpy.kernel.sharing import SharedActivity
 from smpy.kernel.engine import Engine
+from smpy.kernel.sharing import SharedActivity
 from smpy.network.links import Link
 from smpy.network.model import Flow, NetworkConfig, NetworkModel, _RouteInfo
 from smpy.runtime.p2p import RECV, SEND, RecvRequest, Request, SendRequest
