@@ -15,7 +15,7 @@ CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibra
 
 
 #: the subcommands that are not an emulation
-COMMANDS = ("plot", "replay", "platform", "calibrate", "predict")
+COMMANDS = ("plot", "replay", "platform", "calibrate", "predict", "batch")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "platform":
         from smpy.cli import platform_cmd
         return platform_cmd.main(args[1:], prog="smpy platform")
+    if args and args[0] == "batch":
+        from smpy.cli import batch
+        return batch.main(args[1:], prog="smpy batch")
     if args and args[0] == "predict":
         from smpy.cli import predict_cmd
         return predict_cmd.main(args[1:], prog="smpy predict")
