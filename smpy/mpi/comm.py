@@ -200,12 +200,13 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
         req = p2p.isend(pr, impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, sync, blocking=True)
         p2p.wait(pr, req)
 
-    def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> Request:
+    def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool, owned: bool = False) -> Request:
+        """``owned``: copy the message now (its buffer receives before the send completes)."""
         impl = self._impl
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
-        return Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, sync))
+        return Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec, owned), spec.nbytes, dest, tag, call, sync))
 
     @mpicall
     def Isend(self, buf: Any, dest: int, tag: int = 0) -> Request:
@@ -249,7 +250,7 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
     @mpicall
     def Sendrecv_replace(self, buf: Any, dest: int, sendtag: int = 0, source: int = ANY_SOURCE,
                          recvtag: int = ANY_TAG, status: Status | None = None) -> None:
-        s = self._isend(buf, dest, sendtag, "MPI_Sendrecv_replace", False)  # packs (copies) first
+        s = self._isend(buf, dest, sendtag, "MPI_Sendrecv_replace", False, True)  # packs (copies) first
         r = self._irecv(buf, source, recvtag, "MPI_Sendrecv_replace")
         s.Wait()
         Request._wrap(r).Wait(status)
