@@ -242,18 +242,30 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
         # both messages are parsed before anything is posted (a bad receive spec must not
         # leave a send behind, nor a bad send spec a receive)
         sspec = msgspec.parse_send(sendbuf) if dest != PROC_NULL else msgspec.null_spec()
-        r = self._irecv(recvbuf, source, recvtag, call)
-        s = p2p.isend(proc(), impl, P2P, pack_message(sspec), sspec.nbytes, dest, sendtag, call, False)
-        Request._wrap(s).Wait()
-        Request._wrap(r).Wait(status)
+        p = proc()
+        ti = _ti_begin(p)
+        try:
+            r = self._irecv(recvbuf, source, recvtag, call)
+            s = p2p.isend(p, impl, P2P, pack_message(sspec), sspec.nbytes, dest, sendtag, call, False)
+            Request._wrap(s).Wait()
+            Request._wrap(r).Wait(status)
+        finally:
+            if ti is not None:
+                ti.end_sendrecv(p.rank)
 
     @mpicall
     def Sendrecv_replace(self, buf: Any, dest: int, sendtag: int = 0, source: int = ANY_SOURCE,
                          recvtag: int = ANY_TAG, status: Status | None = None) -> None:
-        s = self._isend(buf, dest, sendtag, "MPI_Sendrecv_replace", False, True)  # packs (copies) first
-        r = self._irecv(buf, source, recvtag, "MPI_Sendrecv_replace")
-        s.Wait()
-        Request._wrap(r).Wait(status)
+        p = proc()
+        ti = _ti_begin(p)
+        try:
+            s = self._isend(buf, dest, sendtag, "MPI_Sendrecv_replace", False, True)  # packs (copies) first
+            r = self._irecv(buf, source, recvtag, "MPI_Sendrecv_replace")
+            s.Wait()
+            Request._wrap(r).Wait(status)
+        finally:
+            if ti is not None:
+                ti.end_sendrecv(p.rank)
 
     @mpicall
     def Probe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> bool:
@@ -322,9 +334,15 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
     @mpicall
     def sendrecv(self, sendobj: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,
                  source: int = ANY_SOURCE, recvtag: int = ANY_TAG, status: Status | None = None) -> Any:
-        r = self._orecv(source, recvtag, "MPI_Sendrecv")
-        p2p.wait(proc(), self._osend(sendobj, dest, sendtag, "MPI_Sendrecv", False))
-        p2p.wait(proc(), r)
+        p = proc()
+        ti = _ti_begin(p)
+        try:
+            r = self._orecv(source, recvtag, "MPI_Sendrecv")
+            p2p.wait(p, self._osend(sendobj, dest, sendtag, "MPI_Sendrecv", False))
+            p2p.wait(p, r)
+        finally:
+            if ti is not None:
+                ti.end_sendrecv(p.rank)
         return Request._wrap(r, True)._complete(status)
 
     @mpicall
@@ -760,3 +778,12 @@ COMM_NULL = Comm()
 for _name in ("COMM_WORLD", "COMM_SELF", "COMM_NULL"):
     registry.register(_name, globals()[_name])
 COLL_CHANNEL = COLL
+
+
+def _ti_begin(p: Any) -> Any:
+    """The time-independent trace recorder, told that a Sendrecv begins (one action), if one
+    is recorded."""
+    ti = p.world.ti
+    if ti is not None:
+        ti.begin_sendrecv(p.rank)
+    return ti

@@ -147,7 +147,7 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
     """
     world = proc.world
     if comm.revoked or (world.ft is not None and world.ft.detected):
-        err = world.ft.check_peer(proc, comm, dest, call)  # smpy.runtime.ulfm
+        err = world.ft.check_peer(proc, comm, dest, call, channel)  # smpy.runtime.ulfm
         if err is not None:
             return _failed(SendRequest(proc, comm, channel, call, dest, tag), err)
     if dest == PROC_NULL:
@@ -419,7 +419,7 @@ def irecv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, bu
     """Post a receive; ``buf`` (a BufSpec) gets the bytes, otherwise ``payload`` does."""
     world = proc.world
     if comm.revoked or (world.ft is not None and world.ft.detected):
-        err = world.ft.check_peer(proc, comm, source, call)  # smpy.runtime.ulfm
+        err = world.ft.check_peer(proc, comm, source, call, channel)  # smpy.runtime.ulfm
         if err is not None:
             return _failed(RecvRequest(proc, comm, channel, call, source, tag), err)
     if source == PROC_NULL:

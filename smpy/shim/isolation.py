@@ -128,12 +128,16 @@ def _bind(parent: types.ModuleType | None, attr: str, module: types.ModuleType |
 class RankContext:
     """Interpreter state of one rank (see module docstring)."""
 
-    __slots__ = ("rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line",
+    __slots__ = ("rank", "seed_rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line",
                  "exit_funcs", "warn_filters", "warn_show", "warn_impl", "warn_default",
                  "stdout", "stderr", "aio")
 
-    def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any) -> None:
+    def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any,
+                 seed_rank: int | None = None) -> None:
         self.rank = rank
+        #: the rank the random generators are seeded with (a batch job's rank in its own
+        #: COMM_WORLD, so that the job draws the same numbers alone and in a workload)
+        self.seed_rank = rank if seed_rank is None else seed_rank
         self.main = main
         self.argv = argv
         self.modules: dict[str, types.ModuleType] = {}
@@ -177,7 +181,7 @@ class RankContext:
     def rng(self) -> random.Random:
         r = self._rng
         if r is None:
-            r = self._rng = random.Random(f"smpy:{self.seed}:{self.rank}")
+            r = self._rng = random.Random(f"smpy:{self.seed}:{self.seed_rank}")
         return r
 
     @property
@@ -186,7 +190,7 @@ class RankContext:
         if r is None:
             np = sys.modules.get("numpy")
             if np is not None:
-                r = self._np_rng = np.random.RandomState([self.seed & 0xFFFFFFFF, self.rank])
+                r = self._np_rng = np.random.RandomState([self.seed & 0xFFFFFFFF, self.seed_rank])
         return r
 
     def switch_in(self) -> None:
