@@ -26,6 +26,7 @@ private in both buffers are copied), or any object for pickled messages.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from smpy.kernel.activity import FAILED, Activity, Sleep, Trigger
@@ -102,7 +103,31 @@ class SendRequest(Request):
     __slots__ = ("dest_box", "flow", "arrived", "match", "detached", "sync", "src_local", "posted_at")
 
     def __init__(self, owner: Process, comm: CommImpl, channel: int, call: str, dest: int, tag: int) -> None:
-        super().__init__(owner, SEND, comm, channel, call, dest, tag)
+        # Request.__init__ and Activity.__init__, inlined (one call per request instead of three)
+        engine = self.engine = owner.world.engine
+        self.state = 0  # RUNNING
+        self.waiters = []
+        self.callbacks = None
+        self.exception = None
+        self.start_time = engine.now
+        self.finish_time = -1.0
+        self.kind = SEND
+        self.owner = owner
+        self.comm = comm
+        self.channel = channel
+        self.call = call
+        self.peer = dest
+        self.tag = tag
+        self.source = dest
+        self.nbytes = 0
+        self.error = 0
+        self.cancelled = False
+        self.payload = None
+        self.buf = None
+        self.datatype = None
+        self.persistent = False
+        self.user_data = None
+        self.ti = None
         self.flow: Activity | None = None
         self.arrived = False
         self.match: RecvRequest | None = None
@@ -116,7 +141,31 @@ class RecvRequest(Request):
     __slots__ = ("match",)
 
     def __init__(self, owner: Process, comm: CommImpl, channel: int, call: str, source: int, tag: int) -> None:
-        super().__init__(owner, RECV, comm, channel, call, source, tag)
+        # Request.__init__ and Activity.__init__, inlined (as SendRequest's)
+        engine = self.engine = owner.world.engine
+        self.state = 0  # RUNNING
+        self.waiters = []
+        self.callbacks = None
+        self.exception = None
+        self.start_time = engine.now
+        self.finish_time = -1.0
+        self.kind = RECV
+        self.owner = owner
+        self.comm = comm
+        self.channel = channel
+        self.call = call
+        self.peer = source
+        self.tag = tag
+        self.source = source
+        self.nbytes = 0
+        self.error = 0
+        self.cancelled = False
+        self.payload = None
+        self.buf = None
+        self.datatype = None
+        self.persistent = False
+        self.user_data = None
+        self.ti = None
         self.match: SendRequest | None = None
 
 
@@ -237,10 +286,10 @@ def _start_transfer(send: SendRequest, dst_host) -> None:
     proc = send.owner
     flow = proc.world.transfer(proc.host, dst_host, send.nbytes + ENVELOPE_BYTES)
     send.flow = flow
-    flow.add_callback(lambda _f, s=send: _arrived(s))
+    flow.add_callback(partial(_arrived, send))  # a C partial: no Python frame of its own
 
 
-def _arrived(send: SendRequest) -> None:
+def _arrived(send: SendRequest, _flow: Any = None) -> None:
     send.arrived = True
     recv = send.match
     if send.flow.state == FAILED:  # type: ignore[union-attr]  # a link of the route failed
@@ -446,7 +495,9 @@ def wait(proc: Process, req: Request, label: str | None = None) -> Request:
     """Block until ``req`` completes; ``label`` names the blocking call (deadlock reports)."""
     if req.state == 0:
         block_on(req, None if label is None else (lambda: f"{label} on {req.describe()}"))
-    finish(proc, req)
+    # finish() has nothing to do for most requests: its conditions, checked inline
+    if req.state == FAILED or req.ti is not None or (req.kind == RECV and proc.o_recv is not None):
+        finish(proc, req)
     return req
 
 
