@@ -565,7 +565,7 @@ def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.
     if att.report_prefix:
         att.report = Report(world.engine, world.cpu, np)
         att.report.follower = att.utilization = Utilization(world.engine, world.cpu, plat.hosts,
-                                                            world.processes, world.energy)
+                                                            world.processes, world.energy, world.nodes)
     tracers = [t for t in (att.chrome, att.paje, att.report) if t is not None]
     world.tracer = Tee(*tracers) if len(tracers) > 1 else (tracers[0] if tracers else None)
     progress = config.get(PROGRESS)

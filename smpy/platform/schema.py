@@ -26,10 +26,12 @@ Format (summary)
                  topology (FLAT|TORUS|FAT_TREE|DRAGONFLY), topo_parameters,
                  backbone {bandwidth, latency, sharing}, router, limiter,
                  loopback {bandwidth, latency}, properties, memory, ram, swap,
-                 memory_slowdown {ram, swap, growth}, power
+                 memory_slowdown {ram, swap, growth}, power, node
     ZoneSpec:    name, routing (Full|Floyd|Dijkstra|DijkstraCache|None|Cluster), properties,
                  hosts, routers, links, clusters, zones, routes, backbone, host_links, order
-    HostSpec:    name, speed, cores, pstate, properties, memory, ram, swap, memory_slowdown, power
+    HostSpec:    name, speed, cores, pstate, properties, memory, ram, swap, memory_slowdown, power,
+                 node
+    NodeSpec:    state (on|off), boot {time, power}, shutdown {time, power}  (dynamic allocation)
     MemorySpec:  bandwidth, core_bandwidth (all cores streaming / one core alone)
     LinkSpec:    name, bandwidth, latency, sharing (SHARED|FATPIPE|SPLITDUPLEX), properties
     RouteSpec:   src, dst, links, symmetric, gw_src, gw_dst
@@ -460,6 +462,54 @@ class PowerSpec(_Spec):
                 "wattage_off": repr(self.off)}
 
 
+class PhaseSpec(_Spec):
+    """A boot or a shutdown: how long it takes and the power drawn meanwhile (default: the
+    idle power of the current pstate)."""
+
+    time: Latency = 0.0
+    power: Annotated[float | None, BeforeValidator(
+        lambda v: None if v is None else _unit(parse_power, _POWER_HINT, positive=False)(v))] = None
+
+
+def _node_state(value: Any) -> str:
+    # YAML 1.1 reads bare on/off as booleans
+    text = {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+    if not isinstance(text, str) or text.strip().lower() not in ("on", "off"):
+        raise ValueError(f"expected 'on' (free at the start) or 'off', found {_short(value)}")
+    return text.strip().lower()
+
+
+class NodeSpec(_Spec):
+    """Lifecycle of a node for dynamic allocation (smpy.runtime.nodes): its state at the
+    start when no initial rank runs there, and its boot and shutdown."""
+
+    state: Annotated[str, BeforeValidator(_node_state)] = "on"
+    boot: PhaseSpec = PhaseSpec()
+    shutdown: PhaseSpec = PhaseSpec()
+
+    def properties(self) -> dict[str, str]:
+        """The host properties smpy.runtime.nodes reads (XML platforms give them as props)."""
+        props = {"initial_state": self.state, "boot_time": repr(self.boot.time),
+                 "shutdown_time": repr(self.shutdown.time)}
+        if self.boot.power is not None:
+            props["boot_wattage"] = repr(self.boot.power)
+        if self.shutdown.power is not None:
+            props["shutdown_wattage"] = repr(self.shutdown.power)
+        return props
+
+
+_NODE_PROPERTIES = ("initial_state", "boot_time", "boot_wattage", "shutdown_time", "shutdown_wattage")
+
+
+def _check_node(node: NodeSpec | None, properties: dict[str, str]) -> None:
+    if node is None:
+        return
+    clash = sorted(set(_NODE_PROPERTIES) & set(properties))
+    if clash:
+        raise _FieldError("node", f"give the node lifecycle either here or as the properties "
+                          f"{', '.join(clash)}, not both")
+
+
 def _check_power(power: PowerSpec | None, speeds: tuple[float, ...],
                  properties: dict[str, str], field: str | tuple[str | int, ...] = "power") -> None:
     if power is None:
@@ -482,6 +532,8 @@ def host_properties(spec: HostSpec | ClusterSpec, host_name: str) -> dict[str, s
         power = spec.power_overrides.get(host_name, power)
     if power is not None:
         props.update(power.properties())
+    if spec.node is not None:
+        props.update(spec.node.properties())
     failures = spec.failures
     if isinstance(spec, ClusterSpec):
         failures = spec.failure_overrides.get(host_name, failures)
@@ -521,6 +573,8 @@ class ClusterSpec(_Spec):
     #: failure model of every host of the cluster, and per-host ones that replace it
     failures: Failures = None
     failure_overrides: dict[Name, Failures] = {}
+    #: node lifecycle of every host of the cluster (dynamic allocation)
+    node: NodeSpec | None = None
 
     @model_validator(mode="after")
     def _check(self) -> ClusterSpec:
@@ -529,6 +583,7 @@ class ClusterSpec(_Spec):
                               "(like 64), not both and not neither")
         _check_pstate(self.pstate, self.speed)
         _check_power(self.power, self.speed, self.properties)
+        _check_node(self.node, self.properties)
         _check_ram(self)
         if self.power_overrides:
             names = {f"{self.prefix}{r}{self.suffix}" for r in self.radicals}
@@ -602,11 +657,13 @@ class HostSpec(_Spec):
     memory_slowdown: MemorySlowdownSpec | None = None
     power: PowerSpec | None = None
     failures: Failures = None
+    node: NodeSpec | None = None
 
     @model_validator(mode="after")
     def _check(self) -> HostSpec:
         _check_pstate(self.pstate, self.speed)
         _check_power(self.power, self.speed, self.properties)
+        _check_node(self.node, self.properties)
         _check_ram(self)
         return self
 
