@@ -16,6 +16,7 @@ Inside a program run by smpyrun (guard with ``try: import smpy``)::
     for i in smpy.sample(range(n), iters=10, threshold=0.005):   # SMPI_SAMPLE_LOCAL
         kernel(i)
     a = smpy.shared_array((n, n))   # SMPI_SHARED_MALLOC: folded memory, garbage contents
+    smpy.set_memory(2e9)            # the rank holds 2 GB smpy cannot see (memory capacity)
 """
 
 from __future__ import annotations
@@ -28,16 +29,32 @@ if TYPE_CHECKING:
     from smpy.cli.launch import RunResult
 
 
-def run(script: str, np: int = 4, platform: str | None = None, cfg: dict[str, Any] | None = None,
+def run(script: str | None = None, np: int = 4, platform: str | None = None, cfg: dict[str, Any] | None = None,
         args: list[str] | tuple = (), hostfile: str | None = None, capture: bool = True,
-        echo: bool = False) -> RunResult:
+        echo: bool = False, parts: list[Any] | None = None) -> RunResult:
     """Simulate ``script`` on ``np`` ranks; returns a :class:`smpy.cli.launch.RunResult`.
 
     By default the program's output is captured (``result.stdout``) and not echoed.
+    MPMD (one ``MPI_COMM_WORLD``, ``MPI.APPNUM`` the part's index), as
+    ``mpiexec -n 2 python a.py x : -n 3 python b.py y``::
+
+        smpy.run(parts=[smpy.App("a.py", np=2, args=["x"]), smpy.App("b.py", np=3, args=["y"])])
     """
     from smpy.cli.launch import run as _run
+    if parts is not None:
+        return _run(None, platform=platform, cfg=cfg, hostfile=hostfile, capture=capture, echo=echo,
+                    parts=parts)
+    if script is None:
+        raise ValueError("smpy.run: give a script or parts=[smpy.App(...), ...]")
     return _run(script, np=np, platform=platform, cfg=cfg, args=args, hostfile=hostfile,
                 capture=capture, echo=echo)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "App":  # smpy.App: one part of an MPMD run (imported on first use)
+        from smpy.cli.launch import App
+        return App
+    raise AttributeError(f"module 'smpy' has no attribute {name!r}")
 
 
 def _proc():
@@ -226,7 +243,23 @@ def shared_array(shape, dtype=float, shared=None):
 
     f = sys._getframe(1)
     folder = p.world.timing.folder()
-    return folder.array(shape, dtype, (f.f_code.co_filename, f.f_lineno), shared)
+    a = folder.array(shape, dtype, (f.f_code.co_filename, f.f_lineno), shared)
+    if p.world.memory is not None:  # a real rank holds its own copy (memory capacity)
+        p.world.memory.folded(p, float(a.nbytes))
+    return a
+
+
+def set_memory(nbytes: float) -> None:
+    """Declare that the calling rank holds ``nbytes`` of memory smpy does not see (Python
+    objects, buffers of C extensions), besides the numpy arrays it counts by itself: on hosts
+    that declare ``ram``, the rank's resident memory slows the host's computations and may
+    exhaust it (docs/models.md, memory capacity). Each call replaces the previous value.
+    No-op outside smpyrun."""
+    p = _sim()
+    if p is not None and p.world.memory is not None:
+        p.world.timing.flush(p)
+        p.world.memory.declare(p, float(nbytes))
+        p.world.timing.restart(p)
 
 
 def _host_named(p, name: str | None):
@@ -280,3 +313,35 @@ __all__ = ["__version__", "execute", "execute_flops", "get_consumed_energy", "ge
            "get_host_power", "get_power", "get_pstate", "get_pstate_count", "host_is_on", "host_name",
            "host_speed", "is_simulated", "now", "run", "sample", "sampled", "set_host_on", "set_pstate",
            "shared_array", "sleep"]
+
+
+def _replay_file(action: str, path: str, offset: int = 0, nbytes: int = 0) -> bool:
+    """``smpy replay`` of a recorded Python file operation (``open``, ``read``, ``write``,
+    ``sync``): the model's time for ``path``, no real I/O. False outside smpyrun."""
+    p = _sim()
+    if p is None:
+        return False
+    from smpy.runtime import fsio
+    from smpy.shim import fileio
+
+    fs = fsio.fs_of(p.world, path)
+    p.world.timing.flush(p)
+    if action in ("read", "write"):
+        fileio._charge(p, path, fs, offset, nbytes, action == "write")
+    elif action == "sync":
+        fileio._sync(p, path, fs)
+    else:
+        fileio._meta(p, fs, action, path)
+    p.world.timing.restart(p)
+    return True
+
+
+def _replay_mpi_file(f, action: str, offs=(), lens=()) -> bool:
+    """``smpy replay`` of a recorded MPI-IO access or synchronisation on the open ``f``
+    (smpy.mpi.file.replay); False outside smpyrun."""
+    if _sim() is None:
+        return False
+    from smpy.mpi.file import replay
+
+    replay(f, action, offs, lens)
+    return True

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
 import pytest
+from realmpi import MPIEXEC, REASON
 
 from smpy.platform import load_platform
 from smpy.support.units import parse_speed
@@ -20,7 +20,8 @@ def _run(tmp_path, *args, timeout=600):
 
 def test_missing_tools_are_skipped_steps_not_tracebacks(tmp_path):
     proc = _run(tmp_path, "--mpiexec", str(tmp_path / "no-mpiexec"), "--skip", "memory",
-                "--seconds", "0.2", "--nodes", "3", "--network", "1Gbps/50us")
+                "--seconds", "0.2", "--nodes", "3", "--network", "1Gbps/50us",
+                "--storage-path", str(tmp_path), "--storage-quick")
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     summary = (tmp_path / "cal" / "summary.md").read_text()
@@ -29,6 +30,9 @@ def test_missing_tools_are_skipped_steps_not_tracebacks(tmp_path):
     assert "| host-speed | ok |" in summary
     plat = load_platform(tmp_path / "cal" / "platform.yaml")
     assert [h.name for h in plat.hosts] == ["node-0", "node-1", "node-2"]
+    assert "| storage | ok |" in summary
+    (fs,) = plat.filesystems
+    assert fs.kind == "local" and fs.mount == str(tmp_path.resolve()) and fs.disk.write > 0
     speed = plat.hosts[0].speeds_flops[0]
     assert speed > 1e8  # this machine's measured core speed
     assert parse_speed(plat.config["smpi/host-speed"]) == pytest.approx(speed, rel=1e-5)
@@ -44,12 +48,10 @@ def test_bad_network_option_is_one_line(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("mpiexec") is None and not any(
-    (p / "mpiexec").exists() for p in [__import__("pathlib").Path(sys.executable).parent]),
-    reason="no mpiexec")
+@pytest.mark.skipif(MPIEXEC is None, reason=REASON)
 def test_full_calibration_with_the_real_mpi(tmp_path):
     proc = _run(tmp_path, "--seconds", "0.2", "--rounds", "1", "--max-size", "16", "--reps", "2",
-                "--skip", "memory")
+                "--skip", "memory", "--skip", "storage")
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "cal" / "platform.yaml").read_text()
     assert "smpi/coll-selector: mpich" in text  # the mpich wheel's library

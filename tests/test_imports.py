@@ -15,7 +15,8 @@ import smpy
 from smpy.shim import isolation
 
 NO_COMPUTE = {"smpi/simulate-computation": "no"}
-_TEST_MODULES = ("halfdone", "sharedlock", "usermod", "rankatimport", "wrap", "calls", "dupper", "plain")
+_TEST_MODULES = ("halfdone", "sharedlock", "usermod", "rankatimport", "wrap", "calls", "dupper", "plain",
+                 "byimportlib", "bydunder", "late")
 
 
 @pytest.fixture(autouse=True)
@@ -231,13 +232,56 @@ def test_per_rank_on_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_import_machinery_restored_after_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     script = _mpi_site(monkeypatch, tmp_path)
     before = (builtins.__import__, bootstrap._thread, type(bootstrap._module_locks), bootstrap.module_from_spec,
-              list(sys.meta_path))
+              list(sys.meta_path), bootstrap._gcd_import)
     res = smpy.run(str(script), np=2, capture=True, cfg=NO_COMPUTE)
     assert res.status == "ok", res.message
     after = (builtins.__import__, bootstrap._thread, type(bootstrap._module_locks), bootstrap.module_from_spec,
-             list(sys.meta_path))
+             list(sys.meta_path), bootstrap._gcd_import)
     assert after == before
     assert not isolation._private_names
+
+
+DYNAMIC_SITE = {
+    # bound before the run, called at import: must see the rank's module all the same
+    "byimportlib/__init__.py": ("from importlib import import_module\n"
+                                "MPI = import_module('mpi4py.MPI')\nRANK = MPI.COMM_WORLD.Get_rank()\n"),
+    "bydunder.py": "RANK = __import__('mpi4py.MPI', fromlist=['MPI']).COMM_WORLD.Get_rank()\n",
+    # shared (no MPI at import), importing mpi4py inside functions after the start
+    "late.py": ("import importlib\n"
+                "def ranks():\n"
+                "    from mpi4py import MPI as a\n"
+                "    b = importlib.import_module('mpi4py.MPI')\n"
+                "    c = __import__('mpi4py').MPI\n"
+                "    return [m.COMM_WORLD.Get_rank() for m in (a, b, c)], a is b is c\n"),
+}
+
+DYNAMIC_MAIN = '''\
+import sys, importlib
+sys.path.insert(0, {site!r})
+from mpi4py import MPI
+import byimportlib, bydunder, late
+mine = importlib.import_module("mpi4py.MPI")
+ranks, same = late.ranks()
+print(MPI.COMM_WORLD.Get_rank(), byimportlib.RANK, bydunder.RANK, ranks, same, mine is MPI,
+      byimportlib.MPI is MPI)
+'''
+
+
+def test_mpi_by_import_module_and_dunder_import_is_the_ranks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``importlib.import_module("mpi4py.MPI")`` and ``__import__`` give each rank its module
+    and make an installed module reading the rank at import per rank, as ``import`` does."""
+    site = _site(monkeypatch, tmp_path)
+    for rel, text in DYNAMIC_SITE.items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(text)
+    script = tmp_path / "main.py"
+    script.write_text(DYNAMIC_MAIN.format(site=str(site)))
+    res = smpy.run(str(script), np=3, capture=True, cfg=NO_COMPUTE)
+    assert res.status == "ok", res.message
+    for r in range(3):
+        assert res.rank_output(r) == f"{r} {r} {r} [{r}, {r}, {r}] True True True\n"
+    assert "byimportlib" not in sys.modules and "bydunder" not in sys.modules  # per rank
+    assert "late" in sys.modules  # no MPI at import: shared
 
 
 PROBE = '''\

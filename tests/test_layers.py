@@ -25,7 +25,7 @@ LAYER = {
     "mpi": 7,
     "shim": 8, "replay": 8,
     "cli": 9, "calibrate": 9,
-    "__init__": 10, "__main__": 10,
+    "__init__": 10, "__main__": 10, "nodes": 10,
 }
 
 

@@ -128,7 +128,7 @@ def test_replaying_a_recorded_run_reproduces_its_time(tmp_path: Path) -> None:
     lines = (tmp_path / "run.ti_files" / "rank-1.txt").read_text().splitlines()
     assert lines[0] == "1 init" and lines[-1] == "1 finalize"
     assert "1 irecv 0 5 4000 6" in lines  # ANY_SOURCE recorded as the matched source
-    assert "1 gather 64 64 0 6 6" in lines
+    assert "1 gather 8 8 0 0 0" in lines  # 8 MPI_DOUBLE (SimGrid's id 0), as the call passed
     t = _smpy_replay(index, 4)
     assert t == pytest.approx(res.makespan_s, rel=1e-6)
 
@@ -152,3 +152,53 @@ def test_smpi_replays_smpy_traces(tmp_path: Path) -> None:
                          capture_output=True, text=True, cwd=tmp_path, check=True)
     t = max(float(x) for x in re.findall(r"Simulation time ([0-9.e+-]+)", out.stdout + out.stderr))
     assert t == pytest.approx(res.makespan_s, rel=1e-3)  # SMPI prints 6 digits
+
+
+SUMMARY_PROGRAM = """
+import numpy as np
+from mpi4py import MPI
+c = MPI.COMM_WORLD; r = c.rank; n = c.size
+left = r - 1 if r > 0 else MPI.PROC_NULL      # the ends exchange with MPI_PROC_NULL
+right = r + 1 if r < n - 1 else MPI.PROC_NULL
+u = np.zeros(64); red = np.zeros(1)
+t0 = MPI.Wtime()
+for step in range(12):
+    c.Sendrecv(u[1:2], dest=left, sendtag=0, recvbuf=u[-1:], source=right, recvtag=0)
+    c.Sendrecv(u[-2:-1], dest=right, sendtag=1, recvbuf=u[0:1], source=left, recvtag=1)
+    c.Sendrecv_replace(u[2:10], dest=(r + 1) % n, sendtag=2, source=(r - 1) % n, recvtag=2)
+    if step % 4 == 0:
+        c.Allreduce(np.ones(1), red, op=MPI.SUM)   # 1 double: the selector looks at the count
+        c.sendrecv(step, dest=(r + 1) % n, source=(r - 1) % n)
+c.Bcast(u[:3], root=1)
+c.Allgather(np.ones(2, dtype=np.int32), np.zeros(2 * n, dtype=np.int32))
+t1 = MPI.Wtime()
+"""
+
+
+@pytest.mark.slow
+def test_replay_summary_is_the_recorded_runs(tmp_path: Path) -> None:
+    """A replay counts the MPI calls, messages and bytes of the run it replays and ends at its
+    simulated time: an MPI_Sendrecv is one action (``sendRecv``, or ``send``/``recv`` when one
+    side is MPI_PROC_NULL), an MPI_Wtime one too (``#smpy <rank> wtime``), and collectives keep
+    their count and datatype (the selectors choose by them)."""
+    import json
+
+    import smpy
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(SUMMARY_PROGRAM)
+    index = tmp_path / "run.ti"
+    res = smpy.run(str(prog), np=4, cfg={"smpy/trace-ti": str(index), "smpi/simulate-computation": "no"})
+    assert res.status == "ok", res.message
+    lines = (tmp_path / "run.ti_files" / "rank-1.txt").read_text().splitlines()
+    assert lines[1] == "#smpy 1 wtime" and "1 sendRecv 8 0 8 2 6 6 0 0" in lines
+    assert "1 allreduce 1 0 0" in lines and "1 allgather 2 2 1 1" in lines
+    assert "0 send 1 1 8 6" in (tmp_path / "run.ti_files" / "rank-0.txt").read_text().splitlines()
+    summary = tmp_path / "replay.json"
+    subprocess.run([sys.executable, "-m", "smpy", "replay", "-q", "--json", str(summary), str(index)],
+                   capture_output=True, text=True, check=True)
+    rep = json.loads(summary.read_text())
+    run = res.to_json()
+    assert res.mpi_calls == 4 * (2 + 12 * 3 + 3 * 2 + 2)  # Wtime x2, Sendrecv x3, ..., Bcast, Allgather
+    for key in ("mpi_calls", "messages", "bytes_sent", "makespan_s"):
+        assert rep[key] == run[key], key

@@ -14,7 +14,8 @@ Steps, each run if this machine allows it and otherwise reported as skipped with
    semantics and probe/test costs go to ``config``. One node cannot measure the network
    between nodes: ``--network BW/LAT`` (default 10Gbps/20us) gives it;
 4. **memory** -- per-core and all-core memory bandwidth (``smpy calibrate memory``);
-5. **storage** -- when ``smpy calibrate storage`` is available: this node's file system;
+5. **storage** -- ``smpy calibrate storage --storage-path PATH`` (default ``.``): read/write
+   bandwidth and latency of the file system there, a ``filesystems:`` entry of the platform;
 6. **power** -- from RAPL (``/sys/class/powercap/intel-rapl:*``) when readable: package power
    idle and with every core busy.
 
@@ -214,11 +215,9 @@ def step_memory(ns: argparse.Namespace, node: Node, out: Path) -> str:
 
 
 def step_storage(ns: argparse.Namespace, node: Node, out: Path) -> str:
-    try:
-        from smpy.calibrate import storage  # type: ignore[attr-defined]
-    except ImportError:
-        raise Skipped("smpy calibrate storage is not part of this version") from None
-    argv = [ns.storage_path, "-o", str(out / "storage")]
+    from smpy.calibrate import storage
+
+    argv = [ns.storage_path, "-o", str(out / "storage")] + (["--quick"] if ns.storage_quick else [])
     with contextlib.redirect_stdout(io.StringIO()) as buf:
         code = storage.main(argv)
     (out / "storage.txt").write_text(buf.getvalue(), encoding="utf-8")
@@ -229,7 +228,9 @@ def step_storage(ns: argparse.Namespace, node: Node, out: Path) -> str:
     frag = out / "storage.yaml"
     if frag.exists():
         node.filesystems = (yaml.safe_load(frag.read_text(encoding="utf-8")) or {}).get("filesystems")
-    return f"{ns.storage_path}: see storage.txt"
+    fs = (node.filesystems or [{}])[0].get("disk", {})
+    return (f"{ns.storage_path}: read {fs.get('read', '?')}, write {fs.get('write', '?')}, "
+            f"latency {fs.get('latency', '?')} (storage.txt)")
 
 
 def step_power(ns: argparse.Namespace, node: Node, out: Path) -> str:
@@ -338,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--max-size", type=int, default=22, help="network: largest message, a power of two")
     ap.add_argument("--reps", type=int, default=3, help="network: repetitions per size")
     ap.add_argument("--storage-path", default=".", help="storage: where to measure")
+    ap.add_argument("--storage-quick", action="store_true", help="storage: 8 MiB, about 2 s (tests)")
     return ap
 
 

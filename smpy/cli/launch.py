@@ -22,6 +22,7 @@ import smpy
 from smpy.cli import stops
 from smpy.cli.outputs import check_file
 from smpy.colls import dispatch as _dispatch  # noqa: F401 - declares the collective settings
+from smpy.cpu.memory import OutOfMemory
 from smpy.energy import HostEnergy
 from smpy.energy.dvfs import Dvfs
 from smpy.energy.host_energy import PowerTrace
@@ -31,8 +32,9 @@ from smpy.kernel.engine import DeadlockError
 from smpy.kernel.watchdog import Stalled, Watchdog
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
-from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, down_at, parse_fail
+from smpy.platform.failures import FAIL, FAILURE_MODELS, FAILURE_SEED, Injector, down_at, parse_fail
 from smpy.runtime import fsio, ulfm
+from smpy.runtime import memory as rank_memory
 from smpy.runtime.constants import THREAD_MULTIPLE
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import World
@@ -282,15 +284,19 @@ def _hugepage(config: Config) -> bool:
 
 
 @contextlib.contextmanager
-def _rank_heaps(config: Config):  # type: ignore[no-untyped-def]
-    """Per-rank numpy heaps for the run (smpy/rank-heaps, see smpy.shim.rankheap)."""
+def _rank_heaps(config: Config, world: World):  # type: ignore[no-untyped-def]
+    """Per-rank numpy heaps for the run (smpy/rank-heaps, see smpy.shim.rankheap); they count
+    each rank's bytes when a host declares ``ram`` (smpy.runtime.memory)."""
     if not config.get(RANK_HEAPS):
         yield
         return
     from smpy.shim import isolation
     from smpy.shim.rankheap import Switcher
 
-    switcher = Switcher(int(config.get(RANK_HEAPS_TOTAL)), _hugepage(config))
+    switcher = Switcher(int(config.get(RANK_HEAPS_TOTAL)), _hugepage(config),
+                        track=world.memory is not None)
+    if world.memory is not None:
+        world.memory.heap_bytes = switcher.used
     isolation.rank_heaps = switcher
     try:
         yield
@@ -336,6 +342,43 @@ class Program:
     module: str | None = None
     #: what Python puts in ``__main__`` before the code runs (``__file__``, ``__spec__`` ...)
     attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class App:
+    """One part of an MPMD run, as ``smpyrun -np 2 a.py x : -np 3 b.py y`` (and
+    ``mpiexec -n 2 python a.py x : -n 3 python b.py y``): a program (a script, ``module`` as
+    ``python -m`` or ``command`` as ``python -c``), its rank count and its arguments. The parts
+    share one ``MPI_COMM_WORLD``, ranks numbered in the order of the parts; ``MPI.APPNUM`` of a
+    rank is its part's index."""
+
+    script: str | os.PathLike | None = None
+    np: int = 1
+    args: list[str] | tuple = ()
+    module: str | None = None
+    command: str | None = None
+
+
+def load_parts(parts: list[App]) -> list[tuple[Program, list[str]]]:
+    """Each part's program and ``sys.argv`` (checked before the run)."""
+    if not parts:
+        raise ValueError("an MPMD run needs at least one part")
+    out = []
+    for i, app in enumerate(parts):
+        if not isinstance(app, App):
+            raise ValueError(f"part {i}: expected smpy.App(script, np, args), got {type(app).__name__}")
+        if not isinstance(app.np, int) or app.np < 1:
+            raise ValueError(f"part {i}: np must be at least 1, got {app.np!r}")
+        program = load_program(app.script, app.module, app.command)
+        out.append((program, [program.argv0, *map(str, app.args)]))
+    return out
+
+
+def parts_label(parts: list[App], programs: list[tuple[Program, list[str]]]) -> str:
+    """``a.py : b.py`` for an MPMD run, the program's label for one part."""
+    if len(programs) == 1:
+        return programs[0][0].label
+    return " : ".join(f"-np {app.np} {prog.label}" for app, (prog, _) in zip(parts, programs))
 
 
 def load_program(script: str | os.PathLike | None, module: str | None = None,
@@ -505,7 +548,7 @@ def _warn_no_power(placement: list[Any], err: Any) -> None:
 
 
 def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.PathLike | None,
-                   program: Program, placement: list[Any], capture: bool, err: Any) -> None:
+                   label: str, placement: list[Any], capture: bool, err: Any) -> None:
     """The timeline trace (Chrome or Paje), the time-independent trace, the report and the
     progress line."""
     plat, np = world.platform, len(placement)
@@ -515,14 +558,14 @@ def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.
     if trace is not None:
         if trace_format(str(trace), str(config.get(TRACE_FORMAT))) == "paje":
             att.paje = PajeTracer(str(trace), world.engine, world.cpu, plat, placement, world.energy,
-                                  f"smpy: {program.label} on {np} ranks, platform {plat.name}")
+                                  f"smpy: {label} on {np} ranks, platform {plat.name}")
         else:
             att.chrome = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
     att.report_prefix = str(config.get(REPORT))
     if att.report_prefix:
         att.report = Report(world.engine, world.cpu, np)
         att.report.follower = att.utilization = Utilization(world.engine, world.cpu, plat.hosts,
-                                                            world.processes, world.energy)
+                                                            world.processes, world.energy, world.nodes)
     tracers = [t for t in (att.chrome, att.paje, att.report) if t is not None]
     world.tracer = Tee(*tracers) if len(tracers) > 1 else (tracers[0] if tracers else None)
     progress = config.get(PROGRESS)
@@ -533,23 +576,30 @@ def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.
 class _Launch:
     """The ranks of one run, the process-wide patches while they run, and the outcome."""
 
-    def __init__(self, world: World, timing: Timing, program: Program, att: Attached,
-                 config: Config, args: Any, session: Session) -> None:
-        self.world, self.timing, self.program, self.att = world, timing, program, att
+    def __init__(self, world: World, timing: Timing, programs: list[tuple[Program, list[str]]],
+                 att: Attached, config: Config, session: Session) -> None:
+        self.world, self.timing, self.att = world, timing, att
+        #: the program of each part (MPMD) and its sys.argv; a rank runs its part's
+        #: (``proc.appnum``), or the one :meth:`program_of` gives
+        self.programs = programs
         self.config = config
         self.session = session
         self.green = GreenThreads()
-        seed = config.get(SEED)
+        self.seed = seed = config.get(SEED)
         self.actors = world.spawn(self._rank_main)
         world.spawn_hook = _SpawnHook(world, timing, seed, self.green)
-        argv = [program.argv0, *map(str, args)]
         for a in self.actors:
             p = a.data
-            main = _main_module(program.attrs)
-            a.context = RankContext(p.rank, main, list(argv), seed, p)
+            program, argv = programs[p.appnum]
+            a.context = RankContext(p.rank, _main_module(program.attrs), list(argv), seed, p)
+
+    def program_of(self, proc: Any) -> Program:
+        """The program ``proc`` runs."""
+        return self.programs[proc.appnum][0]
 
     def _rank_main(self, proc: Any) -> None:
-        world, timing, paje, program = self.world, self.timing, self.att.paje, self.program
+        world, timing, paje = self.world, self.timing, self.att.paje
+        program = self.program_of(proc)
         proc.initialized = True  # mpi4py initialises MPI at import; smpy at rank start
         proc.thread_level = THREAD_MULTIPLE  # mpi4py's default rc.thread_level, which MPICH provides
         ctx = proc.actor.context
@@ -588,7 +638,7 @@ class _Launch:
         try:
             for a in self.actors:
                 a.start()
-            with _young_gc_only(), numpy_hugepages(_hugepage(config)), _rank_heaps(config), \
+            with _young_gc_only(), numpy_hugepages(_hugepage(config)), _rank_heaps(config, world), \
                     stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)):
                 engine.run(sim_timeout)
         except DeadlockError as d:
@@ -620,7 +670,8 @@ class _Launch:
         self.green.install()
         coop = Cooperative()
         coop.install()
-        sys.path.insert(0, self.program.path0)
+        for path in reversed(list(dict.fromkeys(prog.path0 for prog, _ in self.programs))):
+            sys.path.insert(0, path)  # each part's directory (the first part's first)
         wall0 = time.perf_counter()
         try:
             status, exit_code, message = self.simulate(sim_timeout)
@@ -654,7 +705,8 @@ def arm_failures(world: World, plat: Any, config: Config) -> Injector:
     ulfm.install(world, float(config.get(ulfm.DETECTION_DELAY)), bool(config.get(ulfm.AUTO_CLEANUP)))
     injector = Injector(world.engine, world.cpu, world.net, plat, int(config.get(FAILURE_SEED)))
     forced = parse_fail(str(config.get(FAIL)))
-    injector.arm()
+    if config.get(FAILURE_MODELS):
+        injector.arm()
     for name, t in forced:
         injector.force(name, t)
     world.injector = injector  # smpy.set_host_on records through it
@@ -678,13 +730,13 @@ def _failure_list(failures: list[dict[str, Any]]) -> str:
     return ", ".join(shown) + (f" (+{len(failures) - 5} more)" if len(failures) > 5 else "")
 
 
-def build_result(world: World, np: int, program: Program, outcome: tuple[str, int, str, float],
+def build_result(world: World, np: int, label: str, outcome: tuple[str, int, str, float],
                  att: Attached, session: Session, config: Config) -> RunResult:
     status, exit_code, message, wall = outcome
     procs, engine = world.processes, world.engine
     ends = [p.actor.end_time if p.actor.end_time >= 0 else engine.now for p in procs]
     return RunResult(
-        script=program.label, np=np, platform=world.platform.name,
+        script=label, np=np, platform=world.platform.name,
         hosts_used=len({p.host.index for p in procs}), status=status, exit_code=exit_code,
         makespan_s=engine.now, mpi_calls=sum(p.mpi_calls for p in procs), messages=world.messages,
         bytes_sent=world.bytes_sent, wall_s=wall, events=engine.events_processed, message=message,
@@ -707,7 +759,8 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         cfg: dict[str, Any] | None = None, args: list[str] | tuple = (), hostfile: str | os.PathLike | None = None,
         capture: bool = False, echo: bool = True, err_stream: Any = None,
         trace: str | os.PathLike | None = None, module: str | None = None,
-        command: str | None = None, sim_timeout: float | None = None, start_time: float = 0.0) -> RunResult:
+        command: str | None = None, sim_timeout: float | None = None, start_time: float = 0.0,
+        parts: list[App] | None = None) -> RunResult:
     """Run ``script`` with ``np`` simulated ranks; see :class:`RunResult`.
 
     Instead of a script, ``module`` runs a module as ``python -m module`` does (each rank
@@ -715,6 +768,9 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     first on ``sys.path``) and ``command`` a program text as ``python -c command``
     (``sys.argv[0] == "-c"``); a script that is a directory runs its ``__main__.py``.
     ``sim_timeout`` stops the run at that simulated time (status ``timeout``, exit code 124).
+    ``parts`` (a list of :class:`App`) runs several programs in one ``MPI_COMM_WORLD`` (MPMD, as
+    ``mpiexec -n 2 python a.py : -n 3 python b.py``); ``np`` is then their sum and ``script``,
+    ``module``, ``command`` and ``args`` are not given.
 
     The steps: load the program, the platform and configuration; attach the plugins and
     tracers; start the ranks and simulate; classify how it ended; build the result.
@@ -722,23 +778,37 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     err = err_stream if err_stream is not None else sys.stderr
     single_thread_blas()
     import smpy.mpi  # noqa: F401 - loads numpy before the rank contexts take their generators
+    if parts is not None:
+        if script is not None or module is not None or command is not None or args:
+            raise ValueError("give either parts (MPMD) or one program with its arguments, not both")
+        programs = load_parts(parts)
+        np = sum(app.np for app in parts)
+        appnums = [i for i, app in enumerate(parts) for _ in range(app.np)]
+        label = parts_label(parts, programs)
     if np < 1:
         raise ValueError(f"np must be at least 1, got {np}")
     if sim_timeout is not None and not sim_timeout > 0:
         raise ValueError(f"the simulated-time limit must be positive, got {sim_timeout}")
-    program = load_program(script, module, command)
+    if parts is None:
+        program = load_program(script, module, command)
+        programs = [(program, [program.argv0, *map(str, args)])]
+        appnums = [0] * np
+        label = program.label
     plat, config, placement = load_setup(platform, cfg, hostfile, np)
     if start_time > 0.0:  # a restart (smpy.cli.restarts): on the hosts up at that time
         placement = place_survivors(plat, config, placement, np, start_time)
     check_outputs(trace, config)
     world = World(plat, config, placement)
     world.engine.now = world.start_time = start_time
+    rank_memory.install(world)
     timing = Timing(world, config)
     att = attach_plugins(world, plat, config, placement, err)
-    attach_tracers(world, config, att, trace, program, placement, capture, err)
+    attach_tracers(world, config, att, trace, label, placement, capture, err)
     arm_failures(world, plat, config)
     session = Session(world, timing, echo, capture)
-    outcome = _Launch(world, timing, program, att, config, args, session).run(sim_timeout)
+    for p, appnum in zip(world.processes, appnums):
+        p.appnum = appnum
+    outcome = _Launch(world, timing, programs, att, config, session).run(sim_timeout)
     message = outcome[2]
     if message:
         err.write(message + ("\n" if not message.endswith("\n") else ""))
@@ -748,6 +818,9 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
         io_data = fsio.report(world)
         if io_data:
             data["io"] = io_data
+        mem_data = rank_memory.report(world)
+        if mem_data:
+            data["memory"] = mem_data
         att.report.write(att.report_prefix, data)
         err.write(Report.table(data) + "\n")
         if att.utilization is not None:
@@ -755,7 +828,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
             err.write(Utilization.summary_line(rows) + "\n")
         if io_data:
             err.write(fsio.summary_line(io_data) + "\n")
-    return build_result(world, np, program, outcome, att, session, config)
+    return build_result(world, np, label, outcome, att, session, config)
 
 
 def _names(text: object) -> tuple[str, ...]:
@@ -875,6 +948,8 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     p = actor.data if actor is not None else None
     who = f"{_who(world, p)} (host {p.host.name})" if p is not None else "the simulation"
     t = world.engine.now
+    if isinstance(exc, OutOfMemory):
+        return "oom", OOM_EXIT, _oom_message(world, exc)
     if isinstance(exc, AbortCalled):
         return "abort", exc.errorcode, f"[smpy] MPI_Abort called by {who} with error code {exc.errorcode} at simulated time {t:.9g} s"
     if isinstance(exc, Stalled):
@@ -898,6 +973,24 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     tb = _user_traceback(exc)
     tagged = "".join(f"[rank {p.rank}@{p.host.name}] {line}\n" if p else line + "\n" for line in tb.rstrip("\n").split("\n"))
     return "error", 1, f"{tagged}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the run (as MPI_Abort)"
+
+
+#: exit status of a job whose process the kernel's OOM killer ended (128 + SIGKILL)
+OOM_EXIT = 137
+
+
+def _oom_message(world: World, exc: OutOfMemory) -> str:
+    """One line: the host, its memory, the ranks and what each held."""
+    def size(b: float) -> str:
+        for unit, scale in (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20)):
+            if b >= scale:
+                return f"{b / scale:.4g} {unit}"
+        return f"{b / 1024:.4g} KiB"
+    held = ", ".join(f"rank {r} {size(b)}" for r, b in sorted(exc.per_rank.items()))
+    return (f"[smpy] OUT OF MEMORY: host {exc.host} (ram {size(exc.ram)} + swap {size(exc.swap)}) "
+            f"ran out of memory at simulated time {world.engine.now:.9g} s: its ranks "
+            f"{_ranges(exc.ranks)} held {size(exc.used)} ({held}); the job was killed as by the "
+            f"kernel's OOM killer (exit status {OOM_EXIT})")
 
 
 def _stopped(exc: KeyboardInterrupt) -> tuple[str, int, str]:

@@ -10,11 +10,12 @@ from smpy.cli import smpyrun
 
 CALIBRATE = {"host-speed": "smpy.calibrate.host_speed", "network": "smpy.calibrate.network",
              "compute": "smpy.calibrate.compute", "power": "smpy.calibrate.power",
-             "memory": "smpy.calibrate.memory", "node": "smpy.calibrate.node"}
+             "memory": "smpy.calibrate.memory", "storage": "smpy.calibrate.storage",
+             "node": "smpy.calibrate.node"}
 
 
 #: the subcommands that are not an emulation
-COMMANDS = ("plot", "replay", "platform", "calibrate", "predict")
+COMMANDS = ("plot", "replay", "platform", "calibrate", "predict", "batch")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "platform":
         from smpy.cli import platform_cmd
         return platform_cmd.main(args[1:], prog="smpy platform")
+    if args and args[0] == "batch":
+        from smpy.cli import batch
+        return batch.main(args[1:], prog="smpy batch")
     if args and args[0] == "predict":
         from smpy.cli import predict_cmd
         return predict_cmd.main(args[1:], prog="smpy predict")

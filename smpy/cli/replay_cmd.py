@@ -56,10 +56,6 @@ def main(argv: list[str] | None = None, prog: str = "smpy replay") -> int:
     print(f"[smpy replay] simulation time {result.makespan_s:.9g} s")
     if not ns.quiet:
         print(result.summary(), file=sys.stderr)
-        print("[smpy replay] the MPI calls counted are the trace's actions replayed: a trace writes "
-              "some calls as several actions (an MPI_Sendrecv as irecv, isend and two waits) and "
-              "others not at all (MPI_Wtime), so the recorded run counted differently",
-              file=sys.stderr)
     if ns.json:
         with open(ns.json, "w") as fh:
             json.dump(result.to_json(), fh, indent=2)

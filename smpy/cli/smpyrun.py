@@ -31,7 +31,7 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
                    help="number of MPI ranks (default: one per hostfile entry, else 1)")
     p.add_argument("--platform", "-platform", dest="platform", default=None,
                    help="platform description (YAML or SimGrid XML); default: the bundled 64-host cluster")
-    p.add_argument("--hostfile", "-hostfile", "-machinefile", dest="hostfile", default=None,
+    p.add_argument("--hostfile", "-hostfile", "-machinefile", "-f", dest="hostfile", default=None,
                    help="host per rank, one name per line, 'host:n' repeats it n times (round-robin)")
     p.add_argument("--map", "-map", dest="map", action="store_true", help="print the rank → host placement")
     p.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
@@ -96,7 +96,7 @@ def _help_cfg() -> str:
 
 
 #: smpyrun options that take a value (the token after them is not a program)
-_VALUED = {"-np", "-n", "--np", "--platform", "-platform", "--hostfile", "-hostfile", "-machinefile",
+_VALUED = {"-np", "-n", "--np", "--platform", "-platform", "--hostfile", "-hostfile", "-machinefile", "-f",
            "--cfg", "--trace", "--trace-format", "--json", "--plots", "--report", "--trace-ti",
            "--power-trace", "--timeout", "--sim-timeout", "--fail", "--restarts", "--restart-delay"}
 
@@ -138,7 +138,7 @@ def _info(ns: argparse.Namespace) -> str | None:
     if ns.help_cfg:
         return _help_cfg()
     if ns.help_coll:
-        from smpy.colls import help_text
+        from smpy.colls.dispatch import help_text
         return help_text()
     return None
 
@@ -236,20 +236,74 @@ def report_outputs(ns: argparse.Namespace, result: Any, cfg: dict[str, Any], np:
             print(f"{prog}: plots: {exc}", file=sys.stderr)
 
 
+def split_colons(argv: list[str]) -> list[list[str]]:
+    """The parts of an MPMD command line, split at each ``:`` token (as mpiexec does)."""
+    parts: list[list[str]] = [[]]
+    for tok in argv:
+        if tok == ":":
+            parts.append([])
+        else:
+            parts[-1].append(tok)
+    return parts
+
+
+def _part_parser(prog: str) -> argparse.ArgumentParser:
+    """The options of a part after the first (Hydra's local options): its rank count, and
+    the job's one host file when the first part did not give it."""
+    p = argparse.ArgumentParser(prog=f"{prog} ... :", add_help=False, allow_abbrev=False)
+    p.add_argument("-np", "-n", "--np", dest="np", type=int, default=1)
+    p.add_argument("--hostfile", "-hostfile", "-machinefile", "-f", dest="hostfile", default=None)
+    p.add_argument("script", nargs="?")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    return p
+
+
+def parse_parts(ns: argparse.Namespace, module: str | None, command: str | None, rest: list[list[str]],
+                parser: argparse.ArgumentParser, prog: str) -> list[Any]:
+    """The :class:`smpy.cli.launch.App` of each part of ``smpyrun A : B : ...``; the first is
+    ``ns``'s program. A part's ``--hostfile`` is the whole job's (Hydra accepts one host file,
+    in any part, and refuses a second: 'duplicate host file setting')."""
+    from smpy.cli.launch import App
+
+    apps = [App(ns.script, ns.np if ns.np is not None else 1, list(ns.args), module, command)]
+    sub = _part_parser(prog)
+    for i, tokens in enumerate(rest, start=2):
+        own, mod, cmd, prog_args = split_program(tokens)
+        pns, unknown = sub.parse_known_args(own)
+        if unknown:
+            parser.error(f"part {i}: unknown option(s) {' '.join(unknown)} (a part takes -np N, "
+                         "--hostfile FILE, then its program and arguments)")
+        if pns.hostfile is not None:
+            if ns.hostfile is not None:
+                parser.error(f"part {i}: duplicate host file setting (one host file for the whole job, as Hydra)")
+            ns.hostfile = pns.hostfile
+        if (pns.script is None) == (mod is None and cmd is None):
+            parser.error(f"part {i}: give one program: a file, -m MODULE or -c COMMAND")
+        if pns.np < 1:
+            parser.error(f"part {i}: -np must be at least 1, got {pns.np}")
+        apps.append(App(pns.script, pns.np, prog_args if (mod or cmd) else list(pns.args), mod, cmd))
+    return apps
+
+
 def main(argv: list[str] | None = None, prog: str = "smpyrun") -> int:
     parser = build_parser(prog)
-    own, module, command, prog_args = split_program(list(sys.argv[1:] if argv is None else argv))
+    first, *rest = split_colons(list(sys.argv[1:] if argv is None else argv))
+    own, module, command, prog_args = split_program(first)
     ns = parser.parse_args(own)
     if module is not None or command is not None:
         if ns.script is not None:
             parser.error("give either a program file or -m MODULE / -c COMMAND, not both")
         ns.args = prog_args
+    ns.parts = None
     info = _info(ns)
     if info is not None:
         print(info)
         return 0
     if not ns.script and module is None and command is None:
         parser.error("the program to run is missing (smpyrun -np N program.py [args], -m MODULE or -c COMMAND)")
+    if rest:
+        ns.parts = parse_parts(ns, module, command, rest, parser, prog)
+        ns.np = sum(app.np for app in ns.parts)
     from smpy.cli.stops import StopSignals
 
     signals = StopSignals().install(ns.timeout)
@@ -272,10 +326,11 @@ def _run(ns: argparse.Namespace, module: str | None, command: str | None, prog: 
         np = _ranks(ns)
         if ns.map:
             _print_map(ns.platform, np, ns.hostfile)
-        attempts = run_attempts(run, ns.restarts, _restart_delay(ns), script=ns.script, np=np,
-                                platform=ns.platform, cfg=cfg, args=ns.args, hostfile=ns.hostfile,
-                                capture=False, echo=True, trace=ns.trace, module=module, command=command,
-                                sim_timeout=ns.sim_timeout)
+        program: dict[str, Any] = (dict(script=ns.script, args=ns.args, module=module, command=command)
+                                   if ns.parts is None else dict(script=None, parts=ns.parts))
+        attempts = run_attempts(run, ns.restarts, _restart_delay(ns), np=np, platform=ns.platform, cfg=cfg,
+                                hostfile=ns.hostfile, capture=False, echo=True, trace=ns.trace,
+                                sim_timeout=ns.sim_timeout, **program)
         result = attempts[-1]
     except (PlatformError, ConfigError, FileNotFoundError, ValueError, LookupError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)

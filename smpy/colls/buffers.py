@@ -38,7 +38,7 @@ def bcast(proc: Process, comm: CommImpl, spec: Any, root: int, nb: bool = False)
         if me != root:
             unpack(spec, out, call="MPI_Bcast")
 
-    return start(proc, comm, "MPI_Ibcast" if nb else "MPI_Bcast", work, nb, ti=("bcast", nbytes, root))
+    return start(proc, comm, "MPI_Ibcast" if nb else "MPI_Bcast", work, nb, ti=("bcast", nbytes, root, spec.datatype))
 
 
 def reduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, root: int,
@@ -53,7 +53,7 @@ def reduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, root:
         if me == root:
             unpack(rspec, res, call=call)
 
-    return start(proc, comm, "MPI_Ireduce" if nb else call, work, nb, ti=("reduce", len(data), root))
+    return start(proc, comm, "MPI_Ireduce" if nb else call, work, nb, ti=("reduce", len(data), root, src.datatype))
 
 
 def _recv_region(spec: Any) -> memoryview | None:
@@ -86,14 +86,14 @@ def allreduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, nb
             if res is not region:
                 unpack(rspec, res, call="MPI_Allreduce")
 
-        return start(proc, comm, "MPI_Allreduce", work_in_place, False, ti=("allreduce", nbytes))
+        return start(proc, comm, "MPI_Allreduce", work_in_place, False, ti=("allreduce", nbytes, src.datatype))
     data = pack_owned(src)
 
     def work(ctx: Ctx) -> None:
         unpack(rspec, ctx.sel.run("allreduce", ctx, data, red), call="MPI_Allreduce")
 
     return start(proc, comm, "MPI_Iallreduce" if nb else "MPI_Allreduce", work, nb,
-                 ti=("allreduce", len(data)))
+                 ti=("allreduce", len(data), src.datatype))
 
 
 def scan(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, exclusive: bool, nb: bool = False) -> Any:
@@ -108,7 +108,7 @@ def scan(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, exclusi
         if res is not None:
             unpack(rspec, res, call=call)
 
-    return start(proc, comm, call, work, nb, ti=(family, len(data)))
+    return start(proc, comm, call, work, nb, ti=(family, len(data), src.datatype))
 
 
 def reduce_scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, counts: list[int], op: Any,
@@ -130,7 +130,7 @@ def reduce_scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, counts
         unpack(rspec, ctx.sel.run("reduce_scatter", ctx, data, list(counts), red), capacity=max(rspec.count, counts[me]),
                call=call)
 
-    return start(proc, comm, call, work, nb, ti=("reducescatter", [c * dt.size for c in counts]))
+    return start(proc, comm, call, work, nb, ti=("reducescatter", [c * dt.size for c in counts], dt))
 
 
 def gather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb: bool = False) -> Any:
@@ -150,7 +150,9 @@ def gather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb:
                 if i != me or sspec is not None:
                     unpack(rspec, b, block_offset(rspec, i, per), per, call)
 
-    return start(proc, comm, call, work, nb, ti=("gather", len(data), len(data), root))
+    sdt = (sspec if sspec is not None else rspec).datatype
+    rdt = rspec.datatype if me == root else sdt
+    return start(proc, comm, call, work, nb, ti=("gather", len(data), len(data), root, sdt, rdt))
 
 
 def gatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, root: int, nb: bool = False) -> Any:
@@ -167,7 +169,9 @@ def gatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, root: int, nb:
                     unpack_block(rvec, i, b, call)
 
     rsizes = [c * rvec.datatype.size for c in rvec.counts] if me == root else [0] * comm.size
-    return start(proc, comm, call, work, nb, ti=("gatherv", len(data), rsizes, root))
+    sdt = (sspec if sspec is not None else rvec).datatype
+    rdt = rvec.datatype if me == root else sdt
+    return start(proc, comm, call, work, nb, ti=("gatherv", len(data), rsizes, root, sdt, rdt))
 
 
 def scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb: bool = False) -> Any:
@@ -186,7 +190,9 @@ def scatter(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, root: int, nb
         if rspec is not None:
             unpack(rspec, data, call=call)
 
-    return start(proc, comm, call, work, nb, ti=("scatter", nbytes, nbytes, root))
+    rdt = rspec.datatype if rspec is not None else sspec.datatype
+    sdt = sspec.datatype if me == root else rdt
+    return start(proc, comm, call, work, nb, ti=("scatter", nbytes, nbytes, root, sdt, rdt))
 
 
 def scatterv(proc: Process, comm: CommImpl, svec: Any, rspec: Any, root: int, nb: bool = False) -> Any:
@@ -204,7 +210,8 @@ def scatterv(proc: Process, comm: CommImpl, svec: Any, rspec: Any, root: int, nb
     if proc.world.ti is not None:
         ssizes = [len(b) for b in blocks] if blocks is not None else [0] * comm.size
         rbytes = rspec.count * rspec.datatype.size if rspec is not None else ssizes[me]
-        ti = ("scatterv", ssizes, rbytes, root)
+        rdt = rspec.datatype if rspec is not None else svec.datatype
+        ti = ("scatterv", ssizes, rbytes, root, svec.datatype if me == root else rdt, rdt)
     return start(proc, comm, call, work, nb, ti=ti)
 
 
@@ -221,7 +228,8 @@ def allgather(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, nb: bool = 
         for i, b in enumerate(blocks):
             unpack(rspec, b, block_offset(rspec, i, per), per, call)
 
-    return start(proc, comm, call, work, nb, ti=("allgather", len(data), len(data)))
+    return start(proc, comm, call, work, nb, ti=("allgather", len(data), len(data),
+                                                (sspec if sspec is not None else rspec).datatype, rspec.datatype))
 
 
 def allgatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, nb: bool = False) -> Any:
@@ -236,7 +244,8 @@ def allgatherv(proc: Process, comm: CommImpl, sspec: Any, rvec: Any, nb: bool = 
         for i, b in enumerate(blocks):
             unpack_block(rvec, i, b, call)
 
-    return start(proc, comm, call, work, nb, ti=("allgatherv", len(data), sizes))
+    return start(proc, comm, call, work, nb, ti=("allgatherv", len(data), sizes,
+                                                (sspec if sspec is not None else rvec).datatype, rvec.datatype))
 
 
 def alltoall(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, nb: bool = False) -> Any:
@@ -253,7 +262,7 @@ def alltoall(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, nb: bool = F
             unpack(rspec, b, block_offset(rspec, i, rper), rper, call)
 
     return start(proc, comm, call, work, nb, ti=("alltoall", len(blocks[0]) if blocks else 0,
-                                                rper * rspec.datatype.size))
+                                                rper * rspec.datatype.size, src.datatype, rspec.datatype))
 
 
 def alltoallv(proc: Process, comm: CommImpl, svec: Any, rvec: Any, nb: bool = False) -> Any:
@@ -267,7 +276,8 @@ def alltoallv(proc: Process, comm: CommImpl, svec: Any, rvec: Any, nb: bool = Fa
 
     ti = None
     if proc.world.ti is not None:
-        ti = ("alltoallv", [len(b) for b in blocks], [c * rvec.datatype.size for c in rvec.counts])
+        ti = ("alltoallv", [len(b) for b in blocks], [c * rvec.datatype.size for c in rvec.counts],
+              src.datatype, rvec.datatype)
     return start(proc, comm, call, work, nb, ti=ti)
 
 

@@ -6,6 +6,9 @@ of one core, ``speeds_flops[p]`` in flop/s; the host computes at most
 
 The memory-bound part of a computation (:mod:`smpy.cpu.model`) does not speed up or slow down
 with the pstate: it runs at ``top_speed``, the fastest pstate's speed, whatever the pstate.
+Memory capacity: ``ram`` and ``swap`` (bytes) and ``memory_slowdown``, the factor
+:math:`1 + \alpha(M)` of :mod:`smpy.cpu.memory` by which every computation of the host is
+slowed while its ranks occupy :math:`M` bytes.
 Memory: ``memory_bandwidth`` (:math:`B`, bytes/s, every core streaming) and
 ``core_memory_bandwidth`` (:math:`b_1`, one core streaming alone) give the contention factor
 :math:`\sigma(k) = \max(1, k b_1 / B)` of :mod:`smpy.cpu.model`; both infinite (the default)
@@ -16,6 +19,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
+from smpy.cpu.memory import DEFAULT_CURVE, SwapCurve
 
 
 @dataclass(eq=False)
@@ -32,6 +37,14 @@ class Host:
     #: aggregate memory bandwidth (bytes/s) and that of one core alone; inf: not modelled
     memory_bandwidth: float = math.inf
     core_memory_bandwidth: float = math.inf
+    #: main memory and swap (bytes; ram inf: capacity not modelled) and the delay function's
+    #: coefficients (smpy.cpu.memory)
+    ram: float = math.inf
+    swap: float = 0.0
+    swap_curve: SwapCurve = DEFAULT_CURVE
+    #: 1 + alpha(M): how many times slower computations progress because of the memory its
+    #: ranks occupy (set by the runtime's memory accounting, then CpuModel.host_changed)
+    memory_slowdown: float = 1.0
     #: model-side state owned by the CPU model; never set elsewhere
     model_data: object = None
     #: speed of one core at the fastest pstate (the memory-bound part of a computation runs at

@@ -47,6 +47,10 @@ reproduced whatever the split between :math:`f` and :math:`\sigma`. Executions w
 (:math:`\sigma \equiv 1`) at their fastest pstate behave as without this paragraph. Stalled cores stay
 busy: the load reported to energy listeners is :math:`\sum_e r_e / s`.
 
+**Memory capacity.** On a host whose ranks occupy :math:`M` bytes of its memory, every
+rate above (including :math:`\rho_e`) is divided by :math:`1 + \alpha(M)`
+(:mod:`smpy.cpu.memory`, UniMPP's delay function); the cores stay as busy.
+
 Rates are recomputed once per simulation round for the hosts whose set of executions or
 pstate changed (``update()``). ``on_load_change(host, busy_cores, now)`` reports the
 number of busy cores (:math:`\sum_e r_e / s`) whenever it changes, and ``on_host_change(host)``
@@ -204,6 +208,7 @@ class CpuModel:
         execs = [e for e in st.execs if e.state == RUNNING]
         s = host.speed_flops if host.is_on else 0.0
         capacity = host.cores * s
+        slowf = host.memory_slowdown  # memory capacity (smpy.cpu.memory): 1 + alpha(M)
         busy = 0.0
         if execs:
             # memory-bound parts only matter on hosts with bandwidths or below their fastest pstate,
@@ -214,9 +219,10 @@ class CpuModel:
                 r = min(s, capacity / len(execs))
                 busy = r * len(execs)
                 if not contended:
+                    rr = r / slowf
                     for e in execs:
-                        if e.rate != r:
-                            e._set_rate(r)
+                        if e.rate != rr:
+                            e._set_rate(rr)
                 rates = [r] * len(execs) if contended else []
             else:
                 order = sorted(execs, key=lambda e: min(s, e.bound))
@@ -231,8 +237,8 @@ class CpuModel:
                 rates = [shares[id(e)] for e in execs]
                 if not contended:
                     for e, r in zip(execs, rates):
-                        if e.rate != r:
-                            e._set_rate(r)
+                        if e.rate != r / slowf:
+                            e._set_rate(r / slowf)
             if contended:
                 # the memory part: sigma(k) times its time alone, at the memory's pace (s_hat)
                 slow = host.memory_contention(sum(r for e, r in zip(execs, rates) if e.memory > 0.0) / s) \
@@ -240,6 +246,7 @@ class CpuModel:
                 for e, r in zip(execs, rates):
                     if e.memory > 0.0:
                         r /= 1.0 - e.memory + e.memory * slow
+                    r /= slowf
                     if e.rate != r:
                         e._set_rate(r)
         busy_cores = busy / s if s > 0 else 0.0

@@ -21,6 +21,8 @@ Power profiles come from host properties, as in SimGrid's platform files:
 ``wattage_per_state = "Idle:Epsilon:AllCores, ..."`` (one triple per pstate; the older
 ``"Idle:AllCores"`` form means :math:`P_\varepsilon = P_\mathrm{idle}`) and
 ``wattage_off = "10"``. A host without a profile draws 0 W (and is reported as such).
+While a node boots or shuts down (:mod:`smpy.runtime.nodes`) its power is forced to the
+node's boot or shutdown wattage (:meth:`HostEnergy.force`) whatever the formula gives.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ def parse_wattage_per_state(text: str, pstates: int, where: str = "") -> list[Po
 
 
 class _HostRecord:
-    __slots__ = ("host", "ranges", "off", "energy", "last", "busy", "pstate", "on", "used")
+    __slots__ = ("host", "ranges", "off", "energy", "last", "busy", "pstate", "on", "used", "forced")
 
     def __init__(self, host: Host, ranges: list[PowerRange] | None, off: float, now: float) -> None:
         self.host = host
@@ -86,8 +88,12 @@ class _HostRecord:
         self.pstate = host.pstate
         self.on = host.is_on
         self.used = False
+        #: a fixed power (booting, shutting down: smpy.runtime.nodes), or None
+        self.forced: float | None = None
 
     def power(self) -> float:
+        if self.forced is not None:
+            return self.forced
         if self.ranges is None:
             return 0.0
         if not self.on:
@@ -141,6 +147,21 @@ class HostEnergy:
     def _notify(self, r: _HostRecord) -> None:
         for fn in self.power_listeners:
             fn(r.host, self.engine.now, r.power())
+
+    def force(self, host: Host, watts: float | None) -> None:
+        """From now on ``host`` draws ``watts`` whatever its load and on/off state (a boot or a
+        shutdown, :mod:`smpy.runtime.nodes`); None goes back to the profile's power."""
+        r = self._rec(host)
+        r.integrate(self.engine.now)
+        r.forced = watts
+        if watts is not None:
+            r.used = True
+        self._notify(r)
+
+    def idle_power(self, host: Host) -> float:
+        """The profile's idle power of ``host`` at its current pstate (0 W without a profile)."""
+        r = self._rec(host)
+        return 0.0 if r.ranges is None else r.ranges[r.host.pstate].idle
 
     # -- queries ---------------------------------------------------------------------------
     def consumed(self, host: Host) -> float:

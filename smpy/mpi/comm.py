@@ -38,6 +38,7 @@ from smpy.runtime.constants import (
     P2P,
     PROC_NULL,
     SIMILAR,
+    TAG_UB,
     UNDEFINED,
     UNEQUAL,
 )
@@ -193,19 +194,24 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
         self._send(buf, dest, tag, "MPI_Ssend", True)
 
     def _send(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> None:
-        impl, pr = self._impl, proc()
-        p2p.check_dest(impl, dest, call)
-        p2p.check_send_tag(tag, call)
+        impl = self._impl
+        pr = _actors._current.data  # type: ignore[union-attr]  # the rank (@mpicall checked it)
+        if not 0 <= dest < impl.rsize:  # the checks' conditions inline: they pass on nearly every call
+            p2p.check_dest(impl, dest, call)
+        if not 0 <= tag <= TAG_UB:
+            p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
-        req = p2p.isend(pr, impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, sync, blocking=True)
+        req = p2p.isend(pr, impl, P2P, pack_message(spec), spec.count * spec.datatype.size, dest, tag, call,
+                        sync, blocking=True)
         p2p.wait(pr, req)
 
-    def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> Request:
+    def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool, owned: bool = False) -> Request:
+        """``owned``: copy the message now (its buffer receives before the send completes)."""
         impl = self._impl
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
-        return Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, sync))
+        return Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec, owned), spec.nbytes, dest, tag, call, sync))
 
     @mpicall
     def Isend(self, buf: Any, dest: int, tag: int = 0) -> Request:
@@ -217,14 +223,16 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
 
     def _irecv(self, buf: Any, source: int, tag: int, call: str) -> p2p.Request:
         impl = self._impl
-        p2p.check_source(impl, source, call)
-        p2p.check_recv_tag(tag, call)
+        if not 0 <= source < impl.rsize:  # the checks' conditions inline (as _send's)
+            p2p.check_source(impl, source, call)
+        if not 0 <= tag <= TAG_UB:
+            p2p.check_recv_tag(tag, call)
         spec = msgspec.parse_recv(buf) if source != PROC_NULL else None
-        return p2p.irecv(proc(), impl, P2P, source, tag, spec, call)
+        return p2p.irecv(_actors._current.data, impl, P2P, source, tag, spec, call)  # type: ignore[union-attr]
 
     @mpicall
     def Recv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> None:
-        req = p2p.wait(proc(), self._irecv(buf, source, tag, "MPI_Recv"))
+        req = p2p.wait(_actors._current.data, self._irecv(buf, source, tag, "MPI_Recv"))  # type: ignore[union-attr]
         if status is not None or req.error:  # fill the status, raise on truncation
             Request._wrap(req)._complete(status)
 
@@ -241,18 +249,30 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
         # both messages are parsed before anything is posted (a bad receive spec must not
         # leave a send behind, nor a bad send spec a receive)
         sspec = msgspec.parse_send(sendbuf) if dest != PROC_NULL else msgspec.null_spec()
-        r = self._irecv(recvbuf, source, recvtag, call)
-        s = p2p.isend(proc(), impl, P2P, pack_message(sspec), sspec.nbytes, dest, sendtag, call, False)
-        Request._wrap(s).Wait()
-        Request._wrap(r).Wait(status)
+        p = proc()
+        ti = _ti_begin(p)
+        try:
+            r = self._irecv(recvbuf, source, recvtag, call)
+            s = p2p.isend(p, impl, P2P, pack_message(sspec), sspec.nbytes, dest, sendtag, call, False)
+            Request._wrap(s).Wait()
+            Request._wrap(r).Wait(status)
+        finally:
+            if ti is not None:
+                ti.end_sendrecv(p.rank)
 
     @mpicall
     def Sendrecv_replace(self, buf: Any, dest: int, sendtag: int = 0, source: int = ANY_SOURCE,
                          recvtag: int = ANY_TAG, status: Status | None = None) -> None:
-        s = self._isend(buf, dest, sendtag, "MPI_Sendrecv_replace", False)  # packs (copies) first
-        r = self._irecv(buf, source, recvtag, "MPI_Sendrecv_replace")
-        s.Wait()
-        Request._wrap(r).Wait(status)
+        p = proc()
+        ti = _ti_begin(p)
+        try:
+            s = self._isend(buf, dest, sendtag, "MPI_Sendrecv_replace", False, True)  # packs (copies) first
+            r = self._irecv(buf, source, recvtag, "MPI_Sendrecv_replace")
+            s.Wait()
+            Request._wrap(r).Wait(status)
+        finally:
+            if ti is not None:
+                ti.end_sendrecv(p.rank)
 
     @mpicall
     def Probe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> bool:
@@ -321,9 +341,15 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
     @mpicall
     def sendrecv(self, sendobj: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,
                  source: int = ANY_SOURCE, recvtag: int = ANY_TAG, status: Status | None = None) -> Any:
-        r = self._orecv(source, recvtag, "MPI_Sendrecv")
-        p2p.wait(proc(), self._osend(sendobj, dest, sendtag, "MPI_Sendrecv", False))
-        p2p.wait(proc(), r)
+        p = proc()
+        ti = _ti_begin(p)
+        try:
+            r = self._orecv(source, recvtag, "MPI_Sendrecv")
+            p2p.wait(p, self._osend(sendobj, dest, sendtag, "MPI_Sendrecv", False))
+            p2p.wait(p, r)
+        finally:
+            if ti is not None:
+                ti.end_sendrecv(p.rank)
         return Request._wrap(r, True)._complete(status)
 
     @mpicall
@@ -759,3 +785,12 @@ COMM_NULL = Comm()
 for _name in ("COMM_WORLD", "COMM_SELF", "COMM_NULL"):
     registry.register(_name, globals()[_name])
 COLL_CHANNEL = COLL
+
+
+def _ti_begin(p: Any) -> Any:
+    """The time-independent trace recorder, told that a Sendrecv begins (one action), if one
+    is recorded."""
+    ti = p.world.ti
+    if ti is not None:
+        ti.begin_sendrecv(p.rank)
+    return ti

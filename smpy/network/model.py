@@ -43,8 +43,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from smpy.kernel.activity import RUNNING, ActivityFailed, RateActivity
-from smpy.kernel.engine import Engine, Event
+from smpy.kernel.activity import RUNNING, ActivityFailed
+from smpy.kernel.engine import Engine
+from smpy.kernel.sharing import SharedActivity, SharingModel
 from smpy.kernel.signals import Signal
 from smpy.lmm import System
 from smpy.lmm.maxmin import merge_uses
@@ -78,59 +79,63 @@ NAMED_MODELS: dict[str, tuple[str, str, float, float]] = {
 }
 
 
-class Flow(RateActivity):
-    """Transfer of ``total`` bytes along ``route`` (an activity)."""
+class Flow(SharedActivity):
+    """Transfer of ``total`` bytes along ``route`` (an activity; its life is
+    :class:`smpy.kernel.sharing.SharedActivity`'s)."""
 
-    __slots__ = ("model", "route", "size", "var", "latency", "_lat_event", "rate_factor", "bound", "penalty",
-                 "_uses")
+    __slots__ = ("route", "size", "latency")
 
-    def __init__(self, model: NetworkModel, route: tuple[Link, ...], size: float) -> None:
-        super().__init__(model.engine, size)
+    def __init__(self, model: NetworkModel, route: tuple[Link, ...], size: float, info: _RouteInfo,
+                 bw_factor: float, lat_factor: float) -> None:
+        # SharedActivity.__init__, RateActivity.__init__ and Activity.__init__, inlined: one
+        # call per message instead of four (tests/kernel/test_flat_inits.py checks the fields)
+        engine = self.engine = model.engine
+        self.state = RUNNING
+        self.waiters = []
+        self.callbacks = None
+        self.exception = None
+        self.start_time = now = engine.now
+        self.finish_time = -1.0
+        self.total = size
+        self.remaining = size
+        self.rate = 0.0
+        self.last_update = now
+        self._done_event = None
         self.model = model
+        self.var = None
+        self.penalty = info.penalty
+        self.bound = info.bound
+        self.uses = info.uses
+        self.rate_factor = bw_factor
+        self._lat_event = None
         self.route = route
         self.size = size
-        self.var = None
-        self.latency = 0.0
-        self._lat_event: Event | None = None
-        #: (constraint, coefficient) of the shared links crossed, forward and reverse
-        self._uses: tuple = ()
+        self.latency = info.lat * lat_factor
 
-    def _start_bandwidth_phase(self) -> None:
-        self._lat_event = None
-        if self.state != RUNNING:
-            return
-        if self.total <= 0.0:
-            if self.model._live is not None:
-                self.model._live.pop(self, None)
-            self._finish()
-            return
-        self.last_update = self.engine.now
-        m = self.model
-        self.var = m.system.variable(self.penalty, self.bound, self._uses, data=self, unique=True)
-        m.dirty = True
-
-    def _on_work_done(self) -> None:
-        self._release()
+    def _on_empty(self) -> None:
+        if self.model._live is not None:
+            self.model._live.pop(self, None)
         self._finish()
 
-    def _on_cancel(self) -> None:
-        super()._on_cancel()
-        if self._lat_event is not None:
-            self._lat_event.cancelled = True
-        self._release()
-
     def _release(self) -> None:
-        live = self.model._live
-        if live is not None:
-            live.pop(self, None)
-        if self.var is not None:
-            system = self.model.system
-            system.remove(self.var)
+        model = self.model
+        if model._live is not None:
+            model._live.pop(self, None)
+        var = self.var
+        if var is not None:  # SharedActivity._release, inlined (once per message)
             self.var = None
-            if system.dirty:  # a flow alone on its links leaves nothing to re-solve
-                self.model.dirty = True
-        if self.model.on_flow_end._slots:
-            self.model.on_flow_end.emit(self)
+            if model.system.remove(var):  # alone on its constraints: nothing to re-solve
+                model.dirty = True
+        if model.on_flow_end._slots:
+            model.on_flow_end.emit(self)
+
+    def _work_done(self) -> None:
+        # RateActivity._work_done with SharedActivity._on_work_done inlined (once per message)
+        self._done_event = None
+        self.remaining = 0.0
+        self.last_update = self.engine.now
+        self._release()
+        self._finish()
 
     def describe(self) -> str:
         names = ",".join(lnk.name for lnk in self.route)
@@ -154,12 +159,10 @@ _PURE_FACTORS = (Piecewise,)
 _FACTOR_CACHE_MAX = 4096
 
 
-class NetworkModel:
+class NetworkModel(SharingModel):
     def __init__(self, engine: Engine, links: list[Link], config: NetworkConfig) -> None:
-        self.engine = engine
+        super().__init__(engine, System())
         self.config = config
-        self.system = System()
-        self.dirty = False
         for lnk in links:
             self.add_link(lnk)
         self.on_flow_start = Signal("flow_start")
@@ -230,12 +233,7 @@ class NetworkModel:
                     factors.clear()
                 fl = factors[size] = (self.config.bw_factor(size), self.config.lat_factor(size))
             bwf, latf = fl
-        f = Flow(self, route, size)
-        f.rate_factor = bwf
-        f.bound = info.bound
-        f.penalty = info.penalty
-        f.latency = info.lat * latf
-        f._uses = info.uses
+        f = Flow(self, route, size, info, bwf, latf)
         if self.on_flow_start._slots:
             self.on_flow_start.emit(f)
         if self._live is not None:
@@ -245,7 +243,7 @@ class NetworkModel:
                 if down is not None:
                     self._fail_flow(f, down)
                     return f
-        if f.latency > 0.0:
+        if f.latency > 0.0:  # f.start(f.latency), inlined
             f._lat_event = self.engine.schedule(f.latency, f._start_bandwidth_phase)
         else:
             f._start_bandwidth_phase()
@@ -274,10 +272,3 @@ class NetworkModel:
         f._sync()
         f._on_cancel()  # the share, the pending events
         f._fail(ActivityFailed(f"link {lnk.name} failed"))
-
-    def update(self) -> None:
-        self.dirty = False
-        for v in self.system.solve():
-            flow = v.data
-            if flow is not None:
-                flow._set_rate(v.value * flow.rate_factor)

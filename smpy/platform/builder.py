@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from smpy.cpu.host import Host
+from smpy.cpu.memory import SwapCurve
 from smpy.network.links import Link, Sharing
 from smpy.network.routing import RoutingError
 from smpy.network.topologies import (
@@ -376,11 +377,18 @@ def host_from_spec(spec: HostSpec) -> Host:
                 **_memory(spec))
 
 
-def _memory(spec: HostSpec | ClusterSpec) -> dict[str, float]:
-    """The Host fields of a spec's ``memory`` entry (none: memory not modelled)."""
-    if spec.memory is None:
-        return {}
-    return {"memory_bandwidth": spec.memory.bandwidth, "core_memory_bandwidth": spec.memory.core_bandwidth}
+def _memory(spec: HostSpec | ClusterSpec) -> dict[str, Any]:
+    """The Host fields of a spec's ``memory`` entry (none: memory not modelled) and of its
+    ``ram``, ``swap`` and ``memory_slowdown`` (smpy.cpu.memory)."""
+    out: dict[str, Any] = {}
+    if spec.memory is not None:
+        out.update(memory_bandwidth=spec.memory.bandwidth, core_memory_bandwidth=spec.memory.core_bandwidth)
+    if spec.ram is not None:
+        out.update(ram=spec.ram, swap=spec.swap)
+        c = spec.memory_slowdown
+        if c is not None:
+            out["swap_curve"] = SwapCurve(c.ram, c.swap, c.growth)
+    return out
 
 
 def _did_you_mean(name: str, names: Any) -> str:

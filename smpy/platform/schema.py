@@ -25,10 +25,13 @@ Format (summary)
                  bandwidth, latency, sharing (SPLITDUPLEX|SHARED|FATPIPE),
                  topology (FLAT|TORUS|FAT_TREE|DRAGONFLY), topo_parameters,
                  backbone {bandwidth, latency, sharing}, router, limiter,
-                 loopback {bandwidth, latency}, properties, memory, power
+                 loopback {bandwidth, latency}, properties, memory, ram, swap,
+                 memory_slowdown {ram, swap, growth}, power, node
     ZoneSpec:    name, routing (Full|Floyd|Dijkstra|DijkstraCache|None|Cluster), properties,
                  hosts, routers, links, clusters, zones, routes, backbone, host_links, order
-    HostSpec:    name, speed, cores, pstate, properties, memory, power
+    HostSpec:    name, speed, cores, pstate, properties, memory, ram, swap, memory_slowdown, power,
+                 node
+    NodeSpec:    state (on|off), boot {time, power}, shutdown {time, power}  (dynamic allocation)
     MemorySpec:  bandwidth, core_bandwidth (all cores streaming / one core alone)
     LinkSpec:    name, bandwidth, latency, sharing (SHARED|FATPIPE|SPLITDUPLEX), properties
     RouteSpec:   src, dst, links, symmetric, gw_src, gw_dst
@@ -334,6 +337,37 @@ class MemorySpec(_Spec):
         return self
 
 
+#: a host's ``ram`` / ``swap`` (a size like '16GiB'; _size_field is defined further down)
+MemSize = Annotated[float, BeforeValidator(lambda v: _size_field(v))]
+
+
+class MemorySlowdownSpec(_Spec):
+    """The delay function of :mod:`smpy.cpu.memory` (UniMPP): ``ram`` = slowdown at full
+    memory, ``swap`` and ``growth`` = the exponential once swapping."""
+
+    ram: float = 0.0123
+    swap: float = 0.05
+    growth: float = 4.0
+
+    @model_validator(mode="after")
+    def _check(self) -> MemorySlowdownSpec:
+        for key in ("ram", "swap", "growth"):
+            v = getattr(self, key)
+            if not (math.isfinite(v) and v >= 0):
+                raise _FieldError(key, f"expected a finite number, zero or more, found {v!r}")
+        return self
+
+
+def _check_ram(spec: Any) -> None:
+    """``swap`` and ``memory_slowdown`` need ``ram``; ``ram`` is positive."""
+    if spec.ram is None:
+        for key in ("swap", "memory_slowdown"):
+            if getattr(spec, key):
+                raise _FieldError(key, "needs `ram` (the host's main memory, like '16GiB')")
+    elif spec.ram <= 0:
+        raise _FieldError("ram", f"expected a positive size like '16GiB', found {spec.ram:g}")
+
+
 _TOPOLOGIES = ("FLAT", "TORUS", "FAT_TREE", "DRAGONFLY")
 
 
@@ -428,6 +462,54 @@ class PowerSpec(_Spec):
                 "wattage_off": repr(self.off)}
 
 
+class PhaseSpec(_Spec):
+    """A boot or a shutdown: how long it takes and the power drawn meanwhile (default: the
+    idle power of the current pstate)."""
+
+    time: Latency = 0.0
+    power: Annotated[float | None, BeforeValidator(
+        lambda v: None if v is None else _unit(parse_power, _POWER_HINT, positive=False)(v))] = None
+
+
+def _node_state(value: Any) -> str:
+    # YAML 1.1 reads bare on/off as booleans
+    text = {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+    if not isinstance(text, str) or text.strip().lower() not in ("on", "off"):
+        raise ValueError(f"expected 'on' (free at the start) or 'off', found {_short(value)}")
+    return text.strip().lower()
+
+
+class NodeSpec(_Spec):
+    """Lifecycle of a node for dynamic allocation (smpy.runtime.nodes): its state at the
+    start when no initial rank runs there, and its boot and shutdown."""
+
+    state: Annotated[str, BeforeValidator(_node_state)] = "on"
+    boot: PhaseSpec = PhaseSpec()
+    shutdown: PhaseSpec = PhaseSpec()
+
+    def properties(self) -> dict[str, str]:
+        """The host properties smpy.runtime.nodes reads (XML platforms give them as props)."""
+        props = {"initial_state": self.state, "boot_time": repr(self.boot.time),
+                 "shutdown_time": repr(self.shutdown.time)}
+        if self.boot.power is not None:
+            props["boot_wattage"] = repr(self.boot.power)
+        if self.shutdown.power is not None:
+            props["shutdown_wattage"] = repr(self.shutdown.power)
+        return props
+
+
+_NODE_PROPERTIES = ("initial_state", "boot_time", "boot_wattage", "shutdown_time", "shutdown_wattage")
+
+
+def _check_node(node: NodeSpec | None, properties: dict[str, str]) -> None:
+    if node is None:
+        return
+    clash = sorted(set(_NODE_PROPERTIES) & set(properties))
+    if clash:
+        raise _FieldError("node", f"give the node lifecycle either here or as the properties "
+                          f"{', '.join(clash)}, not both")
+
+
 def _check_power(power: PowerSpec | None, speeds: tuple[float, ...],
                  properties: dict[str, str], field: str | tuple[str | int, ...] = "power") -> None:
     if power is None:
@@ -450,6 +532,8 @@ def host_properties(spec: HostSpec | ClusterSpec, host_name: str) -> dict[str, s
         power = spec.power_overrides.get(host_name, power)
     if power is not None:
         props.update(power.properties())
+    if spec.node is not None:
+        props.update(spec.node.properties())
     failures = spec.failures
     if isinstance(spec, ClusterSpec):
         failures = spec.failure_overrides.get(host_name, failures)
@@ -478,6 +562,9 @@ class ClusterSpec(_Spec):
     loopback: LoopbackSpec | None = None
     properties: Properties = {}
     memory: MemorySpec | None = None
+    ram: MemSize | None = None
+    swap: MemSize = 0.0
+    memory_slowdown: MemorySlowdownSpec | None = None
     power: PowerSpec | None = None
     #: per-host power profiles that replace ``power`` (host name → profile)
     power_overrides: dict[Name, PowerSpec] = {}
@@ -486,6 +573,8 @@ class ClusterSpec(_Spec):
     #: failure model of every host of the cluster, and per-host ones that replace it
     failures: Failures = None
     failure_overrides: dict[Name, Failures] = {}
+    #: node lifecycle of every host of the cluster (dynamic allocation)
+    node: NodeSpec | None = None
 
     @model_validator(mode="after")
     def _check(self) -> ClusterSpec:
@@ -494,6 +583,8 @@ class ClusterSpec(_Spec):
                               "(like 64), not both and not neither")
         _check_pstate(self.pstate, self.speed)
         _check_power(self.power, self.speed, self.properties)
+        _check_node(self.node, self.properties)
+        _check_ram(self)
         if self.power_overrides:
             names = {f"{self.prefix}{r}{self.suffix}" for r in self.radicals}
             for host, power in self.power_overrides.items():
@@ -561,13 +652,19 @@ class HostSpec(_Spec):
     pstate: Pstate = 0
     properties: Properties = {}
     memory: MemorySpec | None = None
+    ram: MemSize | None = None
+    swap: MemSize = 0.0
+    memory_slowdown: MemorySlowdownSpec | None = None
     power: PowerSpec | None = None
     failures: Failures = None
+    node: NodeSpec | None = None
 
     @model_validator(mode="after")
     def _check(self) -> HostSpec:
         _check_pstate(self.pstate, self.speed)
         _check_power(self.power, self.speed, self.properties)
+        _check_node(self.node, self.properties)
+        _check_ram(self)
         return self
 
 

@@ -16,6 +16,7 @@ Element → YAML mapping (attribute → key):
   is expanded into its hosts, their links ``link_<host>_UP``/``_DOWN`` and host links (created
   last, as SimGrid does).
 * ``<host id speed core pstate>`` + ``<prop>`` → ``{name, speed, cores, pstate, properties}``
+  (``<prop id="ram"/"swap">`` → the host's ``ram`` / ``swap``, smpy's memory capacity)
   (``coordinates`` is ignored: it only matters in Vivaldi zones).
 * ``<link id bandwidth latency sharing_policy>`` + ``<prop>`` →
   ``{name, bandwidth, latency, sharing, properties}`` (FULLDUPLEX is SPLITDUPLEX).
@@ -62,6 +63,10 @@ Loc = tuple[str | int, ...]
 
 #: what may follow an integer without a warning: "0.0", "1." (SimGrid's own files write them)
 _ZERO_FRACTION = re.compile(r"\.0*")
+
+
+#: host ``<prop id=... value=...>`` read as the host's memory capacity (docs/platforms.md)
+_HOST_MEMORY = ("ram", "swap")
 
 
 @dataclass
@@ -229,6 +234,8 @@ class _Converter:
             values = self.attrs(child, (), ("id", "value"))
             props.setdefault(values["id"], values["value"])  # SimGrid keeps the first
             self.mark(loc + ("properties", values["id"]), child, "value")
+            if values["id"] in _HOST_MEMORY:
+                self.mark(loc + (values["id"],), child, "value")
         if props:
             self.mark(loc + ("properties",), element)
         return props
@@ -404,6 +411,9 @@ class _Converter:
             elif child.tag != "prop":
                 raise self.unsupported(child, element.describe())
         props = self.state_file(element, values, self.properties(element, loc))
+        for key in _HOST_MEMORY:  # smpy's memory capacity (smpy.cpu.memory)
+            if key in props:
+                host[key] = props.pop(key)
         if props:
             host["properties"] = props
         return host

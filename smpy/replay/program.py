@@ -10,7 +10,8 @@ in elements of the trailing datatype ids (SMPI's numbering, :data:`DATATYPES`); 
 datatype the default is ``MPI_BYTE``, or ``MPI_DOUBLE`` when ``init`` has an argument. Send
 and receive buffers hold zeros; results are meaningless, only the traffic and its timing
 matter. Requests of ``isend``/``irecv`` are kept by (source, destination, tag) for ``wait``,
-``test`` and ``waitall``.
+``test`` and ``waitall``. smpy's own file actions (``file_*``, ``mpi_file_*``) are
+replayed by :mod:`smpy.replay.files`.
 """
 
 from __future__ import annotations
@@ -26,26 +27,16 @@ try:
 except ImportError:  # pragma: no cover - under a real mpiexec without smpy installed
     smpy = None
 
+from smpy.replay.files import FileActions
 from smpy.replay.ti import actions_of
-
-#: SimGrid's datatype ids (smpi_datatype.cpp)
-DATATYPES = {
-    0: "DOUBLE", 1: "INT", 2: "CHAR", 3: "SHORT", 4: "LONG", 5: "FLOAT", 6: "BYTE",
-    7: "LONG_LONG", 8: "SIGNED_CHAR", 9: "UNSIGNED_CHAR", 10: "UNSIGNED_SHORT", 11: "UNSIGNED",
-    12: "UNSIGNED_LONG", 13: "UNSIGNED_LONG_LONG", 14: "LONG_DOUBLE", 15: "WCHAR", 16: "C_BOOL",
-    17: "INT8_T", 18: "INT16_T", 19: "INT32_T", 20: "INT64_T", 21: "UINT8_T", 22: "UINT16_T",
-    23: "UINT32_T", 24: "UINT64_T", 25: "C_FLOAT_COMPLEX", 26: "C_DOUBLE_COMPLEX",
-    27: "C_LONG_DOUBLE_COMPLEX", 28: "AINT", 29: "OFFSET", 30: "FLOAT_INT", 31: "LONG_INT",
-    32: "DOUBLE_INT", 33: "SHORT_INT", 34: "2INT", 35: "2FLOAT", 36: "2DOUBLE", 37: "2LONG",
-    38: "REAL", 39: "REAL4", 40: "REAL8", 41: "REAL16", 42: "COMPLEX8", 43: "COMPLEX16",
-    44: "COMPLEX32", 45: "INTEGER1", 46: "INTEGER2", 47: "INTEGER4", 48: "INTEGER8",
-    49: "INTEGER16", 50: "LONG_DOUBLE_INT", 57: "PACKED", 59: "COUNT",
-}
+from smpy.trace.ti import DATATYPES
 
 
-class Replayer:
+class Replayer(FileActions):
     def __init__(self, comm: MPI.Intracomm) -> None:
         self.comm = comm
+        #: MPI-IO files opened by the trace, by path (smpy.replay.files)
+        self.files: dict[str, list] = {}
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.default = MPI.BYTE
@@ -93,6 +84,9 @@ class Replayer:
         pass
 
     do_comm_size = do_comm_split = do_comm_dup = do_location = do_finalize
+
+    def do_wtime(self, a: list[str]) -> None:
+        MPI.Wtime()
 
     def do_compute(self, a: list[str]) -> None:
         self.compute(float(a[0]))
@@ -151,7 +145,8 @@ class Replayer:
     def do_sendRecv(self, a: list[str]) -> None:  # noqa: N802 - SMPI's action name
         scount, dst, rcount, src = int(float(a[0])), int(a[1]), int(float(a[2])), int(a[3])
         sdt, rdt = self.dtype(a, 4), self.dtype(a, 5)
-        self.comm.Sendrecv(self.scratch(scount, sdt), dst, 0, self.scratch(rcount, rdt), src, 0)
+        stag, rtag = (int(a[6]), int(a[7])) if len(a) >= 8 else (0, 0)  # smpy writes the tags
+        self.comm.Sendrecv(self.scratch(scount, sdt), dst, stag, self.scratch(rcount, rdt), src, rtag)
 
     def do_barrier(self, a: list[str]) -> None:
         self.comm.Barrier()

@@ -9,7 +9,8 @@ A TI trace is a sequence of actions per rank, one per line: ``<rank> <action> <a
 * or a single file holding the lines of every rank (SimGrid's ``examples/smpi/replay`` and
   its ``ti-one-file`` option): each rank keeps the lines that start with its number.
 
-Blank lines and lines starting with ``#`` are ignored. Reading is lazy: a rank holds one line
+Blank lines and lines starting with ``#`` are ignored, except smpy's own actions, which
+SMPI's replay reads as comments: ``#smpy <rank> wtime`` (an MPI_Wtime of the recorded run). Reading is lazy: a rank holds one line
 at a time, whatever the length of its trace.
 """
 
@@ -17,6 +18,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+
+#: the prefix of smpy's own actions (:mod:`smpy.trace.ti`)
+EXTENSION = "#smpy"
 
 
 def _first_line(path: str) -> list[str]:
@@ -61,7 +65,9 @@ def actions_of(path: str, rank: int) -> Iterator[tuple[int, str, list[str]]]:
     with open(source, encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
             words = line.split()
-            if len(words) < 2 or words[0].startswith("#") or words[0] != want:
+            if words and words[0] == EXTENSION:  # smpy's own action, a comment to SMPI
+                words = words[1:]
+            if len(words) < 2 or words[0] != want:
                 continue
             yield n, words[1], words[2:]
 

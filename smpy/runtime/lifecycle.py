@@ -48,6 +48,8 @@ def wtime(proc: Process) -> float:
     """MPI_Wtime: the simulated time; each read then costs ``smpi/wtime`` of simulated time."""
     world = proc.world
     now = world.engine.now
+    if world.ti is not None:
+        world.ti.wtime(proc.rank)
     if world.wtime_cost > 0:
         block_on(Sleep(world.engine, world.wtime_cost))
     return now

@@ -8,10 +8,10 @@ communicator's group by a new intercommunicator pair (:func:`smpy.runtime.inter.
 the parents get the parent side, each child keeps the child side as its
 ``MPI_Comm_get_parent``.
 
-Placement: the ``host`` info key names the host of every process of that command;
-otherwise the processes continue the round-robin over the platform's hosts after the
-processes already placed (process ``i`` on ``hosts[i % len(hosts)]``, as ``smpyrun``
-places the initial ranks).
+Placement and launch cost (:mod:`smpy.runtime.nodes`): the ``host`` info key names the host of
+every process of that command; otherwise the processes take whole nodes from the free pool
+(booting off nodes when the free ones run out). The spawning root then waits for the boots and
+the launch cost, and the children start after it.
 
 Commands: smpy runs Python programs in-process, so a command must be a Python interpreter
 (``sys.executable``, or any ``python*`` executable) with the arguments of a program (an
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from smpy.kernel.activity import Trigger
 from smpy.kernel.actors import block_on
-from smpy.runtime import errors
+from smpy.runtime import errors, nodes
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.inter import InterPair, make_pair
 
@@ -145,24 +145,10 @@ def resolve(app: App, appnum: int, call: str) -> Program:
     return Program("script", path, [script, *args[i + 1:]], wdir, appnum)
 
 
-def place(world: World, apps: list[App], call: str) -> list[Any]:
-    """Hosts of the new processes (``host`` info key, else round-robin after the placed ones)."""
-    plat = world.platform
-    hosts = list(plat.hosts)
-    out = []
-    i = len(world.processes)
-    for app in apps:
-        name = app.info.get("host")
-        if name:
-            if not plat.has_host(name):
-                errors.raise_error(errors.ERR_SPAWN, f"{call}: host {name!r} is not in platform {plat.name!r}")
-            out.extend([plat.host(name)] * app.maxprocs)
-            i += app.maxprocs
-            continue
-        for _ in range(app.maxprocs):
-            out.append(hosts[i % len(hosts)])
-            i += 1
-    return out
+def place(world: World, apps: list[App], call: str) -> tuple[list[Any], float]:
+    """Hosts of the new processes and the launch delay (:mod:`smpy.runtime.nodes`: the
+    ``host`` info key names a node, else whole nodes from the free pool, booted if off)."""
+    return world.nodes.place([(app.maxprocs, app.info.get("host") or None) for app in apps], call)
 
 
 def launch(proc: Process, parent: CommImpl, apps: list[App], call: str) -> InterPair:
@@ -177,8 +163,9 @@ def launch(proc: Process, parent: CommImpl, apps: list[App], call: str) -> Inter
     for appnum, app in enumerate(apps):
         prog = resolve(app, appnum, call)
         programs.extend([prog] * app.maxprocs)
-    hosts = place(world, apps, call)
-    procs = world.add_processes(hosts)
+    hosts, delay = place(world, apps, call)
+    nodes.wait(world.engine, delay)  # boot of the nodes taken, then the launch cost
+    procs = world.add_processes(hosts, placed=True)
     members = [p.rank for p in procs]
     child_world = CommImpl(world, members, "MPI_COMM_WORLD")
     pair = make_pair(world, list(parent.group), members, a_is_low=True)

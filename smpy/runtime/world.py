@@ -17,6 +17,7 @@ from smpy.kernel.actors import Actor, current_actor
 from smpy.kernel.engine import Engine
 from smpy.network.model import NAMED_MODELS, NetworkConfig, NetworkModel
 from smpy.runtime import errors
+from smpy.runtime.nodes import NodePool
 from smpy.support.config import (
     Config,
     bounded_float,
@@ -242,12 +243,17 @@ class World:
         self.tracer: Any = None
         #: smpy.trace.ti.TIRecorder when recording a time-independent trace
         self.ti: Any = None
+        #: smpy.runtime.memory.MemoryAccounting when a host declares ``ram`` (the launcher
+        #: installs it)
+        self.memory: Any = None
         #: smpy.runtime.ulfm.FtState once failures are handled (the launcher installs it)
         self.ft: Any = None
         #: smpy.platform.failures.Injector of the run (set by the launcher)
         self.injector: Any = None
         #: simulated time of the run's start (a restart starts later, smpy.cli.restarts)
         self.start_time = 0.0
+        #: node states and the free pool (dynamic allocation: spawn, boot, shutdown)
+        self.nodes = NodePool(self, placement)
 
     def overhead(self, host: Host, name: str) -> Piecewise | None:
         """The overhead table ``name`` for ``host`` (its property wins), None when zero."""
@@ -273,8 +279,11 @@ class World:
                 return p.comm_world
         return self.initial_world
 
-    def add_processes(self, hosts: list[Host]) -> list[Process]:
-        """New processes (spawned) on ``hosts``, numbered after the existing ones."""
+    def add_processes(self, hosts: list[Host], placed: bool = False) -> list[Process]:
+        """New processes (spawned, or a batch job's) on ``hosts``, numbered after the existing
+        ones; unless ``placed`` (a spawn: the node pool counted them), their nodes are taken."""
+        if not placed:
+            self.nodes.occupy(hosts)
         base = len(self.processes)
         new = [Process(self, base + i, h) for i, h in enumerate(hosts)]
         self.processes.extend(new)
@@ -307,7 +316,15 @@ class World:
         """Start a network transfer; returns the flow activity."""
         self.messages += 1
         self.bytes_sent += nbytes
-        return self.net.communicate(self.route(src, dst), nbytes, self.route(dst, src))
+        cache = self._route_cache  # route(), inlined for both directions (once per message)
+        si, di = src.index, dst.index
+        there = cache.get((si, di))
+        if there is None:
+            there = self.route(src, dst)
+        back = cache.get((di, si))
+        if back is None:
+            back = self.route(dst, src)
+        return self.net.communicate(there, nbytes, back)
 
 
 class NotInSimulation(RuntimeError):

@@ -88,6 +88,12 @@ int rh_hugepage = 0;             /* advise huge pages as numpy's default handler
 /* statistics, read from Python */
 uint64_t rh_fresh = 0, rh_reused = 0, rh_unmapped = 0, rh_advised = 0;
 size_t rh_cached = 0;            /* free bytes held by all arenas (free chunks + top) */
+int rh_track = 0;                /* count the bytes each owner holds (rh_used) */
+
+/* bytes of numpy data each owner holds (its blocks' sizes, headers included), counted while
+ * rh_track is set; blocks allocated before may be freed after: counts are clamped at 0 when read */
+static int64_t *used_by = NULL;
+static size_t nused = 0;
 
 static arena *arenas = NULL;
 static size_t narenas = 0;
@@ -95,6 +101,47 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t page = 4096;
 
 static size_t up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+static void account_locked(int owner, int64_t delta) {  /* lock held */
+    if (owner < 0)
+        owner = 0;
+    if ((size_t)owner >= nused) {
+        size_t n = nused ? nused : 64;
+        while (n <= (size_t)owner)
+            n *= 2;
+        int64_t *grown = realloc(used_by, n * sizeof(int64_t));
+        if (grown == NULL)
+            return;
+        memset(grown + nused, 0, (n - nused) * sizeof(int64_t));
+        used_by = grown;
+        nused = n;
+    }
+    used_by[owner] += delta;
+}
+
+static void account(int owner, int64_t delta) {
+    if (!rh_track)
+        return;
+    pthread_mutex_lock(&lock);
+    account_locked(owner, delta);
+    pthread_mutex_unlock(&lock);
+}
+
+/* forget the counts (a new run) */
+void rh_reset_used(void) {
+    pthread_mutex_lock(&lock);
+    if (used_by != NULL)
+        memset(used_by, 0, nused * sizeof(int64_t));
+    pthread_mutex_unlock(&lock);
+}
+
+/* bytes of numpy data rank `owner - 1` holds (0: smpy's own), while rh_track is set */
+int64_t rh_used(int owner) {
+    pthread_mutex_lock(&lock);
+    int64_t v = (owner >= 0 && (size_t)owner < nused) ? used_by[owner] : 0;
+    pthread_mutex_unlock(&lock);
+    return v > 0 ? v : 0;
+}
 
 static arena *arena_of(int owner) {  /* lock held; NULL when out of memory */
     if (owner < 0)
@@ -177,6 +224,7 @@ static void *mapped_alloc(size_t size) {
     set_chunk(c, cap, 0, rh_owner);
     TAG_OF(c) = TAG_MAPPED;
     __atomic_add_fetch(&rh_fresh, 1, __ATOMIC_RELAXED);
+    account(rh_owner, (int64_t)cap);
     return (char *)c + RH_HDR;
 }
 
@@ -278,6 +326,8 @@ static void *small_alloc(size_t size, int zero) {
     if (p == NULL)
         return NULL;
     ((uint64_t *)(p + RH_SHDR))[-1] = TAG_SMALL;
+    ((int64_t *)p)[0] = rh_owner;
+    account(rh_owner, (int64_t)malloc_usable_size(p));
     return p + RH_SHDR;
 }
 
@@ -302,6 +352,8 @@ static void *large_alloc(size_t size, size_t *dirty) {
     }
     size_t chunk_dirty = 0;
     chunk *c = reserve(a) ? heap_alloc(a, rh_owner, up(size + RH_HDR, RH_ALIGN), &chunk_dirty) : NULL;
+    if (c != NULL && rh_track)
+        account_locked(rh_owner, (int64_t)c->size);
     pthread_mutex_unlock(&lock);
     if (c == NULL)
         return NULL;
@@ -387,14 +439,20 @@ static void rh_free(void *ctx, void *ptr, size_t size) {
         if (a != NULL && c->size > a->thresh && c->size <= RH_MAX_THRESH)
             a->thresh = c->size;
         rh_unmapped++;
+        if (rh_track)
+            account_locked(c->owner, -(int64_t)c->size);
         pthread_mutex_unlock(&lock);
         munmap(c, c->size);
     } else if (tag == TAG_CHUNK) {
         pthread_mutex_lock(&lock);
+        if (rh_track)
+            account_locked(c->owner, -(int64_t)c->size);
         heap_free(&arenas[c->owner], c);
         pthread_mutex_unlock(&lock);
     } else {
-        free((char *)ptr - RH_SHDR);
+        char *p = (char *)ptr - RH_SHDR;
+        account((int)((int64_t *)p)[0], -(int64_t)malloc_usable_size(p));
+        free(p);
     }
 }
 
@@ -411,8 +469,14 @@ static void *rh_realloc(void *ctx, void *ptr, size_t new_size) {
         return alloc_any(new_size);
     size_t old = usable(ptr);
     if (((uint64_t *)ptr)[-1] == TAG_SMALL && new_size < RH_LARGE) {
-        char *p = realloc((char *)ptr - RH_SHDR, new_size + RH_SHDR);
-        return p == NULL ? NULL : p + RH_SHDR;
+        char *old_p = (char *)ptr - RH_SHDR;
+        int owner = (int)((int64_t *)old_p)[0];
+        int64_t before = (int64_t)malloc_usable_size(old_p);
+        char *p = realloc(old_p, new_size + RH_SHDR);
+        if (p == NULL)
+            return NULL;
+        account(owner, (int64_t)malloc_usable_size(p) - before);
+        return p + RH_SHDR;
     }
     if (((uint64_t *)ptr)[-1] != TAG_SMALL && new_size <= old && new_size >= RH_LARGE)
         return ptr;

@@ -26,8 +26,10 @@ each rank's copy of the package). Rules 1 and 2 are decided when
 the module object is created (``importlib._bootstrap.module_from_spec``, which every loader
 goes through), not by a finder at a fixed place in ``sys.meta_path``: finders inserted
 later in front of smpy's (pytest's assertion rewriter, typeguard, lazy importers) load
-modules that are per rank all the same. Rule 3 watches ``builtins.__import__``
-(``importlib.import_module`` of ``mpi4py.MPI`` itself is not seen).
+modules that are per rank all the same. Rule 3 watches ``builtins.__import__`` (the
+``import`` statement, ``__import__``) and ``importlib._bootstrap._gcd_import`` (what
+``importlib.import_module`` calls, also when bound before the run as
+``from importlib import import_module``).
 
 **Module locks per rank.** Python's per-module import locks (``_ModuleLock``) tell threads
 apart by ``_thread.get_ident()``. Every rank runs in the same OS thread, so
@@ -250,6 +252,7 @@ class ImportPatches:
         self._patch(_bootstrap, "_thread", _ThreadForImports(_thread))
         self._patch(_bootstrap, "_module_locks", _RankModuleLocks(_bootstrap._module_locks))
         self._patch(builtins, "__import__", self._make_import(builtins.__import__))
+        self._patch(_bootstrap, "_gcd_import", self._make_gcd_import(_bootstrap._gcd_import))
 
     def _per_rank_mpi4py(self) -> None:
         """The ``mpi4py`` package, ``mpi4py.rc`` and the import of ``mpi4py.MPI`` per rank
@@ -301,6 +304,31 @@ class ImportPatches:
 
         __import__.__doc__ = real_import.__doc__
         return __import__
+
+    def _make_gcd_import(self, real_gcd: Any) -> Any:
+        """``importlib.import_module(name)`` (which does not go through ``__import__``) taints
+        as ``import name`` does."""
+        import smpy.mpi as fake
+
+        private = isolation._private_names
+        state = isolation.state
+        taint = self._taint_stack if self.mpi_per_rank else _nothing
+        children = self.shared_children
+        bind = self._bind_shared
+
+        def _gcd_import(name: str, package: Any = None, level: int = 0) -> Any:
+            module = real_gcd(name, package, level)
+            if state.ctx is None:
+                return module
+            absolute = getattr(module, "__name__", name)  # smpy's module is named smpy.mpi
+            if module is fake or absolute in private:
+                taint()
+            if absolute in children:
+                bind(absolute)
+            return module
+
+        _gcd_import.__doc__ = real_gcd.__doc__
+        return _gcd_import
 
     def uninstall(self) -> None:
         if self._finder is not None and self._finder in sys.meta_path:

@@ -61,6 +61,9 @@ class RankHeaps:
         self.lib = lib
         lib.rh_init(ctypes.c_size_t(os.sysconf("SC_PAGESIZE")))
         self._owner = ctypes.c_int.in_dll(lib, "rh_owner")
+        #: the owner as a ctypes cell: ``owner_cell.value = rank + 1`` is :meth:`owner`
+        #: without the call (the rank contexts' switch hooks)
+        self.owner_cell = self._owner
         self._global_cap = ctypes.c_size_t.in_dll(lib, "rh_global_cap")
         self._hugepage = ctypes.c_int.in_dll(lib, "rh_hugepage")
         new = ctypes.pythonapi.PyCapsule_New
@@ -70,10 +73,20 @@ class RankHeaps:
         handler = ctypes.c_void_p.in_dll(lib, "rh_numpy_handler")
         self.capsule = new(ctypes.addressof(handler), ctypes.addressof(self._name), None)
         self._set = _numpy_set_handler()
+        self._used = lib.rh_used
+        self._used.restype = ctypes.c_int64
+        self._used.argtypes = [ctypes.c_int]
 
-    def configure(self, total_cap: int, hugepage: bool) -> None:
+    def configure(self, total_cap: int, hugepage: bool, track: bool = False) -> None:
         self._global_cap.value = total_cap
         self._hugepage.value = int(hugepage)
+        ctypes.c_int.in_dll(self.lib, "rh_track").value = int(track)
+        self.lib.rh_reset_used()
+
+    def used(self, rank: int) -> int:
+        """Bytes of numpy data ``rank`` holds (blocks allocated while it ran, not yet freed;
+        counted only after ``configure(..., track=True)``)."""
+        return int(self._used(rank + 1))
 
     def owner(self, rank: int | None) -> None:
         """Memory allocated and freed from now on belongs to ``rank`` (None: smpy's own)."""
@@ -193,8 +206,8 @@ class Switcher:
     numpy was imported, the handler is installed in the rank's greenlet's context (and, through
     ``install_thread``, in those of the threads the rank starts)."""
 
-    def __init__(self, total_cap: int, hugepage: bool) -> None:
-        self.caps = (total_cap, hugepage)
+    def __init__(self, total_cap: int, hugepage: bool, track: bool = False) -> None:
+        self.caps = (total_cap, hugepage, track)
         self.heaps: RankHeaps | None = None
         self.unavailable = False
         self.installed: set[int] = set()
@@ -221,6 +234,10 @@ class Switcher:
             return self.unavailable
         _install_in(self.heaps, glet)
         return True
+
+    def used(self, rank: int) -> int:
+        """Bytes of numpy data ``rank`` holds (0 before numpy is imported or without heaps)."""
+        return self.heaps.used(rank) if self.heaps is not None else 0
 
     def switch_out(self) -> None:
         if self.heaps is not None:

@@ -38,11 +38,21 @@ Disks (:mod:`smpy.storage.model` max-min sharing of the bandwidth, plus per kind
     ``ssd``: per-operation latency :math:`\lambda`, at most ``channels`` operations at once
     (the others queue), the bandwidth shared by those running. Metadata operations are
     operations of 0 bytes (:math:`\lambda`, plus a seek on a hard disk).
+
+Page cache (local file systems on hosts that declare ``ram``)
+    The cache of a local file system on host :math:`h` is the host's free memory,
+    :math:`C_h = \min(C, \max(0, R_h - M_h))` (:math:`C` the file system's ``cache`` size,
+    :math:`\infty` when it gives none; :math:`R_h` the host's RAM, :math:`M_h` its ranks'
+    resident memory, :mod:`smpy.cpu.memory`). When :math:`M_h` grows the cache shrinks
+    (:meth:`Server.set_capacity`): clean blocks beyond :math:`C_h` are dropped and writers wait
+    until the dirty data is below it.
 """
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,6 +232,16 @@ class Server:
             lru.popitem(last=False)
         return hit
 
+    def set_capacity(self, nbytes: float) -> None:
+        """Resize the cache (a host's page cache follows its free memory): the clean blocks
+        beyond the new size are dropped; dirty data above it waits for the flusher, and
+        writers wait until it is below the new size."""
+        self.capacity = max(0, int(nbytes))
+        limit = max(1, self.capacity // self.block) if self.capacity > 0 else 0
+        while len(self.lru) > limit:
+            self.lru.popitem(last=False)
+        self._admit()
+
     def write(self, fid: int, local: int, nbytes: int) -> Activity:
         """A client's write of ``nbytes`` reaching the server: done once absorbed."""
         self.bytes_written += nbytes
@@ -309,6 +329,25 @@ class FileSystems:
         self._placed: dict[str, int] = {}
         #: bytes a virtual file system keeps in memory, per file system
         self.kept: dict[str, int] = {}
+        #: free main memory of a host (its page cache's room), None: hosts declare no ``ram``
+        self.free_ram: Callable[[str], float] | None = None
+
+    def _local_cache(self, fs: FileSystem, host: str) -> float:
+        """Cache of ``fs`` on ``host`` (local file systems): its ``cache`` size, limited to the
+        host's free memory when the host declares ``ram`` (then, without a ``cache`` size,
+        the page cache is all the free memory)."""
+        free = self.free_ram(host) if self.free_ram is not None else math.inf
+        if free == math.inf:
+            return fs.cache
+        return min(fs.cache or math.inf, free)
+
+    def limit_cache(self, host: str, free: float) -> None:
+        """The free memory of ``host`` changed: resize its local file systems' caches."""
+        for fs in self.list:
+            if fs.kind != "parallel":
+                s = self.servers.get((fs.name, host))
+                if s is not None:
+                    s.set_capacity(min(fs.cache or math.inf, free))
 
     def of_path(self, path: str) -> FileSystem | None:
         """The file system of an absolute path (longest mount), else the default (or None)."""
@@ -323,7 +362,8 @@ class FileSystems:
         s = self.servers.get(key)
         if s is None:
             block = fs.stripe_size if fs.kind == "parallel" else 1 << 20
-            s = self.servers[key] = Server(self.model, f"{fs.name}@{host}", fs.disk, fs.cache, block)
+            cache = fs.cache if fs.kind == "parallel" else self._local_cache(fs, host)
+            s = self.servers[key] = Server(self.model, f"{fs.name}@{host}", fs.disk, cache, block)
         return s
 
     def layout(self, fs: FileSystem, path: str, stripe_count: int = 0,

@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from smpy.kernel.activity import RUNNING, RateActivity
-from smpy.kernel.engine import Engine, Event
+from smpy.kernel.engine import Engine
+from smpy.kernel.sharing import SharedActivity, SharingModel
 from smpy.lmm import System
 
 
@@ -52,60 +52,29 @@ class Disk:
 DEFAULT_DISK = Disk("storage")
 
 
-class IoOp(RateActivity):
-    """A read or write of ``total`` bytes on ``disk`` (an activity)."""
+class IoOp(SharedActivity):
+    """A read or write of ``total`` bytes on ``disk`` (an activity; its life is
+    :class:`smpy.kernel.sharing.SharedActivity`'s)."""
 
-    __slots__ = ("model", "disk", "write", "var", "_lat_event")
+    __slots__ = ("disk", "write")
 
     def __init__(self, model: StorageModel, disk: Disk, nbytes: float, write: bool) -> None:
-        super().__init__(model.engine, nbytes)
-        self.model = model
+        rd, wr = disk.model_data
+        super().__init__(model, nbytes, bound=disk.write_bw if write else disk.read_bw,
+                         uses=((wr if write else rd, 1.0),))
         self.disk = disk
         self.write = write
-        self.var = None
-        self._lat_event: Event | None = None
-
-    def _start_bandwidth_phase(self) -> None:
-        self._lat_event = None
-        if self.state != RUNNING:
-            return
-        if self.total <= 0.0:
-            self._finish()
-            return
-        self.last_update = self.engine.now
-        rd, wr = self.disk.model_data
-        bound = self.disk.write_bw if self.write else self.disk.read_bw
-        self.var = self.model.system.variable(1.0, bound, ((wr if self.write else rd, 1.0),), data=self)
-        self.model.dirty = True
-
-    def _on_work_done(self) -> None:
-        self._release()
-        self._finish()
-
-    def _on_cancel(self) -> None:
-        super()._on_cancel()
-        if self._lat_event is not None:
-            self._lat_event.cancelled = True
-        self._release()
-
-    def _release(self) -> None:
-        if self.var is not None:
-            self.model.system.remove(self.var)
-            self.var = None
-            self.model.dirty = True
 
     def describe(self) -> str:
         verb = "write" if self.write else "read"
         return f"{verb} of {self.total:.6g} B on disk {self.disk.name}"
 
 
-class StorageModel:
+class StorageModel(SharingModel):
     """The disks of a platform and the operations running on them."""
 
     def __init__(self, engine: Engine, disks: list[Disk] | None = None) -> None:
-        self.engine = engine
-        self.system = System()
-        self.dirty = False
+        super().__init__(engine, System())
         self.disks: list[Disk] = []
         self._by_host: dict[str, Disk] = {}
         self._default: Disk | None = None
@@ -141,16 +110,5 @@ class StorageModel:
         """Start an operation of ``nbytes`` on ``disk``; returns the activity. ``latency``
         replaces the disk's own (a hard disk's seek, :mod:`smpy.storage.filesystem`)."""
         op = IoOp(self, disk, nbytes, write)
-        lat = disk.latency if latency is None else latency
-        if lat > 0.0:
-            op._lat_event = self.engine.schedule(lat, op._start_bandwidth_phase)
-        else:
-            op._start_bandwidth_phase()
+        op.start(disk.latency if latency is None else latency)
         return op
-
-    def update(self) -> None:
-        self.dirty = False
-        for v in self.system.solve():
-            op = v.data
-            if op is not None:
-                op._set_rate(v.value)

@@ -267,6 +267,9 @@ class Timing:
     def flush(self, proc: Process) -> None:
         """End the current burst: simulate it (blocking), restart the timer."""
         b = proc.bench
+        mem = self.world.memory
+        if mem is not None:  # the rank's resident memory now (smpy.runtime.memory)
+            mem.sample(proc)
         folder = self._folder
         if folder is not None and folder.trim_limit:
             now = _thread_time()
@@ -348,6 +351,8 @@ class Timing:
         if self.regions is not None:
             b.prev_loc, b.loc = b.loc, "<end>:0"
         self.flush(proc)
+        if self.world.memory is not None:
+            self.world.memory.release(proc)
 
     def finish(self) -> None:
         """End of the run: write the region report if one was asked for."""

@@ -3,9 +3,12 @@ r"""Utilisation and efficiency over time (``--report PREFIX``: ``PREFIX.utilizat
 Four piecewise-constant functions of simulated time :math:`t` are followed exactly, from the
 kernel's and the CPU model's signals and the MPI facade's call hooks (no sampling):
 
-* the **allocated cores** :math:`A(t) = \sum_{h \in H(t)} c_h`, with :math:`H(t)` the hosts on
-  which at least one process (an initial rank or a spawned one) is alive at :math:`t` and
-  :math:`c_h` their core counts;
+* the **allocated cores** :math:`A(t) = \sum_{h \in H(t)} c_h`, with :math:`H(t)` the nodes
+  allocated at :math:`t` and :math:`c_h` their core counts: with the node pool
+  (:mod:`smpy.runtime.nodes`, every run of smpyrun) a node is allocated from the moment a
+  spawn or ``smpy.nodes.allocate`` takes it (its boot and the launch cost included) until
+  its last process ends or it is released; without one, the hosts on which at least one
+  process (an initial rank or a spawned one) is alive;
 * the **busy cores** :math:`B(t) = \sum_h b_h(t)`, with :math:`b_h = \sum_e r_e / s_h` the
   CPU model's load of host :math:`h` (the rates of its executions over the core speed: a
   computing rank holding a core counts 1, time-shared or bounded ones their share; see
@@ -80,7 +83,7 @@ class Utilization:
     """
 
     def __init__(self, engine: Any, cpu: Any, hosts: list[Any], processes: list[Any],
-                 energy: Any = None) -> None:
+                 energy: Any = None, nodes: Any = None) -> None:
         self.engine = engine
         self.processes = processes
         self.start = engine.now
@@ -104,6 +107,11 @@ class Utilization:
         self.segments = array("d")
         self._last = (-1.0, -1.0, -1.0, -1.0)
         self._grow(len(processes) - 1)
+        #: the node pool decides what is allocated (smpy.runtime.nodes), else the live processes
+        self._nodes = nodes
+        if nodes is not None:
+            self.alloc = sum(c for i, c in enumerate(self._cores) if nodes.allocated(i))
+            nodes.listeners.append(self._node_allocated)
         engine.on_actor_start.connect(self._actor_start)
         engine.on_actor_end.connect(self._actor_end)
         cpu.on_load_change.connect(self._load_change)
@@ -160,7 +168,7 @@ class Utilization:
             self._grow(proc.rank)
         h = actor.host.index
         self._alive[h] += 1
-        if self._alive[h] == 1:
+        if self._alive[h] == 1 and self._nodes is None:
             self._close()
             self.alloc += self._cores[h]
 
@@ -170,13 +178,18 @@ class Utilization:
             return
         h = actor.host.index
         self._alive[h] -= 1
-        if self._alive[h] == 0:
+        if self._alive[h] == 0 and self._nodes is None:
             self._close()
             self.alloc -= self._cores[h]
         rank = proc.rank
         if self._depth[rank] and not self._running[rank]:
             self._block(rank, -1)  # killed inside an MPI call
         self._depth[rank] = 0
+
+    def _node_allocated(self, h: int, allocated: bool) -> None:
+        """The node pool allocated (True) or freed node ``h``."""
+        self._close()
+        self.alloc += self._cores[h] if allocated else -self._cores[h]
 
     def _load_change(self, host: Any, busy: float) -> None:
         h = host.index

@@ -71,7 +71,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     return p
 
 
-def test_spawn_costs_time_and_places_round_robin(tmp_path: Path) -> None:
+def test_spawn_costs_time_and_takes_free_nodes(tmp_path: Path) -> None:
     child = _write(tmp_path, "child.py", """\
         from mpi4py import MPI
         p = MPI.Comm.Get_parent()
@@ -96,9 +96,9 @@ def test_spawn_costs_time_and_places_round_robin(tmp_path: Path) -> None:
     res = _sim(2, parent)
     assert sorted(res.stdout.splitlines()) == ["0 True", "1 True"]
     hosts = [r.host for r in res.ranks]
-    # initial ranks on node-0, node-1; the 3 children continue the round-robin; then each
-    # parent's two children on the host the info key names
-    assert hosts[:5] == ["node-0", "node-1", "node-2", "node-3", "node-4"]
+    # initial ranks on node-0, node-1; the 3 children fill the first free node (12 cores);
+    # then each parent's two children on the host the info key names
+    assert hosts[:5] == ["node-0", "node-1", "node-2", "node-2", "node-2"]
     assert hosts[5:] == ["node-7"] * 4
     assert res.messages > 0
 

@@ -1,0 +1,420 @@
+"""``smpy batch WORKLOAD.yaml``: several independent jobs in one simulation (docs/workloads.md).
+
+Each job is a set of ranks with its own ``MPI_COMM_WORLD``, created when the job starts (as
+spawned processes are, :mod:`smpy.runtime.spawn`); all jobs share the platform's hosts (cores
+are shared when jobs are placed together), network and file systems, so that their
+interference is simulated. Jobs start at their submit time on their own hosts (scheduler
+``none``) or when the batch scheduler gives them whole nodes (:mod:`smpy.cli.scheduler`,
+FCFS or EASY backfilling); the scheduler runs as events of the simulation kernel, at each
+arrival and at each job's end (the end of its last rank).
+
+Per job the report gives: ``wait = start - submit``, ``run = end - start``, the run time
+alone ``solo`` (the same job, alone on the same hosts with the same rank placement, in an
+extra simulation per distinct job) and ``slowdown = run / solo``, and the energy of its
+hosts during its run ``sum_h (E_h(end) - E_h(start))`` (hosts shared with other jobs count
+for each of them). For the platform: the makespan ``T`` (the last end), the node utilisation
+``sum_j nodes_j * run_j / (N * T)`` and the core utilisation ``sum_j np_j * run_j / (C * T)``
+(``N`` nodes, ``C`` cores of the platform), and the energy of all hosts over ``[0, T]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from smpy.cli import launch as L
+from smpy.cli.scheduler import NodeScheduler, Request
+from smpy.cli.workload import Job, Workload, WorkloadError, load_workload
+from smpy.energy import HostEnergy
+from smpy.platform import PlatformError, default_platform, load_platform, place_ranks
+from smpy.runtime.comm import CommImpl
+from smpy.runtime.world import Process, World
+from smpy.shim.isolation import RankContext
+from smpy.support.config import Config
+from smpy.timing.bench import RankBench, Timing
+
+
+@dataclass
+class JobRecord:
+    name: str
+    program: str
+    np: int
+    args: list[str]
+    submit_s: float
+    hosts: list[str] = field(default_factory=list)  #: distinct hosts, in rank order
+    start_s: float | None = None
+    end_s: float | None = None
+    energy_J: float | None = None
+    solo_s: float | None = None
+    status: str = "waiting"  # waiting | running | done
+
+    @property
+    def wait_s(self) -> float | None:
+        return None if self.start_s is None else self.start_s - self.submit_s
+
+    @property
+    def run_s(self) -> float | None:
+        return None if self.end_s is None or self.start_s is None else self.end_s - self.start_s
+
+    @property
+    def slowdown(self) -> float | None:
+        run, solo = self.run_s, self.solo_s
+        return None if run is None or not solo else run / solo
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.update(wait_s=self.wait_s, run_s=self.run_s, slowdown=self.slowdown)
+        return d
+
+
+@dataclass
+class BatchResult:
+    workload: str
+    platform: str
+    scheduler: str
+    jobs: list[JobRecord]
+    makespan_s: float
+    node_utilisation: float
+    core_utilisation: float
+    energy_J: float | None
+    status: str
+    exit_code: int
+    message: str
+    wall_s: float
+    cpu_s: float
+    events: int
+    peak_rss_bytes: int
+    nodes: int
+    solo_runs: int = 0
+    output: list[tuple[int, str, str]] | None = None
+    #: global process number -> job name (to split ``output``)
+    rank_job: dict[int, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        d = {k: v for k, v in asdict(self).items() if k not in ("jobs", "output", "rank_job")}
+        d["jobs"] = [j.to_json() for j in self.jobs]
+        return d
+
+    def job(self, name: str) -> JobRecord:
+        return next(j for j in self.jobs if j.name == name)
+
+    def job_output(self, name: str, stream: str = "stdout") -> str:
+        return "".join(t for r, s, t in (self.output or []) if s == stream and self.rank_job.get(r) == name)
+
+    def table(self) -> str:
+        head = (f"{'job':<16} {'np':>5} {'nodes':>5} {'submit_s':>10} {'start_s':>10} {'end_s':>10} "
+                f"{'wait_s':>10} {'run_s':>10} {'solo_s':>10} {'slowdown':>8} {'energy_J':>10}")
+        rows = [head]
+        for j in self.jobs:
+            rows.append(f"{j.name:<16} {j.np:>5} {len(j.hosts):>5} {_f(j.submit_s)} {_f(j.start_s)} "
+                        f"{_f(j.end_s)} {_f(j.wait_s)} {_f(j.run_s)} {_f(j.solo_s)} "
+                        f"{(f'{j.slowdown:8.3f}' if j.slowdown is not None else '       -')} {_f(j.energy_J)}")
+        return "\n".join(rows)
+
+    def summary(self) -> str:
+        energy = f"; energy {self.energy_J:.6g} J" if self.energy_J is not None else ""
+        lines = [
+            f"[smpy] batch {self.workload}: {len(self.jobs)} jobs on {self.nodes} nodes of platform "
+            f"'{self.platform}', scheduler {self.scheduler}",
+            f"[smpy] simulated makespan: {self.makespan_s:.9g} s; node utilisation "
+            f"{100 * self.node_utilisation:.2f} %, core utilisation {100 * self.core_utilisation:.2f} %{energy}",
+            f"[smpy] emulation wall time: {self.wall_s:.3f} s, CPU time {self.cpu_s:.3f} s ({self.events} events"
+            f"{f', {self.solo_runs} solo runs' if self.solo_runs else ''}), peak RSS "
+            f"{self.peak_rss_bytes / 2**20:.0f} MiB",
+        ]
+        if self.status != "ok":
+            lines.append(f"[smpy] batch ended with status '{self.status}' (exit code {self.exit_code})")
+        return "\n".join(lines)
+
+
+def _f(x: float | None) -> str:
+    return f"{x:10.6g}" if x is not None else f"{'-':>10}"
+
+
+class _Programs:
+    """Each distinct program of the workload, loaded once (checked before the run)."""
+
+    def __init__(self, jobs: list[Job], source: str) -> None:
+        self.by_key: dict[tuple[str, bool], L.Program] = {}
+        for job in jobs:
+            key = (job.program, job.module)
+            if key not in self.by_key:
+                try:
+                    self.by_key[key] = (L.load_program(None, module=job.program) if job.module
+                                        else L.load_program(job.program))
+                except (LookupError, OSError) as exc:
+                    raise WorkloadError(f"{source}: {job.origin}.program: {exc}") from None
+                except SyntaxError as exc:
+                    raise WorkloadError(f"{source}: {job.origin}.program: cannot compile: {exc}") from None
+
+    def of(self, job: Job) -> L.Program:
+        return self.by_key[(job.program, job.module)]
+
+
+class _BatchLaunch(L._Launch):
+    """The ranks of every job, started at the job's start time."""
+
+    def __init__(self, world: World, timing: Timing, programs: _Programs, att: L.Attached, config: Config,
+                 session: L.Session, wl: Workload) -> None:
+        super().__init__(world, timing, [(p, [p.argv0]) for p in programs.by_key.values()], att, config, session)
+        self.wl, self.catalogue = wl, programs
+        self.records = [JobRecord(j.name, j.program, j.np, list(j.args), j.submit) for j in wl.jobs]
+        self.rank_program: dict[int, L.Program] = {}
+        self.rank_job: dict[int, int] = {}
+        self.alive: dict[int, int] = {}  #: job index -> ranks still running
+        self.energy_at_start: dict[int, float] = {}
+        hosts = world.platform.hosts
+        self.sched = None if wl.scheduler == "none" else NodeScheduler(len(hosts), wl.scheduler)
+        for job in wl.jobs:
+            if self.sched is not None:
+                try:
+                    self.sched.check(self._request(job))
+                except ValueError as exc:
+                    raise WorkloadError(f"{wl.source}: {job.origin}: {exc}") from None
+            world.engine.schedule_at(job.submit, self._arrive, job)
+        world.engine.on_actor_end.connect(self._actor_end)
+
+    def program_of(self, proc: Any) -> L.Program:
+        return self.rank_program[proc.rank]
+
+    def _rank_main(self, proc: Any) -> None:
+        """The rank's program, then (still in the rank's context, so that its arrays go back
+        to its own heap) the release of its module state: a workload's thousands of finished
+        ranks would otherwise keep their buffers until the end of the simulation."""
+        try:
+            super()._rank_main(proc)
+        finally:
+            ctx = proc.actor.context
+            if ctx is not None:
+                ctx.main.__dict__.clear()
+                ctx.modules.clear()
+
+    # -- events (from the maestro) -------------------------------------------------------
+    def _arrive(self, job: Job) -> None:
+        if self.sched is None:
+            self._start(job, place_ranks(self.world.platform, job.np, job.hosts))
+            return
+        self.sched.submit(self._request(job))
+        self._decide()
+
+    def _request(self, job: Job) -> Request:
+        """The job's demand: its hosts' nodes, or ``nodes`` (default ``ceil(np / cores)``, the
+        first host's core count) whole nodes."""
+        plat = self.world.platform
+        fixed = tuple(sorted({plat.host(h).index for h in job.hosts})) if job.hosts else None
+        return Request(job.index, job.nodes or math.ceil(job.np / max(1, plat.hosts[0].cores)),
+                       job.walltime if job.walltime is not None else math.inf, fixed)
+
+    def _decide(self) -> None:
+        assert self.sched is not None
+        plat = self.world.platform
+        for req, nodes in self.sched.decide(self.world.engine.now):
+            job = self.wl.jobs[req.id]
+            hosts = [plat.hosts[i] for i in nodes]
+            if job.hosts:  # fixed hosts: the hostfile's placement
+                placement = place_ranks(plat, job.np, job.hosts)
+            else:  # whole nodes, ranks in blocks (rank r on node r // ceil(np / nodes))
+                per = math.ceil(job.np / len(hosts))
+                placement = [hosts[r // per] for r in range(job.np)]
+            self._start(job, placement)
+
+    def _start(self, job: Job, placement: list[Any]) -> None:
+        world, rec = self.world, self.records[job.index]
+        procs = world.add_processes(placement)
+        cw = CommImpl(world, [p.rank for p in procs], "MPI_COMM_WORLD")
+        program = self.catalogue.of(job)
+        argv = [program.argv0, *job.args]
+        for local, (p, a) in enumerate(zip(procs, world.make_actors(procs, self._rank_main))):
+            p.comm_world = cw
+            p.bench = RankBench()
+            self.rank_program[p.rank] = program
+            self.rank_job[p.rank] = job.index
+            a.context = RankContext(p.rank, L._main_module(program.attrs), list(argv), self.seed, p,
+                                    seed_rank=local)
+            a.start()
+        self.alive[job.index] = job.np
+        rec.start_s, rec.status = world.engine.now, "running"
+        rec.hosts = list(dict.fromkeys(h.name for h in placement))
+        if world.energy is not None:
+            self.energy_at_start[job.index] = self._energy(rec.hosts)
+
+    def _energy(self, names: list[str]) -> float:
+        plat, energy = self.world.platform, self.world.energy
+        return sum(energy.consumed(plat.host(n)) for n in names)
+
+    def _actor_end(self, actor: Any) -> None:
+        p = actor.data
+        if not isinstance(p, Process) or p.actor is not actor:
+            return
+        index = self.rank_job.get(p.rank)
+        if index is None:
+            return
+        self.alive[index] -= 1
+        if self.alive[index] == 0:  # the job's last rank: the scheduler runs from the maestro
+            self.world.engine.schedule(0.0, self._job_done, index)
+
+    def _job_done(self, index: int) -> None:
+        rec = self.records[index]
+        rec.end_s, rec.status = self.world.engine.now, "done"
+        if self.world.energy is not None:
+            rec.energy_J = self._energy(rec.hosts) - self.energy_at_start[index]
+        if self.sched is not None:
+            self.sched.finish(index)
+            self._decide()
+
+
+def _setup(wl: Workload, cfg: dict[str, Any], energy: bool) -> tuple[Any, Config, bool]:
+    try:
+        plat = load_platform(wl.platform) if wl.platform is not None else default_platform()
+    except PlatformError as exc:
+        raise WorkloadError(f"{wl.source}: platform: {exc}") from None
+    config = Config({**wl.cfg, **cfg})
+    config.set_defaults_from(plat.config or {}, plat.source)
+    for job in wl.jobs:
+        if job.hosts:
+            try:
+                place_ranks(plat, job.np, job.hosts, source=f"{wl.source}: {job.origin}.hosts")
+            except PlatformError as exc:
+                raise WorkloadError(str(exc)) from None
+    plugins = L.requested_plugins(config)
+    powered = any(h.properties.get("wattage_per_state") for h in plat.hosts)
+    return plat, config, energy or "host_energy" in plugins or powered
+
+
+def simulate(wl: Workload, cfg: dict[str, Any] | None = None, energy: bool = False, solo: bool = True,
+             err: Any = None) -> BatchResult:
+    """Simulate the workload (and, with ``solo``, each distinct job alone); see the module docstring."""
+    err = err if err is not None else sys.stderr
+    L.single_thread_blas()
+    import smpy.mpi  # noqa: F401 - loads numpy before the rank contexts take their generators
+    cpu0 = time.process_time()
+    plat, config, with_energy = _setup(wl, cfg or {}, energy)
+    programs = _Programs(wl.jobs, wl.source)
+    world = World(plat, config, [])
+    timing = Timing(world, config)
+    att = L.Attached()
+    if with_energy:
+        world.energy = HostEnergy(world.engine, world.cpu, plat.hosts)
+    L.arm_failures(world, plat, config)
+    session = L.Session(world, timing, False, True)
+    launch = _BatchLaunch(world, timing, programs, att, config, session, wl)
+    status, code, message, wall = launch.run(None)
+    if message:
+        err.write(message + ("\n" if not message.endswith("\n") else ""))
+    result = _result(wl, world, launch, (status, code, message, wall), with_energy)
+    result.output = session.captured
+    result.rank_job = {r: wl.jobs[i].name for r, i in launch.rank_job.items()}
+    if solo and status == "ok":
+        result.solo_runs = solo_times(wl, launch, cfg or {}, energy, err)
+    result.cpu_s = time.process_time() - cpu0
+    result.peak_rss_bytes = L._peak_rss()
+    return result
+
+
+def _result(wl: Workload, world: World, launch: _BatchLaunch, outcome: tuple[str, int, str, float],
+            with_energy: bool) -> BatchResult:
+    status, code, message, wall = outcome
+    recs = launch.records
+    plat = world.platform
+    makespan = max([r.end_s for r in recs if r.end_s is not None] or [world.engine.now])
+    node_s = sum(len(r.hosts) * r.run_s for r in recs if r.run_s is not None)
+    core_s = sum(r.np * r.run_s for r in recs if r.run_s is not None)
+    cores = sum(h.cores for h in plat.hosts)
+    denom = makespan if makespan > 0 else math.inf
+    energy = None
+    if with_energy and world.energy is not None:
+        energy = world.energy.total()
+    return BatchResult(wl.source, plat.name, wl.scheduler, recs, makespan, node_s / (len(plat.hosts) * denom),
+                       core_s / (cores * denom), energy, status, code, message, wall, 0.0,
+                       world.engine.events_processed, 0, len(plat.hosts))
+
+
+def solo_times(wl: Workload, launch: _BatchLaunch, cfg: dict[str, Any], energy: bool, err: Any) -> int:
+    """Each job's run time alone on its hosts with its placement (one simulation per distinct
+    job: program, arguments, ranks and hosts); returns the number of simulations."""
+    cache: dict[tuple, float | None] = {}
+    placement: dict[int, list[str]] = {}
+    for p in launch.world.processes:
+        placement.setdefault(launch.rank_job[p.rank], []).append(p.host.name)
+    for job, rec in zip(wl.jobs, launch.records):
+        hosts = placement.get(job.index)
+        if hosts is None:
+            continue
+        key = (job.program, job.module, tuple(job.args), job.np, tuple(hosts))
+        if key not in cache:
+            alone = Job(job.name, job.program, list(job.args), job.np, 0.0, hosts, None, None, job.module, 0,
+                        job.origin)
+            sub = simulate(Workload(wl.source, wl.platform, "none", [alone], wl.cfg), cfg, energy, solo=False,
+                           err=err)
+            cache[key] = sub.jobs[0].run_s if sub.status == "ok" else None
+        rec.solo_s = cache[key]
+    return len(cache)
+
+
+# -- command line -------------------------------------------------------------------------
+def build_parser(prog: str) -> Any:
+    import argparse
+
+    p = argparse.ArgumentParser(prog=prog, description="Simulate a workload of independent MPI jobs "
+                                "sharing one platform (docs/workloads.md).", allow_abbrev=False)
+    p.add_argument("workload", help="the workload file (YAML)")
+    p.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
+                   help="set a configuration item for every job (repeatable); wins over the file's cfg")
+    p.add_argument("--energy", action="store_true", help="load the host energy plugin (on by default "
+                   "when a host of the platform has a power profile)")
+    p.add_argument("--no-solo", dest="solo", action="store_false",
+                   help="do not simulate each job alone (no slowdown column)")
+    p.add_argument("--json", default=None, metavar="FILE", help="write the per-job report as JSON")
+    p.add_argument("--plots", default=None, metavar="DIR", help="draw DIR/gantt.png (jobs over nodes)")
+    p.add_argument("--output", default=None, metavar="DIR",
+                   help="write each job's output to DIR/JOB.out and DIR/JOB.err")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the summary, not the table")
+    return p
+
+
+def main(argv: list[str] | None = None, prog: str = "smpy batch") -> int:
+    from smpy.cli.outputs import OutputError, check_dir, check_file
+    from smpy.support.config import ConfigError
+
+    ns = build_parser(prog).parse_args(argv)
+    try:
+        check_file(ns.json, "--json")
+        check_dir(ns.plots, "--plots")
+        check_dir(ns.output, "--output")
+        cfg = dict(Config.parse_cfg_option(item) for item in ns.cfg)
+        wl = load_workload(ns.workload)
+        result = simulate(wl, cfg, ns.energy, ns.solo)
+    except (WorkloadError, ConfigError, PlatformError, OutputError, ValueError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.flush()
+    if not ns.quiet:
+        print(result.table(), file=sys.stderr)
+    print(result.summary(), file=sys.stderr)
+    _write_outputs(ns, result, prog)
+    return result.exit_code
+
+
+def _write_outputs(ns: Any, result: BatchResult, prog: str) -> None:
+    if ns.json:
+        with open(ns.json, "w") as fh:
+            json.dump(result.to_json(), fh, indent=2)
+    if ns.output:
+        os.makedirs(ns.output, exist_ok=True)
+        for j in result.jobs:
+            for stream, suffix in (("stdout", "out"), ("stderr", "err")):
+                with open(os.path.join(ns.output, f"{j.name}.{suffix}"), "w") as fh:
+                    fh.write(result.job_output(j.name, stream))
+    if ns.plots:
+        try:
+            from smpy.cli.batch_plot import gantt
+            os.makedirs(ns.plots, exist_ok=True)
+            path = gantt(result, os.path.join(ns.plots, "gantt.png"))
+            print(f"[smpy] plots: {path}", file=sys.stderr)
+        except RuntimeError as exc:
+            print(f"{prog}: plots: {exc}", file=sys.stderr)
