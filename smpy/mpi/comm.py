@@ -205,12 +205,13 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
                         sync, blocking=True)
         p2p.wait(pr, req)
 
-    def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> Request:
+    def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool, owned: bool = False) -> Request:
+        """``owned``: copy the message now (its buffer receives before the send completes)."""
         impl = self._impl
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
-        return Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, sync))
+        return Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec, owned), spec.nbytes, dest, tag, call, sync))
 
     @mpicall
     def Isend(self, buf: Any, dest: int, tag: int = 0) -> Request:
@@ -265,7 +266,7 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
         p = proc()
         ti = _ti_begin(p)
         try:
-            s = self._isend(buf, dest, sendtag, "MPI_Sendrecv_replace", False)  # packs (copies) first
+            s = self._isend(buf, dest, sendtag, "MPI_Sendrecv_replace", False, True)  # packs (copies) first
             r = self._irecv(buf, source, recvtag, "MPI_Sendrecv_replace")
             s.Wait()
             Request._wrap(r).Wait(status)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from smpy.kernel.activity import FAILED, Activity, Sleep, Trigger
 from smpy.kernel.actors import block_on, block_on_any
+from smpy.runtime import copies as _copies
 from smpy.runtime import errors
 from smpy.runtime.comm import CommImpl, matches
 from smpy.runtime.constants import (
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     from smpy.runtime.world import Process
 
 SEND, RECV, NULL_KIND = 0, 1, 2
+#: a detached send's payload once copied into its matched receive's buffer
+_LANDED: Any = object()
 
 
 class Request(Activity):
@@ -235,10 +238,33 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
             _wake_probers(box, src, tag)
     if detached:
         if type(payload) is memoryview:  # borrowed bytes: the sender may reuse them now
-            req.payload = payload.tobytes()
+            _detach(req)
         req.detached = True
         req._finish()
     return req
+
+
+def _detach(send: SendRequest) -> None:
+    """Copy a borrowed payload before its send completes early (detached): straight into
+    the matched receive's buffer when there is one (delivery then copies nothing: the
+    receive completes as before, when the transfer ends), else into bytes that wait in the
+    unexpected queue (no copy of an immutable ``bytes`` object). At most one copy, as MPI's
+    eager protocol makes."""
+    recv = send.match
+    if recv is not None and _lands(recv):
+        _copy_in(send, recv)
+        send.payload = _LANDED
+    elif type(send.payload.obj) is not bytes:  # bytes cannot change: they wait as they are
+        if _copies.ledger is not None:
+            _copies.ledger.add("stage", send.nbytes, send.nbytes)
+        send.payload = send.payload.tobytes()
+
+
+def _lands(recv: RecvRequest) -> bool:
+    """Whether a receive takes its bytes before it completes: a buffer, not a reduction
+    sink (whose deposits keep delivery order)."""
+    buf = recv.buf
+    return buf is not None and buf.datatype is not None
 
 
 def _failed(req: Request, err: BaseException) -> Request:
@@ -298,34 +324,51 @@ def _pair(send: SendRequest, recv: RecvRequest) -> None:
             _deliver(send, recv)
 
 
-def _deliver(send: SendRequest, recv: RecvRequest) -> None:
+def _copy_in(send: SendRequest, recv: RecvRequest) -> None:
+    """Put the send's payload where the receive wants it (its buffer, a sink, or its
+    ``payload``), with MPI's truncation rule; sets the received byte count."""
     n = send.nbytes
     recv.nbytes = n
     buf = recv.buf
+    ledger = _copies.ledger
+    if ledger is not None:
+        ledger.message(n)
     if buf is None:
         data = send.payload
         t = type(data)
         # borrowed (memoryview) or folded payloads become bytes the receiver owns
-        recv.payload = data if t is not FoldedPayload and t is not memoryview else bytes(data)
+        if t is FoldedPayload or t is memoryview:
+            data = bytes(data)
+            if ledger is not None:
+                ledger.add("recv", n, n)
+        recv.payload = data
+        return
+    cap = buf.nbytes
+    data = send.payload
+    if n > cap:
+        recv.error = errors.ERR_TRUNCATE
+        recv.nbytes = cap
+        data = data[:cap]
+        recv.payload = (n, cap)
+    if not data:
+        return
+    dt = buf.datatype
+    if ledger is not None:
+        ledger.add("recv", len(data), n)
+    if dt is None:  # a sink that consumes the bytes itself (collectives' reductions)
+        buf.deposit(data)
+        return
+    count = -(-len(data) // dt.size) if dt.size else 0  # a partial last element too
+    if _folded.active or type(data) is FoldedPayload:  # copy only the private bytes
+        _folded.unpack(dt, data, buf.mem, buf.offset, count)
     else:
-        cap = buf.nbytes
-        data = send.payload
-        if n > cap:
-            recv.error = errors.ERR_TRUNCATE
-            recv.nbytes = cap
-            data = data[:cap]
-            recv.payload = (n, cap)
-        if data:
-            dt = buf.datatype
-            if dt is None:  # a sink that consumes the bytes itself (collectives' reductions)
-                buf.deposit(data)
-                data = b""
-        if data:
-            count = -(-len(data) // dt.size) if dt.size else 0  # a partial last element too
-            if _folded.active or type(data) is FoldedPayload:  # copy only the private bytes
-                _folded.unpack(dt, data, buf.mem, buf.offset, count)
-            else:
-                dt.unpack(data, buf.mem, buf.offset, count)
+        dt.unpack(data, buf.mem, buf.offset, count)
+
+
+def _deliver(send: SendRequest, recv: RecvRequest) -> None:
+    n = send.nbytes
+    if send.payload is not _LANDED:
+        _copy_in(send, recv)
     send.payload = None
     if recv.ti is not None:
         _ti_matched(send, recv)
