@@ -792,9 +792,10 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     if parts is None:
         program = load_program(script, module, command)
         programs = [(program, [program.argv0, *map(str, args)])]
-        appnums = [0] * np
         label = program.label
     plat, config, placement = load_setup(platform, cfg, hostfile, np)
+    if parts is None:  # after load_setup, which refuses an np the platform cannot place
+        appnums = [0] * np
     if start_time > 0.0:  # a restart (smpy.cli.restarts): on the hosts up at that time
         placement = place_survivors(plat, config, placement, np, start_time)
     check_outputs(trace, config)
