@@ -313,3 +313,35 @@ __all__ = ["__version__", "execute", "execute_flops", "get_consumed_energy", "ge
            "get_host_power", "get_power", "get_pstate", "get_pstate_count", "host_is_on", "host_name",
            "host_speed", "is_simulated", "now", "run", "sample", "sampled", "set_host_on", "set_pstate",
            "shared_array", "sleep"]
+
+
+def _replay_file(action: str, path: str, offset: int = 0, nbytes: int = 0) -> bool:
+    """``smpy replay`` of a recorded Python file operation (``open``, ``read``, ``write``,
+    ``sync``): the model's time for ``path``, no real I/O. False outside smpyrun."""
+    p = _sim()
+    if p is None:
+        return False
+    from smpy.runtime import fsio
+    from smpy.shim import fileio
+
+    fs = fsio.fs_of(p.world, path)
+    p.world.timing.flush(p)
+    if action in ("read", "write"):
+        fileio._charge(p, path, fs, offset, nbytes, action == "write")
+    elif action == "sync":
+        fileio._sync(p, path, fs)
+    else:
+        fileio._meta(p, fs, action, path)
+    p.world.timing.restart(p)
+    return True
+
+
+def _replay_mpi_file(f, action: str, offs=(), lens=()) -> bool:
+    """``smpy replay`` of a recorded MPI-IO access or synchronisation on the open ``f``
+    (smpy.mpi.file.replay); False outside smpyrun."""
+    if _sim() is None:
+        return False
+    from smpy.mpi.file import replay
+
+    replay(f, action, offs, lens)
+    return True

@@ -390,7 +390,9 @@ def test_report_gives_per_file_rank_and_server_figures(tmp_path):
     assert res.status == "ok"
     io = json.loads((tmp_path / "rep.json").read_text())["io"]
     f = io["files"][str(tmp_path / "scratch" / "f")]
+    t = f.pop("time_s")
     assert f == {"bytes_written": 8 * MiB, "bytes_read": 0, "operations": 2}
+    assert 0 < t <= 2 * res.makespan_s  # two ranks blocked in the open, write and close
     assert io["ranks"]["1"]["bytes_written"] == 4 * MiB
     servers = io["servers"]
     assert sum(s["bytes_written"] for s in servers.values()) == 8 * MiB

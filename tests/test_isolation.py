@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy  # the in-process runs below see numpy already imported, as in a notebook
@@ -361,3 +362,44 @@ def test_numpy_hugepage_default_follows_numpys_own_decision(tmp_path: Path) -> N
         assert sorted(res.stdout.split("\n")[:2]) == ["0 False", "1 False"]
     finally:
         s(before)
+
+
+def test_switch_hooks_swap_per_rank_modules_a_rank_may_lack() -> None:
+    """RankContext.switch_in/out (cheap per switch, issue 24): a rank sees its own copies of
+    the per-rank modules, none of those it has no copy of, keeps those it imports or replaces
+    while it runs, and follows modules made per rank between its switches."""
+    import types
+
+    from smpy.shim import isolation as iso
+
+    saved, argv, filters = dict(sys.modules), sys.argv, warnings.filters
+    a1, a2, b1, b1_new, c2 = (types.ModuleType(n) for n in ("pa", "pa", "pb", "pb", "pc"))
+    main = types.ModuleType("__main__")
+    r1, r2 = iso.RankContext(1, main, ["x"], 0, None), iso.RankContext(2, main, ["x"], 0, None)
+    r1.modules.update(pa=a1, pb=b1)
+    r2.modules.update(pa=a2)
+    try:
+        iso._private_names.update(("pa", "pb"))
+        r1.switch_in()
+        assert sys.modules["pa"] is a1 and sys.modules["pb"] is b1
+        sys.modules["pb"] = b1_new  # the rank re-imports pb
+        r1.switch_out()
+        r2.switch_in()
+        assert sys.modules["pa"] is a2 and "pb" not in sys.modules
+        iso._private_names.add("pc")  # rank 2 imports a module that becomes per rank
+        sys.modules["pc"] = c2
+        r2.switch_out()
+        assert r2.modules == {"pa": a2, "pc": c2}
+        r1.switch_in()
+        assert sys.modules["pa"] is a1 and sys.modules["pb"] is b1_new and "pc" not in sys.modules
+        r1.switch_out()
+        r2.switch_in()
+        assert sys.modules["pc"] is c2 and "pb" not in sys.modules
+        r2.switch_out()
+        assert iso.state.ctx is None
+    finally:
+        iso._private_names.clear()
+        iso._getter_cache[:] = [0, (), None]
+        sys.modules.clear()
+        sys.modules.update(saved)
+        sys.argv, warnings.filters = argv, filters

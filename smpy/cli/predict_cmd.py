@@ -103,6 +103,11 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                    help="reliability: repetition r draws the platform's failures with "
                         "smpy/failure-seed N+r; failed runs are outcomes, and each point gets its "
                         "success rate (95%% interval) and expected time/energy to solution")
+    p.add_argument("--restarts", type=int, default=0, metavar="K",
+                   help="smpyrun --restarts K for every emulation: a failed attempt is run again (the "
+                        "program resumes from its checkpoints); a run's time is its time to solution")
+    p.add_argument("--restart-delay", dest="restart_delay", default=None, metavar="TIME",
+                   help="smpyrun --restart-delay for every emulation (default 60s)")
     p.add_argument("--reuse-process", dest="reuse", action="store_true",
                    help="run the emulations of each job slot in one reused smpyrun process instead of "
                         "a fresh one per run (faster for many short runs; see smpy.cli.reliability)")
@@ -172,7 +177,22 @@ def make_plan(ns: argparse.Namespace) -> Plan:
                 reps=MIN_REPS if ns.reps == "auto" else ns.reps, cfg=list(ns.cfg), hostfile=ns.hostfile, energy=ns.energy,
                 timeout=ns.timeout, real_nps=parse_np_list(ns.real, "--real") if ns.real else [],
                 time_regex=ns.time_regex, mpiexec=mpiexec, mpiexec_args=mpiexec_args,
-                failure_seed=ns.failure_seed)
+                failure_seed=ns.failure_seed, restarts=_restarts(ns), restart_delay=ns.restart_delay)
+
+
+def _restarts(ns: argparse.Namespace) -> int:
+    if ns.restarts < 0:
+        raise SweepError(f"--restarts {ns.restarts}: must be 0 or more")
+    if ns.restart_delay is not None:
+        from smpy.support.units import UnitError, parse_time
+
+        try:
+            ok = parse_time(ns.restart_delay) >= 0
+        except UnitError:
+            ok = False
+        if not ok:
+            raise SweepError(f"--restart-delay {ns.restart_delay!r}: expected a time of zero or more, like 60s or 1h")
+    return ns.restarts
 
 
 def _warn(plan: Plan, ns: argparse.Namespace, prog: str) -> None:

@@ -83,6 +83,70 @@ def table(rows: Sequence[Reliability]) -> str:
     return "reliability (failed runs restarted from scratch until one succeeds):\n" + "\n".join(lines)
 
 
+# -- checkpoint/restart: the time to solution of a given failure history, Young/Daly -----------
+@dataclass
+class Checkpointed:
+    """The outcome of :func:`checkpointed_time`: time to solution, and per failure the work it
+    destroyed (the time since the end of the last checkpoint of its attempt)."""
+
+    time_s: float
+    lost_s: list[float]
+    attempts: int
+
+
+def checkpointed_time(steps: int, step_s: float, every: int, ckpt_s: float, failures: Sequence[float],
+                      restart_s: float = 0.0, restore_s: float = 0.0, detect_s: float = 0.0,
+                      start_s: float = 0.0) -> Checkpointed:
+    r"""Replay a checkpointed run against the failures at the absolute times ``failures``.
+
+    The run is ``steps`` steps of ``step_s`` seconds, with a checkpoint of ``ckpt_s`` seconds
+    after every ``every`` steps (none after the last step; ``every`` 0: never). A failure at
+    :math:`f` during an attempt aborts it at :math:`f + d` (``detect_s``); the next attempt
+    starts ``restart_s`` later, reads the last complete checkpoint (``restore_s``, when there
+    is one) and redoes the steps since it: the failure destroyed exactly :math:`f - t_c`,
+    :math:`t_c` the end of the attempt's last checkpoint (or of its start and restore).
+    A failure while no attempt runs (between an abort and the next start) does not count: the
+    hosts are repaired or replaced by then (smpyrun places a restart on the hosts up). As
+    ``smpyrun --restarts`` with a program like ``examples/faults/heat3d.py``."""
+    fails = sorted(failures)
+    t, done, i, attempts, lost = start_s, 0, 0, 0, []
+    while True:
+        attempts += 1
+        t += restore_s if done else 0.0
+        while i < len(fails) and fails[i] < t:  # before this attempt started: no effect
+            i += 1
+        saved_at, d = t, done
+        while d < steps:
+            nxt = min((d // every + 1) * every, steps) if every else steps
+            end = t + (nxt - d) * step_s + (ckpt_s if nxt < steps else 0.0)
+            if i < len(fails) and fails[i] < end:
+                break
+            t, d = end, nxt
+            saved_at = t
+        else:
+            return Checkpointed(t, lost, attempts)
+        f = fails[i]
+        i += 1
+        lost.append(f - saved_at)
+        done = d
+        t = f + detect_s + restart_s
+
+
+def young_daly(ckpt_s: float, mtbf_s: float) -> float:
+    r"""Young's first-order optimal checkpoint interval :math:`\sqrt{2 C M}` (Daly's
+    first-order result too), :math:`C` the checkpoint cost and :math:`M` the job's MTBF."""
+    return math.sqrt(2.0 * ckpt_s * mtbf_s)
+
+
+def daly_time(work_s: float, tau_s: float, ckpt_s: float, restart_s: float, mtbf_s: float) -> float:
+    r"""Daly's (2006) expected wall time of ``work_s`` seconds of work checkpointed every
+    ``tau_s`` seconds of work, for exponential failures of mean :math:`M`:
+    :math:`T = M e^{R/M} \left(e^{(\tau + C)/M} - 1\right) W / \tau` (every segment, the
+    last one included, ends with a checkpoint; a failure costs the restart :math:`R`)."""
+    m = mtbf_s
+    return m * math.exp(restart_s / m) * math.expm1((tau_s + ckpt_s) / m) * work_s / tau_s
+
+
 # -- reused emulator processes -------------------------------------------------------------------
 class _Worker:
     """One long-lived emulator process; jobs go as JSON lines on its stdin, replies come back

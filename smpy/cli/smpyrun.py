@@ -138,7 +138,7 @@ def _info(ns: argparse.Namespace) -> str | None:
     if ns.help_cfg:
         return _help_cfg()
     if ns.help_coll:
-        from smpy.colls import help_text
+        from smpy.colls.dispatch import help_text
         return help_text()
     return None
 

@@ -273,6 +273,8 @@ class Run:
     command: tuple[str, ...] = ()
     #: the hosts the ranks ran on (for node-hour costs)
     hosts_used: int = 0
+    #: attempts of a run with --restarts (1 + the failures it was restarted after)
+    attempts: int = 1
 
     @property
     def time_s(self) -> float:
@@ -347,6 +349,10 @@ class Plan:
     mpiexec_args: list[str] = field(default_factory=list)
     #: give repetition r the failure draws of --cfg=smpy/failure-seed:FIRST+r (reliability)
     failure_seed: int | None = None
+    #: smpyrun --restarts K --restart-delay T for every emulation (a run's time is then the
+    #: time to solution over its attempts)
+    restarts: int = 0
+    restart_delay: str | None = None
 
     def points(self) -> list[Point]:
         names = [n for n, _ in self.params]
@@ -356,9 +362,15 @@ class Plan:
         return [Point(plat, p, tuple(zip(names, combo)))
                 for plat in self.platforms for combo in combos for p in self.nps]
 
-    def command(self, point: Point) -> tuple[str, ...]:
-        values = {"np": str(point.np), **dict(point.params)}
+    def command(self, point: Point, rep: int = 0) -> tuple[str, ...]:
+        """The emulation's smpyrun command; ``{rep}`` in the templates is the repetition (so
+        that concurrent runs of a point may use files of their own)."""
+        values = {"np": str(point.np), "rep": str(rep), **dict(point.params)}
         cmd = [self.python, "-m", "smpy.cli.smpyrun", "-q", "-np", str(point.np)]
+        if self.restarts:
+            cmd += ["--restarts", str(self.restarts)]
+            if self.restart_delay is not None:
+                cmd += ["--restart-delay", self.restart_delay]
         if point.platform:
             cmd += ["--platform", point.platform]
         if self.hostfile:
@@ -376,8 +388,8 @@ class Plan:
         return list(dict.fromkeys(
             substitute(self.script, {"np": str(pt.np), **dict(pt.params)}) for pt in self.points()))
 
-    def real_command(self, point: Point) -> tuple[str, ...]:
-        values = {"np": str(point.np), **dict(point.params)}
+    def real_command(self, point: Point, rep: int = 0) -> tuple[str, ...]:
+        values = {"np": str(point.np), "rep": str(rep), **dict(point.params)}
         return (self.mpiexec, "-n", str(point.np), *(substitute(a, values) for a in self.mpiexec_args),
                 self.python, substitute(self.script, values),
                 *(substitute(a, values) for a in self.args))
@@ -421,8 +433,9 @@ class Plan:
                 rp = real_of[pt]
                 if rp in reals and rp not in done:
                     done.add(rp)
-                    jobs.append(Job(rp, r, reals[rp], self.cwd, self.timeout, self.time_regex))
-                cmd = commands[pt]
+                    jobs.append(Job(rp, r, self.real_command(rp, r) if r else reals[rp], self.cwd,
+                                    self.timeout, self.time_regex))
+                cmd = self.command(pt, r) if r else commands[pt]
                 if self.failure_seed is not None:
                     q = cmd.index("-q") + 1
                     cmd = (*cmd[:q], f"--cfg=smpy/failure-seed:{self.failure_seed + r}", *cmd[q:])
@@ -510,7 +523,7 @@ def run_from_result(job: Job, returncode: int, stdout: str, stderr: str, data: d
         status, msg = "no-time", no_time
     return Run(job.point, job.rep, status, returncode, data["makespan_s"], energy, used,
                data["wall_s"], int(data.get("peak_rss_bytes", 0)), data["mpi_calls"], msg, t,
-               hosts_used=int(data.get("hosts_used", 0)))
+               hosts_used=int(data.get("hosts_used", 0)), attempts=len(data.get("attempts") or [None]))
 
 
 def run_sweep(jobs: Sequence[Job], executor: Executor | None = None,

@@ -181,3 +181,34 @@ def selection(world: World) -> Selection:
     if sel is None:
         sel = _selections[world] = Selection(world.config)
     return sel
+
+
+def help_text() -> str:
+    """The ``smpyrun --help-coll`` listing: every selector and algorithm, by collective."""
+    lines = [
+        "Collective algorithms (choose with --cfg=smpi/<collective>:<name>; the selector with",
+        f"--cfg=smpi/coll-selector:<{'|'.join(sorted(SELECTORS))}>, default ompi).",
+        "Selectors: ompi = Open MPI 4.1 tuned decisions, mpich = MPICH 3.3, mvapich2 = MVAPICH2 1.9",
+        "(Stampede tables), impi = Intel MPI 4.1 (Stampede tables), default = SimGrid's naive one;",
+        "a selector name is also accepted per collective (--cfg=smpi/bcast:mpich).",
+        "Marks: [c] commutative ops only, [r] restricted communicator sizes (fallback shown).",
+    ]
+    for family in sorted(ALGORITHMS):
+        if family not in OVERRIDES:
+            continue
+        lines.append("")
+        lines.append(f"{family}:")
+        for name in sorted(ALGORITHMS[family], key=str.lower):
+            a = ALGORITHMS[family][name]
+            marks = []
+            if a.commutative_only:
+                marks.append(f"[c→{a.fallback}]")
+            if a.requires is not None:
+                marks.append(f"[r: {a.requirement}→{a.fallback}]")
+            mark = " ".join(marks)
+            lines.append(f"  {name:<28} {a.summary()}")
+            extra = " ".join(x for x in (a.cost(), mark) if x)
+            if extra:
+                lines.append(f"  {'':<28} {extra}")
+            lines.append(f"  {'':<28} from {a.source}")
+    return "\n".join(lines)

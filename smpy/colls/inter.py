@@ -36,13 +36,14 @@ from smpy.colls.core import Reduction, cut, op_reduction
 from smpy.colls.nonblocking import start
 from smpy.colls.selectors import Query
 from smpy.runtime import p2p
-from smpy.runtime.constants import COLL, PROC_NULL, ROOT
+from smpy.runtime.comm import CommImpl
+from smpy.runtime.constants import COLL, PROC_NULL, ROOT, UNDEFINED
+from smpy.runtime.inter import make_pair
 from smpy.runtime.packing import block_offset, pack, pack_block, unpack, unpack_block
 from smpy.support.internal import SmpyInternalError
 
 if TYPE_CHECKING:
     from smpy.colls.core import Ctx
-    from smpy.runtime.comm import CommImpl
     from smpy.runtime.world import Process
 
 Dumps = Callable[[Any], bytes]
@@ -459,13 +460,10 @@ def _ft_shadow(comm: CommImpl) -> CommImpl:
     own context, so that agreements do not take part in the ordering of the
     communicator's other collectives (a rank may issue Iagree before a Barrier that the
     others issue first)."""
-    from smpy.runtime.comm import CommImpl as _CommImpl
-    from smpy.runtime.inter import make_pair
-
     if comm.remote is None:
         shadow = _ft_shadows.get(comm)
         if shadow is None:
-            shadow = _ft_shadows[comm] = _CommImpl(comm.world, comm.group, comm.name)
+            shadow = _ft_shadows[comm] = CommImpl(comm.world, comm.group, comm.name)
         return shadow
     pair = comm.pair
     shadow = _ft_shadows.get(pair)
@@ -507,8 +505,6 @@ def create_intercomm(proc: Process, local: CommImpl, local_leader: int, peer: Co
     """MPI_Intercomm_create: the leaders swap their groups over ``peer`` (the lower world
     rank builds the pair), then each leader bcasts the remote group in its local group.
     Returns the calling process's side."""
-    from smpy.runtime.inter import make_pair
-
     me = local.rank_of[proc.rank]
     side: CommImpl | None = None
     if me == local_leader:
@@ -554,8 +550,6 @@ def dup(proc: Process, side: CommImpl, call: str = "MPI_Comm_dup") -> CommImpl:
 
 def dup_agree(proc: Process, side: CommImpl) -> CommImpl:
     """This process's side of the copy of ``side``'s intercommunicator (no communication)."""
-    from smpy.runtime.inter import make_pair
-
     pair = side.pair
     new = pair.agree(proc, None, lambda: make_pair(proc.world, pair.a.group, pair.b.group, pair.low is pair.a),
                      pair.a.size + pair.b.size)
@@ -566,9 +560,6 @@ def split(proc: Process, side: CommImpl, color: int, key: int, call: str = "MPI_
     """MPI_Comm_split on an intercommunicator: (color, key) allgathered in each group and
     swapped by the leaders; each color present in both groups makes an intercommunicator
     (members ordered by key, then old rank); others get None (MPI_COMM_NULL)."""
-    from smpy.runtime.constants import UNDEFINED
-    from smpy.runtime.inter import make_pair
-
     lsize, rsize = side.size, side.rsize
 
     def work(ctx: Ctx) -> tuple[list, list]:
@@ -596,8 +587,6 @@ def split(proc: Process, side: CommImpl, color: int, key: int, call: str = "MPI_
 def merge(proc: Process, side: CommImpl, high: bool) -> CommImpl:
     """MPI_Intercomm_merge: the leaders swap their group's ``high``; the group with
     high=False comes first (the low group when both agree)."""
-    from smpy.runtime.comm import CommImpl as _CommImpl
-
     def work(ctx: Ctx) -> bytes:
         mine = b"\1" if high else b"\0"
         both = mine + _swap(ctx, mine) if ctx.me == 0 else None
@@ -611,4 +600,4 @@ def merge(proc: Process, side: CommImpl, high: bool) -> CommImpl:
     else:
         first = other if flags[0] else side
     group = list(first.group) + list(pair.other(first).group)
-    return pair.agree(proc, "merge", lambda: _CommImpl(proc.world, group, ""), len(group))
+    return pair.agree(proc, "merge", lambda: CommImpl(proc.world, group, ""), len(group))

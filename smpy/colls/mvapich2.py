@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from smpy.colls import allgather as _allgather
 from smpy.colls import allreduce as _allreduce
+from smpy.colls import bcast as _bcast
 from smpy.colls import gather as _gather
+from smpy.colls import reduce_scatter as _rs
 from smpy.colls import scatter as _scatter
 from smpy.colls.core import is_pof2, pof2_floor
 from smpy.colls.registry import algorithm
@@ -92,7 +94,6 @@ def mvapich2_intra_node(ctx: Ctx, root: int, data: bytes | None, nbytes: int, el
     mpich's bcast below 128 KiB or the 4-nomial tree inside each node). Pays ``init_smp``.
 
     Cost: one of binomial_tree / scatter_LR_allgather / mvapich2_inter_node."""
-    from smpy.colls import bcast as _bcast
     if nbytes == 0:
         return data if data is not None else b""
     smp_of(ctx)
@@ -293,6 +294,5 @@ def mvapich2_noncomm(ctx: Ctx, data: bytes, counts: list[int], red: Reduction) -
     makes it, ``mpich_rdb`` again on the same input (the second result is kept).
 
     Cost mpich_noncomm + mpich_rdb."""
-    from smpy.colls import reduce_scatter as _rs
     _rs.mpich_noncomm(ctx.sub(0), data, counts, red)
     return _rs.mpich_rdb(ctx.sub(1), data, counts, red)

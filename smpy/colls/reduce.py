@@ -394,7 +394,114 @@ def mvapich2_two_level(ctx: Ctx, root: int, data: bytes, red: Reduction) -> byte
 
 
 # -- Rabenseifner's 1997 reduce/allreduce (SimGrid reduce-rab.cpp: reduce__rab, allreduce__rab)
-def rab_any(ctx: Ctx, root: int, data: bytes, red: Reduction, is_all: bool) -> bytes | None:  # noqa: C901, PLR0915 - SimGrid's MPI_I_anyReduce step by step (CC 27); its split into phase helpers waits for the colls restructuring
+class _RabVector:
+    """The working vector of :func:`rab_any` and its pieces, in elements: ``even[i]`` /
+    ``odd[i]`` = (start, count) of the lower / upper half split at step ``i`` of the
+    recursive halving."""
+
+    __slots__ = ("buf", "elem", "count", "even", "odd", "r")
+
+    def __init__(self, data: bytes, elem: int, n: int, r: int) -> None:
+        self.buf = bytearray(data)
+        self.elem = elem
+        self.count = len(data) // elem
+        self.even = [(0, 0)] * n
+        self.odd = [(0, 0)] * n
+        self.r = r
+
+    def get(self, piece: tuple[int, int]) -> bytes:
+        start, cnt = piece
+        return bytes(self.buf[start * self.elem:(start + cnt) * self.elem])
+
+    def put(self, start: int, v: bytes) -> None:
+        self.buf[start * self.elem:start * self.elem + len(v)] = v
+
+    def split(self, idx: int, x_start: int, x_count: int) -> None:
+        self.even[idx] = (x_start, x_count // 2)
+        self.odd[idx] = (x_start + x_count // 2, x_count - x_count // 2)
+
+    def old(self, nr: int) -> int:
+        """The rank of new rank ``nr``."""
+        return nr * 2 if nr < self.r else nr + self.r
+
+
+def _rab_fold(ctx: Ctx, v: _RabVector, red: Reduction) -> None:
+    """Step 2: the first 2r ranks fold pairwise (the even one ends with the pair's sum)."""
+    me, count = ctx.me, v.count
+    half = count // 2
+    if me % 2 == 0:
+        got = ctx.sendrecv(v.get((half, count - half)), me + 1, me + 1, 1)
+        v.put(0, red(v.get((0, half)), got))
+        v.put(half, ctx.recv(me + 1, 2))
+    else:
+        got = ctx.sendrecv(v.get((0, half)), me - 1, me - 1, 1)
+        ctx.send(red(got, v.get((half, count - half))), me - 1, 2)
+
+
+def _rab_halve(ctx: Ctx, v: _RabVector, red: Reduction, newrank: int, n: int) -> tuple[int, int]:
+    """Steps 3-5: recursive halving among the 2^n new ranks; the piece this rank reduced."""
+    x_start, x_count = 0, v.count
+    for idx in range(n):
+        x_base = 1 << idx
+        v.split(idx, x_start, x_count)
+        if (newrank // x_base) % 2 == 0:
+            x_start, x_count = v.even[idx]
+            peer = v.old(newrank + x_base)
+            got = ctx.sendrecv(v.get(v.odd[idx]), peer, peer, 10 + idx)
+            v.put(x_start, red(v.get((x_start, x_count)), got))
+        else:
+            x_start, x_count = v.odd[idx]
+            peer = v.old(newrank - x_base)
+            got = ctx.sendrecv(v.get(v.even[idx]), peer, peer, 10 + idx)
+            v.put(x_start, red(got, v.get((x_start, x_count))))
+    return x_start, x_count
+
+
+def _rab_double(ctx: Ctx, v: _RabVector, newrank: int, n: int) -> None:
+    """Allreduce, step 6: the pieces travel back by recursive doubling."""
+    for idx in range(n - 1, -1, -1):
+        x_base = 1 << idx
+        if (newrank // x_base) % 2 == 0:
+            peer = v.old(newrank + x_base)
+            v.put(v.odd[idx][0], ctx.sendrecv(v.get(v.even[idx]), peer, peer, 40 + idx))
+        else:
+            peer = v.old(newrank - x_base)
+            v.put(v.even[idx][0], ctx.sendrecv(v.get(v.odd[idx]), peer, peer, 40 + idx))
+
+
+def _rab_odd_root(ctx: Ctx, v: _RabVector, root: int, newrank: int, piece: tuple[int, int], n: int) -> int:
+    """Reduce, step 6.0: an odd root among the first 2r takes rank 0's place (new rank 0);
+    returns this rank's new rank."""
+    me = ctx.me
+    if me == 0:
+        ctx.send(v.get(piece), root, 60)
+        newrank = -1
+    if me == root:
+        newrank = 0
+        x_start, x_count = 0, v.count
+        for idx in range(n):
+            v.split(idx, x_start, x_count)
+            x_start, x_count = v.even[idx]
+        v.put(0, ctx.recv(0, 60))
+    return newrank
+
+
+def _rab_gather_to_root(ctx: Ctx, v: _RabVector, root: int, newrank: int, newroot: int, n: int) -> None:
+    """Reduce, steps 6.1-6.n: pieces move towards the root's half at distances 2^(n-1) … 1."""
+    def old_r(nr: int) -> int:
+        return root if nr == newroot else v.old(nr)
+
+    for idx in range(n - 1, -1, -1):
+        x_base = 1 << idx
+        even = (newrank // x_base) % 2 == 0
+        peer = old_r(newrank + x_base if even else newrank - x_base)
+        if (newrank & x_base) != (newroot & x_base):
+            ctx.send(v.get(v.even[idx] if even else v.odd[idx]), peer, 40 + idx)
+        else:
+            v.put(v.odd[idx][0] if even else v.even[idx][0], ctx.recv(peer, 40 + idx))
+
+
+def rab_any(ctx: Ctx, root: int, data: bytes, red: Reduction, is_all: bool) -> bytes | None:
     """``MPI_I_anyReduce`` of SimGrid's reduce-rab.cpp, shared by reduce ``rab`` and
     allreduce ``rab``. With p = 2^n + r:
 
@@ -417,118 +524,37 @@ def rab_any(ctx: Ctx, root: int, data: bytes, red: Reduction, is_all: bool) -> b
     Cost (r = 0): 2n α + 2 (1 − 2^-n) nβ for allreduce, n α + 2 (1 − 2^-n) nβ … for reduce;
     (r > 0) two more α and 1½ nβ."""
     size, me = ctx.size, ctx.me
-    elem = red.elem
-    count = len(data) // elem
-    if size == 1 or count == 0:
+    if size == 1 or len(data) // red.elem == 0:
         return data if is_all or me == root else None
     if is_all:
         root = me
     x_size = pof2_floor(size)
     n = x_size.bit_length() - 1
     r = size - x_size
-    buf = bytearray(data)
-
-    def get(start: int, cnt: int) -> bytes:
-        return bytes(buf[start * elem:(start + cnt) * elem])
-
-    def put(start: int, v: bytes) -> None:
-        buf[start * elem:start * elem + len(v)] = v
-
-    # step 2: the first 2r ranks fold pairwise
-    half = count // 2
+    v = _RabVector(data, red.elem, n, r)
     if me < 2 * r:
-        if me % 2 == 0:
-            got = ctx.sendrecv(get(half, count - half), me + 1, me + 1, 1)
-            put(0, red(get(0, half), got))
-            put(half, ctx.recv(me + 1, 2))
-        else:
-            got = ctx.sendrecv(get(0, half), me - 1, me - 1, 1)
-            ctx.send(red(got, get(half, count - half)), me - 1, 2)
-    # steps 3-5: recursive halving among the 2^n new ranks
-    if me >= 2 * r:
-        newrank = me - r
-    elif me % 2 == 0:
-        newrank = me // 2
-    else:
-        newrank = -1
-
-    def old(nr: int) -> int:
-        return nr * 2 if nr < r else nr + r
-
-    start_even = [0] * n
-    count_even = [0] * n
-    start_odd = [0] * n
-    count_odd = [0] * n
-    x_start, x_count = 0, count
+        _rab_fold(ctx, v, red)
+    newrank = me - r if me >= 2 * r else (me // 2 if me % 2 == 0 else -1)
+    piece = (0, v.count)
     if newrank >= 0:
-        for idx in range(n):
-            x_base = 1 << idx
-            start_even[idx] = x_start
-            count_even[idx] = x_count // 2
-            start_odd[idx] = x_start + count_even[idx]
-            count_odd[idx] = x_count - count_even[idx]
-            if (newrank // x_base) % 2 == 0:
-                x_start, x_count = start_even[idx], count_even[idx]
-                peer = old(newrank + x_base)
-                got = ctx.sendrecv(get(start_odd[idx], count_odd[idx]), peer, peer, 10 + idx)
-                put(x_start, red(get(x_start, x_count), got))
-            else:
-                x_start, x_count = start_odd[idx], count_odd[idx]
-                peer = old(newrank - x_base)
-                got = ctx.sendrecv(get(start_even[idx], count_even[idx]), peer, peer, 10 + idx)
-                put(x_start, red(got, get(x_start, x_count)))
+        piece = _rab_halve(ctx, v, red, newrank, n)
     if is_all:
-        # step 6: recursive doubling of the pieces; step 7: odd ranks of the first 2r
         if newrank >= 0:
-            for idx in range(n - 1, -1, -1):
-                x_base = 1 << idx
-                if (newrank // x_base) % 2 == 0:
-                    peer = old(newrank + x_base)
-                    got = ctx.sendrecv(get(start_even[idx], count_even[idx]), peer, peer, 40 + idx)
-                    put(start_odd[idx], got)
-                else:
-                    peer = old(newrank - x_base)
-                    got = ctx.sendrecv(get(start_odd[idx], count_odd[idx]), peer, peer, 40 + idx)
-                    put(start_even[idx], got)
-        if me < 2 * r:
+            _rab_double(ctx, v, newrank, n)
+        if me < 2 * r:  # step 7: each even rank of the first 2r hands the result to its odd neighbour
             if me % 2 == 0:
-                ctx.send(bytes(buf), me + 1, 70)
+                ctx.send(bytes(v.buf), me + 1, 70)
             else:
-                buf = bytearray(ctx.recv(me - 1, 70))
-        return bytes(buf)
-    # reduce, step 6.0: an odd root among the first 2r takes rank 0's place
+                v.buf = bytearray(ctx.recv(me - 1, 70))
+        return bytes(v.buf)
     if root < 2 * r and root % 2 == 1:
-        if me == 0:
-            ctx.send(get(x_start, x_count), root, 60)
-            newrank = -1
-        if me == root:
-            newrank = 0
-            x_start, x_count = 0, count
-            for idx in range(n):
-                start_even[idx] = x_start
-                count_even[idx] = x_count // 2
-                start_odd[idx] = x_start + count_even[idx]
-                count_odd[idx] = x_count - count_even[idx]
-                x_start, x_count = start_even[idx], count_even[idx]
-            put(0, ctx.recv(0, 60))
+        newrank = _rab_odd_root(ctx, v, root, newrank, piece, n)
         newroot = 0
     else:
         newroot = root // 2 if root < 2 * r else root - r
-    # steps 6.1-6.n: pieces move towards the root's half at distances 2^(n-1) … 1
     if newrank >= 0:
-        def old_r(nr: int) -> int:
-            return root if nr == newroot else old(nr)
-
-        for idx in range(n - 1, -1, -1):
-            x_base = 1 << idx
-            even = (newrank // x_base) % 2 == 0
-            if (newrank & x_base) != (newroot & x_base):
-                s, c = (start_even[idx], count_even[idx]) if even else (start_odd[idx], count_odd[idx])
-                ctx.send(get(s, c), old_r(newrank + x_base if even else newrank - x_base), 40 + idx)
-            else:
-                s = start_odd[idx] if even else start_even[idx]
-                put(s, ctx.recv(old_r(newrank + x_base if even else newrank - x_base), 40 + idx))
-    return bytes(buf) if me == root else None
+        _rab_gather_to_root(ctx, v, root, newrank, newroot, n)
+    return bytes(v.buf) if me == root else None
 
 
 @algorithm("reduce", "rab", source="Rabenseifner 1997 (SimGrid reduce-rab.cpp reduce__rab)")

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 from smpy.colls.core import is_pof2, pof2_floor
+from smpy.colls.smp import smp_of, smp_ready
 from smpy.support.internal import SmpyInternalError
 
 if TYPE_CHECKING:
@@ -300,7 +301,6 @@ def mpich(family: str, q: Query, ctx: Ctx) -> str:
     if family in SINGLE:
         return SINGLE[family]
     if family == "bcast" and not q.smp_comm:
-        from smpy.colls.smp import smp_of  # init_smp happens in the decision, as in SimGrid
         if smp_of(ctx).uniform:
             return "SMP_binomial"
         q = Query(q.size, q.nbytes, q.count, q.commutative, q.counts, True)
@@ -350,7 +350,6 @@ def _mv2_pick(entries: list[tuple], nbytes: float, scale: int = 1) -> int:
 def _mv2_conf(tables: dict[int, list[dict]], ctx: Ctx) -> tuple[list[dict], bool]:
     """The per-ranks-per-node table matching the node size (uniform nodes only), and
     whether one matched (MVAPICH2's ``partial_sub_ok``); else the first one."""
-    from smpy.colls.smp import smp_of
     info = smp_of(ctx)
     if info.uniform:
         local = info.intra_of[ctx.me].size
@@ -364,7 +363,6 @@ _MV2_ALLREDUCE_MCAST = ("MPIR_Allreduce_mcst_reduce_redscat_gather_MV2", "MPIR_A
 
 def _mv2_smp(ctx: Ctx) -> Any:
     """The communicator's SMP layout (SimGrid's ``init_smp``, done by most MV2 decisions)."""
-    from smpy.colls.smp import smp_of
     return smp_of(ctx)
 
 
@@ -395,7 +393,6 @@ def _mv2_allgather(q: Query, ctx: Ctx, state: dict[str, str], tables: dict) -> s
 
 
 def _mv2_gather(q: Query, ctx: Ctx, state: dict[str, str], tables: dict) -> str:
-    from smpy.colls.smp import smp_ready
     row = _mv2_row(tables, q.size)
     inter = row["inter_leader"][_mv2_pick(row["inter_leader"], q.nbytes)][2]
     intra = row["intra_node"][_mv2_pick(row["intra_node"], q.nbytes)][2]
@@ -514,6 +511,7 @@ MV2_RULES: dict[str, tuple[str, Callable[[Query, Any, dict[str, str], Any], str]
 def mvapich2(family: str, q: Query, ctx: Ctx) -> str:
     """MVAPICH2's decision for ``family`` (SimGrid's ``<coll>__mvapich2``), setting the
     MV2 function pointers the two-level algorithms read (``ctx.sel.mv2``)."""
+    # not at the top: 40 kB of literals, loaded by the first mvapich2 decision only
     from smpy.colls.tables_mv2 import MV2
 
     if family in MV2_FIXED:
@@ -533,7 +531,7 @@ def impi(family: str, q: Query, ctx: Ctx) -> str:
     for the ranks-per-node count (uniform nodes; else the 1-ppn one), the first row whose
     ``max_num_proc`` ≥ size, the first entry with ``nbytes < max_size`` (at most
     ``num_elems`` entries skipped, as SimGrid's loop does)."""
-    from smpy.colls.smp import smp_of
+    # not at the top: 38 kB of literals, loaded by the first impi decision only
     from smpy.colls.tables_impi import IMPI
 
     if family in SINGLE:

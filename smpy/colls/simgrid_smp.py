@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from smpy.colls import allgather as _allgather
 from smpy.colls.allreduce import _smp_intra_bcast, _smp_intra_reduce
+from smpy.colls.bcast import _remainder, _root_to_zero
+from smpy.colls.core import Blob, BlockVector, cut
 from smpy.colls.registry import algorithm
 from smpy.colls.smp import smp_of
 
@@ -217,7 +219,6 @@ def SMP_binary(ctx: Ctx, root: int, data: bytes | None, nbytes: int, elem: int) 
     in the order inter-left, inter-right, intra-left, intra-right); the remainder of the
     last partial segment through the selected bcast. Non-uniform nodes: mpich's bcast.
     ≈ (log2(p/c) + log2 c + n/s)(α + sβ) with two sends per level."""
-    from smpy.colls.bcast import _remainder, _root_to_zero
     info = smp_of(ctx)
     if not info.uniform:
         return ctx.sel.run_selector("bcast", "mpich", ctx, root, data, nbytes, elem)
@@ -355,7 +356,6 @@ def smp_rsag_lr(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     sits at SimGrid's "last segment" offset, so each ring message carries the whole
     vector (smpy moves the same bytes and keeps the result exact).
     ≈ 2 log2 c (α + nβ) + 2(p/c − 1)(α + nβ c/p)."""
-    from smpy.colls.core import Blob, cut
     nc = _num_core(ctx)
     size, me = ctx.size, ctx.me
     elem = red.elem
@@ -401,7 +401,6 @@ def smp_rsag_rab(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
     doubles 2⌊n/2^(L+1)⌋); SimGrid's own data is only right when p/c divides the count, smpy
     carries the exact pieces in messages of those sizes.
     ≈ 2 log2 c (α + nβ) + 2 log2(p/c) α + 2 (p/c − 1)/(p/c) nβ."""
-    from smpy.colls.core import Blob, BlockVector
     nc = _num_core(ctx)
     size, me = ctx.size, ctx.me
     elem = red.elem

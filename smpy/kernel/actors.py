@@ -187,7 +187,10 @@ def block_on(activity: Activity, label: Callable[[], str] | str | None = None) -
         actor.waiting_for = activity
         actor.wait_label = label
         activity.waiters.append(actor)
-        _yield_to_maestro(actor)
+        # _yield_to_maestro(actor), inlined (once per blocking call)
+        actor.glet.parent.switch()
+        if actor.engine.stopping and actor.waiting_for is not None:
+            raise ActorKilled()
         actor.wait_label = None
     if activity.state == FAILED:
         exc = activity.exception

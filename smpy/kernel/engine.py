@@ -60,6 +60,9 @@ class Event:
         self.cancelled = False
 
 
+_new_event = Event.__new__
+
+
 class DeadlockError(RuntimeError):
     """No actor can make progress. ``blocked`` lists ``(actor, description)`` pairs."""
 
@@ -100,7 +103,11 @@ class Engine:
         if delay < 0.0:
             delay = 0.0
         t = self.now + delay
-        ev = Event(t, fn, args)
+        ev = _new_event(Event)  # Event(t, fn, args) without the __init__ frame (twice per message)
+        ev.time = t
+        ev.fn = fn
+        ev.args = args
+        ev.cancelled = False
         seq = self._seq = self._seq + 1
         _heappush(self._heap, (t, seq, ev))
         return ev

@@ -15,7 +15,7 @@ The network flows and the disk operations have the same life, written once here:
 :class:`SharingModel` is the model's side: after each round in which the system changed
 (``model.dirty``), :meth:`SharingModel.update` solves it and hands each activity whose share
 changed its new rate :math:`f \cdot x`. The kernel knows the system only through
-``variable``, ``remove``, ``dirty`` and ``solve``: models build it (:mod:`smpy.lmm`).
+``variable``, ``remove`` (which returns ``dirty``), ``dirty`` and ``solve``: models build it (:mod:`smpy.lmm`).
 """
 
 from __future__ import annotations
@@ -100,8 +100,7 @@ class SharedActivity(RateActivity):
     def _release(self) -> None:
         """Leave the system (the share goes back to the others)."""
         if self.var is not None:
-            system = self.model.system
-            system.remove(self.var)
+            dirty = self.model.system.remove(self.var)  # the system's ``dirty`` after the removal
             self.var = None
-            if system.dirty:  # alone on its constraints: nothing to re-solve
+            if dirty:  # alone on its constraints: nothing to re-solve
                 self.model.dirty = True

@@ -156,7 +156,8 @@ class System:
             self._lonely.append(v)
         return v
 
-    def remove(self, v: Variable) -> None:
+    def remove(self, v: Variable) -> bool:
+        """Take ``v`` out of the system; returns :attr:`dirty` (whether a solve is due)."""
         for c, _ in v.elements:
             vars_ = c.vars
             del vars_[v]
@@ -164,6 +165,7 @@ class System:
                 self._modified[c.id] = c
         v.elements = []
         v.value = 0.0
+        return bool(self._modified or self._lonely)
 
     def set_bound(self, v: Variable, bound: float) -> None:
         v.bound = bound
@@ -208,7 +210,7 @@ class System:
         mark = self._mark
         self._modified = {}
         # seeds in constraint-id order (ids are the dict keys: an int sort, no key function)
-        seeds = modified.values() if len(modified) == 1 else [modified[cid] for cid in sorted(modified)]
+        seeds = modified.values() if len(modified) == 1 else list(map(modified.__getitem__, sorted(modified)))
         for seed in seeds:
             if seed._mark == mark:
                 continue

@@ -42,26 +42,25 @@ def mpicall(fn: F) -> F:
             proc = current()
         depth = proc.depth
         world = proc.world
-        timing = world.timing
         if depth == 0:
             if proc.finalized and not after_finalize_ok:
                 errors.raise_error(errors.ERR_OTHER, f"{fn.__qualname__} called after MPI_Finalize")
-            if timing.regions is not None:
-                timing.regions.locate(proc, sys._getframe(1))
-            if timing.measure or proc.bench.sampling is not None:
-                timing.flush(proc)
             proc.mpi_calls += 1
-        # smpy/probe-sees:polled: a call during which simulated time passed waited in the
-        # progress engine (the time a call burns before it starts is the burst flushed above)
-        t_in = world.engine.now if world.probe_polled and depth == 0 else -1.0
+            if proc.bench.sampling is not None:
+                return _hooked(fn, name, ints, proc, depth, args, kwargs)
+        if world.tracer is not None or world.probe_polled or world.timing.measure:
+            return _hooked(fn, name, ints, proc, depth, args, kwargs)
+        # fast path: no feature watches MPI calls in this run
         proc.depth = depth + 1
-        tracer = world.tracer
-        if tracer is not None:
-            tracer.enter(proc.rank, name, sys._getframe(1) if depth == 0 else None)
         try:
             if ints:  # inline check first: the arguments are ints on nearly every call
-                for i, _ in ints:
-                    if i >= len(args) or type(args[i]) is not int:
+                n = len(args)
+                for i, pname in ints:
+                    if i < n:
+                        if type(args[i]) is not int:
+                            args = coerce_ints(ints, args, kwargs)
+                            break
+                    elif pname in kwargs and type(kwargs[pname]) is not int:
                         args = coerce_ints(ints, args, kwargs)
                         break
             return fn(*args, **kwargs)
@@ -73,16 +72,60 @@ def mpicall(fn: F) -> F:
             raise
         finally:
             proc.depth = depth
-            if t_in >= 0.0 and world.engine.now > t_in:
-                proc.progressed_at = world.engine.now
-            if tracer is not None:
-                tracer.exit(proc.rank)
-            if depth == 0 and timing.measure:
-                proc.bench.start = _thread_time()
-                if timing.count_faults:
-                    timing.mark_faults(proc)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _hooked(fn: Callable[..., Any], name: str, ints: tuple[tuple[int, str], ...], proc: Process, depth: int,
+            args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """An MPI call with the features that watch calls: timing of the compute bursts,
+    regions, the tracer, ``smpy/probe-sees:polled`` (the fast path below has none)."""
+    world = proc.world
+    timing = world.timing
+    if depth == 0:
+        if timing.regions is not None:
+            timing.regions.locate(proc, sys._getframe(2))
+        if timing.measure or proc.bench.sampling is not None:
+            timing.flush(proc)
+    # smpy/probe-sees:polled: a call during which simulated time passed waited in the
+    # progress engine (the time a call burns before it starts is the burst flushed above)
+    t_in = world.engine.now if world.probe_polled and depth == 0 else -1.0
+    proc.depth = depth + 1
+    tracer = world.tracer
+    if tracer is not None:
+        tracer.enter(proc.rank, name, sys._getframe(2) if depth == 0 else None)
+    try:
+        if ints:
+            args = _check_ints(ints, args, kwargs)
+        return fn(*args, **kwargs)
+    except errors.MPIException as exc:
+        if depth == 0 and error_hook is not None and error_hook(args, exc):
+            return None
+        raise
+    finally:
+        proc.depth = depth
+        if t_in >= 0.0 and world.engine.now > t_in:
+            proc.progressed_at = world.engine.now
+        if tracer is not None:
+            tracer.exit(proc.rank)
+        if depth == 0 and timing.measure:
+            proc.bench.start = _thread_time()
+            if timing.count_faults:
+                timing.mark_faults(proc)
+
+
+def _check_ints(ints: tuple[tuple[int, str], ...], args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """``args`` with the integer parameters converted (:func:`smpy.mpi.args.coerce_ints`),
+    checked inline first: they are ints on nearly every call, positional or by keyword."""
+    n = len(args)
+    for i, pname in ints:
+        if i < n:
+            if type(args[i]) is not int:
+                return coerce_ints(ints, args, kwargs)
+        elif pname in kwargs and type(kwargs[pname]) is not int:
+            return coerce_ints(ints, args, kwargs)
+    return args
 
 
 _AFTER_FINALIZE = {"Is_initialized", "Is_finalized", "Get_version", "Get_library_version", "Wtime", "Wtick",

@@ -38,6 +38,7 @@ from smpy.runtime.constants import (
     P2P,
     PROC_NULL,
     SIMILAR,
+    TAG_UB,
     UNDEFINED,
     UNEQUAL,
 )
@@ -193,19 +194,24 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
         self._send(buf, dest, tag, "MPI_Ssend", True)
 
     def _send(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> None:
-        impl, pr = self._impl, proc()
-        p2p.check_dest(impl, dest, call)
-        p2p.check_send_tag(tag, call)
+        impl = self._impl
+        pr = _actors._current.data  # type: ignore[union-attr]  # the rank (@mpicall checked it)
+        if not 0 <= dest < impl.rsize:  # the checks' conditions inline: they pass on nearly every call
+            p2p.check_dest(impl, dest, call)
+        if not 0 <= tag <= TAG_UB:
+            p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
-        req = p2p.isend(pr, impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, sync, blocking=True)
+        req = p2p.isend(pr, impl, P2P, pack_message(spec), spec.count * spec.datatype.size, dest, tag, call,
+                        sync, blocking=True)
         p2p.wait(pr, req)
 
-    def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool) -> Request:
+    def _isend(self, buf: Any, dest: int, tag: int, call: str, sync: bool, owned: bool = False) -> Request:
+        """``owned``: copy the message now (its buffer receives before the send completes)."""
         impl = self._impl
         p2p.check_dest(impl, dest, call)
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
-        return Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, sync))
+        return Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec, owned), spec.nbytes, dest, tag, call, sync))
 
     @mpicall
     def Isend(self, buf: Any, dest: int, tag: int = 0) -> Request:
@@ -217,14 +223,16 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
 
     def _irecv(self, buf: Any, source: int, tag: int, call: str) -> p2p.Request:
         impl = self._impl
-        p2p.check_source(impl, source, call)
-        p2p.check_recv_tag(tag, call)
+        if not 0 <= source < impl.rsize:  # the checks' conditions inline (as _send's)
+            p2p.check_source(impl, source, call)
+        if not 0 <= tag <= TAG_UB:
+            p2p.check_recv_tag(tag, call)
         spec = msgspec.parse_recv(buf) if source != PROC_NULL else None
-        return p2p.irecv(proc(), impl, P2P, source, tag, spec, call)
+        return p2p.irecv(_actors._current.data, impl, P2P, source, tag, spec, call)  # type: ignore[union-attr]
 
     @mpicall
     def Recv(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG, status: Status | None = None) -> None:
-        req = p2p.wait(proc(), self._irecv(buf, source, tag, "MPI_Recv"))
+        req = p2p.wait(_actors._current.data, self._irecv(buf, source, tag, "MPI_Recv"))  # type: ignore[union-attr]
         if status is not None or req.error:  # fill the status, raise on truncation
             Request._wrap(req)._complete(status)
 
@@ -258,7 +266,7 @@ class Comm(CommMgmtMixin, CommPersistMixin, DisconnectMixin, CommFtMixin):
         p = proc()
         ti = _ti_begin(p)
         try:
-            s = self._isend(buf, dest, sendtag, "MPI_Sendrecv_replace", False)  # packs (copies) first
+            s = self._isend(buf, dest, sendtag, "MPI_Sendrecv_replace", False, True)  # packs (copies) first
             r = self._irecv(buf, source, recvtag, "MPI_Sendrecv_replace")
             s.Wait()
             Request._wrap(r).Wait(status)

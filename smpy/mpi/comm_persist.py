@@ -387,7 +387,8 @@ class CommPersistMixin:
         p2p.check_send_tag(tag, call)
         spec = msgspec.parse_send(buf) if dest != PROC_NULL else msgspec.null_spec()
         self._bcheck(spec.nbytes, dest, call)
-        req = p2p.isend(proc(), impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, blocking=blocking)
+        # copied now, as into the attached buffer: the send completes at once
+        req = p2p.isend(proc(), impl, P2P, pack_message(spec, True), spec.nbytes, dest, tag, call, blocking=blocking)
         return self._buffered(req, spec.nbytes, dest, call)
 
     @mpicall
@@ -435,7 +436,7 @@ class CommPersistMixin:
     @mpicall
     def Isendrecv_replace(self, buf: Any, dest: int, sendtag: int = 0, source: int = ANY_SOURCE,
                           recvtag: int = ANY_TAG) -> Request:
-        s = self._isend(buf, dest, sendtag, "MPI_Isendrecv_replace", False)  # type: ignore[attr-defined]
+        s = self._isend(buf, dest, sendtag, "MPI_Isendrecv_replace", False, True)  # type: ignore[attr-defined]
         r = self._irecv(buf, source, recvtag, "MPI_Isendrecv_replace")  # type: ignore[attr-defined]
         return Request._wrap(_join(s._impl, r, "MPI_Isendrecv_replace"))
 
@@ -451,7 +452,7 @@ class CommPersistMixin:
         def starter() -> p2p.Request:
             if buffered:
                 self._bcheck(spec.nbytes, dest, call)
-            req = p2p.isend(pr, impl, P2P, pack_message(spec), spec.nbytes, dest, tag, call, sync)
+            req = p2p.isend(pr, impl, P2P, pack_message(spec, buffered), spec.nbytes, dest, tag, call, sync)
             return self._buffered(req, spec.nbytes, dest, call) if buffered else req
 
         return Prequest._wrap(PersistentRequest(pr, p2p.SEND, impl, call, starter, dest, tag))  # type: ignore[return-value]

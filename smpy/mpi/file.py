@@ -13,6 +13,8 @@ import copyreg
 import os
 from typing import Any
 
+import numpy as np
+
 from smpy.colls.basic import allgather as _allgather_raw
 from smpy.colls.basic import barrier as _barrier
 from smpy.colls.nonblocking import start as _coll_start
@@ -210,6 +212,7 @@ class File(ErrhandlerMixin):
         fcomm = impl.agree(pr, ("MPI_File_open",), lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
         rio.meta_wait(pr, None, "MPI_File_open", path)
         fh = rio.open_file(pr, fcomm, path, amode, _info_dict(info), BYTE._impl)
+        rio.record_open(pr, fh)
         f = File.__new__(cls)
         f._fh = fh
         _files()[fh.handle] = f
@@ -220,6 +223,10 @@ class File(ErrhandlerMixin):
         fh = self._live("MPI_File_close")
         pr = proc()
         _barrier(pr, fh.shared.comm)
+        self._close_now(pr, fh)
+
+    def _close_now(self, pr: Any, fh: rio.FileHandle) -> None:
+        """``MPI_File_close`` once the members met (also ``smpy replay``'s close)."""
         rio.meta_wait(pr, fh, "MPI_File_close")
         rio.close_file(fh)
         _files().pop(fh.handle, None)
@@ -396,7 +403,7 @@ class File(ErrhandlerMixin):
         return n, (rio.charge_file(proc(), fh, offset, n, False) if timed else None)
 
     def _finish(self, fh: rio.FileHandle, n: int, act: Any, status: Status | None, call: str) -> None:
-        rio.wait(act, call)
+        rio.wait(act, call, proc(), fh)
         if status is not None:
             status._set_count(n, False)
 
@@ -783,3 +790,26 @@ def Register_datarep(datarep: str, read_fn: Any, write_fn: Any, extent_fn: Any) 
     if datarep in reps or datarep in rio.DATAREPS:
         errors.raise_error(errors.ERR_DUP_DATAREP, f"MPI_Register_datarep: datarep {datarep} already defined")
     reps.add(datarep)
+
+
+def replay(f: File, action: str, offs: Any = (), lens: Any = ()) -> None:
+    """``smpy replay`` of a recorded MPI-IO action on the open file ``f``: the time of the
+    access to the file byte ranges ``offs``/``lens`` (``write``, ``read``, ``write_all``,
+    ``read_all``; no data moves), a metadata operation (``meta``) or the close (``close``:
+    the members' synchronisation before it is the trace's own ``barrier``)."""
+    fh = f._live("smpy replay")
+    pr = proc()
+    if action == "meta":
+        rio.meta_wait(pr, fh, "MPI_File_meta")
+        return
+    if action == "close":
+        f._close_now(pr, fh)
+        return
+    write = action.startswith("write")
+    o = np.asarray(offs, np.int64)
+    n = np.asarray(lens, np.int64)
+    call = "MPI_File_" + action
+    if action.endswith("_all"):
+        rio.collective_pieces(pr, fh, o, n, write, call)
+    else:
+        rio.wait(rio.access_pieces(pr, fh, o, n, write), call, pr, fh)

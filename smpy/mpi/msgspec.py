@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -299,35 +300,28 @@ def _simple(msg: Any, readonly: bool, blocks: int) -> BufSpec:
     return BufSpec(o_buf, mem, offset, count, dt)
 
 
-def _array_and_type(spec: Any, readonly: bool) -> BufSpec | None:
-    """Fast path for ``[array, datatype]``: a whole C-contiguous numpy array read as
-    elements of an explicit ``MPI.Datatype`` (what :func:`_simple` computes for that form,
-    without the general unpacking); ``None`` when the spec is anything else."""
-    buf, t = spec
-    if type(buf) is not np.ndarray or type(t) is not Datatype:
-        return None
-    m = memoryview(buf)
-    if not m.c_contiguous or not m.nbytes or (m.readonly and not readonly):
-        return None
-    dt = t._impl
-    extent = dt.extent
-    n = m.nbytes
-    if dt is DATATYPE_NULL or extent <= 0 or n % extent:
-        return None  # the general path raises mpi4py's errors
-    return BufSpec(buf, m.cast("B") if m.ndim != 1 or m.format != "B" else m, 0, n // extent, dt)
-
-
-def parse_send(spec: Any, blocks: int = 1) -> BufSpec:
-    """A send-side (read-only) message. ``blocks`` > 1 (scatter/alltoall send buffers) makes
-    an inferred count the per-block count, as mpi4py does."""
+def _parse_message(spec: Any, blocks: int = 1, readonly: bool = True) -> BufSpec:
+    """:func:`parse_send` (``readonly``) and :func:`parse_recv`, with the two fast paths
+    inline: a whole C-contiguous numpy array, as ``[array, datatype]`` with an explicit
+    ``MPI.Datatype`` or alone (datatype from its dtype); anything else, and every error,
+    goes through :func:`_simple`."""
     t = type(spec)
-    if (t is list or t is tuple) and blocks < 2 and len(spec) == 2:
-        fast = _array_and_type(spec, True)
-        if fast is not None:
-            return fast
-    if t is np.ndarray:  # fast path: whole numpy array, datatype from its dtype
+    if t is list or t is tuple:
+        if blocks < 2 and len(spec) == 2:
+            buf, dtype = spec
+            if type(buf) is np.ndarray and type(dtype) is Datatype:
+                m = memoryview(buf)
+                n = m.nbytes
+                if m.c_contiguous and n and (readonly or not m.readonly):
+                    dt = dtype._impl
+                    extent = dt.extent
+                    if dt is not DATATYPE_NULL and extent > 0 and not n % extent:
+                        return BufSpec(buf, m.cast("B") if m.ndim != 1 or m.format != "B" else m, 0,
+                                       n // extent, dt)
+    elif t is np.ndarray:  # whole numpy array, datatype from its dtype
         m = memoryview(spec)
-        if m.c_contiguous and m.nbytes:  # (empty arrays: _simple, cast fails on 0 in shape)
+        # (empty arrays: _simple, cast fails on 0 in shape)
+        if m.c_contiguous and m.nbytes and (readonly or not m.readonly):
             fmt = m.format
             mem = m.cast("B") if m.ndim != 1 or fmt != "B" else m
             dt = from_typechar(fmt)
@@ -335,27 +329,16 @@ def parse_send(spec: Any, blocks: int = 1) -> BufSpec:
             size = dt.size
             if blocks < 2 and size and n % size == 0:
                 return BufSpec(spec, mem, 0, n // size, dt)
-    return _simple(spec, True, blocks)
+    return _simple(spec, readonly, blocks)
 
 
-def parse_recv(spec: Any, blocks: int = 1) -> BufSpec:
-    """A receive-side (writable) message; ``BufferError`` for read-only buffers."""
-    t = type(spec)
-    if (t is list or t is tuple) and blocks < 2 and len(spec) == 2:
-        fast = _array_and_type(spec, False)
-        if fast is not None:
-            return fast
-    if t is np.ndarray:
-        m = memoryview(spec)
-        if m.c_contiguous and not m.readonly and m.nbytes:
-            fmt = m.format
-            mem = m.cast("B") if m.ndim != 1 or fmt != "B" else m
-            dt = from_typechar(fmt)
-            n = mem.nbytes
-            size = dt.size
-            if blocks < 2 and size and n % size == 0:
-                return BufSpec(spec, mem, 0, n // size, dt)
-    return _simple(spec, False, blocks)
+# the entry points: one Python frame per message (functools.partial is C), same signatures as
+# ``parse_send(spec, blocks=1)`` and ``parse_recv(spec, blocks=1)``
+parse_send = partial(_parse_message, readonly=True)
+parse_send.__doc__ = """A send-side (read-only) message. ``blocks`` > 1 (scatter/alltoall send buffers) makes
+an inferred count the per-block count, as mpi4py does."""
+parse_recv = partial(_parse_message, readonly=False)
+parse_recv.__doc__ = """A receive-side (writable) message; ``BufferError`` for read-only buffers."""
 
 
 def parse_cco(spec: Any, blocks: int, readonly: bool) -> BufSpec:

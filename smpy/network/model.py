@@ -87,7 +87,27 @@ class Flow(SharedActivity):
 
     def __init__(self, model: NetworkModel, route: tuple[Link, ...], size: float, info: _RouteInfo,
                  bw_factor: float, lat_factor: float) -> None:
-        super().__init__(model, size, info.penalty, info.bound, info.uses, bw_factor)
+        # SharedActivity.__init__, RateActivity.__init__ and Activity.__init__, inlined: one
+        # call per message instead of four (tests/kernel/test_flat_inits.py checks the fields)
+        engine = self.engine = model.engine
+        self.state = RUNNING
+        self.waiters = []
+        self.callbacks = None
+        self.exception = None
+        self.start_time = now = engine.now
+        self.finish_time = -1.0
+        self.total = size
+        self.remaining = size
+        self.rate = 0.0
+        self.last_update = now
+        self._done_event = None
+        self.model = model
+        self.var = None
+        self.penalty = info.penalty
+        self.bound = info.bound
+        self.uses = info.uses
+        self.rate_factor = bw_factor
+        self._lat_event = None
         self.route = route
         self.size = size
         self.latency = info.lat * lat_factor
@@ -101,9 +121,21 @@ class Flow(SharedActivity):
         model = self.model
         if model._live is not None:
             model._live.pop(self, None)
-        super()._release()
+        var = self.var
+        if var is not None:  # SharedActivity._release, inlined (once per message)
+            self.var = None
+            if model.system.remove(var):  # alone on its constraints: nothing to re-solve
+                model.dirty = True
         if model.on_flow_end._slots:
             model.on_flow_end.emit(self)
+
+    def _work_done(self) -> None:
+        # RateActivity._work_done with SharedActivity._on_work_done inlined (once per message)
+        self._done_event = None
+        self.remaining = 0.0
+        self.last_update = self.engine.now
+        self._release()
+        self._finish()
 
     def describe(self) -> str:
         names = ",".join(lnk.name for lnk in self.route)
@@ -211,7 +243,10 @@ class NetworkModel(SharingModel):
                 if down is not None:
                     self._fail_flow(f, down)
                     return f
-        f.start(f.latency)
+        if f.latency > 0.0:  # f.start(f.latency), inlined
+            f._lat_event = self.engine.schedule(f.latency, f._start_bandwidth_phase)
+        else:
+            f._start_bandwidth_phase()
         return f
 
     def track_flows(self) -> None:

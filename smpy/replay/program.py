@@ -10,7 +10,8 @@ in elements of the trailing datatype ids (SMPI's numbering, :data:`DATATYPES`); 
 datatype the default is ``MPI_BYTE``, or ``MPI_DOUBLE`` when ``init`` has an argument. Send
 and receive buffers hold zeros; results are meaningless, only the traffic and its timing
 matter. Requests of ``isend``/``irecv`` are kept by (source, destination, tag) for ``wait``,
-``test`` and ``waitall``.
+``test`` and ``waitall``. smpy's own file actions (``file_*``, ``mpi_file_*``) are
+replayed by :mod:`smpy.replay.files`.
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ try:
 except ImportError:  # pragma: no cover - under a real mpiexec without smpy installed
     smpy = None
 
+from smpy.replay.files import FileActions
 from smpy.replay.ti import actions_of
 from smpy.trace.ti import DATATYPES
 
 
-class Replayer:
+class Replayer(FileActions):
     def __init__(self, comm: MPI.Intracomm) -> None:
         self.comm = comm
+        #: MPI-IO files opened by the trace, by path (smpy.replay.files)
+        self.files: dict[str, list] = {}
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.default = MPI.BYTE

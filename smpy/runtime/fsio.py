@@ -36,13 +36,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from smpy.kernel.activity import Activity, Trigger
+from smpy.kernel.actors import block_on
 from smpy.storage import Disk, StorageModel
 from smpy.storage.filesystem import FileSystem, FileSystems, Server, done, stripe_requests
 
 if TYPE_CHECKING:
     from smpy.runtime.world import World
 
-__all__ = ["report", "summary_line", "storage", "filesystems", "fs_of", "access", "metadata", "sync", "chain", "join", "Stats", "stats"]
+__all__ = ["report", "summary_line", "timed_wait", "storage", "filesystems", "fs_of", "access", "metadata", "sync", "chain", "join", "Stats", "stats"]
 
 
 def storage(world: World) -> StorageModel:
@@ -127,30 +128,51 @@ class Stats:
     __slots__ = ("files", "ranks")
 
     def __init__(self) -> None:
-        #: path -> [bytes written, bytes read, operations]
-        self.files: dict[str, list[int]] = {}
-        #: rank -> [bytes written, bytes read, operations]
-        self.ranks: dict[int, list[int]] = {}
+        #: path -> [bytes written, bytes read, operations, seconds]
+        self.files: dict[str, list[float]] = {}
+        #: rank -> [bytes written, bytes read, operations, seconds]
+        self.ranks: dict[int, list[float]] = {}
 
-    def add(self, path: str, rank: int, nbytes: int, write: bool) -> None:
+    def _rows(self, path: str, rank: int) -> tuple[list[float], list[float]]:
+        out = []
         for table, key in ((self.files, path), (self.ranks, rank)):
             row = table.get(key)  # type: ignore[call-overload]
             if row is None:
-                row = table[key] = [0, 0, 0]  # type: ignore[index]
+                row = table[key] = [0, 0, 0, 0.0]  # type: ignore[index]
+            out.append(row)
+        return out[0], out[1]
+
+    def add(self, path: str, rank: int, nbytes: int, write: bool) -> None:
+        """One data access of ``nbytes`` (an operation)."""
+        for row in self._rows(path, rank):
             row[0 if write else 1] += nbytes
             row[2] += 1
 
+    def timed(self, path: str, rank: int, seconds: float) -> None:
+        """``seconds`` the rank was blocked in a file operation (data or metadata) on ``path``."""
+        for row in self._rows(path, rank):
+            row[3] += seconds
+
+
+def timed_wait(proc: Any, path: str, act: Activity, label: str) -> None:
+    """Block ``proc`` on ``act`` (a file operation on ``path``) and add the time to the
+    file's and the rank's figures."""
+    t0 = proc.world.engine.now
+    block_on(act, label)
+    stats(proc.world).timed(path, proc.rank, proc.world.engine.now - t0)
+
 
 def report(world: World) -> dict[str, Any]:
-    """Per file and per rank (bytes written, read, operations) and per server (client bytes,
-    cache hits, disk busy seconds) of the run, for ``--report``; empty without file systems."""
+    """Per file and per rank (bytes written, read, operations, seconds blocked in file
+    operations) and per server (client bytes, cache hits, disk busy seconds) of the run, for
+    ``--report``; empty without file systems."""
     fss = getattr(world, "filesystems", None)
     st = getattr(world, "io_stats", None)
     if fss is None and st is None:
         return {}
     out: dict[str, Any] = {}
     if st is not None:
-        keys = ("bytes_written", "bytes_read", "operations")
+        keys = ("bytes_written", "bytes_read", "operations", "time_s")
         out["files"] = {p: dict(zip(keys, row)) for p, row in sorted(st.files.items())}
         out["ranks"] = {str(r): dict(zip(keys, row)) for r, row in sorted(st.ranks.items())}
     if fss is not None:

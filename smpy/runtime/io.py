@@ -104,24 +104,50 @@ def bind_fs(proc: Process, shared: FileShared) -> None:
                                    _hint_int(shared.info, "striping_unit"))
 
 
+def _ti(proc: Process, action: str, path: str, *nums: Any) -> None:
+    """An MPI-IO operation in the time-independent trace (smpy's own actions, docs/io.md)."""
+    ti = proc.world.ti
+    if ti is not None:
+        ti.file(proc.rank, action, path, *nums)
+
+
+def _pieces(offs: np.ndarray, lens: np.ndarray) -> list[int]:
+    out = [len(offs)]
+    for o, n in zip(offs.tolist(), lens.tolist()):
+        out += (o, n)
+    return out
+
+
+def _timed(proc: Process, fh: FileHandle | None, path: Any, act: Activity, label: str) -> None:
+    """Wait for ``act``; on a file system, its time goes to the file's and rank's figures."""
+    fs = fh.shared.fs if fh is not None else None
+    if fs is None:
+        block_on(act, label)
+        return
+    fsio.timed_wait(proc, fh.shared.apath if fh is not None else path, act, label)
+
+
 def meta_wait(proc: Process, fh: FileHandle | None, label: str, path: Any = None) -> None:
     """A metadata operation (open, close, delete, set_size, ...): the file system's metadata
     server when the path has one, else the legacy disk's latency."""
+    if fh is not None and label != "MPI_File_open":
+        _ti(proc, "mpi_file_close" if label == "MPI_File_close" else "mpi_file_meta", fh.shared.apath)
     fs = fh.shared.fs if fh is not None else fsio.fs_of(proc.world, path)
     if fs is None:
         charge_wait(proc, 0, True, label)
         return
-    block_on(fsio.metadata(proc.world, proc.host, fs), label)
+    _timed(proc, fh, path, fsio.metadata(proc.world, proc.host, fs), label)
 
 
 def sync_wait(proc: Process, fh: FileHandle, label: str) -> None:
     """``MPI_File_sync``: waits for the servers' flush of the file (file systems), else one
     legacy disk latency."""
     sh = fh.shared
+    _ti(proc, "mpi_file_sync", sh.apath)
     if sh.fs is None:
         charge_wait(proc, 0, True, label)
         return
-    block_on(fsio.sync(proc.world, proc.host, sh.fs, sh.apath), label)
+    _timed(proc, fh, None, fsio.sync(proc.world, proc.host, sh.fs, sh.apath), label)
 
 
 def charge_file(proc: Process, fh: FileHandle, offset: int, nbytes: int, write: bool) -> Activity:
@@ -130,8 +156,23 @@ def charge_file(proc: Process, fh: FileHandle, offset: int, nbytes: int, write: 
     views, :func:`smpy.runtime.collio.independent`), or the legacy disk model."""
     sh = fh.shared
     if sh.fs is None or nbytes <= 0:
+        if nbytes > 0:
+            _ti(proc, "mpi_file_write" if write else "mpi_file_read", sh.apath, 1,
+                offset * fh.view.esize, nbytes)
         return charge(proc, nbytes, write)
     offs, lens = fh.view.segment_arrays(offset * fh.view.esize, nbytes)
+    return access_pieces(proc, fh, offs, lens, write)
+
+
+def access_pieces(proc: Process, fh: FileHandle, offs: np.ndarray, lens: np.ndarray,
+                  write: bool) -> Activity:
+    """Start an independent access to the file byte ranges ``offs``/``lens`` (also what
+    ``smpy replay`` calls for a recorded ``mpi_file_write``/``mpi_file_read``)."""
+    sh = fh.shared
+    if len(offs):
+        _ti(proc, "mpi_file_write" if write else "mpi_file_read", sh.apath, *_pieces(offs, lens))
+    if sh.fs is None:
+        return charge(proc, int(np.sum(lens)), write)
     return collio.independent(proc, sh, offs, lens, write)
 
 
@@ -140,17 +181,38 @@ def collective_wait(proc: Process, fh: FileHandle, offset: int, nbytes: int, wri
     """The time of a collective access (``*_all``): every member of the file's communicator
     calls it; two-phase collective buffering when the hints and the accesses ask for it
     (:mod:`smpy.runtime.collio`). Returns when the whole collective access is done."""
-    sh = fh.shared
     if nbytes > 0:
         offs, lens = fh.view.segment_arrays(offset * fh.view.esize, nbytes)
     else:
         offs = lens = np.zeros(0, np.int64)
+    collective_pieces(proc, fh, offs, lens, write, label)
+
+
+def collective_pieces(proc: Process, fh: FileHandle, offs: np.ndarray, lens: np.ndarray,
+                      write: bool, label: str) -> None:
+    """A member's part of a collective access to the byte ranges ``offs``/``lens`` (file
+    systems only; also what ``smpy replay`` calls for ``mpi_file_write_all``/``read_all``)."""
+    sh = fh.shared
+    _ti(proc, "mpi_file_write_all" if write else "mpi_file_read_all", sh.apath, *_pieces(offs, lens))
+    t0 = proc.world.engine.now
     collio.collective(proc, sh, offs, lens, write, label)
+    fsio.stats(proc.world).timed(sh.apath, proc.rank, proc.world.engine.now - t0)
 
 
-def wait(act: Activity, label: str) -> None:
-    """Block the calling rank until ``act`` (a storage operation) is done."""
-    block_on(act, label)
+def wait(act: Activity, label: str, proc: Process | None = None, fh: FileHandle | None = None) -> None:
+    """Block the calling rank until ``act`` (a storage operation) is done (its time goes to
+    the figures of ``fh``'s file when given, on a file system)."""
+    if proc is None or fh is None:
+        block_on(act, label)
+        return
+    _timed(proc, fh, None, act, label)
+
+
+def record_open(proc: Process, fh: FileHandle) -> None:
+    """``MPI_File_open`` in the time-independent trace: path, amode and the hints."""
+    sh = fh.shared
+    _ti(proc, "mpi_file_open", sh.apath, sh.amode,
+        *(f"{k}={v}" for k, v in sorted(sh.info.items()) if " " not in k + v))
 
 
 # -- views ----------------------------------------------------------------------------------------

@@ -26,10 +26,12 @@ private in both buffers are copied), or any object for pickled messages.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from smpy.kernel.activity import FAILED, Activity, Sleep, Trigger
 from smpy.kernel.actors import block_on, block_on_any
+from smpy.runtime import copies as _copies
 from smpy.runtime import errors
 from smpy.runtime.comm import CommImpl, matches
 from smpy.runtime.constants import (
@@ -49,6 +51,8 @@ if TYPE_CHECKING:
     from smpy.runtime.world import Process
 
 SEND, RECV, NULL_KIND = 0, 1, 2
+#: a detached send's payload once copied into its matched receive's buffer
+_LANDED: Any = object()
 
 
 class Request(Activity):
@@ -99,7 +103,31 @@ class SendRequest(Request):
     __slots__ = ("dest_box", "flow", "arrived", "match", "detached", "sync", "src_local", "posted_at")
 
     def __init__(self, owner: Process, comm: CommImpl, channel: int, call: str, dest: int, tag: int) -> None:
-        super().__init__(owner, SEND, comm, channel, call, dest, tag)
+        # Request.__init__ and Activity.__init__, inlined (one call per request instead of three)
+        engine = self.engine = owner.world.engine
+        self.state = 0  # RUNNING
+        self.waiters = []
+        self.callbacks = None
+        self.exception = None
+        self.start_time = engine.now
+        self.finish_time = -1.0
+        self.kind = SEND
+        self.owner = owner
+        self.comm = comm
+        self.channel = channel
+        self.call = call
+        self.peer = dest
+        self.tag = tag
+        self.source = dest
+        self.nbytes = 0
+        self.error = 0
+        self.cancelled = False
+        self.payload = None
+        self.buf = None
+        self.datatype = None
+        self.persistent = False
+        self.user_data = None
+        self.ti = None
         self.flow: Activity | None = None
         self.arrived = False
         self.match: RecvRequest | None = None
@@ -113,7 +141,31 @@ class RecvRequest(Request):
     __slots__ = ("match",)
 
     def __init__(self, owner: Process, comm: CommImpl, channel: int, call: str, source: int, tag: int) -> None:
-        super().__init__(owner, RECV, comm, channel, call, source, tag)
+        # Request.__init__ and Activity.__init__, inlined (as SendRequest's)
+        engine = self.engine = owner.world.engine
+        self.state = 0  # RUNNING
+        self.waiters = []
+        self.callbacks = None
+        self.exception = None
+        self.start_time = engine.now
+        self.finish_time = -1.0
+        self.kind = RECV
+        self.owner = owner
+        self.comm = comm
+        self.channel = channel
+        self.call = call
+        self.peer = source
+        self.tag = tag
+        self.source = source
+        self.nbytes = 0
+        self.error = 0
+        self.cancelled = False
+        self.payload = None
+        self.buf = None
+        self.datatype = None
+        self.persistent = False
+        self.user_data = None
+        self.ti = None
         self.match: SendRequest | None = None
 
 
@@ -144,7 +196,7 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
     """
     world = proc.world
     if comm.revoked or (world.ft is not None and world.ft.detected):
-        err = world.ft.check_peer(proc, comm, dest, call)  # smpy.runtime.ulfm
+        err = world.ft.check_peer(proc, comm, dest, call, channel)  # smpy.runtime.ulfm
         if err is not None:
             return _failed(SendRequest(proc, comm, channel, call, dest, tag), err)
     if dest == PROC_NULL:
@@ -186,10 +238,33 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
             _wake_probers(box, src, tag)
     if detached:
         if type(payload) is memoryview:  # borrowed bytes: the sender may reuse them now
-            req.payload = payload.tobytes()
+            _detach(req)
         req.detached = True
         req._finish()
     return req
+
+
+def _detach(send: SendRequest) -> None:
+    """Copy a borrowed payload before its send completes early (detached): straight into
+    the matched receive's buffer when there is one (delivery then copies nothing: the
+    receive completes as before, when the transfer ends), else into bytes that wait in the
+    unexpected queue (no copy of an immutable ``bytes`` object). At most one copy, as MPI's
+    eager protocol makes."""
+    recv = send.match
+    if recv is not None and _lands(recv):
+        _copy_in(send, recv)
+        send.payload = _LANDED
+    elif type(send.payload.obj) is not bytes:  # bytes cannot change: they wait as they are
+        if _copies.ledger is not None:
+            _copies.ledger.add("stage", send.nbytes, send.nbytes)
+        send.payload = send.payload.tobytes()
+
+
+def _lands(recv: RecvRequest) -> bool:
+    """Whether a receive takes its bytes before it completes: a buffer, not a reduction
+    sink (whose deposits keep delivery order)."""
+    buf = recv.buf
+    return buf is not None and buf.datatype is not None
 
 
 def _failed(req: Request, err: BaseException) -> Request:
@@ -211,10 +286,10 @@ def _start_transfer(send: SendRequest, dst_host) -> None:
     proc = send.owner
     flow = proc.world.transfer(proc.host, dst_host, send.nbytes + ENVELOPE_BYTES)
     send.flow = flow
-    flow.add_callback(lambda _f, s=send: _arrived(s))
+    flow.add_callback(partial(_arrived, send))  # a C partial: no Python frame of its own
 
 
-def _arrived(send: SendRequest) -> None:
+def _arrived(send: SendRequest, _flow: Any = None) -> None:
     send.arrived = True
     recv = send.match
     if send.flow.state == FAILED:  # type: ignore[union-attr]  # a link of the route failed
@@ -249,34 +324,51 @@ def _pair(send: SendRequest, recv: RecvRequest) -> None:
             _deliver(send, recv)
 
 
-def _deliver(send: SendRequest, recv: RecvRequest) -> None:
+def _copy_in(send: SendRequest, recv: RecvRequest) -> None:
+    """Put the send's payload where the receive wants it (its buffer, a sink, or its
+    ``payload``), with MPI's truncation rule; sets the received byte count."""
     n = send.nbytes
     recv.nbytes = n
     buf = recv.buf
+    ledger = _copies.ledger
+    if ledger is not None:
+        ledger.message(n)
     if buf is None:
         data = send.payload
         t = type(data)
         # borrowed (memoryview) or folded payloads become bytes the receiver owns
-        recv.payload = data if t is not FoldedPayload and t is not memoryview else bytes(data)
+        if t is FoldedPayload or t is memoryview:
+            data = bytes(data)
+            if ledger is not None:
+                ledger.add("recv", n, n)
+        recv.payload = data
+        return
+    cap = buf.nbytes
+    data = send.payload
+    if n > cap:
+        recv.error = errors.ERR_TRUNCATE
+        recv.nbytes = cap
+        data = data[:cap]
+        recv.payload = (n, cap)
+    if not data:
+        return
+    dt = buf.datatype
+    if ledger is not None:
+        ledger.add("recv", len(data), n)
+    if dt is None:  # a sink that consumes the bytes itself (collectives' reductions)
+        buf.deposit(data)
+        return
+    count = -(-len(data) // dt.size) if dt.size else 0  # a partial last element too
+    if _folded.active or type(data) is FoldedPayload:  # copy only the private bytes
+        _folded.unpack(dt, data, buf.mem, buf.offset, count)
     else:
-        cap = buf.nbytes
-        data = send.payload
-        if n > cap:
-            recv.error = errors.ERR_TRUNCATE
-            recv.nbytes = cap
-            data = data[:cap]
-            recv.payload = (n, cap)
-        if data:
-            dt = buf.datatype
-            if dt is None:  # a sink that consumes the bytes itself (collectives' reductions)
-                buf.deposit(data)
-                data = b""
-        if data:
-            count = -(-len(data) // dt.size) if dt.size else 0  # a partial last element too
-            if _folded.active or type(data) is FoldedPayload:  # copy only the private bytes
-                _folded.unpack(dt, data, buf.mem, buf.offset, count)
-            else:
-                dt.unpack(data, buf.mem, buf.offset, count)
+        dt.unpack(data, buf.mem, buf.offset, count)
+
+
+def _deliver(send: SendRequest, recv: RecvRequest) -> None:
+    n = send.nbytes
+    if send.payload is not _LANDED:
+        _copy_in(send, recv)
     send.payload = None
     if recv.ti is not None:
         _ti_matched(send, recv)
@@ -376,7 +468,7 @@ def irecv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, bu
     """Post a receive; ``buf`` (a BufSpec) gets the bytes, otherwise ``payload`` does."""
     world = proc.world
     if comm.revoked or (world.ft is not None and world.ft.detected):
-        err = world.ft.check_peer(proc, comm, source, call)  # smpy.runtime.ulfm
+        err = world.ft.check_peer(proc, comm, source, call, channel)  # smpy.runtime.ulfm
         if err is not None:
             return _failed(RecvRequest(proc, comm, channel, call, source, tag), err)
     if source == PROC_NULL:
@@ -403,7 +495,9 @@ def wait(proc: Process, req: Request, label: str | None = None) -> Request:
     """Block until ``req`` completes; ``label`` names the blocking call (deadlock reports)."""
     if req.state == 0:
         block_on(req, None if label is None else (lambda: f"{label} on {req.describe()}"))
-    finish(proc, req)
+    # finish() has nothing to do for most requests: its conditions, checked inline
+    if req.state == FAILED or req.ti is not None or (req.kind == RECV and proc.o_recv is not None):
+        finish(proc, req)
     return req
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from smpy.runtime import copies as _copies
 from smpy.runtime import errors
 from smpy.support import folded as _folded
 
@@ -42,15 +43,26 @@ def pack_owned(spec: Any) -> bytes | bytearray:
     return pack(spec)
 
 
-def pack_message(spec: Any) -> Any:
-    """A point-to-point message's payload: the packed bytes, or, when the send buffer has
-    folded bytes (smpy.shared_array), a :class:`~smpy.support.folded.FoldedPayload` that
-    carries only the private ones (the runtime delivers it without copying folded bytes)."""
+def pack_message(spec: Any, owned: bool = False) -> Any:
+    """A point-to-point message's payload, without copying when it can: a contiguous
+    message is a ``memoryview`` of the sender's bytes, *borrowed* until the send completes
+    (the runtime copies it when the send detaches, straight into the receive buffer when one
+    is posted; :mod:`smpy.runtime.p2p`). ``owned``: the packed bytes themselves, for sends
+    whose buffer changes before the send completes (MPI_Bsend copies into the attached
+    buffer, MPI_Sendrecv_replace receives into it). When the send buffer has folded bytes
+    (smpy.shared_array), a :class:`~smpy.support.folded.FoldedPayload` that carries only the
+    private ones (the runtime delivers it without copying folded bytes)."""
     if _folded.active:
         folded = _folded.pack(spec.datatype, spec.mem, spec.offset, spec.count)
         if folded is not None:
             return folded
-    return spec.datatype.pack(spec.mem, spec.offset, spec.count)
+    dt = spec.datatype
+    if dt.contiguous and not owned:
+        off = spec.offset
+        return spec.mem[off:off + spec.count * dt.size]
+    if _copies.ledger is not None:
+        _copies.ledger.add("pack", spec.count * dt.size, spec.count * dt.size)
+    return dt.pack(spec.mem, spec.offset, spec.count)
 
 
 def unpack(spec: Any, data: bytes, offset: int | None = None, capacity: int | None = None, call: str = "") -> None:

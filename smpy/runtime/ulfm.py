@@ -89,8 +89,9 @@ class FtState:
         self.seq: dict[tuple[int, int], int] = {}
 
     # called by smpy.runtime.p2p (which cannot import this module: it is imported by it)
-    def check_peer(self, proc: Process, comm: CommImpl, peer: int, call: str) -> errors.MPIException | None:
-        return check_peer(proc, comm, peer, call)
+    def check_peer(self, proc: Process, comm: CommImpl, peer: int, call: str,
+                   channel: int = 0) -> errors.MPIException | None:
+        return check_peer(proc, comm, peer, call, channel)
 
     def transfer_failed(self, call: str, cause: Any) -> errors.MPIException | None:
         return transfer_failed(self.world, call, cause)
@@ -157,9 +158,14 @@ def _remote_ranks(comm: CommImpl) -> Any:
     return comm.rgroup if comm.remote is not None else ()
 
 
-def proc_failed(detail: str, cls: int = errors.ERR_PROC_FAILED) -> errors.MPIException:
-    text = {errors.ERR_REVOKED: REVOKED_TEXT}.get(cls, PROC_FAILED_TEXT)
+def proc_failed(detail: str, cls: int = errors.ERR_PROC_FAILED, text: str = PROC_FAILED_TEXT) -> errors.MPIException:
+    """An MPI error of class ``cls`` with MPICH's text for it. The text is given apart: with
+    MPICH, mpi4py's ERR_PROC_FAILED, ERR_PROC_FAILED_PENDING and ERR_REVOKED are one class."""
     return errors.make_error(cls, f"{detail}: {text}")
+
+
+def revoked_error(detail: str) -> errors.MPIException:
+    return proc_failed(detail, errors.ERR_REVOKED, REVOKED_TEXT)
 
 
 def _fail_pending(world: World, comm: CommImpl, rank: int) -> None:
@@ -173,11 +179,13 @@ def _fail_pending(world: World, comm: CommImpl, rank: int) -> None:
                 continue
             keep = []
             for r in box.posted:
-                if r.peer == dead_src or channel == COLL:
+                if channel == COLL:
+                    r._fail(proc_failed(f"{r.call} on {comm.describe()}: a member failed"))
+                elif r.peer == dead_src:
                     r._fail(proc_failed(f"{r.call}: peer {r.peer} of {comm.describe()} failed"))
                 elif r.peer == ANY_SOURCE and not _acked_all(comm, owner):
                     r._fail(proc_failed(f"{r.call}(MPI_ANY_SOURCE) on {comm.describe()}",
-                                        errors.ERR_PROC_FAILED_PENDING))
+                                        errors.ERR_PROC_FAILED_PENDING, PENDING_TEXT))
                 else:
                     keep.append(r)
             box.posted = keep
@@ -193,6 +201,19 @@ def _fail_pending(world: World, comm: CommImpl, rank: int) -> None:
                 if s.state == 0:
                     s._fail(proc_failed(f"{s.call}: destination {s.peer} of {comm.describe()} failed"))
             box.unexpected = []
+    _fail_collective_sends(comm)
+
+
+def _fail_collective_sends(comm: CommImpl) -> None:
+    """A collective's messages not yet delivered on a communicator with a failed member: no
+    survivor will receive them (its schedule failed, or will at its next step, see
+    :func:`check_peer`), so their senders fail instead of waiting for ever (ULFM: no call
+    blocks indefinitely after a failure)."""
+    for box in comm.boxes[COLL]:
+        for s in box.unexpected:
+            if s.state == 0 and not s.arrived:
+                s._fail(proc_failed(f"{s.call} on {comm.describe()}: a member failed"))
+        box.unexpected = []
 
 
 def _acked_all(comm: CommImpl, owner: int) -> bool:
@@ -200,16 +221,22 @@ def _acked_all(comm: CommImpl, owner: int) -> bool:
 
 
 # ------------------------------------------------------------------ checks on new operations
-def check_peer(proc: Process, comm: CommImpl, peer: int, call: str) -> errors.MPIException | None:
+def check_peer(proc: Process, comm: CommImpl, peer: int, call: str, channel: int = 0) -> errors.MPIException | None:
     """The error of a new point-to-point operation with local ``peer`` (None: go ahead).
-    Called only when the communicator is revoked or some process died."""
+    Called only when the communicator is revoked or some process died. On the collective
+    channel (a step of a collective's schedule, blocking or not) any detected failed member
+    fails the step: the failed member's part is missing, and a survivor whose schedule failed
+    will not send its part either."""
     if comm.revoked:
-        return proc_failed(f"{call} on {comm.describe()}", errors.ERR_REVOKED)
+        return revoked_error(f"{call} on {comm.describe()}")
     st = proc.world.ft
+    if channel == COLL and st is not None and st.detected and failed_members(comm):
+        return proc_failed(f"{call} on {comm.describe()}: a member failed")
     if st is None or not st.detected or peer < 0:
         if peer == ANY_SOURCE and st is not None and st.detected and not _acked_all(comm, proc.rank) \
                 and failed_members(comm):
-            return proc_failed(f"{call}(MPI_ANY_SOURCE) on {comm.describe()}", errors.ERR_PROC_FAILED_PENDING)
+            return proc_failed(f"{call}(MPI_ANY_SOURCE) on {comm.describe()}", errors.ERR_PROC_FAILED_PENDING,
+                               PENDING_TEXT)
         return None
     if peer < len(comm.rgroup) and comm.rgroup[peer] in st.detected:
         return proc_failed(f"{call}: peer {peer} of {comm.describe()} failed")
@@ -219,7 +246,7 @@ def check_peer(proc: Process, comm: CommImpl, peer: int, call: str) -> errors.MP
 def check_coll(proc: Process, comm: CommImpl, call: str) -> None:
     """Raise the error of a new collective on ``comm`` (revoked, or with a dead member)."""
     if comm.revoked:
-        raise proc_failed(f"{call} on {comm.describe()}", errors.ERR_REVOKED)
+        raise revoked_error(f"{call} on {comm.describe()}")
     if failed_members(comm):
         raise proc_failed(f"{call} on {comm.describe()}: a member failed")
 
@@ -249,14 +276,14 @@ def revoke(proc: Process, comm: CommImpl) -> None:
         for channel in (0, 1):
             for box in c.boxes[channel]:
                 for r in box.posted:
-                    r._fail(proc_failed(f"{r.call} on {c.describe()}", errors.ERR_REVOKED))
+                    r._fail(revoked_error(f"{r.call} on {c.describe()}"))
                 box.posted = []
                 for s in box.unexpected:
                     if s.state == 0:
-                        s._fail(proc_failed(f"{s.call} on {c.describe()}", errors.ERR_REVOKED))
+                        s._fail(revoked_error(f"{s.call} on {c.describe()}"))
                 box.unexpected = []
                 for w in box.probers:
-                    w._fail(proc_failed(f"MPI_Probe on {c.describe()}", errors.ERR_REVOKED))
+                    w._fail(revoked_error(f"MPI_Probe on {c.describe()}"))
                 box.probers = []
     st = proc.world.ft
     if st is not None:

@@ -316,7 +316,15 @@ class World:
         """Start a network transfer; returns the flow activity."""
         self.messages += 1
         self.bytes_sent += nbytes
-        return self.net.communicate(self.route(src, dst), nbytes, self.route(dst, src))
+        cache = self._route_cache  # route(), inlined for both directions (once per message)
+        si, di = src.index, dst.index
+        there = cache.get((si, di))
+        if there is None:
+            there = self.route(src, dst)
+        back = cache.get((di, si))
+        if back is None:
+            back = self.route(dst, src)
+        return self.net.communicate(there, nbytes, back)
 
 
 class NotInSimulation(RuntimeError):

@@ -140,18 +140,29 @@ def _end(proc: Any) -> None:
         _restart(proc)
 
 
-def _wait(proc: Any, act: Any, name: str) -> None:
+def _wait(proc: Any, act: Any, name: str, path: str | None = None) -> None:
     """Block the rank on ``act``; with ``--trace``/``--report`` the wait is a call ``name``
-    of the timeline (``file_write``, ``file_read``, ``file_open``, ``file_sync``)."""
+    of the timeline (``file_write``, ``file_read``, ``file_open``, ``file_sync``); the time
+    goes to the file's and the rank's figures (``--report``, :class:`smpy.runtime.fsio.Stats`)."""
     tracer = proc.world.tracer
+    t0 = proc.world.engine.now
     if tracer is None:
         block_on(act, name)
-        return
-    tracer.enter(proc.rank, name, sys._getframe(2))
-    try:
-        block_on(act, name)
-    finally:
-        tracer.exit(proc.rank)
+    else:
+        tracer.enter(proc.rank, name, sys._getframe(2))
+        try:
+            block_on(act, name)
+        finally:
+            tracer.exit(proc.rank)
+    if path is not None:
+        fsio.stats(proc.world).timed(path, proc.rank, proc.world.engine.now - t0)
+
+
+def _ti(proc: Any, action: str, path: str, *nums: int) -> None:
+    """The operation in the time-independent trace (``--trace-ti``), as smpy's own action."""
+    ti = proc.world.ti
+    if ti is not None:
+        ti.file(proc.rank, action, path, *nums)
 
 
 def _charge(proc: Any, path: str, fs: Any, offset: int, nbytes: int, write: bool) -> None:
@@ -159,31 +170,36 @@ def _charge(proc: Any, path: str, fs: Any, offset: int, nbytes: int, write: bool
     if nbytes <= 0 or proc is None:
         return
     world = proc.world
+    name = "file_write" if write else "file_read"
+    _ti(proc, name, path, max(0, offset), nbytes)
+    fsio.stats(world).add(path, proc.rank, nbytes, write)
     if fs is None:
         from smpy.runtime import io as rio
         act = rio.charge(proc, nbytes, write)
     else:
-        fsio.stats(world).add(path, proc.rank, nbytes, write)
         act = fsio.access(world, proc.host, fs, path, max(0, offset), nbytes, write)
-    _wait(proc, act, "file_write" if write else "file_read")
+    _wait(proc, act, name, path)
 
 
-def _meta(proc: Any, fs: Any, label: str) -> None:
+def _meta(proc: Any, fs: Any, label: str, path: str | None = None) -> None:
+    if path is not None:
+        _ti(proc, "file_" + label, path)
     if fs is None:
         from smpy.runtime import io as rio
         act = rio.charge(proc, 0, True)
     else:
         act = fsio.metadata(proc.world, proc.host, fs)
-    _wait(proc, act, "file_" + label)
+    _wait(proc, act, "file_" + label, path)
 
 
 def _sync(proc: Any, path: str, fs: Any) -> None:
+    _ti(proc, "file_sync", path)
     if fs is None:
         from smpy.runtime import io as rio
         act = rio.charge(proc, 0, True)
     else:
         act = fsio.sync(proc.world, proc.host, fs, path)
-    _wait(proc, act, "file_sync")
+    _wait(proc, act, "file_sync", path)
 
 
 # -- real files --------------------------------------------------------------------------------
@@ -441,7 +457,7 @@ def _open(file: Any, mode: str = "r", buffering: int = -1, encoding: Any = None,
     if vfs is not None:
         raw: Any = _VirtualRaw(path, vfs, _raw_mode(mode))
         _flush(proc)
-        _meta(proc, vfs, "open")
+        _meta(proc, vfs, "open", path)
         _end(proc)
         return _wrap(raw, mode, buffering, encoding, errors, newline)
     raw = _ChargedFileIO(file, _raw_mode(mode), closefd, opener=opener)
@@ -455,7 +471,7 @@ def _open(file: Any, mode: str = "r", buffering: int = -1, encoding: Any = None,
     raw._size = st.st_size
     _fds[fd] = (path, fs)
     _flush(proc)
-    _meta(proc, fs, "open")
+    _meta(proc, fs, "open", path)
     _end(proc)
     if "a" in mode:
         raw._pos = raw.seek(0, 2)
@@ -493,7 +509,7 @@ def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) ->
             fd = _orig["os.open"](os.devnull, os.O_RDWR)
             _vfds[fd] = raw
             _flush(proc)
-            _meta(proc, vfs, "open")
+            _meta(proc, vfs, "open", apath)
             _end(proc)
             return fd
     fd = _orig["os.open"](path, flags, mode, dir_fd=dir_fd)
@@ -507,7 +523,7 @@ def _os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) ->
             fs = fsio.fs_of(proc.world, apath)
             _fds[fd] = (apath, fs)
             _flush(proc)
-            _meta(proc, fs, "open")
+            _meta(proc, fs, "open", apath)
             _end(proc)
     return fd
 

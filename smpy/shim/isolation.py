@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import atexit
 import io
+import operator
 import os
 import random
 import sys
@@ -130,7 +131,8 @@ class RankContext:
 
     __slots__ = ("rank", "seed_rank", "main", "argv", "modules", "seed", "_rng", "_np_rng", "proc", "mid_line",
                  "exit_funcs", "warn_filters", "warn_show", "warn_impl", "warn_default",
-                 "stdout", "stderr", "aio")
+                 "stdout", "stderr", "aio", "heap_cell", "heap_owner", "missing", "names_seen",
+                 "mine_seen")
 
     def __init__(self, rank: int, main: types.ModuleType, argv: list[str], seed: int, proc: Any,
                  seed_rank: int | None = None) -> None:
@@ -162,6 +164,14 @@ class RankContext:
         self.stderr: Any = None
         #: asyncio's running loop and policy of the rank (smpy.shim.aio)
         self.aio = aio.AioState()
+        #: the per-rank heaps' owner cell (ctypes int) once the rank's handler is installed,
+        #: and the value that makes the rank the owner (smpy.shim.rankheap)
+        self.heap_cell: Any = None
+        self.heap_owner = rank + 1
+        #: per-rank module names the rank has no copy of, and the sizes they were computed at
+        self.missing: tuple[str, ...] = ()
+        self.names_seen = -1
+        self.mine_seen = -1
 
     def run_exit_funcs(self) -> None:
         """Run the rank's atexit handlers, last registered first, as Python does at exit:
@@ -194,21 +204,23 @@ class RankContext:
         return r
 
     def switch_in(self) -> None:
-        heaps = rank_heaps
-        if heaps is not None:
-            actor = self.proc.actor if self.proc is not None else None
-            heaps.switch_in(self.rank, actor.glet if actor is not None else None)
+        # every step below is cheap when the run does not use what it restores: this runs
+        # twice per message (issue 24)
+        cell = self.heap_cell
+        if cell is not None:
+            cell.value = self.heap_owner
+        elif rank_heaps is not None:
+            self._heaps_in()
         sys.argv = self.argv
         modules = sys.modules
         modules["__main__"] = self.main
         if _private_names:
             mine = self.modules
-            for name in _private_names:
-                m = mine.get(name)
-                if m is None:
-                    modules.pop(name, None)
-                else:
-                    modules[name] = m
+            if self.names_seen != len(_private_names) or self.mine_seen != len(mine):
+                self._refresh_missing()
+            modules.update(mine)
+            for name in self.missing:
+                modules.pop(name, None)
             for name, parent, attr in _rebind:
                 _bind(modules.get(parent), attr, mine.get(name))
         w = warnings
@@ -225,17 +237,39 @@ class RankContext:
         if streams:
             sys.stdout = self.stdout or streams[0]
             sys.stderr = self.stderr or streams[1]
-        ev = aio.events()
+        ev = modules.get("asyncio.events")
         if ev is not None:
             self.aio.switch_in(ev)
         state.ctx = self
 
+    def _heaps_in(self) -> None:
+        """First switches of the rank under per-rank heaps: load them and install the
+        handler in the rank's greenlet; then keep the owner cell for the fast path."""
+        heaps = rank_heaps
+        actor = self.proc.actor if self.proc is not None else None
+        heaps.switch_in(self.rank, actor.glet if actor is not None else None)
+        if heaps.heaps is not None and self.rank in heaps.installed:
+            self.heap_cell = heaps.heaps.owner_cell
+            self.heap_owner = self.rank + 1
+
+    def _refresh_missing(self) -> None:
+        """The per-rank modules the rank has no copy of (removed from ``sys.modules`` while it
+        runs), recomputed when a module became per rank or the rank got a new copy."""
+        mine = self.modules
+        self.missing = tuple(sorted(n for n in _private_names if n not in mine))
+        self.names_seen = len(_private_names)
+        self.mine_seen = len(mine)
+
     def switch_out(self) -> None:
         state.ctx = None
-        ev = aio.events()
+        modules = sys.modules
+        ev = modules.get("asyncio.events")
         if ev is not None:
             self.aio.switch_out(ev)
-        if rank_heaps is not None:
+        cell = self.heap_cell
+        if cell is not None:
+            cell.value = 0
+        elif rank_heaps is not None:
             rank_heaps.switch_out()
         w = warnings
         self.warn_filters = w.filters
@@ -250,14 +284,43 @@ class RankContext:
             sys.stdout, sys.stderr = streams
         # the rank may have replaced __main__ (runpy.run_module/run_path, as ``-m`` and
         # ``python -m mpi4py`` do): keep its own until it switches back in
-        self.main = sys.modules.get("__main__", self.main)  # type: ignore[assignment]
+        self.main = modules.get("__main__", self.main)  # type: ignore[assignment]
         if _private_names:
-            modules = sys.modules
-            mine = self.modules
-            for name in _private_names:
-                m = modules.get(name)
-                if m is not None:
-                    mine[name] = m
+            cached = _getter_cache
+            if cached[0] == len(_private_names) and len(cached[1]) > 1:
+                try:  # _save_private's common case, inline
+                    self.modules.update(zip(cached[1], cached[2](modules)))
+                    return
+                except KeyError:
+                    pass
+            _save_private(modules, self.modules)
+
+
+#: [number of per-rank names, their sorted tuple, itemgetter of them]
+_getter_cache: list[Any] = [0, (), None]
+
+
+def _save_private(modules: dict[str, Any], mine: dict[str, Any]) -> None:
+    """Keep the running rank's per-rank modules (it may have imported or replaced some):
+    one itemgetter call reads them all (KeyError when one is missing), cached until a module
+    becomes per rank."""
+    cached = _getter_cache
+    if cached[0] != len(_private_names):
+        names = tuple(sorted(_private_names))
+        cached[:] = [len(names), names, operator.itemgetter(*names)]
+    names = cached[1]
+    try:
+        found = cached[2](modules)
+    except KeyError:  # the rank has no copy of some of them: one by one
+        for name in names:
+            m = modules.get(name)
+            if m is not None:
+                mine[name] = m
+        return
+    if len(names) == 1:
+        mine[names[0]] = found
+    else:
+        mine.update(zip(names, found))
 
 
 # -- random ----------------------------------------------------------------------------
@@ -453,4 +516,5 @@ class Patches:
         for name in list(_private_names):
             sys.modules.pop(name, None)
         _private_names.clear()
+        _getter_cache[:] = [0, (), None]
         state.ctx = None

@@ -61,6 +61,9 @@ class RankHeaps:
         self.lib = lib
         lib.rh_init(ctypes.c_size_t(os.sysconf("SC_PAGESIZE")))
         self._owner = ctypes.c_int.in_dll(lib, "rh_owner")
+        #: the owner as a ctypes cell: ``owner_cell.value = rank + 1`` is :meth:`owner`
+        #: without the call (the rank contexts' switch hooks)
+        self.owner_cell = self._owner
         self._global_cap = ctypes.c_size_t.in_dll(lib, "rh_global_cap")
         self._hugepage = ctypes.c_int.in_dll(lib, "rh_hugepage")
         new = ctypes.pythonapi.PyCapsule_New

@@ -9,7 +9,7 @@
   allocated cores) over time above the allocated, busy and MPI-waiting cores (and the power
   when recorded), as the DPS simulator's dynamic efficiency (Schaeli et al., Fig. 11);
 * ``report.html`` — one self-contained page with the figures (embedded PNG) and the
-  report's tables.
+  report's tables (MPI calls, ranks, file I/O per file, rank and server, memory per host).
 
 matplotlib is needed (``pip install matplotlib``); it runs headless (Agg backend).
 """
@@ -62,7 +62,7 @@ def call_kind(cat: str, name: str) -> str:
     base = name.split(".")[-1].removeprefix("MPI_").lower()
     if name.startswith(("Win.", "MPI_Win")) or base in ("put", "get", "accumulate", "rput", "rget"):
         return "one-sided"
-    if name.startswith(("File.", "MPI_File")):
+    if name.startswith(("File.", "MPI_File", "file_")):  # file_*: the ranks' Python file I/O
         return "I/O"
     if base.startswith(_WAITS) or base.startswith("start"):
         return "wait / test / probe"
@@ -220,6 +220,47 @@ def _utilization_html(rows: list[dict[str, float]]) -> str:
             f"({len(rows)} bins)</p>")
 
 
+def _io_html(io: dict[str, Any], top: int = 64) -> str:
+    """The report's file I/O: per file, per rank, per server (the busiest first)."""
+    out = ["<h2>File I/O</h2>"]
+    head = "<th>bytes written</th><th>bytes read</th><th>operations</th><th>time (s)</th></tr>"
+    for title, key in (("files", "files"), ("ranks", "ranks")):
+        rows = sorted(io.get(key, {}).items(), key=lambda kv: -kv[1].get("time_s", 0.0))[:top]
+        if not rows:
+            continue
+        out.append(f"<h3>{title}</h3><table><tr><th>{title[:-1]}</th>{head}")
+        for name, v in rows:
+            out.append(f"<tr><td style='text-align:left'>{html.escape(str(name))}</td>"
+                       f"<td>{v['bytes_written']}</td><td>{v['bytes_read']}</td>"
+                       f"<td>{v['operations']}</td><td>{v.get('time_s', 0.0):.6g}</td></tr>")
+        out.append("</table>")
+    servers = sorted(io.get("servers", {}).items(), key=lambda kv: -kv[1]["disk_busy_s"])[:top]
+    if servers:
+        out.append("<h3>servers</h3><table><tr><th>server</th><th>bytes written</th><th>bytes read</th>"
+                   "<th>cache hits (bytes)</th><th>disk busy (s)</th></tr>")
+        for name, v in servers:
+            out.append(f"<tr><td style='text-align:left'>{html.escape(name)}</td><td>{v['bytes_written']}</td>"
+                       f"<td>{v['bytes_read']}</td><td>{v['cache_hit_bytes']}</td>"
+                       f"<td>{v['disk_busy_s']:.6g}</td></tr>")
+        out.append("</table>")
+    return "".join(out)
+
+
+def _memory_html(mem: dict[str, Any]) -> str:
+    """The report's memory capacity: each host's peak occupancy and slowdown there."""
+    hosts = mem.get("hosts", {})
+    if not hosts:
+        return ""
+    out = ["<h2>Memory</h2><table><tr><th>host</th><th>ram (bytes)</th><th>swap (bytes)</th>"
+           "<th>peak (bytes)</th><th>slowdown at the peak</th></tr>"]
+    for name, v in sorted(hosts.items(), key=lambda kv: -kv[1]["peak_bytes"]):
+        out.append(f"<tr><td style='text-align:left'>{html.escape(name)}</td><td>{v['ram']:.6g}</td>"
+                   f"<td>{v['swap']:.6g}</td><td>{v['peak_bytes']:.6g}</td>"
+                   f"<td>{v['peak_slowdown']:.6g}</td></tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
 def _summary_html(summary: Any) -> str:
     """The run's headline: predicted makespan, platform, ranks and outcome (a RunResult, or
     the dict of its --json file)."""
@@ -257,6 +298,10 @@ def html_report(figures: list[Path], report_json: Path | None, out: Path, title:
             parts.append(f"<tr><td>{r['rank']}</td><td>{r['end_s']:.6g}</td><td>{r['compute_s']:.6g}</td>"
                          f"<td>{r['mpi_s']:.6g}</td><td>{r['bytes_sent']:.6g}</td></tr>")
         parts.append("</table>")
+        if data.get("io"):
+            parts.append(_io_html(data["io"]))
+        if data.get("memory"):
+            parts.append(_memory_html(data["memory"]))
         util = utilization_path(report_json)
         if util.exists():
             parts.append(_utilization_html(read_utilization(util)))

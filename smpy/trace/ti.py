@@ -40,6 +40,15 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from urllib.parse import quote
+
+#: characters a path keeps in a trace line (the others percent-encoded: no spaces)
+_SAFE = "/._-~+,=:@"
+
+
+def path_arg(path: str) -> str:
+    """A path as one argument of a trace line (``urllib.parse.unquote`` reads it back)."""
+    return quote(path, safe=_SAFE)
 
 BYTE = 6
 
@@ -152,6 +161,10 @@ class TIRecorder:
     # -- actions -----------------------------------------------------------------------------
     def line(self, rank: int, text: str) -> None:
         self._emit(rank, text)
+
+    def file(self, rank: int, action: str, path: str, *args: Any) -> None:
+        """A file operation (smpy's own actions, docs/io.md): ``action path args...``."""
+        self._emit(rank, " ".join([action, path_arg(path), *(str(a) for a in args)]))
 
     def compute(self, rank: int, flops: float) -> None:
         if flops > 0.0:

@@ -200,7 +200,7 @@ def test_mpich_bcast_goes_smp_on_uniform_nodes() -> None:
 
 
 def test_help_coll_lists_every_algorithm_and_selector() -> None:
-    text = smpy.colls.help_text()
+    text = smpy.colls.dispatch.help_text()
     for family, algos in ALGORITHMS.items():
         assert f"\n{family}:" in text
         for name in algos:

@@ -367,6 +367,104 @@ def sync():
     check("sendrecv_replace", (buf, st.Get_source()), ([float(left)] * 3, left))
 
 
+REUSE_SIZES = (1, 1024, 8191, 8192, 131072)  # doubles: 8 B to 1 MiB, both sides of 64 KiB
+LATER = 0.01  # s: a receive posted this much later than the send is unexpected
+
+
+def _fill(n, k):
+    return np.arange(n, dtype=np.float64) + 1000.0 * k
+
+
+def _reuse_sender(n, k):
+    """Rank 0's sends of message family ``k``; each buffer is overwritten as soon as MPI
+    allows it (the send returned / its Wait returned)."""
+    a = _fill(n, k)
+    comm.Send(a, dest=1, tag=10)                       # unexpected at rank 1
+    a[:] = -1.0
+    time.sleep(LATER)
+    comm.Send([a.data, MPI.DOUBLE], dest=1, tag=11)    # preposted at rank 1
+    a[:] = -2.0
+    r = comm.Isend(a, dest=1, tag=12)
+    r.Wait()
+    a[:] = -3.0
+    b = bytearray(_fill(n, k).tobytes())
+    r = comm.Isend([b, MPI.BYTE], dest=1, tag=13)
+    r.Wait()
+    b[:] = bytes(len(b))
+    p = comm.Send_init(a, dest=1, tag=14)
+    for v in (7.0, 8.0):
+        a[:] = v
+        p.Start()
+        p.Wait()
+        a[:] = -v
+    p.Free()
+
+
+def _reuse_receiver(n, k):
+    got = {t: np.zeros(n) for t in range(10, 15)}
+    pre = comm.Irecv(got[11], source=0, tag=11)
+    time.sleep(LATER)
+    comm.Recv(got[10], source=0, tag=10)
+    pre.Wait()
+    time.sleep(LATER)
+    comm.Recv(got[12], source=0, tag=12)
+    raw = bytearray(8 * n)
+    time.sleep(LATER)
+    comm.Recv([raw, MPI.BYTE], source=0, tag=13)
+    seen = []
+    for _ in range(2):
+        time.sleep(LATER)
+        comm.Recv(got[14], source=0, tag=14)
+        seen.append(float(got[14][0]) if np.all(got[14] == got[14][0]) else None)
+    check(f"reuse_send_{n}", bool(np.array_equal(got[10], _fill(n, k))), True)
+    check(f"reuse_preposted_{n}", bool(np.all(got[11] == -1.0)), True)
+    check(f"reuse_isend_{n}", bool(np.all(got[12] == -2.0)), True)
+    check(f"reuse_bytearray_{n}", raw == bytearray(_fill(n, k).tobytes()), True)
+    check(f"reuse_persistent_{n}", seen, [7.0, 8.0])
+
+
+def _reuse_copying_calls():
+    """Bsend copies into the attached buffer; Sendrecv_replace sends what the buffer held;
+    a preposted receive too small for a message gets MPI_ERR_TRUNCATE."""
+    n = 65536
+    if rank == 0:
+        MPI.Attach_buffer(bytearray(8 * n + MPI.BSEND_OVERHEAD))
+        a = _fill(n, 9)
+        comm.Bsend(a, dest=1, tag=20)
+        a[:] = 0.0
+        MPI.Detach_buffer()
+    elif rank == 1:
+        time.sleep(LATER)
+        got = np.zeros(n)
+        comm.Recv(got, source=0, tag=20)
+        check("reuse_bsend", bool(np.array_equal(got, _fill(n, 9))), True)
+    if rank < 2:
+        other = 1 - rank
+        buf = _fill(n, rank)
+        comm.Sendrecv_replace(buf, dest=other, sendtag=21, source=other, recvtag=21)
+        check("reuse_sendrecv_replace", bool(np.array_equal(buf, _fill(n, other))), True)
+    if rank == 0:
+        time.sleep(LATER)
+        comm.Send(np.arange(10.0), dest=1, tag=22)
+    elif rank == 1:
+        req = comm.Irecv(np.zeros(4), source=0, tag=22)
+        check("reuse_truncate_preposted", error_class(req.Wait), MPI.ERR_TRUNCATE)
+
+
+def reuse():
+    """A sender may reuse its buffer once Send returns or its Wait does: the receiver sees
+    the data as of the send, whether its receive was posted before or after, for messages
+    below and above the detached/eager size."""
+    if size < 2:
+        return
+    for k, n in enumerate(REUSE_SIZES):
+        if rank == 0:
+            _reuse_sender(n, k)
+        elif rank == 1:
+            _reuse_receiver(n, k)
+    _reuse_copying_calls()
+
 CASES = {f.__name__: f for f in (nonovertaking, anysource_status, proc_null, probe, multi, cancel,
-                                  truncate, waitall_error, errors, tag_bound, bufspecs, lowercase, wtime, sync)}
+                                  truncate, waitall_error, errors, tag_bound, bufspecs, lowercase, wtime, sync,
+                                  reuse)}
 CASES[sys.argv[1]]()

@@ -1,0 +1,189 @@
+"""Payload copies and page faults per message, and the OSU demos against MPICH (issue 24 item 2,
+issue 18 item 8).
+
+Three parts, each printed as a table:
+
+1. **Copies per message by size class** (``smpy.runtime.copies``, the runtime's copy ledger):
+   ``benchmarks/programs/pingpong_sizes.py`` in three patterns (ping-pong, an osu_bw-like
+   window of 16 Isend/Irecv, and receives posted late) under ``smpy.run`` in a child process;
+   copies per message and bytes copied per message byte, by kind (``pack``, ``stage``,
+   ``recv``). A real MPI library copies once (posted receive, rendezvous) or twice (eager
+   message arriving unexpected).
+2. **Page faults and CPU per message**: the ping-pong at REPS and 3 REPS round trips under
+   ``smpyrun -np 2`` and ``mpiexec -n 2`` (MPICH); the difference divided by the extra
+   messages is the marginal cost of one message (minor faults, CPU µs), start-up excluded.
+3. **osu_bw / osu_bibw / osu_latency** from mpi4py 4.1.2's ``demo/`` (the conformance cache,
+   ``conformance/.cache``; ``--demo-dir`` otherwise), unmodified (1 B to 4 MiB), under
+   ``smpyrun -np 2`` (default configuration, as a user runs them) and ``mpiexec -n 2``,
+   alternately (the order flips every pair), ``--pairs`` pairs: median wall and CPU time
+   (user + system of the whole process tree, from ``RUSAGE_CHILDREN``), minor faults, and
+   the median of the per-pair ratios smpy / MPICH.
+
+    python benchmarks/speed/copies.py                     # all parts, 3 pairs
+    python benchmarks/speed/copies.py --parts ledger      # part 1 only
+    python benchmarks/speed/copies.py --src /tmp/before   # measure another tree (PYTHONPATH)
+
+Figures only. Quote CPU time: this machine's load moves wall time by 2x between runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+PROGRAM = ROOT / "benchmarks" / "programs" / "pingpong_sizes.py"
+DEMO = ROOT / "conformance" / ".cache" / "mpi4py-4.1.2" / "demo"
+BIN = Path(sys.executable).parent
+SIZES = [1, 1024, 16384, 65536, 1 << 20, 8 << 20]
+PATTERNS = ("pingpong", "window", "late")
+
+LEDGER_CHILD = r"""
+import json, sys
+import smpy
+from smpy.runtime import copies
+out = {}
+for pattern in sys.argv[3:]:
+    for size in json.loads(sys.argv[2]):
+        led = copies.start()
+        res = smpy.run(sys.argv[1], np=2, args=[str(size), "4", pattern], capture=True,
+                       cfg={"smpi/simulate-computation": "no"})
+        copies.stop()
+        if res.status != "ok":
+            raise SystemExit(res.message)
+        msgs = led.messages.get(size, 0)
+        kinds = {k: [c[0], c[1]] for (k, s), c in led.copies.items() if s == size}
+        out[f"{pattern} {size}"] = {"messages": msgs, "kinds": kinds}
+print(json.dumps(out))
+"""
+
+
+def child_env(src: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    if src:
+        env["PYTHONPATH"] = src
+    return env
+
+
+def ledger_part(src: str | None, sizes: list[int]) -> None:
+    print("\n## Copies per message (runtime copy ledger; 4 round trips / windows per size)\n")
+    proc = subprocess.run([sys.executable, "-c", LEDGER_CHILD, str(PROGRAM), json.dumps(sizes), *PATTERNS],
+                          capture_output=True, text=True, env=child_env(src), timeout=1800)
+    if proc.returncode != 0:
+        print(f"(no copy ledger in this tree: {proc.stderr.strip().splitlines()[-1:]})")
+        return
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(f"| {'pattern':<9} | {'size B':>8} | {'messages':>8} | {'pack':>5} | {'stage':>5} | {'recv':>5} | "
+          f"{'copies/msg':>10} | {'bytes copied/msg byte':>21} |")
+    print("|" + "|".join("-" * w for w in (11, 10, 10, 7, 7, 7, 12, 23)) + "|")
+    for pattern in PATTERNS:
+        for size in sizes:
+            row = data[f"{pattern} {size}"]
+            n = row["messages"] or 1
+            k = row["kinds"]
+            cnt = {kind: k.get(kind, [0, 0])[0] / n for kind in ("pack", "stage", "recv")}
+            total_b = sum(v[1] for v in k.values()) / n
+            print(f"| {pattern:<9} | {size:>8} | {row['messages']:>8} | {cnt['pack']:>5.2f} | {cnt['stage']:>5.2f} | "
+                  f"{cnt['recv']:>5.2f} | {sum(cnt.values()):>10.2f} | {total_b / max(size, 1):>21.2f} |")
+
+
+def measure(cmd: list[str], env: dict[str, str], timeout: float = 1800) -> dict[str, float]:
+    """One run: wall s, CPU s and minor faults of the whole process tree (RUSAGE_CHILDREN delta:
+    runs are sequential, and mpiexec's proxies reap the ranks)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        p.communicate()
+        raise
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {err.decode()[-1500:]}")
+    return {"wall": wall, "cpu": (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime),
+            "sys": r1.ru_stime - r0.ru_stime, "minflt": float(r1.ru_minflt - r0.ru_minflt),
+            "out": out.decode()}
+
+
+def commands(script: Path, args: list[str], mpiexec: str) -> dict[str, list[str]]:
+    return {"smpy": [str(BIN / "smpyrun"), "-np", "2", str(script), *args],
+            "mpich": ["timeout", "1800", mpiexec, "-n", "2", sys.executable, str(script), *args]}
+
+
+def faults_part(src: str | None, sizes: list[int], reps: int, mpiexec: str) -> None:
+    print(f"\n## Marginal cost of one message, ping-pong ({reps} vs {3 * reps} round trips)\n")
+    print(f"| {'size B':>8} | {'smpy minflt/msg':>15} | {'MPICH minflt/msg':>16} | {'smpy CPU us/msg':>15} | "
+          f"{'MPICH CPU us/msg':>16} |")
+    print("|" + "|".join("-" * w for w in (10, 17, 18, 17, 18)) + "|")
+    env = child_env(src)
+    for size in sizes:
+        row = {}
+        for who in ("smpy", "mpich"):
+            lo = measure(commands(PROGRAM, [str(size), str(reps)], mpiexec)[who], env)
+            hi = measure(commands(PROGRAM, [str(size), str(3 * reps)], mpiexec)[who], env)
+            extra = 2 * (2 * reps)  # messages: two per round trip
+            row[who] = ((hi["minflt"] - lo["minflt"]) / extra, (hi["cpu"] - lo["cpu"]) / extra * 1e6)
+        print(f"| {size:>8} | {row['smpy'][0]:>15.1f} | {row['mpich'][0]:>16.1f} | {row['smpy'][1]:>15.1f} | "
+              f"{row['mpich'][1]:>16.1f} |")
+
+
+def osu_part(src: str | None, demo: Path, names: list[str], pairs: int, mpiexec: str) -> None:
+    print(f"\n## mpi4py demo/ OSU benchmarks at np 2, {pairs} alternating pairs (medians)\n")
+    print(f"| {'program':<11} | {'smpy wall s':>11} | {'MPICH wall s':>12} | {'wall ratio':>10} | {'smpy CPU s':>10} | "
+          f"{'MPICH CPU s':>11} | {'CPU ratio':>9} | {'smpy minflt':>11} | {'MPICH minflt':>12} |")
+    print("|" + "|".join("-" * w for w in (13, 13, 14, 12, 12, 13, 11, 13, 14)) + "|")
+    env = child_env(src)
+    for name in names:
+        script = demo / f"{name}.py"
+        if not script.exists():
+            print(f"| {name:<11} | (missing: {script}) |")
+            continue
+        cmds = commands(script, [], mpiexec)
+        runs: dict[str, list[dict[str, float]]] = {"smpy": [], "mpich": []}
+        for i in range(pairs):
+            order = ("smpy", "mpich") if i % 2 == 0 else ("mpich", "smpy")
+            for who in order:
+                runs[who].append(measure(cmds[who], env))
+        med = {w: {k: statistics.median(r[k] for r in runs[w]) for k in ("wall", "cpu", "minflt")} for w in runs}
+        wr = statistics.median(a["wall"] / b["wall"] for a, b in zip(runs["smpy"], runs["mpich"]))
+        cr = statistics.median(a["cpu"] / b["cpu"] for a, b in zip(runs["smpy"], runs["mpich"]))
+        s, m = med["smpy"], med["mpich"]
+        print(f"| {name:<11} | {s['wall']:>11.2f} | {m['wall']:>12.2f} | {wr:>9.2f}x | {s['cpu']:>10.2f} | "
+              f"{m['cpu']:>11.2f} | {cr:>8.2f}x | {s['minflt']:>11.0f} | {m['minflt']:>12.0f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--parts", default="ledger,faults,osu", help="comma list of ledger, faults, osu")
+    ap.add_argument("--src", default=None, help="import smpy from this tree (PYTHONPATH of the children)")
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=50, help="round trips of the marginal-cost runs (and 3x)")
+    ap.add_argument("--osu", default="osu_bw,osu_bibw,osu_latency")
+    ap.add_argument("--demo-dir", default=str(DEMO))
+    ap.add_argument("--mpiexec", default=str(BIN / "mpiexec") if (BIN / "mpiexec").exists() else "mpiexec")
+    a = ap.parse_args()
+    parts = a.parts.split(",")
+    print(f"# payload copies: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
+          f"load {os.getloadavg()[0]:.1f}, smpy from {a.src or 'PYTHONPATH/installed'}")
+    if "ledger" in parts:
+        ledger_part(a.src, SIZES)
+    if "faults" in parts:
+        faults_part(a.src, SIZES, a.reps, a.mpiexec)
+    if "osu" in parts:
+        osu_part(a.src, Path(a.demo_dir), a.osu.split(","), a.pairs, a.mpiexec)
+
+
+if __name__ == "__main__":
+    main()
