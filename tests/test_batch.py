@@ -204,3 +204,14 @@ def test_command_line_json_plots_and_outputs(tmp_path: Path) -> None:
     assert (tmp_path / "plots" / "gantt.png").stat().st_size > 0
     assert (tmp_path / "out" / "j3.out").read_text() == "1 ranks slept 4 s\n"
     assert "node utilisation" in proc.stderr and "j2" in proc.stderr
+
+
+def test_interference_example_slowdowns_as_predicted() -> None:
+    """examples/workloads/README.md: stencil 4.0 s alone, 4.4 s with the mover; mover 2.0 s
+    alone, 3.6 s with the stencil (to the messages' 16-byte envelopes)."""
+    example = Path(__file__).parent.parent / "examples" / "workloads" / "interference.yaml"
+    res = batch.simulate(load_workload(str(example)))
+    stencil, mover = res.job("stencil"), res.job("mover")
+    assert (stencil.solo_s, stencil.run_s) == (pytest.approx(4.0, rel=1e-5), pytest.approx(4.4, rel=1e-5))
+    assert (mover.solo_s, mover.run_s) == (pytest.approx(2.0, rel=1e-5), pytest.approx(3.6, rel=1e-5))
+    assert stencil.slowdown == pytest.approx(1.1, rel=1e-5) and mover.slowdown == pytest.approx(1.8, rel=1e-5)

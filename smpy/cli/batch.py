@@ -182,6 +182,18 @@ class _BatchLaunch(L._Launch):
     def program_of(self, proc: Any) -> L.Program:
         return self.rank_program[proc.rank]
 
+    def _rank_main(self, proc: Any) -> None:
+        """The rank's program, then (still in the rank's context, so that its arrays go back
+        to its own heap) the release of its module state: a workload's thousands of finished
+        ranks would otherwise keep their buffers until the end of the simulation."""
+        try:
+            super()._rank_main(proc)
+        finally:
+            ctx = proc.actor.context
+            if ctx is not None:
+                ctx.main.__dict__.clear()
+                ctx.modules.clear()
+
     # -- events (from the maestro) -------------------------------------------------------
     def _arrive(self, job: Job) -> None:
         if self.sched is None:
