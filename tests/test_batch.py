@@ -215,3 +215,16 @@ def test_interference_example_slowdowns_as_predicted() -> None:
     assert (stencil.solo_s, stencil.run_s) == (pytest.approx(4.0, rel=1e-5), pytest.approx(4.4, rel=1e-5))
     assert (mover.solo_s, mover.run_s) == (pytest.approx(2.0, rel=1e-5), pytest.approx(3.6, rel=1e-5))
     assert stencil.slowdown == pytest.approx(1.1, rel=1e-5) and mover.slowdown == pytest.approx(1.8, rel=1e-5)
+
+
+def test_a_job_with_fixed_hosts_waits_for_those_nodes(tmp_path: Path) -> None:
+    wl = tmp_path / "h.yaml"
+    wl.write_text(f"platform: {DIR / 'four.yaml'}\nscheduler: fcfs\n"
+                  "cfg: {smpi/simulate-computation: 'no'}\njobs:\n"
+                  f"  - {{name: a, program: {SLEEPER}, args: ['5'], np: 3}}\n"
+                  f"  - {{name: b, program: {SLEEPER}, args: ['2'], np: 2, hosts: [n2, n3], submit: 1s}}\n"
+                  f"  - {{name: c, program: {SLEEPER}, args: ['1'], np: 1, submit: 2s}}\n")
+    res = batch.simulate(load_workload(str(wl)), solo=False)
+    # a takes n0-n2; b needs n2 and n3: it waits for a; FCFS keeps c (1 node, n3 free) behind b
+    assert _schedule(res) == {"a": (0.0, 5.0, ["n0", "n1", "n2"]), "b": (5.0, 7.0, ["n2", "n3"]),
+                              "c": (5.0, 6.0, ["n0"])}
