@@ -1,9 +1,11 @@
 """Reliability sweep: a 64-rank, 1-second (simulated) program on a 64-host cluster whose hosts
-fail with an exponential MTBF; 200 runs per MTBF with ``smpy predict --failure-seed 0
---reuse-process``. Prints, per MTBF, the sweep's wall time and CPU time, the success rate with
+fail with an exponential MTBF; 200 runs per MTBF with ``smpy predict --failure-seed 0``,
+either every run emulated (``--mode emulate``: ``--reuse-process``, ``--jobs`` workers) or
+each run derived from one failure-free emulation (``--mode replay``: ``--failure-replay``).
+Prints, per MTBF, the sweep's wall time and CPU time, the load average, the success rate with
 its 95 % interval, and the analytic exp(-N T / MTBF) with T the makespan of a successful run.
 
-    python benchmarks/reliability_sweep.py [--reps 200] [--jobs 2] [--mtbf 300,100,40]
+    python benchmarks/reliability_sweep.py [--reps 200] [--jobs 2] [--mtbf 300,100,40] [--mode replay]
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import resource
 import subprocess
 import sys
@@ -37,17 +40,21 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--mtbf", default="300,100,40")
+    ap.add_argument("--mode", choices=("emulate", "replay"), default="replay")
     ns = ap.parse_args()
-    print(f"# {ns.reps} runs per MTBF, 64 ranks on 64 hosts, --jobs {ns.jobs} --reuse-process")
-    print(f"{'MTBF s':>7} {'wall s':>7} {'CPU s':>7} {'success':>9} {'95% interval':>16} {'analytic':>9} {'inside':>6}")
+    how = ["--jobs", str(ns.jobs), "--reuse-process"] if ns.mode == "emulate" else ["--failure-replay"]
+    print(f"# {ns.reps} runs per MTBF, 64 ranks on 64 hosts, {' '.join(how)}")
+    print(f"{'MTBF s':>7} {'wall s':>7} {'CPU s':>7} {'load':>5} {'success':>9} {'95% interval':>16} {'analytic':>9} "
+          f"{'inside':>6}")
     with tempfile.TemporaryDirectory() as tmp:
         for mtbf in [float(x) for x in ns.mtbf.split(",")]:
             plat = Path(tmp) / f"p{mtbf:g}.yaml"
             plat.write_text(PLATFORM.format(mtbf=f"{mtbf:g}"))
             out = Path(tmp) / f"sweep{mtbf:g}"
             cmd = [sys.executable, "-m", "smpy", "predict", "-q", "-np", "64", "--reps", str(ns.reps),
-                   "--jobs", str(ns.jobs), "--failure-seed", "0", "--reuse-process", "--platform", str(plat),
+                   "--failure-seed", "0", *how, "--platform", str(plat),
                    "--cfg", "smpi/simulate-computation:no", "-o", str(out), str(HERE / "reliability_app.py")]
+            load = os.getloadavg()[0]
             c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -63,7 +70,7 @@ def main() -> None:
             t_run = max(r["makespan_s"] for r in ok) if ok else 1.0
             analytic = math.exp(-64 * t_run / mtbf)
             lo, hi = _wilson(k, n)
-            print(f"{mtbf:7g} {wall:7.1f} {cpu:7.1f} {k:4d}/{n:<4d} [{lo:.3f}, {hi:.3f}]   {analytic:9.3f} "
+            print(f"{mtbf:7g} {wall:7.1f} {cpu:7.1f} {load:5.1f} {k:4d}/{n:<4d} [{lo:.3f}, {hi:.3f}]   {analytic:9.3f} "
                   f"{'yes' if lo <= analytic <= hi else 'NO':>6}", flush=True)
 
 

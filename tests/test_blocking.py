@@ -4,17 +4,16 @@ and a stall ends in a report (smpy.kernel.watchdog). Programs: tests/programs/bl
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from realmpi import MPIEXEC, REASON
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "tests" / "programs" / "blocking.py"
 NO_COMPUTE = ["--cfg=smpi/simulate-computation:no"]
-MPIEXEC = shutil.which("mpiexec", path=str(Path(sys.executable).parent))
 
 
 def smpyrun(np: int, case: str, *cfg: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -35,7 +34,7 @@ def test_join_after_accept_matches_mpich() -> None:
     expected = ["0 joined 1 sent", "1 joined 1 value 42"]
     assert lines(r.stdout) == expected
     if MPIEXEC is None:
-        pytest.skip("no mpiexec for the reference run")
+        pytest.skip(REASON)
     real = subprocess.run([MPIEXEC, "-n", "2", sys.executable, str(PROGRAM), "join"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert real.returncode == 0, real.stderr

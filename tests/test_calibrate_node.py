@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
 import pytest
+from realmpi import MPIEXEC, REASON
 
 from smpy.platform import load_platform
 from smpy.support.units import parse_speed
@@ -48,9 +48,7 @@ def test_bad_network_option_is_one_line(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("mpiexec") is None and not any(
-    (p / "mpiexec").exists() for p in [__import__("pathlib").Path(sys.executable).parent]),
-    reason="no mpiexec")
+@pytest.mark.skipif(MPIEXEC is None, reason=REASON)
 def test_full_calibration_with_the_real_mpi(tmp_path):
     proc = _run(tmp_path, "--seconds", "0.2", "--rounds", "1", "--max-size", "16", "--reps", "2",
                 "--skip", "memory", "--skip", "storage")

@@ -3,19 +3,18 @@ talking through loopback sockets, give the result they give under mpiexec."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from realmpi import MPIEXEC, REASON
 
 pytest.importorskip("dask_mpi")
 pytest.importorskip("distributed")
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "tests" / "programs" / "dask_batch.py"
-MPIEXEC = shutil.which("mpiexec", path=str(Path(sys.executable).parent))
 EXPECTED = "result 5050 workers 2"
 
 
@@ -32,7 +31,7 @@ def test_dask_mpi_batch_mode_np4() -> None:
     assert _result(r.stdout) == [EXPECTED]
     assert "Exception in callback" not in r.stderr  # nothing of the program failed on the way
     if MPIEXEC is None:
-        pytest.skip("no mpiexec for the reference run")
+        pytest.skip(REASON)
     real = subprocess.run([MPIEXEC, "-n", "4", sys.executable, str(PROGRAM)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert real.returncode == 0, real.stderr[-3000:]

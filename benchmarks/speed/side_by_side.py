@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -49,6 +50,7 @@ CASES = {
 
 def measure(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 3600) -> dict:
     """Run ``cmd`` once; its stdout, wall s, CPU s (user + system, children included), peak RSS MiB."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
@@ -59,7 +61,12 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode()[-2000:]}")
-    ru = _RUSAGE.pop(proc.pid)
+    ru = _RUSAGE.pop(proc.pid, None)
+    if ru is None:  # reaped by another waitpid of this process: the children's totals moved by it
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return {"out": out.decode(), "wall": wall,
+                "cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
+                "rss": after.ru_maxrss / 1024.0}
     return {"out": out.decode(), "wall": wall, "cpu": ru.ru_utime + ru.ru_stime,
             "rss": ru.ru_maxrss / 1024.0}
 

@@ -32,7 +32,7 @@ from smpy.kernel.engine import DeadlockError
 from smpy.kernel.watchdog import Stalled, Watchdog
 from smpy.network.routing import RoutingError
 from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
-from smpy.platform.failures import FAIL, FAILURE_SEED, Injector, down_at, parse_fail
+from smpy.platform.failures import FAIL, FAILURE_MODELS, FAILURE_SEED, Injector, down_at, parse_fail
 from smpy.runtime import fsio, ulfm
 from smpy.runtime import memory as rank_memory
 from smpy.runtime.constants import THREAD_MULTIPLE
@@ -461,7 +461,7 @@ def check_outputs(trace: str | os.PathLike | None, config: Config) -> None:
 
 
 def load_setup(platform: str | os.PathLike | None, cfg: dict[str, Any] | None,
-               hostfile: str | os.PathLike | None, np: int) -> tuple[Any, Config, list[Any]]:
+               hostfile: str | os.PathLike | list[str] | None, np: int) -> tuple[Any, Config, list[Any]]:
     """The platform, the configuration (the command line's, then the platform's ``config:``)
     and the host of each rank."""
     config = Config(cfg or {})
@@ -469,6 +469,8 @@ def load_setup(platform: str | os.PathLike | None, cfg: dict[str, Any] | None,
     plat = load_platform(platform) if platform is not None else default_platform()
     memory.check_fits(f"-np {np} on platform {plat.name!r}", np, len(plat.hosts), len(plat.links))
     config.set_defaults_from(plat.config or {}, plat.source)
+    if isinstance(hostfile, (list, tuple)):  # a host list (smpyrun -hosts), as a hostfile's entries
+        return plat, config, place_ranks(plat, np, list(hostfile), source="-hosts")
     hosts = parse_hostfile(hostfile) if hostfile is not None else None
     return plat, config, place_ranks(plat, np, hosts, source=os.fspath(hostfile or "hostfile"))
 
@@ -705,7 +707,8 @@ def arm_failures(world: World, plat: Any, config: Config) -> Injector:
     ulfm.install(world, float(config.get(ulfm.DETECTION_DELAY)), bool(config.get(ulfm.AUTO_CLEANUP)))
     injector = Injector(world.engine, world.cpu, world.net, plat, int(config.get(FAILURE_SEED)))
     forced = parse_fail(str(config.get(FAIL)))
-    injector.arm()
+    if config.get(FAILURE_MODELS):
+        injector.arm()
     for name, t in forced:
         injector.force(name, t)
     world.injector = injector  # smpy.set_host_on records through it
@@ -791,9 +794,10 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     if parts is None:
         program = load_program(script, module, command)
         programs = [(program, [program.argv0, *map(str, args)])]
-        appnums = [0] * np
         label = program.label
     plat, config, placement = load_setup(platform, cfg, hostfile, np)
+    if parts is None:  # after load_setup, which refuses an np the platform cannot place
+        appnums = [0] * np
     if start_time > 0.0:  # a restart (smpy.cli.restarts): on the hosts up at that time
         placement = place_survivors(plat, config, placement, np, start_time)
     check_outputs(trace, config)

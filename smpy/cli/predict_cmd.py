@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from smpy.cli.adaptive import MIN_REPS, converged_line, next_jobs, parse_ci
 from smpy.cli.choose import OBJECTIVES, choices, parse_prices, plot_pareto, report
@@ -103,6 +104,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                    help="reliability: repetition r draws the platform's failures with "
                         "smpy/failure-seed N+r; failed runs are outcomes, and each point gets its "
                         "success rate (95%% interval) and expected time/energy to solution")
+    p.add_argument("--failure-replay", dest="failure_replay", action="store_true",
+                   help="with --failure-seed: emulate each point once without its failure models and derive "
+                        "every repetition's outcome from its failure draw (exact for host failures and "
+                        "the default abort on a deterministic emulation; see smpy.cli.reliability)")
     p.add_argument("--restarts", type=int, default=0, metavar="K",
                    help="smpyrun --restarts K for every emulation: a failed attempt is run again (the "
                         "program resumes from its checkpoints); a run's time is its time to solution")
@@ -281,6 +286,34 @@ def _write(ns: argparse.Namespace, plan: Plan, summaries: list, runs: list[Run],
     return True
 
 
+def _replay(plan: Plan, jobs: list, ns: argparse.Namespace) -> list[Run]:
+    """--failure-replay (smpy.cli.reliability.replay_sweep), after checking that it applies."""
+    from smpy.cli import reliability as rel
+    from smpy.platform import PlatformError, default_platform, load_platform
+    from smpy.support.config import parse_float
+
+    why = ("needs --failure-seed" if plan.failure_seed is None else "not with --reps auto" if ns.reps == "auto"
+           else "not with --real" if plan.real_nps else rel.replay_obstacle(plan.cfg, plan.restarts, plan.energy))
+    if why:
+        raise SweepError(f"--failure-replay: {why}")
+    platforms: dict[str | None, Any] = {}
+    for name in plan.platforms:
+        try:
+            platforms[name] = load_platform(name) if name else default_platform()
+        except PlatformError as exc:
+            raise SweepError(f"--failure-replay: {exc}") from None
+        why = rel.platform_obstacle(platforms[name])
+        if why:
+            raise SweepError(f"--failure-replay: {why}")
+    delay = 1e-3
+    for item in plan.cfg:
+        name, _, value = item.partition(":")
+        if name.strip() == "smpy/failure-detection-delay":
+            delay = parse_float(value)
+    return rel.replay_sweep(jobs, plan.reps, plan.failure_seed or 0, delay, lambda pt: platforms[pt.platform],
+                            ns.jobs)
+
+
 def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
     parser = build_parser(prog)
     ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
@@ -301,14 +334,17 @@ def main(argv: list[str] | None = None, prog: str = "smpy predict") -> int:
     if ns.energy:
         _warn_no_power(plan, prog)
     try:
-        runs, interrupted = _execute(jobs, ns, prog)
+        if ns.failure_replay:
+            runs, interrupted = _replay(plan, jobs, ns), False
+        else:
+            runs, interrupted = _execute(jobs, ns, prog)
         while ns.reps == "auto" and not interrupted:  # one more round for the points not converged
             more = next_jobs(plan, points, runs, ns.ci_value, ns.max_reps)
             if not more:
                 break
             new, interrupted = _execute(more, ns, prog)
             runs += new
-    except SweepError as exc:  # the executor could not start
+    except SweepError as exc:  # the executor could not start, or --failure-replay cannot apply
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     if ns.reps == "auto":

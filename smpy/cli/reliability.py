@@ -23,6 +23,12 @@ other in-process (``smpyrun``'s ``main``), each with its stdout and stderr in fi
 It is safe for programs that keep no state outside what smpy isolates per rank (modules,
 ``__main__``, random generators): the test suite runs hundreds of emulations in one process.
 A worker that exceeds ``--timeout`` is killed and replaced.
+
+**Replayed failures** (``--failure-replay``): one failure-free emulation per point, each
+repetition's outcome from its failure draw (:func:`replay_outcomes`), for host failures with
+the default abort. **Checkpoint/restart**: :func:`checkpointed_time` replays a checkpointed
+run against a failure history; :func:`young_daly` and :func:`daly_time` are the classical
+optimum interval and expected time.
 """
 
 from __future__ import annotations
@@ -81,6 +87,125 @@ def table(rows: Sequence[Reliability]) -> str:
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
              for row in [head, *body]]
     return "reliability (failed runs restarted from scratch until one succeeds):\n" + "\n".join(lines)
+
+
+# -- failure draws replayed on one failure-free run ------------------------------------------------
+REPLAY_FLAG = "--cfg=smpy/failure-models:no"
+
+
+def replay_obstacle(cfg: Sequence[str], restarts: int, energy: bool) -> str | None:
+    """Why ``--failure-replay`` cannot derive this sweep's runs (None: it can)."""
+    names = {item.split(":", 1)[0].split("=", 1)[0].strip() for item in cfg}
+    if restarts:
+        return "--restarts (an attempt's outcome changes the next one)"
+    if energy:
+        return "--energy (a failed run's energy is not the failure-free run's)"
+    for name in ("smpy/auto-cleanup", "smpy/fail", "smpy/failure-models"):
+        if name in names:
+            return f"--cfg {name} (only the default abort on a host failure is replayed)"
+    return None
+
+
+def platform_obstacle(plat: Any) -> str | None:
+    """Failure models a replay cannot account for: links (a link failure matters only to the
+    flows crossing it) and file-system servers (their failure would stall the I/O)."""
+    from smpy.platform.failures import PROPERTY
+
+    if any(lnk.properties.get(PROPERTY) for lnk in plat.links):
+        return f"platform {plat.name!r} has link failure models"
+    servers = {name for fs in plat.filesystems for name in fs.servers}
+    if any(h.properties.get(PROPERTY) and h.name in servers for h in plat.hosts):
+        return f"platform {plat.name!r} has file-system servers with failure models"
+    return None
+
+
+def replay_outcomes(plat: Any, ranks: Sequence[dict[str, Any]], seeds: Sequence[int],
+                    delay: float) -> list[tuple[float, str, int]]:
+    r"""Per failure seed, (fail time, host, rank) of the run's first fatal failure, or
+    (inf, "", -1) when it completes.
+
+    A host failure changes nothing before it happens, and with the default abort (Hydra's
+    auto-cleanup) the first one that kills a rank ends the job ``delay`` later. So, given a
+    failure-free run in which rank :math:`k` on host :math:`h_k` ends at :math:`e_k`, the run
+    with seed :math:`s` fails at :math:`f = \min\{t_s(h_k) : t_s(h_k) < e_k\}` (and is
+    aborted at :math:`f + 	ext{delay}`), :math:`t_s(h)` the first failure of :math:`h`'s
+    model under seed :math:`s` (the same draw the emulation makes); it completes as the
+    failure-free run when no such failure exists. Exact for a deterministic emulation
+    (``smpi/simulate-computation:no``); with measured computation every repetition shares the
+    one run's timing."""
+    from smpy.platform.failures import PROPERTY, component_rng, first_failure, parse_profile
+
+    profiles = {h.name: parse_profile(h.properties[PROPERTY]) for h in plat.hosts if h.properties.get(PROPERTY)}
+    ends: dict[str, float] = {}  # host -> the end of its last rank
+    first: dict[str, int] = {}  # host -> its lowest rank
+    for r in ranks:
+        if r["host"] in profiles:
+            ends[r["host"]] = max(ends.get(r["host"], -math.inf), float(r["end_time_s"]))
+            first[r["host"]] = min(first.get(r["host"], int(r["rank"])), int(r["rank"]))
+    out = []
+    for seed in seeds:
+        best: tuple[float, str, int] = (math.inf, "", -1)
+        for host, end in ends.items():
+            t = first_failure(profiles[host], component_rng(seed, "host", host))
+            if t < end and t < best[0]:
+                best = (t, host, first[host])
+        out.append(best)
+    return out
+
+
+def replayed_runs(job: Job, reps: int, seed0: int, data: dict[str, Any], plat: Any, delay: float) -> list[Run]:
+    """The runs of repetitions 0..reps-1 of ``job``'s point, from its failure-free run's JSON."""
+    runs = []
+    outcomes = replay_outcomes(plat, data["ranks"], [seed0 + r for r in range(reps)], delay)
+    for rep, (t, host, rank) in enumerate(outcomes):
+        if math.isinf(t):
+            run = Run(job.point, rep, "ok", 0, data["makespan_s"], wall_s=0.0, mpi_calls=data["mpi_calls"],
+                      hosts_used=int(data.get("hosts_used", 0)))
+        else:
+            run = Run(job.point, rep, "failed", 137, t + delay, wall_s=0.0, hosts_used=int(data.get("hosts_used", 0)),
+                      message=f"host {host} failed at simulated time {t:.9g} s (rank {rank}); replayed on the "
+                              "failure-free run")
+        run.command = job.command
+        runs.append(run)
+    return runs
+
+
+def run_with_json(job: Job) -> tuple[Run, dict[str, Any] | None]:
+    """Run an emulation job in a fresh smpyrun process; its Run and its JSON summary."""
+    with tempfile.TemporaryDirectory(prefix="smpy-replay-") as tmp:
+        out = Path(tmp) / "run.json"
+        proc = subprocess.run(with_json(job.command, out), cwd=job.cwd, capture_output=True, text=True,
+                              timeout=job.timeout, stdin=subprocess.DEVNULL)
+        data = json.loads(out.read_text()) if out.exists() else None
+    run = run_from_result(job, proc.returncode, proc.stdout, proc.stderr, data)
+    run.command = job.command
+    return run, data
+
+
+def replay_sweep(jobs: Sequence[Job], reps: int, seed0: int, delay: float, platform_of: Callable[[Point], Any],
+                 workers: int = 1) -> list[Run]:
+    """``smpy predict --failure-replay``: per point, one emulation without the failure models
+    (``smpy/failure-models:no``), then each repetition's outcome from its failure draw
+    (:func:`replay_outcomes`). A point whose failure-free run does not succeed gets that run's
+    outcome for every repetition."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = []
+    for j in jobs:
+        if j.rep == 0:
+            cmd = tuple(REPLAY_FLAG if c.startswith("--cfg=smpy/failure-seed:") else c for c in j.command)
+            base.append(Job(j.point, 0, cmd, j.cwd, j.timeout, j.time_regex))
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        results = list(pool.map(run_with_json, base))
+    runs: list[Run] = []
+    for job, (run, data) in zip(base, results):
+        if run.status != "ok" or data is None:
+            for rep in range(reps):
+                runs.append(Run(job.point, rep, run.status, run.exit_code, run.makespan_s, message=run.message,
+                                command=job.command))
+            continue
+        runs += replayed_runs(job, reps, seed0, data, platform_of(job.point), delay)
+    return runs
 
 
 # -- checkpoint/restart: the time to solution of a given failure history, Young/Daly -----------

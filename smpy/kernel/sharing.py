@@ -80,7 +80,7 @@ class SharedActivity(RateActivity):
             return
         self.last_update = self.engine.now
         m = self.model
-        self.var = m.system.variable(self.penalty, self.bound, self.uses, data=self, unique=True)
+        self.var = m.system.variable(self.penalty, self.bound, self.uses, self, True)  # data, unique
         m.dirty = True
 
     def _on_empty(self) -> None:

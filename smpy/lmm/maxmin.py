@@ -101,6 +101,32 @@ def merge_uses(uses: list[tuple[Constraint, float]] | tuple) -> tuple[tuple[Cons
     return tuple(acc.items())
 
 
+#: at most this many cached lone values (routes) per system
+_LONE_MAX = 4096
+
+
+def _lone_value(elements: Any, pen: float, bound: float) -> float:
+    """The value of a variable alone in its component, with the arithmetic of
+    :meth:`System._solve_component` (bit-identical): it rises to the level
+    ``min_c C_c / (a_cv / w_v)`` unless its bound comes first (same relative tolerance), so
+    ``x = b`` or ``level / w`` capped at ``b``."""
+    if not pen > 0.0:
+        return 0.0
+    level = math.inf
+    for c, coeff in elements:  # the component's constraints, each once
+        use = coeff / pen
+        if use > 0.0:
+            lvl = c.capacity / use
+            if lvl < level:
+                level = lvl
+    if bound != math.inf and bound * pen <= level * (1 + _EPS):
+        return bound
+    if level == math.inf:
+        return math.inf
+    x = level / pen
+    return bound if x > bound else x
+
+
 class System:
     """A max-min system; see the module docstring for the math."""
 
@@ -110,6 +136,11 @@ class System:
         self._lonely: list[Variable] = []  # modified variables with no constraint
         self._mark = 0
         self.solves = 0
+        #: id(elements) -> (elements, penalty, bound, value) of variables solved alone: the
+        #: value of a lone variable depends on these and the capacities only, and the network
+        #: model gives every flow of a route the same ``uses`` tuple (the entry keeps it alive,
+        #: so its id is not reused); emptied when a capacity changes
+        self._lone: dict[int, tuple] = {}
 
     # -- building -----------------------------------------------------------------------
     def constraint(self, capacity: float, data: Any = None) -> Constraint:
@@ -135,7 +166,8 @@ class System:
             for c, coeff in uses:
                 c.vars[v] = coeff
                 modified[c.id] = c
-            v.elements = list(uses)
+            # the caller's tuple itself (never mutated: remove() rebinds it): the lone cache's key
+            v.elements = uses if type(uses) is tuple else list(uses)
         elif len(uses) == 1:
             c, coeff = uses[0]
             if coeff > 0.0:
@@ -178,6 +210,7 @@ class System:
     def set_capacity(self, c: Constraint, capacity: float) -> None:
         c.capacity = capacity
         self._modified[c.id] = c
+        self._lone.clear()
 
     def _touch(self, v: Variable) -> None:
         if v.elements:
@@ -237,36 +270,25 @@ class System:
                 self._solve_component(cnsts, variables, changed)
         return changed
 
-    @staticmethod
-    def _solve_single(v: Variable, changed: list[Variable]) -> None:
-        """:meth:`_solve_component` for a component of one variable, same arithmetic.
-
-        Alone, ``v`` rises to the level ``min_c C_c / (a_cv / w_v)`` unless its bound comes
-        first (same relative tolerance), so ``x = b`` or ``level / w`` capped at ``b``. Each
-        expression is the one the general loop evaluates, so the values are bit-identical.
-        """
+    def _solve_single(self, v: Variable, changed: list[Variable]) -> None:
+        """:meth:`_solve_component` for a component of one variable (see :func:`_lone_value`);
+        the value is reused while the variable's constraints, coefficients, penalty, bound and
+        the capacities are those it was computed from (the same floats: bit-identical)."""
         old = v.value
         v._fixed = True
         pen = v.penalty
-        if pen > 0.0:
-            level = math.inf
-            for c, coeff in v.elements:  # the component's constraints, each once
-                use = coeff / pen
-                if use > 0.0:
-                    lvl = c.capacity / use
-                    if lvl < level:
-                        level = lvl
-            bound = v.bound
-            if bound != math.inf and bound * pen <= level * (1 + _EPS):
-                x = bound
-            elif level == math.inf:
-                x = math.inf
-            else:
-                x = level / pen
-                if x > bound:
-                    x = bound
+        bound = v.bound
+        elements = v.elements
+        lone = self._lone
+        hit = lone.get(id(elements))
+        if hit is not None and hit[0] is elements and hit[1] == pen and hit[2] == bound:
+            x = hit[3]
         else:
-            x = 0.0
+            x = _lone_value(elements, pen, bound)
+            if type(elements) is tuple and pen > 0.0 and bound > 0.0:  # (no signed zeros in keys)
+                if len(lone) >= _LONE_MAX:
+                    lone.clear()
+                lone[id(elements)] = (elements, pen, bound, x)
         v.value = x
         if x != old:
             changed.append(v)

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from smpy.support.config import declare, parse_float, parse_int
+from smpy.support.config import declare, parse_bool, parse_float, parse_int
 from smpy.support.units import UnitError, parse_time
 
 PROPERTY = "smpy/failures"
@@ -50,6 +50,8 @@ FAILURE_SEED = declare("smpy/failure-seed", 0, "Seed of the failure-time draws o
                        "failure models (see docs/failures.md)", parse=parse_int)
 FAIL = declare("smpy/fail", "", "Fail components at given simulated times: 'NAME@TIME,...' "
                "(a host or a link; smpyrun --fail)")
+FAILURE_MODELS = declare("smpy/failure-models", True, "Draw the failures of the platform's failure "
+                         "models (no: a run without them; --fail still applies)", parse=parse_bool)
 DETECTION_DELAY = declare("smpy/failure-detection-delay", 1e-3, "Simulated time between a process "
                           "failure and its detection by the others (the job's abort, or ULFM errors), s",
                           parse=parse_float)

@@ -230,13 +230,22 @@ class RankContext:
             w.filters = mine  # type: ignore[misc]
             if current != mine:
                 _filters_mutated()
-        w.showwarning = self.warn_show
-        w._showwarnmsg_impl = self.warn_impl  # type: ignore[attr-defined]
-        w.defaultaction = self.warn_default
+        # a module attribute is read several times faster than it is set: set what differs
+        # (the ranks nearly always share these objects)
+        if w.showwarning is not self.warn_show:
+            w.showwarning = self.warn_show
+        if w._showwarnmsg_impl is not self.warn_impl:  # type: ignore[attr-defined]
+            w._showwarnmsg_impl = self.warn_impl  # type: ignore[attr-defined]
+        if w.defaultaction is not self.warn_default:
+            w.defaultaction = self.warn_default
         streams = _streams
         if streams:
-            sys.stdout = self.stdout or streams[0]
-            sys.stderr = self.stderr or streams[1]
+            out = self.stdout or streams[0]
+            if sys.stdout is not out:
+                sys.stdout = out
+            err = self.stderr or streams[1]
+            if sys.stderr is not err:
+                sys.stderr = err
         ev = modules.get("asyncio.events")
         if ev is not None:
             self.aio.switch_in(ev)
@@ -279,9 +288,16 @@ class RankContext:
         streams = _streams
         if streams:
             out, err = sys.stdout, sys.stderr
-            self.stdout = None if out is streams[0] else out
-            self.stderr = None if err is streams[1] else err
-            sys.stdout, sys.stderr = streams
+            if out is streams[0]:
+                self.stdout = None
+            else:
+                self.stdout = out
+                sys.stdout = streams[0]
+            if err is streams[1]:
+                self.stderr = None
+            else:
+                self.stderr = err
+                sys.stderr = streams[1]
         # the rank may have replaced __main__ (runpy.run_module/run_path, as ``-m`` and
         # ``python -m mpi4py`` do): keep its own until it switches back in
         self.main = modules.get("__main__", self.main)  # type: ignore[assignment]

@@ -128,3 +128,29 @@ def test_merged_uses_give_the_same_shares_as_repeated_ones():
     # a alone would allow 5 (coefficient 2); b is shared with y (penalty 2)
     assert results[1][0] == pytest.approx(5.0)
     assert results[1][2] == [(True, 2.0), (False, 0.5)]
+
+
+def test_lone_values_reused_until_a_capacity_changes() -> None:
+    """A variable alone in its component gets the value computed for the previous one with the
+    same uses tuple, penalty and bound (the network model's flows of a route), and a new one
+    after set_capacity."""
+    s = System()
+    c1, c2 = s.constraint(100.0), s.constraint(40.0)
+    uses = ((c1, 1.0), (c2, 0.05))
+    v = s.variable(2.0, 1e9, uses, None, True)
+    s.solve()
+    first = v.value
+    assert first == 100.0 / (1.0 / 2.0) / 2.0  # c1 limits: level 200, x = level / w
+    s.remove(v)
+    w = s.variable(2.0, 1e9, uses, None, True)
+    s.solve()
+    assert w.value == first and len(s._lone) == 1
+    s.remove(w)
+    s.set_capacity(c1, 10.0)
+    x = s.variable(2.0, 1e9, uses, None, True)
+    s.solve()
+    assert x.value == 10.0 / (1.0 / 2.0) / 2.0
+    s.remove(x)
+    y = s.variable(2.0, 3.0, uses, None, True)  # another bound: not the cached value
+    s.solve()
+    assert y.value == 3.0
