@@ -215,3 +215,30 @@ def test_interference_example_slowdowns_as_predicted() -> None:
     assert (stencil.solo_s, stencil.run_s) == (pytest.approx(4.0, rel=1e-5), pytest.approx(4.4, rel=1e-5))
     assert (mover.solo_s, mover.run_s) == (pytest.approx(2.0, rel=1e-5), pytest.approx(3.6, rel=1e-5))
     assert stencil.slowdown == pytest.approx(1.1, rel=1e-5) and mover.slowdown == pytest.approx(1.8, rel=1e-5)
+
+
+def test_a_job_with_fixed_hosts_waits_for_those_nodes(tmp_path: Path) -> None:
+    wl = tmp_path / "h.yaml"
+    wl.write_text(f"platform: {DIR / 'four.yaml'}\nscheduler: fcfs\n"
+                  "cfg: {smpi/simulate-computation: 'no'}\njobs:\n"
+                  f"  - {{name: a, program: {SLEEPER}, args: ['5'], np: 3}}\n"
+                  f"  - {{name: b, program: {SLEEPER}, args: ['2'], np: 2, hosts: [n2, n3], submit: 1s}}\n"
+                  f"  - {{name: c, program: {SLEEPER}, args: ['1'], np: 1, submit: 2s}}\n")
+    res = batch.simulate(load_workload(str(wl)), solo=False)
+    # a takes n0-n2; b needs n2 and n3: it waits for a; FCFS keeps c (1 node, n3 free) behind b
+    assert _schedule(res) == {"a": (0.0, 5.0, ["n0", "n1", "n2"]), "b": (5.0, 7.0, ["n2", "n3"]),
+                              "c": (5.0, 6.0, ["n0"])}
+
+
+def test_a_failing_job_is_named_and_stops_the_workload(tmp_path: Path) -> None:
+    import io
+    wl = tmp_path / "f.yaml"
+    wl.write_text("cfg: {smpi/simulate-computation: 'no'}\njobs:\n"
+                  f"  - {{name: fine, program: {SLEEPER}, args: ['3'], np: 2}}\n"
+                  f"  - {{name: broken, program: {DIR / 'fails.py'}, np: 2}}\n")
+    err = io.StringIO()
+    res = batch.simulate(load_workload(str(wl)), err=err)
+    assert (res.status, res.exit_code, res.makespan_s) == ("error", 1, 1.0)
+    assert "RuntimeError: boom" in err.getvalue()
+    assert "process 3 is rank 1 of job 'broken' (jobs[1]); the whole workload stops" in err.getvalue()
+    assert res.job("fine").end_s is None and res.solo_runs == 0

@@ -65,7 +65,19 @@ def test_one_host_file_for_the_job(tmp_path: Path) -> None:
     assert "[rank 0] -> node-5" in res.stderr and "[rank 2] -> node-5" in res.stderr
     dup = _smpyrun("--hostfile", str(hf), "-np", "1", "part.py", ":", "-np", "2", "-f", str(hf), "other.py")
     assert dup.returncode == 2
-    assert "part 2: duplicate host file setting" in dup.stderr
+    assert "part 2: duplicate host file or host list setting" in dup.stderr
+
+
+def test_one_host_list_for_the_job() -> None:
+    res = _smpyrun("--map", "-hosts", "node-3,node-4:2", "part.py", ":", "-np", "2", "other.py")
+    assert res.returncode == 0, res.stderr
+    assert "[rank 0] -> node-3\n[rank 1] -> node-4\n[rank 2] -> node-4" in res.stderr
+    later = _smpyrun("--map", "-np", "1", "part.py", ":", "-np", "2", "-hosts", "node-7", "other.py")
+    assert "[rank 0] -> node-7\n[rank 1] -> node-7\n[rank 2] -> node-7" in later.stderr
+    dup = _smpyrun("-hosts", "node-1", "-np", "1", "part.py", ":", "-np", "1", "-hosts", "node-2", "other.py")
+    assert dup.returncode == 2 and "part 2: duplicate host file or host list setting" in dup.stderr
+    both = _smpyrun("-hosts", "node-1", "-f", "nowhere", "-np", "1", "part.py")
+    assert both.returncode == 2 and "duplicate host file or host list setting" in both.stderr
 
 
 @pytest.mark.parametrize("tail, message", [

@@ -71,3 +71,40 @@ def test_sampling_and_folding_hints_run() -> None:
     assert 0.5 * t_plain < t_hint < 2.0 * t_plain, (t_plain, t_hint)
     ep = _smpy(2, "ep.py", ["18", "--sample"])
     assert ep.returncode == 0, ep.stderr[-1000:]
+
+
+def _hpl_results(out: str) -> list[str]:
+    """hpl.py's results without its times (the ``WR`` line holds the time and the Gflops)."""
+    return [ln for ln in _results(out) if not ln.startswith("WR")]
+
+
+@pytest.mark.slow
+@needs_mpiexec
+@pytest.mark.parametrize("np_,grid", [(4, ["2", "2"]), (6, ["3", "2"]), (3, ["1", "3"])])
+def test_hpl_same_factors_as_mpich(np_: int, grid: list[str]) -> None:
+    """The 2-D HPL twin: same pivots (hence log|det|) and residual under smpy as under MPICH."""
+    args = ["203", "16", *grid]
+    real = run_reference(np_, str(EX / "hpl.py"), *args, env=_env(False))
+    emu = _smpy(np_, "hpl.py", args)
+    assert emu.returncode == 0, emu.stderr[-2000:]
+    want = _hpl_results(real.stdout)
+    assert any("PASSED" in ln for ln in want), real.stdout
+    assert any(ln.startswith("log|det| 208.98474") for ln in want), real.stdout
+    assert _hpl_results(emu.stdout) == want
+    wr = [ln.split() for ln in emu.stdout.splitlines() if ln.startswith("WR")]
+    assert len(wr) == 1 and wr[0][1:5] == ["203", "16", *grid], emu.stdout
+    assert float(wr[0][6]) > 0.0
+
+
+@pytest.mark.slow
+def test_hpl_grid_must_match_ranks_and_hints_run() -> None:
+    bad = _smpy(4, "hpl.py", ["64", "8", "3", "2"])
+    assert bad.returncode != 0
+    assert "the grid 3 x 2 needs 6 ranks, not 4" in bad.stderr + bad.stdout
+    plain = _smpy(4, "hpl.py", ["768", "32", "2", "2", "--no-check"])
+    hinted = _smpy(4, "hpl.py", ["768", "32", "2", "2", "--sample", "--fold"])
+    assert plain.returncode == 0 and hinted.returncode == 0, plain.stderr[-1000:] + hinted.stderr[-1000:]
+    assert "(not checked)" in hinted.stdout
+    t_plain = float(plain.stdout.split("# elapsed ")[1].split()[0])
+    t_hint = float(hinted.stdout.split("# elapsed ")[1].split()[0])
+    assert 0.5 * t_plain < t_hint < 2.0 * t_plain, (t_plain, t_hint)

@@ -1,14 +1,18 @@
 """Figure 12 of the SMPI energy paper (Heinrich et al., CLUSTER 2017, §VI-B), with smpy.
 
-Strong scaling of an HPL-like LU factorisation (``examples/predict/lu.py``: 1 x P column-cyclic
-layout, ring panel broadcast with look-ahead, partial pivoting; sampled computation and folded
-memory) on the paper's hypothetical machine: 256 Taurus-like 12-core nodes on a two-level fat
+Strong scaling of HPL's LU factorisation (``--program hpl``, the default:
+``examples/predict/hpl.py``, an HPL twin on a 2-D P x Q block-cyclic grid, P:Q about 1:4 by
+default, per-column pivot Allreduce, panel Bcast along process rows, row swaps and U Bcast down
+process columns; ``--program lu``: the older ``examples/predict/lu.py``, 1 x P column-cyclic
+with a ring panel broadcast and look-ahead, which does not scale like HPL; both with sampled
+computation and folded memory) on the paper's hypothetical machine: 256 Taurus-like 12-core nodes on a two-level fat
 tree of 16-port switches (the bundled platform ``taurus-fattree``), 12 ranks per node, from 12
 to 3072 ranks, for N = 20 000 and N = 65 536, time and energy per point, through
 ``smpy predict`` (one run per point: with sampling shared by all ranks, repetitions differ by
 the few timed iterations only).
 
-    python benchmarks/paper/fig12.py [--nps 12:3072] [--sizes 20000,65536] [-o benchmarks/paper/fig12]
+    python benchmarks/paper/fig12.py [--program hpl|lu] [--ratio 4] [--nps 12:3072]
+                                     [--sizes 20000,65536] [-o benchmarks/paper/fig12]
 
 writes PREFIX.csv / .runs.csv / .json and PREFIX.png (time, efficiency and energy against the
 number of processes) and prints smpy predict's table, which includes each emulation's wall
@@ -27,10 +31,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def program_args(ns: argparse.Namespace) -> list[str]:
+    """The program and its arguments, with {N} for smpy predict's parameter."""
+    if ns.program == "lu":
+        return ["lu.py", "{N}", ns.nb, "--sample", "--fold", "--no-check"]
+    return ["hpl.py", "{N}", ns.nb, f"--ratio={ns.ratio}", "--sample", "--fold", "--no-check"]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nps", default="12:3072", help="rank counts (smpy predict -np syntax)")
     ap.add_argument("--sizes", default="20000,65536", help="matrix orders N")
+    ap.add_argument("--program", choices=("hpl", "lu"), default="hpl",
+                    help="hpl: the 2-D HPL twin (examples/predict/hpl.py); lu: the 1 x P LU (lu.py)")
+    ap.add_argument("--ratio", default="4",
+                    help="hpl: grid shape, the largest P dividing the rank count with RATIO P^2 <= "
+                         "ranks (4: P:Q about 1:4; 1: the squarest grid)")
     ap.add_argument("--nb", default="128", help="block size")
     ap.add_argument("--reps", default="1")
     ap.add_argument("--timeout", default="3600", help="seconds per emulation")
@@ -51,7 +67,7 @@ def main() -> int:
                # vm.max_map_count (65530) from 1536 ranks on
                "--cfg", "smpi/shared-malloc-blocksize:64MiB",
                "-o", ns.output, "--plot", ns.output + ".png",
-               "lu.py", "{N}", ns.nb, "--sample", "--fold", "--no-check"]
+               *program_args(ns)]
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
         print("$", " ".join(cmd), flush=True)
         return subprocess.run(cmd, cwd=ROOT / "examples" / "predict", env=env).returncode

@@ -27,6 +27,30 @@ from pathlib import Path
 from run import CASES, EX, HERE, ROOT
 
 
+def sweep_case(ex: str, args: list[str], np_: int, reps: int, platform: Path, cfg: list[str],
+               tmp: Path, environ: dict[str, str], hostfile: Path | None = None) -> dict:
+    """One ``smpy predict --real NP`` sweep of example ``ex``: in each repetition the real run
+    comes just before the emulation. Returns the medians and error of smpy predict's summary
+    and every repetition's real and predicted time (the program's ``# elapsed``), in order."""
+    out = tmp / "sweep"
+    cmd = [sys.executable, "-m", "smpy", "predict", "-q", "-np", str(np_), "--real", str(np_),
+           "--reps", str(reps), "--platform", str(platform), *cfg,
+           "--time-regex", r"^# elapsed ([0-9.eE+-]+) s", "-o", str(out), "--timeout", "1800"]
+    if hostfile is not None:
+        cmd += ["--hostfile", str(hostfile)]
+    proc = subprocess.run([*cmd, str(EX / ex), *args], env=environ, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"smpy predict failed ({proc.returncode}) for {ex} {' '.join(args)}:\n"
+                           + (proc.stdout + proc.stderr)[-3000:])
+    (row,) = csv.DictReader(out.with_suffix(".csv").open())
+    reals, preds = [], []
+    for r in csv.DictReader(out.with_suffix(".runs.csv").open()):
+        if r["status"] == "ok" and r["program_s"]:
+            (reals if r["platform"] == "(real)" else preds).append(float(r["program_s"]))
+    return {"pred": float(row["median_s"]), "real": float(row["real_s"]), "error": float(row["error"]),
+            "min": float(row["min_s"]), "max": float(row["max_s"]), "reals": reals, "preds": preds}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=5)
@@ -56,19 +80,16 @@ def main() -> int:
             factors = work / f"factors-{Path(ex).stem}.csv"
             for args in validation:
                 name = " ".join([Path(ex).stem, *(a for a in args if not a.startswith("--"))])
-                out = Path(tmp) / "sweep"
-                cmd = [sys.executable, "-m", "smpy", "predict", "-q", "-np", str(ns.np), "--real", str(ns.np),
-                       "--reps", str(ns.reps), "--platform", str(node), f"--cfg=smpi/host-speed:{speed.group(1)}f",
-                       "--time-regex", r"^# elapsed ([0-9.eE+-]+) s", "-o", str(out), "--timeout", "1800"]
+                cfg = [f"--cfg=smpi/host-speed:{speed.group(1)}f"]
                 if factors.exists():
-                    cmd.append(f"--cfg=smpi/comp-adjustment-file:{factors}")
-                proc = subprocess.run([*cmd, str(EX / ex), *args], env=env, capture_output=True, text=True)
-                if proc.returncode != 0:
-                    print(proc.stdout + proc.stderr, file=sys.stderr)
-                    return proc.returncode
-                (row,) = csv.DictReader(out.with_suffix(".csv").open())
-                pred, real, err = float(row["median_s"]), float(row["real_s"]), float(row["error"])
-                spread = (float(row["max_s"]) - float(row["min_s"])) / pred
+                    cfg.append(f"--cfg=smpi/comp-adjustment-file:{factors}")
+                try:
+                    res = sweep_case(ex, args, ns.np, ns.reps, node, cfg, Path(tmp), env)
+                except RuntimeError as exc:
+                    print(exc, file=sys.stderr)
+                    return 1
+                pred, real, err = res["pred"], res["real"], res["error"]
+                spread = (res["max"] - res["min"]) / pred
                 errors.append(abs(err))
                 lines.append(f"  {name:22s} {pred:8.4f} {real:8.4f} {100 * err:+6.1f}% {100 * spread:5.1f}%")
                 print(lines[-1], flush=True)

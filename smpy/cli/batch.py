@@ -304,6 +304,7 @@ def simulate(wl: Workload, cfg: dict[str, Any] | None = None, energy: bool = Fal
     session = L.Session(world, timing, False, True)
     launch = _BatchLaunch(world, timing, programs, att, config, session, wl)
     status, code, message, wall = launch.run(None)
+    message += _culprit(world, launch)
     if message:
         err.write(message + ("\n" if not message.endswith("\n") else ""))
     result = _result(wl, world, launch, (status, code, message, wall), with_energy)
@@ -314,6 +315,17 @@ def simulate(wl: Workload, cfg: dict[str, Any] | None = None, energy: bool = Fal
     result.cpu_s = time.process_time() - cpu0
     result.peak_rss_bytes = L._peak_rss()
     return result
+
+
+def _culprit(world: World, launch: _BatchLaunch) -> str:
+    """The job of the process that ended the simulation (an error, an abort), if any."""
+    a = world.engine.aborting_actor
+    p = a.data if a is not None else None
+    if not isinstance(p, Process) or p.rank not in launch.rank_job:
+        return ""
+    job = launch.wl.jobs[launch.rank_job[p.rank]]
+    return (f"\n[smpy] process {p.rank} is rank {p.comm_world.rank_of[p.rank]} of job '{job.name}' "
+            f"({job.origin}); the whole workload stops with it (one simulation)")
 
 
 def _result(wl: Workload, world: World, launch: _BatchLaunch, outcome: tuple[str, int, str, float],

@@ -461,7 +461,7 @@ def check_outputs(trace: str | os.PathLike | None, config: Config) -> None:
 
 
 def load_setup(platform: str | os.PathLike | None, cfg: dict[str, Any] | None,
-               hostfile: str | os.PathLike | None, np: int) -> tuple[Any, Config, list[Any]]:
+               hostfile: str | os.PathLike | list[str] | None, np: int) -> tuple[Any, Config, list[Any]]:
     """The platform, the configuration (the command line's, then the platform's ``config:``)
     and the host of each rank."""
     config = Config(cfg or {})
@@ -469,6 +469,8 @@ def load_setup(platform: str | os.PathLike | None, cfg: dict[str, Any] | None,
     plat = load_platform(platform) if platform is not None else default_platform()
     memory.check_fits(f"-np {np} on platform {plat.name!r}", np, len(plat.hosts), len(plat.links))
     config.set_defaults_from(plat.config or {}, plat.source)
+    if isinstance(hostfile, (list, tuple)):  # a host list (smpyrun -hosts), as a hostfile's entries
+        return plat, config, place_ranks(plat, np, list(hostfile), source="-hosts")
     hosts = parse_hostfile(hostfile) if hostfile is not None else None
     return plat, config, place_ranks(plat, np, hosts, source=os.fspath(hostfile or "hostfile"))
 
@@ -829,6 +831,8 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
             err.write(Utilization.summary_line(rows) + "\n")
         if io_data:
             err.write(fsio.summary_line(io_data) + "\n")
+        if mem_data:
+            err.write(rank_memory.summary_line(mem_data) + "\n")
     return build_result(world, np, label, outcome, att, session, config)
 
 

@@ -33,6 +33,9 @@ def build_parser(prog: str = "smpyrun") -> argparse.ArgumentParser:
                    help="platform description (YAML or SimGrid XML); default: the bundled 64-host cluster")
     p.add_argument("--hostfile", "-hostfile", "-machinefile", "-f", dest="hostfile", default=None,
                    help="host per rank, one name per line, 'host:n' repeats it n times (round-robin)")
+    p.add_argument("--hosts", "-hosts", dest="hosts", default=None, metavar="LIST",
+                   help="host per rank as a comma-separated list ('host:n' repeats it n times), as "
+                        "mpiexec -hosts; instead of --hostfile")
     p.add_argument("--map", "-map", dest="map", action="store_true", help="print the rank → host placement")
     p.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE",
                    help="set a configuration item (repeatable); see --help-cfg")
@@ -97,6 +100,7 @@ def _help_cfg() -> str:
 
 #: smpyrun options that take a value (the token after them is not a program)
 _VALUED = {"-np", "-n", "--np", "--platform", "-platform", "--hostfile", "-hostfile", "-machinefile", "-f",
+           "--hosts", "-hosts",
            "--cfg", "--trace", "--trace-format", "--json", "--plots", "--report", "--trace-ti",
            "--power-trace", "--timeout", "--sim-timeout", "--fail", "--restarts", "--restart-delay"}
 
@@ -198,12 +202,25 @@ def check_outputs(ns: argparse.Namespace) -> None:
     check_file(ns.power_trace, "--power-trace")
 
 
-def _ranks(ns: argparse.Namespace) -> int:
+def host_setting(ns: argparse.Namespace) -> str | list[str] | None:
+    """The job's hosts: the host file's path, the ``-hosts`` list parsed (its entries as a
+    hostfile's, ``host:n`` repeated), or None. Both given: Hydra's error."""
+    if ns.hosts is None:
+        return ns.hostfile
+    if ns.hostfile is not None:
+        raise ValueError("duplicate host file or host list setting (--hostfile and -hosts)")
+    from smpy.platform.hostfile import parse_hostfile_text
+    return parse_hostfile_text("\n".join(ns.hosts.split(",")), "-hosts")
+
+
+def _ranks(ns: argparse.Namespace, hosts: str | list[str] | None) -> int:
     if ns.np is not None:
         return ns.np
-    if ns.hostfile:
+    if isinstance(hosts, list):
+        return len(hosts)
+    if hosts:
         from smpy.platform import parse_hostfile
-        return len(parse_hostfile(ns.hostfile))
+        return len(parse_hostfile(hosts))
     return 1
 
 
@@ -253,6 +270,7 @@ def _part_parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"{prog} ... :", add_help=False, allow_abbrev=False)
     p.add_argument("-np", "-n", "--np", dest="np", type=int, default=1)
     p.add_argument("--hostfile", "-hostfile", "-machinefile", "-f", dest="hostfile", default=None)
+    p.add_argument("--hosts", "-hosts", dest="hosts", default=None)
     p.add_argument("script", nargs="?")
     p.add_argument("args", nargs=argparse.REMAINDER)
     return p
@@ -272,11 +290,13 @@ def parse_parts(ns: argparse.Namespace, module: str | None, command: str | None,
         pns, unknown = sub.parse_known_args(own)
         if unknown:
             parser.error(f"part {i}: unknown option(s) {' '.join(unknown)} (a part takes -np N, "
-                         "--hostfile FILE, then its program and arguments)")
-        if pns.hostfile is not None:
-            if ns.hostfile is not None:
-                parser.error(f"part {i}: duplicate host file setting (one host file for the whole job, as Hydra)")
-            ns.hostfile = pns.hostfile
+                         "--hostfile FILE or -hosts LIST, then its program and arguments)")
+        for key in ("hostfile", "hosts"):
+            if getattr(pns, key) is not None:
+                if ns.hostfile is not None or ns.hosts is not None:
+                    parser.error(f"part {i}: duplicate host file or host list setting (one for the whole "
+                                 "job, as Hydra)")
+                setattr(ns, key, getattr(pns, key))
         if (pns.script is None) == (mod is None and cmd is None):
             parser.error(f"part {i}: give one program: a file, -m MODULE or -c COMMAND")
         if pns.np < 1:
@@ -323,13 +343,14 @@ def _run(ns: argparse.Namespace, module: str | None, command: str | None, prog: 
     try:
         cfg = build_cfg(ns)
         check_outputs(ns)
-        np = _ranks(ns)
+        hosts = host_setting(ns)
+        np = _ranks(ns, hosts)
         if ns.map:
-            _print_map(ns.platform, np, ns.hostfile)
+            _print_map(ns.platform, np, hosts)
         program: dict[str, Any] = (dict(script=ns.script, args=ns.args, module=module, command=command)
                                    if ns.parts is None else dict(script=None, parts=ns.parts))
         attempts = run_attempts(run, ns.restarts, _restart_delay(ns), np=np, platform=ns.platform, cfg=cfg,
-                                hostfile=ns.hostfile, capture=False, echo=True, trace=ns.trace,
+                                hostfile=hosts, capture=False, echo=True, trace=ns.trace,
                                 sim_timeout=ns.sim_timeout, **program)
         result = attempts[-1]
     except (PlatformError, ConfigError, FileNotFoundError, ValueError, LookupError) as exc:
@@ -359,12 +380,15 @@ def _restart_delay(ns: argparse.Namespace) -> float:
     return delay
 
 
-def _print_map(platform: str | None, np: int, hostfile: str | None) -> None:
+def _print_map(platform: str | None, np: int, hostfile: str | list[str] | None) -> None:
     from smpy.platform import default_platform, load_platform, parse_hostfile, place_ranks
 
     plat = load_platform(platform) if platform else default_platform()
-    hosts = parse_hostfile(hostfile) if hostfile else None
-    for r, h in enumerate(place_ranks(plat, np, hosts, source=hostfile or "hostfile")):
+    if isinstance(hostfile, list):
+        hosts, source = hostfile, "-hosts"
+    else:
+        hosts, source = (parse_hostfile(hostfile) if hostfile else None), hostfile or "hostfile"
+    for r, h in enumerate(place_ranks(plat, np, hosts, source=source)):
         print(f"[rank {r}] -> {h.name}", file=sys.stderr)
 
 

@@ -217,6 +217,9 @@ class NodePool:
         self._set(i, OFF)
 
     def _to_free(self, i: int) -> None:
+        if not self.hosts[i].is_on:  # failed (smpy.platform.failures): back as an off node
+            self._set(i, OFF)
+            return
         self._set(i, FREE)
         if self.idle_off:
             self._shutdown(i)

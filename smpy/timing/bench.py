@@ -275,8 +275,9 @@ class Timing:
             now = _thread_time()
             # the re-faults of pages that trimming dropped are the emulator's cost, not the
             # program's: their time (calibrated per fault) leaves the burst
-            dt = folder.refault_seconds(_minor_faults() - b.faults0)
-            folder.tick()  # keeps the RSS of folded mappings bounded (not timed either)
+            faults = _minor_faults() - b.faults0
+            dt = folder.refault_seconds(faults)
+            folder.tick(faults)  # keeps the RSS of folded mappings bounded (not timed either)
             b.start = _thread_time() - max(0.0, now - b.start - dt)
         if b.sampling is not None:  # SMPI aborts: "Cannot do recursive benchmarks"
             raise RuntimeError(f"MPI call inside the sampled loop {b.sampling}: smpy.sample loops "
