@@ -831,6 +831,8 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
             err.write(Utilization.summary_line(rows) + "\n")
         if io_data:
             err.write(fsio.summary_line(io_data) + "\n")
+        if mem_data:
+            err.write(rank_memory.summary_line(mem_data) + "\n")
     return build_result(world, np, label, outcome, att, session, config)
 
 

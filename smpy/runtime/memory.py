@@ -144,3 +144,14 @@ def report(world: World) -> dict[str, Any]:
             hosts[h.name] = {"ram": h.ram, "swap": h.swap, "peak_bytes": peak,
                              "peak_slowdown": slowdown(peak, h.ram, h.swap, h.swap_curve)}
     return {"hosts": hosts}
+
+
+def summary_line(data: dict[str, Any]) -> str:
+    """One line for the terminal: the host whose memory filled most (:func:`report`)."""
+    hosts = data.get("hosts", {})
+    if not hosts:
+        return "[smpy] memory: no rank memory on the hosts with ram"
+    name, h = max(hosts.items(), key=lambda kv: kv[1]["peak_bytes"] / kv[1]["ram"])
+    return (f"[smpy] memory: fullest host {name}, peak {h['peak_bytes'] / 2**20:.6g} MiB of "
+            f"{h['ram'] / 2**20:.6g} MiB RAM + {h['swap'] / 2**20:.6g} MiB swap, computing "
+            f"{h['peak_slowdown']:.6g} times slower there (--report JSON: memory)")

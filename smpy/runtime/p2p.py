@@ -682,7 +682,8 @@ def recv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, buf
     req = irecv(proc, comm, channel, source, tag, buf, call)
     if req.state == 0:
         block_on(req)
-    finish(proc, req)
+    if req.state == FAILED or req.ti is not None or proc.o_recv is not None:  # (wait's check)
+        finish(proc, req)
     return req
 
 
@@ -706,8 +707,10 @@ def waitall(proc: Process, reqs: list[Request]) -> None:
     for r in reqs:
         if r.state == 0:
             block_on(r)
-    for r in reqs:
-        finish(proc, r)
+    o_recv = proc.o_recv
+    for r in reqs:  # finish() when it has work (wait's check)
+        if r.state == FAILED or r.ti is not None or (o_recv is not None and r.kind == RECV):
+            finish(proc, r)
 
 
 # -- argument checks (MPI error classes as MPICH reports them) ----------------------------
