@@ -283,3 +283,28 @@ def test_utilisation_over_the_workload_integrates_to_the_jobs(tmp_path: Path) ->
     # from 1 to 2 s every core computes; from 2 to 3, a's and b's rank 1 (b's rank 0 has
     # ended, a's waits in the barrier)
     assert [r[2:6] for r in rows[2:6]] == [[4.0, 4.0, 0.0, 1.0]] * 2 + [[4.0, 2.0, 1.0, 0.5]] * 2
+
+
+def test_a_reduction_operator_computing_inside_mpi_is_busy_not_waiting(tmp_path: Path) -> None:
+    """The batch world starts with no process: the utilisation still tells the jobs' ranks'
+    executions inside MPI calls (a user operator computing 1 s in Allreduce, on each of two
+    2-core nodes) from waiting: busy 2 core-s, waiting only the messages' few ns."""
+    (tmp_path / "two.yaml").write_text(
+        "name: two\nhosts:\n  - {name: n0, speed: 1Gf, cores: 2}\n  - {name: n1, speed: 1Gf, cores: 2}\n"
+        "links:\n  - {name: x, bandwidth: 1GBps, latency: 0, sharing: FATPIPE}\n"
+        "routes:\n  - {src: n0, dst: n1, links: [x]}\n")
+    (tmp_path / "op.py").write_text(
+        "import numpy as np\nfrom mpi4py import MPI\nimport smpy\n\n\n"
+        "def add(a, b, dt):\n    smpy.execute(1.0)\n    np.frombuffer(b, 'd')[0] += np.frombuffer(a, 'd')[0]\n\n\n"
+        "y = np.zeros(1)\nMPI.COMM_WORLD.Allreduce(np.ones(1), y, op=MPI.Op.Create(add, commute=True))\n"
+        "assert y[0] == 2.0\n")
+    wl = tmp_path / "w.yaml"
+    wl.write_text(f"platform: {tmp_path / 'two.yaml'}\nscheduler: none\n"
+                  "cfg: {smpi/simulate-computation: 'no', smpy/utilization-bin: 0.5s}\n"
+                  f"jobs:\n  - {{name: a, program: {tmp_path / 'op.py'}, np: 2, hosts: [n0, n1]}}\n")
+    res = batch.simulate(load_workload(str(wl)), solo=False, utilization=str(tmp_path / "u.csv"))
+    assert res.status == "ok" and res.jobs[0].run_s == pytest.approx(1.0, abs=1e-6)
+    rows = [[float(x) for x in r.split(",")] for r in (tmp_path / "u.csv").read_text().splitlines()[1:]]
+    assert sum((r[1] - r[0]) * r[2] for r in rows) == pytest.approx(4 * res.jobs[0].run_s, rel=1e-12)
+    assert sum((r[1] - r[0]) * r[3] for r in rows) == pytest.approx(2.0, rel=1e-12)
+    assert sum((r[1] - r[0]) * r[4] for r in rows) < 1e-6
