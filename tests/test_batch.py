@@ -194,7 +194,8 @@ def test_command_line_json_plots_and_outputs(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     wl = _workload(tmp_path, "easy", HAND[:3])
     proc = subprocess.run([sys.executable, "-m", "smpy", "batch", str(wl), "--json", str(tmp_path / "r.json"),
-                           "--plots", str(tmp_path / "plots"), "--output", str(tmp_path / "out")],
+                           "--plots", str(tmp_path / "plots"), "--output", str(tmp_path / "out"),
+                           "--report", str(tmp_path / "rep"), "--cfg=smpy/utilization-bin:1s"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((tmp_path / "r.json").read_text())
@@ -204,6 +205,13 @@ def test_command_line_json_plots_and_outputs(tmp_path: Path) -> None:
     assert (tmp_path / "plots" / "gantt.png").stat().st_size > 0
     assert (tmp_path / "out" / "j3.out").read_text() == "1 ranks slept 4 s\n"
     assert "node utilisation" in proc.stderr and "j2" in proc.stderr
+    # sleeping ranks hold their nodes but compute nothing: 2*10 + 4*5 + 4 allocated core-s, 0 busy
+    rows = (tmp_path / "rep.utilization.csv").read_text().splitlines()
+    assert rows[0] == "t_start,t_end,allocated,busy,waiting_mpi,efficiency,power_W" and len(rows) == 1 + 15
+    assert sum(float(r.split(",")[2]) for r in rows[1:]) == 2 * 10 + 4 * 5 + 4
+    assert sum(float(r.split(",")[3]) for r in rows[1:]) == 0.0
+    assert (tmp_path / "plots" / "utilization.png").stat().st_size > 0
+    assert "[smpy report] utilisation: 44 allocated core-s, busy 0.0%" in proc.stderr
 
 
 def test_interference_example_slowdowns_as_predicted() -> None:
@@ -242,3 +250,61 @@ def test_a_failing_job_is_named_and_stops_the_workload(tmp_path: Path) -> None:
     assert "RuntimeError: boom" in err.getvalue()
     assert "process 3 is rank 1 of job 'broken' (jobs[1]); the whole workload stops" in err.getvalue()
     assert res.job("fine").end_s is None and res.solo_runs == 0
+
+
+def test_utilisation_over_the_workload_integrates_to_the_jobs(tmp_path: Path) -> None:
+    """computer.py: rank r computes (r + 1) * ARG s, then a barrier. FCFS on four single-core
+    nodes: a (ARG 2) on n0, n1 from 0 to 4, b (ARG 1, no barrier) on n2, n3 from 1 to 3.
+    Busy core-s: a 2 + 4, b 1 + 2; waiting in MPI: a's rank 0 from 2 to 4 (plus the
+    barrier); allocated: each job's two nodes over its whole run, n2 although b's rank 0
+    ends at 2."""
+    prog = DIR / "computer.py"
+    wl = tmp_path / "w.yaml"
+    wl.write_text(f"platform: {DIR / 'four.yaml'}\nscheduler: fcfs\n"
+                  "cfg: {smpi/simulate-computation: 'no', smpy/utilization-bin: 0.5s}\njobs:\n"
+                  f"  - {{name: a, program: {prog}, args: ['2'], np: 2, walltime: 10s, submit: 0s}}\n"
+                  f"  - {{name: b, program: {prog}, args: ['1', alone], np: 2, walltime: 10s, submit: 1s}}\n")
+    csv_path = tmp_path / "u.csv"
+    res = batch.simulate(load_workload(str(wl)), solo=False, utilization=str(csv_path))
+    assert res.status == "ok"
+    assert [(j.start_s, j.hosts) for j in res.jobs] == [(0.0, ["n0", "n1"]), (1.0, ["n2", "n3"])]
+    rows = [[float(x) for x in r.split(",")] for r in csv_path.read_text().splitlines()[1:]]
+    # bins of 0.5 s over [0, makespan]: the makespan is 4 s plus the barriers' few ns
+    assert len(rows) == 9 and rows[0][:2] == [0.0, 0.5] and rows[-1][1] == res.makespan_s
+
+    def integral(col: int) -> float:
+        return sum((r[1] - r[0]) * r[col] for r in rows)
+
+    assert integral(3) == pytest.approx((2 + 4) + (1 + 2), rel=1e-12)
+    assert integral(2) == pytest.approx(sum(2 * 1 * j.run_s for j in res.jobs), rel=1e-12)
+    assert res.jobs[0].run_s == pytest.approx(4.0, abs=1e-6) and res.jobs[1].run_s == 2.0
+    assert integral(4) == pytest.approx(2, abs=1e-6)
+    assert integral(6) == pytest.approx(res.energy_J, rel=1e-12)  # the hosts' power over [0, T]
+    # from 1 to 2 s every core computes; from 2 to 3, a's and b's rank 1 (b's rank 0 has
+    # ended, a's waits in the barrier)
+    assert [r[2:6] for r in rows[2:6]] == [[4.0, 4.0, 0.0, 1.0]] * 2 + [[4.0, 2.0, 1.0, 0.5]] * 2
+
+
+def test_a_reduction_operator_computing_inside_mpi_is_busy_not_waiting(tmp_path: Path) -> None:
+    """The batch world starts with no process: the utilisation still tells the jobs' ranks'
+    executions inside MPI calls (a user operator computing 1 s in Allreduce, on each of two
+    2-core nodes) from waiting: busy 2 core-s, waiting only the messages' few ns."""
+    (tmp_path / "two.yaml").write_text(
+        "name: two\nhosts:\n  - {name: n0, speed: 1Gf, cores: 2}\n  - {name: n1, speed: 1Gf, cores: 2}\n"
+        "links:\n  - {name: x, bandwidth: 1GBps, latency: 0, sharing: FATPIPE}\n"
+        "routes:\n  - {src: n0, dst: n1, links: [x]}\n")
+    (tmp_path / "op.py").write_text(
+        "import numpy as np\nfrom mpi4py import MPI\nimport smpy\n\n\n"
+        "def add(a, b, dt):\n    smpy.execute(1.0)\n    np.frombuffer(b, 'd')[0] += np.frombuffer(a, 'd')[0]\n\n\n"
+        "y = np.zeros(1)\nMPI.COMM_WORLD.Allreduce(np.ones(1), y, op=MPI.Op.Create(add, commute=True))\n"
+        "assert y[0] == 2.0\n")
+    wl = tmp_path / "w.yaml"
+    wl.write_text(f"platform: {tmp_path / 'two.yaml'}\nscheduler: none\n"
+                  "cfg: {smpi/simulate-computation: 'no', smpy/utilization-bin: 0.5s}\n"
+                  f"jobs:\n  - {{name: a, program: {tmp_path / 'op.py'}, np: 2, hosts: [n0, n1]}}\n")
+    res = batch.simulate(load_workload(str(wl)), solo=False, utilization=str(tmp_path / "u.csv"))
+    assert res.status == "ok" and res.jobs[0].run_s == pytest.approx(1.0, abs=1e-6)
+    rows = [[float(x) for x in r.split(",")] for r in (tmp_path / "u.csv").read_text().splitlines()[1:]]
+    assert sum((r[1] - r[0]) * r[2] for r in rows) == pytest.approx(4 * res.jobs[0].run_s, rel=1e-12)
+    assert sum((r[1] - r[0]) * r[3] for r in rows) == pytest.approx(2.0, rel=1e-12)
+    assert sum((r[1] - r[0]) * r[4] for r in rows) < 1e-6

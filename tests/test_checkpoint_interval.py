@@ -122,3 +122,18 @@ def test_heat3d_under_mpiexec_computes_what_smpy_computes(tmp_path: Path) -> Non
 
     assert head(real.stdout) == head(proc.stdout) and "steps 0..11 in this run, checksum" in real.stdout
     assert not any((tmp_path / "real").iterdir())
+
+
+def test_predict_passes_restarts_and_the_repetition_to_each_run() -> None:
+    from smpy.cli.sweep import Plan
+
+    plan = Plan(script="heat3d.py", args=["--dir", "s/ck-{every}-{rep}", "--every", "{every}"], nps=[8],
+                platforms=["p.yaml"], params=[("every", ["10", "20"])], reps=2, failure_seed=3, restarts=50,
+                restart_delay="5s")
+    cmds = [(j.point.params, j.rep, j.command) for j in plan.jobs()]
+    assert len(cmds) == 4
+    for params, rep, cmd in cmds:
+        every = dict(params)["every"]
+        assert cmd[cmd.index("--restarts") + 1] == "50" and cmd[cmd.index("--restart-delay") + 1] == "5s"
+        assert f"--cfg=smpy/failure-seed:{3 + rep}" in cmd
+        assert cmd[-4:] == ("--dir", f"s/ck-{every}-{rep}", "--every", every)

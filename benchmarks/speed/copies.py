@@ -9,9 +9,11 @@ Three parts, each printed as a table:
    copies per message and bytes copied per message byte, by kind (``pack``, ``stage``,
    ``recv``). A real MPI library copies once (posted receive, rendezvous) or twice (eager
    message arriving unexpected).
-2. **Page faults and CPU per message**: the ping-pong at REPS and 3 REPS round trips under
-   ``smpyrun -np 2`` and ``mpiexec -n 2`` (MPICH); the difference divided by the extra
-   messages is the marginal cost of one message (minor faults, CPU µs), start-up excluded.
+2. **Page faults and CPU per message**: the ping-pong (256 MiB each way per size, 20 to 2000
+   round trips) under ``smpyrun -np 2`` and ``mpiexec -n 2`` (MPICH); the program reads
+   ``getrusage`` around its loop (between barriers, after a warm-up round trip): minor faults
+   and CPU µs per message, start-up excluded (smpy: the one process of all ranks; MPICH: the
+   sum of its two rank processes).
 3. **osu_bw / osu_bibw / osu_latency** from mpi4py 4.1.2's ``demo/`` (the conformance cache,
    ``conformance/.cache``; ``--demo-dir`` otherwise), unmodified (1 B to 4 MiB), under
    ``smpyrun -np 2`` (default configuration, as a user runs them) and ``mpiexec -n 2``,
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -122,21 +125,39 @@ def commands(script: Path, args: list[str], mpiexec: str) -> dict[str, list[str]
             "mpich": ["timeout", "1800", mpiexec, "-n", "2", sys.executable, str(script), *args]}
 
 
-def faults_part(src: str | None, sizes: list[int], reps: int, mpiexec: str) -> None:
-    print(f"\n## Marginal cost of one message, ping-pong ({reps} vs {3 * reps} round trips)\n")
-    print(f"| {'size B':>8} | {'smpy minflt/msg':>15} | {'MPICH minflt/msg':>16} | {'smpy CPU us/msg':>15} | "
-          f"{'MPICH CPU us/msg':>16} |")
-    print("|" + "|".join("-" * w for w in (10, 17, 18, 17, 18)) + "|")
+def reps_for(size: int) -> int:
+    """Round trips of the measured window: 256 MiB each way, 20 to 2000."""
+    return max(20, min(2000, (256 << 20) // max(size, 1)))
+
+
+def window_cost(out: str, emulated: bool) -> tuple[float, float]:
+    """CPU s and minor faults of the measured window: smpy's process is every rank (rank 0's
+    line), MPICH's ranks are processes of their own (the sum)."""
+    rows = re.findall(r"rusage (\d+) ([\d.]+) (\d+)", out)  # the ranks' lines may interleave
+    if emulated:
+        rows = [r for r in rows if r[0] == "0"]
+    return sum(float(r[1]) for r in rows), sum(float(r[2]) for r in rows)
+
+
+def faults_part(src: str | None, sizes: list[int], pairs: int, mpiexec: str) -> None:
+    print("\n## Cost of one message in a ping-pong window (rusage of the loop, median of "
+          f"{pairs} runs alternating smpy / MPICH)\n")
+    print(f"| {'size B':>8} | {'round trips':>11} | {'smpy minflt/msg':>15} | {'MPICH minflt/msg':>16} | "
+          f"{'smpy CPU us/msg':>15} | {'MPICH CPU us/msg':>16} |")
+    print("|" + "|".join("-" * w for w in (10, 13, 17, 18, 17, 18)) + "|")
     env = child_env(src)
     for size in sizes:
-        row = {}
-        for who in ("smpy", "mpich"):
-            lo = measure(commands(PROGRAM, [str(size), str(reps)], mpiexec)[who], env)
-            hi = measure(commands(PROGRAM, [str(size), str(3 * reps)], mpiexec)[who], env)
-            extra = 2 * (2 * reps)  # messages: two per round trip
-            row[who] = ((hi["minflt"] - lo["minflt"]) / extra, (hi["cpu"] - lo["cpu"]) / extra * 1e6)
-        print(f"| {size:>8} | {row['smpy'][0]:>15.1f} | {row['mpich'][0]:>16.1f} | {row['smpy'][1]:>15.1f} | "
-              f"{row['mpich'][1]:>16.1f} |")
+        reps = reps_for(size)
+        cmds = commands(PROGRAM, [str(size), str(reps), "pingpong", "rusage"], mpiexec)
+        got: dict[str, list[tuple[float, float]]] = {"smpy": [], "mpich": []}
+        for i in range(pairs):
+            for who in (("smpy", "mpich") if i % 2 == 0 else ("mpich", "smpy")):
+                got[who].append(window_cost(measure(cmds[who], env)["out"], who == "smpy"))
+        msgs = 2 * reps
+        med = {w: (statistics.median(c for c, _ in v) / msgs * 1e6, statistics.median(f for _, f in v) / msgs)
+               for w, v in got.items()}
+        print(f"| {size:>8} | {reps:>11} | {med['smpy'][1]:>15.2f} | {med['mpich'][1]:>16.2f} | "
+              f"{med['smpy'][0]:>15.1f} | {med['mpich'][0]:>16.1f} |")
 
 
 def osu_part(src: str | None, demo: Path, names: list[str], pairs: int, mpiexec: str) -> None:
@@ -169,7 +190,6 @@ def main() -> None:
     ap.add_argument("--parts", default="ledger,faults,osu", help="comma list of ledger, faults, osu")
     ap.add_argument("--src", default=None, help="import smpy from this tree (PYTHONPATH of the children)")
     ap.add_argument("--pairs", type=int, default=3)
-    ap.add_argument("--reps", type=int, default=50, help="round trips of the marginal-cost runs (and 3x)")
     ap.add_argument("--osu", default="osu_bw,osu_bibw,osu_latency")
     ap.add_argument("--demo-dir", default=str(DEMO))
     ap.add_argument("--mpiexec", default=str(BIN / "mpiexec") if (BIN / "mpiexec").exists() else "mpiexec")
@@ -180,7 +200,7 @@ def main() -> None:
     if "ledger" in parts:
         ledger_part(a.src, SIZES)
     if "faults" in parts:
-        faults_part(a.src, SIZES, a.reps, a.mpiexec)
+        faults_part(a.src, SIZES, a.pairs, a.mpiexec)
     if "osu" in parts:
         osu_part(a.src, Path(a.demo_dir), a.osu.split(","), a.pairs, a.mpiexec)
 

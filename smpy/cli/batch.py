@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from smpy.cli import launch as L
@@ -37,6 +38,8 @@ from smpy.runtime.world import Process, World
 from smpy.shim.isolation import RankContext
 from smpy.support.config import Config
 from smpy.timing.bench import RankBench, Timing
+from smpy.trace.utilization import BIN as UTILIZATION_BIN
+from smpy.trace.utilization import Utilization
 
 
 @dataclass
@@ -168,6 +171,8 @@ class _BatchLaunch(L._Launch):
         self.rank_job: dict[int, int] = {}
         self.alive: dict[int, int] = {}  #: job index -> ranks still running
         self.energy_at_start: dict[int, float] = {}
+        self.nodes_of: dict[int, list[Any]] = {}  #: job index -> its nodes
+        self.held: dict[int, int] = {}  #: node index -> running jobs holding it
         hosts = world.platform.hosts
         self.sched = None if wl.scheduler == "none" else NodeScheduler(len(hosts), wl.scheduler)
         for job in wl.jobs:
@@ -197,7 +202,8 @@ class _BatchLaunch(L._Launch):
     # -- events (from the maestro) -------------------------------------------------------
     def _arrive(self, job: Job) -> None:
         if self.sched is None:
-            self._start(job, place_ranks(self.world.platform, job.np, job.hosts))
+            placement = place_ranks(self.world.platform, job.np, job.hosts)
+            self._start(job, placement, list(dict.fromkeys(placement)))
             return
         self.sched.submit(self._request(job))
         self._decide()
@@ -221,11 +227,18 @@ class _BatchLaunch(L._Launch):
             else:  # whole nodes, ranks in blocks (rank r on node r // ceil(np / nodes))
                 per = math.ceil(job.np / len(hosts))
                 placement = [hosts[r // per] for r in range(job.np)]
-            self._start(job, placement)
+            self._start(job, placement, hosts)
 
-    def _start(self, job: Job, placement: list[Any]) -> None:
+    def _start(self, job: Job, placement: list[Any], nodes: list[Any]) -> None:
+        """Start ``job``'s ranks on ``placement``; ``nodes`` (the scheduler's, or the hosts
+        of the placement) stay allocated to it until its end (the utilisation's allocated
+        cores, smpy.trace.utilization)."""
         world, rec = self.world, self.records[job.index]
         procs = world.add_processes(placement)
+        world.nodes.hold(nodes)
+        self.nodes_of[job.index] = nodes
+        for h in nodes:
+            self.held[h.index] = self.held.get(h.index, 0) + 1
         cw = CommImpl(world, [p.rank for p in procs], "MPI_COMM_WORLD")
         program = self.catalogue.of(job)
         argv = [program.argv0, *job.args]
@@ -261,6 +274,12 @@ class _BatchLaunch(L._Launch):
     def _job_done(self, index: int) -> None:
         rec = self.records[index]
         rec.end_s, rec.status = self.world.engine.now, "done"
+        free = []
+        for h in self.nodes_of[index]:
+            self.held[h.index] -= 1
+            if not self.held[h.index]:
+                free.append(h.name)
+        self.world.nodes.release(free, False)
         if self.world.energy is not None:
             rec.energy_J = self._energy(rec.hosts) - self.energy_at_start[index]
         if self.sched is not None:
@@ -287,8 +306,10 @@ def _setup(wl: Workload, cfg: dict[str, Any], energy: bool) -> tuple[Any, Config
 
 
 def simulate(wl: Workload, cfg: dict[str, Any] | None = None, energy: bool = False, solo: bool = True,
-             err: Any = None) -> BatchResult:
-    """Simulate the workload (and, with ``solo``, each distinct job alone); see the module docstring."""
+             err: Any = None, utilization: str | None = None) -> BatchResult:
+    """Simulate the workload (and, with ``solo``, each distinct job alone); see the module
+    docstring. ``utilization``: write the platform's utilisation over time to this CSV file
+    (smpy.trace.utilization; bins of ``smpy/utilization-bin`` over ``[0, makespan]``)."""
     err = err if err is not None else sys.stderr
     L.single_thread_blas()
     import smpy.mpi  # noqa: F401 - loads numpy before the rank contexts take their generators
@@ -303,11 +324,18 @@ def simulate(wl: Workload, cfg: dict[str, Any] | None = None, energy: bool = Fal
     L.arm_failures(world, plat, config)
     session = L.Session(world, timing, False, True)
     launch = _BatchLaunch(world, timing, programs, att, config, session, wl)
+    if utilization:
+        # follows every job's processes as they are added (world.processes grows)
+        world.tracer = att.utilization = Utilization(world.engine, world.cpu, plat.hosts, world.processes,
+                                                     world.energy, world.nodes)
     status, code, message, wall = launch.run(None)
     message += _culprit(world, launch)
     if message:
         err.write(message + ("\n" if not message.endswith("\n") else ""))
     result = _result(wl, world, launch, (status, code, message, wall), with_energy)
+    if utilization and att.utilization is not None:
+        rows = att.utilization.write(utilization, config.get(UTILIZATION_BIN), result.makespan_s)
+        err.write(Utilization.summary_line(rows) + "\n")
     result.output = session.captured
     result.rank_job = {r: wl.jobs[i].name for r, i in launch.rank_job.items()}
     if solo and status == "ok":
@@ -382,7 +410,11 @@ def build_parser(prog: str) -> Any:
     p.add_argument("--no-solo", dest="solo", action="store_false",
                    help="do not simulate each job alone (no slowdown column)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the per-job report as JSON")
-    p.add_argument("--plots", default=None, metavar="DIR", help="draw DIR/gantt.png (jobs over nodes)")
+    p.add_argument("--report", default=None, metavar="PREFIX",
+                   help="write PREFIX.utilization.csv: the platform's allocated, busy and MPI-waiting "
+                   "cores, efficiency and power per time bin (--cfg=smpy/utilization-bin:DURATION)")
+    p.add_argument("--plots", default=None, metavar="DIR", help="draw DIR/gantt.png (jobs over nodes) "
+                   "and DIR/utilization.png (efficiency, cores and power over time)")
     p.add_argument("--output", default=None, metavar="DIR",
                    help="write each job's output to DIR/JOB.out and DIR/JOB.err")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary, not the table")
@@ -398,9 +430,11 @@ def main(argv: list[str] | None = None, prog: str = "smpy batch") -> int:
         check_file(ns.json, "--json")
         check_dir(ns.plots, "--plots")
         check_dir(ns.output, "--output")
+        if ns.report:
+            check_file(f"{ns.report}.utilization.csv", "--report")
         cfg = dict(Config.parse_cfg_option(item) for item in ns.cfg)
         wl = load_workload(ns.workload)
-        result = simulate(wl, cfg, ns.energy, ns.solo)
+        result = simulate(wl, cfg, ns.energy, ns.solo, utilization=_utilization_csv(ns))
     except (WorkloadError, ConfigError, PlatformError, OutputError, ValueError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
@@ -410,6 +444,17 @@ def main(argv: list[str] | None = None, prog: str = "smpy batch") -> int:
     print(result.summary(), file=sys.stderr)
     _write_outputs(ns, result, prog)
     return result.exit_code
+
+
+def _utilization_csv(ns: Any) -> str | None:
+    """Where the utilisation goes: PREFIX.utilization.csv, else (for the plot only)
+    DIR/utilization.csv."""
+    if ns.report:
+        return f"{ns.report}.utilization.csv"
+    if not ns.plots:
+        return None
+    os.makedirs(ns.plots, exist_ok=True)
+    return os.path.join(ns.plots, "utilization.csv")
 
 
 def _write_outputs(ns: Any, result: BatchResult, prog: str) -> None:
@@ -425,8 +470,12 @@ def _write_outputs(ns: Any, result: BatchResult, prog: str) -> None:
     if ns.plots:
         try:
             from smpy.cli.batch_plot import gantt
+            from smpy.trace.plots import read_utilization, utilization
             os.makedirs(ns.plots, exist_ok=True)
             path = gantt(result, os.path.join(ns.plots, "gantt.png"))
             print(f"[smpy] plots: {path}", file=sys.stderr)
+            util = Path(_utilization_csv(ns) or "")
+            if util.is_file() and read_utilization(util):
+                print(f"[smpy] plots: {utilization(util, Path(ns.plots) / 'utilization.png')}", file=sys.stderr)
         except RuntimeError as exc:
             print(f"{prog}: plots: {exc}", file=sys.stderr)

@@ -248,6 +248,20 @@ class NodePool:
                 self.world.cpu.set_on(h, True)
             self._set(i, ALLOCATED)
 
+    def hold(self, hosts: list[Host]) -> None:
+        """The nodes a batch job was given (``smpy batch``): allocated now and until
+        :meth:`release`, whether or not its ranks still run there (the scheduler gave the
+        job whole nodes for its whole run)."""
+        for h in hosts:
+            i = h.index
+            self.reserved[i] = True
+            if self.state[i] == ALLOCATED:
+                continue
+            if self.state[i] != FREE:
+                self._force_power(i, None, False)
+                self.world.cpu.set_on(h, True)
+            self._set(i, ALLOCATED)
+
     def _take(self, i: int) -> float:
         """Make node ``i`` allocated now or after its boot; returns the wait (its boot left)."""
         s = self.state[i]

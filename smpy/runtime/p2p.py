@@ -18,10 +18,23 @@ A send of ``n`` payload bytes puts ``n + 16`` bytes (envelope) on the wire.
 
 Payloads are opaque to this module: ``bytes`` for buffer messages (unpacked into the
 receive buffer on delivery, checking truncation), a ``memoryview`` borrowed from the
-sender's memory until the send completes (copied at the send when it is detached, else at
-delivery: into the receive buffer, or into bytes when the receive has none), a
-``FoldedPayload`` for messages sent from folded memory (smpy.support.folded: only bytes
-private in both buffers are copied), or any object for pickled messages.
+sender's memory until the send completes (the facade's contiguous sends,
+:func:`smpy.runtime.packing.pack_message`), a ``FoldedPayload`` for messages sent from
+folded memory (smpy.support.folded: only bytes private in both buffers are copied), or any
+object for pickled messages.
+
+Copies (issue 24 item 2: none that a real MPI library would not make; counted by
+:mod:`smpy.runtime.copies` when a ledger is installed). A borrowed payload is copied once:
+
+* a send that completes only at delivery (rendezvous, synchronous): at delivery, from the
+  sender's memory straight into the receive buffer;
+* a detached send whose receive is already posted: at the send, straight into the receive
+  buffer (the receive still completes when the transfer ends; MPI lets a receive buffer
+  change before its completion);
+* a detached send that arrives unexpected: at the send, into staging bytes (immutable
+  ``bytes`` objects are kept as they are), then into the receive buffer at delivery.
+
+Simulated time never depends on where or when the bytes are copied.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ kernel's and the CPU model's signals and the MPI facade's call hooks (no samplin
   allocated at :math:`t` and :math:`c_h` their core counts: with the node pool
   (:mod:`smpy.runtime.nodes`, every run of smpyrun) a node is allocated from the moment a
   spawn or ``smpy.nodes.allocate`` takes it (its boot and the launch cost included) until
-  its last process ends or it is released; without one, the hosts on which at least one
+  its last process ends or it is released (``smpy batch``: a job holds its nodes from its
+  start to its end, :meth:`smpy.runtime.nodes.NodePool.hold`); without one, the hosts on which at least one
   process (an initial rank or a spawned one) is alive;
 * the **busy cores** :math:`B(t) = \sum_h b_h(t)`, with :math:`b_h = \sum_e r_e / s_h` the
   CPU model's load of host :math:`h` (the rates of its executions over the core speed: a
@@ -164,6 +165,8 @@ class Utilization:
         proc = actor.data
         if proc is None or getattr(proc, "actor", None) is not actor:
             return  # not a process's main actor (helpers, threads, daemons)
+        if self._ptype is None:  # the first process of a world created empty (smpy batch)
+            self._ptype = type(proc)
         if proc.rank >= len(self._host):
             self._grow(proc.rank)
         h = actor.host.index
