@@ -105,37 +105,3 @@ def test_refaults_after_trimming_are_not_the_programs_time(tmp_path: Path) -> No
     assert excluded < charged - 0.3 * (charged - base), (base, charged, excluded)
     assert excluded > base - 0.5 * (charged - base), (base, charged, excluded)
 
-
-FILL_PROG = """
-import resource
-import numpy as np
-import smpy
-from mpi4py import MPI
-
-c = MPI.COMM_WORLD
-def rss():
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * 4096 // 2**20
-base = c.bcast(rss() if c.rank == 0 else None, root=0)
-a = smpy.shared_array(256 * 2**20 // 8)   # 256 MiB of folded float64 per rank
-a.fill(0.5)                                # the whole matrix in one burst, as a benchmark's set-up
-c.Barrier()
-c.Barrier()
-if c.rank == 0:
-    print(base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
-"""
-
-
-@pytest.mark.slow
-def test_a_burst_that_touches_a_whole_folded_array_is_trimmed_at_once(tmp_path: Path) -> None:
-    # with a look every other MPI call only, rank 0's fill was still mapped when rank 1 filled
-    # its array: the peak RSS held two ranks' arrays (LU N=65536 on 12 ranks: 5.5 GiB)
-    prog = tmp_path / "fill.py"
-    prog.write_text(FILL_PROG)
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-m", "smpy", "-q", "-np", "4", "--cfg=smpy/shared-malloc-trim:16MiB",
-                          str(prog)], capture_output=True, text=True, env=env, timeout=300)
-    assert out.returncode == 0, out.stderr
-    base, peak = (int(v) for v in out.stdout.split())
-    assert peak - base >= 200, (base, peak)  # one array's pages were mapped at once
-    assert peak - base < 2 * 256 - 32, (base, peak)  # never two (>= 512; 513 before the fix)
