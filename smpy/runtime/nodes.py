@@ -49,6 +49,7 @@ Boot and shutdown timers are daemon events: a shutdown does not prolong the run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -186,35 +187,41 @@ class NodePool:
             energy.force(self.hosts[i], watts if watts is not None or not idle else energy.idle_power(self.hosts[i]))
 
     def _boot(self, i: int, then: str) -> None:
-        prof = self.profiles[i]
         self.after_boot[i] = then
-        self._set(i, BOOTING)
-        self.ready_at[i] = self.engine.now + prof.boot_time
-        self._force_power(i, prof.boot_power, True)
-        self.engine.schedule_daemon(prof.boot_time, self._booted, i)
+        prof = self.profiles[i]
+        self._transit(i, BOOTING, prof.boot_time, prof.boot_power, self._booted)
 
     def _booted(self, i: int) -> None:
-        if self.state[i] != BOOTING:
-            return
-        self._force_power(i, None, False)
-        self.world.cpu.set_on(self.hosts[i], True)
-        self._set(i, self.after_boot[i])
-        if self.after_boot[i] == FREE and self.idle_off:
-            self._shutdown(i)
+        if self._settled(i, BOOTING, True):
+            self._set(i, self.after_boot[i])
+            if self.after_boot[i] == FREE and self.idle_off:
+                self._shutdown(i)
 
     def _shutdown(self, i: int) -> None:
         prof = self.profiles[i]
-        self._set(i, SHUTTING_DOWN)
-        self.ready_at[i] = self.engine.now + prof.shutdown_time
-        self._force_power(i, prof.shutdown_power, True)
-        self.engine.schedule_daemon(prof.shutdown_time, self._halted, i)
+        self._transit(i, SHUTTING_DOWN, prof.shutdown_time, prof.shutdown_power, self._halted)
 
     def _halted(self, i: int) -> None:
-        if self.state[i] != SHUTTING_DOWN:
-            return
+        if self._settled(i, SHUTTING_DOWN, False):
+            self._set(i, OFF)
+
+    def _transit(self, i: int, state: str, duration: float, watts: float | None,
+                 done: Callable[[int], None]) -> None:
+        """Node ``i`` enters a timed state (booting, shutting down) drawing ``watts``;
+        ``done(i)`` runs when ``duration`` has passed."""
+        self._set(i, state)
+        self.ready_at[i] = self.engine.now + duration
+        self._force_power(i, watts, True)
+        self.engine.schedule_daemon(duration, done, i)
+
+    def _settled(self, i: int, state: str, on: bool) -> bool:
+        """The end of timed ``state`` (False: the node left it meanwhile): its wattage ends and
+        the host is switched ``on`` or off."""
+        if self.state[i] != state:
+            return False
         self._force_power(i, None, False)
-        self.world.cpu.set_on(self.hosts[i], False)
-        self._set(i, OFF)
+        self.world.cpu.set_on(self.hosts[i], on)
+        return True
 
     def _to_free(self, i: int) -> None:
         if not self.hosts[i].is_on:  # failed (smpy.platform.failures): back as an off node
