@@ -642,7 +642,7 @@ class _Launch:
                 a.start()
             with _young_gc_only(), numpy_hugepages(_hugepage(config)), _rank_heaps(config, world), \
                     stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)):
-                engine.run(sim_timeout)
+                self.run_engine(sim_timeout)
         except DeadlockError as d:
             return "deadlock", 1, _deadlock_report(world, d)
         except Stalled as st:
@@ -656,6 +656,10 @@ class _Launch:
             return "timeout", 124, (f"[smpy] simulated-time limit of {sim_timeout:g} s reached "
                                     f"(--sim-timeout); ranks {_ranges(alive)} had not finished")
         return "ok", 0, ""
+
+    def run_engine(self, sim_timeout: float | None) -> None:
+        """The simulation loop (``smpy batch`` resumes it after a job's deadlock)."""
+        self.world.engine.run(sim_timeout)
 
     def run(self, sim_timeout: float | None) -> tuple[str, int, str, float]:
         """:meth:`simulate` with the patches installed, then the teardown; adds the wall time."""
