@@ -238,3 +238,48 @@ def test_batch_html_without_matplotlib_still_has_the_tables(tmp_path: Path, caps
     assert "No figures: plots need matplotlib" in text
     assert "<td style='text-align:left'>a</td>" in text and "<td style='text-align:left'>b</td>" in text
     assert "class='bins'" in text
+
+
+MPMD = """\
+from mpi4py import MPI
+import smpy
+c = MPI.COMM_WORLD
+smpy.execute_flops(1e9 * (c.rank + 1))
+c.Barrier()
+"""
+
+
+@pytest.mark.parametrize("kind", ["mpmd", "dynamic", "batch"])
+def test_every_kind_of_run_has_utilisation_per_bin_in_csv_plots_and_html(tmp_path: Path, kind: str,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Utilisation over time for MPMD, dynamic (spawns, boots) and batch runs: the CSV, the
+    figure and the page's table of bins (single runs: tests/test_trace_html.py)."""
+    pytest.importorskip("matplotlib")
+    from smpy.cli import smpyrun
+
+    out = tmp_path / "plots"
+    if kind == "mpmd":
+        (tmp_path / "a.py").write_text(MPMD)
+        code = smpyrun.main(["-q", "--plots", str(out), "--cfg=smpi/simulate-computation:no",
+                             "-np", "2", str(tmp_path / "a.py"), ":", "-np", "1", str(tmp_path / "a.py")])
+        csv_file, want = out / "report.utilization.csv", 6.0  # three ranks computing 1 + 2 + 3 s
+    elif kind == "dynamic":
+        (tmp_path / "child.py").write_text(CHILD)
+        (tmp_path / "parent.py").write_text(PARENT.format(child=str(tmp_path / "child.py")))
+        (tmp_path / "plat.yaml").write_text(PLATFORM)
+        code = smpyrun.main(["-q", "-np", "1", "--plots", str(out), "--platform", str(tmp_path / "plat.yaml"),
+                             "--cfg=smpi/simulate-computation:no", str(tmp_path / "parent.py")])
+        csv_file, want = out / "report.utilization.csv", 5.0  # the parent's 1 s, the children's 2 x 2 s
+    else:
+        code = batch.main([str(_two_jobs(tmp_path)), "--no-solo", "-q", "--plots", str(out),
+                           "--report", str(tmp_path / "rep")])
+        csv_file, want = tmp_path / "rep.utilization.csv", 0.0  # the jobs only sleep
+    assert code == 0, capsys.readouterr().err
+    from smpy.trace.plots import read_utilization
+
+    rows = read_utilization(csv_file)
+    assert len(rows) == 100
+    assert sum((r["t_end"] - r["t_start"]) * r["busy"] for r in rows) == pytest.approx(want, rel=1e-9, abs=1e-12)
+    assert (out / "utilization.png").stat().st_size > 10_000
+    page = (out / "report.html").read_text()
+    assert "<img alt='utilization'" in page and page.count("<tr>", page.index("class='bins'")) == 101

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -505,8 +506,15 @@ def _write_html(ns: Any, result: BatchResult) -> None:
     from smpy.cli.batch_plot import html_report
 
     util = _utilization_csv(ns)
-    pages = ([os.path.join(ns.plots, "report.html")] if ns.plots else []) + ([ns.html] if ns.html else [])
-    for page in pages:
-        print(f"[smpy] html: {html_report(result, page, util, ns.plots)}", file=sys.stderr)
+    page = None
+    if ns.plots:  # the figures --plots drew
+        page = html_report(result, os.path.join(ns.plots, "report.html"), util, ns.plots, drawn=True)
+        print(f"[smpy] html: {page}", file=sys.stderr)
+    if ns.html:
+        if page is not None:
+            shutil.copyfile(page, ns.html)
+        else:
+            html_report(result, ns.html, util)
+        print(f"[smpy] html: {ns.html}", file=sys.stderr)
     if util and not ns.report and not ns.plots:
         os.remove(util)

@@ -80,12 +80,14 @@ def jobs_html(result: Any) -> str:
     return "".join(out)
 
 
-def html_report(result: Any, out: str, util_csv: str | None = None, figdir: str | None = None) -> str:
+def html_report(result: Any, out: str, util_csv: str | None = None, figdir: str | None = None,
+                drawn: bool = False) -> str:
     """``smpy batch --html FILE`` (and ``--plots DIR``'s ``DIR/report.html``): one
     self-contained page with the platform's totals, the per-job table, the utilisation per
     time bin (from ``util_csv``) and, with matplotlib, the Gantt of jobs over nodes and the
     utilisation figure (drawn into ``figdir``, else into a temporary directory). Without
-    matplotlib the page has the tables and says why the figures are missing."""
+    matplotlib the page has the tables and says why the figures are missing. ``drawn``: the
+    figures are already in ``figdir`` (``--plots``), embed them as they are."""
     import tempfile
     from pathlib import Path
 
@@ -109,7 +111,10 @@ def html_report(result: Any, out: str, util_csv: str | None = None, figdir: str 
     with tempfile.TemporaryDirectory(prefix="smpy-batch-") as tmp:
         where = Path(figdir) if figdir else Path(tmp)
         where.mkdir(parents=True, exist_ok=True)
-        figs = [Path(gantt(result, str(where / "gantt.png")))]
-        if rows:
-            figs.append(utilization(Path(util_csv or ""), where / "utilization.png"))
+        if drawn:
+            figs = [f for f in (where / "gantt.png", where / "utilization.png") if f.is_file()]
+        else:
+            figs = [Path(gantt(result, str(where / "gantt.png")))]
+            if rows:
+                figs.append(utilization(Path(util_csv or ""), where / "utilization.png"))
         return str(write_page(Path(out), title, parts, figs))
