@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -43,6 +44,7 @@ from smpy.runtime.world import Process, World
 from smpy.shim.isolation import RankContext
 from smpy.support.config import Config
 from smpy.timing.bench import RankBench, Timing
+from smpy.trace.report import Tee
 from smpy.trace.utilization import BIN as UTILIZATION_BIN
 from smpy.trace.utilization import Utilization
 
@@ -445,10 +447,11 @@ def _setup(wl: Workload, cfg: dict[str, Any], energy: bool) -> tuple[Any, Config
 
 
 def simulate(wl: Workload, cfg: dict[str, Any] | None = None, energy: bool = False, solo: bool = True,
-             err: Any = None, utilization: str | None = None) -> BatchResult:
+             err: Any = None, utilization: str | None = None, trace: str | None = None) -> BatchResult:
     """Simulate the workload (and, with ``solo``, each distinct job alone); see the module
     docstring. ``utilization``: write the platform's utilisation over time to this CSV file
-    (smpy.trace.utilization; bins of ``smpy/utilization-bin`` over ``[0, makespan]``)."""
+    (smpy.trace.utilization; bins of ``smpy/utilization-bin`` over ``[0, makespan]``);
+    ``trace``: write the timeline of every job there (smpy.cli.batch_trace)."""
     err = err if err is not None else sys.stderr
     L.single_thread_blas()
     import smpy.mpi  # noqa: F401 - loads numpy before the rank contexts take their generators
@@ -465,8 +468,14 @@ def simulate(wl: Workload, cfg: dict[str, Any] | None = None, energy: bool = Fal
     launch = _BatchLaunch(world, timing, programs, att, config, session, wl)
     if utilization:
         # follows every job's processes as they are added (world.processes grows)
-        world.tracer = att.utilization = Utilization(world.engine, world.cpu, plat.hosts, world.processes,
-                                                     world.energy, world.nodes)
+        att.utilization = Utilization(world.engine, world.cpu, plat.hosts, world.processes, world.energy,
+                                      world.nodes)
+    if trace:
+        from smpy.cli.batch_trace import open_trace
+        tracer = open_trace(trace, L.trace_format(trace, str(config.get(L.TRACE_FORMAT))), world, launch)
+        att.paje, att.chrome = (tracer, None) if hasattr(tracer, "rank_start") else (None, tracer)
+    tracers = [t for t in (att.chrome, att.paje, att.utilization) if t is not None]
+    world.tracer = Tee(*tracers) if len(tracers) > 1 else (tracers[0] if tracers else None)
     status, code, message, wall = launch.run(None)
     message += _culprit(world, launch)
     for report in launch.reports:
@@ -567,6 +576,12 @@ def build_parser(prog: str) -> Any:
                    "cores, efficiency and power per time bin (--cfg=smpy/utilization-bin:DURATION)")
     p.add_argument("--plots", default=None, metavar="DIR", help="draw DIR/gantt.png (jobs over nodes) "
                    "and DIR/utilization.png (efficiency, cores and power over time)")
+    p.add_argument("--html", default=None, metavar="FILE", help="write one self-contained HTML page: "
+                   "totals, the per-job table, the utilisation per time bin and (with matplotlib) the "
+                   "Gantt and utilisation figures (--plots DIR writes DIR/report.html too)")
+    p.add_argument("--trace", default=None, metavar="FILE", help="write the timeline of every job: "
+                   "Chrome/Perfetto JSON (a process per job, its wait and run phases, the node states), "
+                   "or Paje when FILE ends in .paje or .trace (--cfg=smpy/trace-format:chrome|paje)")
     p.add_argument("--output", default=None, metavar="DIR",
                    help="write each job's output to DIR/JOB.out and DIR/JOB.err")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary, not the table")
@@ -582,12 +597,14 @@ def main(argv: list[str] | None = None, prog: str = "smpy batch") -> int:
         check_file(ns.json, "--json")
         check_dir(ns.plots, "--plots")
         check_dir(ns.output, "--output")
+        check_file(ns.html, "--html")
+        check_file(ns.trace, "--trace")
         if ns.report:
             check_file(f"{ns.report}.utilization.csv", "--report")
             check_file(f"{ns.report}.jobs.csv", "--report")
         cfg = dict(Config.parse_cfg_option(item) for item in ns.cfg)
         wl = load_workload(ns.workload)
-        result = simulate(wl, cfg, ns.energy, ns.solo, utilization=_utilization_csv(ns))
+        result = simulate(wl, cfg, ns.energy, ns.solo, utilization=_utilization_csv(ns), trace=ns.trace)
     except (WorkloadError, ConfigError, PlatformError, OutputError, ValueError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
@@ -604,10 +621,12 @@ def _utilization_csv(ns: Any) -> str | None:
     DIR/utilization.csv."""
     if ns.report:
         return f"{ns.report}.utilization.csv"
-    if not ns.plots:
-        return None
-    os.makedirs(ns.plots, exist_ok=True)
-    return os.path.join(ns.plots, "utilization.csv")
+    if ns.plots:
+        os.makedirs(ns.plots, exist_ok=True)
+        return os.path.join(ns.plots, "utilization.csv")
+    if ns.html:  # for the page only: next to it, removed once it is written
+        return f"{ns.html}.utilization.csv"
+    return None
 
 
 def _write_outputs(ns: Any, result: BatchResult, prog: str) -> None:
@@ -634,3 +653,23 @@ def _write_outputs(ns: Any, result: BatchResult, prog: str) -> None:
                 print(f"[smpy] plots: {utilization(util, Path(ns.plots) / 'utilization.png')}", file=sys.stderr)
         except RuntimeError as exc:
             print(f"{prog}: plots: {exc}", file=sys.stderr)
+    _write_html(ns, result)
+
+
+def _write_html(ns: Any, result: BatchResult) -> None:
+    """--html FILE and --plots DIR's DIR/report.html (smpy.cli.batch_plot.html_report)."""
+    from smpy.cli.batch_plot import html_report
+
+    util = _utilization_csv(ns)
+    page = None
+    if ns.plots:  # the figures --plots drew
+        page = html_report(result, os.path.join(ns.plots, "report.html"), util, ns.plots, drawn=True)
+        print(f"[smpy] html: {page}", file=sys.stderr)
+    if ns.html:
+        if page is not None:
+            shutil.copyfile(page, ns.html)
+        else:
+            html_report(result, ns.html, util)
+        print(f"[smpy] html: {ns.html}", file=sys.stderr)
+    if util and not ns.report and not ns.plots:
+        os.remove(util)

@@ -559,10 +559,13 @@ def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.
         world.ti = TIRecorder(ti_path, np)
     if trace is not None:
         if trace_format(str(trace), str(config.get(TRACE_FORMAT))) == "paje":
+            lifecycle = any(p.initial == "off" or p.boot_time or p.shutdown_time for p in world.nodes.profiles)
             att.paje = PajeTracer(str(trace), world.engine, world.cpu, plat, placement, world.energy,
-                                  f"smpy: {label} on {np} ranks, platform {plat.name}")
+                                  f"smpy: {label} on {np} ranks, platform {plat.name}", procs=world.processes,
+                                  nodes=world.nodes, nodes_from_start=lifecycle)
         else:
-            att.chrome = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
+            att.chrome = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement, world.processes)
+            att.chrome.watch_nodes(world.nodes)
     att.report_prefix = str(config.get(REPORT))
     if att.report_prefix:
         att.report = Report(world.engine, world.cpu, np)
