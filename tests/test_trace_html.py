@@ -89,8 +89,11 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     want = {name: _png_size(out / f"{name}.png") for name in ("gantt", "power", "matrix", "utilization")}
     assert {alt: (w, h) for alt, ok, w, h in seen["images"] if ok} == want  # every figure decoded
     assert all(img["src"].startswith("data:image/png;base64,") for img in dom.imgs)
-    # MPI calls table: a header and one row per call; ranks table: a header and one per rank
-    assert seen["tables"] == [1 + len(report["calls"]), 1 + len(report["ranks"])]
+    # MPI calls table: a header and one row per call; ranks table: a header and one per rank;
+    # the utilisation's time bins: a header and one per bin
+    bins = len((out / "report.utilization.csv").read_text().splitlines()) - 1
+    assert bins == 100
+    assert seen["tables"] == [1 + len(report["calls"]), 1 + len(report["ranks"]), 1 + bins]
     # MPI calls, Ranks, Utilisation, and one per figure
     assert dom.tags.get("h2", 0) == 7 and dom.tags.get("td", 0) > 0
     shot = tmp_path / "shot.png"

@@ -568,10 +568,13 @@ def attach_tracers(world: World, config: Config, att: Attached, trace: str | os.
         world.ti = TIRecorder(ti_path, np)
     if trace is not None:
         if trace_format(str(trace), str(config.get(TRACE_FORMAT))) == "paje":
+            lifecycle = any(p.initial == "off" or p.boot_time or p.shutdown_time for p in world.nodes.profiles)
             att.paje = PajeTracer(str(trace), world.engine, world.cpu, plat, placement, world.energy,
-                                  f"smpy: {label} on {np} ranks, platform {plat.name}")
+                                  f"smpy: {label} on {np} ranks, platform {plat.name}", procs=world.processes,
+                                  nodes=world.nodes, nodes_from_start=lifecycle)
         else:
-            att.chrome = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement)
+            att.chrome = ChromeTracer(str(trace), world.engine, world.cpu, plat.hosts, placement, world.processes)
+            att.chrome.watch_nodes(world.nodes)
     att.report_prefix = str(config.get(REPORT))
     if att.report_prefix:
         att.report = Report(world.engine, world.cpu, np)
@@ -653,7 +656,7 @@ class _Launch:
                 a.start()
             with _young_gc_only(), numpy_hugepages(_hugepage(config)), _rank_heaps(config, world), \
                     stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)), self._accelerated():
-                engine.run(sim_timeout)
+                self.run_engine(sim_timeout)
         except DeadlockError as d:
             return "deadlock", 1, _deadlock_report(world, d)
         except Stalled as st:
@@ -677,6 +680,10 @@ class _Launch:
             yield
         finally:
             accel.use(before)
+
+    def run_engine(self, sim_timeout: float | None) -> None:
+        """The simulation loop (``smpy batch`` resumes it after a job's deadlock)."""
+        self.world.engine.run(sim_timeout)
 
     def run(self, sim_timeout: float | None) -> tuple[str, int, str, float]:
         """:meth:`simulate` with the patches installed, then the teardown; adds the wall time."""
