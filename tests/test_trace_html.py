@@ -114,7 +114,7 @@ def test_batch_html_renders_in_headless_chromium(tmp_path: Path) -> None:
     jobs = [("j1", 2, 10, 0), ("j2", 4, 5, 1), ("j3", 1, 4, 2)]
     work.write_text("\n".join([f"platform: {batch_dir / 'four.yaml'}", "scheduler: easy",
                                "cfg: {smpi/simulate-computation: 'no'}", "jobs:"] + [
-        f"  - {{name: {n}, program: {batch_dir / 'computer.py'}, args: ['{t}'], np: {np}, walltime: {2 * t}s, "
+        f"  - {{name: {n}, program: {batch_dir / 'computer.py'}, args: ['{t}'], np: {np}, walltime: {(np + 1) * t}s, "
         f"submit: {s}s}}" for n, np, t, s in jobs]) + "\n")
     out = tmp_path / "plots"
     done = subprocess.run([sys.executable, "-m", "smpy", "batch", str(work), "-q", "--no-solo", "--plots", str(out)],
