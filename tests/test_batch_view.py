@@ -39,8 +39,8 @@ def _two_jobs(tmp_path: Path) -> Path:
         scheduler: fcfs
         cfg: {{smpi/simulate-computation: 'no'}}
         jobs:
-          - {{name: a, program: prog.py, args: ['3'], np: 2, walltime: 3s, submit: 0s}}
-          - {{name: b, program: prog.py, args: ['2'], np: 4, walltime: 2s, submit: 1s}}
+          - {{name: a, program: prog.py, args: ['3'], np: 2, walltime: 10s, submit: 0s}}
+          - {{name: b, program: prog.py, args: ['2'], np: 4, walltime: 10s, submit: 1s}}
         """))
     return path
 
