@@ -31,8 +31,7 @@ c.Barrier()
 
 def _two_jobs(tmp_path: Path) -> Path:
     """a: 2 ranks for 3 s from 0; b: 4 ranks (every node) for 2 s, submitted at 1 s: under
-    FCFS b waits for a's end (3 s) and runs to 5 s (walltimes with slack for the barriers' ns:
-    a job is killed at its walltime)."""
+    FCFS b waits for a's end (3 s) and runs to 5 s."""
     (tmp_path / "prog.py").write_text(PROG)
     path = tmp_path / "w.yaml"
     path.write_text(textwrap.dedent(f"""\
@@ -40,8 +39,8 @@ def _two_jobs(tmp_path: Path) -> Path:
         scheduler: fcfs
         cfg: {{smpi/simulate-computation: 'no'}}
         jobs:
-          - {{name: a, program: prog.py, args: ['3'], np: 2, walltime: 4s, submit: 0s}}
-          - {{name: b, program: prog.py, args: ['2'], np: 4, walltime: 3s, submit: 1s}}
+          - {{name: a, program: prog.py, args: ['3'], np: 2, walltime: 10s, submit: 0s}}
+          - {{name: b, program: prog.py, args: ['2'], np: 4, walltime: 10s, submit: 1s}}
         """))
     return path
 

@@ -200,6 +200,11 @@ class Engine:
                 ev.fn(*ev.args)
         if self.stopping:
             return
+        self._deadlock_check()
+
+    def _deadlock_check(self) -> None:
+        """The end of :meth:`run` with nothing left to do: live actors still blocked are a
+        deadlock."""
         blocked = [(a, a.describe_wait()) for a in self.actors if a.alive and a.waiting_for is not None]
         if blocked:
             raise DeadlockError(self.now, blocked)
