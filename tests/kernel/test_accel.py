@@ -65,9 +65,17 @@ def test_use_swaps_every_reference_and_back():
         assert type(Comm.__dict__["Send"]).__name__ == "MpiCall"
         assert Comm.Send.__name__ == "Send" and Comm.Send.__wrapped__ is not None
         assert Comm.__dict__["Send"].python_wrapper.__smpy_call__[1] == "MPI_Send"
+        from smpy.runtime import p2p as _p2p
+        from smpy.shim.isolation import RankContext
+        assert type(RankContext.__dict__["switch_in"]).__name__ == "method_descriptor"
+        assert type(RankContext.__dict__["switch_out"]).__name__ == "method_descriptor"
+        assert type(_p2p.isend).__name__ == "builtin_function_or_method"
     finally:
         accel.use(False)
     assert _pure() == pure and p2p.block_on is pure["block_on"]
+    from smpy.shim.isolation import RankContext
+    assert type(RankContext.__dict__["switch_in"]).__name__ == "function"
+    assert type(p2p.isend).__name__ == "function"
     assert type(Comm.__dict__["Send"]).__name__ == "function"
 
 
@@ -444,3 +452,103 @@ def test_env_var_gives_the_mode(monkeypatch):
     monkeypatch.setenv("SMPY_ACCEL", "fast")
     with pytest.raises(ValueError, match="SMPY_ACCEL='fast': expected one of auto, on, off"):
         smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg=EXACT)
+
+
+# -- the point-to-point posting (smpy/runtime/_p2paccel.c) ---------------------------------------
+def _p2p_setup(**world_kw):
+    from types import SimpleNamespace
+
+    from smpy.runtime.comm import Mailbox
+
+    engine = Engine()
+    engine.now = 3.25
+    hosts = [SimpleNamespace(name=f"h{i}") for i in range(3)]
+    world = SimpleNamespace(engine=engine, ft=None, detached_thresh=65536, tracer=None, ti=None,
+                            eager_thresh=0, transfers=[], **world_kw)
+    procs = [SimpleNamespace(world=world, rank=r, host=hosts[r], o_send=None, o_isend=None, o_recv=None)
+             for r in range(3)]
+    world.processes = procs
+    boxes = [[Mailbox() for _ in range(3)], [Mailbox() for _ in range(3)]]
+    comm = SimpleNamespace(revoked=False, rank_of={0: 0, 1: 1, 2: 2}, rgroup=[0, 1, 2], boxes=boxes,
+                           sboxes=boxes, rsize=3)
+
+    def transfer(src, dst, n):
+        flow = Trigger(engine, "flow")
+        world.transfers.append((src.name, dst.name, n))
+        return flow
+
+    world.transfer = transfer
+    return procs, comm, world
+
+
+def _state(obj):
+    from smpy.runtime.p2p import Request, SendRequest
+
+    names = [n for c in type(obj).__mro__ for n in getattr(c, "__slots__", ()) if n not in ("__weakref__",)]
+    out = {}
+    for n in names:
+        v = getattr(obj, n, "<unset>")
+        if isinstance(v, (Request, SendRequest)):
+            v = ("request", v.kind, v.peer, v.tag)
+        elif isinstance(v, Engine):
+            v = "engine"
+        elif isinstance(v, list):
+            v = [("request", x.kind, x.peer, x.tag) if isinstance(x, Request) else type(x).__name__ for x in v]
+        elif not isinstance(v, (int, float, str, bytes, type(None))):
+            v = type(v).__name__
+        out[n] = (type(v).__name__, v)
+    return out
+
+
+def _p2p_script(p2p, detached_thresh=65536, eager_thresh=0):
+    """Sends and receives in both orders, wildcards, a detached and a rendezvous send, a
+    wait; the state of every request and queue afterwards."""
+    procs, comm, world = _p2p_setup()
+    world.detached_thresh, world.eager_thresh = detached_thresh, eager_thresh
+    a, b, c = procs
+    reqs = [
+        p2p.irecv(b, comm, 0, 0, 5, None, "MPI_Irecv"),                  # posted first
+        p2p.isend(a, comm, 0, b"x" * 8, 8, 1, 5, "MPI_Isend"),            # matches it
+        p2p.isend(a, comm, 0, b"y" * 100000, 100000, 2, 9, call="MPI_Send", blocking=True),  # unexpected, rendezvous
+        p2p.isend(c, comm, 0, memoryview(b"z" * 4), 4, 2, 1),             # to itself, detached
+        p2p.irecv(c, comm, 0, -2, -1),                                    # ANY_SOURCE, ANY_TAG: the first
+        p2p.irecv(c, comm, 1, 0, 9, None, call="MPI_Recv"),               # another channel: posted
+        p2p.isend(b, comm, 1, b"w", 1, 0, 3, sync=True),                  # synchronous
+        p2p.isend(a, comm, 0, b"", 0, -1, 0),                             # PROC_NULL (Python path)
+        p2p.irecv(a, comm, 0, -1, 0),
+    ]
+    done = p2p.wait(a, reqs[-1])
+    assert done is reqs[-1]
+    boxes = [(ch, r, _state_list(box)) for ch, row in enumerate(comm.boxes) for r, box in enumerate(row)]
+    return [_state(r) for r in reqs], boxes, list(world.transfers), world.engine._ready and list(world.engine._ready)
+
+
+def _state_list(box):
+    return [[(x.kind, x.peer, x.tag) for x in q] for q in (box.posted, box.unexpected)]
+
+
+@pytest.mark.parametrize("detached,eager", [(65536, 0), (0, 0), (65536, 1 << 30)])
+def test_p2p_posting_matches_python(detached, eager):
+    from smpy.runtime import p2p
+
+    def go():
+        return _p2p_script(p2p, detached, eager)
+
+    a, b = _both(go)
+    assert a == b
+    states = a[0]
+    assert states[0]["state"] == ("int", 0) and states[1]["match"][1][0] == "request"
+    assert states[3]["detached"] == ("bool", detached > 4) and states[4]["match"][1][0] == "request"
+    assert len(a[2]) == (3 if eager else 2)  # eager: the unexpected rendezvous send's transfer starts too
+
+
+def test_p2p_functions_are_swapped(compiled):
+    from smpy.runtime import p2p
+
+    assert type(p2p.isend).__name__ == "builtin_function_or_method"
+    assert type(p2p.irecv).__name__ == type(p2p.wait).__name__ == "builtin_function_or_method"
+    procs, comm, world = _p2p_setup()
+    with pytest.raises(TypeError):
+        p2p.isend(procs[0], comm, 0, b"", 0, 1, 0, bogus=1)  # the Python function's own error
+    with pytest.raises(AttributeError):
+        p2p.isend(object(), comm, 0, b"", 0, 1, 0)
