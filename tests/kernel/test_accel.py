@@ -552,3 +552,55 @@ def test_p2p_functions_are_swapped(compiled):
         p2p.isend(procs[0], comm, 0, b"", 0, 1, 0, bogus=1)  # the Python function's own error
     with pytest.raises(AttributeError):
         p2p.isend(object(), comm, 0, b"", 0, 1, 0)
+
+
+# -- the rank contexts' switch hooks (smpy/shim/_switchaccel.c) ----------------------------------
+def test_switch_hooks_compiled_pass_the_isolation_test(compiled):
+    import importlib.util
+
+    from smpy.shim.isolation import RankContext
+
+    assert type(RankContext.__dict__["switch_in"]).__name__ == "method_descriptor"
+    spec = importlib.util.spec_from_file_location("_iso_tests", ROOT / "tests" / "test_isolation.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.test_switch_hooks_swap_per_rank_modules_a_rank_may_lack()
+
+
+STREAMS = """
+import sys, io, warnings, asyncio
+from mpi4py import MPI
+import pkl5user
+r = MPI.COMM_WORLD.Get_rank()
+if r == 1:
+    warnings.simplefilter("error")
+    sys.stdout = io.StringIO()   # the rank rebinds its stream
+pkl5user.count += r
+MPI.COMM_WORLD.Barrier()
+async def main():
+    await asyncio.sleep(0)
+    return r
+got = asyncio.run(main())
+MPI.COMM_WORLD.Barrier()
+text = sys.stdout.getvalue() if r == 1 else ""
+sys.stdout = sys.__stdout__ if r == 1 else sys.stdout
+print(r, got, pkl5user.count, sys.argv[1:], warnings.filters[0][0] if r == 1 else "-", len(text))
+try:
+    warnings.warn("w")
+    print(r, "no error")
+except UserWarning:
+    print(r, "warning raised")
+"""
+
+
+@pytest.mark.parametrize("case", ["globals", "random", "argv", "imports"])
+def test_isolation_programs_the_same_both_ways(tmp_path, case):
+    out = _same(tmp_path, PROGRAMS / "isolation.py", 3, case)
+    assert json.loads(out["result"])["status"] == "ok"
+
+
+def test_streams_warnings_asyncio_the_same_both_ways(tmp_path):
+    (tmp_path / "pkl5user.py").write_text("from mpi4py.util import pkl5\ncount = 100\n")
+    out = _same(tmp_path, STREAMS, 3, "a", "b")
+    text = "".join(t for _, _, t in out["output"])
+    assert "0 0 100 ['a', 'b'] - 0" in text and "1 warning raised" in text and "2 no error" in text
