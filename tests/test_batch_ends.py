@@ -105,6 +105,19 @@ def test_a_failing_job_ends_alone_and_the_others_keep_their_times(tmp_path: Path
     assert [(j.start_s, j.end_s) for j in without.jobs] == [(0.0, 5.0), (0.0, 3.0)]
 
 
+def test_an_out_of_memory_job_is_killed_alone(tmp_path: Path) -> None:
+    """mid's rank 1 asks for 2 GiB on a 1 GiB host at 1 s: the OOM killer ends mid (137);
+    a and c keep their times."""
+    jobs = [f"name: a, program: {SLEEPER}, args: ['5'], np: 1",
+            f"name: mid, program: {ENDER}, args: [oom, '1'], np: 2",
+            f"name: c, program: {SLEEPER}, args: ['3'], np: 1"]
+    res, err = _run(tmp_path, jobs, platform="fourram.yaml", solo=False)
+    assert _times(res) == {"a": (0.0, 5.0, "done", 0), "mid": (0.0, 1.0, "failed", 137),
+                           "c": (0.0, 3.0, "done", 0)}
+    assert res.job("mid").reason == "out of memory on host n2 at 1 s (killed by the OOM killer)"
+    assert "OUT OF MEMORY: host n2" in err
+
+
 def test_a_host_failure_ends_the_jobs_on_it_and_the_node_stays_down(tmp_path: Path) -> None:
     """n1 fails at 1 s: job a (n0, n1) is aborted when the loss is detected (1 ms later);
     b (n2) goes on; c (4 nodes) never starts (n1 is down)."""

@@ -12,9 +12,10 @@ that job only (:mod:`smpy.cli.batch_jobs`).
 
 Per job the report gives: ``wait = start - submit``, ``run = end - start``, the run time
 alone ``solo`` (the same job, alone on the same hosts with the same rank placement, in an
-extra simulation per distinct job) and ``slowdown = run / solo``, and the energy of its
-hosts during its run ``sum_h (E_h(end) - E_h(start))`` (hosts shared with other jobs count
-for each of them). For the platform: the makespan ``T`` (the last end), the node utilisation
+extra simulation per distinct job) and ``slowdown = run / solo``, and its share of the
+platform's energy (:mod:`smpy.cli.batch_energy`: static power by the cores it holds, dynamic
+power by its own busy cores; the jobs' shares and the unattributed rest sum to the
+platform's energy, each host counted once). For the platform: the makespan ``T`` (the last end), the node utilisation
 ``sum_j nodes_j * run_j / (N * T)`` and the core utilisation ``sum_j np_j * run_j / (C * T)``
 (``N`` nodes, ``C`` cores of the platform), and the energy of all hosts over ``[0, T]``.
 """
@@ -27,12 +28,14 @@ import os
 import shutil
 import sys
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from smpy.cli import batch_jobs as J
 from smpy.cli import launch as L
+from smpy.cli.batch_energy import EnergyShares
 from smpy.cli.scheduler import NodeScheduler, Request
 from smpy.cli.workload import Job, Workload, WorkloadError, load_workload
 from smpy.energy import HostEnergy
@@ -104,6 +107,9 @@ class BatchResult:
     peak_rss_bytes: int
     nodes: int
     solo_runs: int = 0
+    #: the platform's energy that no job holds (idle nodes and cores): the jobs' energies
+    #: plus this make ``energy_J`` (smpy.cli.batch_energy)
+    energy_unattributed_J: float | None = None
     output: list[tuple[int, str, str]] | None = None
     #: global process number -> job name (to split ``output``)
     rank_job: dict[int, str] = field(default_factory=dict)
@@ -148,7 +154,10 @@ class BatchResult:
                     j.status, "" if j.exit_code is None else j.exit_code, j.reason, " ".join(j.hosts)])
 
     def summary(self) -> str:
-        energy = f"; energy {self.energy_J:.6g} J" if self.energy_J is not None else ""
+        energy = ""
+        if self.energy_J is not None:
+            energy = (f"; energy {self.energy_J:.6g} J ({self.energy_J - (self.energy_unattributed_J or 0.0):.6g} J "
+                      f"to the jobs, {self.energy_unattributed_J or 0.0:.6g} J unattributed)")
         lines = [
             f"[smpy] batch {self.workload}: {len(self.jobs)} jobs on {self.nodes} nodes of platform "
             f"'{self.platform}', scheduler {self.scheduler}",
@@ -202,7 +211,8 @@ class _BatchLaunch(L._Launch):
         self.rank_program: dict[int, L.Program] = {}
         self.rank_job: dict[int, int] = {}
         self.alive: dict[int, int] = {}  #: job index -> ranks still running
-        self.energy_at_start: dict[int, float] = {}
+        #: the jobs' shares of the platform's energy (smpy.cli.batch_energy), with energy on
+        self.shares = EnergyShares(world, self.rank_job) if world.energy is not None else None
         self.failing: set[int] = set()  #: jobs whose end after a failure is scheduled
         self.nodes_of: dict[int, list[Any]] = {}  #: job index -> its nodes
         self.held: dict[int, int] = {}  #: node index -> running jobs holding it
@@ -293,14 +303,12 @@ class _BatchLaunch(L._Launch):
         self.alive[job.index] = job.np
         rec.start_s, rec.status = world.engine.now, "running"
         rec.hosts = list(dict.fromkeys(h.name for h in placement))
-        if world.energy is not None:
-            self.energy_at_start[job.index] = self._energy(rec.hosts)
+        if self.shares is not None:  # whole nodes from a scheduler, else a core per rank
+            cores = ({h.index: float(h.cores) for h in nodes} if self.sched is not None
+                     else {i: float(n) for i, n in Counter(h.index for h in placement).items()})
+            self.shares.hold(job.index, cores)
         if job.walltime is not None and self.wl.kill_at_walltime:
             self.deadline[job.index] = world.engine.schedule(job.walltime, self._walltime, job.index)
-
-    def _energy(self, names: list[str]) -> float:
-        plat, energy = self.world.platform, self.world.energy
-        return sum(energy.consumed(plat.host(n)) for n in names)
 
     def _actor_end(self, actor: Any) -> None:
         p = actor.data
@@ -421,8 +429,8 @@ class _BatchLaunch(L._Launch):
             if not self.held[h.index]:
                 free.append(h.name)
         self.world.nodes.release(free, False)
-        if self.world.energy is not None:
-            rec.energy_J = self._energy(rec.hosts) - self.energy_at_start[index]
+        if self.shares is not None:
+            rec.energy_J = self.shares.release(index)
         if self.sched is not None:
             self.sched.finish(index)
             self._decide()
@@ -459,6 +467,7 @@ def simulate(wl: Workload, cfg: dict[str, Any] | None = None, energy: bool = Fal
     plat, config, with_energy = _setup(wl, cfg or {}, energy)
     programs = _Programs(wl.jobs, wl.source)
     world = World(plat, config, [])
+    L.rank_memory.install(world)  # hosts with ram: memory slowdown, OOM kills (of a job)
     timing = Timing(world, config)
     att = L.Attached()
     if with_energy:
@@ -526,12 +535,13 @@ def _result(wl: Workload, world: World, launch: _BatchLaunch, outcome: tuple[str
     core_s = sum(r.np * r.run_s for r in recs if r.run_s is not None)
     cores = sum(h.cores for h in plat.hosts)
     denom = makespan if makespan > 0 else math.inf
-    energy = None
+    energy = idle = None
     if with_energy and world.energy is not None:
         energy = world.energy.total()
+        idle = launch.shares.finish() if launch.shares is not None else None
     return BatchResult(wl.source, plat.name, wl.scheduler, recs, makespan, node_s / (len(plat.hosts) * denom),
                        core_s / (cores * denom), energy, status, code, message, wall, 0.0,
-                       world.engine.events_processed, 0, len(plat.hosts))
+                       world.engine.events_processed, 0, len(plat.hosts), energy_unattributed_J=idle)
 
 
 def solo_times(wl: Workload, launch: _BatchLaunch, cfg: dict[str, Any], energy: bool, err: Any) -> int:

@@ -1,6 +1,7 @@
 """A batch job that ends as argv[1] says after argv[2] simulated seconds (rank 1 only for a
 failure; tests/test_batch_ends.py): ``ok``, ``raise``, ``abort`` (MPI_Abort 7), ``exit``
-(sys.exit(3)), ``deadlock`` (both ranks receive first), ``compute`` (every rank computes)."""
+(sys.exit(3)), ``oom`` (sets 2 GiB as its memory), ``deadlock`` (both ranks receive first),
+``compute`` (every rank computes)."""
 
 import sys
 
@@ -24,4 +25,6 @@ if rank == 1:
         comm.Abort(7)
     if how == "exit":
         sys.exit(3)
+    if how == "oom":
+        smpy.set_memory(2 * 2**30)
 comm.Barrier()
