@@ -12,7 +12,7 @@ import pytest
 from test_trace_paje import parse
 
 import smpy
-from smpy.cli import batch
+from smpy.cli import batch, batch_plot
 from smpy.cli.workload import load_workload
 from smpy.trace.chrome import NODES_PID, PHASES_TID
 
@@ -300,3 +300,5 @@ def test_traces_of_jobs_killed_at_their_walltime_stay_valid(tmp_path: Path) -> N
     run = next(e for e in events if e["ph"] == "X" and e["pid"] == 1 and e["name"] == "run")
     assert (run["ts"], run["dur"], run["args"]["state"]) == (0.0, 2e6, "timeout")
     assert "walltime" in run["args"]["reason"]
+    page = Path(batch_plot.html_report(res, str(tmp_path / "r.html")))
+    assert "<li>a: timeout: killed at its walltime (2 s) at 2 s</li>" in page.read_text()
