@@ -213,7 +213,7 @@ class RunResult:
             f"[smpy] simulated makespan: {self.makespan_s:.9g} s",
             f"[smpy] {self.np} ranks{f' (+{self.spawned} spawned)' if self.spawned else ''} on {self.hosts_used} hosts of platform '{self.platform}'; "
             f"{self.mpi_calls} MPI calls, {self.messages} messages ({self.bytes_sent:.6g} bytes)",
-            f"[smpy] emulation wall time: {self.wall_s:.3f} s, CPU {self.cpu_s:.3f} s ({self.events} events, accelerator "
+            f"[smpy] emulation wall time: {self.wall_s:.3f} s, CPU time {self.cpu_s:.3f} s ({self.events} events, accelerator "
             f"{'on' if self.accelerated else 'off'})",
         ]
         if self.models:
