@@ -76,6 +76,7 @@ def test_cache_absorbs_write_and_read_hits_it_sync_waits_for_flush():
         t_write = eng.now
         block_on(s.read(1, 0, 8 * MiB))
         t_hit = eng.now - t_write
+        block_on(s.sync())  # the flush done (a read beside it would share the disk)
         t0 = eng.now
         block_on(s.read(2, 0, 4 * MiB))  # never written: one disk read
         t_miss = eng.now - t0

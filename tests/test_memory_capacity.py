@@ -194,3 +194,41 @@ def test_xml_host_props(tmp_path):
     x.write_text(x.read_text().replace('"1GiB"', '"bad"'))
     with pytest.raises(PlatformError, match=r"line 4, <prop id='swap'> attribute 'value'"):
         load_platform(str(x))
+
+
+_XML_CLUSTER = """<?xml version='1.0'?>
+<platform version="4.1">
+  <cluster id="c" prefix="node-" suffix="" radical="0-1" speed="1Gf" core="2" bw="10Gbps" lat="10us">
+    <prop id="ram" value="1GiB"/>
+    <prop id="swap" value="512MiB"/>
+    <prop id="rack" value="r1"/>
+  </cluster>
+</platform>
+"""
+
+
+def test_xml_cluster_props_give_every_host_its_memory(tmp_path):
+    # SimGrid gives a <cluster>'s <prop>s to each of its hosts: ram and swap are the memory
+    # capacity of each (as `ram:`/`swap:` on a YAML cluster), other properties stay properties
+    x = tmp_path / "p.xml"
+    x.write_text(_XML_CLUSTER)
+    hosts = load_platform(str(x)).hosts
+    assert [(h.name, h.ram, h.swap) for h in hosts] == [("node-0", GiB, 512 * MiB), ("node-1", GiB, 512 * MiB)]
+    assert all(h.properties.get("rack") == "r1" and "ram" not in h.properties for h in hosts)
+    # and the run is the YAML cluster's: the same slowdown, the same out-of-memory kill
+    prog = tmp_path / "prog.py"
+    prog.write_text(_PROG)
+    hf = tmp_path / "hosts"
+    hf.write_text("node-0:2\n")
+    cfg = {"smpi/wtime": "0", "smpi/simulate-computation": "no"}
+    res = run(str(prog), np=2, platform=str(x), hostfile=str(hf), args=[str(400 * MiB)] * 2,
+              cfg=cfg, capture=True, echo=False)
+    assert res.exit_code == 0, res.message
+    for empty, full in _times(res):
+        assert full / empty == pytest.approx(slowdown(800 * MiB, GiB, 512 * MiB), rel=1e-9)
+    res = run(str(prog), np=2, platform=str(x), hostfile=str(hf), args=[str(800 * MiB)] * 2,
+              cfg=cfg, capture=True, echo=False)
+    assert res.status == "oom" and "ram 1 GiB + swap 512 MiB" in res.message
+    x.write_text(_XML_CLUSTER.replace('"512MiB"', '"lots"'))
+    with pytest.raises(PlatformError, match=r"line 5, <prop id='swap'> attribute 'value'"):
+        load_platform(str(x))

@@ -33,6 +33,7 @@ class Paje:
     destroyed: set[str] = field(default_factory=set)
     states: dict[str, list[str]] = field(default_factory=dict)  # container -> stack of value names
     state_names: set[str] = field(default_factory=set)
+    set_states: dict[str, list[tuple[float, str]]] = field(default_factory=dict)  # container -> (time, state)
     links: dict[str, tuple[float, str]] = field(default_factory=dict)
     ended: int = 0
     variables: dict[tuple[str, str], list[tuple[float, float]]] = field(default_factory=dict)
@@ -158,9 +159,11 @@ class _Checker:
             assert p.values[ev["Value"]][0] == ev["Type"], f"{where}: value of another type"
             vname = p.values[ev["Value"]][1]
             p.state_names.add(vname)
-            if kind == "SetState":
+            if kind == "SetState":  # replaces the state: nothing pushed (a container may end in it)
                 stack.clear()
-            stack.append(vname)
+                p.set_states.setdefault(ev["Container"], []).append((ev["Time"], vname))
+            else:
+                stack.append(vname)
         elif kind == "PopState":
             assert stack, f"{where}: pop without push"
             stack.pop()

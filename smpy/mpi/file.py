@@ -28,7 +28,7 @@ from smpy.mpi.info import Info
 from smpy.mpi.objmodel import copy_arg
 from smpy.mpi.request import Request
 from smpy.mpi.status import Status
-from smpy.runtime import errors
+from smpy.runtime import collio, errors
 from smpy.runtime import io as rio
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.group import GroupImpl
@@ -432,10 +432,10 @@ class File(ErrhandlerMixin):
         pr = proc()
         if write:
             n, _act = self._write(fh, offset, buf, call, timed=False)
-            rio.collective_wait(pr, fh, offset, n, True, call)
+            _collective_access(pr, fh, *rio.view_pieces(fh, offset, n), True, call)
         else:
             want = msgspec.parse_recv(buf).nbytes
-            rio.collective_wait(pr, fh, offset, want, False, call)
+            _collective_access(pr, fh, *rio.view_pieces(fh, offset, want), False, call)
             n, _act = self._read(fh, offset, buf, call, timed=False)
         if status is not None:
             status._set_count(n, False)
@@ -748,6 +748,22 @@ def _same_everywhere(pr: Any, fh: rio.FileHandle, value: int, call: str) -> None
         errors.raise_error(errors.ERR_ARG, f"{call}: Inconsistent arguments to collective routine ")
 
 
+def _collective_access(pr: Any, fh: rio.FileHandle, offs: np.ndarray, lens: np.ndarray, write: bool,
+                       call: str) -> None:
+    """The time of a member's part of a collective access to the file byte ranges
+    ``offs``/``lens``: the members send each other their first and last byte (ROMIO's and
+    SMPI's two ``MPI_Allgather``, real messages on the file's communicator), then two-phase
+    collective buffering when the hints and the ranges ask for it, else each member's own
+    independent access (:func:`smpy.runtime.collio.two_phase_wanted`)."""
+    lo, hi = rio.span(offs, lens)
+    comm = fh.shared.comm
+    los = _allgather_raw(pr, comm, (lo,), 8, call)
+    his = _allgather_raw(pr, comm, (hi,), 8, call)
+    ranges = [(a[0], b[0]) for a, b in zip(los, his)]
+    two = collio.two_phase_wanted(fh.shared.info, write, ranges)
+    rio.collective_pieces(pr, fh, offs, lens, write, call, two_phase=two)
+
+
 def _check_etypes(fh: rio.FileHandle, nbytes: int, call: str) -> None:
     es = fh.view.esize
     if es and nbytes % es:
@@ -810,6 +826,6 @@ def replay(f: File, action: str, offs: Any = (), lens: Any = ()) -> None:
     n = np.asarray(lens, np.int64)
     call = "MPI_File_" + action
     if action.endswith("_all"):
-        rio.collective_pieces(pr, fh, o, n, write, call)
+        _collective_access(pr, fh, o, n, write, call)
     else:
         rio.wait(rio.access_pieces(pr, fh, o, n, write), call, pr, fh)

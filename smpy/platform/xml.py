@@ -69,6 +69,15 @@ _ZERO_FRACTION = re.compile(r"\.0*")
 _HOST_MEMORY = ("ram", "swap")
 
 
+def _take_memory(props: dict[str, str], target: dict[str, Any]) -> dict[str, str]:
+    """Move the memory-capacity properties (``ram``, ``swap``: smpy.cpu.memory) from
+    ``props`` to keys of ``target`` (a host or cluster); returns the other properties."""
+    for key in _HOST_MEMORY:
+        if key in props:
+            target[key] = props.pop(key)
+    return props
+
+
 @dataclass
 class _Element:
     tag: str
@@ -410,10 +419,7 @@ class _Converter:
                 self.disk(child, values["id"])
             elif child.tag != "prop":
                 raise self.unsupported(child, element.describe())
-        props = self.state_file(element, values, self.properties(element, loc))
-        for key in _HOST_MEMORY:  # smpy's memory capacity (smpy.cpu.memory)
-            if key in props:
-                host[key] = props.pop(key)
+        props = _take_memory(self.state_file(element, values, self.properties(element, loc)), host)
         if props:
             host["properties"] = props
         return host
@@ -690,7 +696,8 @@ class _Converter:
             if lb_lat not in ("", "0", "0s"):
                 loopback["latency"] = lb_lat
             cluster["loopback"] = loopback
-        props = self.properties(element, loc)
+        # SimGrid gives a cluster's properties to each of its hosts
+        props = _take_memory(self.properties(element, loc), cluster)
         if props:
             cluster["properties"] = props
         return cluster

@@ -13,10 +13,13 @@ Independent access (data sieving, ROMIO's ``ADIOI_GEN_ReadStrided``/``WriteStrid
     sieving off, each contiguous piece is its own access, one after the other.
 
 Collective access (two-phase, ROMIO's ``ADIOI_GEN_WriteStridedColl``)
-    Each member's access is a list of file pieces. Collective buffering is used when
-    ``romio_cb_write``/``romio_cb_read`` is ``enable``, or ``automatic`` (the default) and the
-    members' byte ranges interleave; otherwise every member makes its own independent access
-    and the call ends when the last one is done.
+    Each member's access is a list of file pieces. Every member first sends the others the
+    first and the last byte it accesses (ROMIO's two ``MPI_Allgather`` of ``st_offsets`` and
+    ``end_offsets``, which SMPI's ``File::op_all`` makes too: real messages, by the caller,
+    :mod:`smpy.mpi.file`). Collective buffering is used when ``romio_cb_write``/``romio_cb_read``
+    is ``enable``, or ``automatic`` (the default) and the members' byte ranges interleave
+    (:func:`two_phase_wanted`); otherwise every member makes its own independent access and
+    returns when it is done, as in ROMIO.
 
     *Aggregators*: ``cb_nodes`` of them (default: one per host of the communicator, as
     ROMIO's ``cb_config_list *:1``), the first rank of each host in rank order (then the
@@ -50,7 +53,7 @@ if TYPE_CHECKING:
     from smpy.runtime.io import FileShared
     from smpy.runtime.world import Process, World
 
-__all__ = ["independent", "collective", "aggregators", "file_domains"]
+__all__ = ["independent", "collective", "aggregators", "file_domains", "two_phase_wanted"]
 
 CB_BUFFER_SIZE = 16 * 1024 * 1024
 IND_RD_BUFFER_SIZE = 4 * 1024 * 1024
@@ -170,8 +173,26 @@ def file_domains(lo: int, hi: int, naggs: int, align: int) -> list[tuple[int, in
 
 
 def _interleaved(parts: list[tuple[np.ndarray, np.ndarray]]) -> bool:
-    ranges = sorted((int(o.min()), int((o + n).max())) for o, n in parts if len(o))
+    return _ranges_interleave([(int(o.min()), int((o + n).max())) for o, n in parts if len(o)])
+
+
+def _ranges_interleave(ranges: list[tuple[int, int]]) -> bool:
+    ranges = sorted(ranges)
     return any(ranges[i][0] < ranges[i - 1][1] for i in range(1, len(ranges)))
+
+
+def two_phase_wanted(info: dict[str, str], write: bool, ranges: list[tuple[int, int]]) -> bool:
+    """Whether a collective access whose members cover the byte ranges ``[lo, hi)`` (``lo < 0``
+    for a member with nothing to access) uses two-phase collective buffering: the hint
+    ``romio_cb_write``/``romio_cb_read`` is ``enable``, or ``automatic`` and the ranges
+    interleave (ROMIO's ``interleave_count``); all members compute the same answer."""
+    mode = _mode(info, "romio_cb_write" if write else "romio_cb_read")
+    if mode == "disable":
+        return False
+    live = [(lo, hi) for lo, hi in ranges if lo >= 0]
+    if not live:
+        return False
+    return mode == "enable" or _ranges_interleave(live)
 
 
 def collective(proc: Process, sh: FileShared, offs: np.ndarray, lens: np.ndarray, write: bool,

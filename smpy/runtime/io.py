@@ -66,7 +66,7 @@ __all__ = [
     "MODE_WRONLY", "MODE_RDWR", "MODE_CREATE", "MODE_EXCL", "MODE_DELETE_ON_CLOSE",
     "MODE_UNIQUE_OPEN", "MODE_SEQUENTIAL", "MODE_APPEND", "SEEK_SET", "SEEK_CUR", "SEEK_END",
     "DISPLACEMENT_CURRENT", "IoRequest", "charge", "charge_wait", "wait", "resize", "to_datarep",
-    "bind_fs", "meta_wait", "sync_wait", "charge_file", "collective_wait",
+    "bind_fs", "meta_wait", "sync_wait", "charge_file", "view_pieces", "span",
 ]
 
 
@@ -176,26 +176,37 @@ def access_pieces(proc: Process, fh: FileHandle, offs: np.ndarray, lens: np.ndar
     return collio.independent(proc, sh, offs, lens, write)
 
 
-def collective_wait(proc: Process, fh: FileHandle, offset: int, nbytes: int, write: bool,
-                    label: str) -> None:
-    """The time of a collective access (``*_all``): every member of the file's communicator
-    calls it; two-phase collective buffering when the hints and the accesses ask for it
-    (:mod:`smpy.runtime.collio`). Returns when the whole collective access is done."""
+def view_pieces(fh: FileHandle, offset: int, nbytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The file byte ranges (offsets, lengths) of ``nbytes`` stream bytes at etype ``offset``
+    of ``fh``'s view (none for 0 bytes)."""
     if nbytes > 0:
-        offs, lens = fh.view.segment_arrays(offset * fh.view.esize, nbytes)
-    else:
-        offs = lens = np.zeros(0, np.int64)
-    collective_pieces(proc, fh, offs, lens, write, label)
+        return fh.view.segment_arrays(offset * fh.view.esize, nbytes)
+    empty = np.zeros(0, np.int64)
+    return empty, empty
+
+
+def span(offs: np.ndarray, lens: np.ndarray) -> tuple[int, int]:
+    """First byte and end of the ranges ``offs``/``lens`` (``(-1, -1)`` for none): what the
+    members of a collective access tell each other (ROMIO's ``st_offsets``/``end_offsets``)."""
+    if len(offs) == 0:
+        return -1, -1
+    return int(offs.min()), int((offs + lens).max())
 
 
 def collective_pieces(proc: Process, fh: FileHandle, offs: np.ndarray, lens: np.ndarray,
-                      write: bool, label: str) -> None:
+                      write: bool, label: str, two_phase: bool = True) -> None:
     """A member's part of a collective access to the byte ranges ``offs``/``lens`` (file
-    systems only; also what ``smpy replay`` calls for ``mpi_file_write_all``/``read_all``)."""
+    systems only; also what ``smpy replay`` calls for ``mpi_file_write_all``/``read_all``):
+    two-phase collective buffering (:mod:`smpy.runtime.collio`; returns when the whole
+    access is done), or without it the member's own independent access (returns when that
+    is done). The members exchanged their ranges first (:func:`span`, the caller's)."""
     sh = fh.shared
     _ti(proc, "mpi_file_write_all" if write else "mpi_file_read_all", sh.apath, *_pieces(offs, lens))
     t0 = proc.world.engine.now
-    collio.collective(proc, sh, offs, lens, write, label)
+    if two_phase:
+        collio.collective(proc, sh, offs, lens, write, label)
+    else:
+        block_on(collio.independent(proc, sh, offs, lens, write), label)
     fsio.stats(proc.world).timed(sh.apath, proc.rank, proc.world.engine.now - t0)
 
 

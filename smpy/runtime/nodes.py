@@ -152,6 +152,8 @@ class NodePool:
         self.idle_off = bool(world.config.get(IDLE_OFF))
         self.costs = (world.config.get(NODE_COST), world.config.get(PROCESS_COST), world.config.get(INIT_COST))
         self.listeners: list[Any] = []
+        #: ``f(host_index, state)`` at every state change (the traces draw the node states)
+        self.state_listeners: list[Any] = []
         #: every state change: (time, host name, state)
         self.log: list[tuple[float, str, str]] = []
         for h in placement:
@@ -176,6 +178,8 @@ class NodePool:
         before = self.allocated(i)
         self.state[i] = state
         self.log.append((self.engine.now, self.hosts[i].name, state))
+        for fn in self.state_listeners:
+            fn(i, state)
         after = self.allocated(i)
         if after != before:
             for fn in self.listeners:

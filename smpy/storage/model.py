@@ -14,10 +14,12 @@ Latency phase
 Bandwidth phase
     the operation is a variable :math:`x` of the max-min system (:mod:`smpy.lmm`) with
     coefficient 1 on the disk's read constraint (:math:`\sum_{\text{reads on } d} x \le R_d`)
-    or write constraint (:math:`\sum_{\text{writes on } d} x \le W_d`). Concurrent reads
-    (writes) of a disk share its read (write) bandwidth fairly; reads and writes do not
-    slow each other down (separate channels, as SimGrid's disk model without its
-    combined constraint). The phase lasts until the :math:`n` bytes went through.
+    or write constraint (:math:`\sum_{\text{writes on } d} x \le W_d`), and on its combined
+    constraint :math:`\sum_{\text{all on } d} x \le \max(R_d, W_d)` (SimGrid's ``DiskS19``
+    model, whose ``readwrite_bw`` defaults to that maximum). Concurrent reads (writes) of a
+    disk share its read (write) bandwidth fairly; reads and writes at once share the combined
+    bound (with :math:`R_d = 100`, :math:`W_d = 40` MB/s, one read and one write get 60 and
+    40 MB/s). The phase lasts until the :math:`n` bytes went through.
 
 Uncontended, an operation lasts :math:`T = \lambda_d + n / B_d` with :math:`B_d = R_d` or
 :math:`W_d`; :math:`k` equal concurrent reads of one disk each last
@@ -44,7 +46,7 @@ class Disk:
     write_bw: float = 1.0e9
     latency: float = 1.0e-4
     hosts: tuple[str, ...] = ()
-    #: (read constraint, write constraint) once attached to a model
+    #: (read, write, combined constraint) once attached to a model
     model_data: Any = field(default=None, repr=False, compare=False)
 
 
@@ -59,9 +61,9 @@ class IoOp(SharedActivity):
     __slots__ = ("disk", "write")
 
     def __init__(self, model: StorageModel, disk: Disk, nbytes: float, write: bool) -> None:
-        rd, wr = disk.model_data
+        rd, wr, rw = disk.model_data
         super().__init__(model, nbytes, bound=disk.write_bw if write else disk.read_bw,
-                         uses=((wr if write else rd, 1.0),))
+                         uses=((wr if write else rd, 1.0), (rw, 1.0)))
         self.disk = disk
         self.write = write
 
@@ -87,7 +89,8 @@ class StorageModel(SharingModel):
         """Attach ``disk``; a disk without hosts becomes the shared default unless
         ``default_ok`` is False (a file-system server's disk)."""
         disk.model_data = (self.system.constraint(disk.read_bw, data=disk),
-                           self.system.constraint(disk.write_bw, data=disk))
+                           self.system.constraint(disk.write_bw, data=disk),
+                           self.system.constraint(max(disk.read_bw, disk.write_bw), data=disk))
         self.disks.append(disk)
         if disk.hosts:
             for h in disk.hosts:

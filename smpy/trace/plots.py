@@ -207,17 +207,29 @@ def utilization(util_csv: Path, out: Path) -> Path:
     return out
 
 
-def _utilization_html(rows: list[dict[str, float]]) -> str:
+def utilization_html(rows: list[dict[str, float]], max_rows: int = 1000) -> str:
+    """The utilisation over time as HTML: the totals over the run, then (folded) the table of
+    its time bins, so that the page shows the bins without the figure (no matplotlib)."""
     alloc = sum((r["t_end"] - r["t_start"]) * r["allocated"] for r in rows)
     if alloc <= 0:
         return ""
     busy = sum((r["t_end"] - r["t_start"]) * r["busy"] for r in rows)
     wait = sum((r["t_end"] - r["t_start"]) * r["waiting_mpi"] for r in rows)
     low = min(rows, key=lambda r: (r["efficiency"] if r["allocated"] > 0 else 2.0, r["t_start"]))
-    return (f"<h2>Utilisation</h2><p>{alloc:.6g} allocated core-seconds: busy {busy / alloc:.1%} "
-            f"(efficiency), waiting in MPI {wait / alloc:.1%}, idle {1 - (busy + wait) / alloc:.1%}; "
-            f"lowest efficiency {low['efficiency']:.1%} in [{low['t_start']:.6g}, {low['t_end']:.6g}] s "
-            f"({len(rows)} bins)</p>")
+    out = [f"<h2>Utilisation</h2><p>{alloc:.6g} allocated core-seconds: busy {busy / alloc:.1%} "
+           f"(efficiency), waiting in MPI {wait / alloc:.1%}, idle {1 - (busy + wait) / alloc:.1%}; "
+           f"lowest efficiency {low['efficiency']:.1%} in [{low['t_start']:.6g}, {low['t_end']:.6g}] s "
+           f"({len(rows)} bins)</p>",
+           "<details><summary>utilisation per time bin</summary><table class='bins'><tr><th>start (s)</th>"
+           "<th>end (s)</th><th>allocated cores</th><th>busy cores</th><th>waiting in MPI</th>"
+           "<th>efficiency</th><th>power (W)</th></tr>"]
+    for r in rows[:max_rows]:
+        out.append(f"<tr><td>{r['t_start']:.6g}</td><td>{r['t_end']:.6g}</td><td>{r['allocated']:.6g}</td>"
+                   f"<td>{r['busy']:.6g}</td><td>{r['waiting_mpi']:.6g}</td><td>{r['efficiency']:.1%}</td>"
+                   f"<td>{r['power_W']:.6g}</td></tr>")
+    more = f"<p>(the first {max_rows} of {len(rows)} bins)</p>" if len(rows) > max_rows else ""
+    out.append(f"</table>{more}</details>")
+    return "".join(out)
 
 
 def _io_html(io: dict[str, Any], top: int = 64) -> str:
@@ -275,11 +287,7 @@ def _summary_html(summary: Any) -> str:
 
 def html_report(figures: list[Path], report_json: Path | None, out: Path, title: str,
                 summary: Any = None) -> Path:
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
-             "th{background:#eee}img{max-width:100%}</style></head><body>",
-             f"<h1>{html.escape(title)}</h1>"]
+    parts = []
     if summary is not None:
         parts.append(_summary_html(summary))
     if report_json is not None:
@@ -304,13 +312,28 @@ def html_report(figures: list[Path], report_json: Path | None, out: Path, title:
             parts.append(_memory_html(data["memory"]))
         util = utilization_path(report_json)
         if util.exists():
-            parts.append(_utilization_html(read_utilization(util)))
+            parts.append(utilization_html(read_utilization(util)))
+    return write_page(out, title, parts, figures)
+
+
+def write_page(out: Path, title: str, parts: list[str], figures: list[Path], note: str = "") -> Path:
+    """One self-contained HTML page (the single runs' report.html and ``smpy batch --html``):
+    ``title``, the HTML ``parts`` in order, then each figure as an embedded PNG under a
+    heading of its file's stem; ``note`` (escaped) after the parts, such as why there are no
+    figures. The same inputs give the same bytes."""
+    page = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
+            "th{background:#eee}img{max-width:100%}</style></head><body>",
+            f"<h1>{html.escape(title)}</h1>", *parts]
+    if note:
+        page.append(f"<p class='note'>{html.escape(note)}</p>")
     for fig in figures:
         b64 = base64.b64encode(fig.read_bytes()).decode()
-        parts.append(f"<h2>{html.escape(fig.stem)}</h2><img alt='{html.escape(fig.stem)}' "
-                     f"src='data:image/png;base64,{b64}'>")
-    parts.append("</body></html>")
-    out.write_text("\n".join(parts), encoding="utf-8")
+        page.append(f"<h2>{html.escape(fig.stem)}</h2><img alt='{html.escape(fig.stem)}' "
+                    f"src='data:image/png;base64,{b64}'>")
+    page.append("</body></html>")
+    out.write_text("\n".join(page), encoding="utf-8")
     return out
 
 
