@@ -387,8 +387,10 @@ class _BatchLaunch(L._Launch):
                 self._timeout(index)  # stuck until its walltime, as far as the batch can tell
                 continue
             lines = J.deadlock_lines(self.world, self.wl.jobs[index].name, blocked, d.now)
-            first = lines[1].removeprefix("[smpy]   ")
-            reason = f"deadlock at {d.now:.9g} s: {len(blocked)} rank(s) blocked forever ({first}{', ...' if len(blocked) > 1 else ''})"
+            p = blocked[0][0].data
+            more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+            reason = (f"deadlock at {d.now:.9g} s: rank {p.comm_world.rank_of[p.rank]} blocked forever in "
+                      f"{blocked[0][1]}{more}")
             self._end(index, J.DEADLOCK, J.DEADLOCK_EXIT, reason, "\n".join(lines))
         return True
 
@@ -399,8 +401,9 @@ class _BatchLaunch(L._Launch):
         if rec.status != "running":
             return
         rec.status, rec.exit_code, rec.reason = state, code, reason
-        self.reports.append(f"{report}\n[smpy] job '{job.name}' ({job.origin}) {state} (exit code {code}): "
-                            f"{reason}; its nodes are freed, the other jobs go on")
+        line = (f"[smpy] job '{job.name}' ({job.origin}) {state} (exit code {code}): {reason}; its nodes are "
+                "freed, the other jobs go on")
+        self.reports.append(f"{report}\n{line}" if report else line)
         J.kill_job(self.world, index, self.rank_job, self.flows)
         self._release(index)
 
