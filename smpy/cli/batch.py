@@ -15,7 +15,8 @@ alone ``solo`` (the same job, alone on the same hosts with the same rank placeme
 extra simulation per distinct job) and ``slowdown = run / solo``, and its share of the
 platform's energy (:mod:`smpy.cli.batch_energy`: static power by the cores it holds, dynamic
 power by its own busy cores; the jobs' shares and the unattributed rest sum to the
-platform's energy, each host counted once). For the platform: the makespan ``T`` (the last end), the node utilisation
+platform's energy, each host counted once). For the platform: the makespan ``T`` (the last
+end), the node utilisation
 ``sum_j nodes_j * run_j / (N * T)`` and the core utilisation ``sum_j np_j * run_j / (C * T)``
 (``N`` nodes, ``C`` cores of the platform), and the energy of all hosts over ``[0, T]``.
 """
