@@ -238,7 +238,7 @@ def test_a_job_with_fixed_hosts_waits_for_those_nodes(tmp_path: Path) -> None:
                               "c": (5.0, 6.0, ["n0"])}
 
 
-def test_a_failing_job_is_named_and_stops_the_workload(tmp_path: Path) -> None:
+def test_a_failing_job_is_named_and_ends_alone(tmp_path: Path) -> None:
     import io
     wl = tmp_path / "f.yaml"
     wl.write_text("cfg: {smpi/simulate-computation: 'no'}\njobs:\n"
@@ -246,10 +246,11 @@ def test_a_failing_job_is_named_and_stops_the_workload(tmp_path: Path) -> None:
                   f"  - {{name: broken, program: {DIR / 'fails.py'}, np: 2}}\n")
     err = io.StringIO()
     res = batch.simulate(load_workload(str(wl)), err=err)
-    assert (res.status, res.exit_code, res.makespan_s) == ("error", 1, 1.0)
+    assert (res.status, res.exit_code, res.makespan_s) == ("failed", 1, 3.0)
     assert "RuntimeError: boom" in err.getvalue()
-    assert "process 3 is rank 1 of job 'broken' (jobs[1]); the whole workload stops" in err.getvalue()
-    assert res.job("fine").end_s is None and res.solo_runs == 0
+    assert "job 'broken' (jobs[1]) failed (exit code 1): rank 1 (host node-1) raised RuntimeError: boom at 1 s" \
+        in err.getvalue()
+    assert (res.job("fine").end_s, res.job("fine").status) == (3.0, "done") and res.solo_runs == 1
 
 
 def test_utilisation_over_the_workload_integrates_to_the_jobs(tmp_path: Path) -> None:

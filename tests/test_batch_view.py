@@ -12,7 +12,7 @@ import pytest
 from test_trace_paje import parse
 
 import smpy
-from smpy.cli import batch
+from smpy.cli import batch, batch_plot
 from smpy.cli.workload import load_workload
 from smpy.trace.chrome import NODES_PID, PHASES_TID
 
@@ -39,8 +39,8 @@ def _two_jobs(tmp_path: Path) -> Path:
         scheduler: fcfs
         cfg: {{smpi/simulate-computation: 'no'}}
         jobs:
-          - {{name: a, program: prog.py, args: ['3'], np: 2, walltime: 3s, submit: 0s}}
-          - {{name: b, program: prog.py, args: ['2'], np: 4, walltime: 2s, submit: 1s}}
+          - {{name: a, program: prog.py, args: ['3'], np: 2, walltime: 10s, submit: 0s}}
+          - {{name: b, program: prog.py, args: ['2'], np: 4, walltime: 10s, submit: 1s}}
         """))
     return path
 
@@ -238,3 +238,67 @@ def test_batch_html_without_matplotlib_still_has_the_tables(tmp_path: Path, caps
     assert "No figures: plots need matplotlib" in text
     assert "<td style='text-align:left'>a</td>" in text and "<td style='text-align:left'>b</td>" in text
     assert "class='bins'" in text
+
+
+MPMD = """\
+from mpi4py import MPI
+import smpy
+c = MPI.COMM_WORLD
+smpy.execute_flops(1e9 * (c.rank + 1))
+c.Barrier()
+"""
+
+
+@pytest.mark.parametrize("kind", ["mpmd", "dynamic", "batch"])
+def test_every_kind_of_run_has_utilisation_per_bin_in_csv_plots_and_html(tmp_path: Path, kind: str,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Utilisation over time for MPMD, dynamic (spawns, boots) and batch runs: the CSV, the
+    figure and the page's table of bins (single runs: tests/test_trace_html.py)."""
+    pytest.importorskip("matplotlib")
+    from smpy.cli import smpyrun
+
+    out = tmp_path / "plots"
+    if kind == "mpmd":
+        (tmp_path / "a.py").write_text(MPMD)
+        code = smpyrun.main(["-q", "--plots", str(out), "--cfg=smpi/simulate-computation:no",
+                             "-np", "2", str(tmp_path / "a.py"), ":", "-np", "1", str(tmp_path / "a.py")])
+        csv_file, want = out / "report.utilization.csv", 6.0  # three ranks computing 1 + 2 + 3 s
+    elif kind == "dynamic":
+        (tmp_path / "child.py").write_text(CHILD)
+        (tmp_path / "parent.py").write_text(PARENT.format(child=str(tmp_path / "child.py")))
+        (tmp_path / "plat.yaml").write_text(PLATFORM)
+        code = smpyrun.main(["-q", "-np", "1", "--plots", str(out), "--platform", str(tmp_path / "plat.yaml"),
+                             "--cfg=smpi/simulate-computation:no", str(tmp_path / "parent.py")])
+        csv_file, want = out / "report.utilization.csv", 5.0  # the parent's 1 s, the children's 2 x 2 s
+    else:
+        code = batch.main([str(_two_jobs(tmp_path)), "--no-solo", "-q", "--plots", str(out),
+                           "--report", str(tmp_path / "rep")])
+        csv_file, want = tmp_path / "rep.utilization.csv", 0.0  # the jobs only sleep
+    assert code == 0, capsys.readouterr().err
+    from smpy.trace.plots import read_utilization
+
+    rows = read_utilization(csv_file)
+    assert len(rows) == 100
+    assert sum((r["t_end"] - r["t_start"]) * r["busy"] for r in rows) == pytest.approx(want, rel=1e-9, abs=1e-12)
+    assert (out / "utilization.png").stat().st_size > 10_000
+    page = (out / "report.html").read_text()
+    assert "<img alt='utilization'" in page and page.count("<tr>", page.index("class='bins'")) == 101
+
+
+def test_traces_of_jobs_killed_at_their_walltime_stay_valid(tmp_path: Path) -> None:
+    """Killed ranks end their containers (Paje) and the run span says why (Chrome)."""
+    wl = _two_jobs(tmp_path)
+    wl.write_text(wl.read_text().replace("walltime: 10s, submit: 0s", "walltime: 2s, submit: 0s"))
+    res = batch.simulate(load_workload(str(wl)), solo=False, trace=str(tmp_path / "t.paje"))
+    a, b = res.jobs
+    assert (a.status, a.end_s) == ("timeout", 2.0) and b.status == "done"
+    p = parse(tmp_path / "t.paje")  # complete: every container destroyed, no state left pushed
+    jobs = {c[2]: alias for alias, c in p.containers.items() if p.types[c[0]][2] == "JOB"}
+    assert p.set_states[jobs["b"]] == [(1.0, "waiting"), (pytest.approx(2.0, abs=1e-9), "running")]
+    batch.simulate(load_workload(str(wl)), solo=False, trace=str(tmp_path / "t.json"))
+    events = json.loads((tmp_path / "t.json").read_text())
+    run = next(e for e in events if e["ph"] == "X" and e["pid"] == 1 and e["name"] == "run")
+    assert (run["ts"], run["dur"], run["args"]["state"]) == (0.0, 2e6, "timeout")
+    assert "walltime" in run["args"]["reason"]
+    page = Path(batch_plot.html_report(res, str(tmp_path / "r.html")))
+    assert "<li>a: timeout: killed at its walltime (2 s) at 2 s</li>" in page.read_text()

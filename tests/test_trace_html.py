@@ -101,3 +101,33 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
                    profile=tmp_path / "profile")
     assert run.returncode == 0 and _png_size(shot) == (1200, 2400), run.stderr[-2000:]
     assert shot.stat().st_size > 20_000  # figures and tables drawn, not a blank page
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BROWSER is None, reason="no headless browser: apt-get install chromium (Debian)")
+def test_batch_html_renders_in_headless_chromium(tmp_path: Path) -> None:
+    """``smpy batch --plots DIR``'s page: the Gantt and the utilisation figure decode at their
+    true sizes; one table row per job and one per time bin."""
+    pytest.importorskip("matplotlib")
+    batch_dir = ROOT / "tests" / "programs" / "batch"
+    work = tmp_path / "w.yaml"
+    jobs = [("j1", 2, 10, 0), ("j2", 4, 5, 1), ("j3", 1, 4, 2)]
+    work.write_text("\n".join([f"platform: {batch_dir / 'four.yaml'}", "scheduler: easy",
+                               "cfg: {smpi/simulate-computation: 'no'}", "jobs:"] + [
+        f"  - {{name: {n}, program: {batch_dir / 'computer.py'}, args: ['{t}'], np: {np}, walltime: {(np + 1) * t}s, "
+        f"submit: {s}s}}" for n, np, t, s in jobs]) + "\n")
+    out = tmp_path / "plots"
+    done = subprocess.run([sys.executable, "-m", "smpy", "batch", str(work), "-q", "--no-solo", "--plots", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = tmp_path / "probed.html"
+    page.write_text((out / "report.html").read_text() + PROBE, encoding="utf-8")
+    run = _browser("--dump-dom", page.as_uri(), profile=tmp_path / "profile")
+    assert run.returncode == 0, run.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(run.stdout)
+    seen = json.loads(dom.probe)
+    assert seen["title"] == f"smpy batch {work}"
+    want = {name: _png_size(out / f"{name}.png") for name in ("gantt", "utilization")}
+    assert {alt: (w, h) for alt, ok, w, h in seen["images"] if ok} == want
+    assert seen["tables"] == [1 + len(jobs), 1 + 100]  # jobs, then the utilisation's bins

@@ -28,15 +28,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def _runner(src: Path, np: int, pattern: str):
+def _runner(src: Path, np: int, pattern: str, accel: str | None = None):
     import smpy
 
     prog = str(src / "benchmarks" / "speed" / "twins.py")
     plat = str(src / "examples" / "platforms" / "cluster64.yaml")
 
     def run(n: int):
-        return smpy.run(prog, np=np, platform=plat, cfg={"smpi/simulate-computation": "no"},
-                        args=[pattern, str(n)])
+        cfg = {"smpi/simulate-computation": "no"}
+        if accel is not None:  # smpy/accel (the compiled per-message path); else $SMPY_ACCEL
+            cfg["smpy/accel"] = accel
+        return smpy.run(prog, np=np, platform=plat, cfg=cfg, args=[pattern, str(n)])
     return run
 
 
@@ -49,7 +51,8 @@ def cpu(run, short: int, long: int, repeat: int) -> None:
         r1 = run(long)
         c2 = time.process_time()
         m = r1.messages - r0.messages
-        print(f"run {i + 1}: {m} messages, {((c2 - c1) - (c1 - c0)) / m * 1e6:.2f} us CPU per message")
+        print(f"run {i + 1}: {m} messages, {((c2 - c1) - (c1 - c0)) / m * 1e6:.2f} us CPU per message "
+              f"(accelerator {'on' if r1.accelerated else 'off'})")
 
 
 def frames(run, short: int, long: int, top: int) -> None:
@@ -98,6 +101,8 @@ def main() -> int:
     ap.add_argument("--long", type=int, default=None, help="laps/steps of the measured run")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--top", type=int, default=0)
+    ap.add_argument("--accel", choices=("auto", "on", "off"), default=None,
+                    help="smpy/accel for the runs (default: $SMPY_ACCEL, else auto)")
     ap.add_argument("--src", type=Path, default=HERE.parent.parent, help="smpy source tree")
     a = ap.parse_args()
     src = a.src.resolve()
@@ -105,10 +110,10 @@ def main() -> int:
     os.environ["PYTHONPATH"] = str(src)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if a.mode == "cpu":
-        run = _runner(src, a.np or 256, a.pattern)
+        run = _runner(src, a.np or 256, a.pattern, a.accel)
         cpu(run, a.short if a.short is not None else 0, a.long or 75, a.repeat)
     else:
-        run = _runner(src, a.np or 32, a.pattern)
+        run = _runner(src, a.np or 32, a.pattern, a.accel)
         frames(run, a.short if a.short is not None else 10, a.long or 30, a.top)
     return 0
 

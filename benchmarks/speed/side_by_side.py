@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -33,6 +32,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+from childproc import run_child  # noqa: E402 - benchmarks/childproc.py, shared with vs_smpi/run.py
+
 XML = ROOT / "benchmarks" / "vs_smpi" / "cluster64.xml"
 YAML = ROOT / "examples" / "platforms" / "cluster64.yaml"
 NHOSTS = 64
@@ -49,45 +51,10 @@ CASES = {
 
 
 def measure(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 3600) -> dict:
-    """Run ``cmd`` once; its stdout, wall s, CPU s (user + system, children included), peak RSS MiB."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode()[-2000:]}")
-    ru = _RUSAGE.pop(proc.pid, None)
-    if ru is None:  # reaped by another waitpid of this process: the children's totals moved by it
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return {"out": out.decode(), "wall": wall,
-                "cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
-                "rss": after.ru_maxrss / 1024.0}
-    return {"out": out.decode(), "wall": wall, "cpu": ru.ru_utime + ru.ru_stime,
-            "rss": ru.ru_maxrss / 1024.0}
-
-
-_RUSAGE: dict[int, object] = {}
-
-
-class _Popen(subprocess.Popen):
-    """Popen that keeps the child's rusage (wait4), so that CPU and RSS are the child's own."""
-
-    def _try_wait(self, wait_flags):  # type: ignore[override]
-        try:
-            pid, sts, ru = os.wait4(self.pid, wait_flags)
-        except ChildProcessError:
-            return (self.pid, 0)
-        if pid == self.pid:
-            _RUSAGE[pid] = ru
-        return (pid, sts)
-
-
-subprocess.Popen = _Popen  # type: ignore[misc]
+    """Run ``cmd`` once; its stdout, wall s, CPU s (user + system) and peak RSS MiB, the
+    child's own (``wait4``, benchmarks/childproc.py)."""
+    c = run_child(cmd, env=env, timeout=timeout)
+    return {"out": c.out, "wall": c.wall, "cpu": c.cpu, "rss": c.rss}
 
 
 def sim_time(out: str) -> float:
@@ -108,45 +75,57 @@ def smpi_cmd(binary: Path, hostfile: Path, np_: int, pattern: str, arg: int, sel
             str(binary), pattern, str(arg)]
 
 
-def smpy_cmd(np_: int, pattern: str, arg: int, selector: str) -> list[str]:
+def smpy_cmd(np_: int, pattern: str, arg: int, selector: str, accel: str = "auto") -> list[str]:
     return [sys.executable, "-m", "smpy", "-q", "-np", str(np_), "--platform", str(YAML),
             "--cfg=smpi/simulate-computation:no", f"--cfg=smpi/coll-selector:{selector}",
-            str(HERE / "twins.py"), pattern, str(arg)]
+            f"--cfg=smpy/accel:{accel}", str(HERE / "twins.py"), pattern, str(arg)]
 
 
 def run_case(name: str, np_: int, pattern: str, arg: int, pairs: int, binary: Path, hostfile: Path,
-             selector: str, log) -> dict:
+             selector: str, log, modes: tuple[str, ...] = ("auto",)) -> list[dict]:
+    """``pairs`` rounds of SMPI and smpy under each ``smpy/accel`` mode of ``modes``, the
+    order rotated every round; one result per mode, its ratios taken against the SMPI run of
+    the same round."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    a_runs, b_runs = [], []
+    sides = ["smpi", *modes]
+    runs: dict[str, list[dict]] = {side: [] for side in sides}
     for i in range(pairs):
-        order = ("smpi", "smpy") if i % 2 == 0 else ("smpy", "smpi")
+        order = sides[i % len(sides):] + sides[:i % len(sides)]
+        if i % 2:
+            order.reverse()
         for side in order:
             if side == "smpi":
-                a_runs.append(measure(smpi_cmd(binary, hostfile, np_, pattern, arg, selector)))
+                runs[side].append(measure(smpi_cmd(binary, hostfile, np_, pattern, arg, selector)))
             else:
-                b_runs.append(measure(smpy_cmd(np_, pattern, arg, selector), env=env))
-        log(f"  {name} pair {i + 1}/{pairs}: SMPI cpu {a_runs[-1]['cpu']:.2f} s, smpy cpu {b_runs[-1]['cpu']:.2f} s")
+                runs[side].append(measure(smpy_cmd(np_, pattern, arg, selector, side), env=env))
+        log(f"  {name} round {i + 1}/{pairs}: " + ", ".join(
+            f"{'SMPI' if side == 'smpi' else 'smpy accel ' + side} cpu {runs[side][-1]['cpu']:.2f} s" for side in sides))
     med = statistics.median
-    return {
-        "case": name, "np": np_,
-        "sim_smpi": sim_time(a_runs[0]["out"]), "sim_smpy": sim_time(b_runs[0]["out"]),
-        "cpu_smpi": med(r["cpu"] for r in a_runs), "cpu_smpy": med(r["cpu"] for r in b_runs),
-        "wall_smpi": med(r["wall"] for r in a_runs), "wall_smpy": med(r["wall"] for r in b_runs),
-        "cpu_ratio": med(b["cpu"] / a["cpu"] for a, b in zip(a_runs, b_runs)),
-        "wall_ratio": med(b["wall"] / a["wall"] for a, b in zip(a_runs, b_runs)),
-        "rss_smpi": max(r["rss"] for r in a_runs), "rss_smpy": max(r["rss"] for r in b_runs),
-    }
+    a_runs = runs["smpi"]
+    out = []
+    for mode in modes:
+        b_runs = runs[mode]
+        out.append({
+            "case": name if len(modes) == 1 else f"{name}[{mode}]", "np": np_,
+            "sim_smpi": sim_time(a_runs[0]["out"]), "sim_smpy": sim_time(b_runs[0]["out"]),
+            "cpu_smpi": med(r["cpu"] for r in a_runs), "cpu_smpy": med(r["cpu"] for r in b_runs),
+            "wall_smpi": med(r["wall"] for r in a_runs), "wall_smpy": med(r["wall"] for r in b_runs),
+            "cpu_ratio": med(b["cpu"] / a["cpu"] for a, b in zip(a_runs, b_runs)),
+            "wall_ratio": med(b["wall"] / a["wall"] for a, b in zip(a_runs, b_runs)),
+            "rss_smpi": max(r["rss"] for r in a_runs), "rss_smpy": max(r["rss"] for r in b_runs),
+        })
+    return out
 
 
-HEAD = (f"{'case':<11}{'np':>6}{'sim SMPI s':>14}{'sim smpy s':>14}{'diff':>9}"
+HEAD = (f"{'case':<16}{'np':>6}{'sim SMPI s':>14}{'sim smpy s':>14}{'diff':>9}"
         f"{'CPU SMPI':>10}{'CPU smpy':>10}{'CPU x':>7}{'wall SMPI':>11}{'wall smpy':>11}{'wall x':>8}"
         f"{'RSS SMPI':>10}{'RSS smpy':>10}{'RSS x':>7}")
 
 
 def row(r: dict) -> str:
     diff = (r["sim_smpy"] - r["sim_smpi"]) / r["sim_smpi"]
-    return (f"{r['case']:<11}{r['np']:>6}{r['sim_smpi']:>14.6e}{r['sim_smpy']:>14.6e}{diff * 100:>8.3f}%"
+    return (f"{r['case']:<16}{r['np']:>6}{r['sim_smpi']:>14.6e}{r['sim_smpy']:>14.6e}{diff * 100:>8.3f}%"
             f"{r['cpu_smpi']:>9.2f}s{r['cpu_smpy']:>9.2f}s{r['cpu_ratio']:>6.2f}x"
             f"{r['wall_smpi']:>10.2f}s{r['wall_smpy']:>10.2f}s{r['wall_ratio']:>7.2f}x"
             f"{r['rss_smpi']:>8.0f}MB{r['rss_smpy']:>8.0f}MB{r['rss_smpy'] / r['rss_smpi']:>6.2f}x")
@@ -159,17 +138,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--selector", default="ompi", help="smpi/coll-selector pinned on both sides")
     ap.add_argument("--quick", action="store_true", help="np / 16 and a tenth of the work (smoke run)")
     ap.add_argument("--require-smpi", action="store_true")
+    ap.add_argument("--accel", nargs="+", default=["auto"], choices=("auto", "on", "off"),
+                    help="smpy/accel of the smpy runs; several: each is a side of every round "
+                         "(e.g. --accel off on: the pure-Python and the compiled path)")
     ns = ap.parse_args(argv)
     if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
         if ns.require_smpi:
             raise SystemExit("SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev")
         print("skipped: SimGrid SMPI (smpicc/smpirun) not found")
         return 0
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; "
-          f"{ns.pairs} alternating pairs per case, medians; selector {ns.selector} on both sides")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; load average "
+          f"{os.getloadavg()[0]:.2f}; {ns.pairs} alternating rounds per case, medians; selector "
+          f"{ns.selector} on both sides; smpy/accel {', '.join(ns.accel)}")
     for name in ns.cases:
         print(f"  {name}: {CASES[name][3]}")
     print(HEAD, flush=True)
+    if any(m != "off" for m in ns.accel):  # build the accelerator now, not in the first measured run
+        subprocess.run([sys.executable, "-c", "from smpy.kernel import accel; accel.load()"], check=True)
     with tempfile.TemporaryDirectory() as d:
         binary = Path(d) / "twins"
         subprocess.run(["smpicc", "-O2", str(HERE / "twins.c"), "-o", str(binary)], check=True,
@@ -180,9 +165,9 @@ def main(argv: list[str] | None = None) -> int:
             np_, pattern, arg, _ = CASES[name]
             if ns.quick:
                 np_, arg = max(2, np_ // 16), max(1, arg // 10)
-            r = run_case(name, np_, pattern, arg, ns.pairs, binary, hostfile, ns.selector,
-                         lambda m: print(m, file=sys.stderr, flush=True))
-            print(row(r), flush=True)
+            for r in run_case(name, np_, pattern, arg, ns.pairs, binary, hostfile, ns.selector,
+                              lambda m: print(m, file=sys.stderr, flush=True), tuple(dict.fromkeys(ns.accel))):
+                print(row(r), flush=True)
     return 0
 
 

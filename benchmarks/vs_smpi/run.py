@@ -24,11 +24,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+from childproc import run_child  # noqa: E402 - benchmarks/childproc.py, shared with speed/side_by_side.py
+
 #: platform name -> (SimGrid XML, smpy YAML, number of hosts named node-0 ...)
 PLATFORMS = {
     "cluster64": (HERE / "cluster64.xml", ROOT / "examples" / "platforms" / "cluster64.yaml", 64),
@@ -38,38 +40,9 @@ PATTERNS = ("pingpong", "ring", "many_to_one", "all_pairs", "stencil", "polling"
 
 
 def _run(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 900) -> tuple[str, float, float]:
-    """Run ``cmd``; return (stdout, wall seconds, peak RSS MiB of the child)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
-    wall = time.perf_counter() - t0
-    # ru_maxrss of the children is the max over all children waited for so far; run one
-    # at a time and read it through wait4 of this child only
-    rss = _last_rss.pop(proc.pid, float("nan"))
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-2000:]}")
-    return out, wall, rss
-
-
-_last_rss: dict[int, float] = {}
-
-
-class _Popen(subprocess.Popen):
-    def _try_wait(self, wait_flags):  # type: ignore[override]
-        try:
-            pid, sts, ru = os.wait4(self.pid, wait_flags)
-        except ChildProcessError:
-            return (self.pid, 0)
-        if pid == self.pid:
-            _last_rss[pid] = ru.ru_maxrss / 1024.0
-        return (pid, sts)
-
-
-subprocess.Popen = _Popen  # type: ignore[misc]
+    """Run ``cmd``; return (stdout, wall seconds, peak RSS MiB of the child, read by ``wait4``)."""
+    c = run_child(cmd, env=env, timeout=timeout)
+    return c.out, c.wall, c.rss
 
 
 def _parse(text: str) -> dict[str, float]:

@@ -6,13 +6,16 @@ are shared when jobs are placed together), network and file systems, so that the
 interference is simulated. Jobs start at their submit time on their own hosts (scheduler
 ``none``) or when the batch scheduler gives them whole nodes (:mod:`smpy.cli.scheduler`,
 FCFS or EASY backfilling); the scheduler runs as events of the simulation kernel, at each
-arrival and at each job's end (the end of its last rank).
+arrival and at each job's end: the end of its last rank, or its kill at ``start + walltime``
+(unless the workload says ``kill_at_walltime: false``), or its failure or deadlock, which end
+that job only (:mod:`smpy.cli.batch_jobs`).
 
 Per job the report gives: ``wait = start - submit``, ``run = end - start``, the run time
 alone ``solo`` (the same job, alone on the same hosts with the same rank placement, in an
-extra simulation per distinct job) and ``slowdown = run / solo``, and the energy of its
-hosts during its run ``sum_h (E_h(end) - E_h(start))`` (hosts shared with other jobs count
-for each of them). For the platform: the makespan ``T`` (the last end), the node utilisation
+extra simulation per distinct job) and ``slowdown = run / solo``, and its share of the
+platform's energy (:mod:`smpy.cli.batch_energy`: static power by the cores it holds, dynamic
+power by its own busy cores; the jobs' shares and the unattributed rest sum to the
+platform's energy, each host counted once). For the platform: the makespan ``T`` (the last end), the node utilisation
 ``sum_j nodes_j * run_j / (N * T)`` and the core utilisation ``sum_j np_j * run_j / (C * T)``
 (``N`` nodes, ``C`` cores of the platform), and the energy of all hosts over ``[0, T]``.
 """
@@ -22,17 +25,23 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import sys
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from smpy.cli import batch_jobs as J
 from smpy.cli import launch as L
+from smpy.cli.batch_energy import EnergyShares
 from smpy.cli.scheduler import NodeScheduler, Request
 from smpy.cli.workload import Job, Workload, WorkloadError, load_workload
 from smpy.energy import HostEnergy
+from smpy.kernel.engine import DeadlockError
 from smpy.platform import PlatformError, default_platform, load_platform, place_ranks
+from smpy.runtime import ulfm
 from smpy.runtime.comm import CommImpl
 from smpy.runtime.world import Process, World
 from smpy.shim.isolation import RankContext
@@ -55,7 +64,10 @@ class JobRecord:
     end_s: float | None = None
     energy_J: float | None = None
     solo_s: float | None = None
-    status: str = "waiting"  # waiting | running | done
+    #: waiting | running | done | timeout | failed | deadlock (smpy.cli.batch_jobs)
+    status: str = "waiting"
+    exit_code: int | None = None  #: 0 when done; set when the job ends
+    reason: str = ""  #: why it ended, when not done (one line)
 
     @property
     def wait_s(self) -> float | None:
@@ -95,6 +107,9 @@ class BatchResult:
     peak_rss_bytes: int
     nodes: int
     solo_runs: int = 0
+    #: the platform's energy that no job holds (idle nodes and cores): the jobs' energies
+    #: plus this make ``energy_J`` (smpy.cli.batch_energy)
+    energy_unattributed_J: float | None = None
     output: list[tuple[int, str, str]] | None = None
     #: global process number -> job name (to split ``output``)
     rank_job: dict[int, str] = field(default_factory=dict)
@@ -112,16 +127,37 @@ class BatchResult:
 
     def table(self) -> str:
         head = (f"{'job':<16} {'np':>5} {'nodes':>5} {'submit_s':>10} {'start_s':>10} {'end_s':>10} "
-                f"{'wait_s':>10} {'run_s':>10} {'solo_s':>10} {'slowdown':>8} {'energy_J':>10}")
+                f"{'wait_s':>10} {'run_s':>10} {'solo_s':>10} {'slowdown':>8} {'energy_J':>10} state")
         rows = [head]
         for j in self.jobs:
             rows.append(f"{j.name:<16} {j.np:>5} {len(j.hosts):>5} {_f(j.submit_s)} {_f(j.start_s)} "
                         f"{_f(j.end_s)} {_f(j.wait_s)} {_f(j.run_s)} {_f(j.solo_s)} "
-                        f"{(f'{j.slowdown:8.3f}' if j.slowdown is not None else '       -')} {_f(j.energy_J)}")
+                        f"{(f'{j.slowdown:8.3f}' if j.slowdown is not None else '       -')} {_f(j.energy_J)} "
+                        f"{j.status}")
+        rows += [f"{j.name}: {j.status} (exit code {j.exit_code}): {j.reason}" for j in self.jobs if j.reason]
         return "\n".join(rows)
 
+    #: the columns of ``--report PREFIX``'s ``PREFIX.jobs.csv``
+    CSV_COLUMNS = ("name", "np", "nodes", "submit_s", "start_s", "end_s", "wait_s", "run_s", "solo_s",
+                   "slowdown", "energy_J", "state", "exit_code", "reason", "hosts")
+
+    def write_jobs_csv(self, path: str) -> None:
+        """One row per job (empty cells where a figure does not exist; hosts space-separated)."""
+        import csv
+
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(self.CSV_COLUMNS)
+            for j in self.jobs:
+                w.writerow([j.name, j.np, len(j.hosts), *("" if x is None else repr(x) for x in (
+                    j.submit_s, j.start_s, j.end_s, j.wait_s, j.run_s, j.solo_s, j.slowdown, j.energy_J)),
+                    j.status, "" if j.exit_code is None else j.exit_code, j.reason, " ".join(j.hosts)])
+
     def summary(self) -> str:
-        energy = f"; energy {self.energy_J:.6g} J" if self.energy_J is not None else ""
+        energy = ""
+        if self.energy_J is not None:
+            energy = (f"; energy {self.energy_J:.6g} J ({self.energy_J - (self.energy_unattributed_J or 0.0):.6g} J "
+                      f"to the jobs, {self.energy_unattributed_J or 0.0:.6g} J unattributed)")
         lines = [
             f"[smpy] batch {self.workload}: {len(self.jobs)} jobs on {self.nodes} nodes of platform "
             f"'{self.platform}', scheduler {self.scheduler}",
@@ -131,6 +167,10 @@ class BatchResult:
             f"{f', {self.solo_runs} solo runs' if self.solo_runs else ''}), peak RSS "
             f"{self.peak_rss_bytes / 2**20:.0f} MiB",
         ]
+        states = [j.status for j in self.jobs if j.status != J.DONE]
+        if states:
+            counts = ", ".join(f"{states.count(s)} {s}" for s in dict.fromkeys(states))
+            lines.append(f"[smpy] {len(states)} of {len(self.jobs)} jobs did not complete: {counts}")
         if self.status != "ok":
             lines.append(f"[smpy] batch ended with status '{self.status}' (exit code {self.exit_code})")
         return "\n".join(lines)
@@ -171,9 +211,18 @@ class _BatchLaunch(L._Launch):
         self.rank_program: dict[int, L.Program] = {}
         self.rank_job: dict[int, int] = {}
         self.alive: dict[int, int] = {}  #: job index -> ranks still running
-        self.energy_at_start: dict[int, float] = {}
+        #: the jobs' shares of the platform's energy (smpy.cli.batch_energy), with energy on
+        self.shares = EnergyShares(world, self.rank_job) if world.energy is not None else None
+        self.failing: set[int] = set()  #: jobs whose end after a failure is scheduled
         self.nodes_of: dict[int, list[Any]] = {}  #: job index -> its nodes
         self.held: dict[int, int] = {}  #: node index -> running jobs holding it
+        #: running job index -> its walltime event (while jobs are killed at their walltime)
+        self.deadline: dict[int, Any] = {}
+        self.reports: list[str] = []  #: how the jobs that did not complete ended, in order
+        self.flows = J.FlowOwners(world, self.rank_job)
+        world.engine.abort_handler = self._failed
+        if world.injector is not None:
+            world.injector.on_event.append(self._component)
         hosts = world.platform.hosts
         self.sched = None if wl.scheduler == "none" else NodeScheduler(len(hosts), wl.scheduler)
         for job in wl.jobs:
@@ -254,12 +303,12 @@ class _BatchLaunch(L._Launch):
         self.alive[job.index] = job.np
         rec.start_s, rec.status = world.engine.now, "running"
         rec.hosts = list(dict.fromkeys(h.name for h in placement))
-        if world.energy is not None:
-            self.energy_at_start[job.index] = self._energy(rec.hosts)
-
-    def _energy(self, names: list[str]) -> float:
-        plat, energy = self.world.platform, self.world.energy
-        return sum(energy.consumed(plat.host(n)) for n in names)
+        if self.shares is not None:  # whole nodes from a scheduler, else a core per rank
+            cores = ({h.index: float(h.cores) for h in nodes} if self.sched is not None
+                     else {i: float(n) for i, n in Counter(h.index for h in placement).items()})
+            self.shares.hold(job.index, cores)
+        if job.walltime is not None and self.wl.kill_at_walltime:
+            self.deadline[job.index] = world.engine.schedule(job.walltime, self._walltime, job.index)
 
     def _actor_end(self, actor: Any) -> None:
         p = actor.data
@@ -274,15 +323,114 @@ class _BatchLaunch(L._Launch):
 
     def _job_done(self, index: int) -> None:
         rec = self.records[index]
-        rec.end_s, rec.status = self.world.engine.now, "done"
+        if rec.status != "running":  # killed or failed: ended already
+            return
+        rec.status, rec.exit_code = J.DONE, 0
+        self._release(index)
+
+    # -- a job's other ends (smpy.cli.batch_jobs) ------------------------------------------
+    def _walltime(self, index: int) -> None:
+        """The walltime is reached: the job is killed once everything else of this instant
+        has happened (a daemon event of now runs after the regular ones), so that a job
+        ending exactly at its walltime completes."""
+        self.world.engine.schedule_daemon(0.0, self._timeout, index)
+
+    def _timeout(self, index: int) -> None:
+        if self.records[index].status != "running":
+            return
+        job, now = self.wl.jobs[index], self.world.engine.now
+        reason = f"killed at its walltime ({job.walltime:g} s) at {now:.9g} s"
+        pending = [(a, a.describe_wait() if a.waiting_for is not None else "running")
+                   for a in self.world.engine.actors if a.alive and isinstance(a.data, Process)
+                   and self.rank_job.get(a.data.rank) == index]
+        lines = J.deadlock_lines(self.world, job.name, pending, now)[1:]
+        self._end(index, J.TIMEOUT, J.TIMEOUT_EXIT, reason, "\n".join(
+            [f"[smpy] TIMEOUT of job '{job.name}': {reason}; its ranks were in:", *lines]))
+
+    def _failed(self, exc: BaseException, actor: Any) -> bool:
+        """The engine's abort handler: a failure of a job's rank ends that job only."""
+        if not J.handled(exc):
+            return False
+        jobs = J.failed_jobs(actor, exc, self.rank_job)
+        if not jobs:  # not a job's (or a process failure of jobs that ended already)
+            return isinstance(exc, ulfm.ProcessFailure) and not exc.cause and bool(exc.lost) \
+                and all(r in self.rank_job for r in exc.lost)
+        for index in jobs:
+            if self.records[index].status == "running" and index not in self.failing:
+                code, reason, message = J.failure(self.world, exc, actor, index, self.rank_job)
+                self.failing.add(index)
+                self.world.engine.schedule(0.0, self._end, index, J.FAILED, code, reason, message)
+        return True
+
+    def run_engine(self, sim_timeout: float | None) -> None:
+        """The simulation; a deadlock of jobs ends those jobs (their ranks are the blocked
+        ones) and the simulation goes on."""
+        while True:
+            try:
+                self.world.engine.run(sim_timeout)
+                return
+            except DeadlockError as d:
+                if not self._deadlocked(d):
+                    raise
+
+    def _deadlocked(self, d: DeadlockError) -> bool:
+        by_job: dict[int, list] = {}
+        for a, what in d.blocked:
+            p = a.data
+            index = self.rank_job.get(p.rank) if isinstance(p, Process) else None
+            if index is None or self.records[index].status != "running":
+                return False
+            by_job.setdefault(index, []).append((a, what))
+        for index, blocked in sorted(by_job.items()):
+            job, start = self.wl.jobs[index], self.records[index].start_s
+            if self.wl.kill_at_walltime and job.walltime is not None and d.now >= start + job.walltime:
+                self._timeout(index)  # stuck until its walltime, as far as the batch can tell
+                continue
+            lines = J.deadlock_lines(self.world, self.wl.jobs[index].name, blocked, d.now)
+            first = lines[1].removeprefix("[smpy]   ")
+            reason = f"deadlock at {d.now:.9g} s: {len(blocked)} rank(s) blocked forever ({first}{', ...' if len(blocked) > 1 else ''})"
+            self._end(index, J.DEADLOCK, J.DEADLOCK_EXIT, reason, "\n".join(lines))
+        return True
+
+    def _end(self, index: int, state: str, code: int, reason: str, report: str) -> None:
+        """End running job ``index`` now (from the maestro): kill what is left of it, then
+        free its nodes as at a completion."""
+        rec, job = self.records[index], self.wl.jobs[index]
+        if rec.status != "running":
+            return
+        rec.status, rec.exit_code, rec.reason = state, code, reason
+        self.reports.append(f"{report}\n[smpy] job '{job.name}' ({job.origin}) {state} (exit code {code}): "
+                            f"{reason}; its nodes are freed, the other jobs go on")
+        J.kill_job(self.world, index, self.rank_job, self.flows)
+        self._release(index)
+
+    def _component(self, rec: Any) -> None:
+        """A host fails (its node leaves the scheduler's pool) or is repaired (it returns)."""
+        if rec.kind != "host" or self.sched is None:
+            return
+        i = self.world.platform.host(rec.name).index
+        if rec.on:
+            self.sched.node_up(i)
+            self.world.engine.schedule(0.0, self._decide)
+        else:
+            self.sched.node_down(i)
+
+    def _release(self, index: int) -> None:
+        """The job ended: its nodes return to the pool, the scheduler runs."""
+        rec = self.records[index]
+        rec.end_s = self.world.engine.now
+        ev = self.deadline.pop(index, None)
+        if ev is not None:
+            ev.cancelled = True
+        self.flows.forget(index)
         free = []
         for h in self.nodes_of[index]:
             self.held[h.index] -= 1
             if not self.held[h.index]:
                 free.append(h.name)
         self.world.nodes.release(free, False)
-        if self.world.energy is not None:
-            rec.energy_J = self._energy(rec.hosts) - self.energy_at_start[index]
+        if self.shares is not None:
+            rec.energy_J = self.shares.release(index)
         if self.sched is not None:
             self.sched.finish(index)
             self._decide()
@@ -319,6 +467,7 @@ def simulate(wl: Workload, cfg: dict[str, Any] | None = None, energy: bool = Fal
     plat, config, with_energy = _setup(wl, cfg or {}, energy)
     programs = _Programs(wl.jobs, wl.source)
     world = World(plat, config, [])
+    L.rank_memory.install(world)  # hosts with ram: memory slowdown, OOM kills (of a job)
     timing = Timing(world, config)
     att = L.Attached()
     if with_energy:
@@ -338,6 +487,10 @@ def simulate(wl: Workload, cfg: dict[str, Any] | None = None, energy: bool = Fal
     world.tracer = Tee(*tracers) if len(tracers) > 1 else (tracers[0] if tracers else None)
     status, code, message, wall = launch.run(None)
     message += _culprit(world, launch)
+    for report in launch.reports:
+        err.write(report + "\n")
+    if status == "ok":
+        status, code = _jobs_status(launch.records)
     if message:
         err.write(message + ("\n" if not message.endswith("\n") else ""))
     result = _result(wl, world, launch, (status, code, message, wall), with_energy)
@@ -346,11 +499,19 @@ def simulate(wl: Workload, cfg: dict[str, Any] | None = None, energy: bool = Fal
         err.write(Utilization.summary_line(rows) + "\n")
     result.output = session.captured
     result.rank_job = {r: wl.jobs[i].name for r, i in launch.rank_job.items()}
-    if solo and status == "ok":
+    if solo and status in ("ok", "failed"):
         result.solo_runs = solo_times(wl, launch, cfg or {}, energy, err)
     result.cpu_s = time.process_time() - cpu0
     result.peak_rss_bytes = L._peak_rss()
     return result
+
+
+def _jobs_status(recs: list[JobRecord]) -> tuple[str, int]:
+    """The workload's status when the simulation itself went through: ``ok`` (exit code 0)
+    when every job completed, else ``failed`` with the number of jobs that did not complete
+    (timeout, failed, deadlock, or never started) as exit code (at most 100)."""
+    bad = sum(1 for r in recs if r.status != J.DONE)
+    return ("failed", min(bad, 100)) if bad else ("ok", 0)
 
 
 def _culprit(world: World, launch: _BatchLaunch) -> str:
@@ -374,12 +535,13 @@ def _result(wl: Workload, world: World, launch: _BatchLaunch, outcome: tuple[str
     core_s = sum(r.np * r.run_s for r in recs if r.run_s is not None)
     cores = sum(h.cores for h in plat.hosts)
     denom = makespan if makespan > 0 else math.inf
-    energy = None
+    energy = idle = None
     if with_energy and world.energy is not None:
         energy = world.energy.total()
+        idle = launch.shares.finish() if launch.shares is not None else None
     return BatchResult(wl.source, plat.name, wl.scheduler, recs, makespan, node_s / (len(plat.hosts) * denom),
                        core_s / (cores * denom), energy, status, code, message, wall, 0.0,
-                       world.engine.events_processed, 0, len(plat.hosts))
+                       world.engine.events_processed, 0, len(plat.hosts), energy_unattributed_J=idle)
 
 
 def solo_times(wl: Workload, launch: _BatchLaunch, cfg: dict[str, Any], energy: bool, err: Any) -> int:
@@ -391,7 +553,7 @@ def solo_times(wl: Workload, launch: _BatchLaunch, cfg: dict[str, Any], energy: 
         placement.setdefault(launch.rank_job[p.rank], []).append(p.host.name)
     for job, rec in zip(wl.jobs, launch.records):
         hosts = placement.get(job.index)
-        if hosts is None:
+        if hosts is None or rec.status != J.DONE:  # alone, it would end as it did
             continue
         key = (job.program, job.module, tuple(job.args), job.np, tuple(hosts))
         if key not in cache:
@@ -419,7 +581,8 @@ def build_parser(prog: str) -> Any:
                    help="do not simulate each job alone (no slowdown column)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the per-job report as JSON")
     p.add_argument("--report", default=None, metavar="PREFIX",
-                   help="write PREFIX.utilization.csv: the platform's allocated, busy and MPI-waiting "
+                   help="write PREFIX.jobs.csv (each job's times, energy, state, exit code and reason) and "
+                   "PREFIX.utilization.csv: the platform's allocated, busy and MPI-waiting "
                    "cores, efficiency and power per time bin (--cfg=smpy/utilization-bin:DURATION)")
     p.add_argument("--plots", default=None, metavar="DIR", help="draw DIR/gantt.png (jobs over nodes) "
                    "and DIR/utilization.png (efficiency, cores and power over time)")
@@ -448,6 +611,7 @@ def main(argv: list[str] | None = None, prog: str = "smpy batch") -> int:
         check_file(ns.trace, "--trace")
         if ns.report:
             check_file(f"{ns.report}.utilization.csv", "--report")
+            check_file(f"{ns.report}.jobs.csv", "--report")
         cfg = dict(Config.parse_cfg_option(item) for item in ns.cfg)
         wl = load_workload(ns.workload)
         result = simulate(wl, cfg, ns.energy, ns.solo, utilization=_utilization_csv(ns), trace=ns.trace)
@@ -479,6 +643,8 @@ def _write_outputs(ns: Any, result: BatchResult, prog: str) -> None:
     if ns.json:
         with open(ns.json, "w") as fh:
             json.dump(result.to_json(), fh, indent=2)
+    if ns.report:
+        result.write_jobs_csv(f"{ns.report}.jobs.csv")
     if ns.output:
         os.makedirs(ns.output, exist_ok=True)
         for j in result.jobs:
@@ -505,8 +671,15 @@ def _write_html(ns: Any, result: BatchResult) -> None:
     from smpy.cli.batch_plot import html_report
 
     util = _utilization_csv(ns)
-    pages = ([os.path.join(ns.plots, "report.html")] if ns.plots else []) + ([ns.html] if ns.html else [])
-    for page in pages:
-        print(f"[smpy] html: {html_report(result, page, util, ns.plots)}", file=sys.stderr)
+    page = None
+    if ns.plots:  # the figures --plots drew
+        page = html_report(result, os.path.join(ns.plots, "report.html"), util, ns.plots, drawn=True)
+        print(f"[smpy] html: {page}", file=sys.stderr)
+    if ns.html:
+        if page is not None:
+            shutil.copyfile(page, ns.html)
+        else:
+            html_report(result, ns.html, util)
+        print(f"[smpy] html: {ns.html}", file=sys.stderr)
     if util and not ns.report and not ns.plots:
         os.remove(util)

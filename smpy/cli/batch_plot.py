@@ -57,7 +57,11 @@ def jobs_html(result: Any) -> str:
     """The per-job table of ``result`` and the platform's totals, as HTML."""
     import html
 
-    energy = f"; energy <b>{result.energy_J:.6g} J</b>" if result.energy_J is not None else ""
+    energy = ""
+    if result.energy_J is not None:
+        idle = getattr(result, "energy_unattributed_J", None) or 0.0
+        energy = (f"; energy <b>{result.energy_J:.6g} J</b> ({result.energy_J - idle:.6g} J to the jobs, "
+                  f"{idle:.6g} J unattributed)")
     status = "" if result.status == "ok" else f"; status <b>{html.escape(result.status)}</b>"
     waits = [j.wait_s for j in result.jobs if j.wait_s is not None]
     slow = [j.slowdown for j in result.jobs if j.slowdown is not None]
@@ -77,15 +81,21 @@ def jobs_html(result: Any) -> str:
                    f"<td>{_cell(j.solo_s)}</td><td>{_cell(j.slowdown, '.4g')}</td><td>{_cell(j.energy_J)}</td>"
                    f"<td style='text-align:left'>{html.escape(str(j.status))}</td></tr>")
     out.append("</table>")
+    ended = [j for j in result.jobs if getattr(j, "reason", "")]
+    if ended:  # how the jobs that did not complete ended
+        out.append("<ul>" + "".join(f"<li>{html.escape(j.name)}: {html.escape(j.status)}: {html.escape(j.reason)}</li>"
+                                    for j in ended) + "</ul>")
     return "".join(out)
 
 
-def html_report(result: Any, out: str, util_csv: str | None = None, figdir: str | None = None) -> str:
+def html_report(result: Any, out: str, util_csv: str | None = None, figdir: str | None = None,
+                drawn: bool = False) -> str:
     """``smpy batch --html FILE`` (and ``--plots DIR``'s ``DIR/report.html``): one
     self-contained page with the platform's totals, the per-job table, the utilisation per
     time bin (from ``util_csv``) and, with matplotlib, the Gantt of jobs over nodes and the
     utilisation figure (drawn into ``figdir``, else into a temporary directory). Without
-    matplotlib the page has the tables and says why the figures are missing."""
+    matplotlib the page has the tables and says why the figures are missing. ``drawn``: the
+    figures are already in ``figdir`` (``--plots``), embed them as they are."""
     import tempfile
     from pathlib import Path
 
@@ -109,7 +119,10 @@ def html_report(result: Any, out: str, util_csv: str | None = None, figdir: str 
     with tempfile.TemporaryDirectory(prefix="smpy-batch-") as tmp:
         where = Path(figdir) if figdir else Path(tmp)
         where.mkdir(parents=True, exist_ok=True)
-        figs = [Path(gantt(result, str(where / "gantt.png")))]
-        if rows:
-            figs.append(utilization(Path(util_csv or ""), where / "utilization.png"))
+        if drawn:
+            figs = [f for f in (where / "gantt.png", where / "utilization.png") if f.is_file()]
+        else:
+            figs = [Path(gantt(result, str(where / "gantt.png")))]
+            if rows:
+                figs.append(utilization(Path(util_csv or ""), where / "utilization.png"))
         return str(write_page(Path(out), title, parts, figs))

@@ -62,8 +62,10 @@ class BatchChrome(ChromeTracer):
                     self.span(pid, PHASES_TID, "job", "wait", rec.submit_s, start)
                 if rec.start_s is not None:
                     stop = rec.end_s if rec.end_s is not None else end
-                    self.span(pid, PHASES_TID, "job", "run", rec.start_s, stop,
-                              {"np": rec.np, "hosts": len(rec.hosts), "state": rec.status})
+                    args = {"np": rec.np, "hosts": len(rec.hosts), "state": rec.status}
+                    if getattr(rec, "reason", ""):  # how a job that did not complete ended
+                        args["reason"] = rec.reason
+                    self.span(pid, PHASES_TID, "job", "run", rec.start_s, stop, args)
         super().close()
 
 

@@ -27,6 +27,7 @@ from smpy.energy import HostEnergy
 from smpy.energy.dvfs import Dvfs
 from smpy.energy.host_energy import PowerTrace
 from smpy.energy.link_energy import LinkEnergy
+from smpy.kernel import accel
 from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.kernel.watchdog import Stalled, Watchdog
@@ -98,6 +99,11 @@ RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own
 RANK_HEAPS_TOTAL = declare("smpy/rank-heaps-total", "1GiB", "Free memory all ranks' heaps may hold together; "
                            "beyond it new arrays come from the shared allocator and freed ones give their "
                            "pages back", parse=parse_size)
+ACCEL = declare("smpy/accel", "auto", "The compiled accelerator of the per-message path (smpy/kernel/_accel.c, "
+                "built on first use with the system's C compiler into ~/.cache/smpy): auto (used when it can "
+                "be built), on (required), off (the pure-Python reference path); when not given, the "
+                "environment variable SMPY_ACCEL; the same results either way", choices=("auto", "on", "off"),
+                parse=lambda v: str(v).strip().lower())
 STALL_TIMEOUT = declare("smpy/stall-timeout", 60.0, "End the run with a report of every rank's pending "
                         "call when this many wall seconds pass without progress: no simulation event, "
                         "no CPU used by the emulation or its child processes (a rank in a real blocking "
@@ -172,6 +178,8 @@ class RunResult:
     #: the models the prediction rests on, set or default: network model, collective selector
     #: (SMPI's default selector is ``default``, smpy's ``ompi``: a comparison must pin both)
     models: dict[str, str] = field(default_factory=dict)
+    #: whether the compiled accelerator of the per-message path ran (smpy/accel)
+    accelerated: bool = False
 
     @property
     def stdout(self) -> str:
@@ -203,7 +211,8 @@ class RunResult:
             f"[smpy] simulated makespan: {self.makespan_s:.9g} s",
             f"[smpy] {self.np} ranks{f' (+{self.spawned} spawned)' if self.spawned else ''} on {self.hosts_used} hosts of platform '{self.platform}'; "
             f"{self.mpi_calls} MPI calls, {self.messages} messages ({self.bytes_sent:.6g} bytes)",
-            f"[smpy] emulation wall time: {self.wall_s:.3f} s ({self.events} events)",
+            f"[smpy] emulation wall time: {self.wall_s:.3f} s ({self.events} events, accelerator "
+            f"{'on' if self.accelerated else 'off'})",
         ]
         if self.models:
             lines.insert(2, "[smpy] models: " + ", ".join(f"{k}={v}" for k, v in self.models.items()))
@@ -589,6 +598,8 @@ class _Launch:
         self.programs = programs
         self.config = config
         self.session = session
+        self.accel_mode = accel_mode(config)
+        self.accelerated = False
         self.green = GreenThreads()
         self.seed = seed = config.get(SEED)
         self.actors = world.spawn(self._rank_main)
@@ -644,8 +655,8 @@ class _Launch:
             for a in self.actors:
                 a.start()
             with _young_gc_only(), numpy_hugepages(_hugepage(config)), _rank_heaps(config, world), \
-                    stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)):
-                engine.run(sim_timeout)
+                    stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)), self._accelerated():
+                self.run_engine(sim_timeout)
         except DeadlockError as d:
             return "deadlock", 1, _deadlock_report(world, d)
         except Stalled as st:
@@ -659,6 +670,20 @@ class _Launch:
             return "timeout", 124, (f"[smpy] simulated-time limit of {sim_timeout:g} s reached "
                                     f"(--sim-timeout); ranks {_ranges(alive)} had not finished")
         return "ok", 0, ""
+
+    @contextlib.contextmanager
+    def _accelerated(self):  # type: ignore[no-untyped-def]
+        """The compiled per-message path in place for the run when smpy/accel allows it."""
+        before = accel.active()
+        self.accelerated = accel.use(self.accel_mode != "off")
+        try:
+            yield
+        finally:
+            accel.use(before)
+
+    def run_engine(self, sim_timeout: float | None) -> None:
+        """The simulation loop (``smpy batch`` resumes it after a job's deadlock)."""
+        self.world.engine.run(sim_timeout)
 
     def run(self, sim_timeout: float | None) -> tuple[str, int, str, float]:
         """:meth:`simulate` with the patches installed, then the teardown; adds the wall time."""
@@ -735,8 +760,17 @@ def _failure_list(failures: list[dict[str, Any]]) -> str:
     return ", ".join(shown) + (f" (+{len(failures) - 5} more)" if len(failures) > 5 else "")
 
 
+def accel_mode(config: Config) -> str:
+    """The run's smpy/accel mode (given, else ``$SMPY_ACCEL``, else auto); ``on`` when the
+    compiled path cannot be built is an error naming why."""
+    mode = accel.resolve(config.explicit().get(ACCEL.name) and str(config.get(ACCEL)))
+    if mode == "on" and accel.load() is None:
+        raise ValueError(f"smpy/accel:on: the compiled accelerator is not available: {accel.why()}")
+    return mode
+
+
 def build_result(world: World, np: int, label: str, outcome: tuple[str, int, str, float],
-                 att: Attached, session: Session, config: Config) -> RunResult:
+                 att: Attached, session: Session, config: Config, accelerated: bool = False) -> RunResult:
     status, exit_code, message, wall = outcome
     procs, engine = world.processes, world.engine
     ends = [p.actor.end_time if p.actor.end_time >= 0 else engine.now for p in procs]
@@ -752,7 +786,7 @@ def build_result(world: World, np: int, label: str, outcome: tuple[str, int, str
         peak_rss_bytes=_peak_rss(),
         failures=[{"time_s": f.time, "kind": f.kind, "name": f.name, "on": f.on} for f in world.injector.log],
         lost_ranks=dict(sorted(world.ft.dead.items())), start_time_s=world.start_time,
-        models={name: str(config.get(name)) for name in MODEL_SETTINGS},
+        models={name: str(config.get(name)) for name in MODEL_SETTINGS}, accelerated=accelerated,
     )
 
 
@@ -814,7 +848,8 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
     session = Session(world, timing, echo, capture)
     for p, appnum in zip(world.processes, appnums):
         p.appnum = appnum
-    outcome = _Launch(world, timing, programs, att, config, session).run(sim_timeout)
+    launch = _Launch(world, timing, programs, att, config, session)
+    outcome = launch.run(sim_timeout)
     message = outcome[2]
     if message:
         err.write(message + ("\n" if not message.endswith("\n") else ""))
@@ -836,7 +871,7 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
             err.write(fsio.summary_line(io_data) + "\n")
         if mem_data:
             err.write(rank_memory.summary_line(mem_data) + "\n")
-    return build_result(world, np, label, outcome, att, session, config)
+    return build_result(world, np, label, outcome, att, session, config, launch.accelerated)
 
 
 def _names(text: object) -> tuple[str, ...]:

@@ -14,7 +14,10 @@ call of :meth:`NodeScheduler.decide` returns the jobs to start now and their nod
   expected to end now.
 
 A job asks for ``n`` nodes (the lowest-numbered free ones are taken) or for a fixed set of
-nodes. Jobs are not killed at their walltime; a job running past it only delays reservations.
+nodes. ``smpy batch`` kills a job at its walltime (unless the workload says
+``kill_at_walltime: false``), so that ``start + walltime`` bounds its end and the reservations
+hold; a job allowed to run past it only delays them. A node whose host failed is *down*: it
+is given to no job until it is repaired (:meth:`NodeScheduler.node_down`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class NodeScheduler:
         self.queue: list[Request] = []
         #: running job id -> (its nodes, expected end)
         self.running: dict[int, tuple[tuple[int, ...], float]] = {}
+        self.down: set[int] = set()  #: nodes whose host failed (not in ``free``)
 
     def check(self, req: Request) -> None:
         """Raise ValueError when ``req`` can never run on this platform."""
@@ -56,7 +60,18 @@ class NodeScheduler:
 
     def finish(self, job_id: int) -> None:
         nodes, _ = self.running.pop(job_id)
-        self.free.update(nodes)
+        self.free.update(n for n in nodes if n not in self.down)
+
+    def node_down(self, node: int) -> None:
+        """The node's host failed: it leaves the pool (a job holding it frees it at its end)."""
+        self.down.add(node)
+        self.free.discard(node)
+
+    def node_up(self, node: int) -> None:
+        """The node's host is repaired: free again unless a running job still holds it."""
+        self.down.discard(node)
+        if not any(node in nodes for nodes, _ in self.running.values()):
+            self.free.add(node)
 
     @staticmethod
     def fit(req: Request, avail: set[int]) -> tuple[int, ...] | None:
@@ -92,7 +107,7 @@ class NodeScheduler:
         avail = set(self.free)
         ends = sorted((max(end, now), job_id) for job_id, (_, end) in self.running.items())
         for end, job_id in ends:
-            avail.update(self.running[job_id][0])
+            avail.update(n for n in self.running[job_id][0] if n not in self.down)
             nodes = self.fit(head, avail)
             if nodes is not None:
                 return end, set(nodes)

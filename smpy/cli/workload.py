@@ -24,7 +24,7 @@ from smpy.support.units import parse_time
 
 SCHEDULERS = ("fcfs", "easy", "none")
 JOB_KEYS = ("name", "program", "args", "np", "submit", "hosts", "nodes", "walltime", "module")
-TOP_KEYS = ("platform", "scheduler", "jobs", "templates", "arrivals", "swf", "cfg", "seed")
+TOP_KEYS = ("platform", "scheduler", "jobs", "templates", "arrivals", "swf", "cfg", "seed", "kill_at_walltime")
 ARRIVAL_KEYS = ("distribution", "rate", "intervals", "count", "seed", "mix", "start")
 SWF_KEYS = ("file", "programs", "limit", "time-scale", "min-np", "max-np")
 
@@ -59,6 +59,8 @@ class Workload:
     scheduler: str
     jobs: list[Job]
     cfg: dict[str, Any] = field(default_factory=dict)
+    #: a job still running at ``start + walltime`` is killed then (as Slurm does)
+    kill_at_walltime: bool = True
 
 
 class _Reader:
@@ -319,7 +321,10 @@ def load_workload(path: str) -> Workload:
     if not jobs:
         raise r.fail("jobs", "the workload has no job (give jobs, arrivals or swf)")
     check_jobs(r, jobs, scheduler)
-    return Workload(path, platform, scheduler, jobs, {str(k): v for k, v in cfg.items()})
+    kill = data.get("kill_at_walltime", True)
+    if not isinstance(kill, bool):
+        raise r.fail("kill_at_walltime", f"expected true or false, got {_show(kill)}")
+    return Workload(path, platform, scheduler, jobs, {str(k): v for k, v in cfg.items()}, kill)
 
 
 def check_jobs(r: _Reader, jobs: list[Job], scheduler: str) -> None:

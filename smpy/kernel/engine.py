@@ -86,6 +86,9 @@ class Engine:
         #: set by an actor that failed or called for an abort; the loop stops at once
         self.abort_reason: BaseException | None = None
         self.aborting_actor: Actor | None = None
+        #: consulted by :meth:`abort` first: when it returns True it has dealt with the failure
+        #: (``smpy batch`` ends the failing job only) and the simulation goes on
+        self.abort_handler: Callable[[BaseException, Actor | None], bool] | None = None
         self.stopping = False
         #: waits for the operating system (smpy.kernel.oswait), created on first use
         self.os_poller: Any = None
@@ -136,7 +139,10 @@ class Engine:
         self._ready.append(actor)
 
     def abort(self, reason: BaseException, actor: Actor | None = None) -> None:
-        """Stop the simulation after the running actor yields (first reason wins)."""
+        """Stop the simulation after the running actor yields (first reason wins), unless
+        ``abort_handler`` takes the failure upon itself."""
+        if self.abort_handler is not None and self.abort_reason is None and self.abort_handler(reason, actor):
+            return
         if self.abort_reason is None:
             self.abort_reason = reason
             self.aborting_actor = actor
@@ -194,6 +200,11 @@ class Engine:
                 ev.fn(*ev.args)
         if self.stopping:
             return
+        self._deadlock_check()
+
+    def _deadlock_check(self) -> None:
+        """The end of :meth:`run` with nothing left to do: live actors still blocked are a
+        deadlock."""
         blocked = [(a, a.describe_wait()) for a in self.actors if a.alive and a.waiting_for is not None]
         if blocked:
             raise DeadlockError(self.now, blocked)

@@ -12,12 +12,15 @@ import functools
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
+from smpy.kernel import accel as _accel
 from smpy.kernel import actors as _actors
 from smpy.mpi.args import coerce_ints, int_params
 from smpy.runtime import errors
 from smpy.runtime.world import Process, current
+from smpy.support import cext
 
 F = TypeVar("F", bound=Callable[..., Any])
 _thread_time = time.thread_time
@@ -44,7 +47,7 @@ def mpicall(fn: F) -> F:
         world = proc.world
         if depth == 0:
             if proc.finalized and not after_finalize_ok:
-                errors.raise_error(errors.ERR_OTHER, f"{fn.__qualname__} called after MPI_Finalize")
+                _after_finalize(fn)
             proc.mpi_calls += 1
             if proc.bench.sampling is not None:
                 return _hooked(fn, name, ints, proc, depth, args, kwargs)
@@ -73,7 +76,28 @@ def mpicall(fn: F) -> F:
         finally:
             proc.depth = depth
 
+    wrapper.__smpy_call__ = (fn, name, ints, after_finalize_ok)  # type: ignore[attr-defined]
+    _wrappers.append(wrapper)
     return wrapper  # type: ignore[return-value]
+
+
+#: every wrapper made by :func:`mpicall`: the compiled accelerator makes its own version of
+#: each (smpy.kernel.accel, ``MpiCall`` in ``_callaccel.c``: the fast path above in C, the rest
+#: through :func:`_hooked` and :func:`_after_finalize`)
+_wrappers: list[Callable[..., Any]] = []
+
+
+def _after_finalize(fn: Callable[..., Any]) -> None:
+    """The error of an MPI call after MPI_Finalize (the compiled wrapper calls it)."""
+    errors.raise_error(errors.ERR_OTHER, f"{fn.__qualname__} called after MPI_Finalize")
+
+
+def _hooked_from_c(fn: Callable[..., Any], name: str, ints: tuple[tuple[int, str], ...], proc: Process,
+                   depth: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """:func:`_hooked` for the compiled wrapper, which has no frame of its own: this frame
+    stands for the Python wrapper's, so that ``sys._getframe(2)`` is still the caller's
+    (the tracer's and the regions' source locations)."""
+    return _hooked(fn, name, ints, proc, depth, args, kwargs)
 
 
 def _hooked(fn: Callable[..., Any], name: str, ints: tuple[tuple[int, str], ...], proc: Process, depth: int,
@@ -132,5 +156,18 @@ _AFTER_FINALIZE = {"Is_initialized", "Is_finalized", "Get_version", "Get_library
                    "Get_processor_name", "Get_error_string", "Get_error_class", "Query_thread"}
 
 
+def _compiled() -> list[tuple[Any, Any]]:
+    """(Python wrapper, compiled wrapper) pairs for :mod:`smpy.kernel.accel`, from
+    ``_callaccel.c`` (none when it cannot be built: the facade then stays in Python)."""
+    mod, _why = cext.load(Path(__file__).with_name("_callaccel.c"), "smpy.mpi._callaccel")
+    if mod is None:
+        return []
+    mod.setup(Process, current, globals(), _hooked_from_c, coerce_ints, errors.MPIException, _after_finalize,
+              vars(_actors))
+    return [(w, mod.mpicall(w, *w.__smpy_call__)) for w in _wrappers]  # type: ignore[attr-defined]
+
+
 #: the running rank (``smpy.runtime.world.current``)
 proc: Callable[[], Process] = current
+
+_accel.register(_compiled)

@@ -40,8 +40,10 @@ Simulated time never depends on where or when the bytes are copied.
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from smpy.kernel import accel as _accel
 from smpy.kernel.activity import FAILED, Activity, Sleep, Trigger
 from smpy.kernel.actors import block_on, block_on_any
 from smpy.runtime import copies as _copies
@@ -57,6 +59,7 @@ from smpy.runtime.constants import (
     ROOT,
     TAG_UB,
 )
+from smpy.support import cext
 from smpy.support import folded as _folded
 from smpy.support.folded import FoldedPayload
 
@@ -759,3 +762,22 @@ def recv_matched(proc: Process, send: SendRequest, buf: Any, call: str = "MPI_Mr
     req.buf = buf
     _pair(send, req)
     return req
+
+
+# -- the compiled common case (smpy.kernel.accel) -----------------------------------------
+def _compiled() -> list[tuple[Any, Any]]:
+    """(Python, compiled) pairs of :func:`isend`, :func:`irecv`, :func:`wait` and the delivery
+    steps (:func:`_pair`, :func:`_start_transfer`, :func:`_arrived`, :func:`_deliver`) from
+    ``_p2paccel.c`` (none when it cannot be built). The compiled functions do the common
+    case and call these Python ones for the rest (fault tolerance, PROC_NULL, sender
+    overheads, tracers, time-independent traces, deadlock labels)."""
+    mod, _why = cext.load(Path(__file__).with_name("_p2paccel.c"), "smpy.runtime._p2paccel")
+    if mod is None:
+        return []
+    mod.setup(globals(), SendRequest, RecvRequest, isend, irecv, wait, ANY_SOURCE, ANY_TAG, PROC_NULL, P2P,
+              _pair, _deliver, _arrived, _start_transfer, _LANDED, partial, FAILED)
+    return [(isend, mod.isend), (irecv, mod.irecv), (wait, mod.wait), (_pair, mod._pair),
+            (_deliver, mod._deliver), (_arrived, mod._arrived), (_start_transfer, mod._start_transfer)]
+
+
+_accel.register(_compiled)

@@ -87,6 +87,9 @@ class FtState:
         #: (comm id, sequence, key) -> pending agreement
         self.agreements: dict[tuple[int, int, Any], _Agreement] = {}
         self.seq: dict[tuple[int, int], int] = {}
+        #: world ranks ended on purpose, not failures (``smpy batch``: a job killed at its
+        #: walltime, or after another of its ranks failed)
+        self.exempt: set[int] = set()
 
     # called by smpy.runtime.p2p (which cannot import this module: it is imported by it)
     def check_peer(self, proc: Process, comm: CommImpl, peer: int, call: str,
@@ -108,6 +111,8 @@ def _ended(world: World, actor: Any) -> None:
     if not actor.killed or getattr(p, "actor", None) is not actor or getattr(p, "world", None) is not world:
         return
     st = world.ft
+    if p.rank in st.exempt:
+        return
     st.dead[p.rank] = world.engine.now
     world.engine.schedule(st.delay, _detect, world, p.rank)
 

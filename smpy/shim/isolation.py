@@ -46,9 +46,12 @@ import threading
 import time
 import types
 import warnings
+from pathlib import Path
 from typing import Any, TextIO
 
+from smpy.kernel import accel as _accel
 from smpy.shim import aio
+from smpy.support import cext
 
 
 class _State(threading.local):
@@ -534,3 +537,17 @@ class Patches:
         _private_names.clear()
         _getter_cache[:] = [0, (), None]
         state.ctx = None
+
+
+# -- the compiled switch hooks (smpy.kernel.accel) ------------------------------------------
+def _compiled() -> list[tuple[Any, Any]]:
+    """(Python, compiled) pairs of :meth:`RankContext.switch_in` and
+    :meth:`RankContext.switch_out` from ``_switchaccel.c`` (none when it cannot be built)."""
+    mod, _why = cext.load(Path(__file__).with_name("_switchaccel.c"), "smpy.shim._switchaccel")
+    if mod is None:
+        return []
+    sw_in, sw_out = mod.setup(globals(), RankContext, sys, warnings)
+    return [(RankContext.__dict__["switch_in"], sw_in), (RankContext.__dict__["switch_out"], sw_out)]
+
+
+_accel.register(_compiled)

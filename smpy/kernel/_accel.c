@@ -1,0 +1,1201 @@
+/* The optional compiled accelerator of the per-message path (issue 24, item 1).
+ *
+ * Each function here is a line-by-line C translation of a Python function that stays the
+ * reference (the pure path, always used when this file cannot be compiled):
+ *
+ *   engine_run       smpy.kernel.engine.Engine.run          (the event loop)
+ *   engine_schedule  smpy.kernel.engine.Engine.schedule     (one event)
+ *   activity_finish  smpy.kernel.activity.Activity._finish  (completion, wake-ups)
+ *   actor_resume     smpy.kernel.actors.Actor._resume       (switch into an actor)
+ *   block_on         smpy.kernel.actors.block_on            (switch out of an actor)
+ *   rate_set         smpy.kernel.activity.RateActivity._set_rate (floats: the same IEEE
+ *                    operations in the same order; built with -ffp-contract=off)
+ *
+ * They do the same operations on the same Python objects in the same order, so a run gives
+ * the same bytes either way (tests/kernel/test_accel.py checks each function against its
+ * reference and whole runs both ways). What they save is the interpreter's work: frames,
+ * bytecode dispatch, argument tuples and dicts. Slots of the kernel's classes are read at
+ * their offsets (taken from the classes' member descriptors at setup) after a type check;
+ * anything unexpected falls back to the generic attribute protocol. Rare paths (deadlock
+ * report, daemon events, OS waits, time-advance listeners) call
+ * back into the Python code. (The MPI facade's call wrapper has its own extension,
+ * smpy/mpi/_callaccel.c: the kernel knows nothing of MPI.)
+ *
+ * Built on first use by smpy/kernel/accel.py (smpy/support/cext.py) with the system's C compiler and Python's
+ * headers, into the user's cache directory; not part of the installed wheel's requirements.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+/* -- configuration set by setup() ------------------------------------------------------ */
+static PyTypeObject *EventType, *ActivityType, *ActorType;
+static PyObject *actors_dict;       /* smpy.kernel.actors.__dict__ (its _current global) */
+static PyObject *ActorKilled, *SmpyInternalError, *ActivityFailed;
+static PyObject *heappush, *heappop;
+static PyObject *resume_descr;      /* the descriptor installed as Actor._resume */
+
+static Py_ssize_t ev_time, ev_fn, ev_args, ev_cancelled;
+static Py_ssize_t ac_engine, ac_state, ac_waiters, ac_callbacks, ac_exception, ac_finish_time;
+static Py_ssize_t at_context, at_glet, at_waiting_for, at_wait_label, at_killed, at_engine, at_data;
+
+static PyObject *s_now, *s_seq, *s_heap, *s_ready, *s_models, *s_stopping, *s_dirty, *s_update,
+    *s_os_poller, *s_waits, *s_poll, *s_idle, *s_daemon_heap, *s_run_daemons, *s_advance,
+    *s_on_time_advance, *s_slots, *s_rounds, *s_events_processed, *s_deadlock_check, *s_resume,
+    *s_switch_in, *s_switch_out, *s_switch, *s_parent, *s_popleft, *s_append, *s_current,
+    *s_describe, *s_time, *s_fn, *s_args, *s_cancelled, *s_engine, *s_state, *s_waiters,
+    *s_callbacks, *s_exception, *s_finish_time, *s_context, *s_glet, *s_waiting_for,
+    *s_wait_label, *s_killed, *s_data;
+static PyObject *f_zero, *i_one, *i_zero, *i_done, *i_failed, *empty_tuple;
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+/* a new reference to the slot's value, or AttributeError as Python raises it */
+static inline PyObject *
+slot_get(PyObject *o, Py_ssize_t off, PyObject *name)
+{
+    PyObject *v = SLOT(o, off);
+    if (v != NULL) {
+        Py_INCREF(v);
+        return v;
+    }
+    return PyObject_GetAttr(o, name);
+}
+
+static inline void
+slot_set(PyObject *o, Py_ssize_t off, PyObject *v)
+{
+    PyObject *old = SLOT(o, off);
+    Py_INCREF(v);
+    SLOT(o, off) = v;
+    Py_XDECREF(old);
+}
+
+/* attribute access that uses the slot when ``o`` is an instance of ``tp`` */
+static inline PyObject *
+get(PyObject *o, PyTypeObject *tp, Py_ssize_t off, PyObject *name)
+{
+    if (PyObject_TypeCheck(o, tp))
+        return slot_get(o, off, name);
+    return PyObject_GetAttr(o, name);
+}
+
+static inline int
+set(PyObject *o, PyTypeObject *tp, Py_ssize_t off, PyObject *name, PyObject *v)
+{
+    if (PyObject_TypeCheck(o, tp)) {
+        slot_set(o, off, v);
+        return 0;
+    }
+    return PyObject_SetAttr(o, name, v);
+}
+
+static Py_ssize_t
+slot_offset(PyTypeObject *cls, const char *name)
+{
+    PyObject *d = PyObject_GetAttrString((PyObject *)cls, name);
+    if (d == NULL)
+        return -1;
+    if (Py_TYPE(d) != &PyMemberDescr_Type || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", cls->tp_name, name);
+        Py_DECREF(d);
+        return -1;
+    }
+    Py_ssize_t off = ((PyMemberDescrObject *)d)->d_member->offset;
+    Py_DECREF(d);
+    return off;
+}
+
+/* the value of an int object compared with a C long: 1 equal, 0 not, -1 error */
+static inline int
+int_eq(PyObject *v, long c)
+{
+    if (PyLong_CheckExact(v)) {
+        long x = PyLong_AsLong(v);
+        if (x == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;  /* too large for a long: not equal to a small constant */
+        }
+        return x == c;
+    }
+    PyObject *cv = PyLong_FromLong(c);
+    if (cv == NULL)
+        return -1;
+    int r = PyObject_RichCompareBool(v, cv, Py_EQ);
+    Py_DECREF(cv);
+    return r;
+}
+
+/* a > b (op Py_GT) or a <= b (Py_LE), floats compared in C */
+static inline int
+compare(PyObject *a, PyObject *b, int op)
+{
+    if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b)) {
+        double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
+        return op == Py_GT ? x > y : x <= y;
+    }
+    return PyObject_RichCompareBool(a, b, op);
+}
+
+/* engine attributes live in the instance dict (Engine has no __slots__) */
+static inline PyObject *
+dget(PyObject *d, PyObject *name)  /* new reference */
+{
+    PyObject *v = PyDict_GetItemWithError(d, name);
+    if (v == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_AttributeError, name);
+        return NULL;
+    }
+    Py_INCREF(v);
+    return v;
+}
+
+static inline int
+dtrue(PyObject *d, PyObject *name)  /* bool(d[name]) */
+{
+    PyObject *v = PyDict_GetItemWithError(d, name);
+    if (v == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_AttributeError, name);
+        return -1;
+    }
+    if (v == Py_True)
+        return 1;
+    if (v == Py_False || v == Py_None)
+        return 0;
+    Py_INCREF(v);
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+static PyObject *
+engine_dict(PyObject *self)
+{
+    PyObject *d = PyObject_GenericGetDict(self, NULL);
+    return d;
+}
+
+static inline PyObject *
+call_method0(PyObject *obj, PyObject *name)
+{
+    PyObject *args[1] = {obj};
+    return PyObject_VectorcallMethod(name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+static inline PyObject *
+call_method1(PyObject *obj, PyObject *name, PyObject *arg)
+{
+    PyObject *args[2] = {obj, arg};
+    return PyObject_VectorcallMethod(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+static PyObject *actor_resume(PyObject *self, PyObject *unused);
+
+/* -- Engine.schedule ------------------------------------------------------------------- */
+static PyObject *
+schedule_impl(PyObject *self, PyObject *d, PyObject *delay, PyObject *fn, PyObject *args)
+{
+    PyObject *now = dget(d, s_now);
+    if (now == NULL)
+        return NULL;
+    PyObject *t;
+    if (PyFloat_CheckExact(delay) && PyFloat_CheckExact(now)) {
+        double dl = PyFloat_AS_DOUBLE(delay);
+        if (dl < 0.0)
+            dl = 0.0;
+        t = PyFloat_FromDouble(PyFloat_AS_DOUBLE(now) + dl);
+    } else {
+        int neg = PyObject_RichCompareBool(delay, f_zero, Py_LT);
+        if (neg < 0) {
+            Py_DECREF(now);
+            return NULL;
+        }
+        t = PyNumber_Add(now, neg ? f_zero : delay);
+    }
+    Py_DECREF(now);
+    if (t == NULL)
+        return NULL;
+    PyObject *ev = EventType->tp_alloc(EventType, 0);
+    if (ev == NULL) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    slot_set(ev, ev_time, t);
+    slot_set(ev, ev_fn, fn);
+    slot_set(ev, ev_args, args);
+    slot_set(ev, ev_cancelled, Py_False);
+    PyObject *seq = NULL, *heap = NULL, *item = NULL, *r = NULL;
+    PyObject *old = dget(d, s_seq);
+    if (old == NULL)
+        goto fail;
+    seq = PyNumber_Add(old, i_one);
+    Py_DECREF(old);
+    if (seq == NULL || PyDict_SetItem(d, s_seq, seq) < 0)
+        goto fail;
+    heap = dget(d, s_heap);
+    if (heap == NULL)
+        goto fail;
+    item = PyTuple_Pack(3, t, seq, ev);
+    if (item == NULL)
+        goto fail;
+    PyObject *pargs[2] = {heap, item};
+    r = PyObject_Vectorcall(heappush, pargs, 2, NULL);
+    if (r == NULL)
+        goto fail;
+    Py_DECREF(r);
+    Py_DECREF(item);
+    Py_DECREF(heap);
+    Py_DECREF(seq);
+    Py_DECREF(t);
+    return ev;
+fail:
+    Py_XDECREF(item);
+    Py_XDECREF(heap);
+    Py_XDECREF(seq);
+    Py_DECREF(t);
+    Py_DECREF(ev);
+    return NULL;
+}
+
+static PyObject *
+engine_schedule(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_SetString(PyExc_TypeError, "schedule() takes no keyword arguments");
+        return NULL;
+    }
+    if (nargs < 2) {
+        PyErr_SetString(PyExc_TypeError, "schedule() missing required arguments: 'delay' and 'fn'");
+        return NULL;
+    }
+    PyObject *d = engine_dict(self);
+    if (d == NULL)
+        return NULL;
+    PyObject *rest = PyTuple_New(nargs - 2);
+    if (rest == NULL) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    for (Py_ssize_t i = 2; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(rest, i - 2, args[i]);
+    }
+    PyObject *ev = schedule_impl(self, d, args[0], args[1], rest);
+    Py_DECREF(rest);
+    Py_DECREF(d);
+    return ev;
+}
+
+/* -- Activity._finish ------------------------------------------------------------------ */
+static int
+wake_waiters(PyObject *waiters, PyObject *ready)
+{
+    /* for actor in waiters: if actor.waiting_for is not None: actor.waiting_for = None;
+       ready.append(actor) */
+    PyObject *it = PyObject_GetIter(waiters);
+    if (it == NULL)
+        return -1;
+    PyObject *actor;
+    while ((actor = PyIter_Next(it)) != NULL) {
+        PyObject *w = get(actor, ActorType, at_waiting_for, s_waiting_for);
+        if (w == NULL)
+            goto fail;
+        int busy = w != Py_None;
+        Py_DECREF(w);
+        if (busy) {
+            if (set(actor, ActorType, at_waiting_for, s_waiting_for, Py_None) < 0)
+                goto fail;
+            PyObject *r = call_method1(ready, s_append, actor);
+            if (r == NULL)
+                goto fail;
+            Py_DECREF(r);
+        }
+        Py_DECREF(actor);
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+fail:
+    Py_DECREF(actor);
+    Py_DECREF(it);
+    return -1;
+}
+
+static PyObject *
+activity_finish(PyObject *self, PyObject *unused)
+{
+    PyObject *state = slot_get(self, ac_state, s_state);
+    if (state == NULL)
+        return NULL;
+    int running = int_eq(state, 0);
+    Py_DECREF(state);
+    if (running <= 0)
+        return running < 0 ? NULL : Py_NewRef(Py_None);
+    slot_set(self, ac_state, i_done);
+    PyObject *engine = slot_get(self, ac_engine, s_engine);
+    if (engine == NULL)
+        return NULL;
+    PyObject *now = PyObject_GetAttr(engine, s_now);
+    if (now == NULL)
+        goto fail;
+    slot_set(self, ac_finish_time, now);
+    Py_DECREF(now);
+    PyObject *cbs = slot_get(self, ac_callbacks, s_callbacks);
+    if (cbs == NULL)
+        goto fail;
+    if (cbs != Py_None) {
+        slot_set(self, ac_callbacks, Py_None);
+        PyObject *it = PyObject_GetIter(cbs);
+        Py_DECREF(cbs);
+        if (it == NULL)
+            goto fail;
+        PyObject *fn;
+        while ((fn = PyIter_Next(it)) != NULL) {
+            PyObject *r = PyObject_CallOneArg(fn, self);
+            Py_DECREF(fn);
+            if (r == NULL) {
+                Py_DECREF(it);
+                goto fail;
+            }
+            Py_DECREF(r);
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred())
+            goto fail;
+    } else {
+        Py_DECREF(cbs);
+    }
+    PyObject *waiters = slot_get(self, ac_waiters, s_waiters);
+    if (waiters == NULL)
+        goto fail;
+    int any = PyObject_IsTrue(waiters);
+    Py_DECREF(waiters);
+    if (any < 0)
+        goto fail;
+    if (any) {
+        PyObject *ready = PyObject_GetAttr(engine, s_ready);
+        if (ready == NULL)
+            goto fail;
+        waiters = slot_get(self, ac_waiters, s_waiters);
+        if (waiters == NULL) {
+            Py_DECREF(ready);
+            goto fail;
+        }
+        int rc = wake_waiters(waiters, ready);
+        Py_DECREF(waiters);
+        Py_DECREF(ready);
+        if (rc < 0)
+            goto fail;
+        PyObject *fresh = PyList_New(0);
+        if (fresh == NULL)
+            goto fail;
+        slot_set(self, ac_waiters, fresh);
+        Py_DECREF(fresh);
+    }
+    Py_DECREF(engine);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(engine);
+    return NULL;
+}
+
+/* -- Actor._resume --------------------------------------------------------------------- */
+static PyObject *
+actor_resume(PyObject *self, PyObject *unused)
+{
+    PyObject *ctx = slot_get(self, at_context, s_context);
+    if (ctx == NULL)
+        return NULL;
+    if (ctx != Py_None) {
+        PyObject *r = call_method0(ctx, s_switch_in);
+        if (r == NULL) {
+            Py_DECREF(ctx);
+            return NULL;
+        }
+        Py_DECREF(r);
+    }
+    if (PyDict_SetItem(actors_dict, s_current, self) < 0) {
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    /* try: self.glet.switch() */
+    PyObject *r = NULL;
+    PyObject *glet = slot_get(self, at_glet, s_glet);
+    if (glet != NULL) {
+        r = call_method0(glet, s_switch);
+        Py_DECREF(glet);
+    }
+    /* finally: _current = None; if ctx is not None: ctx.switch_out() */
+    PyObject *et, *ev, *etb;
+    PyErr_Fetch(&et, &ev, &etb);
+    int bad = PyDict_SetItem(actors_dict, s_current, Py_None) < 0;
+    if (!bad && ctx != Py_None) {
+        PyObject *r2 = call_method0(ctx, s_switch_out);
+        if (r2 == NULL)
+            bad = 1;
+        else
+            Py_DECREF(r2);
+    }
+    Py_DECREF(ctx);
+    if (bad) {  /* an exception of the finally block replaces the pending one (its context) */
+        Py_XDECREF(r);
+        if (et != NULL)
+            _PyErr_ChainExceptions(et, ev, etb);
+        return NULL;
+    }
+    PyErr_Restore(et, ev, etb);
+    if (r == NULL)
+        return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
+/* -- block_on -------------------------------------------------------------------------- */
+static PyObject *
+raise_killed(void)
+{
+    PyObject *exc = PyObject_CallNoArgs(ActorKilled);
+    if (exc != NULL) {
+        PyErr_SetObject(ActorKilled, exc);
+        Py_DECREF(exc);
+    }
+    return NULL;
+}
+
+static PyObject *
+block_on(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *activity = NULL, *label = Py_None;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs > 2 || nargs + nkw < 1 || nargs + nkw > 2)
+        goto badargs;
+    if (nargs >= 1)
+        activity = args[0];
+    if (nargs == 2)
+        label = args[1];
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_CompareWithASCIIString(k, "label") == 0 && nargs < 2)
+            label = args[nargs + i];
+        else if (PyUnicode_CompareWithASCIIString(k, "activity") == 0 && nargs < 1)
+            activity = args[nargs + i];
+        else
+            goto badargs;
+    }
+    if (activity == NULL)
+        goto badargs;
+    int is_act = PyObject_TypeCheck(activity, ActivityType);
+    PyObject *state = is_act ? slot_get(activity, ac_state, s_state) : PyObject_GetAttr(activity, s_state);
+    if (state == NULL)
+        return NULL;
+    int running = int_eq(state, 0);
+    Py_DECREF(state);
+    if (running < 0)
+        return NULL;
+    if (running) {
+        PyObject *actor = PyDict_GetItemWithError(actors_dict, s_current);
+        if (actor == NULL && !PyErr_Occurred())
+            PyErr_SetObject(PyExc_NameError, s_current);
+        if (actor == NULL)
+            return NULL;
+        if (actor == Py_None) {
+            PyErr_SetString(SmpyInternalError, "block_on called outside of an actor");
+            return NULL;
+        }
+        Py_INCREF(actor);
+        PyObject *killed = get(actor, ActorType, at_killed, s_killed);
+        int k = killed == NULL ? -1 : PyObject_IsTrue(killed);
+        Py_XDECREF(killed);
+        if (k != 0) {
+            Py_DECREF(actor);
+            return k < 0 ? NULL : raise_killed();
+        }
+        if (set(actor, ActorType, at_waiting_for, s_waiting_for, activity) < 0 ||
+            set(actor, ActorType, at_wait_label, s_wait_label, label) < 0)
+            goto fail;
+        PyObject *waiters = is_act ? slot_get(activity, ac_waiters, s_waiters) : PyObject_GetAttr(activity, s_waiters);
+        if (waiters == NULL)
+            goto fail;
+        PyObject *r = call_method1(waiters, s_append, actor);
+        Py_DECREF(waiters);
+        if (r == NULL)
+            goto fail;
+        Py_DECREF(r);
+        /* actor.glet.parent.switch() */
+        PyObject *glet = get(actor, ActorType, at_glet, s_glet);
+        if (glet == NULL)
+            goto fail;
+        PyObject *parent = PyObject_GetAttr(glet, s_parent);
+        Py_DECREF(glet);
+        if (parent == NULL)
+            goto fail;
+        r = call_method0(parent, s_switch);
+        Py_DECREF(parent);
+        if (r == NULL)
+            goto fail;
+        Py_DECREF(r);
+        /* if actor.engine.stopping and actor.waiting_for is not None: raise ActorKilled() */
+        PyObject *engine = get(actor, ActorType, at_engine, s_engine);
+        if (engine == NULL)
+            goto fail;
+        PyObject *stopping = PyObject_GetAttr(engine, s_stopping);
+        Py_DECREF(engine);
+        if (stopping == NULL)
+            goto fail;
+        int st = PyObject_IsTrue(stopping);
+        Py_DECREF(stopping);
+        if (st < 0)
+            goto fail;
+        if (st) {
+            PyObject *w = get(actor, ActorType, at_waiting_for, s_waiting_for);
+            if (w == NULL)
+                goto fail;
+            int waiting = w != Py_None;
+            Py_DECREF(w);
+            if (waiting) {
+                Py_DECREF(actor);
+                return raise_killed();
+            }
+        }
+        if (set(actor, ActorType, at_wait_label, s_wait_label, Py_None) < 0)
+            goto fail;
+        Py_DECREF(actor);
+        goto check;
+    fail:
+        Py_DECREF(actor);
+        return NULL;
+    }
+check:
+    state = is_act ? slot_get(activity, ac_state, s_state) : PyObject_GetAttr(activity, s_state);
+    if (state == NULL)
+        return NULL;
+    int failed = int_eq(state, 2);  /* FAILED */
+    Py_DECREF(state);
+    if (failed < 0)
+        return NULL;
+    if (failed) {
+        PyObject *exc = is_act ? slot_get(activity, ac_exception, s_exception) : PyObject_GetAttr(activity, s_exception);
+        if (exc == NULL)
+            return NULL;
+        if (exc == Py_None) {
+            Py_DECREF(exc);
+            PyObject *what = call_method0(activity, s_describe);
+            if (what == NULL)
+                return NULL;
+            exc = PyObject_CallOneArg(ActivityFailed, what);
+            Py_DECREF(what);
+            if (exc == NULL)
+                return NULL;
+        }
+        if (PyExceptionInstance_Check(exc))
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        else if (PyExceptionClass_Check(exc))
+            PyErr_SetNone(exc);
+        else
+            PyErr_SetString(PyExc_TypeError, "exceptions must derive from BaseException");
+        Py_DECREF(exc);
+        return NULL;
+    }
+    return Py_NewRef(activity);
+badargs:
+    PyErr_SetString(PyExc_TypeError, "block_on(activity, label=None)");
+    return NULL;
+}
+
+/* -- Engine.run ------------------------------------------------------------------------ */
+/* one round's events: while heap and heap[0][0] <= t: ... (returns -1 on error) */
+static int
+run_events(PyObject *d, PyObject *heap, PyObject *t)
+{
+    while (PyList_GET_SIZE(heap)) {
+        PyObject *top = PyList_GET_ITEM(heap, 0);
+        if (!PyTuple_CheckExact(top) || PyTuple_GET_SIZE(top) != 3) {
+            PyErr_SetString(PyExc_TypeError, "engine heap entries must be (time, seq, event) tuples");
+            return -1;
+        }
+        int le = compare(PyTuple_GET_ITEM(top, 0), t, Py_LE);
+        if (le <= 0)
+            return le;
+        PyObject *pargs[1] = {heap};
+        PyObject *item = PyObject_Vectorcall(heappop, pargs, 1, NULL);
+        if (item == NULL)
+            return -1;
+        PyObject *ev = PyTuple_GET_ITEM(item, 2);
+        Py_INCREF(ev);
+        Py_DECREF(item);
+        int ok = PyObject_TypeCheck(ev, EventType);
+        PyObject *c = ok ? slot_get(ev, ev_cancelled, s_cancelled) : PyObject_GetAttr(ev, s_cancelled);
+        int cancelled = c == NULL ? -1 : PyObject_IsTrue(c);
+        Py_XDECREF(c);
+        if (cancelled) {
+            Py_DECREF(ev);
+            if (cancelled < 0)
+                return -1;
+            continue;
+        }
+        /* self.events_processed += 1 */
+        PyObject *n = dget(d, s_events_processed);
+        if (n == NULL) {
+            Py_DECREF(ev);
+            return -1;
+        }
+        PyObject *n1 = PyNumber_InPlaceAdd(n, i_one);
+        Py_DECREF(n);
+        if (n1 == NULL || PyDict_SetItem(d, s_events_processed, n1) < 0) {
+            Py_XDECREF(n1);
+            Py_DECREF(ev);
+            return -1;
+        }
+        Py_DECREF(n1);
+        PyObject *fn = ok ? slot_get(ev, ev_fn, s_fn) : PyObject_GetAttr(ev, s_fn);
+        PyObject *a = fn == NULL ? NULL : ok ? slot_get(ev, ev_args, s_args) : PyObject_GetAttr(ev, s_args);
+        Py_DECREF(ev);
+        if (a == NULL) {
+            Py_XDECREF(fn);
+            return -1;
+        }
+        PyObject *r;
+        if (PyTuple_CheckExact(a)) {
+            r = PyObject_Call(fn, a, NULL);
+        } else {
+            PyObject *tup = PySequence_Tuple(a);
+            r = tup == NULL ? NULL : PyObject_Call(fn, tup, NULL);
+            Py_XDECREF(tup);
+        }
+        Py_DECREF(a);
+        Py_DECREF(fn);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
+static int
+incr(PyObject *d, PyObject *name)
+{
+    PyObject *n = dget(d, name);
+    if (n == NULL)
+        return -1;
+    PyObject *n1 = PyNumber_InPlaceAdd(n, i_one);
+    Py_DECREF(n);
+    if (n1 == NULL)
+        return -1;
+    int rc = PyDict_SetItem(d, name, n1);
+    Py_DECREF(n1);
+    return rc;
+}
+
+/* resume every ready actor; 1: the engine is stopping (run returns), 0: go on, -1: error */
+static int
+run_ready(PyObject *self, PyObject *d, PyObject *ready)
+{
+    for (;;) {
+        int any = PyObject_IsTrue(ready);
+        if (any <= 0)
+            return any;
+        PyObject *actor = call_method0(ready, s_popleft);
+        if (actor == NULL)
+            return -1;
+        PyObject *r;
+        PyObject *m = _PyType_Lookup(Py_TYPE(actor), s_resume);
+        if (m != NULL && m == resume_descr)
+            r = actor_resume(actor, NULL);
+        else
+            r = call_method0(actor, s_resume);
+        Py_DECREF(actor);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+        int st = dtrue(d, s_stopping);
+        if (st != 0)
+            return st;
+    }
+}
+
+/* update the dirty models: for m in models: if m.dirty: m.update() */
+static int
+update_models(PyObject *models)
+{
+    PyObject *it = PyObject_GetIter(models);
+    if (it == NULL)
+        return -1;
+    PyObject *m;
+    while ((m = PyIter_Next(it)) != NULL) {
+        PyObject *dirty = PyObject_GetAttr(m, s_dirty);
+        int yes = dirty == NULL ? -1 : PyObject_IsTrue(dirty);
+        Py_XDECREF(dirty);
+        if (yes > 0) {
+            PyObject *r = call_method0(m, s_update);
+            if (r == NULL)
+                yes = -1;
+            else
+                Py_DECREF(r);
+        }
+        Py_DECREF(m);
+        if (yes < 0) {
+            Py_DECREF(it);
+            return -1;
+        }
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* osp is not None and osp.waits [and osp.poll(0.0)] */
+static int
+os_waits(PyObject *osp, int poll)
+{
+    if (osp == Py_None)
+        return 0;
+    PyObject *w = PyObject_GetAttr(osp, s_waits);
+    int yes = w == NULL ? -1 : PyObject_IsTrue(w);
+    Py_XDECREF(w);
+    if (yes <= 0 || !poll)
+        return yes;
+    PyObject *r = call_method1(osp, s_poll, f_zero);
+    if (r == NULL)
+        return -1;
+    yes = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return yes;
+}
+
+/* the body of one iteration of ``while not self.stopping``: 0 go on, 1 return, 2 break, -1 error */
+static int
+run_round(PyObject *self, PyObject *d, PyObject *heap, PyObject *ready, PyObject *models,
+          PyObject *until)
+{
+    int rc = run_ready(self, d, ready);
+    if (rc != 0)
+        return rc;
+    if (update_models(models) < 0)
+        return -1;
+    rc = PyObject_IsTrue(ready);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    PyObject *osp = dget(d, s_os_poller);
+    if (osp == NULL)
+        return -1;
+    rc = os_waits(osp, 1);
+    if (rc != 0) {
+        Py_DECREF(osp);
+        return rc < 0 ? -1 : 0;
+    }
+    /* drop cancelled events at the top */
+    while (PyList_GET_SIZE(heap)) {
+        PyObject *top = PyList_GET_ITEM(heap, 0);
+        if (!PyTuple_CheckExact(top) || PyTuple_GET_SIZE(top) != 3) {
+            PyErr_SetString(PyExc_TypeError, "engine heap entries must be (time, seq, event) tuples");
+            Py_DECREF(osp);
+            return -1;
+        }
+        PyObject *ev = PyTuple_GET_ITEM(top, 2);
+        PyObject *c = PyObject_TypeCheck(ev, EventType) ? slot_get(ev, ev_cancelled, s_cancelled)
+                                                        : PyObject_GetAttr(ev, s_cancelled);
+        int cancelled = c == NULL ? -1 : PyObject_IsTrue(c);
+        Py_XDECREF(c);
+        if (cancelled <= 0) {
+            if (cancelled < 0) {
+                Py_DECREF(osp);
+                return -1;
+            }
+            break;
+        }
+        PyObject *pargs[1] = {heap};
+        PyObject *item = PyObject_Vectorcall(heappop, pargs, 1, NULL);
+        if (item == NULL) {
+            Py_DECREF(osp);
+            return -1;
+        }
+        Py_DECREF(item);
+    }
+    if (!PyList_GET_SIZE(heap)) {
+        rc = os_waits(osp, 0);
+        if (rc > 0) {
+            PyObject *r = call_method0(osp, s_idle);
+            Py_DECREF(osp);
+            if (r == NULL)
+                return -1;
+            Py_DECREF(r);
+            return 0;
+        }
+        Py_DECREF(osp);
+        return rc < 0 ? -1 : 2;
+    }
+    Py_DECREF(osp);
+    PyObject *t = PyTuple_GET_ITEM(PyList_GET_ITEM(heap, 0), 0);
+    Py_INCREF(t);
+    rc = dtrue(d, s_daemon_heap);
+    if (rc > 0) {
+        PyObject *margs[3] = {self, t, until};
+        PyObject *r = PyObject_VectorcallMethod(s_run_daemons, margs, 3, NULL);
+        rc = r == NULL ? -1 : PyObject_IsTrue(r);
+        Py_XDECREF(r);
+        if (rc != 0) {
+            Py_DECREF(t);
+            return rc < 0 ? -1 : 0;
+        }
+    }
+    if (rc < 0)
+        goto fail;
+    if (until != Py_None) {
+        rc = compare(t, until, Py_GT);
+        if (rc < 0)
+            goto fail;
+        if (rc) {
+            PyObject *r = call_method1(self, s_advance, until);
+            Py_DECREF(t);
+            if (r == NULL)
+                return -1;
+            Py_DECREF(r);
+            return 1;
+        }
+    }
+    PyObject *now = dget(d, s_now);
+    if (now == NULL)
+        goto fail;
+    rc = compare(t, now, Py_GT);
+    Py_DECREF(now);
+    if (rc < 0)
+        goto fail;
+    if (rc) {
+        PyObject *sig = dget(d, s_on_time_advance);
+        PyObject *slots = sig == NULL ? NULL : PyObject_GetAttr(sig, s_slots);
+        Py_XDECREF(sig);
+        int listeners = slots == NULL ? -1 : PyObject_IsTrue(slots);
+        Py_XDECREF(slots);
+        if (listeners < 0)
+            goto fail;
+        if (listeners) {
+            PyObject *r = call_method1(self, s_advance, t);
+            if (r == NULL)
+                goto fail;
+            Py_DECREF(r);
+        } else if (PyDict_SetItem(d, s_now, t) < 0) {
+            goto fail;
+        }
+    }
+    if (incr(d, s_rounds) < 0 || run_events(d, heap, t) < 0)
+        goto fail;
+    Py_DECREF(t);
+    return 0;
+fail:
+    Py_DECREF(t);
+    return -1;
+}
+
+static PyObject *
+engine_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *until = Py_None;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs + nkw > 1 || (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "until"))) {
+        PyErr_SetString(PyExc_TypeError, "run(until=None)");
+        return NULL;
+    }
+    if (nargs + nkw == 1)
+        until = args[0];
+    PyObject *d = engine_dict(self);
+    if (d == NULL)
+        return NULL;
+    PyObject *heap = dget(d, s_heap);
+    PyObject *ready = heap == NULL ? NULL : dget(d, s_ready);
+    PyObject *models = ready == NULL ? NULL : dget(d, s_models);
+    PyObject *result = NULL;
+    if (models == NULL)
+        goto out;
+    if (!PyList_CheckExact(heap)) {
+        PyErr_SetString(PyExc_TypeError, "the engine's heap must be a list");
+        goto out;
+    }
+    for (;;) {
+        int st = dtrue(d, s_stopping);
+        if (st < 0)
+            goto out;
+        if (st)
+            break;
+        int rc = run_round(self, d, heap, ready, models, until);
+        if (rc < 0)
+            goto out;
+        if (rc == 1) {
+            result = Py_NewRef(Py_None);
+            goto out;
+        }
+        if (rc == 2)
+            break;
+    }
+    int st = dtrue(d, s_stopping);
+    if (st < 0)
+        goto out;
+    if (st)
+        result = Py_NewRef(Py_None);
+    else
+        result = call_method0(self, s_deadlock_check);
+out:
+    Py_XDECREF(models);
+    Py_XDECREF(ready);
+    Py_XDECREF(heap);
+    Py_DECREF(d);
+    return result;
+}
+
+
+/* -- RateActivity._set_rate ------------------------------------------------------------ */
+static PyTypeObject *RateType;
+static Py_ssize_t ra_remaining, ra_total, ra_rate, ra_last_update, ra_done_event;
+static PyObject *py_set_rate, *s_work_done, *s_schedule;
+
+/* a float, or an int that converts to a double exactly (Python's mixed arithmetic then gives
+   the same results as the double): 1 and *out set, else 0 */
+static int
+exact_double(PyObject *v, double *out)
+{
+    if (PyFloat_CheckExact(v)) {
+        *out = PyFloat_AS_DOUBLE(v);
+        return 1;
+    }
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (x > (1LL << 53) || x < -(1LL << 53))
+            return 0;
+        *out = (double)x;
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *
+rate_set(PyObject *self, PyObject *rate)
+{
+    /* the common case has every quantity a float; anything else: the Python method */
+    PyObject *state = SLOT(self, ac_state), *engine = SLOT(self, ac_engine);
+    PyObject *rem = SLOT(self, ra_remaining), *tot = SLOT(self, ra_total), *old = SLOT(self, ra_rate),
+             *last = SLOT(self, ra_last_update), *ev = SLOT(self, ra_done_event);
+    double remaining, total;
+    if (state == NULL || engine == NULL || rem == NULL || tot == NULL || old == NULL || last == NULL ||
+        ev == NULL || !PyFloat_CheckExact(rate) || !exact_double(rem, &remaining) || !exact_double(tot, &total) ||
+        !PyFloat_CheckExact(old) || !PyFloat_CheckExact(last) || (ev != Py_None && !PyObject_TypeCheck(ev, EventType)))
+        return PyObject_CallFunctionObjArgs(py_set_rate, self, rate, NULL);
+    int running = int_eq(state, 0);
+    if (running <= 0)
+        return running < 0 ? NULL : Py_NewRef(Py_None);
+    Py_INCREF(engine);
+    PyObject *now_o = PyObject_GetAttr(engine, s_now);
+    if (now_o == NULL || !PyFloat_CheckExact(now_o)) {
+        Py_XDECREF(now_o);
+        Py_DECREF(engine);
+        return PyObject_CallFunctionObjArgs(py_set_rate, self, rate, NULL);
+    }
+    double now = PyFloat_AS_DOUBLE(now_o);
+    double r_old = PyFloat_AS_DOUBLE(old), lu = PyFloat_AS_DOUBLE(last), r = PyFloat_AS_DOUBLE(rate);
+    PyObject *result = NULL;
+    if (r_old > 0.0 && now > lu) {
+        remaining -= r_old * (now - lu);
+        if (remaining < 0.0)
+            remaining = 0.0;
+        PyObject *v = PyFloat_FromDouble(remaining);
+        if (v == NULL)
+            goto out;
+        slot_set(self, ra_remaining, v);
+        Py_DECREF(v);
+    }
+    slot_set(self, ra_last_update, now_o);
+    slot_set(self, ra_rate, rate);
+    ev = SLOT(self, ra_done_event);
+    if (ev != NULL && ev != Py_None) {
+        if (PyObject_TypeCheck(ev, EventType))
+            slot_set(ev, ev_cancelled, Py_True);
+        else if (PyObject_SetAttr(ev, s_cancelled, Py_True) < 0)
+            goto out;
+        slot_set(self, ra_done_event, Py_None);
+    }
+    double delay;
+    if (remaining <= total * 1e-9 || remaining <= 0.0)
+        delay = 0.0;
+    else if (r > 0.0)
+        delay = remaining / r;
+    else {
+        result = Py_NewRef(Py_None);
+        goto out;
+    }
+    PyObject *d = PyFloat_FromDouble(delay);
+    PyObject *cb = d == NULL ? NULL : PyObject_GetAttr(self, s_work_done);
+    PyObject *e = NULL;
+    if (cb != NULL) {
+        PyObject *sargs[3] = {engine, d, cb};
+        e = PyObject_VectorcallMethod(s_schedule, sargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    Py_XDECREF(cb);
+    Py_XDECREF(d);
+    if (e == NULL)
+        goto out;
+    slot_set(self, ra_done_event, e);
+    Py_DECREF(e);
+    result = Py_NewRef(Py_None);
+out:
+    Py_DECREF(now_o);
+    Py_DECREF(engine);
+    return result;
+}
+
+static PyMethodDef rate_set_def = {"_set_rate", (PyCFunction)rate_set, METH_O,
+                                   "RateActivity._set_rate, compiled (smpy.kernel._accel)"};
+
+static PyObject *
+setup_rate(PyObject *module, PyObject *args)
+{
+    PyObject *cls, *py;
+    if (!PyArg_ParseTuple(args, "O!O", &PyType_Type, &cls, &py))
+        return NULL;
+    if (EventType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup() first");
+        return NULL;
+    }
+    Py_XSETREF(RateType, (PyTypeObject *)Py_NewRef(cls));
+    Py_XSETREF(py_set_rate, Py_NewRef(py));
+#define OFF(var, name) if ((var = slot_offset(RateType, name)) < 0) return NULL
+    OFF(ra_remaining, "remaining");
+    OFF(ra_total, "total");
+    OFF(ra_rate, "rate");
+    OFF(ra_last_update, "last_update");
+    OFF(ra_done_event, "_done_event");
+#undef OFF
+    if (s_work_done == NULL && ((s_work_done = PyUnicode_InternFromString("_work_done")) == NULL ||
+                                (s_schedule = PyUnicode_InternFromString("schedule")) == NULL))
+        return NULL;
+    return PyDescr_NewMethod(RateType, &rate_set_def);
+}
+
+/* -- setup and method descriptors ------------------------------------------------------ */
+static PyMethodDef engine_run_def = {"run", (PyCFunction)(void (*)(void))engine_run, METH_FASTCALL | METH_KEYWORDS,
+                                     "Engine.run, compiled (smpy.kernel._accel)"};
+static PyMethodDef engine_schedule_def = {"schedule", (PyCFunction)(void (*)(void))engine_schedule,
+                                          METH_FASTCALL | METH_KEYWORDS, "Engine.schedule, compiled (smpy.kernel._accel)"};
+static PyMethodDef activity_finish_def = {"_finish", (PyCFunction)activity_finish, METH_NOARGS,
+                                          "Activity._finish, compiled (smpy.kernel._accel)"};
+static PyMethodDef actor_resume_def = {"_resume", (PyCFunction)actor_resume, METH_NOARGS,
+                                       "Actor._resume, compiled (smpy.kernel._accel)"};
+
+static int
+take_type(PyObject *o, PyTypeObject **slot)
+{
+    if (!PyType_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "expected a class");
+        return -1;
+    }
+    Py_INCREF(o);
+    Py_XSETREF(*slot, (PyTypeObject *)o);
+    return 0;
+}
+
+static PyObject *
+setup(PyObject *module, PyObject *args)
+{
+    PyObject *ev, *act, *actor, *adict, *killed, *internal, *failed, *push, *pop;
+    if (!PyArg_ParseTuple(args, "OOOO!OOOOO", &ev, &act, &actor, &PyDict_Type, &adict, &killed, &internal,
+                          &failed, &push, &pop))
+        return NULL;
+    if (take_type(ev, &EventType) < 0 || take_type(act, &ActivityType) < 0 || take_type(actor, &ActorType) < 0)
+        return NULL;
+    Py_XSETREF(actors_dict, Py_NewRef(adict));
+    Py_XSETREF(ActorKilled, Py_NewRef(killed));
+    Py_XSETREF(SmpyInternalError, Py_NewRef(internal));
+    Py_XSETREF(ActivityFailed, Py_NewRef(failed));
+    Py_XSETREF(heappush, Py_NewRef(push));
+    Py_XSETREF(heappop, Py_NewRef(pop));
+#define OFF(var, cls, name) if ((var = slot_offset(cls, name)) < 0) return NULL
+    OFF(ev_time, EventType, "time");
+    OFF(ev_fn, EventType, "fn");
+    OFF(ev_args, EventType, "args");
+    OFF(ev_cancelled, EventType, "cancelled");
+    OFF(ac_engine, ActivityType, "engine");
+    OFF(ac_state, ActivityType, "state");
+    OFF(ac_waiters, ActivityType, "waiters");
+    OFF(ac_callbacks, ActivityType, "callbacks");
+    OFF(ac_exception, ActivityType, "exception");
+    OFF(ac_finish_time, ActivityType, "finish_time");
+    OFF(at_context, ActorType, "context");
+    OFF(at_glet, ActorType, "glet");
+    OFF(at_waiting_for, ActorType, "waiting_for");
+    OFF(at_wait_label, ActorType, "wait_label");
+    OFF(at_killed, ActorType, "killed");
+    OFF(at_engine, ActorType, "engine");
+    OFF(at_data, ActorType, "data");
+#undef OFF
+    /* the compiled methods, as descriptors of the kernel's classes */
+    PyObject *engine_cls = NULL;
+    PyObject *run = NULL, *schedule = NULL, *finish = NULL, *resume = NULL;
+    PyObject *engine_mod = PyImport_ImportModule("smpy.kernel.engine");
+    if (engine_mod == NULL)
+        return NULL;
+    engine_cls = PyObject_GetAttrString(engine_mod, "Engine");
+    Py_DECREF(engine_mod);
+    if (engine_cls == NULL || !PyType_Check(engine_cls)) {
+        Py_XDECREF(engine_cls);
+        PyErr_SetString(PyExc_TypeError, "smpy.kernel.engine.Engine is not a class");
+        return NULL;
+    }
+    run = PyDescr_NewMethod((PyTypeObject *)engine_cls, &engine_run_def);
+    schedule = PyDescr_NewMethod((PyTypeObject *)engine_cls, &engine_schedule_def);
+    finish = PyDescr_NewMethod(ActivityType, &activity_finish_def);
+    resume = PyDescr_NewMethod(ActorType, &actor_resume_def);
+    Py_DECREF(engine_cls);
+    if (run == NULL || schedule == NULL || finish == NULL || resume == NULL) {
+        Py_XDECREF(run);
+        Py_XDECREF(schedule);
+        Py_XDECREF(finish);
+        Py_XDECREF(resume);
+        return NULL;
+    }
+    Py_XSETREF(resume_descr, Py_NewRef(resume));
+    return Py_BuildValue("{sNsNsNsN}", "run", run, "schedule", schedule, "_finish", finish, "_resume", resume);
+}
+
+static PyMethodDef methods[] = {
+    {"setup", setup, METH_VARARGS, "setup(Event, Activity, Actor, actors.__dict__, ActorKilled, "
+     "SmpyInternalError, ActivityFailed, heappush, heappop) -> the compiled methods by name"},
+    {"setup_rate", setup_rate, METH_VARARGS, "setup_rate(RateActivity, RateActivity._set_rate) -> the "
+     "compiled _set_rate descriptor (after setup())"},
+    {"block_on", (PyCFunction)(void (*)(void))block_on, METH_FASTCALL | METH_KEYWORDS,
+     "block_on(activity, label=None): smpy.kernel.actors.block_on, compiled"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT, .m_name = "_accel", .m_doc = "smpy's compiled per-message path", .m_size = -1,
+    .m_methods = methods,
+};
+
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+
+PyMODINIT_FUNC
+PyInit__accel(void)
+{
+    INTERN(s_now, "now"); INTERN(s_seq, "_seq"); INTERN(s_heap, "_heap"); INTERN(s_ready, "_ready");
+    INTERN(s_models, "_models"); INTERN(s_stopping, "stopping"); INTERN(s_dirty, "dirty");
+    INTERN(s_update, "update"); INTERN(s_os_poller, "os_poller"); INTERN(s_waits, "waits");
+    INTERN(s_poll, "poll"); INTERN(s_idle, "idle"); INTERN(s_daemon_heap, "_daemon_heap");
+    INTERN(s_run_daemons, "_run_daemons"); INTERN(s_advance, "_advance");
+    INTERN(s_on_time_advance, "on_time_advance"); INTERN(s_slots, "_slots"); INTERN(s_rounds, "rounds");
+    INTERN(s_events_processed, "events_processed"); INTERN(s_deadlock_check, "_deadlock_check");
+    INTERN(s_resume, "_resume"); INTERN(s_switch_in, "switch_in"); INTERN(s_switch_out, "switch_out");
+    INTERN(s_switch, "switch"); INTERN(s_parent, "parent"); INTERN(s_popleft, "popleft");
+    INTERN(s_append, "append"); INTERN(s_current, "_current"); INTERN(s_describe, "describe");
+    INTERN(s_time, "time"); INTERN(s_fn, "fn"); INTERN(s_args, "args"); INTERN(s_cancelled, "cancelled");
+    INTERN(s_engine, "engine"); INTERN(s_state, "state"); INTERN(s_waiters, "waiters");
+    INTERN(s_callbacks, "callbacks"); INTERN(s_exception, "exception"); INTERN(s_finish_time, "finish_time");
+    INTERN(s_context, "context"); INTERN(s_glet, "glet"); INTERN(s_waiting_for, "waiting_for");
+    INTERN(s_wait_label, "wait_label"); INTERN(s_killed, "killed"); INTERN(s_data, "data");
+    if ((f_zero = PyFloat_FromDouble(0.0)) == NULL || (i_one = PyLong_FromLong(1)) == NULL ||
+        (i_zero = PyLong_FromLong(0)) == NULL || (i_done = PyLong_FromLong(1)) == NULL ||
+        (i_failed = PyLong_FromLong(2)) == NULL || (empty_tuple = PyTuple_New(0)) == NULL)
+        return NULL;
+    return PyModule_Create(&moddef);
+}

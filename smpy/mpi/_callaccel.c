@@ -1,0 +1,779 @@
+/* The compiled fast path of the MPI facade's call wrapper (issue 24, item 1).
+ *
+ * ``MpiCall`` is a line-by-line C translation of the wrapper that
+ * smpy.mpi._call.mpicall puts around every public MPI call, which stays the reference (the
+ * pure path, used when this file cannot be compiled): find the running rank, count the
+ * call, check the integer arguments, call the method with depth + 1, hand an MPIException of
+ * an outermost call to the error hook. A call that some feature watches (tracer, measured
+ * computation, regions, sampling, smpy/probe-sees:polled) goes to the Python _hooked path;
+ * so do the after-MPI_Finalize error and the conversion of non-int integer arguments.
+ * The method is called with the caller's argument vector as it is (no tuple, no dict).
+ *
+ * Also msgspec's parse_send/parse_recv (_parse_message): the two fast paths (a whole
+ * C-contiguous numpy array, alone or as [array, Datatype]) in C, everything else through the
+ * Python _simple, with the same memoryview kept alive as in the Python function.
+ *
+ * Built on first use by smpy/mpi/_call.py (smpy/support/cext.py) and put in place by
+ * smpy.kernel.accel with the kernel's compiled functions (smpy/kernel/_accel.c).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+static PyObject *actors_dict;  /* smpy.kernel.actors.__dict__ (its _current global) */
+static PyObject *s_current, *s_data, *s_depth, *s_world, *s_finalized, *s_mpi_calls, *s_bench,
+    *s_sampling, *s_tracer, *s_probe_polled, *s_timing, *s_measure, *s_error_hook, *i_one;
+
+/* the value of an int object compared with a C long: 1 equal, 0 not, -1 error */
+static inline int
+int_eq(PyObject *v, long c)
+{
+    if (PyLong_CheckExact(v)) {
+        long x = PyLong_AsLong(v);
+        if (x == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        return x == c;
+    }
+    PyObject *cv = PyLong_FromLong(c);
+    if (cv == NULL)
+        return -1;
+    int r = PyObject_RichCompareBool(v, cv, Py_EQ);
+    Py_DECREF(cv);
+    return r;
+}
+
+static PyObject *ProcessType, *current_fn, *call_dict, *hooked_fn, *coerce_fn, *MPIException, *after_finalize_fn;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fn, *name, *ints, *wrapper;
+    int after_ok;
+} MpiCall;
+
+static PyObject *
+mpicall_hooked(MpiCall *self, PyObject *proc, PyObject *depth, PyObject *const *args, size_t nargsf,
+               PyObject *kwnames)
+{
+    /* _hooked(fn, name, ints, proc, depth, args, kwargs): the calls some feature watches */
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *tup = PyTuple_New(nargs);
+    PyObject *kw = tup == NULL ? NULL : PyDict_New();
+    PyObject *r = NULL;
+    if (kw == NULL)
+        goto out;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(tup, i, args[i]);
+    }
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++)
+        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0)
+            goto out;
+    PyObject *hargs[7] = {self->fn, self->name, self->ints, proc, depth, tup, kw};
+    r = PyObject_Vectorcall(hooked_fn, hargs, 7, NULL);
+out:
+    Py_XDECREF(kw);
+    Py_XDECREF(tup);
+    return r;
+}
+
+/* the error hook (smpy.mpi.errhandler) on an MPIException of an outermost call: 1 the
+   handler ran (the call returns None), 0 re-raise, -1 error (set) */
+static int
+error_hooked(PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *hook = PyDict_GetItemWithError(call_dict, s_error_hook);
+    if (hook == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    if (hook == Py_None)
+        return 0;
+    Py_INCREF(hook);
+    PyObject *et, *ev, *etb;
+    PyErr_Fetch(&et, &ev, &etb);
+    PyErr_NormalizeException(&et, &ev, &etb);
+    if (etb != NULL)
+        PyException_SetTraceback(ev, etb);
+    PyObject *tup = PyTuple_New(nargs);
+    if (tup == NULL) {
+        Py_DECREF(hook);
+        PyErr_Restore(et, ev, etb);
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(tup, i, args[i]);
+    }
+    /* the handler runs with the exception caught (as in an except block) */
+    PyObject *ot, *ov, *otb;
+    PyErr_GetExcInfo(&ot, &ov, &otb);
+    Py_XINCREF(et);
+    Py_XINCREF(ev);
+    Py_XINCREF(etb);
+    PyErr_SetExcInfo(et, ev, etb);
+    PyObject *r = PyObject_CallFunctionObjArgs(hook, tup, ev, NULL);
+    PyErr_SetExcInfo(ot, ov, otb);
+    Py_DECREF(tup);
+    Py_DECREF(hook);
+    if (r == NULL) {
+        _PyErr_ChainExceptions(et, ev, etb);
+        return -1;
+    }
+    int yes = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    if (yes < 0) {
+        _PyErr_ChainExceptions(et, ev, etb);
+        return -1;
+    }
+    if (yes) {
+        Py_XDECREF(et);
+        Py_XDECREF(ev);
+        Py_XDECREF(etb);
+        return 1;
+    }
+    PyErr_Restore(et, ev, etb);
+    return 0;
+}
+
+static int
+attr_true(PyObject *o, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_None ? 0 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+static int
+attr_not_none(PyObject *o, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL)
+        return -1;
+    int r = v != Py_None;
+    Py_DECREF(v);
+    return r;
+}
+
+/* whether an int-annotated parameter is not an int (coerce_ints must convert it) */
+static int
+ints_need_coercion(PyObject *ints, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(ints);
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *pair = PyTuple_GET_ITEM(ints, j);
+        Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0));
+        if (i == -1 && PyErr_Occurred())
+            return -1;
+        if (i < nargs) {
+            if (!PyLong_CheckExact(args[i]))
+                return 1;
+            continue;
+        }
+        PyObject *pname = PyTuple_GET_ITEM(pair, 1);
+        for (Py_ssize_t k = 0; k < nkw; k++) {
+            PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+            int eq = key == pname ? 1 : PyUnicode_Compare(key, pname) == 0;
+            if (eq) {
+                if (!PyLong_CheckExact(args[nargs + k]))
+                    return 1;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+static PyObject *
+mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *proc = NULL, *world = NULL, *depth = NULL, *r = NULL;
+    PyObject *actor = PyDict_GetItemWithError(actors_dict, s_current);
+    if (actor == NULL && PyErr_Occurred())
+        return NULL;
+    if (actor != NULL && actor != Py_None)
+        proc = PyObject_GetAttr(actor, s_data);
+    if (proc == NULL || Py_TYPE(proc) != (PyTypeObject *)ProcessType) {
+        PyErr_Clear();
+        Py_XDECREF(proc);
+        proc = PyObject_CallNoArgs(current_fn);
+        if (proc == NULL)
+            return NULL;
+    }
+    depth = PyObject_GetAttr(proc, s_depth);
+    world = depth == NULL ? NULL : PyObject_GetAttr(proc, s_world);
+    if (world == NULL)
+        goto out;
+    int outer = int_eq(depth, 0);
+    if (outer < 0)
+        goto out;
+    if (outer) {
+        if (!self->after_ok) {
+            int fin = attr_true(proc, s_finalized);
+            if (fin < 0)
+                goto out;
+            if (fin) {
+                r = PyObject_CallOneArg(after_finalize_fn, self->fn);
+                goto out;
+            }
+        }
+        PyObject *n = PyObject_GetAttr(proc, s_mpi_calls);
+        PyObject *n1 = n == NULL ? NULL : PyNumber_InPlaceAdd(n, i_one);
+        Py_XDECREF(n);
+        if (n1 == NULL)
+            goto out;
+        int rc = PyObject_SetAttr(proc, s_mpi_calls, n1);
+        Py_DECREF(n1);
+        if (rc < 0)
+            goto out;
+        PyObject *bench = PyObject_GetAttr(proc, s_bench);
+        int sampling = bench == NULL ? -1 : attr_not_none(bench, s_sampling);
+        Py_XDECREF(bench);
+        if (sampling < 0)
+            goto out;
+        if (sampling) {
+            r = mpicall_hooked(self, proc, depth, args, nargsf, kwnames);
+            goto out;
+        }
+    }
+    int watched = attr_not_none(world, s_tracer);
+    if (watched == 0)
+        watched = attr_true(world, s_probe_polled);
+    if (watched == 0) {
+        PyObject *timing = PyObject_GetAttr(world, s_timing);
+        watched = timing == NULL ? -1 : attr_true(timing, s_measure);
+        Py_XDECREF(timing);
+    }
+    if (watched < 0)
+        goto out;
+    if (watched) {
+        r = mpicall_hooked(self, proc, depth, args, nargsf, kwnames);
+        goto out;
+    }
+    /* fast path: proc.depth = depth + 1; try: fn(*args, **kwargs) finally: proc.depth = depth */
+    PyObject *d1 = PyNumber_Add(depth, i_one);
+    if (d1 == NULL)
+        goto out;
+    int rc = PyObject_SetAttr(proc, s_depth, d1);
+    Py_DECREF(d1);
+    if (rc < 0)
+        goto out;
+    int coerce = PyTuple_GET_SIZE(self->ints) ? ints_need_coercion(self->ints, args, nargs, kwnames) : 0;
+    PyObject *const *hook_args = args;
+    Py_ssize_t hook_n = nargs;
+    PyObject *coerced = NULL;
+    if (coerce < 0) {
+        r = NULL;
+    } else if (coerce) {
+        /* the Python wrapper's path: args = coerce_ints(ints, args, kwargs); fn(*args, **kwargs) */
+        PyObject *tup = PyTuple_New(nargs);
+        PyObject *kw = tup == NULL ? NULL : PyDict_New();
+        if (kw != NULL) {
+            for (Py_ssize_t i = 0; i < nargs; i++) {
+                Py_INCREF(args[i]);
+                PyTuple_SET_ITEM(tup, i, args[i]);
+            }
+            Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+            int bad = 0;
+            for (Py_ssize_t i = 0; i < nkw && !bad; i++)
+                bad = PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0;
+            if (!bad) {
+                PyObject *cargs[3] = {self->ints, tup, kw};
+                coerced = PyObject_Vectorcall(coerce_fn, cargs, 3, NULL);
+                if (coerced != NULL && !PyTuple_Check(coerced)) {
+                    PyErr_SetString(PyExc_TypeError, "coerce_ints must return a tuple");
+                    Py_CLEAR(coerced);
+                }
+                if (coerced != NULL) {
+                    r = PyObject_Call(self->fn, coerced, kw);
+                    hook_args = &PyTuple_GET_ITEM(coerced, 0);
+                    hook_n = PyTuple_GET_SIZE(coerced);
+                }
+            }
+        }
+        Py_XDECREF(kw);
+        Py_XDECREF(tup);
+    } else {
+        r = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+    }
+    if (r == NULL && coerce >= 0 && outer && PyErr_ExceptionMatches(MPIException)) {
+        int handled = error_hooked(hook_args, hook_n);
+        if (handled > 0)
+            r = Py_NewRef(Py_None);
+    }
+    Py_XDECREF(coerced);
+    /* finally: proc.depth = depth (an exception of it replaces the pending one) */
+    {
+        PyObject *et, *ev, *etb;
+        PyErr_Fetch(&et, &ev, &etb);
+        if (PyObject_SetAttr(proc, s_depth, depth) < 0) {
+            Py_CLEAR(r);
+            if (et != NULL)
+                _PyErr_ChainExceptions(et, ev, etb);
+        } else {
+            PyErr_Restore(et, ev, etb);
+        }
+    }
+out:
+    Py_XDECREF(world);
+    Py_XDECREF(depth);
+    Py_DECREF(proc);
+    return r;
+}
+
+static void
+mpicall_dealloc(MpiCall *self)
+{
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(self->fn);
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->ints);
+    Py_CLEAR(self->wrapper);
+    PyObject_GC_Del(self);
+}
+
+static int
+mpicall_traverse(MpiCall *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->fn);
+    Py_VISIT(self->name);
+    Py_VISIT(self->ints);
+    Py_VISIT(self->wrapper);
+    return 0;
+}
+
+static PyObject *
+mpicall_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+/* the Python wrapper's attributes (__name__, __doc__, __wrapped__, ...) */
+static PyObject *
+mpicall_getattro(MpiCall *self, PyObject *name)
+{
+    PyObject *v = PyObject_GenericGetAttr((PyObject *)self, name);
+    if (v != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return v;
+    PyErr_Clear();
+    return PyObject_GetAttr(self->wrapper, name);
+}
+
+static PyObject *
+mpicall_doc(MpiCall *self, void *closure)
+{
+    return PyObject_GetAttrString(self->wrapper, "__doc__");
+}
+
+static PyObject *
+mpicall_repr(MpiCall *self)
+{
+    return PyUnicode_FromFormat("<compiled MPI call %R>", self->wrapper);
+}
+
+static PyGetSetDef mpicall_getset[] = {
+    {"__doc__", (getter)mpicall_doc, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyMemberDef mpicall_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(MpiCall, vectorcall), READONLY, NULL},
+    {"python_wrapper", T_OBJECT, offsetof(MpiCall, wrapper), READONLY, NULL},
+    {NULL},
+};
+
+static PyTypeObject MpiCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "smpy.mpi._callaccel.MpiCall",
+    .tp_basicsize = sizeof(MpiCall),
+    .tp_dealloc = (destructor)mpicall_dealloc,
+    .tp_vectorcall_offset = offsetof(MpiCall, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_repr = (reprfunc)mpicall_repr,
+    .tp_getattro = (getattrofunc)mpicall_getattro,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_traverse = (traverseproc)mpicall_traverse,
+    .tp_descr_get = mpicall_get,
+    .tp_getset = mpicall_getset,
+    .tp_members = mpicall_members,
+};
+
+static PyObject *
+make_mpicall(PyObject *module, PyObject *args)
+{
+    PyObject *wrapper, *fn, *name, *ints;
+    int after_ok;
+    if (!PyArg_ParseTuple(args, "OOUO!p", &wrapper, &fn, &name, &PyTuple_Type, &ints, &after_ok))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(ints);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *p = PyTuple_GET_ITEM(ints, i);
+        if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) != 2 || !PyLong_Check(PyTuple_GET_ITEM(p, 0)) ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(p, 1))) {
+            PyErr_SetString(PyExc_TypeError, "ints must be (index, name) pairs");
+            return NULL;
+        }
+    }
+    MpiCall *self = PyObject_GC_New(MpiCall, &MpiCallType);
+    if (self == NULL)
+        return NULL;
+    self->vectorcall = (vectorcallfunc)mpicall_vectorcall;
+    self->wrapper = Py_NewRef(wrapper);
+    self->fn = Py_NewRef(fn);
+    self->name = Py_NewRef(name);
+    self->ints = Py_NewRef(ints);
+    self->after_ok = after_ok;
+    PyObject_GC_Track(self);
+    return (PyObject *)self;
+}
+
+static PyObject *
+setup_calls(PyObject *module, PyObject *args)
+{
+    PyObject *a[8];
+    if (!PyArg_ParseTuple(args, "OOO!OOOOO!", &a[0], &a[1], &PyDict_Type, &a[2], &a[3], &a[4], &a[5], &a[6],
+                          &PyDict_Type, &a[7]))
+        return NULL;
+    Py_XSETREF(actors_dict, Py_NewRef(a[7]));
+    Py_XSETREF(ProcessType, Py_NewRef(a[0]));
+    Py_XSETREF(current_fn, Py_NewRef(a[1]));
+    Py_XSETREF(call_dict, Py_NewRef(a[2]));
+    Py_XSETREF(hooked_fn, Py_NewRef(a[3]));
+    Py_XSETREF(coerce_fn, Py_NewRef(a[4]));
+    Py_XSETREF(MPIException, Py_NewRef(a[5]));
+    Py_XSETREF(after_finalize_fn, Py_NewRef(a[6]));
+    Py_RETURN_NONE;
+}
+
+
+/* -- message parsing: smpy.mpi.msgspec.parse_send / parse_recv (_parse_message) ---------- */
+static PyObject *ndarray_type, *datatype_type, *dt_null, *from_typechar_fn, *simple_fn, *py_parse_send,
+    *py_parse_recv, *s_impl, *s_extent, *s_size, *s_c_contiguous, *s_cast, *s_B, *s_blocks;
+static PyTypeObject *BufSpecType;
+static Py_ssize_t bs_obj, bs_mem, bs_offset, bs_count, bs_datatype;
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+static void
+bs_put(PyObject *o, Py_ssize_t off, PyObject *v)
+{
+    PyObject *old = SLOT(o, off);
+    Py_INCREF(v);
+    SLOT(o, off) = v;
+    Py_XDECREF(old);
+}
+
+/* BufSpec(obj, mem, 0, count, dt) */
+static PyObject *
+bufspec(PyObject *obj, PyObject *mem, Py_ssize_t count, PyObject *dt)
+{
+    PyObject *c = PyLong_FromSsize_t(count);
+    if (c == NULL)
+        return NULL;
+    PyObject *b = BufSpecType->tp_alloc(BufSpecType, 0);
+    if (b == NULL) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    PyObject *zero = PyLong_FromLong(0);
+    bs_put(b, bs_obj, obj);
+    bs_put(b, bs_mem, mem);
+    bs_put(b, bs_offset, zero);
+    bs_put(b, bs_count, c);
+    bs_put(b, bs_datatype, dt);
+    Py_DECREF(zero);
+    Py_DECREF(c);
+    return b;
+}
+
+static inline const char *
+view_format(Py_buffer *v)
+{
+    return v->format != NULL ? v->format : "B";
+}
+
+/* m.cast("B") if m.ndim != 1 or m.format != "B" else m (new reference) */
+static PyObject *
+as_bytes(PyObject *m)
+{
+    Py_buffer *v = PyMemoryView_GET_BUFFER(m);
+    if (v->ndim != 1 || strcmp(view_format(v), "B") != 0) {
+        PyObject *args[2] = {m, s_B};
+        return PyObject_VectorcallMethod(s_cast, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    return Py_NewRef(m);
+}
+
+/* m.c_contiguous and n and (readonly or not m.readonly): 1, 0, -1 */
+static int
+usable(PyObject *m, int readonly)
+{
+    Py_buffer *v = PyMemoryView_GET_BUFFER(m);
+    PyObject *c = PyObject_GetAttr(m, s_c_contiguous);
+    if (c == NULL)
+        return -1;
+    int ok = c == Py_True;
+    Py_DECREF(c);
+    return ok && v->len && (readonly || !v->readonly);
+}
+
+/* an int attribute as a C long; 0 on error with *err set, or when it is no exact int (*odd) */
+static long
+long_attr(PyObject *o, PyObject *name, int *err, int *odd)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL) {
+        *err = 1;
+        return 0;
+    }
+    long x = 0;
+    if (PyLong_CheckExact(v)) {
+        x = PyLong_AsLong(v);
+        if (x == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            *odd = 1;
+        }
+    } else {
+        *odd = 1;
+    }
+    Py_DECREF(v);
+    return x;
+}
+
+static PyObject *
+parse(PyObject *spec, PyObject *blocks_o, int readonly, PyObject *const *args, Py_ssize_t nargs,
+      PyObject *kwnames)
+{
+    PyObject *py = readonly ? py_parse_send : py_parse_recv;
+    long blocks = 1;
+    if (blocks_o != NULL) {
+        if (!PyLong_CheckExact(blocks_o))
+            return PyObject_Vectorcall(py, args, nargs, kwnames);
+        blocks = PyLong_AsLong(blocks_o);
+        if (blocks == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return PyObject_Vectorcall(py, args, nargs, kwnames);
+        }
+    }
+    PyTypeObject *t = Py_TYPE(spec);
+    PyObject *m = NULL, *r = NULL;
+    if (t == &PyList_Type || t == &PyTuple_Type) {
+        Py_ssize_t len = PySequence_Size(spec);
+        if (len < 0)
+            return NULL;
+        if (blocks < 2 && len == 2) {
+            PyObject *buf = PySequence_GetItem(spec, 0);
+            PyObject *dtype = buf == NULL ? NULL : PySequence_GetItem(spec, 1);
+            if (dtype == NULL) {
+                Py_XDECREF(buf);
+                return NULL;
+            }
+            if ((PyObject *)Py_TYPE(buf) == ndarray_type && (PyObject *)Py_TYPE(dtype) == datatype_type) {
+                m = PyMemoryView_FromObject(buf);
+                int ok = m == NULL ? -1 : usable(m, readonly);
+                PyObject *dt = ok > 0 ? PyObject_GetAttr(dtype, s_impl) : NULL;
+                if (ok > 0 && dt == NULL)
+                    ok = -1;
+                if (ok > 0) {
+                    int err = 0, odd = 0;
+                    long extent = long_attr(dt, s_extent, &err, &odd);
+                    Py_ssize_t n = PyMemoryView_GET_BUFFER(m)->len;
+                    if (err)
+                        ok = -1;
+                    else if (odd) {  /* not a C long: the Python path */
+                        ok = 0;
+                    } else if (dt != dt_null && extent > 0 && n % extent == 0) {
+                        PyObject *mem = as_bytes(m);
+                        r = mem == NULL ? NULL : bufspec(buf, mem, n / extent, dt);
+                        Py_XDECREF(mem);
+                        ok = r == NULL ? -1 : 2;
+                    }
+                }
+                Py_XDECREF(dt);
+                if (ok != 0 && ok != 1) {  /* done, or an error */
+                    Py_XDECREF(m);
+                    Py_DECREF(buf);
+                    Py_DECREF(dtype);
+                    return r;
+                }
+            }
+            Py_DECREF(buf);
+            Py_DECREF(dtype);
+        }
+    } else if ((PyObject *)t == ndarray_type) {
+        m = PyMemoryView_FromObject(spec);
+        if (m == NULL)
+            return NULL;
+        int ok = usable(m, readonly);
+        if (ok < 0) {
+            Py_DECREF(m);
+            return NULL;
+        }
+        if (ok) {
+            PyObject *fmt = PyUnicode_FromString(view_format(PyMemoryView_GET_BUFFER(m)));
+            PyObject *mem = fmt == NULL ? NULL : as_bytes(m);
+            PyObject *dt = mem == NULL ? NULL : PyObject_CallOneArg(from_typechar_fn, fmt);
+            Py_XDECREF(fmt);
+            if (dt == NULL) {
+                Py_XDECREF(mem);
+                Py_DECREF(m);
+                return NULL;
+            }
+            Py_ssize_t n = PyMemoryView_GET_BUFFER(mem)->len;
+            int err = 0, odd = 0;
+            long size = long_attr(dt, s_size, &err, &odd);
+            if (err) {
+                Py_DECREF(dt);
+                Py_DECREF(mem);
+                Py_DECREF(m);
+                return NULL;
+            }
+            if (!odd && blocks < 2 && size && n % size == 0)
+                r = bufspec(spec, mem, n / size, dt);
+            Py_DECREF(dt);
+            Py_DECREF(mem);
+            if (r != NULL || PyErr_Occurred()) {  /* done, or an error */
+                Py_DECREF(m);
+                return r;
+            }
+        }
+    }
+    /* return _simple(spec, readonly, blocks) (m still alive, as in the Python function) */
+    PyObject *bl = blocks_o != NULL ? Py_NewRef(blocks_o) : PyLong_FromLong(1);
+    if (bl != NULL) {
+        PyObject *sargs[3] = {spec, readonly ? Py_True : Py_False, bl};
+        r = PyObject_Vectorcall(simple_fn, sargs, 3, NULL);
+        Py_DECREF(bl);
+    }
+    Py_XDECREF(m);
+    return r;
+}
+
+static PyObject *
+parse_entry(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int readonly)
+{
+    PyObject *py = readonly ? py_parse_send : py_parse_recv;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *blocks = NULL;
+    if (nargs < 1 || nargs > 2 || nkw > 1)
+        return PyObject_Vectorcall(py, args, nargs, kwnames);
+    if (nargs == 2)
+        blocks = args[1];
+    if (nkw == 1) {
+        if (nargs == 2 || PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, 0), s_blocks) != 0)
+            return PyObject_Vectorcall(py, args, nargs, kwnames);
+        blocks = args[1];
+    }
+    return parse(args[0], blocks, readonly, args, nargs, kwnames);
+}
+
+static PyObject *
+parse_send(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return parse_entry(args, nargs, kwnames, 1);
+}
+
+static PyObject *
+parse_recv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return parse_entry(args, nargs, kwnames, 0);
+}
+
+static Py_ssize_t
+member_offset(PyTypeObject *cls, const char *name)
+{
+    PyObject *d = PyObject_GetAttrString((PyObject *)cls, name);
+    if (d == NULL)
+        return -1;
+    if (Py_TYPE(d) != &PyMemberDescr_Type || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", cls->tp_name, name);
+        Py_DECREF(d);
+        return -1;
+    }
+    Py_ssize_t off = ((PyMemberDescrObject *)d)->d_member->offset;
+    Py_DECREF(d);
+    return off;
+}
+
+static PyObject *
+setup_parse(PyObject *module, PyObject *args)
+{
+    PyObject *nd, *dtt, *null, *ftc, *simple, *ps, *pr, *bs;
+    if (!PyArg_ParseTuple(args, "OOOOOOOO!", &nd, &dtt, &null, &ftc, &simple, &ps, &pr, &PyType_Type, &bs))
+        return NULL;
+    Py_XSETREF(BufSpecType, (PyTypeObject *)Py_NewRef(bs));
+    if ((bs_obj = member_offset(BufSpecType, "obj")) < 0 || (bs_mem = member_offset(BufSpecType, "mem")) < 0 ||
+        (bs_offset = member_offset(BufSpecType, "offset")) < 0 ||
+        (bs_count = member_offset(BufSpecType, "count")) < 0 ||
+        (bs_datatype = member_offset(BufSpecType, "datatype")) < 0)
+        return NULL;
+    Py_XSETREF(ndarray_type, Py_NewRef(nd));
+    Py_XSETREF(datatype_type, Py_NewRef(dtt));
+    Py_XSETREF(dt_null, Py_NewRef(null));
+    Py_XSETREF(from_typechar_fn, Py_NewRef(ftc));
+    Py_XSETREF(simple_fn, Py_NewRef(simple));
+    Py_XSETREF(py_parse_send, Py_NewRef(ps));
+    Py_XSETREF(py_parse_recv, Py_NewRef(pr));
+    if (s_impl == NULL && ((s_impl = PyUnicode_InternFromString("_impl")) == NULL ||
+                           (s_extent = PyUnicode_InternFromString("extent")) == NULL ||
+                           (s_size = PyUnicode_InternFromString("size")) == NULL ||
+                           (s_c_contiguous = PyUnicode_InternFromString("c_contiguous")) == NULL ||
+                           (s_cast = PyUnicode_InternFromString("cast")) == NULL ||
+                           (s_B = PyUnicode_InternFromString("B")) == NULL ||
+                           (s_blocks = PyUnicode_InternFromString("blocks")) == NULL))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"setup", setup_calls, METH_VARARGS, "setup(Process, current, _call.__dict__, _hooked, "
+     "coerce_ints, MPIException, after_finalize, smpy.kernel.actors.__dict__)"},
+    {"setup_parse", setup_parse, METH_VARARGS, "setup_parse(np.ndarray, Datatype, DATATYPE_NULL impl, "
+     "from_typechar, _simple, parse_send, parse_recv, BufSpec)"},
+    {"parse_send", (PyCFunction)(void (*)(void))parse_send, METH_FASTCALL | METH_KEYWORDS,
+     "smpy.mpi.msgspec.parse_send, compiled"},
+    {"parse_recv", (PyCFunction)(void (*)(void))parse_recv, METH_FASTCALL | METH_KEYWORDS,
+     "smpy.mpi.msgspec.parse_recv, compiled"},
+    {"mpicall", make_mpicall, METH_VARARGS, "mpicall(wrapper, fn, name, ints, after_finalize_ok): "
+     "the compiled fast path of smpy.mpi._call.mpicall's wrapper"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT, .m_name = "_callaccel", .m_doc = "smpy's compiled MPI call wrapper", .m_size = -1,
+    .m_methods = methods,
+};
+
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+
+PyMODINIT_FUNC
+PyInit__callaccel(void)
+{
+    INTERN(s_current, "_current"); INTERN(s_data, "data");
+    INTERN(s_depth, "depth"); INTERN(s_world, "world"); INTERN(s_finalized, "finalized");
+    INTERN(s_mpi_calls, "mpi_calls"); INTERN(s_bench, "bench"); INTERN(s_sampling, "sampling");
+    INTERN(s_tracer, "tracer"); INTERN(s_probe_polled, "probe_polled"); INTERN(s_timing, "timing");
+    INTERN(s_measure, "measure"); INTERN(s_error_hook, "error_hook");
+    if ((i_one = PyLong_FromLong(1)) == NULL)
+        return NULL;
+    if (PyType_Ready(&MpiCallType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&moddef);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&MpiCallType);
+    if (PyModule_AddObject(m, "MpiCall", (PyObject *)&MpiCallType) < 0) {
+        Py_DECREF(&MpiCallType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,992 @@
+/* The compiled common case of point-to-point posting (issue 24, item 1).
+ *
+ * Line-by-line C translations of smpy.runtime.p2p's isend, irecv and wait, and of the
+ * delivery steps _pair, _start_transfer, _arrived and _deliver, which stay the
+ * reference (the pure path, used when this file cannot be compiled or smpy/accel is off).
+ * Each first checks that the call is the common case: no fault tolerance event, no PROC_NULL
+ * peer, no sender overhead to sleep, no tracer and no time-independent trace, no deadlock
+ * label; otherwise, before doing anything, it calls the Python function with the same
+ * arguments. In the common case it does what the Python function does, in the same order:
+ * the request is made with every field its constructor sets (SendRequest.__init__ and
+ * RecvRequest.__init__, by slot offsets), matched against the peer's queue in posting order,
+ * and the rest (_pair, _start_transfer, _wake_probers, _detach, finish, block_on) is called
+ * by name from the p2p module's globals, as the Python code calls it.
+ *
+ * Built on first use by smpy/runtime/p2p.py (smpy/support/cext.py) and put in place by
+ * smpy.kernel.accel with the kernel's compiled functions.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+static PyObject *p2p_dict;          /* smpy.runtime.p2p.__dict__ */
+static PyTypeObject *SendType, *RecvType;
+static PyObject *py_isend, *py_irecv, *py_wait, *py_pair, *py_deliver, *py_arrived, *py_start_transfer;
+static PyObject *LANDED, *partial_type;
+static long FAILED_STATE = 2;
+static long ANY_SOURCE, ANY_TAG, PROC_NULL, P2P;
+
+/* slots set by the constructors, in their order */
+enum {
+    F_ENGINE, F_STATE, F_WAITERS, F_CALLBACKS, F_EXCEPTION, F_START, F_FINISH, F_KIND, F_OWNER,
+    F_COMM, F_CHANNEL, F_CALL, F_PEER, F_TAG, F_SOURCE, F_NBYTES, F_ERROR, F_CANCELLED, F_PAYLOAD,
+    F_BUF, F_DATATYPE, F_PERSISTENT, F_USER_DATA, F_TI,
+    F_FLOW, F_ARRIVED, F_MATCH, F_DETACHED, F_SYNC, F_SRC_LOCAL, F_POSTED_AT, NFIELDS
+};
+static const char *field_names[NFIELDS] = {
+    "engine", "state", "waiters", "callbacks", "exception", "start_time", "finish_time", "kind", "owner",
+    "comm", "channel", "call", "peer", "tag", "source", "nbytes", "error", "cancelled", "payload",
+    "buf", "datatype", "persistent", "user_data", "ti",
+    "flow", "arrived", "match", "detached", "sync", "src_local", "posted_at",
+};
+static Py_ssize_t send_off[NFIELDS], recv_off[NFIELDS];
+
+static PyObject *s_world, *s_revoked, *s_ft, *s_detected, *s_detached_thresh, *s_o_send, *s_o_isend,
+    *s_engine, *s_now, *s_tracer, *s_ti, *s_rank_of, *s_rank, *s_sboxes, *s_boxes, *s_eager_thresh,
+    *s_processes, *s_rgroup, *s_host, *s_posted, *s_unexpected, *s_probers, *s_peer, *s_tag,
+    *s_src_local, *s_state, *s_kind, *s_o_recv, *s_finish, *s__finish, *s__pair, *s__start_transfer,
+    *s__wake_probers, *s__detach, *s_block_on, *s_call, *s_sync, *s_blocking, *s_label, *s_buf,
+    *s_owner, *s_match, *s_flow, *s_arrived, *s_detached, *s_nbytes, *s__arrived, *s__deliver, *s__copy_in,
+    *s__transfer_failed, *s_transfer, *s_add_callback, *s_ENVELOPE_BYTES;
+static PyObject *i_zero, *i_minus1, *i_send, *i_recv, *f_minus1;
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+static inline void
+put(PyObject *o, Py_ssize_t off, PyObject *v)  /* steals nothing; o's slot gets a new reference */
+{
+    PyObject *old = SLOT(o, off);
+    Py_INCREF(v);
+    SLOT(o, off) = v;
+    Py_XDECREF(old);
+}
+
+static inline PyObject *
+slot(PyObject *o, Py_ssize_t off, PyObject *name)  /* new reference */
+{
+    PyObject *v = SLOT(o, off);
+    if (v != NULL)
+        return Py_NewRef(v);
+    return PyObject_GetAttr(o, name);
+}
+
+/* a == b for ints (exact ints compared in C) */
+static inline int
+int_equal(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    if (PyLong_CheckExact(a) && PyLong_CheckExact(b)) {
+        long x = PyLong_AsLong(a), y = PyLong_AsLong(b);
+        if ((x == -1 || y == -1) && PyErr_Occurred()) {
+            PyErr_Clear();
+            return PyObject_RichCompareBool(a, b, Py_EQ);
+        }
+        return x == y;
+    }
+    return PyObject_RichCompareBool(a, b, Py_EQ);
+}
+
+static inline int
+equals_const(PyObject *a, long c)
+{
+    if (PyLong_CheckExact(a)) {
+        long x = PyLong_AsLong(a);
+        if (x == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        return x == c;
+    }
+    PyObject *cv = PyLong_FromLong(c);
+    if (cv == NULL)
+        return -1;
+    int r = PyObject_RichCompareBool(a, cv, Py_EQ);
+    Py_DECREF(cv);
+    return r;
+}
+
+static int
+truthy_attr(PyObject *o, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_None || v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+static PyObject *
+call_method1_(PyObject *obj, PyObject *name, PyObject *arg)
+{
+    PyObject *args[2] = {obj, arg};
+    return PyObject_VectorcallMethod(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+static int is_none_attr(PyObject *o, PyObject *name);
+
+/* getattr(o, name) is None: 1, 0, or -1 (error) */
+static int
+is_none_attr_or(PyObject *o, PyObject *name)
+{
+    return is_none_attr(o, name);
+}
+
+static int
+is_none_attr(PyObject *o, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_None;
+    Py_DECREF(v);
+    return r;
+}
+
+/* a p2p global (looked up at each call, as the Python code does); borrowed */
+static PyObject *
+global(PyObject *name)
+{
+    PyObject *v = PyDict_GetItemWithError(p2p_dict, name);
+    if (v == NULL && !PyErr_Occurred())
+        PyErr_SetObject(PyExc_NameError, name);
+    return v;
+}
+
+/* comm.revoked or (world.ft is not None and world.ft.detected) */
+static int
+faults(PyObject *comm, PyObject *world)
+{
+    int r = truthy_attr(comm, s_revoked);
+    if (r != 0)
+        return r;
+    PyObject *ft = PyObject_GetAttr(world, s_ft);
+    if (ft == NULL)
+        return -1;
+    r = ft == Py_None ? 0 : truthy_attr(ft, s_detected);
+    Py_DECREF(ft);
+    return r;
+}
+
+/* a request with every field its constructor sets (the Python constructors inline
+   Request.__init__ and Activity.__init__ the same way: tests/kernel/test_flat_inits.py) */
+static PyObject *
+new_request(PyTypeObject *tp, Py_ssize_t *off, int nfields, PyObject *owner, PyObject *world, PyObject *comm,
+            PyObject *channel, PyObject *call, PyObject *peer, PyObject *tag, PyObject *kind)
+{
+    PyObject *engine = PyObject_GetAttr(world, s_engine);
+    if (engine == NULL)
+        return NULL;
+    PyObject *now = PyObject_GetAttr(engine, s_now);
+    PyObject *waiters = now == NULL ? NULL : PyList_New(0);
+    PyObject *r = waiters == NULL ? NULL : tp->tp_alloc(tp, 0);
+    if (r == NULL) {
+        Py_XDECREF(waiters);
+        Py_XDECREF(now);
+        Py_DECREF(engine);
+        return NULL;
+    }
+    put(r, off[F_ENGINE], engine);
+    put(r, off[F_STATE], i_zero);
+    put(r, off[F_WAITERS], waiters);
+    put(r, off[F_CALLBACKS], Py_None);
+    put(r, off[F_EXCEPTION], Py_None);
+    put(r, off[F_START], now);
+    put(r, off[F_FINISH], f_minus1);
+    put(r, off[F_KIND], kind);
+    put(r, off[F_OWNER], owner);
+    put(r, off[F_COMM], comm);
+    put(r, off[F_CHANNEL], channel);
+    put(r, off[F_CALL], call);
+    put(r, off[F_PEER], peer);
+    put(r, off[F_TAG], tag);
+    put(r, off[F_SOURCE], peer);
+    put(r, off[F_NBYTES], i_zero);
+    put(r, off[F_ERROR], i_zero);
+    put(r, off[F_CANCELLED], Py_False);
+    put(r, off[F_PAYLOAD], Py_None);
+    put(r, off[F_BUF], Py_None);
+    put(r, off[F_DATATYPE], Py_None);
+    put(r, off[F_PERSISTENT], Py_False);
+    put(r, off[F_USER_DATA], Py_None);
+    put(r, off[F_TI], Py_None);
+    if (nfields == NFIELDS) {  /* SendRequest */
+        put(r, off[F_FLOW], Py_None);
+        put(r, off[F_ARRIVED], Py_False);
+        put(r, off[F_MATCH], Py_None);
+        put(r, off[F_DETACHED], Py_False);
+        put(r, off[F_SYNC], Py_False);
+        put(r, off[F_SRC_LOCAL], i_minus1);
+        PyObject *zero = PyFloat_FromDouble(0.0);
+        if (zero == NULL) {
+            Py_DECREF(r);
+            r = NULL;
+        } else {
+            put(r, off[F_POSTED_AT], zero);
+            Py_DECREF(zero);
+        }
+    } else {
+        put(r, off[F_MATCH], Py_None);
+    }
+    Py_DECREF(waiters);
+    Py_DECREF(now);
+    Py_DECREF(engine);
+    return r;
+}
+
+/* x[key] for a list/dict/sequence (new reference) */
+static inline PyObject *
+item(PyObject *x, PyObject *key)
+{
+    if (PyList_CheckExact(x) && PyLong_CheckExact(key)) {
+        Py_ssize_t i = PyLong_AsSsize_t(key);
+        if (i >= 0 && i < PyList_GET_SIZE(x))
+            return Py_NewRef(PyList_GET_ITEM(x, i));
+        if (i == -1 && PyErr_Occurred())
+            PyErr_Clear();
+    }
+    return PyObject_GetItem(x, key);
+}
+
+static PyObject *
+call2(PyObject *name, PyObject *a, PyObject *b)
+{
+    PyObject *fn = global(name);
+    if (fn == NULL)
+        return NULL;
+    PyObject *args[2] = {a, b};
+    return PyObject_Vectorcall(fn, args, 2, NULL);
+}
+
+/* -- isend ------------------------------------------------------------------------------- */
+static PyObject *
+isend_fallback(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return PyObject_Vectorcall(py_isend, args, nargs, kwnames);
+}
+
+static PyObject *
+isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    /* isend(proc, comm, channel, payload, nbytes, dest, tag, call="MPI_Isend", sync=False,
+             blocking=False) */
+    PyObject *a[10] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, Py_False, Py_False};
+    static const char *names[10] = {"proc", "comm", "channel", "payload", "nbytes", "dest", "tag", "call",
+                                    "sync", "blocking"};
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs > 10)
+        return isend_fallback(args, nargs, kwnames);
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        a[i] = args[i];
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int found = 0;
+        for (int i = (int)nargs; i < 10 && !found; i++)
+            if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0) {
+                a[i] = args[nargs + k];
+                found = 1;
+            }
+        if (!found)
+            return isend_fallback(args, nargs, kwnames);
+    }
+    for (int i = 0; i < 7; i++)
+        if (a[i] == NULL)
+            return isend_fallback(args, nargs, kwnames);
+    PyObject *proc = a[0], *comm = a[1], *channel = a[2], *payload = a[3], *nbytes = a[4], *dest = a[5],
+             *tag = a[6], *sync_o = a[8], *blocking_o = a[9];
+    int sync = PyObject_IsTrue(sync_o), blocking = PyObject_IsTrue(blocking_o);
+    if (sync < 0 || blocking < 0)
+        return NULL;
+    PyObject *world = PyObject_GetAttr(proc, s_world);
+    if (world == NULL)
+        return NULL;
+    PyObject *req = NULL, *r = NULL, *call = NULL;
+    /* the rare cases, decided before anything is done: the Python function */
+    int rare = faults(comm, world);
+    if (rare == 0)
+        rare = equals_const(dest, PROC_NULL);
+    int detached = 0;
+    if (rare == 0 && !sync) {
+        PyObject *th = PyObject_GetAttr(world, s_detached_thresh);
+        detached = th == NULL ? -1 : PyObject_RichCompareBool(nbytes, th, Py_LT);
+        Py_XDECREF(th);
+        if (detached < 0)
+            rare = -1;
+    }
+    if (rare == 0 && (detached || sync || !blocking)) {
+        int none = is_none_attr(proc, blocking ? s_o_send : s_o_isend);
+        rare = none < 0 ? -1 : !none;  /* an overhead table: the sender may sleep */
+    }
+    if (rare == 0) {
+        int none = is_none_attr(world, s_tracer);
+        rare = none < 0 ? -1 : !none;
+    }
+    if (rare == 0) {
+        int none = is_none_attr(world, s_ti);
+        rare = none < 0 ? -1 : !none;
+    }
+    if (rare != 0) {
+        Py_DECREF(world);
+        return rare < 0 ? NULL : isend_fallback(args, nargs, kwnames);
+    }
+    call = a[7] != NULL ? Py_NewRef(a[7]) : PyUnicode_FromString("MPI_Isend");
+    if (call == NULL)
+        goto out;
+    req = new_request(SendType, send_off, NFIELDS, proc, world, comm, channel, call, dest, tag, i_send);
+    if (req == NULL)
+        goto out;
+    put(req, send_off[F_PAYLOAD], payload);
+    put(req, send_off[F_NBYTES], nbytes);
+    put(req, send_off[F_SYNC], sync ? Py_True : Py_False);
+    {
+        PyObject *engine = PyObject_GetAttr(world, s_engine);
+        PyObject *now = engine == NULL ? NULL : PyObject_GetAttr(engine, s_now);
+        Py_XDECREF(engine);
+        if (now == NULL)
+            goto fail;
+        put(req, send_off[F_POSTED_AT], now);
+        Py_DECREF(now);
+    }
+    /* src = req.src_local = comm.rank_of[proc.rank]; box = comm.sboxes[channel][dest] */
+    PyObject *src, *box;
+    {
+        PyObject *rank_of = PyObject_GetAttr(comm, s_rank_of);
+        PyObject *rank = rank_of == NULL ? NULL : PyObject_GetAttr(proc, s_rank);
+        src = rank == NULL ? NULL : item(rank_of, rank);
+        Py_XDECREF(rank);
+        Py_XDECREF(rank_of);
+        if (src == NULL)
+            goto fail;
+        put(req, send_off[F_SRC_LOCAL], src);
+        Py_DECREF(src);
+        src = SLOT(req, send_off[F_SRC_LOCAL]);  /* borrowed from the request */
+        PyObject *sboxes = PyObject_GetAttr(comm, s_sboxes);
+        PyObject *chan = sboxes == NULL ? NULL : item(sboxes, channel);
+        box = chan == NULL ? NULL : item(chan, dest);
+        Py_XDECREF(chan);
+        Py_XDECREF(sboxes);
+        if (box == NULL)
+            goto fail;
+    }
+    /* eager: if nbytes < world.eager_thresh and not sync: _start_transfer(req, host of dest) */
+    if (!sync) {
+        PyObject *th = PyObject_GetAttr(world, s_eager_thresh);
+        int eager = th == NULL ? -1 : PyObject_RichCompareBool(nbytes, th, Py_LT);
+        Py_XDECREF(th);
+        if (eager > 0) {
+            PyObject *procs = PyObject_GetAttr(world, s_processes);
+            PyObject *rgroup = procs == NULL ? NULL : PyObject_GetAttr(comm, s_rgroup);
+            PyObject *wr = rgroup == NULL ? NULL : item(rgroup, dest);
+            PyObject *dp = wr == NULL ? NULL : item(procs, wr);
+            PyObject *host = dp == NULL ? NULL : PyObject_GetAttr(dp, s_host);
+            Py_XDECREF(dp);
+            Py_XDECREF(wr);
+            Py_XDECREF(rgroup);
+            Py_XDECREF(procs);
+            PyObject *x = host == NULL ? NULL : call2(s__start_transfer, req, host);
+            Py_XDECREF(host);
+            if (x == NULL)
+                eager = -1;
+            else
+                Py_DECREF(x);
+        }
+        if (eager < 0) {
+            Py_DECREF(box);
+            goto fail;
+        }
+    }
+    /* first fit among the posted receives */
+    {
+        PyObject *posted = PyObject_GetAttr(box, s_posted);
+        if (posted == NULL || !PyList_Check(posted)) {
+            if (posted != NULL)
+                PyErr_SetString(PyExc_TypeError, "a mailbox's posted queue must be a list");
+            Py_XDECREF(posted);
+            Py_DECREF(box);
+            goto fail;
+        }
+        int matched = 0;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(posted); i++) {
+            PyObject *rr = Py_NewRef(PyList_GET_ITEM(posted, i));
+            PyObject *peer = PyObject_GetAttr(rr, s_peer);
+            int ok = peer == NULL ? -1 : int_equal(peer, src);
+            if (ok == 0)
+                ok = equals_const(peer, ANY_SOURCE);
+            Py_XDECREF(peer);
+            if (ok > 0) {
+                PyObject *rtag = PyObject_GetAttr(rr, s_tag);
+                ok = rtag == NULL ? -1 : int_equal(rtag, tag);
+                if (ok == 0)
+                    ok = equals_const(rtag, ANY_TAG);
+                Py_XDECREF(rtag);
+            }
+            if (ok > 0) {
+                if (PySequence_DelItem(posted, i) < 0)
+                    ok = -1;
+                else {
+                    PyObject *x = call2(s__pair, req, rr);
+                    if (x == NULL)
+                        ok = -1;
+                    else
+                        Py_DECREF(x);
+                }
+                matched = 1;
+            }
+            Py_DECREF(rr);
+            if (ok < 0) {
+                Py_DECREF(posted);
+                Py_DECREF(box);
+                goto fail;
+            }
+            if (matched)
+                break;
+        }
+        Py_DECREF(posted);
+        if (!matched) {
+            PyObject *unexpected = PyObject_GetAttr(box, s_unexpected);
+            int rc = unexpected == NULL ? -1 : PyList_Check(unexpected) ? PyList_Append(unexpected, req) : -2;
+            Py_XDECREF(unexpected);
+            if (rc == -2) {
+                PyErr_SetString(PyExc_TypeError, "a mailbox's unexpected queue must be a list");
+                rc = -1;
+            }
+            if (rc == 0) {
+                rc = truthy_attr(box, s_probers);
+                if (rc > 0) {
+                    PyObject *fn = global(s__wake_probers);
+                    PyObject *pargs[3] = {box, src, tag};
+                    PyObject *x = fn == NULL ? NULL : PyObject_Vectorcall(fn, pargs, 3, NULL);
+                    rc = x == NULL ? -1 : 0;
+                    Py_XDECREF(x);
+                }
+            }
+            if (rc < 0) {
+                Py_DECREF(box);
+                goto fail;
+            }
+        }
+    }
+    Py_DECREF(box);
+    if (detached) {
+        if (Py_TYPE(payload) == &PyMemoryView_Type) {  /* borrowed bytes: copied now */
+            PyObject *fn = global(s__detach);
+            PyObject *x = fn == NULL ? NULL : PyObject_CallOneArg(fn, req);
+            if (x == NULL)
+                goto fail;
+            Py_DECREF(x);
+        }
+        put(req, send_off[F_DETACHED], Py_True);
+        PyObject *margs[1] = {req};
+        PyObject *x = PyObject_VectorcallMethod(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        if (x == NULL)
+            goto fail;
+        Py_DECREF(x);
+    }
+    r = req;
+    req = NULL;
+    goto out;
+fail:
+    Py_CLEAR(req);
+out:
+    Py_XDECREF(call);
+    Py_DECREF(world);
+    return r;
+}
+
+/* -- irecv ------------------------------------------------------------------------------- */
+static PyObject *
+irecv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    /* irecv(proc, comm, channel, source, tag, buf=None, call="MPI_Irecv") */
+    PyObject *a[7] = {NULL, NULL, NULL, NULL, NULL, Py_None, NULL};
+    static const char *names[7] = {"proc", "comm", "channel", "source", "tag", "buf", "call"};
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs > 7)
+        return PyObject_Vectorcall(py_irecv, args, nargs, kwnames);
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        a[i] = args[i];
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int found = 0;
+        for (int i = (int)nargs; i < 7 && !found; i++)
+            if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0) {
+                a[i] = args[nargs + k];
+                found = 1;
+            }
+        if (!found)
+            return PyObject_Vectorcall(py_irecv, args, nargs, kwnames);
+    }
+    for (int i = 0; i < 5; i++)
+        if (a[i] == NULL)
+            return PyObject_Vectorcall(py_irecv, args, nargs, kwnames);
+    PyObject *proc = a[0], *comm = a[1], *channel = a[2], *source = a[3], *tag = a[4], *buf = a[5];
+    PyObject *world = PyObject_GetAttr(proc, s_world);
+    if (world == NULL)
+        return NULL;
+    int rare = faults(comm, world);
+    if (rare == 0)
+        rare = equals_const(source, PROC_NULL);
+    if (rare == 0) {
+        int p2p = equals_const(channel, P2P);
+        if (p2p != 0) {
+            int none = p2p < 0 ? -1 : is_none_attr(world, s_ti);
+            rare = none < 0 ? -1 : !none;
+        }
+    }
+    if (rare != 0) {
+        Py_DECREF(world);
+        return rare < 0 ? NULL : PyObject_Vectorcall(py_irecv, args, nargs, kwnames);
+    }
+    PyObject *r = NULL, *req = NULL;
+    PyObject *call = a[6] != NULL ? Py_NewRef(a[6]) : PyUnicode_FromString("MPI_Irecv");
+    if (call == NULL)
+        goto out;
+    req = new_request(RecvType, recv_off, F_TI + 1, proc, world, comm, channel, call, source, tag, i_recv);
+    if (req == NULL)
+        goto out;
+    put(req, recv_off[F_BUF], buf);
+    /* me = comm.rank_of[proc.rank]; box = comm.boxes[channel][me] */
+    PyObject *box;
+    {
+        PyObject *rank_of = PyObject_GetAttr(comm, s_rank_of);
+        PyObject *rank = rank_of == NULL ? NULL : PyObject_GetAttr(proc, s_rank);
+        PyObject *me = rank == NULL ? NULL : item(rank_of, rank);
+        Py_XDECREF(rank);
+        Py_XDECREF(rank_of);
+        PyObject *boxes = me == NULL ? NULL : PyObject_GetAttr(comm, s_boxes);
+        PyObject *chan = boxes == NULL ? NULL : item(boxes, channel);
+        box = chan == NULL ? NULL : item(chan, me);
+        Py_XDECREF(chan);
+        Py_XDECREF(boxes);
+        Py_XDECREF(me);
+        if (box == NULL)
+            goto fail;
+    }
+    PyObject *unexpected = PyObject_GetAttr(box, s_unexpected);
+    if (unexpected == NULL || !PyList_Check(unexpected)) {
+        if (unexpected != NULL)
+            PyErr_SetString(PyExc_TypeError, "a mailbox's unexpected queue must be a list");
+        Py_XDECREF(unexpected);
+        Py_DECREF(box);
+        goto fail;
+    }
+    int matched = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(unexpected); i++) {
+        PyObject *s = Py_NewRef(PyList_GET_ITEM(unexpected, i));
+        PyObject *sl = PyObject_GetAttr(s, s_src_local);
+        int ok = sl == NULL ? -1 : int_equal(source, sl);
+        Py_XDECREF(sl);
+        if (ok == 0)
+            ok = equals_const(source, ANY_SOURCE);
+        if (ok > 0) {
+            PyObject *stag = PyObject_GetAttr(s, s_tag);
+            ok = stag == NULL ? -1 : int_equal(tag, stag);
+            Py_XDECREF(stag);
+            if (ok == 0)
+                ok = equals_const(tag, ANY_TAG);
+        }
+        if (ok > 0) {
+            matched = 1;
+            if (PySequence_DelItem(unexpected, i) < 0)
+                ok = -1;
+            else {
+                PyObject *x = call2(s__pair, s, req);
+                if (x == NULL)
+                    ok = -1;
+                else
+                    Py_DECREF(x);
+            }
+        }
+        Py_DECREF(s);
+        if (ok < 0) {
+            Py_DECREF(unexpected);
+            Py_DECREF(box);
+            goto fail;
+        }
+        if (matched)
+            break;
+    }
+    Py_DECREF(unexpected);
+    if (!matched) {
+        PyObject *posted = PyObject_GetAttr(box, s_posted);
+        int rc = posted == NULL ? -1 : PyList_Check(posted) ? PyList_Append(posted, req) : -2;
+        Py_XDECREF(posted);
+        if (rc == -2)
+            PyErr_SetString(PyExc_TypeError, "a mailbox's posted queue must be a list");
+        if (rc < 0) {
+            Py_DECREF(box);
+            goto fail;
+        }
+    }
+    Py_DECREF(box);
+    r = req;
+    req = NULL;
+    goto out;
+fail:
+    Py_CLEAR(req);
+out:
+    Py_XDECREF(call);
+    Py_DECREF(world);
+    return r;
+}
+
+/* -- wait -------------------------------------------------------------------------------- */
+static PyObject *
+wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    /* wait(proc, req, label=None): a label (a deadlock description made by a lambda): Python */
+    if (nargs != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames)))
+        return PyObject_Vectorcall(py_wait, args, nargs, kwnames);
+    PyObject *proc = args[0], *req = args[1];
+    PyObject *state = PyObject_GetAttr(req, s_state);
+    if (state == NULL)
+        return NULL;
+    int running = equals_const(state, 0);
+    Py_DECREF(state);
+    if (running < 0)
+        return NULL;
+    if (running) {
+        PyObject *fn = global(s_block_on);
+        if (fn == NULL)
+            return NULL;
+        PyObject *bargs[2] = {req, Py_None};
+        PyObject *x = PyObject_Vectorcall(fn, bargs, 2, NULL);
+        if (x == NULL)
+            return NULL;
+        Py_DECREF(x);
+    }
+    /* finish() when it has work: req.state == FAILED or req.ti is not None or
+       (req.kind == RECV and proc.o_recv is not None) */
+    state = PyObject_GetAttr(req, s_state);
+    if (state == NULL)
+        return NULL;
+    int work = equals_const(state, 2);
+    Py_DECREF(state);
+    if (work == 0) {
+        int none = is_none_attr(req, s_ti);
+        work = none < 0 ? -1 : !none;
+    }
+    if (work == 0) {
+        PyObject *kind = PyObject_GetAttr(req, s_kind);
+        work = kind == NULL ? -1 : equals_const(kind, 1);
+        Py_XDECREF(kind);
+        if (work > 0) {
+            int none = is_none_attr(proc, s_o_recv);
+            work = none < 0 ? -1 : !none;
+        }
+    }
+    if (work < 0)
+        return NULL;
+    if (work) {
+        PyObject *x = call2(s_finish, proc, req);
+        if (x == NULL)
+            return NULL;
+        Py_DECREF(x);
+    }
+    return Py_NewRef(req);
+}
+
+
+/* -- delivery: _pair, _start_transfer, _arrived, _deliver ------------------------------- */
+static inline int
+is_send(PyObject *o)
+{
+    return PyObject_TypeCheck(o, SendType);
+}
+
+static inline int
+is_recv(PyObject *o)
+{
+    return PyObject_TypeCheck(o, RecvType);
+}
+
+static PyObject *
+call_global2(PyObject *name, PyObject *a, PyObject *b)
+{
+    return call2(name, a, b);
+}
+
+/* flow.state == FAILED */
+static int
+flow_failed(PyObject *flow)
+{
+    PyObject *st = PyObject_GetAttr(flow, s_state);
+    if (st == NULL)
+        return -1;
+    int r = equals_const(st, FAILED_STATE);
+    Py_DECREF(st);
+    return r;
+}
+
+static PyObject *
+deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _deliver(send, recv); a traced or TI-recorded delivery: the Python function */
+    if (nargs != 2 || !is_send(args[0]) || !is_recv(args[1]))
+        return PyObject_Vectorcall(py_deliver, args, nargs, NULL);
+    PyObject *send = args[0], *recv = args[1];
+    PyObject *ti = SLOT(recv, recv_off[F_TI]);
+    if (ti == NULL || ti != Py_None)
+        return PyObject_Vectorcall(py_deliver, args, nargs, NULL);
+    PyObject *owner = slot(recv, recv_off[F_OWNER], s_owner);
+    PyObject *world = owner == NULL ? NULL : PyObject_GetAttr(owner, s_world);
+    Py_XDECREF(owner);
+    int traced = world == NULL ? -1 : !is_none_attr_or(world, s_tracer);
+    Py_XDECREF(world);
+    if (traced < 0)
+        return NULL;
+    if (traced)
+        return PyObject_Vectorcall(py_deliver, args, nargs, NULL);
+    /* if send.payload is not _LANDED: _copy_in(send, recv) */
+    PyObject *payload = SLOT(send, send_off[F_PAYLOAD]);
+    if (payload != LANDED) {
+        PyObject *x = call_global2(s__copy_in, send, recv);
+        if (x == NULL)
+            return NULL;
+        Py_DECREF(x);
+    }
+    put(send, send_off[F_PAYLOAD], Py_None);
+    /* recv._finish(); if not send.detached: send._finish() */
+    PyObject *margs[1] = {recv};
+    PyObject *x = PyObject_VectorcallMethod(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    if (x == NULL)
+        return NULL;
+    Py_DECREF(x);
+    PyObject *det = slot(send, send_off[F_DETACHED], s_detached);
+    int detached = det == NULL ? -1 : PyObject_IsTrue(det);
+    Py_XDECREF(det);
+    if (detached < 0)
+        return NULL;
+    if (!detached) {
+        margs[0] = send;
+        x = PyObject_VectorcallMethod(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        if (x == NULL)
+            return NULL;
+        Py_DECREF(x);
+    }
+    put(send, send_off[F_MATCH], Py_None);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+arrived(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _arrived(send, _flow=None) */
+    if (nargs < 1 || nargs > 2 || !is_send(args[0]))
+        return PyObject_Vectorcall(py_arrived, args, nargs, NULL);
+    PyObject *send = args[0];
+    put(send, send_off[F_ARRIVED], Py_True);
+    PyObject *recv = slot(send, send_off[F_MATCH], s_match);
+    if (recv == NULL)
+        return NULL;
+    PyObject *flow = slot(send, send_off[F_FLOW], s_flow);
+    int failed = flow == NULL ? -1 : flow_failed(flow);
+    Py_XDECREF(flow);
+    PyObject *x = NULL;
+    if (failed > 0)
+        x = call_global2(s__transfer_failed, send, recv);
+    else if (failed == 0)
+        x = recv == Py_None ? Py_NewRef(Py_None) : call_global2(s__deliver, send, recv);
+    Py_DECREF(recv);
+    if (x == NULL)
+        return NULL;
+    Py_DECREF(x);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _start_transfer(send, dst_host) */
+    if (nargs != 2 || !is_send(args[0]))
+        return PyObject_Vectorcall(py_start_transfer, args, nargs, NULL);
+    PyObject *send = args[0], *dst = args[1];
+    PyObject *proc = slot(send, send_off[F_OWNER], s_owner);
+    if (proc == NULL)
+        return NULL;
+    PyObject *world = PyObject_GetAttr(proc, s_world);
+    PyObject *src = world == NULL ? NULL : PyObject_GetAttr(proc, s_host);
+    PyObject *env = src == NULL ? NULL : global(s_ENVELOPE_BYTES);
+    PyObject *nb = env == NULL ? NULL : slot(send, send_off[F_NBYTES], s_nbytes);
+    PyObject *total = nb == NULL ? NULL : PyNumber_Add(nb, env);
+    PyObject *flow = NULL;
+    if (total != NULL) {
+        PyObject *targs[4] = {world, src, dst, total};
+        flow = PyObject_VectorcallMethod(s_transfer, targs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    Py_XDECREF(total);
+    Py_XDECREF(nb);
+    Py_XDECREF(src);
+    Py_XDECREF(world);
+    Py_DECREF(proc);
+    if (flow == NULL)
+        return NULL;
+    put(send, send_off[F_FLOW], flow);
+    /* flow.add_callback(partial(_arrived, send)) */
+    PyObject *fn = global(s__arrived);
+    PyObject *cb = fn == NULL ? NULL : PyObject_CallFunctionObjArgs(partial_type, fn, send, NULL);
+    PyObject *x = cb == NULL ? NULL : call_method1_(flow, s_add_callback, cb);
+    Py_XDECREF(cb);
+    Py_DECREF(flow);
+    if (x == NULL)
+        return NULL;
+    Py_DECREF(x);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _pair(send, recv) */
+    if (nargs != 2 || !is_send(args[0]) || !is_recv(args[1]))
+        return PyObject_Vectorcall(py_pair, args, nargs, NULL);
+    PyObject *send = args[0], *recv = args[1];
+    put(send, send_off[F_MATCH], recv);
+    put(recv, recv_off[F_MATCH], send);
+    PyObject *v = slot(send, send_off[F_SRC_LOCAL], s_src_local);
+    if (v == NULL)
+        return NULL;
+    put(recv, recv_off[F_SOURCE], v);
+    Py_DECREF(v);
+    v = slot(send, send_off[F_TAG], s_tag);
+    if (v == NULL)
+        return NULL;
+    put(recv, recv_off[F_TAG], v);
+    Py_DECREF(v);
+    PyObject *flow = slot(send, send_off[F_FLOW], s_flow);
+    if (flow == NULL)
+        return NULL;
+    PyObject *x;
+    if (flow == Py_None) {
+        Py_DECREF(flow);
+        PyObject *owner = slot(recv, recv_off[F_OWNER], s_owner);
+        PyObject *host = owner == NULL ? NULL : PyObject_GetAttr(owner, s_host);
+        Py_XDECREF(owner);
+        if (host == NULL)
+            return NULL;
+        x = call_global2(s__start_transfer, send, host);
+        Py_DECREF(host);
+    } else {
+        PyObject *arr = slot(send, send_off[F_ARRIVED], s_arrived);
+        int yes = arr == NULL ? -1 : PyObject_IsTrue(arr);
+        Py_XDECREF(arr);
+        if (yes <= 0) {
+            Py_DECREF(flow);
+            if (yes < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+        int failed = flow_failed(flow);
+        Py_DECREF(flow);
+        if (failed < 0)
+            return NULL;
+        x = call_global2(failed ? s__transfer_failed : s__deliver, send, recv);
+    }
+    if (x == NULL)
+        return NULL;
+    Py_DECREF(x);
+    Py_RETURN_NONE;
+}
+
+/* -- setup ------------------------------------------------------------------------------- */
+static int
+offsets(PyTypeObject *tp, Py_ssize_t *off, int n)
+{
+    for (int i = 0; i < n; i++) {
+        PyObject *d = PyObject_GetAttrString((PyObject *)tp, field_names[i]);
+        if (d == NULL)
+            return -1;
+        if (Py_TYPE(d) != &PyMemberDescr_Type || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+            PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", tp->tp_name, field_names[i]);
+            Py_DECREF(d);
+            return -1;
+        }
+        off[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+    }
+    return 0;
+}
+
+static PyObject *
+setup(PyObject *module, PyObject *args)
+{
+    PyObject *d, *send_t, *recv_t, *pi, *pr, *pw, *pp, *pd, *pa, *ps, *landed, *part;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOOllllOOOOOOl", &PyDict_Type, &d, &PyType_Type, &send_t, &PyType_Type,
+                          &recv_t, &pi, &pr, &pw, &ANY_SOURCE, &ANY_TAG, &PROC_NULL, &P2P, &pp, &pd, &pa, &ps,
+                          &landed, &part, &FAILED_STATE))
+        return NULL;
+    Py_XSETREF(py_pair, Py_NewRef(pp));
+    Py_XSETREF(py_deliver, Py_NewRef(pd));
+    Py_XSETREF(py_arrived, Py_NewRef(pa));
+    Py_XSETREF(py_start_transfer, Py_NewRef(ps));
+    Py_XSETREF(LANDED, Py_NewRef(landed));
+    Py_XSETREF(partial_type, Py_NewRef(part));
+    if (offsets((PyTypeObject *)send_t, send_off, NFIELDS) < 0)
+        return NULL;
+    if (offsets((PyTypeObject *)recv_t, recv_off, F_TI + 1) < 0)
+        return NULL;
+    PyObject *m = PyObject_GetAttrString(recv_t, "match");
+    if (m == NULL)
+        return NULL;
+    if (Py_TYPE(m) != &PyMemberDescr_Type) {
+        Py_DECREF(m);
+        PyErr_SetString(PyExc_TypeError, "RecvRequest.match is not a slot");
+        return NULL;
+    }
+    recv_off[F_MATCH] = ((PyMemberDescrObject *)m)->d_member->offset;
+    Py_DECREF(m);
+    Py_XSETREF(p2p_dict, Py_NewRef(d));
+    Py_XSETREF(SendType, (PyTypeObject *)Py_NewRef(send_t));
+    Py_XSETREF(RecvType, (PyTypeObject *)Py_NewRef(recv_t));
+    Py_XSETREF(py_isend, Py_NewRef(pi));
+    Py_XSETREF(py_irecv, Py_NewRef(pr));
+    Py_XSETREF(py_wait, Py_NewRef(pw));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"setup", setup, METH_VARARGS, "setup(p2p.__dict__, SendRequest, RecvRequest, isend, irecv, wait, "
+     "ANY_SOURCE, ANY_TAG, PROC_NULL, P2P, _pair, _deliver, _arrived, _start_transfer, _LANDED, partial, FAILED)"},
+    {"_pair", (PyCFunction)(void (*)(void))pair, METH_FASTCALL, "smpy.runtime.p2p._pair, compiled"},
+    {"_deliver", (PyCFunction)(void (*)(void))deliver, METH_FASTCALL, "smpy.runtime.p2p._deliver, compiled"},
+    {"_arrived", (PyCFunction)(void (*)(void))arrived, METH_FASTCALL, "smpy.runtime.p2p._arrived, compiled"},
+    {"_start_transfer", (PyCFunction)(void (*)(void))start_transfer, METH_FASTCALL,
+     "smpy.runtime.p2p._start_transfer, compiled"},
+    {"isend", (PyCFunction)(void (*)(void))isend, METH_FASTCALL | METH_KEYWORDS, "smpy.runtime.p2p.isend, compiled"},
+    {"irecv", (PyCFunction)(void (*)(void))irecv, METH_FASTCALL | METH_KEYWORDS, "smpy.runtime.p2p.irecv, compiled"},
+    {"wait", (PyCFunction)(void (*)(void))wait, METH_FASTCALL | METH_KEYWORDS, "smpy.runtime.p2p.wait, compiled"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT, .m_name = "_p2paccel", .m_doc = "smpy's compiled point-to-point posting",
+    .m_size = -1, .m_methods = methods,
+};
+
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+
+PyMODINIT_FUNC
+PyInit__p2paccel(void)
+{
+    INTERN(s_world, "world"); INTERN(s_revoked, "revoked"); INTERN(s_ft, "ft"); INTERN(s_detected, "detected");
+    INTERN(s_detached_thresh, "detached_thresh"); INTERN(s_o_send, "o_send"); INTERN(s_o_isend, "o_isend");
+    INTERN(s_engine, "engine"); INTERN(s_now, "now"); INTERN(s_tracer, "tracer"); INTERN(s_ti, "ti");
+    INTERN(s_rank_of, "rank_of"); INTERN(s_rank, "rank"); INTERN(s_sboxes, "sboxes"); INTERN(s_boxes, "boxes");
+    INTERN(s_eager_thresh, "eager_thresh"); INTERN(s_processes, "processes"); INTERN(s_rgroup, "rgroup");
+    INTERN(s_host, "host"); INTERN(s_posted, "posted"); INTERN(s_unexpected, "unexpected");
+    INTERN(s_probers, "probers"); INTERN(s_peer, "peer"); INTERN(s_tag, "tag"); INTERN(s_src_local, "src_local");
+    INTERN(s_state, "state"); INTERN(s_kind, "kind"); INTERN(s_o_recv, "o_recv"); INTERN(s_finish, "finish");
+    INTERN(s__finish, "_finish"); INTERN(s__pair, "_pair"); INTERN(s__start_transfer, "_start_transfer");
+    INTERN(s__wake_probers, "_wake_probers"); INTERN(s__detach, "_detach"); INTERN(s_block_on, "block_on");
+    INTERN(s_owner, "owner"); INTERN(s_match, "match"); INTERN(s_flow, "flow"); INTERN(s_arrived, "arrived");
+    INTERN(s_detached, "detached"); INTERN(s_nbytes, "nbytes"); INTERN(s_call, "call"); INTERN(s_sync, "sync"); INTERN(s_blocking, "blocking"); INTERN(s_label, "label");
+    INTERN(s_buf, "buf"); INTERN(s__arrived, "_arrived"); INTERN(s__deliver, "_deliver");
+    INTERN(s__copy_in, "_copy_in"); INTERN(s__transfer_failed, "_transfer_failed"); INTERN(s_transfer, "transfer");
+    INTERN(s_add_callback, "add_callback"); INTERN(s_ENVELOPE_BYTES, "ENVELOPE_BYTES");
+    if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus1 = PyLong_FromLong(-1)) == NULL ||
+        (i_send = PyLong_FromLong(0)) == NULL || (i_recv = PyLong_FromLong(1)) == NULL ||
+        (f_minus1 = PyFloat_FromDouble(-1.0)) == NULL)
+        return NULL;
+    return PyModule_Create(&moddef);
+}

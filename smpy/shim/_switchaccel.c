@@ -1,0 +1,636 @@
+/* The compiled switch hooks of the rank contexts (issue 24, item 1).
+ *
+ * Line-by-line C translations of smpy.shim.isolation.RankContext.switch_in and switch_out,
+ * which stay the reference (the pure path, used when this file cannot be compiled or
+ * smpy/accel is off). They run at every resume of a rank, twice per message. They read the
+ * isolation module's globals (rank_heaps, _private_names, _rebind, _streams, state,
+ * _getter_cache) at each call, as the Python code does, and call its Python helpers for what
+ * is not the common case (_heaps_in, _refresh_missing, _bind, _filters_mutated,
+ * _save_private, the asyncio state's switch_in/switch_out).
+ *
+ * Built on first use by smpy/shim/isolation.py (smpy/support/cext.py) and put in place by
+ * smpy.kernel.accel with the kernel's compiled functions.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+static PyObject *iso_dict;  /* smpy.shim.isolation.__dict__ */
+static PyObject *sys_mod, *warnings_mod;
+
+static PyObject *s_heap_cell, *s_value, *s_heap_owner, *s_rank_heaps, *s__heaps_in, *s_argv, *s_modules,
+    *s_main, *s___main__, *s__private_names, *s_names_seen, *s_mine_seen, *s__refresh_missing, *s_missing,
+    *s__rebind, *s__bind, *s_warn_filters, *s_filters, *s__filters_mutated, *s_showwarning, *s_warn_show,
+    *s__showwarnmsg_impl, *s_warn_impl, *s_defaultaction, *s_warn_default, *s__streams, *s_stdout,
+    *s_stderr, *s_asyncio_events, *s_aio, *s_switch_in, *s_switch_out, *s_state, *s_ctx,
+    *s__getter_cache, *s__save_private, *s_update, *s_get, *s_pop;
+static PyObject *i_zero;
+
+static PyObject *
+global(PyObject *name)  /* borrowed */
+{
+    PyObject *v = PyDict_GetItemWithError(iso_dict, name);
+    if (v == NULL && !PyErr_Occurred())
+        PyErr_SetObject(PyExc_NameError, name);
+    return v;
+}
+
+static PyObject *
+call_method0(PyObject *obj, PyObject *name)
+{
+    PyObject *args[1] = {obj};
+    return PyObject_VectorcallMethod(name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+static PyObject *
+call_method1(PyObject *obj, PyObject *name, PyObject *arg)
+{
+    PyObject *args[2] = {obj, arg};
+    return PyObject_VectorcallMethod(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+/* modules.get(key) as a new reference (None when absent) */
+static PyObject *
+mget(PyObject *modules, PyObject *key)
+{
+    if (PyDict_CheckExact(modules)) {
+        PyObject *v = PyDict_GetItemWithError(modules, key);
+        if (v == NULL)
+            return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+        return Py_NewRef(v);
+    }
+    PyObject *args[3] = {modules, key, Py_None};
+    return PyObject_VectorcallMethod(s_get, args, 3, NULL);
+}
+
+/* if getattr(mod, name) is not value: setattr(mod, name, value) */
+static int
+set_if_differs(PyObject *mod, PyObject *name, PyObject *value)
+{
+    PyObject *cur = PyObject_GetAttr(mod, name);
+    if (cur == NULL)
+        return -1;
+    int same = cur == value;
+    Py_DECREF(cur);
+    return same ? 0 : PyObject_SetAttr(mod, name, value);
+}
+
+static int
+truthy(PyObject *v)
+{
+    return v == Py_None || v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
+}
+
+/* the private-modules step of switch_in; -1 on error */
+static int
+private_in(PyObject *self, PyObject *modules, PyObject *names)
+{
+    PyObject *mine = PyObject_GetAttr(self, s_modules);
+    if (mine == NULL)
+        return -1;
+    int rc = -1;
+    PyObject *seen = NULL, *mseen = NULL, *missing = NULL, *rebind = NULL;
+    Py_ssize_t nn = PyObject_Size(names), nm = PyObject_Size(mine);
+    if (nn < 0 || nm < 0)
+        goto out;
+    seen = PyObject_GetAttr(self, s_names_seen);
+    mseen = seen == NULL ? NULL : PyObject_GetAttr(self, s_mine_seen);
+    if (mseen == NULL)
+        goto out;
+    Py_ssize_t a = PyLong_AsSsize_t(seen), b = PyLong_AsSsize_t(mseen);
+    if ((a == -1 || b == -1) && PyErr_Occurred())
+        goto out;
+    if (a != nn || b != nm) {
+        PyObject *r = call_method0(self, s__refresh_missing);
+        if (r == NULL)
+            goto out;
+        Py_DECREF(r);
+    }
+    /* modules.update(mine) */
+    PyObject *r = call_method1(modules, s_update, mine);
+    if (r == NULL)
+        goto out;
+    Py_DECREF(r);
+    /* for name in self.missing: modules.pop(name, None) */
+    missing = PyObject_GetAttr(self, s_missing);
+    if (missing == NULL)
+        goto out;
+    PyObject *it = PyObject_GetIter(missing), *name;
+    if (it == NULL)
+        goto out;
+    while ((name = PyIter_Next(it)) != NULL) {
+        int bad;
+        if (PyDict_CheckExact(modules)) {
+            bad = PyDict_DelItem(modules, name) < 0;
+            if (bad && PyErr_ExceptionMatches(PyExc_KeyError)) {
+                PyErr_Clear();
+                bad = 0;
+            }
+        } else {
+            PyObject *pargs[3] = {modules, name, Py_None};
+            PyObject *x = PyObject_VectorcallMethod(s_pop, pargs, 3, NULL);
+            bad = x == NULL;
+            Py_XDECREF(x);
+        }
+        Py_DECREF(name);
+        if (bad) {
+            Py_DECREF(it);
+            goto out;
+        }
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        goto out;
+    /* for name, parent, attr in _rebind: _bind(modules.get(parent), attr, mine.get(name)) */
+    rebind = global(s__rebind);
+    if (rebind == NULL)
+        goto out;
+    Py_INCREF(rebind);
+    it = PyObject_GetIter(rebind);
+    if (it == NULL)
+        goto out;
+    PyObject *entry;
+    while ((entry = PyIter_Next(it)) != NULL) {
+        PyObject *t = PySequence_Tuple(entry);
+        Py_DECREF(entry);
+        if (t == NULL || PyTuple_GET_SIZE(t) != 3) {
+            if (t != NULL)
+                PyErr_SetString(PyExc_ValueError, "_rebind entries are (name, parent, attr)");
+            Py_XDECREF(t);
+            Py_DECREF(it);
+            goto out;
+        }
+        PyObject *parent = mget(modules, PyTuple_GET_ITEM(t, 1));
+        PyObject *mod = parent == NULL ? NULL : mget(mine, PyTuple_GET_ITEM(t, 0));
+        PyObject *bind = mod == NULL ? NULL : global(s__bind);
+        PyObject *x = NULL;
+        if (bind != NULL) {
+            PyObject *bargs[3] = {parent, PyTuple_GET_ITEM(t, 2), mod};
+            x = PyObject_Vectorcall(bind, bargs, 3, NULL);
+        }
+        Py_XDECREF(mod);
+        Py_XDECREF(parent);
+        Py_DECREF(t);
+        if (x == NULL) {
+            Py_DECREF(it);
+            goto out;
+        }
+        Py_DECREF(x);
+    }
+    Py_DECREF(it);
+    if (!PyErr_Occurred())
+        rc = 0;
+out:
+    Py_XDECREF(rebind);
+    Py_XDECREF(missing);
+    Py_XDECREF(mseen);
+    Py_XDECREF(seen);
+    Py_DECREF(mine);
+    return rc;
+}
+
+static int
+warnings_in(PyObject *self)
+{
+    PyObject *mine = PyObject_GetAttr(self, s_warn_filters);
+    if (mine == NULL)
+        return -1;
+    PyObject *current = PyObject_GetAttr(warnings_mod, s_filters);
+    if (current == NULL) {
+        Py_DECREF(mine);
+        return -1;
+    }
+    int rc = 0;
+    if (current != mine) {
+        rc = PyObject_SetAttr(warnings_mod, s_filters, mine);
+        if (rc == 0) {
+            int eq = PyObject_RichCompareBool(current, mine, Py_EQ);
+            if (eq < 0)
+                rc = -1;
+            else if (!eq) {
+                PyObject *fn = global(s__filters_mutated);
+                PyObject *x = fn == NULL ? NULL : PyObject_CallNoArgs(fn);
+                rc = x == NULL ? -1 : 0;
+                Py_XDECREF(x);
+            }
+        }
+    }
+    Py_DECREF(current);
+    Py_DECREF(mine);
+    if (rc < 0)
+        return -1;
+    PyObject *pairs[3][2] = {{s_showwarning, s_warn_show}, {s__showwarnmsg_impl, s_warn_impl},
+                             {s_defaultaction, s_warn_default}};
+    for (int i = 0; i < 3; i++) {
+        PyObject *v = PyObject_GetAttr(self, pairs[i][1]);
+        if (v == NULL)
+            return -1;
+        rc = set_if_differs(warnings_mod, pairs[i][0], v);
+        Py_DECREF(v);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* out = self.stdout or streams[0]; if sys.stdout is not out: sys.stdout = out (and stderr) */
+static int
+streams_in(PyObject *self, PyObject *streams)
+{
+    PyObject *names[2][2] = {{s_stdout, s_stdout}, {s_stderr, s_stderr}};
+    for (int i = 0; i < 2; i++) {
+        PyObject *v = PyObject_GetAttr(self, names[i][0]);
+        if (v == NULL)
+            return -1;
+        int t = truthy(v);
+        if (t < 0) {
+            Py_DECREF(v);
+            return -1;
+        }
+        if (!t) {
+            Py_DECREF(v);
+            v = PySequence_GetItem(streams, i);
+            if (v == NULL)
+                return -1;
+        }
+        int rc = set_if_differs(sys_mod, names[i][1], v);
+        Py_DECREF(v);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+switch_in(PyObject *self, PyObject *unused)
+{
+    PyObject *modules = NULL, *x;
+    /* cell = self.heap_cell: the per-rank heaps' owner */
+    PyObject *cell = PyObject_GetAttr(self, s_heap_cell);
+    if (cell == NULL)
+        return NULL;
+    if (cell != Py_None) {
+        PyObject *owner = PyObject_GetAttr(self, s_heap_owner);
+        int rc = owner == NULL ? -1 : PyObject_SetAttr(cell, s_value, owner);
+        Py_XDECREF(owner);
+        Py_DECREF(cell);
+        if (rc < 0)
+            return NULL;
+    } else {
+        Py_DECREF(cell);
+        PyObject *rh = global(s_rank_heaps);
+        if (rh == NULL)
+            return NULL;
+        if (rh != Py_None) {
+            x = call_method0(self, s__heaps_in);
+            if (x == NULL)
+                return NULL;
+            Py_DECREF(x);
+        }
+    }
+    /* sys.argv = self.argv; modules = sys.modules; modules["__main__"] = self.main */
+    PyObject *argv = PyObject_GetAttr(self, s_argv);
+    if (argv == NULL || PyObject_SetAttr(sys_mod, s_argv, argv) < 0) {
+        Py_XDECREF(argv);
+        return NULL;
+    }
+    Py_DECREF(argv);
+    modules = PyObject_GetAttr(sys_mod, s_modules);
+    if (modules == NULL)
+        return NULL;
+    PyObject *main = PyObject_GetAttr(self, s_main);
+    if (main == NULL || PyObject_SetItem(modules, s___main__, main) < 0) {
+        Py_XDECREF(main);
+        goto fail;
+    }
+    Py_DECREF(main);
+    PyObject *names = global(s__private_names);
+    if (names == NULL)
+        goto fail;
+    int t = truthy(names);
+    if (t < 0)
+        goto fail;
+    if (t) {
+        Py_INCREF(names);
+        int rc = private_in(self, modules, names);
+        Py_DECREF(names);
+        if (rc < 0)
+            goto fail;
+    }
+    if (warnings_in(self) < 0)
+        goto fail;
+    PyObject *streams = global(s__streams);
+    if (streams == NULL)
+        goto fail;
+    t = truthy(streams);
+    if (t < 0)
+        goto fail;
+    if (t) {
+        Py_INCREF(streams);
+        int rc = streams_in(self, streams);
+        Py_DECREF(streams);
+        if (rc < 0)
+            goto fail;
+    }
+    /* ev = modules.get("asyncio.events"); if ev is not None: self.aio.switch_in(ev) */
+    PyObject *ev = mget(modules, s_asyncio_events);
+    if (ev == NULL)
+        goto fail;
+    if (ev != Py_None) {
+        PyObject *aio = PyObject_GetAttr(self, s_aio);
+        x = aio == NULL ? NULL : call_method1(aio, s_switch_in, ev);
+        Py_XDECREF(aio);
+        if (x == NULL) {
+            Py_DECREF(ev);
+            goto fail;
+        }
+        Py_DECREF(x);
+    }
+    Py_DECREF(ev);
+    /* state.ctx = self */
+    PyObject *state = global(s_state);
+    if (state == NULL || PyObject_SetAttr(state, s_ctx, self) < 0)
+        goto fail;
+    Py_DECREF(modules);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(modules);
+    return NULL;
+}
+
+static int
+streams_out(PyObject *self, PyObject *streams)
+{
+    PyObject *out = PyObject_GetAttr(sys_mod, s_stdout);
+    PyObject *err = out == NULL ? NULL : PyObject_GetAttr(sys_mod, s_stderr);
+    if (err == NULL) {
+        Py_XDECREF(out);
+        return -1;
+    }
+    PyObject *cur[2] = {out, err}, *names[2] = {s_stdout, s_stderr};
+    int rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        PyObject *mine = PySequence_GetItem(streams, i);
+        if (mine == NULL) {
+            rc = -1;
+            break;
+        }
+        if (cur[i] == mine)
+            rc = PyObject_SetAttr(self, names[i], Py_None);
+        else {
+            rc = PyObject_SetAttr(self, names[i], cur[i]);
+            if (rc == 0)
+                rc = PyObject_SetAttr(sys_mod, names[i], mine);
+        }
+        Py_DECREF(mine);
+    }
+    Py_DECREF(out);
+    Py_DECREF(err);
+    return rc;
+}
+
+/* the private-modules step of switch_out: 0 done, -1 error */
+static int
+private_out(PyObject *self, PyObject *modules, PyObject *names)
+{
+    PyObject *cached = global(s__getter_cache);
+    if (cached == NULL)
+        return -1;
+    Py_INCREF(cached);
+    PyObject *mine = PyObject_GetAttr(self, s_modules);
+    if (mine == NULL) {
+        Py_DECREF(cached);
+        return -1;
+    }
+    int rc = -1;
+    PyObject *c0 = PySequence_GetItem(cached, 0), *c1 = NULL, *c2 = NULL;
+    if (c0 == NULL)
+        goto out;
+    Py_ssize_t nn = PyObject_Size(names);
+    if (nn < 0)
+        goto out;
+    PyObject *nobj = PyLong_FromSsize_t(nn);
+    int same = nobj == NULL ? -1 : PyObject_RichCompareBool(c0, nobj, Py_EQ);
+    Py_XDECREF(nobj);
+    if (same < 0)
+        goto out;
+    if (same) {
+        c1 = PySequence_GetItem(cached, 1);
+        Py_ssize_t n1 = c1 == NULL ? -1 : PyObject_Size(c1);
+        if (n1 < 0)
+            goto out;
+        if (n1 > 1) {
+            /* try: self.modules.update(zip(cached[1], cached[2](modules))); return
+               except KeyError: pass */
+            c2 = PySequence_GetItem(cached, 2);
+            PyObject *found = c2 == NULL ? NULL : PyObject_CallOneArg(c2, modules);
+            if (found == NULL) {
+                if (c2 == NULL || !PyErr_ExceptionMatches(PyExc_KeyError))
+                    goto out;
+                PyErr_Clear();
+            } else {
+                PyObject *z = PyObject_CallFunctionObjArgs((PyObject *)&PyZip_Type, c1, found, NULL);
+                Py_DECREF(found);
+                PyObject *x = z == NULL ? NULL : call_method1(mine, s_update, z);
+                Py_XDECREF(z);
+                if (x != NULL) {
+                    Py_DECREF(x);
+                    rc = 0;
+                    goto out;
+                }
+                if (!PyErr_ExceptionMatches(PyExc_KeyError))
+                    goto out;
+                PyErr_Clear();
+            }
+        }
+    }
+    /* _save_private(modules, self.modules) */
+    PyObject *fn = global(s__save_private);
+    if (fn != NULL) {
+        PyObject *sargs[2] = {modules, mine};
+        PyObject *x = PyObject_Vectorcall(fn, sargs, 2, NULL);
+        if (x != NULL) {
+            Py_DECREF(x);
+            rc = 0;
+        }
+    }
+out:
+    Py_XDECREF(c2);
+    Py_XDECREF(c1);
+    Py_XDECREF(c0);
+    Py_DECREF(mine);
+    Py_DECREF(cached);
+    return rc;
+}
+
+static PyObject *
+switch_out(PyObject *self, PyObject *unused)
+{
+    PyObject *x;
+    /* state.ctx = None */
+    PyObject *state = global(s_state);
+    if (state == NULL || PyObject_SetAttr(state, s_ctx, Py_None) < 0)
+        return NULL;
+    PyObject *modules = PyObject_GetAttr(sys_mod, s_modules);
+    if (modules == NULL)
+        return NULL;
+    PyObject *ev = mget(modules, s_asyncio_events);
+    if (ev == NULL)
+        goto fail;
+    if (ev != Py_None) {
+        PyObject *aio = PyObject_GetAttr(self, s_aio);
+        x = aio == NULL ? NULL : call_method1(aio, s_switch_out, ev);
+        Py_XDECREF(aio);
+        if (x == NULL) {
+            Py_DECREF(ev);
+            goto fail;
+        }
+        Py_DECREF(x);
+    }
+    Py_DECREF(ev);
+    PyObject *cell = PyObject_GetAttr(self, s_heap_cell);
+    if (cell == NULL)
+        goto fail;
+    if (cell != Py_None) {
+        int rc = PyObject_SetAttr(cell, s_value, i_zero);
+        Py_DECREF(cell);
+        if (rc < 0)
+            goto fail;
+    } else {
+        Py_DECREF(cell);
+        PyObject *rh = global(s_rank_heaps);
+        if (rh == NULL)
+            goto fail;
+        if (rh != Py_None) {
+            Py_INCREF(rh);
+            x = call_method0(rh, s_switch_out);
+            Py_DECREF(rh);
+            if (x == NULL)
+                goto fail;
+            Py_DECREF(x);
+        }
+    }
+    /* the rank's warnings state */
+    PyObject *pairs[4][2] = {{s_warn_filters, s_filters}, {s_warn_show, s_showwarning},
+                             {s_warn_impl, s__showwarnmsg_impl}, {s_warn_default, s_defaultaction}};
+    for (int i = 0; i < 4; i++) {
+        PyObject *v = PyObject_GetAttr(warnings_mod, pairs[i][1]);
+        int rc = v == NULL ? -1 : PyObject_SetAttr(self, pairs[i][0], v);
+        Py_XDECREF(v);
+        if (rc < 0)
+            goto fail;
+    }
+    PyObject *streams = global(s__streams);
+    if (streams == NULL)
+        goto fail;
+    int t = truthy(streams);
+    if (t < 0)
+        goto fail;
+    if (t) {
+        Py_INCREF(streams);
+        int rc = streams_out(self, streams);
+        Py_DECREF(streams);
+        if (rc < 0)
+            goto fail;
+    }
+    /* self.main = modules.get("__main__", self.main) */
+    {
+        PyObject *old = PyObject_GetAttr(self, s_main);
+        if (old == NULL)
+            goto fail;
+        PyObject *m;
+        if (PyDict_CheckExact(modules)) {
+            m = PyDict_GetItemWithError(modules, s___main__);
+            if (m == NULL && PyErr_Occurred()) {
+                Py_DECREF(old);
+                goto fail;
+            }
+            m = Py_NewRef(m != NULL ? m : old);
+        } else {
+            PyObject *gargs[3] = {modules, s___main__, old};
+            m = PyObject_VectorcallMethod(s_get, gargs, 3, NULL);
+        }
+        Py_DECREF(old);
+        int rc = m == NULL ? -1 : PyObject_SetAttr(self, s_main, m);
+        Py_XDECREF(m);
+        if (rc < 0)
+            goto fail;
+    }
+    PyObject *names = global(s__private_names);
+    if (names == NULL)
+        goto fail;
+    t = truthy(names);
+    if (t < 0)
+        goto fail;
+    if (t) {
+        Py_INCREF(names);
+        int rc = private_out(self, modules, names);
+        Py_DECREF(names);
+        if (rc < 0)
+            goto fail;
+    }
+    Py_DECREF(modules);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(modules);
+    return NULL;
+}
+
+static PyMethodDef switch_in_def = {"switch_in", switch_in, METH_NOARGS,
+                                    "RankContext.switch_in, compiled (smpy.shim._switchaccel)"};
+static PyMethodDef switch_out_def = {"switch_out", switch_out, METH_NOARGS,
+                                     "RankContext.switch_out, compiled (smpy.shim._switchaccel)"};
+
+static PyObject *
+setup(PyObject *module, PyObject *args)
+{
+    PyObject *d, *cls, *sysm, *warn;
+    if (!PyArg_ParseTuple(args, "O!O!OO", &PyDict_Type, &d, &PyType_Type, &cls, &sysm, &warn))
+        return NULL;
+    Py_XSETREF(iso_dict, Py_NewRef(d));
+    Py_XSETREF(sys_mod, Py_NewRef(sysm));
+    Py_XSETREF(warnings_mod, Py_NewRef(warn));
+    PyObject *in = PyDescr_NewMethod((PyTypeObject *)cls, &switch_in_def);
+    PyObject *out = in == NULL ? NULL : PyDescr_NewMethod((PyTypeObject *)cls, &switch_out_def);
+    if (out == NULL) {
+        Py_XDECREF(in);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", in, out);
+}
+
+static PyMethodDef methods[] = {
+    {"setup", setup, METH_VARARGS, "setup(isolation.__dict__, RankContext, sys, warnings) -> "
+     "(switch_in, switch_out) descriptors"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT, .m_name = "_switchaccel", .m_doc = "smpy's compiled rank switch hooks",
+    .m_size = -1, .m_methods = methods,
+};
+
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+
+PyMODINIT_FUNC
+PyInit__switchaccel(void)
+{
+    INTERN(s_heap_cell, "heap_cell"); INTERN(s_value, "value"); INTERN(s_heap_owner, "heap_owner");
+    INTERN(s_rank_heaps, "rank_heaps"); INTERN(s__heaps_in, "_heaps_in"); INTERN(s_argv, "argv");
+    INTERN(s_modules, "modules"); INTERN(s_main, "main"); INTERN(s___main__, "__main__");
+    INTERN(s__private_names, "_private_names"); INTERN(s_names_seen, "names_seen");
+    INTERN(s_mine_seen, "mine_seen"); INTERN(s__refresh_missing, "_refresh_missing");
+    INTERN(s_missing, "missing"); INTERN(s__rebind, "_rebind"); INTERN(s__bind, "_bind");
+    INTERN(s_warn_filters, "warn_filters"); INTERN(s_filters, "filters");
+    INTERN(s__filters_mutated, "_filters_mutated"); INTERN(s_showwarning, "showwarning");
+    INTERN(s_warn_show, "warn_show"); INTERN(s__showwarnmsg_impl, "_showwarnmsg_impl");
+    INTERN(s_warn_impl, "warn_impl"); INTERN(s_defaultaction, "defaultaction");
+    INTERN(s_warn_default, "warn_default"); INTERN(s__streams, "_streams"); INTERN(s_stdout, "stdout");
+    INTERN(s_stderr, "stderr"); INTERN(s_asyncio_events, "asyncio.events"); INTERN(s_aio, "aio");
+    INTERN(s_switch_in, "switch_in"); INTERN(s_switch_out, "switch_out"); INTERN(s_state, "state");
+    INTERN(s_ctx, "ctx"); INTERN(s__getter_cache, "_getter_cache");
+    INTERN(s__save_private, "_save_private"); INTERN(s_update, "update");
+    INTERN(s_get, "get"); INTERN(s_pop, "pop");
+    if ((i_zero = PyLong_FromLong(0)) == NULL)
+        return NULL;
+    return PyModule_Create(&moddef);
+}

@@ -1,0 +1,689 @@
+"""The compiled accelerator of the per-message path (smpy/kernel/_accel.c) against its
+Python reference: each compiled function alone, then whole runs both ways, whose outputs,
+traces and figures must be the same bytes.
+
+Skipped only when the accelerator cannot be built here (no C compiler or no Python headers;
+CI installs a compiler, so it runs there).
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import smpy
+from smpy.cli import launch
+from smpy.kernel import accel, actors
+from smpy.kernel.activity import FAILED, Activity, ActivityFailed, Sleep, Trigger
+from smpy.kernel.actors import Actor, ActorKilled
+from smpy.kernel.engine import DeadlockError, Engine
+from smpy.mpi.comm import Comm
+from smpy.support.internal import SmpyInternalError
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = ROOT / "tests" / "programs"
+TWINS = ROOT / "benchmarks" / "speed" / "twins.py"
+CLUSTER64 = ROOT / "examples" / "platforms" / "cluster64.yaml"
+EXACT = {"smpi/simulate-computation": "no", "smpi/wtime": "0"}
+
+MOD = accel.load()
+pytestmark = pytest.mark.skipif(MOD is None, reason=f"the accelerator cannot be built here: {accel.why()}")
+
+
+@pytest.fixture
+def compiled():
+    """The compiled objects in place for one test, the Python ones afterwards."""
+    assert accel.use(True)
+    try:
+        yield
+    finally:
+        accel.use(False)
+
+
+def _pure():
+    return {"run": Engine.__dict__["run"], "schedule": Engine.__dict__["schedule"],
+            "_finish": Activity.__dict__["_finish"], "_resume": Actor.__dict__["_resume"],
+            "block_on": actors.block_on}
+
+
+# -- the swap --------------------------------------------------------------------------------
+def test_use_swaps_every_reference_and_back():
+    from smpy.runtime import p2p
+
+    pure = _pure()
+    assert not accel.active()
+    assert accel.use(True) and accel.active()
+    try:
+        assert Engine.__dict__["run"] is not pure["run"]
+        assert type(Engine.__dict__["schedule"]).__name__ == "method_descriptor"
+        assert Activity.__dict__["_finish"] is not pure["_finish"]
+        assert actors.block_on is MOD.block_on and p2p.block_on is MOD.block_on
+        assert type(Comm.__dict__["Send"]).__name__ == "MpiCall"
+        assert Comm.Send.__name__ == "Send" and Comm.Send.__wrapped__ is not None
+        assert Comm.__dict__["Send"].python_wrapper.__smpy_call__[1] == "MPI_Send"
+        from smpy.runtime import p2p as _p2p
+        from smpy.shim.isolation import RankContext
+        assert type(RankContext.__dict__["switch_in"]).__name__ == "method_descriptor"
+        assert type(RankContext.__dict__["switch_out"]).__name__ == "method_descriptor"
+        assert type(_p2p.isend).__name__ == "builtin_function_or_method"
+    finally:
+        accel.use(False)
+    assert _pure() == pure and p2p.block_on is pure["block_on"]
+    from smpy.shim.isolation import RankContext
+    assert type(RankContext.__dict__["switch_in"]).__name__ == "function"
+    assert type(p2p.isend).__name__ == "function"
+    assert type(Comm.__dict__["Send"]).__name__ == "function"
+
+
+# -- each compiled function against its reference ----------------------------------------------
+def _both(fn):
+    """fn() run with the Python objects, then with the compiled ones."""
+    a = fn()
+    assert accel.use(True)
+    try:
+        b = fn()
+    finally:
+        accel.use(False)
+    return a, b
+
+
+def _heap(engine):
+    return [(t, s, ev.time, getattr(ev.fn, "__name__", ev.fn), ev.args, ev.cancelled) for t, s, ev in sorted(engine._heap)]
+
+
+@pytest.mark.parametrize("delay", [0.25, -1.0, 0.0, 3, -2, np.float64(0.5), True])
+def test_schedule_matches_python(delay):
+    def go():
+        e = Engine()
+        e.now = 1.5
+        e.schedule(0.1, print)
+        ev = e.schedule(delay, print, 1, "x")
+        return _heap(e), type(ev.time), e._seq
+
+    a, b = _both(go)
+    assert a == b
+
+
+def test_schedule_of_an_integer_clock_matches_python():
+    def go():
+        e = Engine()
+        e.now = 2  # an int clock (the generic arithmetic path)
+        e.schedule(1, print)
+        e.schedule(-3, print)
+        return [(t, type(t)) for t, _, _ in sorted(e._heap)]
+
+    a, b = _both(go)
+    assert a == b == [(2.0, float), (3, int)]
+
+
+def test_schedule_refuses_what_python_refuses(compiled):
+    e = Engine()
+    with pytest.raises(TypeError):
+        e.schedule(0.1)
+    with pytest.raises(TypeError):
+        e.schedule(0.1, print, x=1)
+    with pytest.raises(TypeError):
+        e.schedule("soon", print)
+
+
+def test_finish_matches_python():
+    def go():
+        e = Engine()
+        e.now = 4.0
+        log = []
+        act = Activity(e)
+        act.add_callback(lambda a: log.append(("cb1", a.state, a.finish_time)))
+        act.add_callback(lambda a: (log.append(("cb2", a.callbacks)), a.add_callback(lambda b: log.append("late"))))
+        a1, a2, a3 = (Actor(e, f"a{i}", print) for i in range(3))
+        a1.waiting_for = act
+        a2.waiting_for = None  # woken by someone else already: not appended
+        a3.waiting_for = [act]
+        act.waiters = [a1, a2, a3]
+        act._finish()
+        act._finish()  # at most once
+        return log, act.state, act.finish_time, act.callbacks, act.waiters, [a.name for a in e._ready], \
+            [a.waiting_for for a in (a1, a2, a3)]
+
+    a, b = _both(go)
+    assert a == b
+    assert a[0][0] == ("cb1", 1, 4.0) and a[0][-1] == "late" and a[5] == ["a0", "a2"]
+
+
+def test_finish_propagates_a_callback_error(compiled):
+    e = Engine()
+    act = Trigger(e)
+    act.add_callback(lambda a: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        act.fire()
+    assert act.state == 1 and act.callbacks is None
+
+
+def _program(e, log):
+    """Actors that sleep, wait for triggers, fail, are killed, block on done activities."""
+    trig = Trigger(e, "the trigger")
+    bad = Trigger(e, "bad")
+
+    def sleeper(n):
+        for i in range(n):
+            actors.block_on(Sleep(e, 0.5 + i))
+            log.append((actors.current_actor().name, e.now))
+        trig.fire()
+        done = Trigger(e)
+        done.fire()
+        assert actors.block_on(done) is done  # no switch when already done
+        bad._fail(ValueError("boom"))
+
+    def waiter():
+        actors.block_on(trig, label="waiting for the trigger")
+        log.append(("waiter", e.now))
+        try:
+            actors.block_on(bad)
+        except ValueError as exc:
+            log.append(("waiter-failed", str(exc)))
+        t = Trigger(e)
+        t.state = FAILED
+        try:
+            actors.block_on(t)
+        except ActivityFailed as exc:
+            log.append(("activity-failed", str(exc)))
+
+    def stuck():
+        actors.block_on(Trigger(e, "never fired"), "the stuck one")
+
+    for name, fn, args in (("s", sleeper, (3,)), ("w", waiter, ()), ("x", stuck, ())):
+        Actor(e, name, fn, args).start()
+
+
+class _Ctx:
+    def __init__(self, log, name):
+        self.log, self.name = log, name
+
+    def switch_in(self):
+        self.log.append(("in", self.name, actors.current_actor()))
+
+    def switch_out(self):
+        self.log.append(("out", self.name, actors.current_actor()))
+
+
+def test_run_block_on_and_resume_match_python():
+    def go():
+        e = Engine()
+        log = []
+        _program(e, log)
+        for a in e.actors:
+            a.context = _Ctx(log, a.name)
+        seen = []
+        e.on_time_advance.connect(lambda old, new: seen.append((old, new)))
+        e.schedule_daemon(0.7, lambda: log.append(("daemon", e.now)))
+        ev = e.schedule(0.2, log.append, "cancelled")
+        ev.cancelled = True
+        with pytest.raises(DeadlockError) as err:
+            e.run()
+        return log, seen, str(err.value), e.now, e.rounds, e.events_processed
+
+    a, b = _both(go)
+    assert a == b
+    assert "x: the stuck one" in a[2] and ("waiter-failed", "boom") in a[0]
+    assert ("activity-failed", "trigger") in a[0] and ("daemon", 0.7) in a[0]
+
+
+def test_run_until_and_stop_match_python():
+    def go():
+        e = Engine()
+        log = []
+        _program(e, log)
+        e.run(until=1.0)
+        first = (e.now, list(log))
+        e.run(1.7)
+        mid = (e.now, list(log))
+        e.abort(RuntimeError("stop"))
+        e.run()
+        return first, mid, e.now, e.rounds, e.abort_reason.args
+
+    a, b = _both(go)
+    assert a == b and a[0][0] == 1.0
+
+
+def test_run_refuses_bad_arguments(compiled):
+    with pytest.raises(TypeError):
+        Engine().run(1.0, 2.0)
+    with pytest.raises(TypeError):
+        Engine().run(stop=1.0)
+
+
+def test_block_on_outside_an_actor_and_when_killed(compiled):
+    e = Engine()
+    with pytest.raises(SmpyInternalError, match="outside of an actor"):
+        actors.block_on(Trigger(e))
+    with pytest.raises(TypeError):
+        actors.block_on()
+    log = []
+
+    def victim():
+        try:
+            actors.block_on(Trigger(e, "forever"))
+        finally:
+            log.append("unwound")
+            try:
+                actors.block_on(Trigger(e))
+            except ActorKilled:
+                log.append("no wait once killed")
+
+    v = Actor(e, "v", victim).start()
+
+    def killer():
+        actors.block_on(Sleep(e, 1.0))
+        actors.kill(v)
+
+    Actor(e, "k", killer).start()
+    e.run()
+    assert log == ["unwound", "no wait once killed"] and v.killed and v.end_time == 1.0
+
+
+def test_resume_runs_switch_out_when_the_actor_raises(compiled):
+    e = Engine()
+    log = []
+
+    def bad():
+        raise KeyError("k")
+
+    a = Actor(e, "bad", bad)
+    a.context = _Ctx(log, "bad")
+    a.start()
+    e.run()
+    assert isinstance(e.abort_reason, KeyError) and [x[0] for x in log] == ["in", "out"]
+    assert log[1][2] is None  # _current cleared before switch_out
+
+
+def test_heap_stays_a_heapq_heap(compiled):
+    e = Engine()
+    for d in (0.5, 0.1, 0.3, 0.1, 0.9):
+        e.schedule(d, print)
+    copy = list(e._heap)
+    heapq.heapify(copy)
+    assert copy == e._heap
+
+
+# -- the MPI facade's wrapper ------------------------------------------------------------------
+CALLS = """
+import numpy as np
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+r = comm.Get_rank()
+buf = np.zeros(3)
+if r == 0:
+    comm.Send([np.arange(3.0), MPI.DOUBLE], dest=np.int64(1), tag=np.int32(5))   # coerced by keyword
+    comm.Send([np.arange(3.0), MPI.DOUBLE], np.int64(1), 6)                        # coerced by position
+    comm.send({"a": 1}, 1, tag=7)
+else:
+    st = MPI.Status()
+    comm.Recv(buf, source=0, tag=5, status=st)
+    print(r, buf.tolist(), st.Get_source(), st.Get_tag())
+    comm.Recv(buf, 0, 6)
+    print(r, comm.recv(source=0, tag=7))
+comm.Set_errhandler(MPI.ERRORS_RETURN)
+try:
+    comm.Send(buf, dest=99)
+except MPI.Exception as e:
+    print(r, "error class", e.Get_error_class())
+comm.Set_errhandler(MPI.ERRORS_ARE_FATAL)
+print(r, comm.allreduce(r), MPI.Wtime() > 0, comm.Send.__name__)
+MPI.Finalize()
+print(r, MPI.Is_finalized())
+try:
+    comm.Barrier()
+except Exception as e:
+    print(r, type(e).__name__, str(e).splitlines()[0])
+"""
+
+
+def _run(tmp_path, mode, program, np_, *args, platform=None, cfg=None, trace=False, name="prog.py"):
+    if isinstance(program, str) and "\n" in program:
+        path = tmp_path / name
+        path.write_text(program)
+        program = path
+    out = {}
+    tr = tmp_path / f"trace-{mode}.json" if trace else None
+    res = launch.run(str(program), np=np_, args=list(args), platform=platform, capture=True, echo=False,
+                     cfg={**EXACT, **(cfg or {}), "smpy/accel": mode}, trace=str(tr) if tr else None)
+    assert res.accelerated == (mode == "on")
+    out["summary"] = [ln for ln in res.summary().splitlines() if "emulation wall time" not in ln]
+    d = res.to_json()
+    for k in ("wall_s", "peak_rss_bytes", "accelerated", "config"):
+        d.pop(k)
+    out["result"] = json.dumps(d, sort_keys=True, default=str)
+    out["output"] = res.output
+    if tr is not None:
+        out["trace"] = tr.read_bytes()
+    return out
+
+
+def _same(tmp_path, *a, **kw):
+    pure = _run(tmp_path, "off", *a, **kw)
+    fast = _run(tmp_path, "on", *a, **kw)
+    assert pure["result"] == fast["result"]
+    assert pure["summary"] == fast["summary"]
+    assert pure["output"] == fast["output"]
+    assert pure.get("trace") == fast.get("trace")
+    return pure
+
+
+def test_facade_calls_the_same_both_ways(tmp_path):
+    out = _same(tmp_path, CALLS, 2)
+    text = "".join(t for _, _, t in out["output"])
+    assert "1 [0.0, 1.0, 2.0] 0 5" in text and "1 {'a': 1}" in text and "error class 6" in text
+    assert "0 1 True Send" in text and "0 True\n" in text and "1 MPIException Other MPI error" in text
+
+
+# -- whole runs both ways ------------------------------------------------------------------------
+@pytest.mark.parametrize("pattern,np_,n", [("ring", 16, "3"), ("pingpong", 4, "1"), ("stencil", 16, "2"),
+                                           ("allreduce", 8, "2")])
+def test_twins_the_same_both_ways(tmp_path, pattern, np_, n):
+    out = _same(tmp_path, TWINS, np_, pattern, n, platform=str(CLUSTER64), trace=True)
+    assert f"{pattern}_{n} " in "".join(t for _, _, t in out["output"])
+
+
+@pytest.mark.parametrize("case", ["allreduce", "alltoallv", "scan", "gatherv", "bcast"])
+def test_collectives_the_same_both_ways(tmp_path, case):
+    out = _same(tmp_path, PROGRAMS / "colls.py", 5, case, trace=True)
+    assert json.loads(out["result"])["status"] == "ok"
+    assert "FAIL" not in "".join(t for _, _, t in out["output"])
+
+
+def test_deadlock_report_the_same_both_ways(tmp_path):
+    out = _same(tmp_path, PROGRAMS / "deadlock_recv.py", 2)
+    assert json.loads(out["result"])["status"] == "deadlock"
+
+
+def test_exception_report_the_same_both_ways(tmp_path):
+    out = _same(tmp_path, PROGRAMS / "fault_exception.py", 4)
+    assert json.loads(out["result"])["status"] == "error"
+    assert "ZeroDivisionError" in json.loads(out["result"])["message"]
+
+
+LOOP = """
+from mpi4py import MPI
+import smpy
+comm = MPI.COMM_WORLD
+for it in range(20):
+    smpy.sleep(0.1)
+    comm.allreduce(comm.rank)
+print("done", comm.rank)
+"""
+
+
+def test_host_failure_the_same_both_ways(tmp_path):
+    out = _same(tmp_path, LOOP, 8, cfg={"smpy/fail": "node-3@0.55s"})
+    res = json.loads(out["result"])
+    assert res["status"] == "failed" and res["lost_ranks"]
+
+
+def test_ulfm_shrink_the_same_both_ways(tmp_path):
+    out = _same(tmp_path, ROOT / "examples" / "faults" / "ulfm_shrink.py", 4,
+                cfg={"smpy/fail": "node-2@0.35s", "smpy/auto-cleanup": "no"})
+    res = json.loads(out["result"])
+    assert res["status"] == "ok" and res["failures"]
+    assert "after 1 shrink(s)" in "".join(t for _, _, t in out["output"])
+
+
+def test_accel_on_without_a_build_is_one_clear_line(monkeypatch):
+    monkeypatch.setattr(accel, "_tried", True)
+    monkeypatch.setattr(accel, "_module", None)
+    monkeypatch.setattr(accel, "_why", "no C compiler (set CC, or install cc/gcc/clang)")
+    with pytest.raises(ValueError, match=r"^smpy/accel:on: the compiled accelerator is not available: no C compiler"):
+        smpy.run(str(PROGRAMS / "colls.py"), np=2, capture=True, echo=False, cfg={"smpy/accel": "on"})
+    res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg={**EXACT, "smpy/accel": "auto"})
+    assert res.status == "ok" and not res.accelerated
+
+
+def test_env_var_gives_the_mode(monkeypatch):
+    monkeypatch.setenv("SMPY_ACCEL", "off")
+    res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg=EXACT)
+    assert not res.accelerated and "accelerator off" in res.summary()
+    monkeypatch.setenv("SMPY_ACCEL", "on")
+    res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg=EXACT)
+    assert res.accelerated and "accelerator on" in res.summary()
+    res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg={**EXACT, "smpy/accel": "off"})
+    assert not res.accelerated
+    monkeypatch.setenv("SMPY_ACCEL", "fast")
+    with pytest.raises(ValueError, match="SMPY_ACCEL='fast': expected one of auto, on, off"):
+        smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg=EXACT)
+
+
+# -- the point-to-point posting (smpy/runtime/_p2paccel.c) ---------------------------------------
+def _p2p_setup(**world_kw):
+    from types import SimpleNamespace
+
+    from smpy.runtime.comm import Mailbox
+
+    engine = Engine()
+    engine.now = 3.25
+    hosts = [SimpleNamespace(name=f"h{i}") for i in range(3)]
+    world = SimpleNamespace(engine=engine, ft=None, detached_thresh=65536, tracer=None, ti=None,
+                            eager_thresh=0, transfers=[], **world_kw)
+    procs = [SimpleNamespace(world=world, rank=r, host=hosts[r], o_send=None, o_isend=None, o_recv=None)
+             for r in range(3)]
+    world.processes = procs
+    boxes = [[Mailbox() for _ in range(3)], [Mailbox() for _ in range(3)]]
+    comm = SimpleNamespace(revoked=False, rank_of={0: 0, 1: 1, 2: 2}, rgroup=[0, 1, 2], boxes=boxes,
+                           sboxes=boxes, rsize=3)
+
+    world.flows = []
+
+    def transfer(src, dst, n):
+        flow = Trigger(engine, "flow")
+        world.transfers.append((src.name, dst.name, n))
+        world.flows.append(flow)
+        return flow
+
+    world.transfer = transfer
+    return procs, comm, world
+
+
+def _state(obj):
+    from smpy.runtime.p2p import Request, SendRequest
+
+    names = [n for c in type(obj).__mro__ for n in getattr(c, "__slots__", ()) if n not in ("__weakref__",)]
+    out = {}
+    for n in names:
+        v = getattr(obj, n, "<unset>")
+        if isinstance(v, (Request, SendRequest)):
+            v = ("request", v.kind, v.peer, v.tag)
+        elif isinstance(v, Engine):
+            v = "engine"
+        elif isinstance(v, list):
+            v = [("request", x.kind, x.peer, x.tag) if isinstance(x, Request) else type(x).__name__ for x in v]
+        elif not isinstance(v, (int, float, str, bytes, type(None))):
+            v = type(v).__name__
+        out[n] = (type(v).__name__, v)
+    return out
+
+
+def _p2p_script(p2p, detached_thresh=65536, eager_thresh=0):
+    from types import SimpleNamespace
+
+    """Sends and receives in both orders, wildcards, a detached and a rendezvous send, a
+    wait; the state of every request and queue afterwards."""
+    procs, comm, world = _p2p_setup()
+    world.detached_thresh, world.eager_thresh = detached_thresh, eager_thresh
+    world.ft = SimpleNamespace(transfer_failed=lambda call, exc: RuntimeError(f"{call}: {exc}"), detected=False)
+    a, b, c = procs
+    reqs = [
+        p2p.irecv(b, comm, 0, 0, 5, None, "MPI_Irecv"),                  # posted first
+        p2p.isend(a, comm, 0, b"x" * 8, 8, 1, 5, "MPI_Isend"),            # matches it
+        p2p.isend(a, comm, 0, b"y" * 100000, 100000, 2, 9, call="MPI_Send", blocking=True),  # unexpected, rendezvous
+        p2p.isend(c, comm, 0, memoryview(b"z" * 4), 4, 2, 1),             # to itself, detached
+        p2p.irecv(c, comm, 0, -2, -1),                                    # ANY_SOURCE, ANY_TAG: the first
+        p2p.irecv(c, comm, 1, 0, 9, None, call="MPI_Recv"),               # another channel: posted
+        p2p.isend(b, comm, 1, b"w", 1, 0, 3, sync=True),                  # synchronous
+        p2p.isend(a, comm, 0, b"", 0, -1, 0),                             # PROC_NULL (Python path)
+        p2p.irecv(a, comm, 0, -1, 0),
+    ]
+    done = p2p.wait(a, reqs[-1])
+    assert done is reqs[-1]
+    boxes = [(ch, r, _state_list(box)) for ch, row in enumerate(comm.boxes) for r, box in enumerate(row)]
+    posted = [_state(r) for r in reqs]
+    world.flows[-1]._fail(RuntimeError("link down")) if len(world.flows) > 2 else None
+    for f in world.flows:  # the transfers end: _arrived, _deliver (a failed one: _transfer_failed)
+        world.engine.now += 0.5
+        f.fire()
+    late = p2p.irecv(b, comm, 1, 2, 3)  # matches nothing
+    return posted, boxes, list(world.transfers), [_state(r) for r in reqs], _state(late)
+
+
+def _state_list(box):
+    return [[(x.kind, x.peer, x.tag) for x in q] for q in (box.posted, box.unexpected)]
+
+
+@pytest.mark.parametrize("detached,eager", [(65536, 0), (0, 0), (65536, 1 << 30)])
+def test_p2p_posting_matches_python(detached, eager):
+    from smpy.runtime import p2p
+
+    def go():
+        return _p2p_script(p2p, detached, eager)
+
+    a, b = _both(go)
+    assert a == b
+    states = a[0]
+    assert states[0]["state"] == ("int", 0) and states[1]["match"][1][0] == "request"
+    assert states[3]["detached"] == ("bool", detached > 4) and states[4]["match"][1][0] == "request"
+    assert len(a[2]) == (3 if eager else 2)  # eager: the unexpected rendezvous send's transfer starts too
+
+
+def test_p2p_functions_are_swapped(compiled):
+    from smpy.runtime import p2p
+
+    assert type(p2p.isend).__name__ == "builtin_function_or_method"
+    assert type(p2p.irecv).__name__ == type(p2p.wait).__name__ == "builtin_function_or_method"
+    procs, comm, world = _p2p_setup()
+    with pytest.raises(TypeError):
+        p2p.isend(procs[0], comm, 0, b"", 0, 1, 0, bogus=1)  # the Python function's own error
+    with pytest.raises(AttributeError):
+        p2p.isend(object(), comm, 0, b"", 0, 1, 0)
+
+
+# -- the rank contexts' switch hooks (smpy/shim/_switchaccel.c) ----------------------------------
+def test_switch_hooks_compiled_pass_the_isolation_test(compiled):
+    import importlib.util
+
+    from smpy.shim.isolation import RankContext
+
+    assert type(RankContext.__dict__["switch_in"]).__name__ == "method_descriptor"
+    spec = importlib.util.spec_from_file_location("_iso_tests", ROOT / "tests" / "test_isolation.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.test_switch_hooks_swap_per_rank_modules_a_rank_may_lack()
+
+
+STREAMS = """
+import sys, io, warnings, asyncio
+from mpi4py import MPI
+import pkl5user
+r = MPI.COMM_WORLD.Get_rank()
+if r == 1:
+    warnings.simplefilter("error")
+    sys.stdout = io.StringIO()   # the rank rebinds its stream
+pkl5user.count += r
+MPI.COMM_WORLD.Barrier()
+async def main():
+    await asyncio.sleep(0)
+    return r
+got = asyncio.run(main())
+MPI.COMM_WORLD.Barrier()
+text = sys.stdout.getvalue() if r == 1 else ""
+sys.stdout = sys.__stdout__ if r == 1 else sys.stdout
+print(r, got, pkl5user.count, sys.argv[1:], warnings.filters[0][0] if r == 1 else "-", len(text))
+try:
+    warnings.warn("w")
+    print(r, "no error")
+except UserWarning:
+    print(r, "warning raised")
+"""
+
+
+@pytest.mark.parametrize("case", ["globals", "random", "argv", "imports"])
+def test_isolation_programs_the_same_both_ways(tmp_path, case):
+    out = _same(tmp_path, PROGRAMS / "isolation.py", 3, case)
+    assert json.loads(out["result"])["status"] == "ok"
+
+
+def test_streams_warnings_asyncio_the_same_both_ways(tmp_path):
+    (tmp_path / "pkl5user.py").write_text("from mpi4py.util import pkl5\ncount = 100\n")
+    out = _same(tmp_path, STREAMS, 3, "a", "b")
+    text = "".join(t for _, _, t in out["output"])
+    assert "0 0 100 ['a', 'b'] - 0" in text and "1 warning raised" in text and "2 no error" in text
+
+
+@pytest.mark.parametrize("rate,remaining,last", [(2.0, 10.0, 0.5), (0.0, 10.0, 0.5), (3.0, 1e-12, 1.0),
+                                                 (5.0, 4.0, 2.0), (7, 10.0, 0.25), (1.5, 0.0, 0.0),
+                                                 (1.5, 24, 0.0), (1.5, 24, 2.0), (0.3, 2**60, 1.0)])
+def test_set_rate_matches_python(rate, remaining, last):
+    from smpy.kernel.activity import RateActivity
+
+    def go():
+        e = Engine()
+        e.now = 2.0
+        a = RateActivity(e, 10.0 if isinstance(remaining, float) else 24)
+        a.remaining, a.last_update, a.rate = remaining, last, 1.25
+        a._set_rate(rate)
+        first = a._done_event
+        a._set_rate(rate * 2)
+        out = (a.remaining, type(a.remaining), a.last_update, a.rate, first.cancelled if first else None, _heap(e))
+        a._finish()
+        a._set_rate(9.0)  # done: no effect
+        return out, a.rate, type(a.rate)
+
+    a, b = _both(go)
+    assert repr(a) == repr(b)
+
+
+# -- message parsing (smpy/mpi/_callaccel.c: msgspec.parse_send / parse_recv) ---------------------
+def _specs():
+    from smpy.mpi import datatype as D
+
+    a = np.arange(12.0)
+    ro = np.arange(4, dtype=np.int32)
+    ro.flags.writeable = False
+    return [
+        a, [a, D.DOUBLE], (a, D.DOUBLE), [a, D.INT], [a, D.BYTE], a.reshape(3, 4), a[::2], [a[::2], D.DOUBLE],
+        np.zeros(0), [np.zeros(0), D.DOUBLE], ro, [ro, D.INT], np.arange(6, dtype=np.uint8), bytearray(b"abcd"),
+        b"xyz", [a, 3, D.DOUBLE], [a, (2, 3), D.DOUBLE], [a, D.DATATYPE_NULL], np.zeros(3, dtype=[("x", "i4")]),
+        np.arange(5, dtype=">i4"), [a, D.DOUBLE, 1], None, [None, D.INT], np.arange(4, dtype=np.complex128),
+        [np.arange(5.0), D.DOUBLE],
+    ]
+
+
+def _parsed(fn, spec, **kw):
+    try:
+        s = fn(spec, **kw)
+    except Exception as exc:  # noqa: BLE001 - the outcome compared both ways
+        return ("error", type(exc).__name__, str(exc))
+    mem = s.mem
+    return (type(s).__name__, s.obj is spec or (isinstance(spec, (list, tuple)) and s.obj is spec[0]),
+            None if mem is None else (mem.format, mem.nbytes, mem.readonly, bytes(mem)),
+            s.offset, s.count, id(s.datatype), type(s.offset).__name__, type(s.count).__name__)
+
+
+@pytest.mark.parametrize("blocks", [None, 1, 2, 3])
+def test_parse_messages_match_python(blocks):
+    from smpy.mpi import msgspec
+
+    def go():
+        kw = {} if blocks is None else {"blocks": blocks}
+        return [(_parsed(msgspec.parse_send, s, **kw), _parsed(msgspec.parse_recv, s, **kw)) for s in _specs()]
+
+    a, b = _both(go)
+    assert a == b
+    assert a[0][0][4] == 12 and a[1][0][4] == 12 or blocks and blocks > 1
+    assert any(x[1][0] == "error" for x in a)  # the read-only array cannot receive
+
+
+def test_parse_functions_are_swapped(compiled):
+    from smpy.mpi import msgspec
+    from smpy.mpi.comm import msgspec as used
+
+    assert type(msgspec.parse_send).__name__ == "builtin_function_or_method" and used.parse_recv is msgspec.parse_recv
