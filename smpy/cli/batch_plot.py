@@ -57,7 +57,11 @@ def jobs_html(result: Any) -> str:
     """The per-job table of ``result`` and the platform's totals, as HTML."""
     import html
 
-    energy = f"; energy <b>{result.energy_J:.6g} J</b>" if result.energy_J is not None else ""
+    energy = ""
+    if result.energy_J is not None:
+        idle = getattr(result, "energy_unattributed_J", None) or 0.0
+        energy = (f"; energy <b>{result.energy_J:.6g} J</b> ({result.energy_J - idle:.6g} J to the jobs, "
+                  f"{idle:.6g} J unattributed)")
     status = "" if result.status == "ok" else f"; status <b>{html.escape(result.status)}</b>"
     waits = [j.wait_s for j in result.jobs if j.wait_s is not None]
     slow = [j.slowdown for j in result.jobs if j.slowdown is not None]
@@ -77,6 +81,10 @@ def jobs_html(result: Any) -> str:
                    f"<td>{_cell(j.solo_s)}</td><td>{_cell(j.slowdown, '.4g')}</td><td>{_cell(j.energy_J)}</td>"
                    f"<td style='text-align:left'>{html.escape(str(j.status))}</td></tr>")
     out.append("</table>")
+    ended = [j for j in result.jobs if getattr(j, "reason", "")]
+    if ended:  # how the jobs that did not complete ended
+        out.append("<ul>" + "".join(f"<li>{html.escape(j.name)}: {html.escape(j.status)}: {html.escape(j.reason)}</li>"
+                                    for j in ended) + "</ul>")
     return "".join(out)
 
 

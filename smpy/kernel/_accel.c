@@ -8,6 +8,8 @@
  *   activity_finish  smpy.kernel.activity.Activity._finish  (completion, wake-ups)
  *   actor_resume     smpy.kernel.actors.Actor._resume       (switch into an actor)
  *   block_on         smpy.kernel.actors.block_on            (switch out of an actor)
+ *   rate_set         smpy.kernel.activity.RateActivity._set_rate (floats: the same IEEE
+ *                    operations in the same order; built with -ffp-contract=off)
  *
  * They do the same operations on the same Python objects in the same order, so a run gives
  * the same bytes either way (tests/kernel/test_accel.py checks each function against its
@@ -939,6 +941,138 @@ out:
     return result;
 }
 
+
+/* -- RateActivity._set_rate ------------------------------------------------------------ */
+static PyTypeObject *RateType;
+static Py_ssize_t ra_remaining, ra_total, ra_rate, ra_last_update, ra_done_event;
+static PyObject *py_set_rate, *s_work_done, *s_schedule;
+
+/* a float, or an int that converts to a double exactly (Python's mixed arithmetic then gives
+   the same results as the double): 1 and *out set, else 0 */
+static int
+exact_double(PyObject *v, double *out)
+{
+    if (PyFloat_CheckExact(v)) {
+        *out = PyFloat_AS_DOUBLE(v);
+        return 1;
+    }
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (x > (1LL << 53) || x < -(1LL << 53))
+            return 0;
+        *out = (double)x;
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *
+rate_set(PyObject *self, PyObject *rate)
+{
+    /* the common case has every quantity a float; anything else: the Python method */
+    PyObject *state = SLOT(self, ac_state), *engine = SLOT(self, ac_engine);
+    PyObject *rem = SLOT(self, ra_remaining), *tot = SLOT(self, ra_total), *old = SLOT(self, ra_rate),
+             *last = SLOT(self, ra_last_update), *ev = SLOT(self, ra_done_event);
+    double remaining, total;
+    if (state == NULL || engine == NULL || rem == NULL || tot == NULL || old == NULL || last == NULL ||
+        ev == NULL || !PyFloat_CheckExact(rate) || !exact_double(rem, &remaining) || !exact_double(tot, &total) ||
+        !PyFloat_CheckExact(old) || !PyFloat_CheckExact(last) || (ev != Py_None && !PyObject_TypeCheck(ev, EventType)))
+        return PyObject_CallFunctionObjArgs(py_set_rate, self, rate, NULL);
+    int running = int_eq(state, 0);
+    if (running <= 0)
+        return running < 0 ? NULL : Py_NewRef(Py_None);
+    Py_INCREF(engine);
+    PyObject *now_o = PyObject_GetAttr(engine, s_now);
+    if (now_o == NULL || !PyFloat_CheckExact(now_o)) {
+        Py_XDECREF(now_o);
+        Py_DECREF(engine);
+        return PyObject_CallFunctionObjArgs(py_set_rate, self, rate, NULL);
+    }
+    double now = PyFloat_AS_DOUBLE(now_o);
+    double r_old = PyFloat_AS_DOUBLE(old), lu = PyFloat_AS_DOUBLE(last), r = PyFloat_AS_DOUBLE(rate);
+    PyObject *result = NULL;
+    if (r_old > 0.0 && now > lu) {
+        remaining -= r_old * (now - lu);
+        if (remaining < 0.0)
+            remaining = 0.0;
+        PyObject *v = PyFloat_FromDouble(remaining);
+        if (v == NULL)
+            goto out;
+        slot_set(self, ra_remaining, v);
+        Py_DECREF(v);
+    }
+    slot_set(self, ra_last_update, now_o);
+    slot_set(self, ra_rate, rate);
+    ev = SLOT(self, ra_done_event);
+    if (ev != NULL && ev != Py_None) {
+        if (PyObject_TypeCheck(ev, EventType))
+            slot_set(ev, ev_cancelled, Py_True);
+        else if (PyObject_SetAttr(ev, s_cancelled, Py_True) < 0)
+            goto out;
+        slot_set(self, ra_done_event, Py_None);
+    }
+    double delay;
+    if (remaining <= total * 1e-9 || remaining <= 0.0)
+        delay = 0.0;
+    else if (r > 0.0)
+        delay = remaining / r;
+    else {
+        result = Py_NewRef(Py_None);
+        goto out;
+    }
+    PyObject *d = PyFloat_FromDouble(delay);
+    PyObject *cb = d == NULL ? NULL : PyObject_GetAttr(self, s_work_done);
+    PyObject *e = NULL;
+    if (cb != NULL) {
+        PyObject *sargs[3] = {engine, d, cb};
+        e = PyObject_VectorcallMethod(s_schedule, sargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    Py_XDECREF(cb);
+    Py_XDECREF(d);
+    if (e == NULL)
+        goto out;
+    slot_set(self, ra_done_event, e);
+    Py_DECREF(e);
+    result = Py_NewRef(Py_None);
+out:
+    Py_DECREF(now_o);
+    Py_DECREF(engine);
+    return result;
+}
+
+static PyMethodDef rate_set_def = {"_set_rate", (PyCFunction)rate_set, METH_O,
+                                   "RateActivity._set_rate, compiled (smpy.kernel._accel)"};
+
+static PyObject *
+setup_rate(PyObject *module, PyObject *args)
+{
+    PyObject *cls, *py;
+    if (!PyArg_ParseTuple(args, "O!O", &PyType_Type, &cls, &py))
+        return NULL;
+    if (EventType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup() first");
+        return NULL;
+    }
+    Py_XSETREF(RateType, (PyTypeObject *)Py_NewRef(cls));
+    Py_XSETREF(py_set_rate, Py_NewRef(py));
+#define OFF(var, name) if ((var = slot_offset(RateType, name)) < 0) return NULL
+    OFF(ra_remaining, "remaining");
+    OFF(ra_total, "total");
+    OFF(ra_rate, "rate");
+    OFF(ra_last_update, "last_update");
+    OFF(ra_done_event, "_done_event");
+#undef OFF
+    if (s_work_done == NULL && ((s_work_done = PyUnicode_InternFromString("_work_done")) == NULL ||
+                                (s_schedule = PyUnicode_InternFromString("schedule")) == NULL))
+        return NULL;
+    return PyDescr_NewMethod(RateType, &rate_set_def);
+}
+
 /* -- setup and method descriptors ------------------------------------------------------ */
 static PyMethodDef engine_run_def = {"run", (PyCFunction)(void (*)(void))engine_run, METH_FASTCALL | METH_KEYWORDS,
                                      "Engine.run, compiled (smpy.kernel._accel)"};
@@ -1027,6 +1161,8 @@ setup(PyObject *module, PyObject *args)
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS, "setup(Event, Activity, Actor, actors.__dict__, ActorKilled, "
      "SmpyInternalError, ActivityFailed, heappush, heappop) -> the compiled methods by name"},
+    {"setup_rate", setup_rate, METH_VARARGS, "setup_rate(RateActivity, RateActivity._set_rate) -> the "
+     "compiled _set_rate descriptor (after setup())"},
     {"block_on", (PyCFunction)(void (*)(void))block_on, METH_FASTCALL | METH_KEYWORDS,
      "block_on(activity, label=None): smpy.kernel.actors.block_on, compiled"},
     {NULL, NULL, 0, NULL},

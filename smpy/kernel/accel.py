@@ -2,7 +2,8 @@
 
 ``_accel.c`` translates, line by line, the few Python functions every message goes
 through: the engine's loop (:meth:`Engine.run`) and :meth:`Engine.schedule`,
-:meth:`Activity._finish`, :meth:`Actor._resume`, :func:`block_on`, and the fast path of the
+:meth:`Activity._finish`, :meth:`RateActivity._set_rate`, :meth:`Actor._resume`,
+:func:`block_on`, and the fast path of the
 MPI facade's call wrapper (:func:`smpy.mpi._call.mpicall`). The Python functions stay the
 reference: a run gives the same bytes either way (``tests/kernel/test_accel.py``).
 
@@ -72,12 +73,14 @@ def why() -> str:
 
 def _kernel_pairs(mod: ModuleType) -> list[tuple[Any, Any]]:
     from smpy.kernel import actors, engine
-    from smpy.kernel.activity import Activity, ActivityFailed
+    from smpy.kernel.activity import Activity, ActivityFailed, RateActivity
     from smpy.support.internal import SmpyInternalError
 
     methods = mod.setup(engine.Event, Activity, actors.Actor, vars(actors), actors.ActorKilled,
                         SmpyInternalError, ActivityFailed, heapq.heappush, heapq.heappop)
-    return [(engine.Engine.__dict__["run"], methods["run"]),
+    py_rate = RateActivity.__dict__["_set_rate"]
+    rate = mod.setup_rate(RateActivity, py_rate)
+    return [(py_rate, rate), (engine.Engine.__dict__["run"], methods["run"]),
             (engine.Engine.__dict__["schedule"], methods["schedule"]),
             (Activity.__dict__["_finish"], methods["_finish"]),
             (actors.Actor.__dict__["_resume"], methods["_resume"]),

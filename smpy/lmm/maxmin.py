@@ -39,6 +39,18 @@ constraints *modified*. :meth:`System.solve` re-solves only the connected compon
 whose value changed, so models reschedule only those. Callers batch: they modify the
 system many times during a simulation round and call ``solve()`` once.
 
+Classes of identical variables
+------------------------------
+Variables with the same ``elements`` object (the network model gives every flow of a route
+the same tuple), penalty and bound are fixed in the same round at the same value. A
+component of at least ``_CLASS_MIN`` variables with at most one such class per
+``_CLASS_RATIO`` of them (the 64-128 flows of an osu_bw/osu_bibw window) is filled class by
+class: the levels, bounds and values are computed once per class, and only the
+floating-point sums keep their per-variable order (the initial :math:`U_c` in insertion
+order; :math:`R_c` and :math:`U_c` of a constraint still active after a round decreased
+variable by variable, a run of identical terms when one class of the round crosses it), so
+the values are those of the general filling bit for bit (``tests/kernel/test_lmm_classes.py``).
+
 Only shared constraints live here. A *fat pipe* (each flow alone limited by the capacity,
 no competition) is a per-variable bound, and callers express it as one.
 """
@@ -74,7 +86,7 @@ class Variable:
     path): the dicts keyed by variables keep insertion order, so iteration stays
     deterministic; variables are never iterated from a set."""
 
-    __slots__ = ("id", "penalty", "bound", "elements", "value", "data", "_fixed", "_mark")
+    __slots__ = ("id", "penalty", "bound", "elements", "value", "data", "_fixed", "_mark", "_key")
 
     def __init__(self, vid: int, penalty: float, bound: float, data: Any = None) -> None:
         self.id = vid
@@ -85,6 +97,8 @@ class Variable:
         self.data = data
         self._fixed = False
         self._mark = 0
+        #: what makes variables alike for the class path (see :func:`_class_key`); None: unique
+        self._key: tuple | None = None
 
     def __repr__(self) -> str:
         return f"Variable#{self.id}(w={self.penalty:g}, b={self.bound:g}, x={self.value:g})"
@@ -167,7 +181,11 @@ class System:
                 c.vars[v] = coeff
                 modified[c.id] = c
             # the caller's tuple itself (never mutated: remove() rebinds it): the lone cache's key
-            v.elements = uses if type(uses) is tuple else list(uses)
+            if type(uses) is tuple:
+                v.elements = uses
+                v._key = _class_key(v)
+            else:
+                v.elements = list(uses)
         elif len(uses) == 1:
             c, coeff = uses[0]
             if coeff > 0.0:
@@ -196,15 +214,20 @@ class System:
             if vars_:  # a constraint left empty shares nothing: no component to re-solve
                 self._modified[c.id] = c
         v.elements = []
+        v._key = None
         v.value = 0.0
         return bool(self._modified or self._lonely)
 
     def set_bound(self, v: Variable, bound: float) -> None:
         v.bound = bound
+        if v._key is not None:
+            v._key = _class_key(v)
         self._touch(v)
 
     def set_penalty(self, v: Variable, penalty: float) -> None:
         v.penalty = penalty
+        if type(v.elements) is tuple:
+            v._key = _class_key(v)
         self._touch(v)
 
     def set_capacity(self, c: Constraint, capacity: float) -> None:
@@ -263,7 +286,13 @@ class System:
                         c._mark = mark
                     self._solve_single(v, changed)
                     continue
-            cnsts, variables = self._component(seed, mark)
+            if len(seed_vars) >= _CLASS_MIN:  # maybe many flows of few routes: the class path
+                cnsts, variables, grouped = _component_classes(seed, mark)
+                if grouped is not None:
+                    _solve_classes(cnsts, variables, grouped, changed)
+                    continue
+            else:
+                cnsts, variables = self._component(seed, mark)
             if len(variables) == 1:
                 self._solve_single(variables[0], changed)
             else:
@@ -421,3 +450,242 @@ def _fix(to_fix: list[tuple[Variable, float]]) -> int:
             c._use -= coeff * inv
             c._nfree -= 1
     return fixed
+
+
+
+# -- the same filling, one class of identical variables at a time --------------------------------
+#: components of at least this many variables try the class path ...
+_CLASS_MIN = 8
+#: ... and take it when they have at most one class per this many variables
+_CLASS_RATIO = 4
+
+
+class _Class:
+    """Variables of a component with the same ``elements`` object, penalty and bound: the
+    filling treats them alike (fixed in the same round, at the same value)."""
+
+    __slots__ = ("elements", "coeffs", "penalty", "bound", "blevel", "n", "fixed", "x", "source")
+
+    def __init__(self, v: Variable) -> None:
+        self.elements = v.elements
+        self.coeffs = dict(v.elements)
+        self.penalty = v.penalty
+        self.bound = v.bound
+        self.blevel = v.bound * v.penalty
+        self.n = 0
+        self.fixed = False
+        self.x = 0.0
+        #: the saturated constraint that fixed the class (None: fixed at its bound)
+        self.source: Constraint | None = None
+
+
+def _class_key(v: Variable) -> tuple | None:
+    """Variables with equal keys are alike in a filling: the same ``elements`` object (the
+    network model's route tuple), penalty and bound; None for a penalty that is not positive."""
+    return (id(v.elements), v.penalty, v.bound) if v.penalty > 0.0 else None
+
+
+#: the class path gives up on a component with more classes than this
+_CLASS_MAX = 64
+
+
+def _component_classes(seed: Constraint, mark: int
+                       ) -> tuple[list[Constraint], list[Variable], tuple[list[_Class], list[_Class]] | None]:
+    """:meth:`System._component` (the same order), grouping the variables into classes on the
+    way: returns the constraints, the variables and (the classes in first-seen order, each
+    variable's class), or None in place of the latter when the component does not fit the class
+    path (a variable without a key, more than one class per ``_CLASS_RATIO`` variables)."""
+    seed._mark = mark
+    cnsts = [seed]
+    variables: list[Variable] = []
+    index: dict[tuple, _Class] = {}
+    classes: list[_Class] = []
+    of: list[_Class] = []
+    ok = True
+    i = 0
+    while i < len(cnsts):
+        c = cnsts[i]
+        i += 1
+        for v in c.vars:
+            if v._mark == mark:
+                continue
+            v._mark = mark
+            variables.append(v)
+            k = index.get(v._key) if ok else None
+            if k is None:  # a new class: its constraints (those of later members are marked)
+                for c2, _ in v.elements:
+                    if c2._mark != mark:
+                        c2._mark = mark
+                        cnsts.append(c2)
+                if not ok or v._key is None or len(classes) >= _CLASS_MAX:
+                    ok = False
+                    continue
+                k = index[v._key] = _Class(v)
+                classes.append(k)
+            k.n += 1
+            of.append(k)
+    if not ok or _CLASS_RATIO * len(classes) > len(variables):
+        return cnsts, variables, None
+    return cnsts, variables, (classes, of)
+
+
+class _Filling:
+    """The state of one class-wise filling (:func:`_solve_classes`)."""
+
+    __slots__ = ("classes", "of", "variables", "users")
+
+    def __init__(self, classes: list[_Class], of: list[_Class], variables: list[Variable]) -> None:
+        self.classes = classes
+        self.of = of
+        self.variables = variables
+        #: constraint -> the classes crossing it
+        self.users: dict[Constraint, list[_Class]] = {}
+        for k in classes:
+            for c, _ in k.elements:
+                self.users.setdefault(c, []).append(k)
+
+
+def _solve_classes(cnsts: list[Constraint], variables: list[Variable],
+                   grouped: tuple[list[_Class], list[_Class]], changed: list[Variable]) -> None:
+    """:meth:`System._solve_component` for a component whose variables fall into few classes of
+    identical ones (the flows of one route; ``grouped`` from :func:`_component_classes`): the
+    same rounds, levels and values, bit for bit.
+
+    Every quantity the filling reads is a function of the classes, except the order of the
+    floating-point sums: the initial usage of a constraint is summed over its variables in
+    insertion order as in :func:`_start_filling`, and the capacity left and usage of a
+    constraint still active after a round are decreased variable by variable in the order
+    :func:`_fix` would use (a run of identical terms when one class of the round crosses it)."""
+    st = _Filling(*grouped, variables)
+    for c in cnsts:
+        c._rem = c.capacity
+        use = 0.0
+        for v, coeff in c.vars.items():
+            use += coeff / v.penalty
+        c._use = use
+        c._nfree = len(c.vars)
+    active = [c for c in cnsts if c._use > 0.0]
+    bounded = sorted((k for k in st.classes if k.bound != math.inf), key=lambda k: k.blevel)
+    bi = 0
+    free = len(st.classes)
+    while free:
+        level = math.inf
+        for c in active:
+            lvl = c._rem / c._use
+            if lvl < level:
+                level = lvl
+        while bi < len(bounded) and bounded[bi].fixed:
+            bi += 1
+        if bi < len(bounded) and bounded[bi].blevel <= level * (1 + _EPS):
+            round_, bi = _class_bounded(bounded, bi)
+        else:
+            round_ = _class_saturated(st, active, level)
+        free -= len(round_)
+        active = _class_fix(st, active, round_)
+    for v, k in zip(variables, st.of):
+        x = k.x
+        if v.value != x:
+            v.value = x
+            changed.append(v)
+
+
+def _class_bounded(bounded: list[_Class], bi: int) -> tuple[list[_Class], int]:
+    """:func:`_bounded_level` for classes: those at the first bound level, fixed at their bound."""
+    round_: list[_Class] = []
+    blevel = bounded[bi].blevel
+    while bi < len(bounded) and bounded[bi].blevel <= blevel * (1 + _EPS):
+        k = bounded[bi]
+        bi += 1
+        if not k.fixed:
+            k.fixed = True
+            k.x = k.bound
+            round_.append(k)
+    return round_, bi
+
+
+def _class_saturated(st: _Filling, active: list[Constraint], level: float) -> list[_Class]:
+    """:func:`_saturated_level` for classes: the free classes of the constraints saturating at
+    ``level`` (all, at infinity, when none is active)."""
+    round_: list[_Class] = []
+    if level == math.inf:
+        for k in st.classes:
+            if not k.fixed:
+                k.fixed = True
+                k.x = math.inf
+                round_.append(k)
+        return round_
+    thresh = level * (1 + _EPS)
+    for c in active:
+        if c._rem / c._use <= thresh:
+            for k in st.users[c]:
+                if not k.fixed:
+                    k.fixed = True
+                    k.source = c
+                    x = level / k.penalty
+                    k.x = k.bound if x > k.bound else x
+                    round_.append(k)
+    return round_
+
+
+def _fix_order(st: _Filling, round_: list[_Class]) -> list[_Class]:
+    """The class of each variable of ``round_`` in the order :func:`_fix` fixes them: by
+    (bound level, id) for bounds, else along the saturated constraints' variables."""
+    where = dict(zip(st.variables, st.of))
+    fixed = set(map(id, round_))
+    if round_[0].source is None:
+        vs = sorted((v for v, k in zip(st.variables, st.of) if id(k) in fixed),
+                    key=lambda v: (v.bound * v.penalty, v.id))
+        return [where[v] for v in vs]
+    order: list[_Class] = []
+    seen: set[int] = set()
+    for k in round_:
+        c = k.source
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        for v in c.vars:
+            kv = where[v]
+            if kv.source is c and id(kv) in fixed:
+                order.append(kv)
+    return order
+
+
+def _class_fix(st: _Filling, active: list[Constraint], round_: list[_Class]) -> list[Constraint]:
+    """:func:`_fix` for the classes of a round, on the constraints that stay active (the others
+    are never read again); returns those."""
+    order: list[_Class] | None = None
+    still: list[Constraint] = []
+    for c in active:
+        crossing = [k for k in st.users[c] if k in round_]
+        if not crossing:
+            still.append(c)
+            continue
+        c._nfree -= sum(k.n for k in crossing)
+        if c._nfree <= 0:
+            continue
+        still.append(c)
+        rem = c._rem
+        use = c._use
+        if len(crossing) == 1:
+            k = crossing[0]
+            coeff = k.coeffs[c]
+            d = coeff * k.x
+            du = coeff * (1.0 / k.penalty)
+            for _ in range(k.n):
+                rem -= d
+                if rem < 0.0:
+                    rem = 0.0
+                use -= du
+        else:
+            if order is None:
+                order = _fix_order(st, round_)
+            for k in order:
+                coeff = k.coeffs.get(c)
+                if coeff is not None:
+                    rem -= coeff * k.x
+                    if rem < 0.0:
+                        rem = 0.0
+                    use -= coeff * (1.0 / k.penalty)
+        c._rem = rem
+        c._use = use
+    return still

@@ -9,6 +9,10 @@
  * so do the after-MPI_Finalize error and the conversion of non-int integer arguments.
  * The method is called with the caller's argument vector as it is (no tuple, no dict).
  *
+ * Also msgspec's parse_send/parse_recv (_parse_message): the two fast paths (a whole
+ * C-contiguous numpy array, alone or as [array, Datatype]) in C, everything else through the
+ * Python _simple, with the same memoryview kept alive as in the Python function.
+ *
  * Built on first use by smpy/mpi/_call.py (smpy/support/cext.py) and put in place by
  * smpy.kernel.accel with the kernel's compiled functions (smpy/kernel/_accel.c).
  */
@@ -449,9 +453,295 @@ setup_calls(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+
+/* -- message parsing: smpy.mpi.msgspec.parse_send / parse_recv (_parse_message) ---------- */
+static PyObject *ndarray_type, *datatype_type, *dt_null, *from_typechar_fn, *simple_fn, *py_parse_send,
+    *py_parse_recv, *s_impl, *s_extent, *s_size, *s_c_contiguous, *s_cast, *s_B, *s_blocks;
+static PyTypeObject *BufSpecType;
+static Py_ssize_t bs_obj, bs_mem, bs_offset, bs_count, bs_datatype;
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+static void
+bs_put(PyObject *o, Py_ssize_t off, PyObject *v)
+{
+    PyObject *old = SLOT(o, off);
+    Py_INCREF(v);
+    SLOT(o, off) = v;
+    Py_XDECREF(old);
+}
+
+/* BufSpec(obj, mem, 0, count, dt) */
+static PyObject *
+bufspec(PyObject *obj, PyObject *mem, Py_ssize_t count, PyObject *dt)
+{
+    PyObject *c = PyLong_FromSsize_t(count);
+    if (c == NULL)
+        return NULL;
+    PyObject *b = BufSpecType->tp_alloc(BufSpecType, 0);
+    if (b == NULL) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    PyObject *zero = PyLong_FromLong(0);
+    bs_put(b, bs_obj, obj);
+    bs_put(b, bs_mem, mem);
+    bs_put(b, bs_offset, zero);
+    bs_put(b, bs_count, c);
+    bs_put(b, bs_datatype, dt);
+    Py_DECREF(zero);
+    Py_DECREF(c);
+    return b;
+}
+
+static inline const char *
+view_format(Py_buffer *v)
+{
+    return v->format != NULL ? v->format : "B";
+}
+
+/* m.cast("B") if m.ndim != 1 or m.format != "B" else m (new reference) */
+static PyObject *
+as_bytes(PyObject *m)
+{
+    Py_buffer *v = PyMemoryView_GET_BUFFER(m);
+    if (v->ndim != 1 || strcmp(view_format(v), "B") != 0) {
+        PyObject *args[2] = {m, s_B};
+        return PyObject_VectorcallMethod(s_cast, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    return Py_NewRef(m);
+}
+
+/* m.c_contiguous and n and (readonly or not m.readonly): 1, 0, -1 */
+static int
+usable(PyObject *m, int readonly)
+{
+    Py_buffer *v = PyMemoryView_GET_BUFFER(m);
+    PyObject *c = PyObject_GetAttr(m, s_c_contiguous);
+    if (c == NULL)
+        return -1;
+    int ok = c == Py_True;
+    Py_DECREF(c);
+    return ok && v->len && (readonly || !v->readonly);
+}
+
+/* an int attribute as a C long; 0 on error with *err set, or when it is no exact int (*odd) */
+static long
+long_attr(PyObject *o, PyObject *name, int *err, int *odd)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL) {
+        *err = 1;
+        return 0;
+    }
+    long x = 0;
+    if (PyLong_CheckExact(v)) {
+        x = PyLong_AsLong(v);
+        if (x == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            *odd = 1;
+        }
+    } else {
+        *odd = 1;
+    }
+    Py_DECREF(v);
+    return x;
+}
+
+static PyObject *
+parse(PyObject *spec, PyObject *blocks_o, int readonly, PyObject *const *args, Py_ssize_t nargs,
+      PyObject *kwnames)
+{
+    PyObject *py = readonly ? py_parse_send : py_parse_recv;
+    long blocks = 1;
+    if (blocks_o != NULL) {
+        if (!PyLong_CheckExact(blocks_o))
+            return PyObject_Vectorcall(py, args, nargs, kwnames);
+        blocks = PyLong_AsLong(blocks_o);
+        if (blocks == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return PyObject_Vectorcall(py, args, nargs, kwnames);
+        }
+    }
+    PyTypeObject *t = Py_TYPE(spec);
+    PyObject *m = NULL, *r = NULL;
+    if (t == &PyList_Type || t == &PyTuple_Type) {
+        Py_ssize_t len = PySequence_Size(spec);
+        if (len < 0)
+            return NULL;
+        if (blocks < 2 && len == 2) {
+            PyObject *buf = PySequence_GetItem(spec, 0);
+            PyObject *dtype = buf == NULL ? NULL : PySequence_GetItem(spec, 1);
+            if (dtype == NULL) {
+                Py_XDECREF(buf);
+                return NULL;
+            }
+            if ((PyObject *)Py_TYPE(buf) == ndarray_type && (PyObject *)Py_TYPE(dtype) == datatype_type) {
+                m = PyMemoryView_FromObject(buf);
+                int ok = m == NULL ? -1 : usable(m, readonly);
+                PyObject *dt = ok > 0 ? PyObject_GetAttr(dtype, s_impl) : NULL;
+                if (ok > 0 && dt == NULL)
+                    ok = -1;
+                if (ok > 0) {
+                    int err = 0, odd = 0;
+                    long extent = long_attr(dt, s_extent, &err, &odd);
+                    Py_ssize_t n = PyMemoryView_GET_BUFFER(m)->len;
+                    if (err)
+                        ok = -1;
+                    else if (odd) {  /* not a C long: the Python path */
+                        ok = 0;
+                    } else if (dt != dt_null && extent > 0 && n % extent == 0) {
+                        PyObject *mem = as_bytes(m);
+                        r = mem == NULL ? NULL : bufspec(buf, mem, n / extent, dt);
+                        Py_XDECREF(mem);
+                        ok = r == NULL ? -1 : 2;
+                    }
+                }
+                Py_XDECREF(dt);
+                if (ok != 0 && ok != 1) {  /* done, or an error */
+                    Py_XDECREF(m);
+                    Py_DECREF(buf);
+                    Py_DECREF(dtype);
+                    return r;
+                }
+            }
+            Py_DECREF(buf);
+            Py_DECREF(dtype);
+        }
+    } else if ((PyObject *)t == ndarray_type) {
+        m = PyMemoryView_FromObject(spec);
+        if (m == NULL)
+            return NULL;
+        int ok = usable(m, readonly);
+        if (ok < 0) {
+            Py_DECREF(m);
+            return NULL;
+        }
+        if (ok) {
+            PyObject *fmt = PyUnicode_FromString(view_format(PyMemoryView_GET_BUFFER(m)));
+            PyObject *mem = fmt == NULL ? NULL : as_bytes(m);
+            PyObject *dt = mem == NULL ? NULL : PyObject_CallOneArg(from_typechar_fn, fmt);
+            Py_XDECREF(fmt);
+            if (dt == NULL) {
+                Py_XDECREF(mem);
+                Py_DECREF(m);
+                return NULL;
+            }
+            Py_ssize_t n = PyMemoryView_GET_BUFFER(mem)->len;
+            int err = 0, odd = 0;
+            long size = long_attr(dt, s_size, &err, &odd);
+            if (err) {
+                Py_DECREF(dt);
+                Py_DECREF(mem);
+                Py_DECREF(m);
+                return NULL;
+            }
+            if (!odd && blocks < 2 && size && n % size == 0)
+                r = bufspec(spec, mem, n / size, dt);
+            Py_DECREF(dt);
+            Py_DECREF(mem);
+            if (r != NULL || PyErr_Occurred()) {  /* done, or an error */
+                Py_DECREF(m);
+                return r;
+            }
+        }
+    }
+    /* return _simple(spec, readonly, blocks) (m still alive, as in the Python function) */
+    PyObject *bl = blocks_o != NULL ? Py_NewRef(blocks_o) : PyLong_FromLong(1);
+    if (bl != NULL) {
+        PyObject *sargs[3] = {spec, readonly ? Py_True : Py_False, bl};
+        r = PyObject_Vectorcall(simple_fn, sargs, 3, NULL);
+        Py_DECREF(bl);
+    }
+    Py_XDECREF(m);
+    return r;
+}
+
+static PyObject *
+parse_entry(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int readonly)
+{
+    PyObject *py = readonly ? py_parse_send : py_parse_recv;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *blocks = NULL;
+    if (nargs < 1 || nargs > 2 || nkw > 1)
+        return PyObject_Vectorcall(py, args, nargs, kwnames);
+    if (nargs == 2)
+        blocks = args[1];
+    if (nkw == 1) {
+        if (nargs == 2 || PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, 0), s_blocks) != 0)
+            return PyObject_Vectorcall(py, args, nargs, kwnames);
+        blocks = args[1];
+    }
+    return parse(args[0], blocks, readonly, args, nargs, kwnames);
+}
+
+static PyObject *
+parse_send(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return parse_entry(args, nargs, kwnames, 1);
+}
+
+static PyObject *
+parse_recv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return parse_entry(args, nargs, kwnames, 0);
+}
+
+static Py_ssize_t
+member_offset(PyTypeObject *cls, const char *name)
+{
+    PyObject *d = PyObject_GetAttrString((PyObject *)cls, name);
+    if (d == NULL)
+        return -1;
+    if (Py_TYPE(d) != &PyMemberDescr_Type || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", cls->tp_name, name);
+        Py_DECREF(d);
+        return -1;
+    }
+    Py_ssize_t off = ((PyMemberDescrObject *)d)->d_member->offset;
+    Py_DECREF(d);
+    return off;
+}
+
+static PyObject *
+setup_parse(PyObject *module, PyObject *args)
+{
+    PyObject *nd, *dtt, *null, *ftc, *simple, *ps, *pr, *bs;
+    if (!PyArg_ParseTuple(args, "OOOOOOOO!", &nd, &dtt, &null, &ftc, &simple, &ps, &pr, &PyType_Type, &bs))
+        return NULL;
+    Py_XSETREF(BufSpecType, (PyTypeObject *)Py_NewRef(bs));
+    if ((bs_obj = member_offset(BufSpecType, "obj")) < 0 || (bs_mem = member_offset(BufSpecType, "mem")) < 0 ||
+        (bs_offset = member_offset(BufSpecType, "offset")) < 0 ||
+        (bs_count = member_offset(BufSpecType, "count")) < 0 ||
+        (bs_datatype = member_offset(BufSpecType, "datatype")) < 0)
+        return NULL;
+    Py_XSETREF(ndarray_type, Py_NewRef(nd));
+    Py_XSETREF(datatype_type, Py_NewRef(dtt));
+    Py_XSETREF(dt_null, Py_NewRef(null));
+    Py_XSETREF(from_typechar_fn, Py_NewRef(ftc));
+    Py_XSETREF(simple_fn, Py_NewRef(simple));
+    Py_XSETREF(py_parse_send, Py_NewRef(ps));
+    Py_XSETREF(py_parse_recv, Py_NewRef(pr));
+    if (s_impl == NULL && ((s_impl = PyUnicode_InternFromString("_impl")) == NULL ||
+                           (s_extent = PyUnicode_InternFromString("extent")) == NULL ||
+                           (s_size = PyUnicode_InternFromString("size")) == NULL ||
+                           (s_c_contiguous = PyUnicode_InternFromString("c_contiguous")) == NULL ||
+                           (s_cast = PyUnicode_InternFromString("cast")) == NULL ||
+                           (s_B = PyUnicode_InternFromString("B")) == NULL ||
+                           (s_blocks = PyUnicode_InternFromString("blocks")) == NULL))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup_calls, METH_VARARGS, "setup(Process, current, _call.__dict__, _hooked, "
      "coerce_ints, MPIException, after_finalize, smpy.kernel.actors.__dict__)"},
+    {"setup_parse", setup_parse, METH_VARARGS, "setup_parse(np.ndarray, Datatype, DATATYPE_NULL impl, "
+     "from_typechar, _simple, parse_send, parse_recv, BufSpec)"},
+    {"parse_send", (PyCFunction)(void (*)(void))parse_send, METH_FASTCALL | METH_KEYWORDS,
+     "smpy.mpi.msgspec.parse_send, compiled"},
+    {"parse_recv", (PyCFunction)(void (*)(void))parse_recv, METH_FASTCALL | METH_KEYWORDS,
+     "smpy.mpi.msgspec.parse_recv, compiled"},
     {"mpicall", make_mpicall, METH_VARARGS, "mpicall(wrapper, fn, name, ints, after_finalize_ok): "
      "the compiled fast path of smpy.mpi._call.mpicall's wrapper"},
     {NULL, NULL, 0, NULL},

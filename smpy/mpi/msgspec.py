@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from smpy.kernel import accel as _accel
 from smpy.mpi.buffer import _raw as raw_memory
 from smpy.mpi.buffer import acquire
 from smpy.mpi.datatype import Datatype
@@ -453,3 +454,22 @@ def _check_blocks(o_buf: Any, dt: DatatypeImpl, length: int, counts: list[int],
             n = length // dt.extent if dt.extent > 0 else 0
             raise ValueError(f"message: block {i} (count {c}, displacement {displs[i]}) out of "
                              f"bounds, number of datatype entries {n}")
+
+
+# -- the compiled fast paths (smpy.kernel.accel) --------------------------------------------
+def _compiled() -> list[tuple[Any, Any]]:
+    """(Python, compiled) pairs of :func:`parse_send` and :func:`parse_recv` from
+    ``_callaccel.c`` (none when it cannot be built): the two fast paths of
+    :func:`_parse_message` in C, the rest through :func:`_simple`."""
+    from pathlib import Path
+
+    from smpy.support import cext
+
+    mod, _why = cext.load(Path(__file__).with_name("_callaccel.c"), "smpy.mpi._callaccel")
+    if mod is None:
+        return []
+    mod.setup_parse(np.ndarray, Datatype, DATATYPE_NULL, from_typechar, _simple, parse_send, parse_recv, BufSpec)
+    return [(parse_send, mod.parse_send), (parse_recv, mod.parse_recv)]
+
+
+_accel.register(_compiled)

@@ -1,6 +1,7 @@
 /* The compiled common case of point-to-point posting (issue 24, item 1).
  *
- * Line-by-line C translations of smpy.runtime.p2p's isend, irecv and wait, which stay the
+ * Line-by-line C translations of smpy.runtime.p2p's isend, irecv and wait, and of the
+ * delivery steps _pair, _start_transfer, _arrived and _deliver, which stay the
  * reference (the pure path, used when this file cannot be compiled or smpy/accel is off).
  * Each first checks that the call is the common case: no fault tolerance event, no PROC_NULL
  * peer, no sender overhead to sleep, no tracer and no time-independent trace, no deadlock
@@ -20,7 +21,9 @@
 
 static PyObject *p2p_dict;          /* smpy.runtime.p2p.__dict__ */
 static PyTypeObject *SendType, *RecvType;
-static PyObject *py_isend, *py_irecv, *py_wait;
+static PyObject *py_isend, *py_irecv, *py_wait, *py_pair, *py_deliver, *py_arrived, *py_start_transfer;
+static PyObject *LANDED, *partial_type;
+static long FAILED_STATE = 2;
 static long ANY_SOURCE, ANY_TAG, PROC_NULL, P2P;
 
 /* slots set by the constructors, in their order */
@@ -42,7 +45,9 @@ static PyObject *s_world, *s_revoked, *s_ft, *s_detected, *s_detached_thresh, *s
     *s_engine, *s_now, *s_tracer, *s_ti, *s_rank_of, *s_rank, *s_sboxes, *s_boxes, *s_eager_thresh,
     *s_processes, *s_rgroup, *s_host, *s_posted, *s_unexpected, *s_probers, *s_peer, *s_tag,
     *s_src_local, *s_state, *s_kind, *s_o_recv, *s_finish, *s__finish, *s__pair, *s__start_transfer,
-    *s__wake_probers, *s__detach, *s_block_on, *s_call, *s_sync, *s_blocking, *s_label, *s_buf;
+    *s__wake_probers, *s__detach, *s_block_on, *s_call, *s_sync, *s_blocking, *s_label, *s_buf,
+    *s_owner, *s_match, *s_flow, *s_arrived, *s_detached, *s_nbytes, *s__arrived, *s__deliver, *s__copy_in,
+    *s__transfer_failed, *s_transfer, *s_add_callback, *s_ENVELOPE_BYTES;
 static PyObject *i_zero, *i_minus1, *i_send, *i_recv, *f_minus1;
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
@@ -110,6 +115,22 @@ truthy_attr(PyObject *o, PyObject *name)
     int r = v == Py_None || v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
     Py_DECREF(v);
     return r;
+}
+
+static PyObject *
+call_method1_(PyObject *obj, PyObject *name, PyObject *arg)
+{
+    PyObject *args[2] = {obj, arg};
+    return PyObject_VectorcallMethod(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+static int is_none_attr(PyObject *o, PyObject *name);
+
+/* getattr(o, name) is None: 1, 0, or -1 (error) */
+static int
+is_none_attr_or(PyObject *o, PyObject *name)
+{
+    return is_none_attr(o, name);
 }
 
 static int
@@ -666,6 +687,208 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     return Py_NewRef(req);
 }
 
+
+/* -- delivery: _pair, _start_transfer, _arrived, _deliver ------------------------------- */
+static inline int
+is_send(PyObject *o)
+{
+    return PyObject_TypeCheck(o, SendType);
+}
+
+static inline int
+is_recv(PyObject *o)
+{
+    return PyObject_TypeCheck(o, RecvType);
+}
+
+static PyObject *
+call_global2(PyObject *name, PyObject *a, PyObject *b)
+{
+    return call2(name, a, b);
+}
+
+/* flow.state == FAILED */
+static int
+flow_failed(PyObject *flow)
+{
+    PyObject *st = PyObject_GetAttr(flow, s_state);
+    if (st == NULL)
+        return -1;
+    int r = equals_const(st, FAILED_STATE);
+    Py_DECREF(st);
+    return r;
+}
+
+static PyObject *
+deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _deliver(send, recv); a traced or TI-recorded delivery: the Python function */
+    if (nargs != 2 || !is_send(args[0]) || !is_recv(args[1]))
+        return PyObject_Vectorcall(py_deliver, args, nargs, NULL);
+    PyObject *send = args[0], *recv = args[1];
+    PyObject *ti = SLOT(recv, recv_off[F_TI]);
+    if (ti == NULL || ti != Py_None)
+        return PyObject_Vectorcall(py_deliver, args, nargs, NULL);
+    PyObject *owner = slot(recv, recv_off[F_OWNER], s_owner);
+    PyObject *world = owner == NULL ? NULL : PyObject_GetAttr(owner, s_world);
+    Py_XDECREF(owner);
+    int traced = world == NULL ? -1 : !is_none_attr_or(world, s_tracer);
+    Py_XDECREF(world);
+    if (traced < 0)
+        return NULL;
+    if (traced)
+        return PyObject_Vectorcall(py_deliver, args, nargs, NULL);
+    /* if send.payload is not _LANDED: _copy_in(send, recv) */
+    PyObject *payload = SLOT(send, send_off[F_PAYLOAD]);
+    if (payload != LANDED) {
+        PyObject *x = call_global2(s__copy_in, send, recv);
+        if (x == NULL)
+            return NULL;
+        Py_DECREF(x);
+    }
+    put(send, send_off[F_PAYLOAD], Py_None);
+    /* recv._finish(); if not send.detached: send._finish() */
+    PyObject *margs[1] = {recv};
+    PyObject *x = PyObject_VectorcallMethod(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    if (x == NULL)
+        return NULL;
+    Py_DECREF(x);
+    PyObject *det = slot(send, send_off[F_DETACHED], s_detached);
+    int detached = det == NULL ? -1 : PyObject_IsTrue(det);
+    Py_XDECREF(det);
+    if (detached < 0)
+        return NULL;
+    if (!detached) {
+        margs[0] = send;
+        x = PyObject_VectorcallMethod(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        if (x == NULL)
+            return NULL;
+        Py_DECREF(x);
+    }
+    put(send, send_off[F_MATCH], Py_None);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+arrived(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _arrived(send, _flow=None) */
+    if (nargs < 1 || nargs > 2 || !is_send(args[0]))
+        return PyObject_Vectorcall(py_arrived, args, nargs, NULL);
+    PyObject *send = args[0];
+    put(send, send_off[F_ARRIVED], Py_True);
+    PyObject *recv = slot(send, send_off[F_MATCH], s_match);
+    if (recv == NULL)
+        return NULL;
+    PyObject *flow = slot(send, send_off[F_FLOW], s_flow);
+    int failed = flow == NULL ? -1 : flow_failed(flow);
+    Py_XDECREF(flow);
+    PyObject *x = NULL;
+    if (failed > 0)
+        x = call_global2(s__transfer_failed, send, recv);
+    else if (failed == 0)
+        x = recv == Py_None ? Py_NewRef(Py_None) : call_global2(s__deliver, send, recv);
+    Py_DECREF(recv);
+    if (x == NULL)
+        return NULL;
+    Py_DECREF(x);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _start_transfer(send, dst_host) */
+    if (nargs != 2 || !is_send(args[0]))
+        return PyObject_Vectorcall(py_start_transfer, args, nargs, NULL);
+    PyObject *send = args[0], *dst = args[1];
+    PyObject *proc = slot(send, send_off[F_OWNER], s_owner);
+    if (proc == NULL)
+        return NULL;
+    PyObject *world = PyObject_GetAttr(proc, s_world);
+    PyObject *src = world == NULL ? NULL : PyObject_GetAttr(proc, s_host);
+    PyObject *env = src == NULL ? NULL : global(s_ENVELOPE_BYTES);
+    PyObject *nb = env == NULL ? NULL : slot(send, send_off[F_NBYTES], s_nbytes);
+    PyObject *total = nb == NULL ? NULL : PyNumber_Add(nb, env);
+    PyObject *flow = NULL;
+    if (total != NULL) {
+        PyObject *targs[4] = {world, src, dst, total};
+        flow = PyObject_VectorcallMethod(s_transfer, targs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    Py_XDECREF(total);
+    Py_XDECREF(nb);
+    Py_XDECREF(src);
+    Py_XDECREF(world);
+    Py_DECREF(proc);
+    if (flow == NULL)
+        return NULL;
+    put(send, send_off[F_FLOW], flow);
+    /* flow.add_callback(partial(_arrived, send)) */
+    PyObject *fn = global(s__arrived);
+    PyObject *cb = fn == NULL ? NULL : PyObject_CallFunctionObjArgs(partial_type, fn, send, NULL);
+    PyObject *x = cb == NULL ? NULL : call_method1_(flow, s_add_callback, cb);
+    Py_XDECREF(cb);
+    Py_DECREF(flow);
+    if (x == NULL)
+        return NULL;
+    Py_DECREF(x);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _pair(send, recv) */
+    if (nargs != 2 || !is_send(args[0]) || !is_recv(args[1]))
+        return PyObject_Vectorcall(py_pair, args, nargs, NULL);
+    PyObject *send = args[0], *recv = args[1];
+    put(send, send_off[F_MATCH], recv);
+    put(recv, recv_off[F_MATCH], send);
+    PyObject *v = slot(send, send_off[F_SRC_LOCAL], s_src_local);
+    if (v == NULL)
+        return NULL;
+    put(recv, recv_off[F_SOURCE], v);
+    Py_DECREF(v);
+    v = slot(send, send_off[F_TAG], s_tag);
+    if (v == NULL)
+        return NULL;
+    put(recv, recv_off[F_TAG], v);
+    Py_DECREF(v);
+    PyObject *flow = slot(send, send_off[F_FLOW], s_flow);
+    if (flow == NULL)
+        return NULL;
+    PyObject *x;
+    if (flow == Py_None) {
+        Py_DECREF(flow);
+        PyObject *owner = slot(recv, recv_off[F_OWNER], s_owner);
+        PyObject *host = owner == NULL ? NULL : PyObject_GetAttr(owner, s_host);
+        Py_XDECREF(owner);
+        if (host == NULL)
+            return NULL;
+        x = call_global2(s__start_transfer, send, host);
+        Py_DECREF(host);
+    } else {
+        PyObject *arr = slot(send, send_off[F_ARRIVED], s_arrived);
+        int yes = arr == NULL ? -1 : PyObject_IsTrue(arr);
+        Py_XDECREF(arr);
+        if (yes <= 0) {
+            Py_DECREF(flow);
+            if (yes < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+        int failed = flow_failed(flow);
+        Py_DECREF(flow);
+        if (failed < 0)
+            return NULL;
+        x = call_global2(failed ? s__transfer_failed : s__deliver, send, recv);
+    }
+    if (x == NULL)
+        return NULL;
+    Py_DECREF(x);
+    Py_RETURN_NONE;
+}
+
 /* -- setup ------------------------------------------------------------------------------- */
 static int
 offsets(PyTypeObject *tp, Py_ssize_t *off, int n)
@@ -688,10 +911,17 @@ offsets(PyTypeObject *tp, Py_ssize_t *off, int n)
 static PyObject *
 setup(PyObject *module, PyObject *args)
 {
-    PyObject *d, *send_t, *recv_t, *pi, *pr, *pw;
-    if (!PyArg_ParseTuple(args, "O!O!O!OOOllll", &PyDict_Type, &d, &PyType_Type, &send_t, &PyType_Type, &recv_t,
-                          &pi, &pr, &pw, &ANY_SOURCE, &ANY_TAG, &PROC_NULL, &P2P))
+    PyObject *d, *send_t, *recv_t, *pi, *pr, *pw, *pp, *pd, *pa, *ps, *landed, *part;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOOllllOOOOOOl", &PyDict_Type, &d, &PyType_Type, &send_t, &PyType_Type,
+                          &recv_t, &pi, &pr, &pw, &ANY_SOURCE, &ANY_TAG, &PROC_NULL, &P2P, &pp, &pd, &pa, &ps,
+                          &landed, &part, &FAILED_STATE))
         return NULL;
+    Py_XSETREF(py_pair, Py_NewRef(pp));
+    Py_XSETREF(py_deliver, Py_NewRef(pd));
+    Py_XSETREF(py_arrived, Py_NewRef(pa));
+    Py_XSETREF(py_start_transfer, Py_NewRef(ps));
+    Py_XSETREF(LANDED, Py_NewRef(landed));
+    Py_XSETREF(partial_type, Py_NewRef(part));
     if (offsets((PyTypeObject *)send_t, send_off, NFIELDS) < 0)
         return NULL;
     if (offsets((PyTypeObject *)recv_t, recv_off, F_TI + 1) < 0)
@@ -717,7 +947,12 @@ setup(PyObject *module, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS, "setup(p2p.__dict__, SendRequest, RecvRequest, isend, irecv, wait, "
-     "ANY_SOURCE, ANY_TAG, PROC_NULL, P2P)"},
+     "ANY_SOURCE, ANY_TAG, PROC_NULL, P2P, _pair, _deliver, _arrived, _start_transfer, _LANDED, partial, FAILED)"},
+    {"_pair", (PyCFunction)(void (*)(void))pair, METH_FASTCALL, "smpy.runtime.p2p._pair, compiled"},
+    {"_deliver", (PyCFunction)(void (*)(void))deliver, METH_FASTCALL, "smpy.runtime.p2p._deliver, compiled"},
+    {"_arrived", (PyCFunction)(void (*)(void))arrived, METH_FASTCALL, "smpy.runtime.p2p._arrived, compiled"},
+    {"_start_transfer", (PyCFunction)(void (*)(void))start_transfer, METH_FASTCALL,
+     "smpy.runtime.p2p._start_transfer, compiled"},
     {"isend", (PyCFunction)(void (*)(void))isend, METH_FASTCALL | METH_KEYWORDS, "smpy.runtime.p2p.isend, compiled"},
     {"irecv", (PyCFunction)(void (*)(void))irecv, METH_FASTCALL | METH_KEYWORDS, "smpy.runtime.p2p.irecv, compiled"},
     {"wait", (PyCFunction)(void (*)(void))wait, METH_FASTCALL | METH_KEYWORDS, "smpy.runtime.p2p.wait, compiled"},
@@ -744,8 +979,11 @@ PyInit__p2paccel(void)
     INTERN(s_state, "state"); INTERN(s_kind, "kind"); INTERN(s_o_recv, "o_recv"); INTERN(s_finish, "finish");
     INTERN(s__finish, "_finish"); INTERN(s__pair, "_pair"); INTERN(s__start_transfer, "_start_transfer");
     INTERN(s__wake_probers, "_wake_probers"); INTERN(s__detach, "_detach"); INTERN(s_block_on, "block_on");
-    INTERN(s_call, "call"); INTERN(s_sync, "sync"); INTERN(s_blocking, "blocking"); INTERN(s_label, "label");
-    INTERN(s_buf, "buf");
+    INTERN(s_owner, "owner"); INTERN(s_match, "match"); INTERN(s_flow, "flow"); INTERN(s_arrived, "arrived");
+    INTERN(s_detached, "detached"); INTERN(s_nbytes, "nbytes"); INTERN(s_call, "call"); INTERN(s_sync, "sync"); INTERN(s_blocking, "blocking"); INTERN(s_label, "label");
+    INTERN(s_buf, "buf"); INTERN(s__arrived, "_arrived"); INTERN(s__deliver, "_deliver");
+    INTERN(s__copy_in, "_copy_in"); INTERN(s__transfer_failed, "_transfer_failed"); INTERN(s_transfer, "transfer");
+    INTERN(s_add_callback, "add_callback"); INTERN(s_ENVELOPE_BYTES, "ENVELOPE_BYTES");
     if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus1 = PyLong_FromLong(-1)) == NULL ||
         (i_send = PyLong_FromLong(0)) == NULL || (i_recv = PyLong_FromLong(1)) == NULL ||
         (f_minus1 = PyFloat_FromDouble(-1.0)) == NULL)

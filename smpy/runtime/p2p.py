@@ -766,15 +766,18 @@ def recv_matched(proc: Process, send: SendRequest, buf: Any, call: str = "MPI_Mr
 
 # -- the compiled common case (smpy.kernel.accel) -----------------------------------------
 def _compiled() -> list[tuple[Any, Any]]:
-    """(Python, compiled) pairs of :func:`isend`, :func:`irecv` and :func:`wait` from
+    """(Python, compiled) pairs of :func:`isend`, :func:`irecv`, :func:`wait` and the delivery
+    steps (:func:`_pair`, :func:`_start_transfer`, :func:`_arrived`, :func:`_deliver`) from
     ``_p2paccel.c`` (none when it cannot be built). The compiled functions do the common
     case and call these Python ones for the rest (fault tolerance, PROC_NULL, sender
-    overheads, tracers, deadlock labels)."""
+    overheads, tracers, time-independent traces, deadlock labels)."""
     mod, _why = cext.load(Path(__file__).with_name("_p2paccel.c"), "smpy.runtime._p2paccel")
     if mod is None:
         return []
-    mod.setup(globals(), SendRequest, RecvRequest, isend, irecv, wait, ANY_SOURCE, ANY_TAG, PROC_NULL, P2P)
-    return [(isend, mod.isend), (irecv, mod.irecv), (wait, mod.wait)]
+    mod.setup(globals(), SendRequest, RecvRequest, isend, irecv, wait, ANY_SOURCE, ANY_TAG, PROC_NULL, P2P,
+              _pair, _deliver, _arrived, _start_transfer, _LANDED, partial, FAILED)
+    return [(isend, mod.isend), (irecv, mod.irecv), (wait, mod.wait), (_pair, mod._pair),
+            (_deliver, mod._deliver), (_arrived, mod._arrived), (_start_transfer, mod._start_transfer)]
 
 
 _accel.register(_compiled)

@@ -24,6 +24,10 @@ from types import ModuleType
 
 from smpy.support.trust import trusted_file
 
+#: floating-point operations exactly as written (no fused multiply-add): the compiled code
+#: must give the Python reference's bits
+_FLAGS = "-O2 -ffp-contract=off -fno-fast-math"
+
 
 def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -41,7 +45,7 @@ def build(src: Path, stem: str) -> tuple[Path | None, str]:
     except OSError:
         return None, f"{src.name} is not installed"
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    key = hashlib.sha256(text + sys.version.encode() + sys.platform.encode()).hexdigest()[:16]
+    key = hashlib.sha256(text + sys.version.encode() + sys.platform.encode() + _FLAGS.encode()).hexdigest()[:16]
     out = cache_dir() / f"{stem}-{key}{suffix}"
     if out.exists() or out.is_symlink():
         if trusted_file(out):
@@ -60,7 +64,7 @@ def build(src: Path, stem: str) -> tuple[Path | None, str]:
         out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
             so = Path(tmp) / out.name
-            done = subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-I{include}", "-o", str(so), str(src)],
+            done = subprocess.run([cc, *_FLAGS.split(), "-shared", "-fPIC", f"-I{include}", "-o", str(so), str(src)],
                                   capture_output=True, text=True, timeout=300)
             if done.returncode != 0:
                 return None, f"the build of {src.name} failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}"
@@ -70,9 +74,18 @@ def build(src: Path, stem: str) -> tuple[Path | None, str]:
     return (out, "") if trusted_file(out) else (None, f"{out} is not trusted")
 
 
+_loaded: dict[str, tuple[ModuleType | None, str]] = {}
+
+
 def load(src: Path, name: str) -> tuple[ModuleType | None, str]:
     """The extension module ``name`` (its init function ``PyInit_<last part of name>``) built
-    from ``src``, or None and why not."""
+    from ``src``, or None and why not; loaded once per process."""
+    if name not in _loaded:
+        _loaded[name] = _load(src, name)
+    return _loaded[name]
+
+
+def _load(src: Path, name: str) -> tuple[ModuleType | None, str]:
     path, why = build(src, name.rsplit(".", 1)[-1].lstrip("_"))
     if path is None:
         return None, why

@@ -92,7 +92,7 @@ def _both(fn):
 
 
 def _heap(engine):
-    return [(t, s, ev.time, ev.fn, ev.args, ev.cancelled) for t, s, ev in sorted(engine._heap)]
+    return [(t, s, ev.time, getattr(ev.fn, "__name__", ev.fn), ev.args, ev.cancelled) for t, s, ev in sorted(engine._heap)]
 
 
 @pytest.mark.parametrize("delay", [0.25, -1.0, 0.0, 3, -2, np.float64(0.5), True])
@@ -353,7 +353,7 @@ def _run(tmp_path, mode, program, np_, *args, platform=None, cfg=None, trace=Fal
     assert res.accelerated == (mode == "on")
     out["summary"] = [ln for ln in res.summary().splitlines() if "emulation wall time" not in ln]
     d = res.to_json()
-    for k in ("wall_s", "peak_rss_bytes", "accelerated", "config"):
+    for k in ("wall_s", "cpu_s", "peak_rss_bytes", "accelerated", "config"):
         d.pop(k)
     out["result"] = json.dumps(d, sort_keys=True, default=str)
     out["output"] = res.output
@@ -472,9 +472,12 @@ def _p2p_setup(**world_kw):
     comm = SimpleNamespace(revoked=False, rank_of={0: 0, 1: 1, 2: 2}, rgroup=[0, 1, 2], boxes=boxes,
                            sboxes=boxes, rsize=3)
 
+    world.flows = []
+
     def transfer(src, dst, n):
         flow = Trigger(engine, "flow")
         world.transfers.append((src.name, dst.name, n))
+        world.flows.append(flow)
         return flow
 
     world.transfer = transfer
@@ -501,10 +504,13 @@ def _state(obj):
 
 
 def _p2p_script(p2p, detached_thresh=65536, eager_thresh=0):
+    from types import SimpleNamespace
+
     """Sends and receives in both orders, wildcards, a detached and a rendezvous send, a
     wait; the state of every request and queue afterwards."""
     procs, comm, world = _p2p_setup()
     world.detached_thresh, world.eager_thresh = detached_thresh, eager_thresh
+    world.ft = SimpleNamespace(transfer_failed=lambda call, exc: RuntimeError(f"{call}: {exc}"), detected=False)
     a, b, c = procs
     reqs = [
         p2p.irecv(b, comm, 0, 0, 5, None, "MPI_Irecv"),                  # posted first
@@ -520,7 +526,13 @@ def _p2p_script(p2p, detached_thresh=65536, eager_thresh=0):
     done = p2p.wait(a, reqs[-1])
     assert done is reqs[-1]
     boxes = [(ch, r, _state_list(box)) for ch, row in enumerate(comm.boxes) for r, box in enumerate(row)]
-    return [_state(r) for r in reqs], boxes, list(world.transfers), world.engine._ready and list(world.engine._ready)
+    posted = [_state(r) for r in reqs]
+    world.flows[-1]._fail(RuntimeError("link down")) if len(world.flows) > 2 else None
+    for f in world.flows:  # the transfers end: _arrived, _deliver (a failed one: _transfer_failed)
+        world.engine.now += 0.5
+        f.fire()
+    late = p2p.irecv(b, comm, 1, 2, 3)  # matches nothing
+    return posted, boxes, list(world.transfers), [_state(r) for r in reqs], _state(late)
 
 
 def _state_list(box):
@@ -552,3 +564,126 @@ def test_p2p_functions_are_swapped(compiled):
         p2p.isend(procs[0], comm, 0, b"", 0, 1, 0, bogus=1)  # the Python function's own error
     with pytest.raises(AttributeError):
         p2p.isend(object(), comm, 0, b"", 0, 1, 0)
+
+
+# -- the rank contexts' switch hooks (smpy/shim/_switchaccel.c) ----------------------------------
+def test_switch_hooks_compiled_pass_the_isolation_test(compiled):
+    import importlib.util
+
+    from smpy.shim.isolation import RankContext
+
+    assert type(RankContext.__dict__["switch_in"]).__name__ == "method_descriptor"
+    spec = importlib.util.spec_from_file_location("_iso_tests", ROOT / "tests" / "test_isolation.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.test_switch_hooks_swap_per_rank_modules_a_rank_may_lack()
+
+
+STREAMS = """
+import sys, io, warnings, asyncio
+from mpi4py import MPI
+import pkl5user
+r = MPI.COMM_WORLD.Get_rank()
+if r == 1:
+    warnings.simplefilter("error")
+    sys.stdout = io.StringIO()   # the rank rebinds its stream
+pkl5user.count += r
+MPI.COMM_WORLD.Barrier()
+async def main():
+    await asyncio.sleep(0)
+    return r
+got = asyncio.run(main())
+MPI.COMM_WORLD.Barrier()
+text = sys.stdout.getvalue() if r == 1 else ""
+sys.stdout = sys.__stdout__ if r == 1 else sys.stdout
+print(r, got, pkl5user.count, sys.argv[1:], warnings.filters[0][0] if r == 1 else "-", len(text))
+try:
+    warnings.warn("w")
+    print(r, "no error")
+except UserWarning:
+    print(r, "warning raised")
+"""
+
+
+@pytest.mark.parametrize("case", ["globals", "random", "argv", "imports"])
+def test_isolation_programs_the_same_both_ways(tmp_path, case):
+    out = _same(tmp_path, PROGRAMS / "isolation.py", 3, case)
+    assert json.loads(out["result"])["status"] == "ok"
+
+
+def test_streams_warnings_asyncio_the_same_both_ways(tmp_path):
+    (tmp_path / "pkl5user.py").write_text("from mpi4py.util import pkl5\ncount = 100\n")
+    out = _same(tmp_path, STREAMS, 3, "a", "b")
+    text = "".join(t for _, _, t in out["output"])
+    assert "0 0 100 ['a', 'b'] - 0" in text and "1 warning raised" in text and "2 no error" in text
+
+
+@pytest.mark.parametrize("rate,remaining,last", [(2.0, 10.0, 0.5), (0.0, 10.0, 0.5), (3.0, 1e-12, 1.0),
+                                                 (5.0, 4.0, 2.0), (7, 10.0, 0.25), (1.5, 0.0, 0.0),
+                                                 (1.5, 24, 0.0), (1.5, 24, 2.0), (0.3, 2**60, 1.0)])
+def test_set_rate_matches_python(rate, remaining, last):
+    from smpy.kernel.activity import RateActivity
+
+    def go():
+        e = Engine()
+        e.now = 2.0
+        a = RateActivity(e, 10.0 if isinstance(remaining, float) else 24)
+        a.remaining, a.last_update, a.rate = remaining, last, 1.25
+        a._set_rate(rate)
+        first = a._done_event
+        a._set_rate(rate * 2)
+        out = (a.remaining, type(a.remaining), a.last_update, a.rate, first.cancelled if first else None, _heap(e))
+        a._finish()
+        a._set_rate(9.0)  # done: no effect
+        return out, a.rate, type(a.rate)
+
+    a, b = _both(go)
+    assert repr(a) == repr(b)
+
+
+# -- message parsing (smpy/mpi/_callaccel.c: msgspec.parse_send / parse_recv) ---------------------
+def _specs():
+    from smpy.mpi import datatype as D
+
+    a = np.arange(12.0)
+    ro = np.arange(4, dtype=np.int32)
+    ro.flags.writeable = False
+    return [
+        a, [a, D.DOUBLE], (a, D.DOUBLE), [a, D.INT], [a, D.BYTE], a.reshape(3, 4), a[::2], [a[::2], D.DOUBLE],
+        np.zeros(0), [np.zeros(0), D.DOUBLE], ro, [ro, D.INT], np.arange(6, dtype=np.uint8), bytearray(b"abcd"),
+        b"xyz", [a, 3, D.DOUBLE], [a, (2, 3), D.DOUBLE], [a, D.DATATYPE_NULL], np.zeros(3, dtype=[("x", "i4")]),
+        np.arange(5, dtype=">i4"), [a, D.DOUBLE, 1], None, [None, D.INT], np.arange(4, dtype=np.complex128),
+        [np.arange(5.0), D.DOUBLE],
+    ]
+
+
+def _parsed(fn, spec, **kw):
+    try:
+        s = fn(spec, **kw)
+    except Exception as exc:  # noqa: BLE001 - the outcome compared both ways
+        return ("error", type(exc).__name__, str(exc))
+    mem = s.mem
+    return (type(s).__name__, s.obj is spec or (isinstance(spec, (list, tuple)) and s.obj is spec[0]),
+            None if mem is None else (mem.format, mem.nbytes, mem.readonly, bytes(mem)),
+            s.offset, s.count, id(s.datatype), type(s.offset).__name__, type(s.count).__name__)
+
+
+@pytest.mark.parametrize("blocks", [None, 1, 2, 3])
+def test_parse_messages_match_python(blocks):
+    from smpy.mpi import msgspec
+
+    def go():
+        kw = {} if blocks is None else {"blocks": blocks}
+        return [(_parsed(msgspec.parse_send, s, **kw), _parsed(msgspec.parse_recv, s, **kw)) for s in _specs()]
+
+    a, b = _both(go)
+    assert a == b
+    assert a[0][0][4] == 12 and a[1][0][4] == 12 or blocks and blocks > 1
+    assert any(x[1][0] == "error" for x in a)  # the read-only array cannot receive
+
+
+def test_parse_functions_are_swapped(compiled):
+    from smpy.mpi import msgspec
+    from smpy.mpi.comm import msgspec as used
+
+    assert type(msgspec.parse_send).__name__ == "builtin_function_or_method" and used.parse_recv is msgspec.parse_recv
