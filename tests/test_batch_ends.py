@@ -15,7 +15,7 @@ from smpy.cli import batch
 from smpy.cli.workload import load_workload
 
 DIR = Path(__file__).parent / "programs" / "batch"
-SLEEPER, ENDER, XFER = DIR / "sleeper.py", DIR / "ender.py", DIR / "xfer.py"
+SLEEPER, ENDER, XFER, SPAWNER = DIR / "sleeper.py", DIR / "ender.py", DIR / "xfer.py", DIR / "spawner.py"
 
 
 def _run(tmp_path: Path, jobs: list[str], scheduler: str = "fcfs", extra: str = "", platform: str = "four.yaml",
@@ -195,3 +195,17 @@ def test_two_host_failures_end_two_jobs_each_with_its_own_lost_rank(tmp_path: Pa
     assert _times(res) == {"a": (0.0, 1.001, "failed", 137), "b": (0.0, 2.001, "failed", 137)}
     assert res.job("b").reason == "host n2 failed at 2 s (processes 2 lost); the job was aborted at 2.001 s"
     assert "RANKS 2 RUNNING AT n2" in err
+
+
+def test_spawned_processes_belong_to_their_job(tmp_path: Path) -> None:
+    """p's rank 0 spawns two children sleeping 3 s (spawn costs set to 0; their connection to
+    the parent takes a few hundred ns): the job ends with them at 3 s, their output is its;
+    with a 2 s walltime they die with it."""
+    cfg = {"smpy/spawn-node-cost": "0", "smpy/spawn-process-cost": "0", "smpy/spawn-init-cost": "0"}
+    job = f"name: p, program: {SPAWNER}, args: ['2', '3'], np: 1, hosts: [n0]"
+    res, _ = _run(tmp_path, [job], scheduler="none", solo=False, cfg=cfg)
+    assert _times(res)["p"][2:] == ("done", 0) and res.job("p").end_s == pytest.approx(3.0, abs=1e-6)
+    assert sorted(res.job_output("p").splitlines()) == ["child 0 slept 3 s", "child 1 slept 3 s"]
+    res, _ = _run(tmp_path, [job + ", walltime: 2s"], scheduler="none", solo=False, cfg=cfg)
+    assert _times(res)["p"] == (0.0, 2.0, "timeout", 124) and res.job_output("p") == ""
+    assert res.makespan_s == 2.0

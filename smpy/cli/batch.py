@@ -40,6 +40,7 @@ from smpy.cli.batch_energy import EnergyShares
 from smpy.cli.scheduler import NodeScheduler, Request
 from smpy.cli.workload import Job, Workload, WorkloadError, load_workload
 from smpy.energy import HostEnergy
+from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.platform import PlatformError, default_platform, load_platform, place_ranks
 from smpy.runtime import ulfm
@@ -234,6 +235,7 @@ class _BatchLaunch(L._Launch):
                     raise WorkloadError(f"{wl.source}: {job.origin}: {exc}") from None
             world.engine.schedule_at(job.submit, self._arrive, job)
         world.engine.on_actor_end.connect(self._actor_end)
+        world.spawn_hook = _JobSpawns(world.spawn_hook, self)
 
     def program_of(self, proc: Any) -> L.Program:
         return self.rank_program[proc.rank]
@@ -438,6 +440,28 @@ class _BatchLaunch(L._Launch):
         if self.sched is not None:
             self.sched.finish(index)
             self._decide()
+
+
+class _JobSpawns:
+    """The processes a job's rank spawns (``MPI_Comm_spawn``) belong to its job: the job ends
+    when they have ended too (as ``mpiexec`` does), they are killed with it, and their output
+    is the job's."""
+
+    def __init__(self, hook: Any, launch: _BatchLaunch) -> None:
+        self.hook, self.launch = hook, launch
+
+    def __call__(self, procs: list[Any], programs: list[Any]) -> None:
+        a = current_actor()
+        p = a.data if a is not None else None
+        index = self.launch.rank_job.get(p.rank) if isinstance(p, Process) else None
+        if index is not None:
+            for q in procs:
+                self.launch.rank_job[q.rank] = index
+            self.launch.alive[index] += len(procs)
+        self.hook(procs, programs)
+
+    def restore_path(self) -> None:
+        self.hook.restore_path()
 
 
 def _setup(wl: Workload, cfg: dict[str, Any], energy: bool) -> tuple[Any, Config, bool]:
