@@ -15,7 +15,8 @@ alone ``solo`` (the same job, alone on the same hosts with the same rank placeme
 extra simulation per distinct job) and ``slowdown = run / solo``, and its share of the
 platform's energy (:mod:`smpy.cli.batch_energy`: static power by the cores it holds, dynamic
 power by its own busy cores; the jobs' shares and the unattributed rest sum to the
-platform's energy, each host counted once). For the platform: the makespan ``T`` (the last end), the node utilisation
+platform's energy, each host counted once). For the platform: the makespan ``T`` (the last
+end), the node utilisation
 ``sum_j nodes_j * run_j / (N * T)`` and the core utilisation ``sum_j np_j * run_j / (C * T)``
 (``N`` nodes, ``C`` cores of the platform), and the energy of all hosts over ``[0, T]``.
 """
@@ -39,6 +40,7 @@ from smpy.cli.batch_energy import EnergyShares
 from smpy.cli.scheduler import NodeScheduler, Request
 from smpy.cli.workload import Job, Workload, WorkloadError, load_workload
 from smpy.energy import HostEnergy
+from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.platform import PlatformError, default_platform, load_platform, place_ranks
 from smpy.runtime import ulfm
@@ -233,6 +235,7 @@ class _BatchLaunch(L._Launch):
                     raise WorkloadError(f"{wl.source}: {job.origin}: {exc}") from None
             world.engine.schedule_at(job.submit, self._arrive, job)
         world.engine.on_actor_end.connect(self._actor_end)
+        world.spawn_hook = _JobSpawns(world.spawn_hook, self)
 
     def program_of(self, proc: Any) -> L.Program:
         return self.rank_program[proc.rank]
@@ -387,8 +390,10 @@ class _BatchLaunch(L._Launch):
                 self._timeout(index)  # stuck until its walltime, as far as the batch can tell
                 continue
             lines = J.deadlock_lines(self.world, self.wl.jobs[index].name, blocked, d.now)
-            first = lines[1].removeprefix("[smpy]   ")
-            reason = f"deadlock at {d.now:.9g} s: {len(blocked)} rank(s) blocked forever ({first}{', ...' if len(blocked) > 1 else ''})"
+            p = blocked[0][0].data
+            more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+            reason = (f"deadlock at {d.now:.9g} s: rank {p.comm_world.rank_of[p.rank]} blocked forever in "
+                      f"{blocked[0][1]}{more}")
             self._end(index, J.DEADLOCK, J.DEADLOCK_EXIT, reason, "\n".join(lines))
         return True
 
@@ -399,8 +404,9 @@ class _BatchLaunch(L._Launch):
         if rec.status != "running":
             return
         rec.status, rec.exit_code, rec.reason = state, code, reason
-        self.reports.append(f"{report}\n[smpy] job '{job.name}' ({job.origin}) {state} (exit code {code}): "
-                            f"{reason}; its nodes are freed, the other jobs go on")
+        line = (f"[smpy] job '{job.name}' ({job.origin}) {state} (exit code {code}): {reason}; its nodes are "
+                "freed, the other jobs go on")
+        self.reports.append(f"{report}\n{line}" if report else line)
         J.kill_job(self.world, index, self.rank_job, self.flows)
         self._release(index)
 
@@ -434,6 +440,28 @@ class _BatchLaunch(L._Launch):
         if self.sched is not None:
             self.sched.finish(index)
             self._decide()
+
+
+class _JobSpawns:
+    """The processes a job's rank spawns (``MPI_Comm_spawn``) belong to its job: the job ends
+    when they have ended too (as ``mpiexec`` does), they are killed with it, and their output
+    is the job's."""
+
+    def __init__(self, hook: Any, launch: _BatchLaunch) -> None:
+        self.hook, self.launch = hook, launch
+
+    def __call__(self, procs: list[Any], programs: list[Any]) -> None:
+        a = current_actor()
+        p = a.data if a is not None else None
+        index = self.launch.rank_job.get(p.rank) if isinstance(p, Process) else None
+        if index is not None:
+            for q in procs:
+                self.launch.rank_job[q.rank] = index
+            self.launch.alive[index] += len(procs)
+        self.hook(procs, programs)
+
+    def restore_path(self) -> None:
+        self.hook.restore_path()
 
 
 def _setup(wl: Workload, cfg: dict[str, Any], energy: bool) -> tuple[Any, Config, bool]:

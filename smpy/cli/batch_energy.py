@@ -118,6 +118,9 @@ class EnergyShares:
         """A computation starts or ends: the jobs' dynamic shares may change (their new
         rates are known after the cpu's update of this instant: a refresh right after)."""
         i = ex.host.index
+        rec = self.energy.records[i]
+        if rec.ranges is None and rec.forced is None:
+            return  # no power profile: 0 W whatever computes there
         if ex.state == RUNNING:  # it starts: its rank is running (it waits for it next)
             a = current_actor()
             p = a.data if a is not None else None

@@ -135,6 +135,8 @@ def failure(world: World, exc: BaseException, actor: Any, job: int, job_of_rank:
     else:
         text = str(exc).split("\n", 1)[0]
         reason = f"{who} raised {type(exc).__name__}{': ' + text if text else ''} at {t:.9g} s"
+    if not isinstance(exc, (ulfm.ProcessFailure, OutOfMemory)):  # the run-wide last line: the reason says it
+        message = "\n".join(line for line in message.rstrip("\n").split("\n")[:-1])
     return code, reason, message
 
 
