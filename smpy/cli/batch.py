@@ -356,8 +356,9 @@ class _BatchLaunch(L._Launch):
             return False
         jobs = J.failed_jobs(actor, exc, self.rank_job)
         if not jobs:  # not a job's (or a process failure of jobs that ended already)
-            return isinstance(exc, ulfm.ProcessFailure) and not exc.cause and bool(exc.lost) \
-                and all(r in self.rank_job for r in exc.lost)
+            ranks = exc.ranks if isinstance(exc, ulfm.ProcessFailure) and exc.cause else \
+                getattr(exc, "lost", ())
+            return isinstance(exc, ulfm.ProcessFailure) and bool(ranks) and all(r in self.rank_job for r in ranks)
         for index in jobs:
             if self.records[index].status == "running" and index not in self.failing:
                 code, reason, message = J.failure(self.world, exc, actor, index, self.rank_job)
