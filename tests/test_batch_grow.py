@@ -118,5 +118,5 @@ def test_a_growing_workload_is_deterministic(tmp_path: Path) -> None:
     for k in range(2):
         trace = tmp_path / f"t{k}.json"
         res, err = _run(tmp_path, GROW, energy=True, trace=str(trace))
-        outs.append((res.table(), json.dumps({**res.to_json(), "wall_s": 0, "cpu_s": 0}), trace.read_bytes(), err))
+        outs.append((res.table(), json.dumps({**res.to_json(), "wall_s": 0, "cpu_s": 0, "peak_rss_bytes": 0}), trace.read_bytes(), err))
     assert outs[0] == outs[1]
