@@ -78,11 +78,13 @@ class Constraint:
         self._use = 0.0
         self._mark = 0
         self._nfree = 0
-        #: class key (see :class:`_Key`; None: a variable of no class) -> its variables here
-        self._keys: dict[_Key | None, int] = {}
+        #: class key (see :class:`_Key`; None: a variable of no class) -> its variables here;
+        #: counted from the first class-path solve that meets the constraint until it is empty
+        #: (None meanwhile: lone flows pay nothing)
+        self._keys: dict[_Key | None, int] | None = None
         #: sum of coeff / penalty over ``vars`` in insertion order, as :func:`_start_filling`
-        #: sums it; kept while variables are only appended; None: to be summed again
-        self._sum: float | None = 0.0
+        #: sums it, kept while variables are only appended; None: to be summed again
+        self._sum: float | None = None
 
     def __repr__(self) -> str:
         return f"Constraint#{self.id}(C={self.capacity:g}, n={len(self.vars)})"
@@ -162,8 +164,8 @@ class System:
         #: model gives every flow of a route the same ``uses`` tuple (the entry keeps it alive,
         #: so its id is not reused); emptied when a capacity changes
         self._lone: dict[int, tuple] = {}
-        #: (id(elements), penalty, bound) -> its :class:`_Key` (checked against the elements)
-        self._keyring: dict[tuple, _Key] = {}
+        #: id(elements) -> the :class:`_Key` last made for them (checked against the elements)
+        self._keyring: dict[int, _Key] = {}
 
     # -- building -----------------------------------------------------------------------
     def constraint(self, capacity: float, data: Any = None) -> Constraint:
@@ -187,20 +189,27 @@ class System:
         modified = self._modified
         if unique:
             # the caller's tuple itself (never mutated: remove() rebinds it): the lone cache's key
-            if type(uses) is tuple:
+            if type(uses) is tuple and penalty > 0.0:
                 v.elements = uses
-                key = v._key = self._key_of(v) if penalty > 0.0 else None
+                key = self._keyring.get(id(uses))  # the route's key, most often
+                if key is None or key.elements is not uses or key.penalty != penalty or key.bound != bound:
+                    key = self._key_of(v)
+                v._key = key
+                for c, coeff in uses:
+                    c.vars[v] = coeff
+                    modified[c.id] = c
+                    keys = c._keys
+                    if keys is not None:
+                        keys[key] = keys.get(key, 0) + 1
+                        total = c._sum
+                        if total is not None:
+                            c._sum = total + coeff / penalty
             else:
-                v.elements = list(uses)
-                key = None
-            for c, coeff in uses:
-                c.vars[v] = coeff
-                modified[c.id] = c
-                keys = c._keys
-                keys[key] = keys.get(key, 0) + 1
-                total = c._sum
-                if total is not None:
-                    c._sum = total + coeff / penalty if key is not None else None
+                v.elements = uses if type(uses) is tuple else list(uses)
+                for c, coeff in uses:
+                    c.vars[v] = coeff
+                    modified[c.id] = c
+                    _no_class(c)
         elif len(uses) == 1:
             c, coeff = uses[0]
             if coeff > 0.0:
@@ -229,17 +238,18 @@ class System:
         for c, _ in v.elements:
             vars_ = c.vars
             del vars_[v]
-            keys = c._keys
-            n = keys[key] - 1
-            if n:
-                keys[key] = n
-            else:
-                del keys[key]
             if vars_:  # a constraint left empty shares nothing: no component to re-solve
                 self._modified[c.id] = c
-                c._sum = None
+                keys = c._keys
+                if keys is not None:
+                    n = keys[key] - 1
+                    if n:
+                        keys[key] = n
+                    else:
+                        del keys[key]
             else:
-                c._sum = 0.0
+                c._keys = None
+            c._sum = None
         v.elements = []
         v._key = None
         v.value = 0.0
@@ -258,14 +268,15 @@ class System:
         self._touch(v)
 
     def _key_of(self, v: Variable) -> _Key:
-        """The class key of a variable whose elements are a tuple and penalty positive."""
+        """A class key for a variable whose elements are a tuple and penalty positive: the
+        one last made for its elements if it fits, else a new one (variables alike may then
+        hold different keys: classes are only split, which the class path allows)."""
         elements = v.elements
-        tk = (id(elements), v.penalty, v.bound)
-        key = self._keyring.get(tk)
-        if key is None or key.elements is not elements:
+        key = self._keyring.get(id(elements))
+        if key is None or key.elements is not elements or key.penalty != v.penalty or key.bound != v.bound:
             if len(self._keyring) >= _LONE_MAX:
                 self._keyring.clear()
-            key = self._keyring[tk] = _Key(elements, v.penalty, v.bound)
+            key = self._keyring[id(elements)] = _Key(elements, v.penalty, v.bound)
         return key
 
     def _rekey(self, v: Variable) -> None:
@@ -274,12 +285,13 @@ class System:
         new = v._key = self._key_of(v) if type(v.elements) is tuple and v.elements and v.penalty > 0.0 else None
         for c, _ in v.elements:
             keys = c._keys
-            n = keys[old] - 1
-            if n:
-                keys[old] = n
-            else:
-                del keys[old]
-            keys[new] = keys.get(new, 0) + 1
+            if keys is not None:
+                n = keys[old] - 1
+                if n:
+                    keys[old] = n
+                else:
+                    del keys[old]
+                keys[new] = keys.get(new, 0) + 1
 
     def set_capacity(self, c: Constraint, capacity: float) -> None:
         c.capacity = capacity
@@ -526,7 +538,8 @@ class _Key:
 def _no_class(c: Constraint) -> None:
     """A variable of no class (built from a list of uses) on ``c``."""
     keys = c._keys
-    keys[None] = keys.get(None, 0) + 1
+    if keys is not None:
+        keys[None] = keys.get(None, 0) + 1
     c._sum = None
 
 
@@ -554,8 +567,15 @@ _CLASS_MAX = 64
 
 
 def _new_keys(c: Constraint, classes: dict) -> list[_Key | None]:
-    """The keys on ``c`` not in ``classes``, in the order of their first variables on ``c``."""
-    new = [key for key in c._keys if key not in classes]
+    """The keys on ``c`` not in ``classes``, in the order of their first variables on ``c``
+    (counting them first if nobody does yet)."""
+    keys = c._keys
+    if keys is None:
+        keys = c._keys = {}
+        for v in c.vars:
+            key = v._key
+            keys[key] = keys.get(key, 0) + 1
+    new = [key for key in keys if key not in classes]
     if len(new) > 1:
         pending = set(new)
         new = []

@@ -77,8 +77,10 @@ def _play(caps, routes, ops):
             changed = s.solve()
             trace.append(([v.data for v in changed], [(v.data, v.value.hex()) for v in live]))
     for c in cs:  # the bookkeeping the class path reads agrees with the variables
-        assert c._keys == dict(Counter(v._key for v in c.vars))
+        if c._keys is not None:
+            assert c._keys == dict(Counter(v._key for v in c.vars))
         if c._sum is not None:
+            assert c._keys is not None
             total = 0.0
             for v, coeff in c.vars.items():
                 total += coeff / v.penalty
@@ -107,7 +109,7 @@ def test_class_path_is_taken(monkeypatch):
     monkeypatch.setattr(maxmin, "_component_classes", spy)
     for seed in range(300):
         _play(*_scenario(seed))
-    assert sum(taken) > 500
+    assert sum(taken) > 300
 
 
 def test_two_routes_with_cross_traffic_share_as_expected():
