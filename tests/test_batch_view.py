@@ -12,7 +12,7 @@ import pytest
 from test_trace_paje import parse
 
 import smpy
-from smpy.cli import batch
+from smpy.cli import batch, batch_plot
 from smpy.cli.workload import load_workload
 from smpy.trace.chrome import NODES_PID, PHASES_TID
 
@@ -283,3 +283,22 @@ def test_every_kind_of_run_has_utilisation_per_bin_in_csv_plots_and_html(tmp_pat
     assert (out / "utilization.png").stat().st_size > 10_000
     page = (out / "report.html").read_text()
     assert "<img alt='utilization'" in page and page.count("<tr>", page.index("class='bins'")) == 101
+
+
+def test_traces_of_jobs_killed_at_their_walltime_stay_valid(tmp_path: Path) -> None:
+    """Killed ranks end their containers (Paje) and the run span says why (Chrome)."""
+    wl = _two_jobs(tmp_path)
+    wl.write_text(wl.read_text().replace("walltime: 10s, submit: 0s", "walltime: 2s, submit: 0s"))
+    res = batch.simulate(load_workload(str(wl)), solo=False, trace=str(tmp_path / "t.paje"))
+    a, b = res.jobs
+    assert (a.status, a.end_s) == ("timeout", 2.0) and b.status == "done"
+    p = parse(tmp_path / "t.paje")  # complete: every container destroyed, no state left pushed
+    jobs = {c[2]: alias for alias, c in p.containers.items() if p.types[c[0]][2] == "JOB"}
+    assert p.set_states[jobs["b"]] == [(1.0, "waiting"), (pytest.approx(2.0, abs=1e-9), "running")]
+    batch.simulate(load_workload(str(wl)), solo=False, trace=str(tmp_path / "t.json"))
+    events = json.loads((tmp_path / "t.json").read_text())
+    run = next(e for e in events if e["ph"] == "X" and e["pid"] == 1 and e["name"] == "run")
+    assert (run["ts"], run["dur"], run["args"]["state"]) == (0.0, 2e6, "timeout")
+    assert "walltime" in run["args"]["reason"]
+    page = Path(batch_plot.html_report(res, str(tmp_path / "r.html")))
+    assert "<li>a: timeout: killed at its walltime (2 s) at 2 s</li>" in page.read_text()

@@ -80,9 +80,13 @@ def _hpl_results(out: str) -> list[str]:
 
 @pytest.mark.slow
 @needs_mpiexec
-@pytest.mark.parametrize("np_,grid", [(4, ["2", "2"]), (6, ["3", "2"]), (3, ["1", "3"])])
+@pytest.mark.parametrize("np_,grid", [(4, ["2", "2"]), (6, ["3", "2"]), (3, ["1", "3"]),
+                                      (5, ["5", "1", "--swap=binexch"]),
+                                      (6, ["6", "1", "--swap=long", "--depth=0"])])
 def test_hpl_same_factors_as_mpich(np_: int, grid: list[str]) -> None:
-    """The 2-D HPL twin: same pivots (hence log|det|) and residual under smpy as under MPICH."""
+    """The 2-D HPL twin: same pivots (hence log|det|) and residual under smpy as under MPICH,
+    with look-ahead and HPL's mixed swap (binary exchange below 64 local columns, spread-roll
+    above), and with each swap algorithm alone on a non-power-of-two process column."""
     args = ["203", "16", *grid]
     real = run_reference(np_, str(EX / "hpl.py"), *args, env=_env(False))
     emu = _smpy(np_, "hpl.py", args)
@@ -92,7 +96,7 @@ def test_hpl_same_factors_as_mpich(np_: int, grid: list[str]) -> None:
     assert any(ln.startswith("log|det| 208.98474") for ln in want), real.stdout
     assert _hpl_results(emu.stdout) == want
     wr = [ln.split() for ln in emu.stdout.splitlines() if ln.startswith("WR")]
-    assert len(wr) == 1 and wr[0][1:5] == ["203", "16", *grid], emu.stdout
+    assert len(wr) == 1 and wr[0][1:5] == ["203", "16", *grid[:2]], emu.stdout
     assert float(wr[0][6]) > 0.0
 
 
@@ -101,6 +105,9 @@ def test_hpl_grid_must_match_ranks_and_hints_run() -> None:
     bad = _smpy(4, "hpl.py", ["64", "8", "3", "2"])
     assert bad.returncode != 0
     assert "the grid 3 x 2 needs 6 ranks, not 4" in bad.stderr + bad.stdout
+    bad = _smpy(4, "hpl.py", ["64", "8", "--swap=roll"])
+    assert bad.returncode != 0
+    assert "hpl.py: --swap=roll: binexch, long or mix" in bad.stderr + bad.stdout
     plain = _smpy(4, "hpl.py", ["768", "32", "2", "2", "--no-check"])
     hinted = _smpy(4, "hpl.py", ["768", "32", "2", "2", "--sample", "--fold"])
     assert plain.returncode == 0 and hinted.returncode == 0, plain.stderr[-1000:] + hinted.stderr[-1000:]

@@ -2,8 +2,9 @@
 
 Strong scaling of HPL's LU factorisation (``--program hpl``, the default:
 ``examples/predict/hpl.py``, an HPL twin on a 2-D P x Q block-cyclic grid, P:Q about 1:4 by
-default, per-column pivot Allreduce, panel Bcast along process rows, row swaps and U Bcast down
-process columns; ``--program lu``: the older ``examples/predict/lu.py``, 1 x P column-cyclic
+default, HPL.dat's defaults: per-column pivot Allreduce, panel broadcast along process rows by
+the modified increasing ring, swap :: U broadcast down process columns, look-ahead of depth 1;
+``--program lu``: the older ``examples/predict/lu.py``, 1 x P column-cyclic
 with a ring panel broadcast and look-ahead, which does not scale like HPL; both with sampled
 computation and folded memory) on the paper's hypothetical machine: 256 Taurus-like 12-core nodes on a two-level fat
 tree of 16-port switches (the bundled platform ``taurus-fattree``), 12 ranks per node, from 12
@@ -16,7 +17,11 @@ the few timed iterations only).
 
 writes PREFIX.csv / .runs.csv / .json and PREFIX.png (time, efficiency and energy against the
 number of processes) and prints smpy predict's table, which includes each emulation's wall
-time and peak RSS. The paper's SMPI needed about 1.5 h and under 1.5 GB for 3072 ranks.
+time, CPU time and peak RSS. The paper's SMPI needed about 1.5 h and under 1.5 GB for 3072
+ranks. The 3072-rank point alone (issue 23's target: under 15 minutes and 1.5 GB), its wall,
+CPU and peak RSS in the last three columns of the table:
+
+    python benchmarks/paper/fig12.py --nps 3072 --sizes 20000 -o /tmp/fig12-3072
 """
 
 from __future__ import annotations

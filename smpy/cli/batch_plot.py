@@ -16,17 +16,18 @@ def gantt(result: Any, path: str) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    nodes = sorted({h for j in result.jobs for h in j.hosts}, key=_natural)
+    bars = gantt_bars(result)
+    nodes = sorted({h for _, h, _, _ in bars}, key=_natural)
     row = {h: i for i, h in enumerate(nodes)}
     fig, ax = plt.subplots(figsize=(10, max(3.0, min(12.0, 0.18 * len(nodes) + 1.5))))
     cmap = plt.get_cmap("tab20")
-    for k, j in enumerate(result.jobs):
+    for k, h, t0, t1 in bars:
+        ax.broken_barh([(t0, max(t1 - t0, 1e-12))], (row[h] - 0.4, 0.8), facecolors=cmap(k % 20),
+                       edgecolor="black", linewidth=0.3)
+    for j in result.jobs:
         if j.start_s is None or j.end_s is None:
             continue
         width = max(j.end_s - j.start_s, 1e-12)
-        for h in j.hosts:
-            ax.broken_barh([(j.start_s, width)], (row[h] - 0.4, 0.8), facecolors=cmap(k % 20),
-                           edgecolor="black", linewidth=0.3)
         if len(result.jobs) <= 40:
             mid = sum(row[h] for h in j.hosts) / len(j.hosts)
             ax.text(j.start_s + width / 2, mid, j.name, ha="center", va="center", fontsize=7)
@@ -43,6 +44,18 @@ def gantt(result: Any, path: str) -> str:
     return path
 
 
+def gantt_bars(result: Any) -> list[tuple[int, str, float, float]]:
+    """The bars of the Gantt: (job number, node, from, to): each job's hosts over its run,
+    then the nodes its spawns took, over the time it held them (``JobRecord.grown``)."""
+    bars = []
+    for k, j in enumerate(result.jobs):
+        if j.start_s is None or j.end_s is None:
+            continue
+        bars += [(k, h, j.start_s, j.end_s) for h in j.hosts]
+        bars += [(k, h, t0, t1 if t1 is not None else j.end_s) for h, t0, t1 in j.grown]
+    return bars
+
+
 def _natural(name: str) -> tuple:
     import re
 
@@ -57,7 +70,11 @@ def jobs_html(result: Any) -> str:
     """The per-job table of ``result`` and the platform's totals, as HTML."""
     import html
 
-    energy = f"; energy <b>{result.energy_J:.6g} J</b>" if result.energy_J is not None else ""
+    energy = ""
+    if result.energy_J is not None:
+        idle = getattr(result, "energy_unattributed_J", None) or 0.0
+        energy = (f"; energy <b>{result.energy_J:.6g} J</b> ({result.energy_J - idle:.6g} J to the jobs, "
+                  f"{idle:.6g} J unattributed)")
     status = "" if result.status == "ok" else f"; status <b>{html.escape(result.status)}</b>"
     waits = [j.wait_s for j in result.jobs if j.wait_s is not None]
     slow = [j.slowdown for j in result.jobs if j.slowdown is not None]
@@ -77,6 +94,10 @@ def jobs_html(result: Any) -> str:
                    f"<td>{_cell(j.solo_s)}</td><td>{_cell(j.slowdown, '.4g')}</td><td>{_cell(j.energy_J)}</td>"
                    f"<td style='text-align:left'>{html.escape(str(j.status))}</td></tr>")
     out.append("</table>")
+    ended = [j for j in result.jobs if getattr(j, "reason", "")]
+    if ended:  # how the jobs that did not complete ended
+        out.append("<ul>" + "".join(f"<li>{html.escape(j.name)}: {html.escape(j.status)}: {html.escape(j.reason)}</li>"
+                                    for j in ended) + "</ul>")
     return "".join(out)
 
 

@@ -170,6 +170,8 @@ class RunResult:
     spawned: int = 0
     #: peak resident set size of the emulating process so far (bytes; 0 where unknown)
     peak_rss_bytes: int = 0
+    #: CPU time (user + system) of the emulating process, start-up included
+    cpu_s: float = 0.0
     #: component failures and repairs: {time_s, kind, name, on}; ranks killed: rank -> time
     failures: list[dict[str, Any]] = field(default_factory=list)
     lost_ranks: dict[int, float] = field(default_factory=dict)
@@ -211,7 +213,7 @@ class RunResult:
             f"[smpy] simulated makespan: {self.makespan_s:.9g} s",
             f"[smpy] {self.np} ranks{f' (+{self.spawned} spawned)' if self.spawned else ''} on {self.hosts_used} hosts of platform '{self.platform}'; "
             f"{self.mpi_calls} MPI calls, {self.messages} messages ({self.bytes_sent:.6g} bytes)",
-            f"[smpy] emulation wall time: {self.wall_s:.3f} s ({self.events} events, accelerator "
+            f"[smpy] emulation wall time: {self.wall_s:.3f} s, CPU {self.cpu_s:.3f} s ({self.events} events, accelerator "
             f"{'on' if self.accelerated else 'off'})",
         ]
         if self.models:
@@ -783,7 +785,7 @@ def build_result(world: World, np: int, label: str, outcome: tuple[str, int, str
                           p.bench.simulated_flops) for p, end in zip(procs, ends)],
         output=session.captured, config={k: str(v) for k, v in config.explicit().items()},
         energy=_energy_report(world.energy, att.link_energy), spawned=len(procs) - np,
-        peak_rss_bytes=_peak_rss(),
+        peak_rss_bytes=_peak_rss(), cpu_s=_cpu_s(),
         failures=[{"time_s": f.time, "kind": f.kind, "name": f.name, "on": f.on} for f in world.injector.log],
         lost_ranks=dict(sorted(world.ft.dead.items())), start_time_s=world.start_time,
         models={name: str(config.get(name)) for name in MODEL_SETTINGS}, accelerated=accelerated,
@@ -877,6 +879,17 @@ def run(script: str | os.PathLike | None, np: int = 4, platform: str | os.PathLi
 def _names(text: object) -> tuple[str, ...]:
     """The module names of a comma-separated setting."""
     return tuple(x.strip() for x in str(text).split(",") if x.strip())
+
+
+def _cpu_s() -> float:
+    """This process's CPU time so far (user + system), in seconds (process_time where the
+    resource module is missing)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return time.process_time()
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
 
 
 def _peak_rss() -> int:

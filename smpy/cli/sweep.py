@@ -275,6 +275,8 @@ class Run:
     hosts_used: int = 0
     #: attempts of a run with --restarts (1 + the failures it was restarted after)
     attempts: int = 1
+    #: the emulation's CPU time (user + system of its smpyrun process)
+    cpu_s: float = math.nan
 
     @property
     def time_s(self) -> float:
@@ -309,6 +311,7 @@ class Summary:
     used_J: float = math.nan
     wall_s: float = math.nan
     peak_rss_bytes: int = 0
+    cpu_s: float = math.nan
     failures: list[str] = field(default_factory=list)
     #: median time of the real runs of this rank count (nan: none) and their number
     real_s: float = math.nan
@@ -523,7 +526,8 @@ def run_from_result(job: Job, returncode: int, stdout: str, stderr: str, data: d
         status, msg = "no-time", no_time
     return Run(job.point, job.rep, status, returncode, data["makespan_s"], energy, used,
                data["wall_s"], int(data.get("peak_rss_bytes", 0)), data["mpi_calls"], msg, t,
-               hosts_used=int(data.get("hosts_used", 0)), attempts=len(data.get("attempts") or [None]))
+               hosts_used=int(data.get("hosts_used", 0)), attempts=len(data.get("attempts") or [None]),
+               cpu_s=float(data.get("cpu_s", math.nan)))
 
 
 def run_sweep(jobs: Sequence[Job], executor: Executor | None = None,
@@ -592,6 +596,7 @@ def summarize(points: Sequence[Point], runs: Sequence[Run], scaling: str = "stro
             s.median_s, s.min_s, s.max_s = statistics.median(times), min(times), max(times)
             s.wall_s = statistics.median(r.wall_s for r in good)
             s.peak_rss_bytes = max(r.peak_rss_bytes for r in good)
+            s.cpu_s = statistics.median(r.cpu_s for r in good)
             energies = [r.energy_J for r in good if not math.isnan(r.energy_J)]
             if energies:
                 s.energy_J = statistics.median(energies)
@@ -649,7 +654,7 @@ def table(summaries: Sequence[Summary]) -> str:
     head = ["point", "np", "ok", "predicted s", "min s", "max s", "spread", "speedup", "effic."]
     head += ["real s", "error"] if real else []
     head += ["energy J", "used J"] if energy else []
-    head += ["emul s", "RSS MiB"]
+    head += ["emul s", "CPU s", "RSS MiB"]
     rows = []
     for s in summaries:
         row = [s.point.label(), str(s.point.np), f"{s.ok}/{s.runs}", _fmt(s.median_s, ".6g"),
@@ -658,7 +663,8 @@ def table(summaries: Sequence[Summary]) -> str:
                _fmt(s.speedup, ".3f"), _fmt(s.efficiency, ".3f")]
         row += [_fmt(s.real_s, ".6g"), "-" if math.isnan(s.error) else f"{100 * s.error:+.1f}%"] if real else []
         row += [_fmt(s.energy_J, ".6g"), _fmt(s.used_J, ".6g")] if energy else []
-        row += [_fmt(s.wall_s, ".2f"), f"{s.peak_rss_bytes / 2**20:.0f}" if s.peak_rss_bytes else "-"]
+        row += [_fmt(s.wall_s, ".2f"), _fmt(s.cpu_s, ".2f"),
+                f"{s.peak_rss_bytes / 2**20:.0f}" if s.peak_rss_bytes else "-"]
         rows.append(row)
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))]
@@ -683,13 +689,13 @@ def write_outputs(prefix: str | Path, plan: Plan, summaries: Sequence[Summary], 
     files = [prefix.with_name(prefix.name + ".csv"), prefix.with_name(prefix.name + ".runs.csv"),
              prefix.with_name(prefix.name + ".json")]
     cols = ["runs", "ok", "median_s", "min_s", "max_s", "speedup", "efficiency", "energy_J", "used_J", "wall_s",
-            "peak_rss_bytes"]
+            "cpu_s", "peak_rss_bytes"]
     if any(s.real_ok for s in summaries):
         cols += ["real_s", "real_ok", "error"]
     rows = [{**_point_fields(s.point), **{c: getattr(s, c) for c in cols}} for s in summaries]
     _write_csv(files[0], rows)
-    run_cols = ["rep", "status", "exit_code", "makespan_s", "program_s", "energy_J", "used_J", "wall_s", "peak_rss_bytes",
-                "mpi_calls"]
+    run_cols = ["rep", "status", "exit_code", "makespan_s", "program_s", "energy_J", "used_J", "wall_s", "cpu_s",
+                "peak_rss_bytes", "mpi_calls"]
     _write_csv(files[1], [{**_point_fields(r.point), **{c: getattr(r, c) for c in run_cols}} for r in runs])
     doc = {
         "script": plan.script, "args": plan.args, "reps": plan.reps, "cfg": plan.cfg,

@@ -353,7 +353,7 @@ def _run(tmp_path, mode, program, np_, *args, platform=None, cfg=None, trace=Fal
     assert res.accelerated == (mode == "on")
     out["summary"] = [ln for ln in res.summary().splitlines() if "emulation wall time" not in ln]
     d = res.to_json()
-    for k in ("wall_s", "peak_rss_bytes", "accelerated", "config"):
+    for k in ("wall_s", "cpu_s", "peak_rss_bytes", "accelerated", "config"):
         d.pop(k)
     out["result"] = json.dumps(d, sort_keys=True, default=str)
     out["output"] = res.output
