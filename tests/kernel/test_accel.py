@@ -510,7 +510,7 @@ def _p2p_script(p2p, detached_thresh=65536, eager_thresh=0):
     wait; the state of every request and queue afterwards."""
     procs, comm, world = _p2p_setup()
     world.detached_thresh, world.eager_thresh = detached_thresh, eager_thresh
-    world.ft = SimpleNamespace(transfer_failed=lambda call, exc: RuntimeError(f"{call}: {exc}"), detected=False)
+    world.ft = SimpleNamespace(transfer_failed=lambda call, exc, *ranks: RuntimeError(f"{call}: {exc}"), detected=False)
     a, b, c = procs
     reqs = [
         p2p.irecv(b, comm, 0, 0, 5, None, "MPI_Irecv"),                  # posted first
