@@ -47,9 +47,11 @@ component of at least ``_CLASS_MIN`` variables with at most one such class per
 ``_CLASS_RATIO`` of them (the 64-128 flows of an osu_bw/osu_bibw window) is filled class by
 class: the levels, bounds and values are computed once per class, and only the
 floating-point sums keep their per-variable order (the initial :math:`U_c` in insertion
-order; :math:`R_c` and :math:`U_c` of a constraint still active after a round decreased
+order, kept per constraint while variables are only added; :math:`R_c` and :math:`U_c` of a
+constraint still active after a round decreased
 variable by variable, a run of identical terms when one class of the round crosses it), so
 the values are those of the general filling bit for bit (``tests/kernel/test_lmm_classes.py``).
+Each constraint counts its variables per class, so that the component is found class by class.
 
 Only shared constraints live here. A *fat pipe* (each flow alone limited by the capacity,
 no competition) is a per-variable bound, and callers express it as one.
@@ -64,7 +66,7 @@ _EPS = 1e-12  # relative tolerance when comparing levels
 
 
 class Constraint:
-    __slots__ = ("id", "capacity", "vars", "data", "_rem", "_use", "_mark", "_nfree")
+    __slots__ = ("id", "capacity", "vars", "data", "_rem", "_use", "_mark", "_nfree", "_keys", "_sum")
 
     def __init__(self, cid: int, capacity: float, data: Any = None) -> None:
         self.id = cid
@@ -76,6 +78,13 @@ class Constraint:
         self._use = 0.0
         self._mark = 0
         self._nfree = 0
+        #: class key (see :class:`_Key`; None: a variable of no class) -> its variables here;
+        #: counted from the first class-path solve that meets the constraint until it is empty
+        #: (None meanwhile: lone flows pay nothing)
+        self._keys: dict[_Key | None, int] | None = None
+        #: sum of coeff / penalty over ``vars`` in insertion order, as :func:`_start_filling`
+        #: sums it, kept while variables are only appended; None: to be summed again
+        self._sum: float | None = None
 
     def __repr__(self) -> str:
         return f"Constraint#{self.id}(C={self.capacity:g}, n={len(self.vars)})"
@@ -97,8 +106,8 @@ class Variable:
         self.data = data
         self._fixed = False
         self._mark = 0
-        #: what makes variables alike for the class path (see :func:`_class_key`); None: unique
-        self._key: tuple | None = None
+        #: what makes variables alike for the class path (:class:`_Key`); None: no class
+        self._key: _Key | None = None
 
     def __repr__(self) -> str:
         return f"Variable#{self.id}(w={self.penalty:g}, b={self.bound:g}, x={self.value:g})"
@@ -155,6 +164,8 @@ class System:
         #: model gives every flow of a route the same ``uses`` tuple (the entry keeps it alive,
         #: so its id is not reused); emptied when a capacity changes
         self._lone: dict[int, tuple] = {}
+        #: id(elements) -> the :class:`_Key` last made for them (checked against the elements)
+        self._keyring: dict[int, _Key] = {}
 
     # -- building -----------------------------------------------------------------------
     def constraint(self, capacity: float, data: Any = None) -> Constraint:
@@ -177,21 +188,35 @@ class System:
         v = Variable(self._next_id, penalty, bound, data)
         modified = self._modified
         if unique:
-            for c, coeff in uses:
-                c.vars[v] = coeff
-                modified[c.id] = c
             # the caller's tuple itself (never mutated: remove() rebinds it): the lone cache's key
-            if type(uses) is tuple:
+            if type(uses) is tuple and penalty > 0.0:
                 v.elements = uses
-                v._key = _class_key(v)
+                key = self._keyring.get(id(uses))  # the route's key, most often
+                if key is None or key.elements is not uses or key.penalty != penalty or key.bound != bound:
+                    key = self._key_of(v)
+                v._key = key
+                for c, coeff in uses:
+                    c.vars[v] = coeff
+                    modified[c.id] = c
+                    keys = c._keys
+                    if keys is not None:
+                        keys[key] = keys.get(key, 0) + 1
+                        total = c._sum
+                        if total is not None:
+                            c._sum = total + coeff / penalty
             else:
-                v.elements = list(uses)
+                v.elements = uses if type(uses) is tuple else list(uses)
+                for c, coeff in uses:
+                    c.vars[v] = coeff
+                    modified[c.id] = c
+                    _no_class(c)
         elif len(uses) == 1:
             c, coeff = uses[0]
             if coeff > 0.0:
                 c.vars[v] = coeff
                 v.elements.append((c, coeff))
                 modified[c.id] = c
+                _no_class(c)
         else:
             acc: dict[Constraint, float] = {}  # constraint -> summed coefficient, in first-use order
             for c, coeff in uses:
@@ -201,6 +226,7 @@ class System:
             for c, coeff in acc.items():
                 c.vars[v] = coeff
                 modified[c.id] = c
+                _no_class(c)
             v.elements = list(acc.items())
         if not v.elements:
             self._lonely.append(v)
@@ -208,11 +234,22 @@ class System:
 
     def remove(self, v: Variable) -> bool:
         """Take ``v`` out of the system; returns :attr:`dirty` (whether a solve is due)."""
+        key = v._key
         for c, _ in v.elements:
             vars_ = c.vars
             del vars_[v]
             if vars_:  # a constraint left empty shares nothing: no component to re-solve
                 self._modified[c.id] = c
+                keys = c._keys
+                if keys is not None:
+                    n = keys[key] - 1
+                    if n:
+                        keys[key] = n
+                    else:
+                        del keys[key]
+            else:
+                c._keys = None
+            c._sum = None
         v.elements = []
         v._key = None
         v.value = 0.0
@@ -220,15 +257,41 @@ class System:
 
     def set_bound(self, v: Variable, bound: float) -> None:
         v.bound = bound
-        if v._key is not None:
-            v._key = _class_key(v)
+        self._rekey(v)
         self._touch(v)
 
     def set_penalty(self, v: Variable, penalty: float) -> None:
         v.penalty = penalty
-        if type(v.elements) is tuple:
-            v._key = _class_key(v)
+        self._rekey(v)
+        for c, _ in v.elements:
+            c._sum = None
         self._touch(v)
+
+    def _key_of(self, v: Variable) -> _Key:
+        """A class key for a variable whose elements are a tuple and penalty positive: the
+        one last made for its elements if it fits, else a new one (variables alike may then
+        hold different keys: classes are only split, which the class path allows)."""
+        elements = v.elements
+        key = self._keyring.get(id(elements))
+        if key is None or key.elements is not elements or key.penalty != v.penalty or key.bound != v.bound:
+            if len(self._keyring) >= _LONE_MAX:
+                self._keyring.clear()
+            key = self._keyring[id(elements)] = _Key(elements, v.penalty, v.bound)
+        return key
+
+    def _rekey(self, v: Variable) -> None:
+        """A new penalty or bound: a new class key, counted on the variable's constraints."""
+        old = v._key
+        new = v._key = self._key_of(v) if type(v.elements) is tuple and v.elements and v.penalty > 0.0 else None
+        for c, _ in v.elements:
+            keys = c._keys
+            if keys is not None:
+                n = keys[old] - 1
+                if n:
+                    keys[old] = n
+                else:
+                    del keys[old]
+                keys[new] = keys.get(new, 0) + 1
 
     def set_capacity(self, c: Constraint, capacity: float) -> None:
         c.capacity = capacity
@@ -287,12 +350,11 @@ class System:
                     self._solve_single(v, changed)
                     continue
             if len(seed_vars) >= _CLASS_MIN:  # maybe many flows of few routes: the class path
-                cnsts, variables, grouped = _component_classes(seed, mark)
-                if grouped is not None:
-                    _solve_classes(cnsts, variables, grouped, changed)
+                comp = _component_classes(seed, mark)
+                if comp is not None:
+                    _solve_classes(*comp, changed)
                     continue
-            else:
-                cnsts, variables = self._component(seed, mark)
+            cnsts, variables = self._component(seed, mark)
             if len(variables) == 1:
                 self._solve_single(variables[0], changed)
             else:
@@ -460,114 +522,156 @@ _CLASS_MIN = 8
 _CLASS_RATIO = 4
 
 
+class _Key:
+    """What makes variables alike in a filling: the same ``elements`` object (the network
+    model's route tuple), penalty (positive) and bound. Hashed by identity: the system hands
+    out one per (elements, penalty, bound)."""
+
+    __slots__ = ("elements", "penalty", "bound")
+
+    def __init__(self, elements: tuple, penalty: float, bound: float) -> None:
+        self.elements = elements
+        self.penalty = penalty
+        self.bound = bound
+
+
+def _no_class(c: Constraint) -> None:
+    """A variable of no class (built from a list of uses) on ``c``."""
+    keys = c._keys
+    if keys is not None:
+        keys[None] = keys.get(None, 0) + 1
+    c._sum = None
+
+
 class _Class:
-    """Variables of a component with the same ``elements`` object, penalty and bound: the
-    filling treats them alike (fixed in the same round, at the same value)."""
+    """The variables of one key in a component: the filling treats them alike (fixed in the
+    same round, at the same value)."""
 
     __slots__ = ("elements", "coeffs", "penalty", "bound", "blevel", "n", "fixed", "x", "source")
 
-    def __init__(self, v: Variable) -> None:
-        self.elements = v.elements
-        self.coeffs = dict(v.elements)
-        self.penalty = v.penalty
-        self.bound = v.bound
-        self.blevel = v.bound * v.penalty
-        self.n = 0
+    def __init__(self, key: _Key, n: int) -> None:
+        self.elements = key.elements
+        self.coeffs = dict(key.elements)
+        self.penalty = key.penalty
+        self.bound = key.bound
+        self.blevel = key.bound * key.penalty
+        self.n = n
         self.fixed = False
         self.x = 0.0
         #: the saturated constraint that fixed the class (None: fixed at its bound)
         self.source: Constraint | None = None
 
 
-def _class_key(v: Variable) -> tuple | None:
-    """Variables with equal keys are alike in a filling: the same ``elements`` object (the
-    network model's route tuple), penalty and bound; None for a penalty that is not positive."""
-    return (id(v.elements), v.penalty, v.bound) if v.penalty > 0.0 else None
-
-
 #: the class path gives up on a component with more classes than this
 _CLASS_MAX = 64
 
 
+def _new_keys(c: Constraint, classes: dict) -> list[_Key | None]:
+    """The keys on ``c`` not in ``classes``, in the order of their first variables on ``c``
+    (counting them first if nobody does yet)."""
+    keys = c._keys
+    if keys is None:
+        keys = c._keys = {}
+        for v in c.vars:
+            key = v._key
+            keys[key] = keys.get(key, 0) + 1
+    new = [key for key in keys if key not in classes]
+    if len(new) > 1:
+        pending = set(new)
+        new = []
+        for v in c.vars:
+            key = v._key
+            if key in pending:
+                pending.discard(key)
+                new.append(key)
+                if not pending:
+                    break
+    return new
+
+
 def _component_classes(seed: Constraint, mark: int
-                       ) -> tuple[list[Constraint], list[Variable], tuple[list[_Class], list[_Class]] | None]:
-    """:meth:`System._component` (the same order), grouping the variables into classes on the
-    way: returns the constraints, the variables and (the classes in first-seen order, each
-    variable's class), or None in place of the latter when the component does not fit the class
-    path (a variable without a key, more than one class per ``_CLASS_RATIO`` variables)."""
-    seed._mark = mark
+                       ) -> tuple[list[Constraint], list[Variable], dict[_Key, _Class]] | None:
+    """:meth:`System._component` (the same constraints and variables, in the same order) found
+    class by class from the constraints' key counts, with the classes in first-seen order; None,
+    having marked nothing, when the component does not fit the class path (a variable of no
+    class, more than one class per ``_CLASS_RATIO`` variables)."""
     cnsts = [seed]
-    variables: list[Variable] = []
-    index: dict[tuple, _Class] = {}
-    classes: list[_Class] = []
-    of: list[_Class] = []
-    ok = True
+    seen = {seed}
+    classes: dict[_Key, _Class] = {}
+    parts: list[tuple[Constraint, list | None]] = []
     i = 0
     while i < len(cnsts):
         c = cnsts[i]
         i += 1
-        for v in c.vars:
-            if v._mark == mark:
-                continue
-            v._mark = mark
-            variables.append(v)
-            k = index.get(v._key) if ok else None
-            if k is None:  # a new class: its constraints (those of later members are marked)
-                for c2, _ in v.elements:
-                    if c2._mark != mark:
-                        c2._mark = mark
-                        cnsts.append(c2)
-                if not ok or v._key is None or len(classes) >= _CLASS_MAX:
-                    ok = False
-                    continue
-                k = index[v._key] = _Class(v)
-                classes.append(k)
-            k.n += 1
-            of.append(k)
-    if not ok or _CLASS_RATIO * len(classes) > len(variables):
-        return cnsts, variables, None
-    return cnsts, variables, (classes, of)
+        new = _new_keys(c, classes)
+        if not new:
+            continue
+        keys = c._keys
+        for key in new:
+            if key is None or len(classes) >= _CLASS_MAX:
+                return None
+            classes[key] = _Class(key, keys[key])
+            for c2, _ in key.elements:
+                if c2 not in seen:
+                    seen.add(c2)
+                    cnsts.append(c2)
+        parts.append((c, new if len(new) < len(keys) else None))
+    variables: list[Variable] = []
+    for c, new in parts:  # the variables met first on c: those of its new classes
+        if new is None:
+            variables.extend(c.vars)
+        else:
+            some = set(new)
+            variables.extend([v for v in c.vars if v._key in some])
+    if _CLASS_RATIO * len(classes) > len(variables):
+        return None
+    for c in cnsts:
+        c._mark = mark
+    return cnsts, variables, classes
 
 
 class _Filling:
     """The state of one class-wise filling (:func:`_solve_classes`)."""
 
-    __slots__ = ("classes", "of", "variables", "users")
+    __slots__ = ("classes", "variables", "users")
 
-    def __init__(self, classes: list[_Class], of: list[_Class], variables: list[Variable]) -> None:
+    def __init__(self, classes: dict[_Key, _Class], variables: list[Variable]) -> None:
         self.classes = classes
-        self.of = of
         self.variables = variables
         #: constraint -> the classes crossing it
         self.users: dict[Constraint, list[_Class]] = {}
-        for k in classes:
+        for k in classes.values():
             for c, _ in k.elements:
                 self.users.setdefault(c, []).append(k)
 
 
-def _solve_classes(cnsts: list[Constraint], variables: list[Variable],
-                   grouped: tuple[list[_Class], list[_Class]], changed: list[Variable]) -> None:
+def _solve_classes(cnsts: list[Constraint], variables: list[Variable], classes: dict[_Key, _Class],
+                   changed: list[Variable]) -> None:
     """:meth:`System._solve_component` for a component whose variables fall into few classes of
-    identical ones (the flows of one route; ``grouped`` from :func:`_component_classes`): the
-    same rounds, levels and values, bit for bit.
+    identical ones (the flows of one route; from :func:`_component_classes`): the same rounds,
+    levels and values, bit for bit.
 
     Every quantity the filling reads is a function of the classes, except the order of the
     floating-point sums: the initial usage of a constraint is summed over its variables in
-    insertion order as in :func:`_start_filling`, and the capacity left and usage of a
-    constraint still active after a round are decreased variable by variable in the order
-    :func:`_fix` would use (a run of identical terms when one class of the round crosses it)."""
-    st = _Filling(*grouped, variables)
+    insertion order as in :func:`_start_filling` (kept from solve to solve while variables are
+    only added), and the capacity left and usage of a constraint still active after a round are
+    decreased variable by variable in the order :func:`_fix` would use (a run of identical terms
+    when one class of the round crosses it)."""
+    st = _Filling(classes, variables)
     for c in cnsts:
         c._rem = c.capacity
-        use = 0.0
-        for v, coeff in c.vars.items():
-            use += coeff / v.penalty
+        use = c._sum
+        if use is None:
+            use = 0.0
+            for v, coeff in c.vars.items():
+                use += coeff / v.penalty
+            c._sum = use
         c._use = use
         c._nfree = len(c.vars)
     active = [c for c in cnsts if c._use > 0.0]
-    bounded = sorted((k for k in st.classes if k.bound != math.inf), key=lambda k: k.blevel)
+    bounded = sorted((k for k in classes.values() if k.bound != math.inf), key=lambda k: k.blevel)
     bi = 0
-    free = len(st.classes)
+    free = len(classes)
     while free:
         level = math.inf
         for c in active:
@@ -582,8 +686,9 @@ def _solve_classes(cnsts: list[Constraint], variables: list[Variable],
             round_ = _class_saturated(st, active, level)
         free -= len(round_)
         active = _class_fix(st, active, round_)
-    for v, k in zip(variables, st.of):
-        x = k.x
+    xs = {key: k.x for key, k in classes.items()}
+    for v in variables:
+        x = xs[v._key]
         if v.value != x:
             v.value = x
             changed.append(v)
@@ -608,7 +713,7 @@ def _class_saturated(st: _Filling, active: list[Constraint], level: float) -> li
     ``level`` (all, at infinity, when none is active)."""
     round_: list[_Class] = []
     if level == math.inf:
-        for k in st.classes:
+        for k in st.classes.values():
             if not k.fixed:
                 k.fixed = True
                 k.x = math.inf
@@ -630,12 +735,12 @@ def _class_saturated(st: _Filling, active: list[Constraint], level: float) -> li
 def _fix_order(st: _Filling, round_: list[_Class]) -> list[_Class]:
     """The class of each variable of ``round_`` in the order :func:`_fix` fixes them: by
     (bound level, id) for bounds, else along the saturated constraints' variables."""
-    where = dict(zip(st.variables, st.of))
+    where = st.classes
     fixed = set(map(id, round_))
     if round_[0].source is None:
-        vs = sorted((v for v, k in zip(st.variables, st.of) if id(k) in fixed),
+        vs = sorted((v for v in st.variables if id(where[v._key]) in fixed),
                     key=lambda v: (v.bound * v.penalty, v.id))
-        return [where[v] for v in vs]
+        return [where[v._key] for v in vs]
     order: list[_Class] = []
     seen: set[int] = set()
     for k in round_:
@@ -644,7 +749,7 @@ def _fix_order(st: _Filling, round_: list[_Class]) -> list[_Class]:
             continue
         seen.add(id(c))
         for v in c.vars:
-            kv = where[v]
+            kv = where[v._key]
             if kv.source is c and id(kv) in fixed:
                 order.append(kv)
     return order

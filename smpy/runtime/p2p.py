@@ -316,7 +316,8 @@ def _arrived(send: SendRequest, _flow: Any = None) -> None:
 
 def _transfer_failed(send: SendRequest, recv: RecvRequest | None) -> None:
     world = send.owner.world
-    err = (world.ft.transfer_failed(send.call, send.flow.exception) if world.ft is not None  # type: ignore[union-attr]
+    ranks = (send.owner.rank,) if recv is None else (send.owner.rank, recv.owner.rank)
+    err = (world.ft.transfer_failed(send.call, send.flow.exception, ranks) if world.ft is not None  # type: ignore[union-attr]
            else errors.make_error(errors.ERR_OTHER, f"{send.call}: communication failure: {send.flow.exception}"))  # type: ignore[union-attr]
     if err is None:  # the job is being aborted (smpy.runtime.ulfm.transfer_failed)
         return
