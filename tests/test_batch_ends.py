@@ -209,3 +209,25 @@ def test_spawned_processes_belong_to_their_job(tmp_path: Path) -> None:
     res, _ = _run(tmp_path, [job + ", walltime: 2s"], scheduler="none", solo=False, cfg=cfg)
     assert _times(res)["p"] == (0.0, 2.0, "timeout", 124) and res.job_output("p") == ""
     assert res.makespan_s == 2.0
+
+
+def test_a_link_failure_ends_only_the_job_whose_message_it_breaks(tmp_path: Path) -> None:
+    """l01 fails at 1 s under job a's message (n0 -> n1, 2 MB at 1 MB/s): a is aborted at the
+    detection (1 ms later) with the link named; b's message crosses l23 only, so b ends exactly
+    as without the failure; c (submitted at 2 s on n0 and n1, no message) runs there: only the
+    link failed, the nodes are up."""
+    jobs = [f"name: a, program: {XFER}, args: ['2000000'], np: 2, hosts: [n0, n1]",
+            f"name: b, program: {XFER}, args: ['3000000'], np: 2, hosts: [n2, n3]",
+            f"name: c, program: {SLEEPER}, args: ['1'], np: 2, submit: 2s, hosts: [n0, n1]"]
+    alone, _ = _run(tmp_path, jobs[1:2], scheduler="none", platform="pairs.yaml", solo=False)
+    res, err = _run(tmp_path, jobs, scheduler="none", platform="pairs.yaml", solo=False,
+                    cfg={"smpy/fail": "l01@1s"})
+    b_end = alone.job("b").end_s
+    assert b_end > 3.0
+    assert _times(res) == {"a": (0.0, 1.001, "failed", 137), "b": (0.0, b_end, "done", 0),
+                           "c": (2.0, 3.0, "done", 0)}
+    assert res.job("a").reason == ("link l01 failed at simulated time 1 s; a message crossing it was lost; "
+                                   "the job was aborted at 1.001 s")
+    assert res.job_output("b") == alone.job_output("b") and res.job_output("a") == ""
+    assert "[smpy] job 'a' (jobs[0]) failed (exit code 137): link l01 failed" in err
+    assert (res.status, res.exit_code) == ("failed", 1)

@@ -143,6 +143,12 @@ class EnergyShares:
             self.held[i][job] = self.held[i].get(job, 0.0) + k
         self.job_J.setdefault(job, 0.0)
 
+    def drop(self, job: int, i: int) -> None:
+        """Job ``job`` gives host ``i`` back (a node its spawn took): it holds nothing there."""
+        self.sync(i)
+        self.held[i].pop(job, None)
+        self._recompute(i)
+
     def release(self, job: int) -> float:
         """Job ``job`` ended: it holds nothing from now on; its energy."""
         for i, held in enumerate(self.held):
