@@ -5,8 +5,9 @@
    ``filesystems:`` fragment mounted at DIR;
 3. ``ckpt.py`` (every rank ``np.save`` + ``fsync`` of MIB MiB, REPS times, median) runs, for
    each process count, in interleaved rounds: real (``mpiexec``), predicted (``smpyrun``),
-   real again. The prediction error is against the mean of the real runs; the noise floor is
-   the relative difference between the two real runs of a round (mean over the rounds), in
+   real again. The prediction error is against the median of the real runs (of the median
+   prediction); the noise floor is the relative difference between the two real runs of a
+   round (median over the rounds), in
    the same interleaved session. The load average is printed before and after.
 
     python benchmarks/io/checkpoint_vs_real.py                       # np 1 2, 64 MiB, 3 rounds
@@ -97,9 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'np':>3} {'real s':>9} {'predicted s':>12} {'error':>8} {'noise floor':>12}")
     for np_ in a.np:
         mine = [r for r in rows if r[0] == np_]
-        real = statistics.mean(x for r in mine for x in (r[2], r[4]))
-        pred = statistics.mean(r[3] for r in mine)
-        noise = statistics.mean(abs(r[2] - r[4]) / ((r[2] + r[4]) / 2) for r in mine)
+        real = statistics.median(x for r in mine for x in (r[2], r[4]))
+        pred = statistics.median(r[3] for r in mine)
+        noise = statistics.median(abs(r[2] - r[4]) / ((r[2] + r[4]) / 2) for r in mine)
         print(f"{np_:>3} {real:9.4f} {pred:12.4f} {100 * (pred - real) / real:7.1f}% {100 * noise:11.1f}%")
     return 0
 

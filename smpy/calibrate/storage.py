@@ -9,10 +9,15 @@ Model fitted (the ``simple`` disk of :mod:`smpy.storage.filesystem`): an operati
 
 .. math::
 
-    T(n) = \lambda + n / B_{r|w}
+    T(n) = \lambda + n / b_{r|w}, \qquad \textstyle\sum_\text{concurrent} b \le B_{r|w}
 
-:math:`B_r` and :math:`B_w` are the bandwidths of the largest sequential accesses (bytes
-moved over the phase's time, the final ``fsync`` included); :math:`\lambda` is what the
+:math:`b_r` and :math:`b_w` (``read_stream``, ``write_stream``) are the bandwidths of one
+stream, the largest sequential accesses (bytes moved over the phase's time, the final
+``fsync`` included); :math:`B_r` and :math:`B_w` (``read``, ``write``) the aggregate, the
+best of :math:`b` and of :math:`k = 1, 2, 4` concurrent streams (threads, each its own file
+of ``size/k`` bytes, written in the largest block then ``fsync``'ed, then read back; bytes of
+all over the time until the last one is done) -- a device with a deep queue (an SSD, a
+virtual disk) moves more with several requests in flight; :math:`\lambda` is what the
 smallest random access costs beyond its transfer, :math:`\lambda_{r|w} = T_\text{rand}(n_0)
 - n_0 / B_{r|w}` (:math:`n_0` the smallest size, :math:`T_\text{rand}` the mean time per
 random operation; a least-squares line over all sizes would let the large, noisy ones decide
@@ -33,7 +38,8 @@ Phases (each bounded by time, so that the whole run stays under ``--seconds``, d
 1. sequential write of a file of ``--size`` bytes (default 256 MiB) in blocks of each
    size of ``--sizes`` (the largest first, which gives :math:`B_w`), then ``fsync``;
 2. sequential read of it, block by block, for each size (:math:`B_r` from the largest);
-3. random reads and random writes of each size at aligned offsets inside the file.
+3. random reads and random writes of each size at aligned offsets inside the file;
+4. :math:`k = 1, 2, 4` concurrent writers, then readers (the aggregate bandwidths).
 
 Outputs: ``PREFIX.yaml`` (the ``filesystems:`` fragment, every number commented),
 ``PREFIX.png`` (time per operation against size, the fitted lines; matplotlib),
@@ -48,6 +54,7 @@ import mmap
 import os
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,13 +65,15 @@ from smpy.support.units import format_byte_rate, format_time, parse_size
 KiB, MiB = 1 << 10, 1 << 20
 ALIGN = 4096
 DEFAULT_SIZES = (4 * KiB, 64 * KiB, 1 * MiB, 4 * MiB)
+#: concurrent streams of the aggregate-bandwidth phase
+STREAMS = (1, 2, 4)
 
 
 @dataclass
 class Point:
     """One measured series: ``ops`` operations of ``size`` bytes in ``seconds``."""
 
-    kind: str  # seq-write | seq-read | rand-write | rand-read
+    kind: str  # seq-write | seq-read | rand-write | rand-read | conc-write | conc-read (ops = streams)
     size: int
     ops: int
     seconds: float
@@ -88,6 +97,9 @@ class Result:
     write_bw: float = 0.0
     read_latency: float = 0.0
     write_latency: float = 0.0
+    #: aggregate bandwidths (best of one stream and the concurrent phases)
+    read_agg: float = 0.0
+    write_agg: float = 0.0
     seconds: float = 0.0
 
     @property
@@ -198,12 +210,63 @@ def _random(f: _File, sizes: list[int], budget: float, ops: int, seed: int, out:
         out.append(Point("rand-write", size, n, secs))
 
 
+def _concurrent(d: Path, direct: bool, size: int, block: int, streams: tuple[int, ...],
+                out: list[Point]) -> None:
+    """For each k: k threads write their own file of size/k bytes (then fsync), then read it
+    back (caches dropped); one point per phase, ``ops`` = k, bytes of all over the wall time."""
+    for k in streams:
+        per = max(block, (size // k) // block * block)
+        files = [_File(d / f".smpy-calibrate-storage-{os.getpid()}-{k}-{i}.bin", per, direct)
+                 for i in range(k)]
+        try:
+            for f in files:
+                f.ensure(block)
+
+            def wr(f: _File) -> None:
+                for i in range(f.size // block):
+                    f.write(i * block, block)
+                os.fsync(f.fd)
+
+            def rd(f: _File) -> None:
+                for i in range(f.size // block):
+                    f.read(i * block, block)
+            out.append(Point("conc-write", per, k, _threads(wr, files)))
+            for f in files:
+                f.drop_cache()
+            out.append(Point("conc-read", per, k, _threads(rd, files)))
+        finally:
+            for f in files:
+                f.close()
+
+
+def _threads(fn: Callable[[_File], None], files: list[_File]) -> float:
+    """Run ``fn(f)`` for every file in its own thread; wall seconds until the last ends."""
+    errors: list[BaseException] = []
+
+    def run(f: _File) -> None:
+        try:
+            fn(f)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            errors.append(exc)
+    ths = [threading.Thread(target=run, args=(f,)) for f in files]
+    t0 = time.perf_counter()
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    if errors:
+        raise errors[0]
+    return time.perf_counter() - t0
+
+
 def _summarise(res: Result) -> None:
     def best(kind: str) -> Point:
         pts = [p for p in res.points if p.kind == kind and p.ops]
         return max(pts, key=lambda p: p.size)
     res.write_bw = best("seq-write").bandwidth
     res.read_bw = best("seq-read").bandwidth
+    for kind, attr, one in (("conc-write", "write_agg", res.write_bw), ("conc-read", "read_agg", res.read_bw)):
+        setattr(res, attr, max([one] + [p.bandwidth for p in res.points if p.kind == kind]))
     for kind, attr, bw in (("rand-read", "read_latency", res.read_bw),
                            ("rand-write", "write_latency", res.write_bw)):
         p = min((p for p in res.points if p.kind == kind and p.ops), key=lambda p: p.size)
@@ -230,6 +293,7 @@ def measure(path: str, file_size: int, sizes: list[int], seconds: float, ops: in
         _random(f, sizes, budget, ops, seed, res.points)
     finally:
         f.close()
+    _concurrent(d, res.direct, file_size, sizes[0], STREAMS, res.points)
     res.seconds = time.perf_counter() - t0
     _summarise(res)
     return res
@@ -242,7 +306,9 @@ def table(res: Result) -> str:
     for p in res.points:
         lines.append(f"{p.kind:<11} {p.size:>9} {p.ops:>7} {format_time(p.per_op):>11} "
                      f"{format_byte_rate(p.bandwidth):>13}")
-    lines.append(f"sequential: read {format_byte_rate(res.read_bw)}, write {format_byte_rate(res.write_bw)}; "
+    lines.append(f"aggregate (best of one stream and 1, 2, 4 concurrent ones): read "
+                 f"{format_byte_rate(res.read_agg)}, write {format_byte_rate(res.write_agg)}")
+    lines.append(f"one stream, sequential: read {format_byte_rate(res.read_bw)}, write {format_byte_rate(res.write_bw)}; "
                  f"latency (smallest random access less its transfer): read {format_time(res.read_latency)}, "
                  f"write {format_time(res.write_latency)}")
     return "\n".join(lines)
@@ -259,8 +325,10 @@ def fragment(res: Result, name: str, mount: str) -> str:
         f"    mount: {mount}",
         "    disk:",
         "      kind: simple",
-        f"      read: {res.read_bw:.6g}Bps    # sequential read, largest block",
-        f"      write: {res.write_bw:.6g}Bps   # sequential write + fsync, largest block",
+        f"      read: {res.read_agg:.6g}Bps    # aggregate: best of 1, 2, 4 concurrent readers",
+        f"      write: {res.write_agg:.6g}Bps   # aggregate: best of 1, 2, 4 concurrent writers (+ fsync)",
+        f"      read_stream: {res.read_bw:.6g}Bps    # one stream: sequential read, largest block",
+        f"      write_stream: {res.write_bw:.6g}Bps   # one stream: sequential write + fsync, largest block",
         f"      latency: {res.latency:.6g}s   # mean of random read ({res.read_latency:.3g} s) and "
         f"write ({res.write_latency:.3g} s), smallest size, less the transfer",
         ""])
