@@ -42,6 +42,9 @@ def test_quick_calibration_writes_a_loadable_fragment(tmp_path, mode):
     # the aggregate and the one-stream figures are both written, the stream at most the aggregate
     assert 1e6 < loaded.disk.write_stream <= loaded.disk.write
     assert 1e6 < loaded.disk.read_stream <= loaded.disk.read
+    # the page cache: this node's available memory (Linux)
+    if __import__("os").path.exists("/proc/meminfo"):
+        assert loaded.cache > 1 << 20 and fs["cache"]["size"].endswith("B")
     assert loaded.disk.write_stream == pytest.approx(float(fs["disk"]["write_stream"].removesuffix("Bps")))
 
 
@@ -70,7 +73,9 @@ def test_aggregate_is_the_best_of_one_stream_and_the_concurrent_phases():
     assert res.write_bw == pytest.approx(100 * M) and res.read_bw == pytest.approx(200 * M)
     assert res.write_agg == pytest.approx(8 * M / 0.05)  # two writers: 160 MiB/s
     assert res.read_agg == pytest.approx(200 * M)  # no concurrent phase beat the one stream
-    frag = yaml.safe_load(storage.fragment(res, "local", "/x"))
+    frag = yaml.safe_load(storage.fragment(res, "local", "/x", cache=1 << 30))
+    assert frag["filesystems"][0]["cache"] == {"size": "1073741824B"}
+    assert "cache" not in yaml.safe_load(storage.fragment(res, "local", "/x", cache=0))["filesystems"][0]
     disk = frag["filesystems"][0]["disk"]
     assert float(disk["write"].removesuffix("Bps")) == pytest.approx(8 * M / 0.05, rel=1e-5)
     assert float(disk["write_stream"].removesuffix("Bps")) == pytest.approx(100 * M, rel=1e-5)

@@ -41,6 +41,12 @@ Phases (each bounded by time, so that the whole run stays under ``--seconds``, d
 3. random reads and random writes of each size at aligned offsets inside the file;
 4. :math:`k = 1, 2, 4` concurrent writers, then readers (the aggregate bandwidths).
 
+The fragment also gives the file system a write-back ``cache`` of this node's available memory
+(``MemAvailable``; ``--cache SIZE`` to choose, 0 for none): a program's ``write`` lands in the
+page cache at memory speed (its copy is the rank's computation) and ``fsync`` waits for the
+write-back, which keeps many requests in flight and so goes at the aggregate bandwidth
+(:mod:`smpy.storage.filesystem`).
+
 Outputs: ``PREFIX.yaml`` (the ``filesystems:`` fragment, every number commented),
 ``PREFIX.png`` (time per operation against size, the fitted lines; matplotlib),
 ``PREFIX.txt`` (the table printed). The temporary file is removed.
@@ -314,9 +320,23 @@ def table(res: Result) -> str:
     return "\n".join(lines)
 
 
-def fragment(res: Result, name: str, mount: str) -> str:
-    """The ``filesystems:`` fragment (YAML), every number commented with its origin."""
-    return "\n".join([
+def page_cache() -> int:
+    """This node's page cache room: ``MemAvailable`` of ``/proc/meminfo`` (0 where unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def fragment(res: Result, name: str, mount: str, cache: int | None = None) -> str:
+    """The ``filesystems:`` fragment (YAML), every number commented with its origin;
+    ``cache``: the page cache size (default: this node's available memory; 0: none)."""
+    cache = page_cache() if cache is None else cache
+    lines = [
         f"# written by `smpy calibrate storage {res.path}` "
         f"({'O_DIRECT' if res.direct else 'fsync + fadvise DONTNEED'}; every point in the .txt)",
         "filesystems:",
@@ -330,8 +350,12 @@ def fragment(res: Result, name: str, mount: str) -> str:
         f"      read_stream: {res.read_bw:.6g}Bps    # one stream: sequential read, largest block",
         f"      write_stream: {res.write_bw:.6g}Bps   # one stream: sequential write + fsync, largest block",
         f"      latency: {res.latency:.6g}s   # mean of random read ({res.read_latency:.3g} s) and "
-        f"write ({res.write_latency:.3g} s), smallest size, less the transfer",
-        ""])
+        f"write ({res.write_latency:.3g} s), smallest size, less the transfer"]
+    if cache > 0:
+        lines += ["    cache:",
+                  f"      size: {cache}B   # page cache: MemAvailable when calibrated (writes land "
+                  "there, fsync waits for the write-back)"]
+    return "\n".join(lines + [""])
 
 
 def plot(res: Result, path: str) -> bool:
@@ -377,6 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="access sizes, multiples of 4 KiB (default 4KiB,64KiB,1MiB,4MiB)")
     ap.add_argument("--ops", type=int, default=200, help="random operations per size (default 200)")
     ap.add_argument("--seconds", type=float, default=40.0, help="time budget of all phases (default 40)")
+    ap.add_argument("--cache", default=None,
+                    help="page cache size in the fragment (default: MemAvailable; 0: none)")
     ap.add_argument("--buffered", action="store_true", help="do not use O_DIRECT (fsync and fadvise instead)")
     ap.add_argument("--quick", action="store_true", help="8 MiB file, 40 operations, 2 s budget (tests)")
     return ap
@@ -404,6 +430,11 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
     size, sizes = _options(ns, ap)
     try:
+        cache = None if ns.cache is None else int(parse_size(ns.cache))
+    except ValueError as exc:
+        print(f"smpy calibrate storage: error: --cache: {exc}", file=sys.stderr)
+        return 2
+    try:
         res = measure(ns.path, size, sizes, ns.seconds, ns.ops, False if ns.buffered else None)
     except OSError as exc:
         print(f"smpy calibrate storage: error: {ns.path}: {exc.strerror or exc}", file=sys.stderr)
@@ -416,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     prefix = ns.output
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
     mount = ns.mount or res.path
-    Path(prefix + ".yaml").write_text(fragment(res, ns.name, mount), encoding="utf-8")
+    Path(prefix + ".yaml").write_text(fragment(res, ns.name, mount, cache), encoding="utf-8")
     Path(prefix + ".txt").write_text(text + "\n", encoding="utf-8")
     made = plot(res, prefix + ".png")
     print(f"wrote {prefix}.yaml, {prefix}.txt" + (f", {prefix}.png" if made else " (no matplotlib: no plot)"))
