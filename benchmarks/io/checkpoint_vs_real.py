@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     load1 = os.getloadavg()
     print(f"\n{a.mib} MiB per rank, np.save + fsync, median of {a.reps}; load average "
           f"{load0[0]:.1f} before, {load1[0]:.1f} after")
-    print("checkpoint (barrier to barrier) and, apart, its fsync (rank 0); medians over the rounds")
+    print("checkpoint (barrier to barrier) and, apart, the slowest rank's fsync; medians over the rounds")
     print(f"{'np':>3} {'phase':>10} {'real s':>9} {'predicted s':>12} {'error':>8} {'noise floor':>12}")
     for np_ in a.np:
         mine = [r for r in rows if r[0] == np_]
