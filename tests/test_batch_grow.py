@@ -120,3 +120,36 @@ def test_a_growing_workload_is_deterministic(tmp_path: Path) -> None:
         res, err = _run(tmp_path, GROW, energy=True, trace=str(trace))
         outs.append((res.table(), json.dumps({**res.to_json(), "wall_s": 0, "cpu_s": 0, "peak_rss_bytes": 0}), trace.read_bytes(), err))
     assert outs[0] == outs[1]
+
+
+BOOT_PLATFORM = """name: fourboot
+hosts:
+  - {name: n0, speed: 1Gf, power: {off: 10W, pstates: ["100:150:200"]}}
+  - {name: n1, speed: 1Gf, power: {off: 10W, pstates: ["100:150:200"]}}
+  - {name: n2, speed: 1Gf, power: {off: 10W, pstates: ["100:150:200"]}, node: {state: off, boot: {time: 10s, power: 120W}}}
+  - {name: n3, speed: 1Gf, power: {off: 10W, pstates: ["100:150:200"]}, node: {state: off, boot: {time: 10s, power: 120W}}}
+links:
+  - {name: xbar, bandwidth: 1GBps, latency: 0, sharing: FATPIPE}
+routes:
+  - {src: n0, dst: n1, links: [xbar]}
+  - {src: n0, dst: n2, links: [xbar]}
+  - {src: n0, dst: n3, links: [xbar]}
+  - {src: n1, dst: n2, links: [xbar]}
+  - {src: n1, dst: n3, links: [xbar]}
+  - {src: n2, dst: n3, links: [xbar]}
+"""
+
+
+def test_a_spawn_boots_an_off_node_the_scheduler_has_free(tmp_path: Path) -> None:
+    """n2 and n3 are off (10 s boot at 120 W). a's spawn at 1 s takes the free n1, then boots
+    n2: its children start at 1 + 10 s and end at 13 s; a holds n1 and n2 over [1, 13] (n2's
+    boot is a's time and energy: 10 s x 120 W + 2 s x 100 W), and b, waiting since 2 s, starts
+    at 13 s on n1, n2 and n3 (a batch job switches its off node on without a boot)."""
+    plat = tmp_path / "fourboot.yaml"
+    plat.write_text(BOOT_PLATFORM)
+    jobs = [f"name: a, program: {GROWER}, args: ['2', '1', '13', '15'], np: 1", GROW[1]]
+    res, _ = _run(tmp_path, jobs, platform=str(plat), energy=True)
+    assert _times(res) == {"a": (0.0, 15.0, "done"), "b": (13.0, 14.0, "done")}
+    assert res.job("a").grown == [["n1", 1.0, 13.0], ["n2", 1.0, 13.0]]
+    assert res.job("b").hosts == ["n1", "n2", "n3"]
+    assert res.job("a").energy_J == 100 * 15 + 100 * 12 + (120 * 10 + 100 * 2)

@@ -520,3 +520,41 @@ print(r, int(got[0]), int(got[16 * 1024]), int((got[:16 * 1024] == r + 1).all())
     assert res.status == "ok", res.message + res.stderr
     rows = sorted(tuple(map(int, ln.split())) for ln in res.stdout.splitlines())
     assert rows == [(r, r + 1, r + 11, 1, 1) for r in range(4)]
+
+
+def test_two_phase_exchange_is_messages_between_the_ranks(tmp_path):
+    # one aggregator (rank 0, host c0); rank 1 (host c1) owns every other 4 KiB block: its
+    # 256 KiB travel to rank 0 as a point-to-point message of the runtime before the write,
+    # and back from rank 0 after the read (trace flows), and the contents are MPICH's
+    prog = """
+from mpi4py import MPI
+import numpy as np
+comm = MPI.COMM_WORLD
+n, r = comm.size, comm.rank
+ft = MPI.BYTE.Create_vector(64, 4096, 4096 * n).Commit()
+info = MPI.Info.Create()
+for k in ("romio_cb_write", "romio_cb_read"):
+    info.Set(k, "enable")
+info.Set("cb_nodes", "1")
+f = MPI.File.Open(comm, "{path}", MPI.MODE_CREATE | MPI.MODE_RDWR, info)
+f.Set_view(r * 4096, MPI.BYTE, ft)
+f.Write_all(np.full(64 * 4096, r + 1, np.uint8))
+got = np.zeros(64 * 4096, np.uint8)
+f.Seek(0)
+f.Read_all(got)
+f.Close()
+print(int((got == r + 1).all()))
+"""
+    path = tmp_path / "scratch" / "tp"
+    trace = tmp_path / "t.json"
+    res = run(None, np=2, platform=_platform(tmp_path, 2, 2), capture=True, echo=False,
+              command=prog.format(path=path), cfg={"smpi/simulate-computation": "no"}, trace=str(trace))
+    assert _times(res) == [1.0, 1.0]
+    data = np.frombuffer(path.read_bytes(), np.uint8)
+    assert len(data) == 2 * 64 * 4096 and np.array_equal(data[::4096], np.tile([1, 2], 64))
+    events = json.loads(trace.read_text())
+    flows = [(e["tid"], e["args"]["bytes"]) for e in events if e["ph"] == "s"]
+    assert flows.count((1, 64 * 4096)) == 1  # rank 1's pieces to the aggregator (write)
+    assert flows.count((0, 64 * 4096)) == 1  # and back to rank 1 (read)
+    # the aggregator learnt rank 1's 64 pieces: their offsets and their lengths (8 B each)
+    assert flows.count((1, 64 * 8)) == 4
