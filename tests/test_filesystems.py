@@ -114,6 +114,36 @@ def test_full_cache_writes_at_disk_speed_and_no_cache_writes_through():
     assert out["t"] == pytest.approx(0.002 + 5 * MiB / 50e6, rel=1e-12)
 
 
+def test_per_stream_limit_beside_the_aggregate_capacity():
+    """stream = 100 MB/s, aggregate = 150 MB/s: one stream gets 100, two get 75 each; a
+    write-back (a local file system's writes) is bounded by the aggregate only."""
+    p = DiskParams(read=150e6, write=150e6, read_stream=100e6, write_stream=100e6)
+    n = 75e6
+
+    def ends(k, write, writeback=False):
+        def body(eng, model):
+            s = Server(model, "d", p, 0, MiB, writeback=writeback)
+            acts = [s.write(1, i * int(n), int(n)) if write else s.read(1, i * int(n), int(n))
+                    for i in range(k)]
+            for a in acts:
+                block_on(a)
+            return {"t": eng.now}
+        return _timed(body)[1]["t"]
+    assert ends(1, True) == pytest.approx(n / 100e6, rel=1e-12)
+    assert ends(2, True) == pytest.approx(n / 75e6, rel=1e-12)
+    assert ends(1, False) == pytest.approx(n / 100e6, rel=1e-12)
+    assert ends(2, False) == pytest.approx(n / 75e6, rel=1e-12)
+    assert ends(1, True, writeback=True) == pytest.approx(n / 150e6, rel=1e-12)
+    assert ends(2, True, writeback=True) == pytest.approx(2 * n / 150e6, rel=1e-12)
+    # without the keys: today's model, the aggregate bounds one stream
+    agg = DiskParams(read=150e6, write=150e6)
+
+    def plain(eng, model):
+        block_on(Server(model, "d", agg, 0, MiB).write(1, 0, int(n)))
+        return {"t": eng.now}
+    assert _timed(plain)[1]["t"] == pytest.approx(n / 150e6, rel=1e-12)
+
+
 def test_hdd_sequential_accesses_skip_the_seek_random_ones_pay_it():
     p = DiskParams(kind="hdd", read=100e6, write=100e6, latency=0.0, seek=0.008, rpm=7200)
 
@@ -381,6 +411,17 @@ def test_filesystems_schema_errors_name_the_field(tmp_path):
         {"name": "x", "kind": "local", "mount": "/x", "disk": {"kind": "ssd", "seek": "1ms"}}]}))
     with pytest.raises(PlatformError, match=r"filesystems\[0\]\.disk\.seek"):
         load_platform(p)
+    for disk, field in (({"write": "100MBps", "write_stream": "200MBps"}, "write_stream"),
+                        ({"read_stream": "0Bps"}, "read_stream")):
+        p.write_text(json.dumps({"hosts": [{"name": "a", "speed": "1Gf"}], "filesystems": [
+            {"name": "x", "kind": "local", "mount": "/x", "disk": disk}]}))
+        with pytest.raises(PlatformError, match=rf"filesystems\[0\]\.disk\.{field}: "):
+            load_platform(p)
+    p.write_text(json.dumps({"hosts": [{"name": "a", "speed": "1Gf"}], "filesystems": [
+        {"name": "x", "kind": "local", "mount": "/x",
+         "disk": {"write": "150MBps", "write_stream": "100MBps"}}]}))
+    (fs,) = load_platform(p).filesystems
+    assert (fs.disk.write, fs.disk.write_stream, fs.disk.read_stream) == (150e6, 100e6, 0.0)
 
 
 def test_report_gives_per_file_rank_and_server_figures(tmp_path):

@@ -5,8 +5,9 @@
    ``filesystems:`` fragment mounted at DIR;
 3. ``ckpt.py`` (every rank ``np.save`` + ``fsync`` of MIB MiB, REPS times, median) runs, for
    each process count, in interleaved rounds: real (``mpiexec``), predicted (``smpyrun``),
-   real again. The prediction error is against the mean of the real runs; the noise floor is
-   the relative difference between the two real runs of a round (mean over the rounds), in
+   real again. The prediction error is against the median of the real runs (of the median
+   prediction); the noise floor is the relative difference between the two real runs of a
+   round (median over the rounds), in
    the same interleaved session. The load average is printed before and after.
 
     python benchmarks/io/checkpoint_vs_real.py                       # np 1 2, 64 MiB, 3 rounds
@@ -38,11 +39,12 @@ def _out(cmd: list[str], timeout: float = 1800) -> str:
     return p.stdout
 
 
-def _seconds(text: str) -> float:
-    m = re.search(r"^checkpoint (\S+)", text, re.M)
+def _seconds(text: str) -> tuple[float, float]:
+    """(checkpoint, fsync) median seconds printed by ckpt.py."""
+    m = re.search(r"^checkpoint (\S+)\nfsync (\S+)", text, re.M)
     if m is None:
         raise SystemExit(f"no checkpoint time in:\n{text[-1000:]}")
-    return float(m.group(1))
+    return float(m.group(1)), float(m.group(2))
 
 
 def calibrate(d: Path, out: Path, seconds: float) -> Path:
@@ -89,18 +91,22 @@ def main(argv: list[str] | None = None) -> int:
                                       "--hosts", f"node-0:{np_}", *prog]))
                 real2 = _seconds(_out([mpiexec, "-n", str(np_), sys.executable, *prog]))
                 rows.append((np_, rnd, real1, pred, real2))
-                print(f"round {rnd} np {np_}: real {real1:.4f} s, predicted {pred:.4f} s, real {real2:.4f} s",
+                print(f"round {rnd} np {np_}: real {real1[0]:.4f} s (fsync {real1[1]:.4f}), predicted "
+                      f"{pred[0]:.4f} s (fsync {pred[1]:.4f}), real {real2[0]:.4f} s (fsync {real2[1]:.4f})",
                       flush=True)
     load1 = os.getloadavg()
     print(f"\n{a.mib} MiB per rank, np.save + fsync, median of {a.reps}; load average "
           f"{load0[0]:.1f} before, {load1[0]:.1f} after")
-    print(f"{'np':>3} {'real s':>9} {'predicted s':>12} {'error':>8} {'noise floor':>12}")
+    print("checkpoint (barrier to barrier) and, apart, the slowest rank's fsync; medians over the rounds")
+    print(f"{'np':>3} {'phase':>10} {'real s':>9} {'predicted s':>12} {'error':>8} {'noise floor':>12}")
     for np_ in a.np:
         mine = [r for r in rows if r[0] == np_]
-        real = statistics.mean(x for r in mine for x in (r[2], r[4]))
-        pred = statistics.mean(r[3] for r in mine)
-        noise = statistics.mean(abs(r[2] - r[4]) / ((r[2] + r[4]) / 2) for r in mine)
-        print(f"{np_:>3} {real:9.4f} {pred:12.4f} {100 * (pred - real) / real:7.1f}% {100 * noise:11.1f}%")
+        for i, phase in enumerate(("checkpoint", "fsync")):
+            real = statistics.median(x[i] for r in mine for x in (r[2], r[4]))
+            pred = statistics.median(r[3][i] for r in mine)
+            noise = statistics.median(abs(r[2][i] - r[4][i]) / ((r[2][i] + r[4][i]) / 2) for r in mine)
+            print(f"{np_:>3} {phase:>10} {real:9.4f} {pred:12.4f} {100 * (pred - real) / real:7.1f}% "
+                  f"{100 * noise:11.1f}%")
     return 0
 
 
