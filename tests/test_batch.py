@@ -145,6 +145,8 @@ def test_swf_records_become_jobs(tmp_path: Path) -> None:
 
 BAD = [
     ("scheduler: sjf\n", "w.yaml: scheduler: expected one of fcfs, easy, none, got 'sjf'"),
+    ("kill_at_walltime: maybe\njobs: [{name: a, program: PROG}]\n",
+     "w.yaml: kill_at_walltime: expected true or false, got 'maybe'"),
     ("jobs: [{name: a, program: PROG, np: 0}]\n", "w.yaml: jobs[0].np: expected a whole number of 1 or more, got 0"),
     ("jobs: [{name: a, program: PROG, npp: 2}]\n", "w.yaml: jobs[0].npp: unknown key"),
     ("jobs: [{name: a, program: nothere.py}]\n", "w.yaml: jobs[0].program: no such file"),

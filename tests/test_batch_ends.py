@@ -15,7 +15,7 @@ from smpy.cli import batch
 from smpy.cli.workload import load_workload
 
 DIR = Path(__file__).parent / "programs" / "batch"
-SLEEPER, ENDER, XFER = DIR / "sleeper.py", DIR / "ender.py", DIR / "xfer.py"
+SLEEPER, ENDER, XFER, SPAWNER = DIR / "sleeper.py", DIR / "ender.py", DIR / "xfer.py", DIR / "spawner.py"
 
 
 def _run(tmp_path: Path, jobs: list[str], scheduler: str = "fcfs", extra: str = "", platform: str = "four.yaml",
@@ -100,6 +100,7 @@ def test_a_failing_job_ends_alone_and_the_others_keep_their_times(tmp_path: Path
     assert res.job("mid").reason == reason
     assert (res.status, res.exit_code) == ("failed", 1)
     assert f"job 'mid' (jobs[1]) failed (exit code {code}): {reason}; its nodes are freed" in err
+    assert "aborting the run" not in err and "the run ends" not in err
     assert res.job_output("a") == "1 ranks slept 5 s\n" and res.job_output("c") == "1 ranks slept 3 s\n"
     without, _ = _run(tmp_path, [jobs[0], jobs[2]], solo=False)
     assert [(j.start_s, j.end_s) for j in without.jobs] == [(0.0, 5.0), (0.0, 3.0)]
@@ -140,8 +141,8 @@ def test_a_deadlocked_job_is_reported_and_the_others_go_on(tmp_path: Path) -> No
     res, err = _run(tmp_path, jobs, solo=False)
     assert _times(res) == {"stuck": (0.0, 4.0, "deadlock", 1), "a": (0.0, 4.0, "done", 0),
                            "b": (4.0, 5.0, "done", 0)}
-    assert res.job("stuck").reason.startswith("deadlock at 4 s: 2 rank(s) blocked forever (rank 0 (process 0, "
-                                              "host n0): blocked in MPI_Recv")
+    assert res.job("stuck").reason == ("deadlock at 4 s: rank 0 blocked forever in MPI_Recv(source=1, "
+                                       "tag=MPI_ANY_TAG, comm=MPI_COMM_WORLD) (and 1 more)")
     assert "DEADLOCK of job 'stuck'" in err and "rank 1 (process 1, host n1): blocked in MPI_Recv" in err
     # with a walltime, the stuck job is killed at it instead
     jobs[0] += ", walltime: 2s"
@@ -194,3 +195,39 @@ def test_two_host_failures_end_two_jobs_each_with_its_own_lost_rank(tmp_path: Pa
     assert _times(res) == {"a": (0.0, 1.001, "failed", 137), "b": (0.0, 2.001, "failed", 137)}
     assert res.job("b").reason == "host n2 failed at 2 s (processes 2 lost); the job was aborted at 2.001 s"
     assert "RANKS 2 RUNNING AT n2" in err
+
+
+def test_spawned_processes_belong_to_their_job(tmp_path: Path) -> None:
+    """p's rank 0 spawns two children sleeping 3 s (spawn costs set to 0; their connection to
+    the parent takes a few hundred ns): the job ends with them at 3 s, their output is its;
+    with a 2 s walltime they die with it."""
+    cfg = {"smpy/spawn-node-cost": "0", "smpy/spawn-process-cost": "0", "smpy/spawn-init-cost": "0"}
+    job = f"name: p, program: {SPAWNER}, args: ['2', '3'], np: 1, hosts: [n0]"
+    res, _ = _run(tmp_path, [job], scheduler="none", solo=False, cfg=cfg)
+    assert _times(res)["p"][2:] == ("done", 0) and res.job("p").end_s == pytest.approx(3.0, abs=1e-6)
+    assert sorted(res.job_output("p").splitlines()) == ["child 0 slept 3 s", "child 1 slept 3 s"]
+    res, _ = _run(tmp_path, [job + ", walltime: 2s"], scheduler="none", solo=False, cfg=cfg)
+    assert _times(res)["p"] == (0.0, 2.0, "timeout", 124) and res.job_output("p") == ""
+    assert res.makespan_s == 2.0
+
+
+def test_a_link_failure_ends_only_the_job_whose_message_it_breaks(tmp_path: Path) -> None:
+    """l01 fails at 1 s under job a's message (n0 -> n1, 2 MB at 1 MB/s): a is aborted at the
+    detection (1 ms later) with the link named; b's message crosses l23 only, so b ends exactly
+    as without the failure; c (submitted at 2 s on n0 and n1, no message) runs there: only the
+    link failed, the nodes are up."""
+    jobs = [f"name: a, program: {XFER}, args: ['2000000'], np: 2, hosts: [n0, n1]",
+            f"name: b, program: {XFER}, args: ['3000000'], np: 2, hosts: [n2, n3]",
+            f"name: c, program: {SLEEPER}, args: ['1'], np: 2, submit: 2s, hosts: [n0, n1]"]
+    alone, _ = _run(tmp_path, jobs[1:2], scheduler="none", platform="pairs.yaml", solo=False)
+    res, err = _run(tmp_path, jobs, scheduler="none", platform="pairs.yaml", solo=False,
+                    cfg={"smpy/fail": "l01@1s"})
+    b_end = alone.job("b").end_s
+    assert b_end > 3.0
+    assert _times(res) == {"a": (0.0, 1.001, "failed", 137), "b": (0.0, b_end, "done", 0),
+                           "c": (2.0, 3.0, "done", 0)}
+    assert res.job("a").reason == ("link l01 failed at simulated time 1 s; a message crossing it was lost; "
+                                   "the job was aborted at 1.001 s")
+    assert res.job_output("b") == alone.job_output("b") and res.job_output("a") == ""
+    assert "[smpy] job 'a' (jobs[0]) failed (exit code 137): link l01 failed" in err
+    assert (res.status, res.exit_code) == ("failed", 1)

@@ -114,6 +114,36 @@ def test_full_cache_writes_at_disk_speed_and_no_cache_writes_through():
     assert out["t"] == pytest.approx(0.002 + 5 * MiB / 50e6, rel=1e-12)
 
 
+def test_per_stream_limit_beside_the_aggregate_capacity():
+    """stream = 100 MB/s, aggregate = 150 MB/s: one stream gets 100, two get 75 each; a
+    write-back (a local file system's writes) is bounded by the aggregate only."""
+    p = DiskParams(read=150e6, write=150e6, read_stream=100e6, write_stream=100e6)
+    n = 75e6
+
+    def ends(k, write, writeback=False):
+        def body(eng, model):
+            s = Server(model, "d", p, 0, MiB, writeback=writeback)
+            acts = [s.write(1, i * int(n), int(n)) if write else s.read(1, i * int(n), int(n))
+                    for i in range(k)]
+            for a in acts:
+                block_on(a)
+            return {"t": eng.now}
+        return _timed(body)[1]["t"]
+    assert ends(1, True) == pytest.approx(n / 100e6, rel=1e-12)
+    assert ends(2, True) == pytest.approx(n / 75e6, rel=1e-12)
+    assert ends(1, False) == pytest.approx(n / 100e6, rel=1e-12)
+    assert ends(2, False) == pytest.approx(n / 75e6, rel=1e-12)
+    assert ends(1, True, writeback=True) == pytest.approx(n / 150e6, rel=1e-12)
+    assert ends(2, True, writeback=True) == pytest.approx(2 * n / 150e6, rel=1e-12)
+    # without the keys: today's model, the aggregate bounds one stream
+    agg = DiskParams(read=150e6, write=150e6)
+
+    def plain(eng, model):
+        block_on(Server(model, "d", agg, 0, MiB).write(1, 0, int(n)))
+        return {"t": eng.now}
+    assert _timed(plain)[1]["t"] == pytest.approx(n / 150e6, rel=1e-12)
+
+
 def test_hdd_sequential_accesses_skip_the_seek_random_ones_pay_it():
     p = DiskParams(kind="hdd", read=100e6, write=100e6, latency=0.0, seek=0.008, rpm=7200)
 
@@ -381,6 +411,17 @@ def test_filesystems_schema_errors_name_the_field(tmp_path):
         {"name": "x", "kind": "local", "mount": "/x", "disk": {"kind": "ssd", "seek": "1ms"}}]}))
     with pytest.raises(PlatformError, match=r"filesystems\[0\]\.disk\.seek"):
         load_platform(p)
+    for disk, field in (({"write": "100MBps", "write_stream": "200MBps"}, "write_stream"),
+                        ({"read_stream": "0Bps"}, "read_stream")):
+        p.write_text(json.dumps({"hosts": [{"name": "a", "speed": "1Gf"}], "filesystems": [
+            {"name": "x", "kind": "local", "mount": "/x", "disk": disk}]}))
+        with pytest.raises(PlatformError, match=rf"filesystems\[0\]\.disk\.{field}: "):
+            load_platform(p)
+    p.write_text(json.dumps({"hosts": [{"name": "a", "speed": "1Gf"}], "filesystems": [
+        {"name": "x", "kind": "local", "mount": "/x",
+         "disk": {"write": "150MBps", "write_stream": "100MBps"}}]}))
+    (fs,) = load_platform(p).filesystems
+    assert (fs.disk.write, fs.disk.write_stream, fs.disk.read_stream) == (150e6, 100e6, 0.0)
 
 
 def test_report_gives_per_file_rank_and_server_figures(tmp_path):
@@ -520,3 +561,41 @@ print(r, int(got[0]), int(got[16 * 1024]), int((got[:16 * 1024] == r + 1).all())
     assert res.status == "ok", res.message + res.stderr
     rows = sorted(tuple(map(int, ln.split())) for ln in res.stdout.splitlines())
     assert rows == [(r, r + 1, r + 11, 1, 1) for r in range(4)]
+
+
+def test_two_phase_exchange_is_messages_between_the_ranks(tmp_path):
+    # one aggregator (rank 0, host c0); rank 1 (host c1) owns every other 4 KiB block: its
+    # 256 KiB travel to rank 0 as a point-to-point message of the runtime before the write,
+    # and back from rank 0 after the read (trace flows), and the contents are MPICH's
+    prog = """
+from mpi4py import MPI
+import numpy as np
+comm = MPI.COMM_WORLD
+n, r = comm.size, comm.rank
+ft = MPI.BYTE.Create_vector(64, 4096, 4096 * n).Commit()
+info = MPI.Info.Create()
+for k in ("romio_cb_write", "romio_cb_read"):
+    info.Set(k, "enable")
+info.Set("cb_nodes", "1")
+f = MPI.File.Open(comm, "{path}", MPI.MODE_CREATE | MPI.MODE_RDWR, info)
+f.Set_view(r * 4096, MPI.BYTE, ft)
+f.Write_all(np.full(64 * 4096, r + 1, np.uint8))
+got = np.zeros(64 * 4096, np.uint8)
+f.Seek(0)
+f.Read_all(got)
+f.Close()
+print(int((got == r + 1).all()))
+"""
+    path = tmp_path / "scratch" / "tp"
+    trace = tmp_path / "t.json"
+    res = run(None, np=2, platform=_platform(tmp_path, 2, 2), capture=True, echo=False,
+              command=prog.format(path=path), cfg={"smpi/simulate-computation": "no"}, trace=str(trace))
+    assert _times(res) == [1.0, 1.0]
+    data = np.frombuffer(path.read_bytes(), np.uint8)
+    assert len(data) == 2 * 64 * 4096 and np.array_equal(data[::4096], np.tile([1, 2], 64))
+    events = json.loads(trace.read_text())
+    flows = [(e["tid"], e["args"]["bytes"]) for e in events if e["ph"] == "s"]
+    assert flows.count((1, 64 * 4096)) == 1  # rank 1's pieces to the aggregator (write)
+    assert flows.count((0, 64 * 4096)) == 1  # and back to rank 1 (read)
+    # the aggregator learnt rank 1's 64 pieces: their offsets and their lengths (8 B each)
+    assert flows.count((1, 64 * 8)) == 4

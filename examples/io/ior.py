@@ -32,6 +32,8 @@ p.add_argument("-w", action="store_true", help="write only")
 p.add_argument("-r", action="store_true", help="read only (of a file written before)")
 p.add_argument("-o", default="ior.dat", help="test file (ior.dat)")
 p.add_argument("-k", action="store_true", help="keep the file(s)")
+p.add_argument("-H", action="append", default=[], metavar="KEY=VALUE",
+               help="an MPI-IO hint (repeatable), e.g. romio_cb_write=enable")
 args = p.parse_args()
 if args.b % args.t:
     p.error("the block size must be a multiple of the transfer size")
@@ -64,7 +66,12 @@ def phase(write):
         return
     fcomm = MPI.COMM_SELF if args.F else comm
     amode = (MPI.MODE_CREATE | MPI.MODE_WRONLY) if write else MPI.MODE_RDONLY
-    f = MPI.File.Open(fcomm, path, amode)
+    info = MPI.Info.Create()
+    for hint in args.H:
+        key, _, value = hint.partition("=")
+        info.Set(key, value)
+    f = MPI.File.Open(fcomm, path, amode, info)
+    info.Free()
     for off in offsets():
         if write:
             (f.Write_at_all if args.c else f.Write_at)(off, buf)

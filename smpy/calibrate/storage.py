@@ -9,10 +9,15 @@ Model fitted (the ``simple`` disk of :mod:`smpy.storage.filesystem`): an operati
 
 .. math::
 
-    T(n) = \lambda + n / B_{r|w}
+    T(n) = \lambda + n / b_{r|w}, \qquad \textstyle\sum_\text{concurrent} b \le B_{r|w}
 
-:math:`B_r` and :math:`B_w` are the bandwidths of the largest sequential accesses (bytes
-moved over the phase's time, the final ``fsync`` included); :math:`\lambda` is what the
+:math:`b_r` and :math:`b_w` (``read_stream``, ``write_stream``) are the bandwidths of one
+stream, the largest sequential accesses (bytes moved over the phase's time, the final
+``fsync`` included); :math:`B_r` and :math:`B_w` (``read``, ``write``) the aggregate, the
+best of :math:`b` and of :math:`k = 1, 2, 4` concurrent streams (threads, each its own file
+of ``size/k`` bytes, written in the largest block then ``fsync``'ed, then read back; bytes of
+all over the time until the last one is done) -- a device with a deep queue (an SSD, a
+virtual disk) moves more with several requests in flight; :math:`\lambda` is what the
 smallest random access costs beyond its transfer, :math:`\lambda_{r|w} = T_\text{rand}(n_0)
 - n_0 / B_{r|w}` (:math:`n_0` the smallest size, :math:`T_\text{rand}` the mean time per
 random operation; a least-squares line over all sizes would let the large, noisy ones decide
@@ -33,7 +38,14 @@ Phases (each bounded by time, so that the whole run stays under ``--seconds``, d
 1. sequential write of a file of ``--size`` bytes (default 256 MiB) in blocks of each
    size of ``--sizes`` (the largest first, which gives :math:`B_w`), then ``fsync``;
 2. sequential read of it, block by block, for each size (:math:`B_r` from the largest);
-3. random reads and random writes of each size at aligned offsets inside the file.
+3. random reads and random writes of each size at aligned offsets inside the file;
+4. :math:`k = 1, 2, 4` concurrent writers, then readers (the aggregate bandwidths).
+
+The fragment also gives the file system a write-back ``cache`` of this node's available memory
+(``MemAvailable``; ``--cache SIZE`` to choose, 0 for none): a program's ``write`` lands in the
+page cache at memory speed (its copy is the rank's computation) and ``fsync`` waits for the
+write-back, which keeps many requests in flight and so goes at the aggregate bandwidth
+(:mod:`smpy.storage.filesystem`).
 
 Outputs: ``PREFIX.yaml`` (the ``filesystems:`` fragment, every number commented),
 ``PREFIX.png`` (time per operation against size, the fitted lines; matplotlib),
@@ -48,6 +60,7 @@ import mmap
 import os
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,13 +71,15 @@ from smpy.support.units import format_byte_rate, format_time, parse_size
 KiB, MiB = 1 << 10, 1 << 20
 ALIGN = 4096
 DEFAULT_SIZES = (4 * KiB, 64 * KiB, 1 * MiB, 4 * MiB)
+#: concurrent streams of the aggregate-bandwidth phase
+STREAMS = (1, 2, 4)
 
 
 @dataclass
 class Point:
     """One measured series: ``ops`` operations of ``size`` bytes in ``seconds``."""
 
-    kind: str  # seq-write | seq-read | rand-write | rand-read
+    kind: str  # seq-write | seq-read | rand-write | rand-read | conc-write | conc-read (ops = streams)
     size: int
     ops: int
     seconds: float
@@ -88,6 +103,9 @@ class Result:
     write_bw: float = 0.0
     read_latency: float = 0.0
     write_latency: float = 0.0
+    #: aggregate bandwidths (best of one stream and the concurrent phases)
+    read_agg: float = 0.0
+    write_agg: float = 0.0
     seconds: float = 0.0
 
     @property
@@ -198,12 +216,63 @@ def _random(f: _File, sizes: list[int], budget: float, ops: int, seed: int, out:
         out.append(Point("rand-write", size, n, secs))
 
 
+def _concurrent(d: Path, direct: bool, size: int, block: int, streams: tuple[int, ...],
+                out: list[Point]) -> None:
+    """For each k: k threads write their own file of size/k bytes (then fsync), then read it
+    back (caches dropped); one point per phase, ``ops`` = k, bytes of all over the wall time."""
+    for k in streams:
+        per = max(block, (size // k) // block * block)
+        files = [_File(d / f".smpy-calibrate-storage-{os.getpid()}-{k}-{i}.bin", per, direct)
+                 for i in range(k)]
+        try:
+            for f in files:
+                f.ensure(block)
+
+            def wr(f: _File) -> None:
+                for i in range(f.size // block):
+                    f.write(i * block, block)
+                os.fsync(f.fd)
+
+            def rd(f: _File) -> None:
+                for i in range(f.size // block):
+                    f.read(i * block, block)
+            out.append(Point("conc-write", per, k, _threads(wr, files)))
+            for f in files:
+                f.drop_cache()
+            out.append(Point("conc-read", per, k, _threads(rd, files)))
+        finally:
+            for f in files:
+                f.close()
+
+
+def _threads(fn: Callable[[_File], None], files: list[_File]) -> float:
+    """Run ``fn(f)`` for every file in its own thread; wall seconds until the last ends."""
+    errors: list[BaseException] = []
+
+    def run(f: _File) -> None:
+        try:
+            fn(f)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            errors.append(exc)
+    ths = [threading.Thread(target=run, args=(f,)) for f in files]
+    t0 = time.perf_counter()
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    if errors:
+        raise errors[0]
+    return time.perf_counter() - t0
+
+
 def _summarise(res: Result) -> None:
     def best(kind: str) -> Point:
         pts = [p for p in res.points if p.kind == kind and p.ops]
         return max(pts, key=lambda p: p.size)
     res.write_bw = best("seq-write").bandwidth
     res.read_bw = best("seq-read").bandwidth
+    for kind, attr, one in (("conc-write", "write_agg", res.write_bw), ("conc-read", "read_agg", res.read_bw)):
+        setattr(res, attr, max([one] + [p.bandwidth for p in res.points if p.kind == kind]))
     for kind, attr, bw in (("rand-read", "read_latency", res.read_bw),
                            ("rand-write", "write_latency", res.write_bw)):
         p = min((p for p in res.points if p.kind == kind and p.ops), key=lambda p: p.size)
@@ -230,6 +299,7 @@ def measure(path: str, file_size: int, sizes: list[int], seconds: float, ops: in
         _random(f, sizes, budget, ops, seed, res.points)
     finally:
         f.close()
+    _concurrent(d, res.direct, file_size, sizes[0], STREAMS, res.points)
     res.seconds = time.perf_counter() - t0
     _summarise(res)
     return res
@@ -242,15 +312,31 @@ def table(res: Result) -> str:
     for p in res.points:
         lines.append(f"{p.kind:<11} {p.size:>9} {p.ops:>7} {format_time(p.per_op):>11} "
                      f"{format_byte_rate(p.bandwidth):>13}")
-    lines.append(f"sequential: read {format_byte_rate(res.read_bw)}, write {format_byte_rate(res.write_bw)}; "
+    lines.append(f"aggregate (best of one stream and 1, 2, 4 concurrent ones): read "
+                 f"{format_byte_rate(res.read_agg)}, write {format_byte_rate(res.write_agg)}")
+    lines.append(f"one stream, sequential: read {format_byte_rate(res.read_bw)}, write {format_byte_rate(res.write_bw)}; "
                  f"latency (smallest random access less its transfer): read {format_time(res.read_latency)}, "
                  f"write {format_time(res.write_latency)}")
     return "\n".join(lines)
 
 
-def fragment(res: Result, name: str, mount: str) -> str:
-    """The ``filesystems:`` fragment (YAML), every number commented with its origin."""
-    return "\n".join([
+def page_cache() -> int:
+    """This node's page cache room: ``MemAvailable`` of ``/proc/meminfo`` (0 where unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def fragment(res: Result, name: str, mount: str, cache: int | None = None) -> str:
+    """The ``filesystems:`` fragment (YAML), every number commented with its origin;
+    ``cache``: the page cache size (default: this node's available memory; 0: none)."""
+    cache = page_cache() if cache is None else cache
+    lines = [
         f"# written by `smpy calibrate storage {res.path}` "
         f"({'O_DIRECT' if res.direct else 'fsync + fadvise DONTNEED'}; every point in the .txt)",
         "filesystems:",
@@ -259,11 +345,17 @@ def fragment(res: Result, name: str, mount: str) -> str:
         f"    mount: {mount}",
         "    disk:",
         "      kind: simple",
-        f"      read: {res.read_bw:.6g}Bps    # sequential read, largest block",
-        f"      write: {res.write_bw:.6g}Bps   # sequential write + fsync, largest block",
+        f"      read: {res.read_agg:.6g}Bps    # aggregate: best of 1, 2, 4 concurrent readers",
+        f"      write: {res.write_agg:.6g}Bps   # aggregate: best of 1, 2, 4 concurrent writers (+ fsync)",
+        f"      read_stream: {res.read_bw:.6g}Bps    # one stream: sequential read, largest block",
+        f"      write_stream: {res.write_bw:.6g}Bps   # one stream: sequential write + fsync, largest block",
         f"      latency: {res.latency:.6g}s   # mean of random read ({res.read_latency:.3g} s) and "
-        f"write ({res.write_latency:.3g} s), smallest size, less the transfer",
-        ""])
+        f"write ({res.write_latency:.3g} s), smallest size, less the transfer"]
+    if cache > 0:
+        lines += ["    cache:",
+                  f"      size: {cache}B   # page cache: MemAvailable when calibrated (writes land "
+                  "there, fsync waits for the write-back)"]
+    return "\n".join(lines + [""])
 
 
 def plot(res: Result, path: str) -> bool:
@@ -309,6 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="access sizes, multiples of 4 KiB (default 4KiB,64KiB,1MiB,4MiB)")
     ap.add_argument("--ops", type=int, default=200, help="random operations per size (default 200)")
     ap.add_argument("--seconds", type=float, default=40.0, help="time budget of all phases (default 40)")
+    ap.add_argument("--cache", default=None,
+                    help="page cache size in the fragment (default: MemAvailable; 0: none)")
     ap.add_argument("--buffered", action="store_true", help="do not use O_DIRECT (fsync and fadvise instead)")
     ap.add_argument("--quick", action="store_true", help="8 MiB file, 40 operations, 2 s budget (tests)")
     return ap
@@ -336,6 +430,11 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
     size, sizes = _options(ns, ap)
     try:
+        cache = None if ns.cache is None else int(parse_size(ns.cache))
+    except ValueError as exc:
+        print(f"smpy calibrate storage: error: --cache: {exc}", file=sys.stderr)
+        return 2
+    try:
         res = measure(ns.path, size, sizes, ns.seconds, ns.ops, False if ns.buffered else None)
     except OSError as exc:
         print(f"smpy calibrate storage: error: {ns.path}: {exc.strerror or exc}", file=sys.stderr)
@@ -348,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     prefix = ns.output
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
     mount = ns.mount or res.path
-    Path(prefix + ".yaml").write_text(fragment(res, ns.name, mount), encoding="utf-8")
+    Path(prefix + ".yaml").write_text(fragment(res, ns.name, mount, cache), encoding="utf-8")
     Path(prefix + ".txt").write_text(text + "\n", encoding="utf-8")
     made = plot(res, prefix + ".png")
     print(f"wrote {prefix}.yaml, {prefix}.txt" + (f", {prefix}.png" if made else " (no matplotlib: no plot)"))

@@ -15,8 +15,10 @@ alone ``solo`` (the same job, alone on the same hosts with the same rank placeme
 extra simulation per distinct job) and ``slowdown = run / solo``, and its share of the
 platform's energy (:mod:`smpy.cli.batch_energy`: static power by the cores it holds, dynamic
 power by its own busy cores; the jobs' shares and the unattributed rest sum to the
-platform's energy, each host counted once). For the platform: the makespan ``T`` (the last end), the node utilisation
-``sum_j nodes_j * run_j / (N * T)`` and the core utilisation ``sum_j np_j * run_j / (C * T)``
+platform's energy, each host counted once). For the platform: the makespan ``T`` (the last
+end), the node utilisation
+``(sum_j nodes_j * run_j + G) / (N * T)`` (``G``: the node-seconds the jobs' spawns held,
+:mod:`smpy.cli.batch_nodes`) and the core utilisation ``sum_j np_j * run_j / (C * T)``
 (``N`` nodes, ``C`` cores of the platform), and the energy of all hosts over ``[0, T]``.
 """
 
@@ -36,9 +38,11 @@ from typing import Any
 from smpy.cli import batch_jobs as J
 from smpy.cli import launch as L
 from smpy.cli.batch_energy import EnergyShares
+from smpy.cli.batch_nodes import JobNodes
 from smpy.cli.scheduler import NodeScheduler, Request
 from smpy.cli.workload import Job, Workload, WorkloadError, load_workload
 from smpy.energy import HostEnergy
+from smpy.kernel.actors import current_actor
 from smpy.kernel.engine import DeadlockError
 from smpy.platform import PlatformError, default_platform, load_platform, place_ranks
 from smpy.runtime import ulfm
@@ -68,6 +72,8 @@ class JobRecord:
     status: str = "waiting"
     exit_code: int | None = None  #: 0 when done; set when the job ends
     reason: str = ""  #: why it ended, when not done (one line)
+    #: nodes its spawns took from the batch's pool: [host, from, to] (smpy.cli.batch_nodes)
+    grown: list[list[Any]] = field(default_factory=list)
 
     @property
     def wait_s(self) -> float | None:
@@ -135,6 +141,8 @@ class BatchResult:
                         f"{(f'{j.slowdown:8.3f}' if j.slowdown is not None else '       -')} {_f(j.energy_J)} "
                         f"{j.status}")
         rows += [f"{j.name}: {j.status} (exit code {j.exit_code}): {j.reason}" for j in self.jobs if j.reason]
+        rows += [f"{j.name}: took node {h} from {_g(t0)} s to {_g(t1)} s (spawn)" for j in self.jobs
+                 for h, t0, t1 in j.grown]
         return "\n".join(rows)
 
     #: the columns of ``--report PREFIX``'s ``PREFIX.jobs.csv``
@@ -174,6 +182,10 @@ class BatchResult:
         if self.status != "ok":
             lines.append(f"[smpy] batch ended with status '{self.status}' (exit code {self.exit_code})")
         return "\n".join(lines)
+
+
+def _g(x: float | None) -> str:
+    return "the end" if x is None else f"{x:.9g}"
 
 
 def _f(x: float | None) -> str:
@@ -233,6 +245,9 @@ class _BatchLaunch(L._Launch):
                     raise WorkloadError(f"{wl.source}: {job.origin}: {exc}") from None
             world.engine.schedule_at(job.submit, self._arrive, job)
         world.engine.on_actor_end.connect(self._actor_end)
+        world.spawn_hook = _JobSpawns(world.spawn_hook, self)
+        #: the nodes the jobs' spawns take from the scheduler's pool (smpy.cli.batch_nodes)
+        self.grown = JobNodes(self)
 
     def program_of(self, proc: Any) -> L.Program:
         return self.rank_program[proc.rank]
@@ -353,8 +368,9 @@ class _BatchLaunch(L._Launch):
             return False
         jobs = J.failed_jobs(actor, exc, self.rank_job)
         if not jobs:  # not a job's (or a process failure of jobs that ended already)
-            return isinstance(exc, ulfm.ProcessFailure) and not exc.cause and bool(exc.lost) \
-                and all(r in self.rank_job for r in exc.lost)
+            ranks = exc.ranks if isinstance(exc, ulfm.ProcessFailure) and exc.cause else \
+                getattr(exc, "lost", ())
+            return isinstance(exc, ulfm.ProcessFailure) and bool(ranks) and all(r in self.rank_job for r in ranks)
         for index in jobs:
             if self.records[index].status == "running" and index not in self.failing:
                 code, reason, message = J.failure(self.world, exc, actor, index, self.rank_job)
@@ -387,8 +403,10 @@ class _BatchLaunch(L._Launch):
                 self._timeout(index)  # stuck until its walltime, as far as the batch can tell
                 continue
             lines = J.deadlock_lines(self.world, self.wl.jobs[index].name, blocked, d.now)
-            first = lines[1].removeprefix("[smpy]   ")
-            reason = f"deadlock at {d.now:.9g} s: {len(blocked)} rank(s) blocked forever ({first}{', ...' if len(blocked) > 1 else ''})"
+            p = blocked[0][0].data
+            more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+            reason = (f"deadlock at {d.now:.9g} s: rank {p.comm_world.rank_of[p.rank]} blocked forever in "
+                      f"{blocked[0][1]}{more}")
             self._end(index, J.DEADLOCK, J.DEADLOCK_EXIT, reason, "\n".join(lines))
         return True
 
@@ -399,8 +417,9 @@ class _BatchLaunch(L._Launch):
         if rec.status != "running":
             return
         rec.status, rec.exit_code, rec.reason = state, code, reason
-        self.reports.append(f"{report}\n[smpy] job '{job.name}' ({job.origin}) {state} (exit code {code}): "
-                            f"{reason}; its nodes are freed, the other jobs go on")
+        line = (f"[smpy] job '{job.name}' ({job.origin}) {state} (exit code {code}): {reason}; its nodes are "
+                "freed, the other jobs go on")
+        self.reports.append(f"{report}\n{line}" if report else line)
         J.kill_job(self.world, index, self.rank_job, self.flows)
         self._release(index)
 
@@ -423,6 +442,7 @@ class _BatchLaunch(L._Launch):
         if ev is not None:
             ev.cancelled = True
         self.flows.forget(index)
+        self.grown.job_ended(index)
         free = []
         for h in self.nodes_of[index]:
             self.held[h.index] -= 1
@@ -434,6 +454,28 @@ class _BatchLaunch(L._Launch):
         if self.sched is not None:
             self.sched.finish(index)
             self._decide()
+
+
+class _JobSpawns:
+    """The processes a job's rank spawns (``MPI_Comm_spawn``) belong to its job: the job ends
+    when they have ended too (as ``mpiexec`` does), they are killed with it, and their output
+    is the job's."""
+
+    def __init__(self, hook: Any, launch: _BatchLaunch) -> None:
+        self.hook, self.launch = hook, launch
+
+    def __call__(self, procs: list[Any], programs: list[Any]) -> None:
+        a = current_actor()
+        p = a.data if a is not None else None
+        index = self.launch.rank_job.get(p.rank) if isinstance(p, Process) else None
+        if index is not None:
+            for q in procs:
+                self.launch.rank_job[q.rank] = index
+            self.launch.alive[index] += len(procs)
+        self.hook(procs, programs)
+
+    def restore_path(self) -> None:
+        self.hook.restore_path()
 
 
 def _setup(wl: Workload, cfg: dict[str, Any], energy: bool) -> tuple[Any, Config, bool]:
@@ -532,6 +574,7 @@ def _result(wl: Workload, world: World, launch: _BatchLaunch, outcome: tuple[str
     plat = world.platform
     makespan = max([r.end_s for r in recs if r.end_s is not None] or [world.engine.now])
     node_s = sum(len(r.hosts) * r.run_s for r in recs if r.run_s is not None)
+    node_s += sum((t1 if t1 is not None else makespan) - t0 for r in recs for _, t0, t1 in r.grown)
     core_s = sum(r.np * r.run_s for r in recs if r.run_s is not None)
     cores = sum(h.cores for h in plat.hosts)
     denom = makespan if makespan > 0 else math.inf

@@ -118,6 +118,9 @@ class EnergyShares:
         """A computation starts or ends: the jobs' dynamic shares may change (their new
         rates are known after the cpu's update of this instant: a refresh right after)."""
         i = ex.host.index
+        rec = self.energy.records[i]
+        if rec.ranges is None and rec.forced is None:
+            return  # no power profile: 0 W whatever computes there
         if ex.state == RUNNING:  # it starts: its rank is running (it waits for it next)
             a = current_actor()
             p = a.data if a is not None else None
@@ -139,6 +142,12 @@ class EnergyShares:
             self.sync(i)
             self.held[i][job] = self.held[i].get(job, 0.0) + k
         self.job_J.setdefault(job, 0.0)
+
+    def drop(self, job: int, i: int) -> None:
+        """Job ``job`` gives host ``i`` back (a node its spawn took): it holds nothing there."""
+        self.sync(i)
+        self.held[i].pop(job, None)
+        self._recompute(i)
 
     def release(self, job: int) -> float:
         """Job ``job`` ended: it holds nothing from now on; its energy."""

@@ -16,7 +16,9 @@ The caller then frees the job's nodes and runs the scheduler, as for a completed
 
 A job's failure comes through :attr:`smpy.kernel.engine.Engine.abort_handler`: a rank
 raising, calling ``MPI_Abort``, ``sys.exit(n != 0)`` or ``os._exit(n != 0)``, running out of
-memory, or the detection of a process death (its host failed). :func:`failure` gives the job's
+memory, the detection of a process death (its host failed), or a message lost on a failed
+link (with auto-cleanup: the job of its sender and receiver; the jobs whose messages do not
+cross the link go on). :func:`failure` gives the job's
 exit code, its one-line reason and the full report (the single run's message).
 """
 
@@ -110,7 +112,8 @@ def failure(world: World, exc: BaseException, actor: Any, job: int, job_of_rank:
     """(exit code, one-line reason, full report as for a single run) of job ``job`` ended by
     ``exc`` (raised by ``actor``, or a process failure: its own lost ranks only)."""
     if isinstance(exc, ulfm.ProcessFailure):
-        exc = ulfm.ProcessFailure(exc.time, {r: t for r, t in exc.lost.items() if job_of_rank.get(r) == job})
+        exc = ulfm.ProcessFailure(exc.time, {r: t for r, t in exc.lost.items() if job_of_rank.get(r) == job},
+                                  exc.cause, exc.ranks)
     _, code, message = L._failure(world, exc, actor)
     t = world.engine.now
     p = actor.data if actor is not None else None
@@ -118,7 +121,7 @@ def failure(world: World, exc: BaseException, actor: Any, job: int, job_of_rank:
            if isinstance(p, Process) and p.comm_world is not None else "a process")
     if isinstance(exc, ulfm.ProcessFailure):
         if exc.cause:
-            reason = exc.cause
+            reason = f"{exc.cause}; the job was aborted at {exc.time:.9g} s"
         else:
             lost = sorted(exc.lost)
             hosts = sorted({world.processes[r].host.name for r in lost})
@@ -135,13 +138,16 @@ def failure(world: World, exc: BaseException, actor: Any, job: int, job_of_rank:
     else:
         text = str(exc).split("\n", 1)[0]
         reason = f"{who} raised {type(exc).__name__}{': ' + text if text else ''} at {t:.9g} s"
+    if not isinstance(exc, (ulfm.ProcessFailure, OutOfMemory)):  # the run-wide last line: the reason says it
+        message = "\n".join(line for line in message.rstrip("\n").split("\n")[:-1])
     return code, reason, message
 
 
 def failed_jobs(actor: Any, exc: BaseException, job_of_rank: dict[int, int]) -> list[int]:
     """The jobs a failure ends: the failing actor's, or those of the lost ranks."""
-    if isinstance(exc, ulfm.ProcessFailure):  # a link's failure (a cause) is no job's
-        return [] if exc.cause else sorted({job_of_rank[r] for r in exc.lost if r in job_of_rank})
+    if isinstance(exc, ulfm.ProcessFailure):  # a link's failure (a cause): the jobs of the lost message
+        ranks = exc.ranks if exc.cause else exc.lost
+        return sorted({job_of_rank[r] for r in ranks if r in job_of_rank})
     p = actor.data if actor is not None else None
     if isinstance(p, Process) and p.rank in job_of_rank:
         return [job_of_rank[p.rank]]

@@ -16,17 +16,18 @@ def gantt(result: Any, path: str) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    nodes = sorted({h for j in result.jobs for h in j.hosts}, key=_natural)
+    bars = gantt_bars(result)
+    nodes = sorted({h for _, h, _, _ in bars}, key=_natural)
     row = {h: i for i, h in enumerate(nodes)}
     fig, ax = plt.subplots(figsize=(10, max(3.0, min(12.0, 0.18 * len(nodes) + 1.5))))
     cmap = plt.get_cmap("tab20")
-    for k, j in enumerate(result.jobs):
+    for k, h, t0, t1 in bars:
+        ax.broken_barh([(t0, max(t1 - t0, 1e-12))], (row[h] - 0.4, 0.8), facecolors=cmap(k % 20),
+                       edgecolor="black", linewidth=0.3)
+    for j in result.jobs:
         if j.start_s is None or j.end_s is None:
             continue
         width = max(j.end_s - j.start_s, 1e-12)
-        for h in j.hosts:
-            ax.broken_barh([(j.start_s, width)], (row[h] - 0.4, 0.8), facecolors=cmap(k % 20),
-                           edgecolor="black", linewidth=0.3)
         if len(result.jobs) <= 40:
             mid = sum(row[h] for h in j.hosts) / len(j.hosts)
             ax.text(j.start_s + width / 2, mid, j.name, ha="center", va="center", fontsize=7)
@@ -41,6 +42,18 @@ def gantt(result: Any, path: str) -> str:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def gantt_bars(result: Any) -> list[tuple[int, str, float, float]]:
+    """The bars of the Gantt: (job number, node, from, to): each job's hosts over its run,
+    then the nodes its spawns took, over the time it held them (``JobRecord.grown``)."""
+    bars = []
+    for k, j in enumerate(result.jobs):
+        if j.start_s is None or j.end_s is None:
+            continue
+        bars += [(k, h, j.start_s, j.end_s) for h in j.hosts]
+        bars += [(k, h, t0, t1 if t1 is not None else j.end_s) for h, t0, t1 in j.grown]
+    return bars
 
 
 def _natural(name: str) -> tuple:

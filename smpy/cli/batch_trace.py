@@ -66,6 +66,9 @@ class BatchChrome(ChromeTracer):
                     if getattr(rec, "reason", ""):  # how a job that did not complete ended
                         args["reason"] = rec.reason
                     self.span(pid, PHASES_TID, "job", "run", rec.start_s, stop, args)
+                for host, t0, t1 in getattr(rec, "grown", ()):  # the nodes its spawns took
+                    self.span(pid, PHASES_TID, "job", f"node {host}", t0, t1 if t1 is not None else stop,
+                              {"host": host})
         super().close()
 
 

@@ -62,6 +62,20 @@ class NodeScheduler:
         nodes, _ = self.running.pop(job_id)
         self.free.update(n for n in nodes if n not in self.down)
 
+    def grow(self, job_id: int, node: int) -> None:
+        """Running job ``job_id`` takes free ``node`` (a spawn inside it): it is the job's
+        until :meth:`shrink` or the job's end (expected at the job's expected end)."""
+        nodes, end = self.running[job_id]
+        self.free.discard(node)
+        self.running[job_id] = (nodes + (node,), end)
+
+    def shrink(self, job_id: int, node: int) -> None:
+        """Running job ``job_id`` gives ``node`` back (free again unless down)."""
+        nodes, end = self.running[job_id]
+        self.running[job_id] = (tuple(n for n in nodes if n != node), end)
+        if node not in self.down:
+            self.free.add(node)
+
     def node_down(self, node: int) -> None:
         """The node's host failed: it leaves the pool (a job holding it frees it at its end)."""
         self.down.add(node)

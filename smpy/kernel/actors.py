@@ -1,4 +1,6 @@
-"""Actors on greenlets — the only module of smpy that switches greenlets.
+"""Actors on greenlets — the only module of smpy that switches greenlets (with its compiled
+twin in ``_accel.c``: :meth:`Actor._resume` and :func:`block_on` translated line by line,
+see :mod:`smpy.kernel.accel`).
 
 Every actor runs in its own greenlet whose parent is the maestro (the greenlet that called
 :meth:`Engine.run`). Exactly one greenlet runs at a time:

@@ -39,6 +39,20 @@ constraints *modified*. :meth:`System.solve` re-solves only the connected compon
 whose value changed, so models reschedule only those. Callers batch: they modify the
 system many times during a simulation round and call ``solve()`` once.
 
+Classes of identical variables
+------------------------------
+Variables with the same ``elements`` object (the network model gives every flow of a route
+the same tuple), penalty and bound are fixed in the same round at the same value. A
+component of at least ``_CLASS_MIN`` variables with at most one such class per
+``_CLASS_RATIO`` of them (the 64-128 flows of an osu_bw/osu_bibw window) is filled class by
+class: the levels, bounds and values are computed once per class, and only the
+floating-point sums keep their per-variable order (the initial :math:`U_c` in insertion
+order, kept per constraint while variables are only added; :math:`R_c` and :math:`U_c` of a
+constraint still active after a round decreased
+variable by variable, a run of identical terms when one class of the round crosses it), so
+the values are those of the general filling bit for bit (``tests/kernel/test_lmm_classes.py``).
+Each constraint counts its variables per class, so that the component is found class by class.
+
 Only shared constraints live here. A *fat pipe* (each flow alone limited by the capacity,
 no competition) is a per-variable bound, and callers express it as one.
 """
@@ -52,7 +66,7 @@ _EPS = 1e-12  # relative tolerance when comparing levels
 
 
 class Constraint:
-    __slots__ = ("id", "capacity", "vars", "data", "_rem", "_use", "_mark", "_nfree")
+    __slots__ = ("id", "capacity", "vars", "data", "_rem", "_use", "_mark", "_nfree", "_keys", "_sum")
 
     def __init__(self, cid: int, capacity: float, data: Any = None) -> None:
         self.id = cid
@@ -64,6 +78,13 @@ class Constraint:
         self._use = 0.0
         self._mark = 0
         self._nfree = 0
+        #: class key (see :class:`_Key`; None: a variable of no class) -> its variables here;
+        #: counted from the first class-path solve that meets the constraint until it is empty
+        #: (None meanwhile: lone flows pay nothing)
+        self._keys: dict[_Key | None, int] | None = None
+        #: sum of coeff / penalty over ``vars`` in insertion order, as :func:`_start_filling`
+        #: sums it, kept while variables are only appended; None: to be summed again
+        self._sum: float | None = None
 
     def __repr__(self) -> str:
         return f"Constraint#{self.id}(C={self.capacity:g}, n={len(self.vars)})"
@@ -74,7 +95,7 @@ class Variable:
     path): the dicts keyed by variables keep insertion order, so iteration stays
     deterministic; variables are never iterated from a set."""
 
-    __slots__ = ("id", "penalty", "bound", "elements", "value", "data", "_fixed", "_mark")
+    __slots__ = ("id", "penalty", "bound", "elements", "value", "data", "_fixed", "_mark", "_key")
 
     def __init__(self, vid: int, penalty: float, bound: float, data: Any = None) -> None:
         self.id = vid
@@ -85,6 +106,8 @@ class Variable:
         self.data = data
         self._fixed = False
         self._mark = 0
+        #: what makes variables alike for the class path (:class:`_Key`); None: no class
+        self._key: _Key | None = None
 
     def __repr__(self) -> str:
         return f"Variable#{self.id}(w={self.penalty:g}, b={self.bound:g}, x={self.value:g})"
@@ -141,6 +164,8 @@ class System:
         #: model gives every flow of a route the same ``uses`` tuple (the entry keeps it alive,
         #: so its id is not reused); emptied when a capacity changes
         self._lone: dict[int, tuple] = {}
+        #: id(elements) -> the :class:`_Key` last made for them (checked against the elements)
+        self._keyring: dict[int, _Key] = {}
 
     # -- building -----------------------------------------------------------------------
     def constraint(self, capacity: float, data: Any = None) -> Constraint:
@@ -163,17 +188,35 @@ class System:
         v = Variable(self._next_id, penalty, bound, data)
         modified = self._modified
         if unique:
-            for c, coeff in uses:
-                c.vars[v] = coeff
-                modified[c.id] = c
             # the caller's tuple itself (never mutated: remove() rebinds it): the lone cache's key
-            v.elements = uses if type(uses) is tuple else list(uses)
+            if type(uses) is tuple and penalty > 0.0:
+                v.elements = uses
+                key = self._keyring.get(id(uses))  # the route's key, most often
+                if key is None or key.elements is not uses or key.penalty != penalty or key.bound != bound:
+                    key = self._key_of(v)
+                v._key = key
+                for c, coeff in uses:
+                    c.vars[v] = coeff
+                    modified[c.id] = c
+                    keys = c._keys
+                    if keys is not None:
+                        keys[key] = keys.get(key, 0) + 1
+                        total = c._sum
+                        if total is not None:
+                            c._sum = total + coeff / penalty
+            else:
+                v.elements = uses if type(uses) is tuple else list(uses)
+                for c, coeff in uses:
+                    c.vars[v] = coeff
+                    modified[c.id] = c
+                    _no_class(c)
         elif len(uses) == 1:
             c, coeff = uses[0]
             if coeff > 0.0:
                 c.vars[v] = coeff
                 v.elements.append((c, coeff))
                 modified[c.id] = c
+                _no_class(c)
         else:
             acc: dict[Constraint, float] = {}  # constraint -> summed coefficient, in first-use order
             for c, coeff in uses:
@@ -183,6 +226,7 @@ class System:
             for c, coeff in acc.items():
                 c.vars[v] = coeff
                 modified[c.id] = c
+                _no_class(c)
             v.elements = list(acc.items())
         if not v.elements:
             self._lonely.append(v)
@@ -190,22 +234,64 @@ class System:
 
     def remove(self, v: Variable) -> bool:
         """Take ``v`` out of the system; returns :attr:`dirty` (whether a solve is due)."""
+        key = v._key
         for c, _ in v.elements:
             vars_ = c.vars
             del vars_[v]
             if vars_:  # a constraint left empty shares nothing: no component to re-solve
                 self._modified[c.id] = c
+                keys = c._keys
+                if keys is not None:
+                    n = keys[key] - 1
+                    if n:
+                        keys[key] = n
+                    else:
+                        del keys[key]
+            else:
+                c._keys = None
+            c._sum = None
         v.elements = []
+        v._key = None
         v.value = 0.0
         return bool(self._modified or self._lonely)
 
     def set_bound(self, v: Variable, bound: float) -> None:
         v.bound = bound
+        self._rekey(v)
         self._touch(v)
 
     def set_penalty(self, v: Variable, penalty: float) -> None:
         v.penalty = penalty
+        self._rekey(v)
+        for c, _ in v.elements:
+            c._sum = None
         self._touch(v)
+
+    def _key_of(self, v: Variable) -> _Key:
+        """A class key for a variable whose elements are a tuple and penalty positive: the
+        one last made for its elements if it fits, else a new one (variables alike may then
+        hold different keys: classes are only split, which the class path allows)."""
+        elements = v.elements
+        key = self._keyring.get(id(elements))
+        if key is None or key.elements is not elements or key.penalty != v.penalty or key.bound != v.bound:
+            if len(self._keyring) >= _LONE_MAX:
+                self._keyring.clear()
+            key = self._keyring[id(elements)] = _Key(elements, v.penalty, v.bound)
+        return key
+
+    def _rekey(self, v: Variable) -> None:
+        """A new penalty or bound: a new class key, counted on the variable's constraints."""
+        old = v._key
+        new = v._key = self._key_of(v) if type(v.elements) is tuple and v.elements and v.penalty > 0.0 else None
+        for c, _ in v.elements:
+            keys = c._keys
+            if keys is not None:
+                n = keys[old] - 1
+                if n:
+                    keys[old] = n
+                else:
+                    del keys[old]
+                keys[new] = keys.get(new, 0) + 1
 
     def set_capacity(self, c: Constraint, capacity: float) -> None:
         c.capacity = capacity
@@ -262,6 +348,11 @@ class System:
                     for c, _ in elements:
                         c._mark = mark
                     self._solve_single(v, changed)
+                    continue
+            if len(seed_vars) >= _CLASS_MIN:  # maybe many flows of few routes: the class path
+                comp = _component_classes(seed, mark)
+                if comp is not None:
+                    _solve_classes(*comp, changed)
                     continue
             cnsts, variables = self._component(seed, mark)
             if len(variables) == 1:
@@ -421,3 +512,310 @@ def _fix(to_fix: list[tuple[Variable, float]]) -> int:
             c._use -= coeff * inv
             c._nfree -= 1
     return fixed
+
+
+
+# -- the same filling, one class of identical variables at a time --------------------------------
+#: components of at least this many variables try the class path ...
+_CLASS_MIN = 8
+#: ... and take it when they have at most one class per this many variables
+_CLASS_RATIO = 4
+
+
+class _Key:
+    """What makes variables alike in a filling: the same ``elements`` object (the network
+    model's route tuple), penalty (positive) and bound. Hashed by identity: the system hands
+    out one per (elements, penalty, bound)."""
+
+    __slots__ = ("elements", "penalty", "bound")
+
+    def __init__(self, elements: tuple, penalty: float, bound: float) -> None:
+        self.elements = elements
+        self.penalty = penalty
+        self.bound = bound
+
+
+def _no_class(c: Constraint) -> None:
+    """A variable of no class (built from a list of uses) on ``c``."""
+    keys = c._keys
+    if keys is not None:
+        keys[None] = keys.get(None, 0) + 1
+    c._sum = None
+
+
+class _Class:
+    """The variables of one key in a component: the filling treats them alike (fixed in the
+    same round, at the same value)."""
+
+    __slots__ = ("elements", "coeffs", "penalty", "bound", "blevel", "n", "fixed", "x", "source")
+
+    def __init__(self, key: _Key, n: int) -> None:
+        self.elements = key.elements
+        self.coeffs = dict(key.elements)
+        self.penalty = key.penalty
+        self.bound = key.bound
+        self.blevel = key.bound * key.penalty
+        self.n = n
+        self.fixed = False
+        self.x = 0.0
+        #: the saturated constraint that fixed the class (None: fixed at its bound)
+        self.source: Constraint | None = None
+
+
+#: the class path gives up on a component with more classes than this
+_CLASS_MAX = 64
+
+
+def _new_keys(c: Constraint, classes: dict) -> list[_Key | None]:
+    """The keys on ``c`` not in ``classes``, in the order of their first variables on ``c``
+    (counting them first if nobody does yet)."""
+    keys = c._keys
+    if keys is None:
+        keys = c._keys = {}
+        for v in c.vars:
+            key = v._key
+            keys[key] = keys.get(key, 0) + 1
+    new = [key for key in keys if key not in classes]
+    if len(new) > 1:
+        pending = set(new)
+        new = []
+        for v in c.vars:
+            key = v._key
+            if key in pending:
+                pending.discard(key)
+                new.append(key)
+                if not pending:
+                    break
+    return new
+
+
+def _component_classes(seed: Constraint, mark: int
+                       ) -> tuple[list[Constraint], list[Variable], dict[_Key, _Class]] | None:
+    """:meth:`System._component` (the same constraints and variables, in the same order) found
+    class by class from the constraints' key counts, with the classes in first-seen order; None,
+    having marked nothing, when the component does not fit the class path (a variable of no
+    class, more than one class per ``_CLASS_RATIO`` variables)."""
+    cnsts = [seed]
+    seen = {seed}
+    classes: dict[_Key, _Class] = {}
+    parts: list[tuple[Constraint, list | None]] = []
+    i = 0
+    while i < len(cnsts):
+        c = cnsts[i]
+        i += 1
+        new = _new_keys(c, classes)
+        if not new:
+            continue
+        keys = c._keys
+        for key in new:
+            if key is None or len(classes) >= _CLASS_MAX:
+                return None
+            classes[key] = _Class(key, keys[key])
+            for c2, _ in key.elements:
+                if c2 not in seen:
+                    seen.add(c2)
+                    cnsts.append(c2)
+        parts.append((c, new if len(new) < len(keys) else None))
+    variables: list[Variable] = []
+    for c, new in parts:  # the variables met first on c: those of its new classes
+        if new is None:
+            variables.extend(c.vars)
+        else:
+            some = set(new)
+            variables.extend([v for v in c.vars if v._key in some])
+    if _CLASS_RATIO * len(classes) > len(variables):
+        return None
+    for c in cnsts:
+        c._mark = mark
+    return cnsts, variables, classes
+
+
+class _Filling:
+    """The state of one class-wise filling (:func:`_solve_classes`)."""
+
+    __slots__ = ("classes", "variables", "users")
+
+    def __init__(self, classes: dict[_Key, _Class], variables: list[Variable]) -> None:
+        self.classes = classes
+        self.variables = variables
+        #: constraint -> the classes crossing it
+        self.users: dict[Constraint, list[_Class]] = {}
+        for k in classes.values():
+            for c, _ in k.elements:
+                self.users.setdefault(c, []).append(k)
+
+
+def _solve_classes(cnsts: list[Constraint], variables: list[Variable], classes: dict[_Key, _Class],
+                   changed: list[Variable]) -> None:
+    """:meth:`System._solve_component` for a component whose variables fall into few classes of
+    identical ones (the flows of one route; from :func:`_component_classes`): the same rounds,
+    levels and values, bit for bit.
+
+    Every quantity the filling reads is a function of the classes, except the order of the
+    floating-point sums: the initial usage of a constraint is summed over its variables in
+    insertion order as in :func:`_start_filling` (kept from solve to solve while variables are
+    only added), and the capacity left and usage of a constraint still active after a round are
+    decreased variable by variable in the order :func:`_fix` would use (a run of identical terms
+    when one class of the round crosses it)."""
+    st = _Filling(classes, variables)
+    for c in cnsts:
+        c._rem = c.capacity
+        use = c._sum
+        if use is None:
+            use = c._sum = _usage_sum(c)
+        c._use = use
+        c._nfree = len(c.vars)
+    active = [c for c in cnsts if c._use > 0.0]
+    bounded = sorted((k for k in classes.values() if k.bound != math.inf), key=lambda k: k.blevel)
+    bi = 0
+    free = len(classes)
+    while free:
+        level = math.inf
+        for c in active:
+            lvl = c._rem / c._use
+            if lvl < level:
+                level = lvl
+        while bi < len(bounded) and bounded[bi].fixed:
+            bi += 1
+        if bi < len(bounded) and bounded[bi].blevel <= level * (1 + _EPS):
+            round_, bi = _class_bounded(bounded, bi)
+        else:
+            round_ = _class_saturated(st, active, level)
+        free -= len(round_)
+        active = _class_fix(st, active, round_)
+    xs = {key: k.x for key, k in classes.items()}
+    for v in variables:
+        x = xs[v._key]
+        if v.value != x:
+            v.value = x
+            changed.append(v)
+
+
+#: (term, n) -> 0.0 + term + ... + term (n terms, left to right): the usage sum of a constraint
+#: crossed by one class
+_RUNS: dict[tuple[float, int], float] = {}
+
+
+def _usage_sum(c: Constraint) -> float:
+    """:math:`U_c` as :func:`_start_filling` sums it (every variable free): in insertion order;
+    with one class on ``c``, n equal terms (memoized)."""
+    keys = c._keys
+    if keys is not None and len(keys) == 1:
+        for key, n in keys.items():
+            if key is not None:
+                term = dict(key.elements)[c] / key.penalty
+                use = _RUNS.get((term, n))
+                if use is None:
+                    use = 0.0
+                    for _ in range(n):
+                        use += term
+                    if len(_RUNS) >= _LONE_MAX:
+                        _RUNS.clear()
+                    _RUNS[(term, n)] = use
+                return use
+    use = 0.0
+    for v, coeff in c.vars.items():
+        use += coeff / v.penalty
+    return use
+
+
+def _class_bounded(bounded: list[_Class], bi: int) -> tuple[list[_Class], int]:
+    """:func:`_bounded_level` for classes: those at the first bound level, fixed at their bound."""
+    round_: list[_Class] = []
+    blevel = bounded[bi].blevel
+    while bi < len(bounded) and bounded[bi].blevel <= blevel * (1 + _EPS):
+        k = bounded[bi]
+        bi += 1
+        if not k.fixed:
+            k.fixed = True
+            k.x = k.bound
+            round_.append(k)
+    return round_, bi
+
+
+def _class_saturated(st: _Filling, active: list[Constraint], level: float) -> list[_Class]:
+    """:func:`_saturated_level` for classes: the free classes of the constraints saturating at
+    ``level`` (all, at infinity, when none is active)."""
+    round_: list[_Class] = []
+    if level == math.inf:
+        for k in st.classes.values():
+            if not k.fixed:
+                k.fixed = True
+                k.x = math.inf
+                round_.append(k)
+        return round_
+    thresh = level * (1 + _EPS)
+    for c in active:
+        if c._rem / c._use <= thresh:
+            for k in st.users[c]:
+                if not k.fixed:
+                    k.fixed = True
+                    k.source = c
+                    x = level / k.penalty
+                    k.x = k.bound if x > k.bound else x
+                    round_.append(k)
+    return round_
+
+
+def _fix_order(st: _Filling, round_: list[_Class]) -> list[_Class]:
+    """The class of each variable of ``round_`` in the order :func:`_fix` fixes them: by
+    (bound level, id) for bounds, else along the saturated constraints' variables."""
+    where = st.classes
+    fixed = set(map(id, round_))
+    if round_[0].source is None:
+        vs = sorted((v for v in st.variables if id(where[v._key]) in fixed),
+                    key=lambda v: (v.bound * v.penalty, v.id))
+        return [where[v._key] for v in vs]
+    order: list[_Class] = []
+    seen: set[int] = set()
+    for k in round_:
+        c = k.source
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        for v in c.vars:
+            kv = where[v._key]
+            if kv.source is c and id(kv) in fixed:
+                order.append(kv)
+    return order
+
+
+def _class_fix(st: _Filling, active: list[Constraint], round_: list[_Class]) -> list[Constraint]:
+    """:func:`_fix` for the classes of a round, on the constraints that stay active (the others
+    are never read again); returns those."""
+    order: list[_Class] | None = None
+    still: list[Constraint] = []
+    for c in active:
+        crossing = [k for k in st.users[c] if k in round_]
+        if not crossing:
+            still.append(c)
+            continue
+        c._nfree -= sum(k.n for k in crossing)
+        if c._nfree <= 0:
+            continue
+        still.append(c)
+        rem = c._rem
+        use = c._use
+        if len(crossing) == 1:
+            k = crossing[0]
+            coeff = k.coeffs[c]
+            d = coeff * k.x
+            du = coeff * (1.0 / k.penalty)
+            for _ in range(k.n):
+                rem -= d
+                if rem < 0.0:
+                    rem = 0.0
+                use -= du
+        else:
+            if order is None:
+                order = _fix_order(st, round_)
+            for k in order:
+                coeff = k.coeffs.get(c)
+                if coeff is not None:
+                    rem -= coeff * k.x
+                    if rem < 0.0:
+                        rem = 0.0
+                    use -= coeff * (1.0 / k.penalty)
+        c._rem = rem
+        c._use = use
+    return still

@@ -9,7 +9,11 @@
  * so do the after-MPI_Finalize error and the conversion of non-int integer arguments.
  * The method is called with the caller's argument vector as it is (no tuple, no dict).
  *
- * Also msgspec's parse_send/parse_recv (_parse_message): the two fast paths (a whole
+ * Also the facade's Comm._send and Comm._irecv (their common case: int ranks and tags in
+ * range, not PROC_NULL; anything else calls the Python method before doing anything) and
+ * COMM_WORLD's _impl getter.
+ *
+ * And msgspec's parse_send/parse_recv (_parse_message): the two fast paths (a whole
  * C-contiguous numpy array, alone or as [array, Datatype]) in C, everything else through the
  * Python _simple, with the same memoryview kept alive as in the Python function.
  *
@@ -733,6 +737,269 @@ setup_parse(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+
+/* -- the facade's point-to-point helpers: Comm._send, Comm._irecv, COMM_WORLD._impl --------- */
+static PyObject *py_send, *py_irecv_m, *py_world_impl, *comm_dict, *msgspec_mod, *p2p_mod, *comm_world_obj,
+    *s__impl, *s_rsize, *s_parse_send, *s_parse_recv, *s_pack_message, *s_count, *s_datatype, *s_isend,
+    *s_irecv, *s_wait, *s_comm_world, *s_blocking_kw;
+static long TAG_UB_C, PROC_NULL_C, P2P_C;
+static PyObject *p2p_const;
+
+/* 0 <= v < hi for exact ints (hi an int object): 1, 0; -1 when not exact ints */
+static int
+in_range(PyObject *v, PyObject *hi_o)
+{
+    if (!PyLong_CheckExact(v) || !PyLong_CheckExact(hi_o))
+        return -1;
+    long x = PyLong_AsLong(v), hi = PyLong_AsLong(hi_o);
+    if ((x == -1 || hi == -1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 0 <= x && x < hi;
+}
+
+static int
+tag_ok(PyObject *tag)
+{
+    if (!PyLong_CheckExact(tag))
+        return -1;
+    long t = PyLong_AsLong(tag);
+    if (t == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 0 <= t && t <= TAG_UB_C;
+}
+
+/* the running rank: _actors._current.data (new reference) */
+static PyObject *
+running_proc(void)
+{
+    PyObject *a = PyDict_GetItemWithError(actors_dict, s_current);
+    if (a == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_NameError, s_current);
+        return NULL;
+    }
+    return PyObject_GetAttr(a, s_data);
+}
+
+static PyObject *
+facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _send(self, buf, dest, tag, call, sync): what is not the common case (argument errors,
+       PROC_NULL): the Python method, before anything is done */
+    if (nargs != 5)
+        goto python;
+    PyObject *buf = args[0], *dest = args[1], *tag = args[2], *call = args[3], *sync = args[4];
+    if (!PyLong_CheckExact(dest) || !PyLong_CheckExact(tag))
+        goto python;
+    PyObject *impl = PyObject_GetAttr(self, s__impl);
+    if (impl == NULL)
+        return NULL;
+    PyObject *pr = running_proc();
+    PyObject *rsize = pr == NULL ? NULL : PyObject_GetAttr(impl, s_rsize);
+    if (rsize == NULL) {
+        Py_XDECREF(pr);
+        Py_DECREF(impl);
+        return NULL;
+    }
+    int ok = in_range(dest, rsize);
+    Py_DECREF(rsize);
+    if (ok > 0)
+        ok = tag_ok(tag);
+    if (ok <= 0) {  /* the checks raise, or PROC_NULL: Python */
+        Py_DECREF(pr);
+        Py_DECREF(impl);
+        goto python;
+    }
+    PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL;
+    PyObject *fn = PyObject_GetAttr(msgspec_mod, s_parse_send);
+    spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
+    Py_XDECREF(fn);
+    if (spec == NULL)
+        goto out;
+    fn = PyDict_GetItemWithError(comm_dict, s_pack_message);
+    if (fn == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_NameError, s_pack_message);
+        goto out;
+    }
+    payload = PyObject_CallOneArg(fn, spec);
+    if (payload == NULL)
+        goto out;
+    {
+        PyObject *count = PyObject_GetAttr(spec, s_count);
+        PyObject *dt = count == NULL ? NULL : PyObject_GetAttr(spec, s_datatype);
+        PyObject *size = dt == NULL ? NULL : PyObject_GetAttr(dt, s_size);
+        nbytes = size == NULL ? NULL : PyNumber_Multiply(count, size);
+        Py_XDECREF(size);
+        Py_XDECREF(dt);
+        Py_XDECREF(count);
+        if (nbytes == NULL)
+            goto out;
+    }
+    fn = PyObject_GetAttr(p2p_mod, s_isend);
+    if (fn == NULL)
+        goto out;
+    {
+        PyObject *iargs[11] = {pr, impl, p2p_const, payload, nbytes, dest, tag, call, sync, Py_True};
+        req = PyObject_Vectorcall(fn, iargs, 9, s_blocking_kw);
+        Py_DECREF(fn);
+    }
+    if (req == NULL)
+        goto out;
+    fn = PyObject_GetAttr(p2p_mod, s_wait);
+    if (fn == NULL)
+        goto out;
+    {
+        PyObject *wargs[2] = {pr, req};
+        PyObject *x = PyObject_Vectorcall(fn, wargs, 2, NULL);
+        Py_DECREF(fn);
+        if (x == NULL)
+            goto out;
+        Py_DECREF(x);
+    }
+    r = Py_NewRef(Py_None);
+out:
+    Py_XDECREF(req);
+    Py_XDECREF(nbytes);
+    Py_XDECREF(payload);
+    Py_XDECREF(spec);
+    Py_DECREF(pr);
+    Py_DECREF(impl);
+    return r;
+python: {
+        PyObject *fargs[6] = {self};
+        for (Py_ssize_t i = 0; i < nargs && i < 5; i++)
+            fargs[i + 1] = args[i];
+        return PyObject_Vectorcall(py_send, fargs, (nargs < 5 ? nargs : 5) + 1, NULL);
+    }
+}
+
+static PyObject *
+facade_irecv(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _irecv(self, buf, source, tag, call) */
+    if (nargs != 4)
+        goto python;
+    PyObject *buf = args[0], *source = args[1], *tag = args[2], *call = args[3];
+    if (!PyLong_CheckExact(source) || !PyLong_CheckExact(tag))
+        goto python;
+    PyObject *impl = PyObject_GetAttr(self, s__impl);
+    if (impl == NULL)
+        return NULL;
+    PyObject *rsize = PyObject_GetAttr(impl, s_rsize);
+    if (rsize == NULL) {
+        Py_DECREF(impl);
+        return NULL;
+    }
+    int ok = in_range(source, rsize);
+    Py_DECREF(rsize);
+    if (ok > 0)
+        ok = tag_ok(tag);
+    if (ok <= 0) {  /* wildcards, PROC_NULL, errors: Python */
+        Py_DECREF(impl);
+        goto python;
+    }
+    PyObject *fn = PyObject_GetAttr(msgspec_mod, s_parse_recv);
+    PyObject *spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
+    Py_XDECREF(fn);
+    PyObject *pr = spec == NULL ? NULL : running_proc();
+    fn = pr == NULL ? NULL : PyObject_GetAttr(p2p_mod, s_irecv);
+    PyObject *r = NULL;
+    if (fn != NULL) {
+        PyObject *iargs[7] = {pr, impl, p2p_const, source, tag, spec, call};
+        r = PyObject_Vectorcall(fn, iargs, 7, NULL);
+        Py_DECREF(fn);
+    }
+    Py_XDECREF(pr);
+    Py_XDECREF(spec);
+    Py_DECREF(impl);
+    return r;
+python: {
+        PyObject *fargs[5] = {self};
+        for (Py_ssize_t i = 0; i < nargs && i < 4; i++)
+            fargs[i + 1] = args[i];
+        return PyObject_Vectorcall(py_irecv_m, fargs, (nargs < 4 ? nargs : 4) + 1, NULL);
+    }
+}
+
+static PyObject *
+world_impl(PyObject *module, PyObject *self)
+{
+    /* COMM_WORLD._impl: the running rank's world communicator (Process.comm_world) */
+    if (self == comm_world_obj) {
+        PyObject *a = PyDict_GetItemWithError(actors_dict, s_current);
+        if (a == NULL && PyErr_Occurred())
+            return NULL;
+        if (a != NULL && a != Py_None) {
+            PyObject *p = PyObject_GetAttr(a, s_data);
+            if (p == NULL)
+                return NULL;
+            if ((PyObject *)Py_TYPE(p) == ProcessType) {
+                PyObject *c = PyObject_GetAttr(p, s_comm_world);
+                Py_DECREF(p);
+                if (c == NULL || c != Py_None)
+                    return c;
+                Py_DECREF(c);
+            } else {
+                Py_DECREF(p);
+            }
+        }
+    }
+    return PyObject_CallOneArg(py_world_impl, self);
+}
+
+static PyMethodDef facade_send_def = {"_send", (PyCFunction)(void (*)(void))facade_send, METH_FASTCALL,
+                                      "Comm._send, compiled (smpy.mpi._callaccel)"};
+static PyMethodDef facade_irecv_def = {"_irecv", (PyCFunction)(void (*)(void))facade_irecv, METH_FASTCALL,
+                                       "Comm._irecv, compiled (smpy.mpi._callaccel)"};
+
+static PyObject *
+setup_facade(PyObject *module, PyObject *args)
+{
+    PyObject *comm_cls, *ps, *pi, *pw, *cd, *ms, *pm, *cw;
+    if (!PyArg_ParseTuple(args, "O!OOOO!OOOlll", &PyType_Type, &comm_cls, &ps, &pi, &pw, &PyDict_Type, &cd, &ms, &pm,
+                          &cw, &TAG_UB_C, &PROC_NULL_C, &P2P_C))
+        return NULL;
+    if (ProcessType == NULL || actors_dict == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup() first");
+        return NULL;
+    }
+    Py_XSETREF(py_send, Py_NewRef(ps));
+    Py_XSETREF(py_irecv_m, Py_NewRef(pi));
+    Py_XSETREF(py_world_impl, Py_NewRef(pw));
+    Py_XSETREF(comm_dict, Py_NewRef(cd));
+    Py_XSETREF(msgspec_mod, Py_NewRef(ms));
+    Py_XSETREF(p2p_mod, Py_NewRef(pm));
+    Py_XSETREF(comm_world_obj, Py_NewRef(cw));
+    Py_XSETREF(p2p_const, PyLong_FromLong(P2P_C));
+    if (p2p_const == NULL)
+        return NULL;
+    if (s__impl == NULL && ((s__impl = PyUnicode_InternFromString("_impl")) == NULL ||
+                            (s_rsize = PyUnicode_InternFromString("rsize")) == NULL ||
+                            (s_parse_send = PyUnicode_InternFromString("parse_send")) == NULL ||
+                            (s_parse_recv = PyUnicode_InternFromString("parse_recv")) == NULL ||
+                            (s_pack_message = PyUnicode_InternFromString("pack_message")) == NULL ||
+                            (s_count = PyUnicode_InternFromString("count")) == NULL ||
+                            (s_datatype = PyUnicode_InternFromString("datatype")) == NULL ||
+                            (s_isend = PyUnicode_InternFromString("isend")) == NULL ||
+                            (s_irecv = PyUnicode_InternFromString("irecv")) == NULL ||
+                            (s_wait = PyUnicode_InternFromString("wait")) == NULL ||
+                            (s_comm_world = PyUnicode_InternFromString("comm_world")) == NULL ||
+                            (s_blocking_kw = Py_BuildValue("(s)", "blocking")) == NULL))
+        return NULL;
+    PyObject *send = PyDescr_NewMethod((PyTypeObject *)comm_cls, &facade_send_def);
+    PyObject *irecv = send == NULL ? NULL : PyDescr_NewMethod((PyTypeObject *)comm_cls, &facade_irecv_def);
+    if (irecv == NULL) {
+        Py_XDECREF(send);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", send, irecv);
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup_calls, METH_VARARGS, "setup(Process, current, _call.__dict__, _hooked, "
      "coerce_ints, MPIException, after_finalize, smpy.kernel.actors.__dict__)"},
@@ -742,6 +1009,10 @@ static PyMethodDef methods[] = {
      "smpy.mpi.msgspec.parse_send, compiled"},
     {"parse_recv", (PyCFunction)(void (*)(void))parse_recv, METH_FASTCALL | METH_KEYWORDS,
      "smpy.mpi.msgspec.parse_recv, compiled"},
+    {"setup_facade", setup_facade, METH_VARARGS, "setup_facade(Comm, Comm._send, Comm._irecv, "
+     "_WorldComm._impl.fget, comm.__dict__, msgspec, p2p, COMM_WORLD, TAG_UB, PROC_NULL, P2P) -> "
+     "(_send, _irecv) descriptors (after setup())"},
+    {"world_impl", world_impl, METH_O, "_WorldComm._impl's getter, compiled"},
     {"mpicall", make_mpicall, METH_VARARGS, "mpicall(wrapper, fn, name, ints, after_finalize_ok): "
      "the compiled fast path of smpy.mpi._call.mpicall's wrapper"},
     {NULL, NULL, 0, NULL},

@@ -9,10 +9,12 @@ from smpy.colls import buffers as bcoll
 from smpy.colls import objects as ocoll
 from smpy.colls.basic import allgather as _allgather_raw
 from smpy.colls.basic import barrier as _barrier
+from smpy.kernel import accel as _accel
 from smpy.kernel import actors as _actors
+from smpy.mpi import _call, msgspec, registry
 from smpy.mpi import errhandler as _errhandler
-from smpy.mpi import msgspec, registry
 from smpy.mpi._call import mpicall, proc
+from smpy.mpi.args import coerce_ints
 from smpy.mpi.comm_inter import CommFtMixin, IntraInterMixin
 from smpy.mpi.comm_mgmt import Comm_create_from_group, CommMgmtMixin
 from smpy.mpi.comm_persist import CommPersistMixin, comm_lock, recv_obarg, reduce_scatter_counts
@@ -794,3 +796,26 @@ def _ti_begin(p: Any) -> Any:
     if ti is not None:
         ti.begin_sendrecv(p.rank)
     return ti
+
+
+# -- the compiled common case (smpy.kernel.accel) -------------------------------------------
+def _compiled() -> list[tuple[Any, Any]]:
+    """(Python, compiled) pairs of :meth:`Comm._send`, :meth:`Comm._irecv` and COMM_WORLD's
+    ``_impl`` property from ``_callaccel.c`` (none when it cannot be built)."""
+    from pathlib import Path
+
+    from smpy.support import cext
+
+    mod, _why = cext.load(Path(__file__).with_name("_callaccel.c"), "smpy.mpi._callaccel")
+    if mod is None:
+        return []
+    mod.setup(Process, current, vars(_call), _call._hooked_from_c, coerce_ints, errors.MPIException,
+              _call._after_finalize, vars(_actors))
+    world_impl = _WorldComm.__dict__["_impl"]
+    send, irecv = mod.setup_facade(Comm, Comm.__dict__["_send"], Comm.__dict__["_irecv"], world_impl.fget,
+                                   globals(), msgspec, p2p, COMM_WORLD, TAG_UB, PROC_NULL, P2P)
+    return [(Comm.__dict__["_send"], send), (Comm.__dict__["_irecv"], irecv),
+            (world_impl, property(mod.world_impl, doc=world_impl.__doc__))]
+
+
+_accel.register(_compiled)

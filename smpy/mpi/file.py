@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from smpy.colls import twophase
 from smpy.colls.basic import allgather as _allgather_raw
 from smpy.colls.basic import barrier as _barrier
 from smpy.colls.nonblocking import start as _coll_start
@@ -209,7 +210,7 @@ class File(ErrhandlerMixin):
         # MPICH checks that every member passed the same amode (a collective on comm)
         if len({a[0] for a in _allgather_raw(pr, impl, (amode,), 4, "MPI_File_open")}) > 1:
             errors.raise_error(errors.ERR_NOT_SAME, "MPI_File_open: amode must be the same on all processors")
-        fcomm = impl.agree(pr, ("MPI_File_open",), lambda: CommImpl(impl.world, list(impl.group), ""), impl.size)
+        fcomm = impl.agree(pr, ("MPI_File_open",), lambda: _file_comm(impl), impl.size)
         rio.meta_wait(pr, None, "MPI_File_open", path)
         fh = rio.open_file(pr, fcomm, path, amode, _info_dict(info), BYTE._impl)
         rio.record_open(pr, fh)
@@ -748,6 +749,13 @@ def _same_everywhere(pr: Any, fh: rio.FileHandle, value: int, call: str) -> None
         errors.raise_error(errors.ERR_ARG, f"{call}: Inconsistent arguments to collective routine ")
 
 
+def _file_comm(impl: CommImpl) -> CommImpl:
+    """The file's private duplicate of ``impl`` (ROMIO's ``fd->comm``)."""
+    fcomm = CommImpl(impl.world, list(impl.group), "")
+    fcomm.internal = True
+    return fcomm
+
+
 def _collective_access(pr: Any, fh: rio.FileHandle, offs: np.ndarray, lens: np.ndarray, write: bool,
                        call: str) -> None:
     """The time of a member's part of a collective access to the file byte ranges
@@ -760,8 +768,12 @@ def _collective_access(pr: Any, fh: rio.FileHandle, offs: np.ndarray, lens: np.n
     los = _allgather_raw(pr, comm, (lo,), 8, call)
     his = _allgather_raw(pr, comm, (hi,), 8, call)
     ranges = [(a[0], b[0]) for a, b in zip(los, his)]
-    two = collio.two_phase_wanted(fh.shared.info, write, ranges)
-    rio.collective_pieces(pr, fh, offs, lens, write, call, two_phase=two)
+    sh = fh.shared
+    two = None
+    if collio.two_phase_wanted(sh.info, write, ranges):
+        def two() -> None:
+            twophase.run(pr, sh, offs, lens, write, call, ranges)
+    rio.collective_pieces(pr, fh, offs, lens, write, call, two)
 
 
 def _check_etypes(fh: rio.FileHandle, nbytes: int, call: str) -> None:

@@ -38,7 +38,7 @@ Format (summary)
     StorageSpec: name, read_bandwidth, write_bandwidth, latency, hosts | per_host
     FileSystemSpec: name, kind (parallel|local|virtual), mount, default, servers,
                  metadata_server, stripe_size, stripe_count, disk {kind (simple|hdd|ssd),
-                 read, write, latency, seek, rpm, channels}, cache {size}, keep
+                 read, write, read_stream, write_stream, latency, seek, rpm, channels}, cache {size}, keep
 
 Meaning (SimGrid's, see ``docs/research/smpi_features.md`` §2.10 and ``docs/platforms.md``):
 a SPLITDUPLEX link ``l`` is two links ``l_UP`` and ``l_DOWN``, and a symmetric route's reverse
@@ -802,9 +802,17 @@ class FsDiskSpec(_Spec):
     seek: Latency = 0.0
     rpm: float = 0.0
     channels: int = 0
+    #: one stream's bound (below the aggregate ``read``/``write``); None: the aggregate
+    read_stream: Bandwidth | None = None
+    write_stream: Bandwidth | None = None
 
     @model_validator(mode="after")
     def _check(self) -> FsDiskSpec:
+        for key, agg in (("read_stream", self.read), ("write_stream", self.write)):
+            v = getattr(self, key)
+            if v is not None and not 0 < v <= agg:
+                raise _FieldError(key, f"one stream's bandwidth must be positive and at most the "
+                                  f"aggregate `{key.split('_')[0]}` ({agg:g} B/s), found {v:g} B/s")
         if self.rpm < 0 or self.channels < 0:
             raise _FieldError("rpm" if self.rpm < 0 else "channels", "expected zero or more")
         if self.kind != "hdd" and (self.seek or self.rpm):

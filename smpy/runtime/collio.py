@@ -23,18 +23,12 @@ Collective access (two-phase, ROMIO's ``ADIOI_GEN_WriteStridedColl``)
 
     *Aggregators*: ``cb_nodes`` of them (default: one per host of the communicator, as
     ROMIO's ``cb_config_list *:1``), the first rank of each host in rank order (then the
-    second of each host, ... when ``cb_nodes`` exceeds the hosts).
+    second of each host, ... when ``cb_nodes`` exceeds the hosts; :func:`aggregators`).
     *File domains*: the range :math:`[lo, hi)` of all accessed bytes is cut into
     :math:`a` domains of :math:`\lceil (hi-lo)/a \rceil` bytes, boundaries rounded up to a
-    multiple of the stripe size on a parallel file system (ROMIO's stripe alignment).
-    *Rounds*: each domain is processed in windows of ``cb_buffer_size`` (16 MiB) bytes;
-    round :math:`r` handles window :math:`r` of every domain. For a write, every member
-    sends the bytes it has in the window to the aggregator (a network flow from its host,
-    none for the aggregator's own data), then the aggregator writes the window's span
-    (from its first to its last byte; read first when the pieces leave holes). For a read
-    the aggregator reads the span, then sends each member its bytes. A round ends when all
-    aggregators are done; the next one starts then (ROMIO's per-round synchronisation).
-    The per-round exchange of counts (an ``MPI_Alltoall`` of a few bytes) is not modelled.
+    multiple of the stripe size on a parallel file system (ROMIO's stripe alignment;
+    :func:`file_domains`). The rounds and the exchange phase are messages between the ranks:
+    :mod:`smpy.colls.twophase`.
 """
 
 from __future__ import annotations
@@ -44,8 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from smpy.kernel.activity import Activity, Trigger
-from smpy.kernel.actors import block_on
+from smpy.kernel.activity import Activity
 from smpy.runtime import fsio
 from smpy.storage.filesystem import done
 
@@ -53,14 +46,14 @@ if TYPE_CHECKING:
     from smpy.runtime.io import FileShared
     from smpy.runtime.world import Process, World
 
-__all__ = ["independent", "collective", "aggregators", "file_domains", "two_phase_wanted"]
+__all__ = ["independent", "aggregators", "file_domains", "two_phase_wanted", "hint", "covered"]
 
 CB_BUFFER_SIZE = 16 * 1024 * 1024
 IND_RD_BUFFER_SIZE = 4 * 1024 * 1024
 IND_WR_BUFFER_SIZE = 512 * 1024
 
 
-def _hint(info: dict[str, str], key: str, default: int) -> int:
+def hint(info: dict[str, str], key: str, default: int) -> int:
     try:
         v = int(info.get(key, default))
     except (TypeError, ValueError):
@@ -73,7 +66,7 @@ def _mode(info: dict[str, str], key: str) -> str:
     return v if v in ("enable", "disable", "automatic") else "automatic"
 
 
-def _covered(starts: np.ndarray, ends: np.ndarray, cummax: np.ndarray, a: int, b: int
+def covered(starts: np.ndarray, ends: np.ndarray, cummax: np.ndarray, a: int, b: int
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Indices of the pieces (sorted by start) that meet ``[a, b)`` and their clipped bounds."""
     i0 = int(np.searchsorted(cummax, a, side="right"))
@@ -108,7 +101,7 @@ def independent(proc: Process, sh: FileShared, offs: np.ndarray, lens: np.ndarra
         for o, n in zip(offs.tolist(), lens.tolist()):
             steps.append(lambda o=o, n=n: fsio.access(world, host, fs, path, o, n, write, layout))
         return fsio.chain(world, steps)
-    buf = _hint(sh.info, "ind_wr_buffer_size" if write else "ind_rd_buffer_size",
+    buf = hint(sh.info, "ind_wr_buffer_size" if write else "ind_rd_buffer_size",
                 IND_WR_BUFFER_SIZE if write else IND_RD_BUFFER_SIZE)
     order = np.argsort(offs, kind="stable")
     starts = offs[order]
@@ -117,7 +110,7 @@ def independent(proc: Process, sh: FileShared, offs: np.ndarray, lens: np.ndarra
     lo, hi = int(starts[0]), int(cummax[-1])
     for a in range(lo, hi, buf):
         b = min(a + buf, hi)
-        _i, clo, chi = _covered(starts, ends, cummax, a, b)
+        _i, clo, chi = covered(starts, ends, cummax, a, b)
         if len(clo) == 0:
             continue
         s0, s1 = int(clo.min()), int(chi.max())
@@ -130,17 +123,6 @@ def independent(proc: Process, sh: FileShared, offs: np.ndarray, lens: np.ndarra
 
 
 # -- collective ----------------------------------------------------------------------------------
-class _Collective:
-    """One collective access of a file's communicator: the members' pieces, then the plan."""
-
-    def __init__(self, world: World, sh: FileShared, write: bool) -> None:
-        self.world = world
-        self.sh = sh
-        self.write = write
-        self.parts: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self.done = Trigger(world.engine, "collective I/O")
-
-
 def aggregators(world: World, group: list[int], cb_nodes: int) -> list[int]:
     """World ranks of the aggregators: the first rank of each host (in rank order), then the
     second of each, ... until ``cb_nodes`` (default: one per host)."""
@@ -172,10 +154,6 @@ def file_domains(lo: int, hi: int, naggs: int, align: int) -> list[tuple[int, in
     return [(bounds[i], bounds[i + 1]) for i in range(naggs)]
 
 
-def _interleaved(parts: list[tuple[np.ndarray, np.ndarray]]) -> bool:
-    return _ranges_interleave([(int(o.min()), int((o + n).max())) for o, n in parts if len(o)])
-
-
 def _ranges_interleave(ranges: list[tuple[int, int]]) -> bool:
     ranges = sorted(ranges)
     return any(ranges[i][0] < ranges[i - 1][1] for i in range(1, len(ranges)))
@@ -193,93 +171,3 @@ def two_phase_wanted(info: dict[str, str], write: bool, ranges: list[tuple[int, 
     if not live:
         return False
     return mode == "enable" or _ranges_interleave(live)
-
-
-def collective(proc: Process, sh: FileShared, offs: np.ndarray, lens: np.ndarray, write: bool,
-               label: str) -> None:
-    """A member's part of a collective access; blocks until the whole access is done."""
-    comm = sh.comm
-    world = proc.world
-    c = comm.agree(proc, ("collio", label), lambda: _Collective(world, sh, write), comm.size)
-    c.parts[proc.rank] = (offs, lens)
-    if len(c.parts) == comm.size:
-        _plan(c).add_callback(lambda _a: c.done.fire())
-    block_on(c.done, label)
-
-
-def _plan(c: _Collective) -> Activity:
-    world, sh, write = c.world, c.sh, c.write
-    group = sh.group
-    parts = [c.parts[r] for r in group]
-    if not any(len(o) for o, _n in parts):
-        return done(world.engine)
-    mode = _mode(sh.info, "romio_cb_write" if write else "romio_cb_read")
-    if mode == "disable" or (mode == "automatic" and not _interleaved(parts)):
-        procs = world.processes
-        return fsio.join(world, [independent(procs[r], sh, o, n, write) for r, (o, n) in zip(group, parts)])
-    return _two_phase(c, parts)
-
-
-def _two_phase(c: _Collective, parts: list[tuple[np.ndarray, np.ndarray]]) -> Activity:
-    world, sh, write = c.world, c.sh, c.write
-    group = sh.group
-    owner = np.concatenate([np.full(len(o), i, np.int64) for i, (o, _n) in enumerate(parts)])
-    offs = np.concatenate([o for o, _n in parts]).astype(np.int64)
-    ends = offs + np.concatenate([n for _o, n in parts]).astype(np.int64)
-    order = np.argsort(offs, kind="stable")
-    starts, ends, owner = offs[order], ends[order], owner[order]
-    cummax = np.maximum.accumulate(ends)
-    lo, hi = int(starts[0]), int(cummax[-1])
-    aggs = aggregators(world, group, _hint(sh.info, "cb_nodes", 0))
-    align = sh.layout[3] if sh.fs is not None and sh.fs.kind == "parallel" and sh.layout else 1
-    domains = file_domains(lo, hi, len(aggs), align)
-    cb = _hint(sh.info, "cb_buffer_size", CB_BUFFER_SIZE)
-    rounds = max(-(-(b - a) // cb) for a, b in domains)
-    geom = (starts, ends, cummax, owner)
-    steps = [lambda r=r: _round(c, geom, aggs, domains, cb, r) for r in range(rounds)]
-    for i, r in enumerate(group):
-        o, n = parts[i]
-        fsio.stats(world).add(sh.apath, r, int(n.sum()), write)
-    return fsio.chain(world, steps, "two-phase I/O")
-
-
-def _round(c: _Collective, geom: tuple, aggs: list[int], domains: list[tuple[int, int]],
-           cb: int, r: int) -> Activity:
-    world, sh, write = c.world, c.sh, c.write
-    starts, ends, cummax, owner = geom
-    procs = world.processes
-    group = sh.group
-    acts = []
-    for agg, (d0, d1) in zip(aggs, domains):
-        a, b = d0 + r * cb, min(d0 + (r + 1) * cb, d1)
-        if a >= b:
-            continue
-        idx, clo, chi = _covered(starts, ends, cummax, a, b)
-        if len(idx) == 0:
-            continue
-        per = np.bincount(owner[idx], weights=(chi - clo), minlength=len(group))
-        s0, s1 = int(clo.min()), int(chi.max())
-        holes = int((chi - clo).sum()) < s1 - s0
-        ahost = procs[agg].host
-        sends = [(procs[group[i]].host, int(per[i])) for i in np.flatnonzero(per).tolist()
-                 if group[i] != agg]
-        acts.append(_aggregate(world, sh, ahost, sends, s0, s1, write, holes))
-    return fsio.join(world, acts, "two-phase round")
-
-
-def _aggregate(world: World, sh: FileShared, ahost: Any, sends: list[tuple[Any, int]], s0: int,
-               s1: int, write: bool, holes: bool) -> Activity:
-    fs, path, layout = sh.fs, sh.apath, sh.layout
-
-    def exchange() -> Activity:
-        if write:
-            return fsio.join(world, [fsio.flow(world, h, ahost, n) for h, n in sends])
-        return fsio.join(world, [fsio.flow(world, ahost, h, n) for h, n in sends])
-
-    def io(w: bool) -> Callable[[], Activity]:
-        return lambda: fsio.access(world, ahost, fs, path, s0, s1 - s0, w, layout)
-    if write:
-        steps = [exchange] + ([io(False)] if holes else []) + [io(True)]
-    else:
-        steps = [io(False), exchange]
-    return fsio.chain(world, steps, "aggregator")

@@ -74,7 +74,7 @@ class CommImpl(Agreement):
     __slots__ = (
         "world", "group", "rank_of", "size", "name", "context", "boxes", "_creations",
         "refcount", "attrs", "topology", "errhandler", "info", "__weakref__",
-        "rgroup", "rsize", "sboxes", "remote", "local", "pair", "revoked",
+        "rgroup", "rsize", "sboxes", "remote", "local", "pair", "revoked", "internal",
     )
 
     def __init__(self, world: World, group: list[int], name: str = "") -> None:
@@ -98,6 +98,10 @@ class CommImpl(Agreement):
         self.remote: list[int] | None = None
         self.local: CommImpl | None = None
         self.pair: Any = None
+        #: an MPI library's own communicator (MPI-IO's duplicate): its point-to-point
+        #: messages are traced but not recorded in time-independent traces, whose replay
+        #: redoes the library call that sent them
+        self.internal = False
         #: MPIX_Comm_revoke was called (smpy.runtime.ulfm)
         self.revoked = False
         world.comms.add(self)

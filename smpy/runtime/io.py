@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -194,17 +195,18 @@ def span(offs: np.ndarray, lens: np.ndarray) -> tuple[int, int]:
 
 
 def collective_pieces(proc: Process, fh: FileHandle, offs: np.ndarray, lens: np.ndarray,
-                      write: bool, label: str, two_phase: bool = True) -> None:
+                      write: bool, label: str, two_phase: Callable[[], None] | None = None) -> None:
     """A member's part of a collective access to the byte ranges ``offs``/``lens`` (file
     systems only; also what ``smpy replay`` calls for ``mpi_file_write_all``/``read_all``):
-    two-phase collective buffering (:mod:`smpy.runtime.collio`; returns when the whole
-    access is done), or without it the member's own independent access (returns when that
-    is done). The members exchanged their ranges first (:func:`span`, the caller's)."""
+    ``two_phase()``, the member's part of two-phase collective buffering (made of messages,
+    :mod:`smpy.colls.twophase`, the caller's), or without it the member's own independent
+    access; returns when that is done. The members exchanged their ranges first
+    (:func:`span`, the caller's)."""
     sh = fh.shared
     _ti(proc, "mpi_file_write_all" if write else "mpi_file_read_all", sh.apath, *_pieces(offs, lens))
     t0 = proc.world.engine.now
-    if two_phase:
-        collio.collective(proc, sh, offs, lens, write, label)
+    if two_phase is not None:
+        two_phase()
     else:
         block_on(collio.independent(proc, sh, offs, lens, write), label)
     fsio.stats(proc.world).timed(sh.apath, proc.rank, proc.world.engine.now - t0)

@@ -17,7 +17,10 @@ allocated while it runs at least one live process (initial or spawned) or is res
 nodes: free ones first (in platform order), then off ones, which boot; each node takes up to
 :math:`q` processes (``smpy/spawn-ppn``, 0: its core count). Processes left when no free or
 off node remains are placed round-robin over the allocated nodes (oversubscription, as mpiexec
-does); with no allocated node the spawn fails with ``MPI_ERR_SPAWN``. With the nodes
+does); with no allocated node the spawn fails with ``MPI_ERR_SPAWN``. In a batch job
+(``smpy batch``: :attr:`NodePool.broker` set) the job's own idle cores come first, then only
+the nodes the batch scheduler has free, and the spawn fails with ``MPI_ERR_SPAWN`` instead of
+oversubscribing (:meth:`NodePool._fill_job`). With the nodes
 :math:`N` of the spawn (:math:`k = |N|`), :math:`B \subseteq N` those that boot, the spawning
 root waits
 
@@ -152,6 +155,9 @@ class NodePool:
         self.idle_off = bool(world.config.get(IDLE_OFF))
         self.costs = (world.config.get(NODE_COST), world.config.get(PROCESS_COST), world.config.get(INIT_COST))
         self.listeners: list[Any] = []
+        #: ``smpy batch``: the batch scheduler's view of the nodes (:class:`Broker`); None: the
+        #: whole pool belongs to this run
+        self.broker: Any = None
         #: ``f(host_index, state)`` at every state change (the traces draw the node states)
         self.state_listeners: list[Any] = []
         #: every state change: (time, host name, state)
@@ -320,10 +326,20 @@ class NodePool:
         i = plat.host(name).index
         if self.state[i] == SHUTTING_DOWN:
             errors.raise_error(errors.ERR_SPAWN, f"{call}: host {name!r} is shutting down")
+        job = self.broker.owner() if self.broker is not None else None
+        if job is not None and i not in self.broker.own(job):
+            if i not in self.broker.free():
+                errors.raise_error(errors.ERR_SPAWN, f"{call}: host {name!r} is not free in the batch's node "
+                                   "pool (another job holds it, or it is down)")
+            self.broker.take(job, i)
         return i
 
     def _fill(self, n: int, out: list[Host], nodes: dict[int, None], call: str) -> float:
-        """``n`` processes on whole free nodes, then booted ones, then oversubscribed."""
+        """``n`` processes on whole free nodes, then booted ones, then oversubscribed (in a
+        batch job: :meth:`_fill_job`)."""
+        job = self.broker.owner() if self.broker is not None else None
+        if job is not None:
+            return self._fill_job(job, n, out, nodes, call)
         wait = 0.0
         for want in (FREE, OFF):
             for i, s in enumerate(self.state):
@@ -351,17 +367,56 @@ class NodePool:
             out.append(self.hosts[i])
         return wait
 
+    def _fill_job(self, job: Any, n: int, out: list[Host], nodes: dict[int, None], call: str) -> float:
+        """``n`` processes of a batch job's spawn: the idle cores of the job's own nodes
+        first (cores minus live processes, in the job's node order), then whole nodes the
+        batch scheduler has free (free ones, then off ones, which boot), which join the job's
+        allocation; with none left, ``MPI_ERR_SPAWN`` (nothing is taken)."""
+        plan: list[tuple[int, int]] = []
+        for i in self.broker.own(job):
+            k = min(n, self.hosts[i].cores - self.procs[i])
+            if k > 0:
+                plan.append((i, k))
+                n -= k
+        pool = self.broker.free()
+        fresh = [i for want in (FREE, OFF) for i, s in enumerate(self.state) if s == want and i in pool]
+        for i in fresh:
+            if n <= 0:
+                break
+            k = min(n, self.ppn or self.hosts[i].cores)
+            plan.append((i, -k))  # a node taken from the scheduler
+            n -= k
+        if n > 0:
+            errors.raise_error(errors.ERR_SPAWN, f"{call}: {n} process(es) cannot be placed: the job's nodes "
+                               "have no idle core and the batch scheduler has no free node "
+                               "(docs/dynamic-allocation.md, Spawn inside a batch job)")
+        wait = 0.0
+        for i, k in plan:
+            if k < 0:
+                k = -k
+                self.broker.take(job, i)
+                wait = max(wait, self._take(i))
+            self.procs[i] += k
+            nodes[i] = None
+            out.extend([self.hosts[i]] * k)
+        return wait
+
     # -- the program's API (smpy.nodes) ------------------------------------------------------------
     def allocate(self, count: int) -> tuple[list[str], float]:
-        """Reserve ``count`` nodes (free ones, then off ones that boot); returns their names
-        and the wait until the last is up. Fewer when the pool runs dry."""
+        """Reserve ``count`` nodes (free ones, then off ones that boot; in a batch job, only
+        those the batch scheduler has free, which join the job's allocation); returns their
+        names and the wait until the last is up. Fewer when the pool runs dry."""
         taken: list[str] = []
         wait = 0.0
+        job = self.broker.owner() if self.broker is not None else None
+        pool = self.broker.free() if job is not None else None
         for want in (FREE, OFF):
             for i, s in enumerate(self.state):
                 if len(taken) >= count:
                     break
-                if s == want:
+                if s == want and (pool is None or i in pool):
+                    if job is not None:
+                        self.broker.take(job, i)
                     wait = max(wait, self._take(i))
                     self.reserved[i] = True
                     taken.append(self.hosts[i].name)

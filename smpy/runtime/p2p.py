@@ -234,7 +234,7 @@ def isend(proc: Process, comm: CommImpl, channel: int, payload: Any, nbytes: int
     if world.tracer is not None:
         if channel == P2P:
             world.tracer.send(proc.rank, comm.rgroup[dest], tag, nbytes)
-    if world.ti is not None and channel == P2P:
+    if world.ti is not None and channel == P2P and not comm.internal:
         world.ti.send(proc.rank, comm.rgroup[dest], tag, nbytes, blocking)
         if not blocking:
             req.ti = _TI_WAIT
@@ -316,7 +316,8 @@ def _arrived(send: SendRequest, _flow: Any = None) -> None:
 
 def _transfer_failed(send: SendRequest, recv: RecvRequest | None) -> None:
     world = send.owner.world
-    err = (world.ft.transfer_failed(send.call, send.flow.exception) if world.ft is not None  # type: ignore[union-attr]
+    ranks = (send.owner.rank,) if recv is None else (send.owner.rank, recv.owner.rank)
+    err = (world.ft.transfer_failed(send.call, send.flow.exception, ranks) if world.ft is not None  # type: ignore[union-attr]
            else errors.make_error(errors.ERR_OTHER, f"{send.call}: communication failure: {send.flow.exception}"))  # type: ignore[union-attr]
     if err is None:  # the job is being aborted (smpy.runtime.ulfm.transfer_failed)
         return
@@ -491,7 +492,7 @@ def irecv(proc: Process, comm: CommImpl, channel: int, source: int, tag: int, bu
         return completed_null(proc, call, RECV)
     req = RecvRequest(proc, comm, channel, call, source, tag)
     req.buf = buf
-    if channel == P2P and proc.world.ti is not None:
+    if channel == P2P and proc.world.ti is not None and not comm.internal:
         blocking = call in _BLOCKING_RECV
         req.ti = (proc.world.ti.recv_posted(proc.rank, blocking), blocking)
     me = comm.rank_of[proc.rank]

@@ -65,10 +65,12 @@ class ProcessFailure(Exception):
     """The job is aborted because processes failed (Hydra's cleanup after a process death),
     or a transfer failed (``cause``: a link failed)."""
 
-    def __init__(self, time: float, lost: dict[int, float], cause: str = "") -> None:
+    def __init__(self, time: float, lost: dict[int, float], cause: str = "", ranks: tuple[int, ...] = ()) -> None:
         self.time = time
         self.lost = dict(lost)
         self.cause = cause
+        #: with ``cause``: the world ranks whose message was lost (``smpy batch`` ends their jobs)
+        self.ranks = ranks
         super().__init__(cause or f"{len(lost)} process(es) failed")
 
 
@@ -96,8 +98,8 @@ class FtState:
                    channel: int = 0) -> errors.MPIException | None:
         return check_peer(proc, comm, peer, call, channel)
 
-    def transfer_failed(self, call: str, cause: Any) -> errors.MPIException | None:
-        return transfer_failed(self.world, call, cause)
+    def transfer_failed(self, call: str, cause: Any, ranks: tuple[int, ...] = ()) -> errors.MPIException | None:
+        return transfer_failed(self.world, call, cause, ranks)
 
 
 def install(world: World, delay: float, auto_cleanup: bool) -> FtState:
@@ -145,16 +147,18 @@ def _detect(world: World, rank: int) -> None:
         ag.check()
 
 
-def transfer_failed(world: World, call: str, cause: Any) -> errors.MPIException | None:
+def transfer_failed(world: World, call: str, cause: Any, ranks: tuple[int, ...] = ()) -> errors.MPIException | None:
     """A message's transfer failed (a link of its route failed). With auto-cleanup the job is
     aborted after the detection delay, as MPICH's fatal network error ends it, and the requests
-    stay pending (None); otherwise their error (ERR_OTHER: a communication failure)."""
+    stay pending (None); otherwise their error (ERR_OTHER: a communication failure).
+    ``ranks``: the world ranks of the message's sender and receiver (the abort names them, so
+    that ``smpy batch`` ends their job only)."""
     st = world.ft
     if st is not None and st.auto_cleanup:
         when = world.engine.now
         world.engine.schedule(st.delay, lambda: world.engine.abort(
             ProcessFailure(world.engine.now, st.dead, f"{cause} at simulated time {when:.9g} s; "
-                           "a message crossing it was lost")))
+                           "a message crossing it was lost", ranks)))
         return None
     return errors.make_error(errors.ERR_OTHER, f"{call}: communication failure: {cause}")
 

@@ -36,7 +36,11 @@ Disks (:mod:`smpy.storage.model` max-min sharing of the bandwidth, plus per kind
     start where the previous one ended adds :math:`t_\text{seek} + 30/\text{rpm}` (average seek
     and half a rotation) to :math:`\lambda`, so sequential and random small accesses differ.
     ``ssd``: per-operation latency :math:`\lambda`, at most ``channels`` operations at once
-    (the others queue), the bandwidth shared by those running. Metadata operations are
+    (the others queue), the bandwidth shared by those running. ``read_stream``/``write_stream``
+    bound one operation below the aggregate ``read``/``write`` (:mod:`smpy.storage.model`),
+    except write-back: the flusher's chunks, and every client write of a ``local`` file
+    system (the program writes into the host's page cache and ``fsync``/the kernel write it
+    back with many requests in flight), are bounded by the aggregate only. Metadata operations are
     operations of 0 bytes (:math:`\lambda`, plus a seek on a hard disk).
 
 Page cache (local file systems on hosts that declare ``ram``)
@@ -72,6 +76,9 @@ class DiskParams:
     seek: float = 0.0
     rpm: float = 0.0
     channels: int = 0
+    #: bound of one read (write) stream; 0: the aggregate ``read`` (``write``)
+    read_stream: float = 0.0
+    write_stream: float = 0.0
 
     def queue_depth(self) -> int:
         """Operations at once (0: unlimited)."""
@@ -155,12 +162,17 @@ class _Waiter:
 class Server:
     """One storage server of a file system (or one host's local disk): disk, cache, flusher."""
 
-    def __init__(self, model: StorageModel, name: str, params: DiskParams, cache: int, block: int) -> None:
+    def __init__(self, model: StorageModel, name: str, params: DiskParams, cache: int, block: int,
+                 writeback: bool = False) -> None:
         self.model = model
         self.engine = model.engine
         self.name = name
         self.params = params
-        self.disk = Disk(name, params.read, params.write, params.latency)
+        self.disk = Disk(name, params.read, params.write, params.latency, (),
+                         params.read_stream, params.write_stream)
+        #: clients' writes reach the disk by write-back (a host's page cache): many requests
+        #: in flight, no per-stream bound
+        self.writeback = writeback
         model.add_disk(self.disk, default_ok=False)
         self.capacity = int(cache)
         self.block = max(1, int(block))
@@ -173,7 +185,7 @@ class Server:
         self.lru: OrderedDict[tuple[int, int], None] = OrderedDict()
         self.depth = params.queue_depth()
         self.running = 0
-        self.queue: deque[tuple[int, bool, int, Trigger]] = deque()
+        self.queue: deque[tuple[int, bool, int, Trigger, bool]] = deque()
         self.head = -1  # local offset after the last disk access (hard disks)
         #: figures for reports: bytes written/read by clients, disk busy seconds
         self.bytes_written = 0
@@ -184,15 +196,17 @@ class Server:
         self._busy_since = 0.0
 
     # -- disk operations (queued when the disk takes a limited number at once) -------------
-    def disk_op(self, nbytes: int, write: bool, local: int = -1) -> Activity:
+    def disk_op(self, nbytes: int, write: bool, local: int = -1, stream: bool = True) -> Activity:
+        """One disk operation (queued when the disk takes a limited number at once);
+        ``stream=False``: write-back, bounded by the aggregate bandwidth only."""
         t = Trigger(self.engine, f"{'write' if write else 'read'} on {self.name}")
         if self.depth and self.running >= self.depth:
-            self.queue.append((nbytes, write, local, t))
+            self.queue.append((nbytes, write, local, t, stream))
         else:
-            self._start(nbytes, write, local, t)
+            self._start(nbytes, write, local, t, stream)
         return t
 
-    def _start(self, nbytes: int, write: bool, local: int, t: Trigger) -> None:
+    def _start(self, nbytes: int, write: bool, local: int, t: Trigger, stream: bool = True) -> None:
         p = self.params
         lat = p.latency
         if p.kind == "hdd" and (local < 0 or local != self.head):
@@ -201,7 +215,7 @@ class Server:
         if self.running == 0:
             self._busy_since = self.engine.now
         self.running += 1
-        op = self.model.io(self.disk, nbytes, write, lat)
+        op = self.model.io(self.disk, nbytes, write, lat, stream)
 
         def finished(_a: Activity) -> None:
             self.running -= 1
@@ -247,7 +261,7 @@ class Server:
         self.bytes_written += nbytes
         self.written += nbytes
         if self.capacity <= 0:
-            op = self.disk_op(nbytes, True, local)
+            op = self.disk_op(nbytes, True, local, not self.writeback)
             op.add_callback(lambda _a: self._flushed(nbytes))
             return op
         self._touch(fid, local, nbytes)
@@ -281,7 +295,7 @@ class Server:
             self.dirty -= chunk
             self._flushed(chunk)
             self._admit()
-        self.disk_op(chunk, True).add_callback(flushed)
+        self.disk_op(chunk, True, stream=False).add_callback(flushed)
 
     def _flushed(self, nbytes: int) -> None:
         self.flushed += nbytes
@@ -363,7 +377,8 @@ class FileSystems:
         if s is None:
             block = fs.stripe_size if fs.kind == "parallel" else 1 << 20
             cache = fs.cache if fs.kind == "parallel" else self._local_cache(fs, host)
-            s = self.servers[key] = Server(self.model, f"{fs.name}@{host}", fs.disk, cache, block)
+            s = self.servers[key] = Server(self.model, f"{fs.name}@{host}", fs.disk, cache, block,
+                                           writeback=fs.kind != "parallel")
         return s
 
     def layout(self, fs: FileSystem, path: str, stripe_count: int = 0,
@@ -388,4 +403,5 @@ class FileSystems:
 def spec_params(d: Any) -> DiskParams:
     """DiskParams of a schema ``disk:`` entry (duck typed: the storage layer does not import
     the platform layer)."""
-    return DiskParams(d.kind, d.read, d.write, d.latency, d.seek, d.rpm, d.channels)
+    return DiskParams(d.kind, d.read, d.write, d.latency, d.seek, d.rpm, d.channels,
+                      d.read_stream or 0.0, d.write_stream or 0.0)

@@ -21,6 +21,17 @@ Bandwidth phase
     bound (with :math:`R_d = 100`, :math:`W_d = 40` MB/s, one read and one write get 60 and
     40 MB/s). The phase lasts until the :math:`n` bytes went through.
 
+Per-stream limit
+    A device often moves more bytes with several requests in flight than with one: the
+    disk may give a stream a bound :math:`r_d \le R_d` (reads) or :math:`w_d \le W_d`
+    (writes), the variable's own bound :math:`x \le w_d`, while :math:`W_d` stays the
+    capacity of the constraint all writes share (``smpy calibrate storage`` measures both:
+    one writer, and the best aggregate of 1, 2 and 4 concurrent writers). With
+    :math:`w_d = 100` and :math:`W_d = 150` MB/s one write gets 100 MB/s and two get 75 each.
+    Without a per-stream figure the bound is the aggregate (:math:`w_d = W_d`). An operation
+    that stands for many requests in flight (a write-back flush, :mod:`smpy.storage.filesystem`)
+    is started with ``stream=False`` and bounded by the aggregate only.
+
 Uncontended, an operation lasts :math:`T = \lambda_d + n / B_d` with :math:`B_d = R_d` or
 :math:`W_d`; :math:`k` equal concurrent reads of one disk each last
 :math:`\lambda_d + k\,n / R_d`. Operations of 0 bytes (metadata: open, close, sync,
@@ -46,6 +57,9 @@ class Disk:
     write_bw: float = 1.0e9
     latency: float = 1.0e-4
     hosts: tuple[str, ...] = ()
+    #: bound of one read (write) stream, bytes/s; 0: the aggregate ``read_bw`` (``write_bw``)
+    read_stream: float = 0.0
+    write_stream: float = 0.0
     #: (read, write, combined constraint) once attached to a model
     model_data: Any = field(default=None, repr=False, compare=False)
 
@@ -60,9 +74,14 @@ class IoOp(SharedActivity):
 
     __slots__ = ("disk", "write")
 
-    def __init__(self, model: StorageModel, disk: Disk, nbytes: float, write: bool) -> None:
+    def __init__(self, model: StorageModel, disk: Disk, nbytes: float, write: bool,
+                 stream: bool = True) -> None:
         rd, wr, rw = disk.model_data
-        super().__init__(model, nbytes, bound=disk.write_bw if write else disk.read_bw,
+        bound = disk.write_bw if write else disk.read_bw
+        per = disk.write_stream if write else disk.read_stream
+        if stream and 0 < per < bound:
+            bound = per
+        super().__init__(model, nbytes, bound=bound,
                          uses=((wr if write else rd, 1.0), (rw, 1.0)))
         self.disk = disk
         self.write = write
@@ -109,9 +128,11 @@ class StorageModel(SharingModel):
             self.add_disk(self._default)
         return self._default
 
-    def io(self, disk: Disk, nbytes: float, write: bool, latency: float | None = None) -> IoOp:
+    def io(self, disk: Disk, nbytes: float, write: bool, latency: float | None = None,
+           stream: bool = True) -> IoOp:
         """Start an operation of ``nbytes`` on ``disk``; returns the activity. ``latency``
-        replaces the disk's own (a hard disk's seek, :mod:`smpy.storage.filesystem`)."""
-        op = IoOp(self, disk, nbytes, write)
+        replaces the disk's own (a hard disk's seek, :mod:`smpy.storage.filesystem`);
+        ``stream=False``: many requests in flight, no per-stream bound."""
+        op = IoOp(self, disk, nbytes, write, stream)
         op.start(disk.latency if latency is None else latency)
         return op

@@ -510,7 +510,7 @@ def _p2p_script(p2p, detached_thresh=65536, eager_thresh=0):
     wait; the state of every request and queue afterwards."""
     procs, comm, world = _p2p_setup()
     world.detached_thresh, world.eager_thresh = detached_thresh, eager_thresh
-    world.ft = SimpleNamespace(transfer_failed=lambda call, exc: RuntimeError(f"{call}: {exc}"), detected=False)
+    world.ft = SimpleNamespace(transfer_failed=lambda call, exc, *ranks: RuntimeError(f"{call}: {exc}"), detected=False)
     a, b, c = procs
     reqs = [
         p2p.irecv(b, comm, 0, 0, 5, None, "MPI_Irecv"),                  # posted first
@@ -687,3 +687,58 @@ def test_parse_functions_are_swapped(compiled):
     from smpy.mpi.comm import msgspec as used
 
     assert type(msgspec.parse_send).__name__ == "builtin_function_or_method" and used.parse_recv is msgspec.parse_recv
+
+
+# -- the facade's point-to-point helpers (Comm._send, Comm._irecv, COMM_WORLD._impl) -------------
+FACADE = """
+import numpy as np
+from mpi4py import MPI
+w = MPI.COMM_WORLD
+r, n = w.Get_rank(), w.Get_size()
+d = w.Dup()
+buf = np.zeros(4)
+for comm in (w, d):
+    if r == 0:
+        comm.Send([np.arange(4.0), MPI.DOUBLE], dest=1, tag=3)
+        comm.Send(np.arange(4.0) + 1, 1, 4)
+        comm.Send(buf, dest=MPI.PROC_NULL)
+        comm.Ssend([np.ones(2), MPI.DOUBLE], dest=2 % n, tag=0)
+    elif r == 1:
+        st = MPI.Status()
+        comm.Recv(buf, source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=st)
+        print(r, buf.tolist(), st.source, st.tag)
+        comm.Recv(buf, 0, 4)
+        print(r, buf.tolist())
+        comm.Recv(buf, MPI.PROC_NULL)
+    if r == 2 % n:
+        comm.Recv(buf[:2], source=0, tag=0)
+        print(r, "ssend", buf[:2].tolist())
+    comm.Barrier()
+w.Set_errhandler(MPI.ERRORS_RETURN)
+for bad in (dict(dest=n), dict(dest=0, tag=-5), dict(dest=-7)):
+    try:
+        w.Send(buf, **bad)
+    except MPI.Exception as e:
+        print(r, "send error", e.Get_error_class())
+try:
+    w.Recv(buf, source=n + 3)
+except MPI.Exception as e:
+    print(r, "recv error", e.Get_error_class())
+print(r, w.sendrecv(r, dest=(r + 1) % n, source=(r - 1) % n), type(w)._impl is not None)
+"""
+
+
+def test_facade_helpers_the_same_both_ways(tmp_path):
+    out = _same(tmp_path, FACADE, 3)
+    text = "".join(t for _, _, t in out["output"])
+    assert "1 [0.0, 1.0, 2.0, 3.0] 0 3" in text and "1 [1.0, 2.0, 3.0, 4.0]" in text
+    assert "2 ssend [1.0, 1.0]" in text and text.count("send error 6") == 6 and text.count("send error 4") == 3
+    assert text.count("recv error 6") == 3 and "0 2 True" in text
+
+
+def test_facade_helpers_are_swapped(compiled):
+    from smpy.mpi.comm import _WorldComm
+
+    assert type(Comm.__dict__["_send"]).__name__ == "method_descriptor"
+    assert type(Comm.__dict__["_irecv"]).__name__ == "method_descriptor"
+    assert type(_WorldComm.__dict__["_impl"].fget).__name__ == "builtin_function_or_method"

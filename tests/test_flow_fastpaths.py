@@ -1,0 +1,37 @@
+"""The network's fast paths for many concurrent flows (issue 18) leave every simulated date
+unchanged: tests/programs/windows.py (osu_bw/osu_bibw-like windows, flows starting and
+ending at distinct dates) prints the same completion dates, bit for bit, with them on and off."""
+
+from pathlib import Path
+
+import pytest
+
+import smpy
+from smpy.lmm import maxmin
+
+PROGRAM = Path(__file__).parent / "programs" / "windows.py"
+CFG = {"smpi/simulate-computation": "no"}
+
+
+def _run(np_: int) -> tuple[float, str]:
+    res = smpy.run(str(PROGRAM), np=np_, args=["24"], capture=True, cfg=dict(CFG))
+    assert res.status == "ok", res.message
+    return res.makespan_s, "".join(text for _, _, text in res.output)
+
+
+@pytest.mark.parametrize("np_", [2, 4, 8])
+def test_class_path_keeps_every_date(np_, monkeypatch):
+    taken = []
+    orig = maxmin._component_classes
+
+    def spy(*a):
+        r = orig(*a)
+        taken.append(r is not None)
+        return r
+    monkeypatch.setattr(maxmin, "_component_classes", spy)
+    fast = _run(np_)
+    assert sum(taken) > 100  # the windows do go through the class path
+    monkeypatch.setattr(maxmin, "_CLASS_MIN", 1 << 30)
+    general = _run(np_)
+    assert fast == general
+    assert len(fast[1].splitlines()) == 4 * np_
