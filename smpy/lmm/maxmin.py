@@ -662,10 +662,7 @@ def _solve_classes(cnsts: list[Constraint], variables: list[Variable], classes: 
         c._rem = c.capacity
         use = c._sum
         if use is None:
-            use = 0.0
-            for v, coeff in c.vars.items():
-                use += coeff / v.penalty
-            c._sum = use
+            use = c._sum = _usage_sum(c)
         c._use = use
         c._nfree = len(c.vars)
     active = [c for c in cnsts if c._use > 0.0]
@@ -692,6 +689,34 @@ def _solve_classes(cnsts: list[Constraint], variables: list[Variable], classes: 
         if v.value != x:
             v.value = x
             changed.append(v)
+
+
+#: (term, n) -> 0.0 + term + ... + term (n terms, left to right): the usage sum of a constraint
+#: crossed by one class
+_RUNS: dict[tuple[float, int], float] = {}
+
+
+def _usage_sum(c: Constraint) -> float:
+    """:math:`U_c` as :func:`_start_filling` sums it (every variable free): in insertion order;
+    with one class on ``c``, n equal terms (memoized)."""
+    keys = c._keys
+    if keys is not None and len(keys) == 1:
+        for key, n in keys.items():
+            if key is not None:
+                term = dict(key.elements)[c] / key.penalty
+                use = _RUNS.get((term, n))
+                if use is None:
+                    use = 0.0
+                    for _ in range(n):
+                        use += term
+                    if len(_RUNS) >= _LONE_MAX:
+                        _RUNS.clear()
+                    _RUNS[(term, n)] = use
+                return use
+    use = 0.0
+    for v, coeff in c.vars.items():
+        use += coeff / v.penalty
+    return use
 
 
 def _class_bounded(bounded: list[_Class], bi: int) -> tuple[list[_Class], int]:
