@@ -25,8 +25,7 @@
  * headers, into the user's cache directory; not part of the installed wheel's requirements.
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "_cext.h"
 
 /* -- configuration set by setup() ------------------------------------------------------ */
 static PyTypeObject *EventType, *ActivityType, *ActorType;
@@ -48,29 +47,6 @@ static PyObject *s_now, *s_seq, *s_heap, *s_ready, *s_models, *s_stopping, *s_di
     *s_wait_label, *s_killed, *s_data;
 static PyObject *f_zero, *i_one, *i_zero, *i_done, *i_failed, *empty_tuple;
 
-#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
-
-/* a new reference to the slot's value, or AttributeError as Python raises it */
-static inline PyObject *
-slot_get(PyObject *o, Py_ssize_t off, PyObject *name)
-{
-    PyObject *v = SLOT(o, off);
-    if (v != NULL) {
-        Py_INCREF(v);
-        return v;
-    }
-    return PyObject_GetAttr(o, name);
-}
-
-static inline void
-slot_set(PyObject *o, Py_ssize_t off, PyObject *v)
-{
-    PyObject *old = SLOT(o, off);
-    Py_INCREF(v);
-    SLOT(o, off) = v;
-    Py_XDECREF(old);
-}
-
 /* attribute access that uses the slot when ``o`` is an instance of ``tp`` */
 static inline PyObject *
 get(PyObject *o, PyTypeObject *tp, Py_ssize_t off, PyObject *name)
@@ -88,42 +64,6 @@ set(PyObject *o, PyTypeObject *tp, Py_ssize_t off, PyObject *name, PyObject *v)
         return 0;
     }
     return PyObject_SetAttr(o, name, v);
-}
-
-static Py_ssize_t
-slot_offset(PyTypeObject *cls, const char *name)
-{
-    PyObject *d = PyObject_GetAttrString((PyObject *)cls, name);
-    if (d == NULL)
-        return -1;
-    if (Py_TYPE(d) != &PyMemberDescr_Type || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
-        PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", cls->tp_name, name);
-        Py_DECREF(d);
-        return -1;
-    }
-    Py_ssize_t off = ((PyMemberDescrObject *)d)->d_member->offset;
-    Py_DECREF(d);
-    return off;
-}
-
-/* the value of an int object compared with a C long: 1 equal, 0 not, -1 error */
-static inline int
-int_eq(PyObject *v, long c)
-{
-    if (PyLong_CheckExact(v)) {
-        long x = PyLong_AsLong(v);
-        if (x == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return 0;  /* too large for a long: not equal to a small constant */
-        }
-        return x == c;
-    }
-    PyObject *cv = PyLong_FromLong(c);
-    if (cv == NULL)
-        return -1;
-    int r = PyObject_RichCompareBool(v, cv, Py_EQ);
-    Py_DECREF(cv);
-    return r;
 }
 
 /* a > b (op Py_GT) or a <= b (Py_LE), floats compared in C */
@@ -175,20 +115,6 @@ engine_dict(PyObject *self)
 {
     PyObject *d = PyObject_GenericGetDict(self, NULL);
     return d;
-}
-
-static inline PyObject *
-call_method0(PyObject *obj, PyObject *name)
-{
-    PyObject *args[1] = {obj};
-    return PyObject_VectorcallMethod(name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-}
-
-static inline PyObject *
-call_method1(PyObject *obj, PyObject *name, PyObject *arg)
-{
-    PyObject *args[2] = {obj, arg};
-    return PyObject_VectorcallMethod(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
 
 static PyObject *actor_resume(PyObject *self, PyObject *unused);
@@ -940,7 +866,6 @@ out:
     Py_DECREF(d);
     return result;
 }
-
 
 /* -- RateActivity._set_rate ------------------------------------------------------------ */
 static PyTypeObject *RateType;

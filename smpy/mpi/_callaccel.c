@@ -21,32 +21,11 @@
  * smpy.kernel.accel with the kernel's compiled functions (smpy/kernel/_accel.c).
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "_cext.h"
 
 static PyObject *actors_dict;  /* smpy.kernel.actors.__dict__ (its _current global) */
 static PyObject *s_current, *s_data, *s_depth, *s_world, *s_finalized, *s_mpi_calls, *s_bench,
     *s_sampling, *s_tracer, *s_probe_polled, *s_timing, *s_measure, *s_error_hook, *i_one;
-
-/* the value of an int object compared with a C long: 1 equal, 0 not, -1 error */
-static inline int
-int_eq(PyObject *v, long c)
-{
-    if (PyLong_CheckExact(v)) {
-        long x = PyLong_AsLong(v);
-        if (x == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return 0;
-        }
-        return x == c;
-    }
-    PyObject *cv = PyLong_FromLong(c);
-    if (cv == NULL)
-        return -1;
-    int r = PyObject_RichCompareBool(v, cv, Py_EQ);
-    Py_DECREF(cv);
-    return r;
-}
 
 static PyObject *ProcessType, *current_fn, *call_dict, *hooked_fn, *coerce_fn, *MPIException, *after_finalize_fn;
 
@@ -139,17 +118,6 @@ error_hooked(PyObject *const *args, Py_ssize_t nargs)
     }
     PyErr_Restore(et, ev, etb);
     return 0;
-}
-
-static int
-attr_true(PyObject *o, PyObject *name)
-{
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL)
-        return -1;
-    int r = v == Py_None ? 0 : PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
 }
 
 static int
@@ -457,14 +425,11 @@ setup_calls(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
-
 /* -- message parsing: smpy.mpi.msgspec.parse_send / parse_recv (_parse_message) ---------- */
 static PyObject *ndarray_type, *datatype_type, *dt_null, *from_typechar_fn, *simple_fn, *py_parse_send,
     *py_parse_recv, *s_impl, *s_extent, *s_size, *s_c_contiguous, *s_cast, *s_B, *s_blocks;
 static PyTypeObject *BufSpecType;
 static Py_ssize_t bs_obj, bs_mem, bs_offset, bs_count, bs_datatype;
-
-#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
 static void
 bs_put(PyObject *o, Py_ssize_t off, PyObject *v)
@@ -691,22 +656,6 @@ parse_recv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
     return parse_entry(args, nargs, kwnames, 0);
 }
 
-static Py_ssize_t
-member_offset(PyTypeObject *cls, const char *name)
-{
-    PyObject *d = PyObject_GetAttrString((PyObject *)cls, name);
-    if (d == NULL)
-        return -1;
-    if (Py_TYPE(d) != &PyMemberDescr_Type || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
-        PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", cls->tp_name, name);
-        Py_DECREF(d);
-        return -1;
-    }
-    Py_ssize_t off = ((PyMemberDescrObject *)d)->d_member->offset;
-    Py_DECREF(d);
-    return off;
-}
-
 static PyObject *
 setup_parse(PyObject *module, PyObject *args)
 {
@@ -714,10 +663,10 @@ setup_parse(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOOOOOO!", &nd, &dtt, &null, &ftc, &simple, &ps, &pr, &PyType_Type, &bs))
         return NULL;
     Py_XSETREF(BufSpecType, (PyTypeObject *)Py_NewRef(bs));
-    if ((bs_obj = member_offset(BufSpecType, "obj")) < 0 || (bs_mem = member_offset(BufSpecType, "mem")) < 0 ||
-        (bs_offset = member_offset(BufSpecType, "offset")) < 0 ||
-        (bs_count = member_offset(BufSpecType, "count")) < 0 ||
-        (bs_datatype = member_offset(BufSpecType, "datatype")) < 0)
+    if ((bs_obj = slot_offset(BufSpecType, "obj")) < 0 || (bs_mem = slot_offset(BufSpecType, "mem")) < 0 ||
+        (bs_offset = slot_offset(BufSpecType, "offset")) < 0 ||
+        (bs_count = slot_offset(BufSpecType, "count")) < 0 ||
+        (bs_datatype = slot_offset(BufSpecType, "datatype")) < 0)
         return NULL;
     Py_XSETREF(ndarray_type, Py_NewRef(nd));
     Py_XSETREF(datatype_type, Py_NewRef(dtt));
@@ -736,7 +685,6 @@ setup_parse(PyObject *module, PyObject *args)
         return NULL;
     Py_RETURN_NONE;
 }
-
 
 /* -- the facade's point-to-point helpers: Comm._send, Comm._irecv, COMM_WORLD._impl --------- */
 static PyObject *py_send, *py_irecv_m, *py_world_impl, *comm_dict, *msgspec_mod, *p2p_mod, *comm_world_obj,

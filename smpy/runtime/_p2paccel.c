@@ -16,8 +16,7 @@
  * smpy.kernel.accel with the kernel's compiled functions.
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "_cext.h"
 
 static PyObject *p2p_dict;          /* smpy.runtime.p2p.__dict__ */
 static PyTypeObject *SendType, *RecvType;
@@ -50,26 +49,6 @@ static PyObject *s_world, *s_revoked, *s_ft, *s_detected, *s_detached_thresh, *s
     *s__transfer_failed, *s_transfer, *s_add_callback, *s_ENVELOPE_BYTES;
 static PyObject *i_zero, *i_minus1, *i_send, *i_recv, *f_minus1;
 
-#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
-
-static inline void
-put(PyObject *o, Py_ssize_t off, PyObject *v)  /* steals nothing; o's slot gets a new reference */
-{
-    PyObject *old = SLOT(o, off);
-    Py_INCREF(v);
-    SLOT(o, off) = v;
-    Py_XDECREF(old);
-}
-
-static inline PyObject *
-slot(PyObject *o, Py_ssize_t off, PyObject *name)  /* new reference */
-{
-    PyObject *v = SLOT(o, off);
-    if (v != NULL)
-        return Py_NewRef(v);
-    return PyObject_GetAttr(o, name);
-}
-
 /* a == b for ints (exact ints compared in C) */
 static inline int
 int_equal(PyObject *a, PyObject *b)
@@ -87,52 +66,6 @@ int_equal(PyObject *a, PyObject *b)
     return PyObject_RichCompareBool(a, b, Py_EQ);
 }
 
-static inline int
-equals_const(PyObject *a, long c)
-{
-    if (PyLong_CheckExact(a)) {
-        long x = PyLong_AsLong(a);
-        if (x == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return 0;
-        }
-        return x == c;
-    }
-    PyObject *cv = PyLong_FromLong(c);
-    if (cv == NULL)
-        return -1;
-    int r = PyObject_RichCompareBool(a, cv, Py_EQ);
-    Py_DECREF(cv);
-    return r;
-}
-
-static int
-truthy_attr(PyObject *o, PyObject *name)
-{
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL)
-        return -1;
-    int r = v == Py_None || v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
-}
-
-static PyObject *
-call_method1_(PyObject *obj, PyObject *name, PyObject *arg)
-{
-    PyObject *args[2] = {obj, arg};
-    return PyObject_VectorcallMethod(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-}
-
-static int is_none_attr(PyObject *o, PyObject *name);
-
-/* getattr(o, name) is None: 1, 0, or -1 (error) */
-static int
-is_none_attr_or(PyObject *o, PyObject *name)
-{
-    return is_none_attr(o, name);
-}
-
 static int
 is_none_attr(PyObject *o, PyObject *name)
 {
@@ -144,27 +77,17 @@ is_none_attr(PyObject *o, PyObject *name)
     return r;
 }
 
-/* a p2p global (looked up at each call, as the Python code does); borrowed */
-static PyObject *
-global(PyObject *name)
-{
-    PyObject *v = PyDict_GetItemWithError(p2p_dict, name);
-    if (v == NULL && !PyErr_Occurred())
-        PyErr_SetObject(PyExc_NameError, name);
-    return v;
-}
-
 /* comm.revoked or (world.ft is not None and world.ft.detected) */
 static int
 faults(PyObject *comm, PyObject *world)
 {
-    int r = truthy_attr(comm, s_revoked);
+    int r = attr_true(comm, s_revoked);
     if (r != 0)
         return r;
     PyObject *ft = PyObject_GetAttr(world, s_ft);
     if (ft == NULL)
         return -1;
-    r = ft == Py_None ? 0 : truthy_attr(ft, s_detected);
+    r = ft == Py_None ? 0 : attr_true(ft, s_detected);
     Py_DECREF(ft);
     return r;
 }
@@ -187,47 +110,47 @@ new_request(PyTypeObject *tp, Py_ssize_t *off, int nfields, PyObject *owner, PyO
         Py_DECREF(engine);
         return NULL;
     }
-    put(r, off[F_ENGINE], engine);
-    put(r, off[F_STATE], i_zero);
-    put(r, off[F_WAITERS], waiters);
-    put(r, off[F_CALLBACKS], Py_None);
-    put(r, off[F_EXCEPTION], Py_None);
-    put(r, off[F_START], now);
-    put(r, off[F_FINISH], f_minus1);
-    put(r, off[F_KIND], kind);
-    put(r, off[F_OWNER], owner);
-    put(r, off[F_COMM], comm);
-    put(r, off[F_CHANNEL], channel);
-    put(r, off[F_CALL], call);
-    put(r, off[F_PEER], peer);
-    put(r, off[F_TAG], tag);
-    put(r, off[F_SOURCE], peer);
-    put(r, off[F_NBYTES], i_zero);
-    put(r, off[F_ERROR], i_zero);
-    put(r, off[F_CANCELLED], Py_False);
-    put(r, off[F_PAYLOAD], Py_None);
-    put(r, off[F_BUF], Py_None);
-    put(r, off[F_DATATYPE], Py_None);
-    put(r, off[F_PERSISTENT], Py_False);
-    put(r, off[F_USER_DATA], Py_None);
-    put(r, off[F_TI], Py_None);
+    slot_set(r, off[F_ENGINE], engine);
+    slot_set(r, off[F_STATE], i_zero);
+    slot_set(r, off[F_WAITERS], waiters);
+    slot_set(r, off[F_CALLBACKS], Py_None);
+    slot_set(r, off[F_EXCEPTION], Py_None);
+    slot_set(r, off[F_START], now);
+    slot_set(r, off[F_FINISH], f_minus1);
+    slot_set(r, off[F_KIND], kind);
+    slot_set(r, off[F_OWNER], owner);
+    slot_set(r, off[F_COMM], comm);
+    slot_set(r, off[F_CHANNEL], channel);
+    slot_set(r, off[F_CALL], call);
+    slot_set(r, off[F_PEER], peer);
+    slot_set(r, off[F_TAG], tag);
+    slot_set(r, off[F_SOURCE], peer);
+    slot_set(r, off[F_NBYTES], i_zero);
+    slot_set(r, off[F_ERROR], i_zero);
+    slot_set(r, off[F_CANCELLED], Py_False);
+    slot_set(r, off[F_PAYLOAD], Py_None);
+    slot_set(r, off[F_BUF], Py_None);
+    slot_set(r, off[F_DATATYPE], Py_None);
+    slot_set(r, off[F_PERSISTENT], Py_False);
+    slot_set(r, off[F_USER_DATA], Py_None);
+    slot_set(r, off[F_TI], Py_None);
     if (nfields == NFIELDS) {  /* SendRequest */
-        put(r, off[F_FLOW], Py_None);
-        put(r, off[F_ARRIVED], Py_False);
-        put(r, off[F_MATCH], Py_None);
-        put(r, off[F_DETACHED], Py_False);
-        put(r, off[F_SYNC], Py_False);
-        put(r, off[F_SRC_LOCAL], i_minus1);
+        slot_set(r, off[F_FLOW], Py_None);
+        slot_set(r, off[F_ARRIVED], Py_False);
+        slot_set(r, off[F_MATCH], Py_None);
+        slot_set(r, off[F_DETACHED], Py_False);
+        slot_set(r, off[F_SYNC], Py_False);
+        slot_set(r, off[F_SRC_LOCAL], i_minus1);
         PyObject *zero = PyFloat_FromDouble(0.0);
         if (zero == NULL) {
             Py_DECREF(r);
             r = NULL;
         } else {
-            put(r, off[F_POSTED_AT], zero);
+            slot_set(r, off[F_POSTED_AT], zero);
             Py_DECREF(zero);
         }
     } else {
-        put(r, off[F_MATCH], Py_None);
+        slot_set(r, off[F_MATCH], Py_None);
     }
     Py_DECREF(waiters);
     Py_DECREF(now);
@@ -252,7 +175,7 @@ item(PyObject *x, PyObject *key)
 static PyObject *
 call2(PyObject *name, PyObject *a, PyObject *b)
 {
-    PyObject *fn = global(name);
+    PyObject *fn = dict_global(p2p_dict, name);
     if (fn == NULL)
         return NULL;
     PyObject *args[2] = {a, b};
@@ -305,7 +228,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     /* the rare cases, decided before anything is done: the Python function */
     int rare = faults(comm, world);
     if (rare == 0)
-        rare = equals_const(dest, PROC_NULL);
+        rare = int_eq(dest, PROC_NULL);
     int detached = 0;
     if (rare == 0 && !sync) {
         PyObject *th = PyObject_GetAttr(world, s_detached_thresh);
@@ -336,16 +259,16 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     req = new_request(SendType, send_off, NFIELDS, proc, world, comm, channel, call, dest, tag, i_send);
     if (req == NULL)
         goto out;
-    put(req, send_off[F_PAYLOAD], payload);
-    put(req, send_off[F_NBYTES], nbytes);
-    put(req, send_off[F_SYNC], sync ? Py_True : Py_False);
+    slot_set(req, send_off[F_PAYLOAD], payload);
+    slot_set(req, send_off[F_NBYTES], nbytes);
+    slot_set(req, send_off[F_SYNC], sync ? Py_True : Py_False);
     {
         PyObject *engine = PyObject_GetAttr(world, s_engine);
         PyObject *now = engine == NULL ? NULL : PyObject_GetAttr(engine, s_now);
         Py_XDECREF(engine);
         if (now == NULL)
             goto fail;
-        put(req, send_off[F_POSTED_AT], now);
+        slot_set(req, send_off[F_POSTED_AT], now);
         Py_DECREF(now);
     }
     /* src = req.src_local = comm.rank_of[proc.rank]; box = comm.sboxes[channel][dest] */
@@ -358,7 +281,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         Py_XDECREF(rank_of);
         if (src == NULL)
             goto fail;
-        put(req, send_off[F_SRC_LOCAL], src);
+        slot_set(req, send_off[F_SRC_LOCAL], src);
         Py_DECREF(src);
         src = SLOT(req, send_off[F_SRC_LOCAL]);  /* borrowed from the request */
         PyObject *sboxes = PyObject_GetAttr(comm, s_sboxes);
@@ -412,13 +335,13 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
             PyObject *peer = PyObject_GetAttr(rr, s_peer);
             int ok = peer == NULL ? -1 : int_equal(peer, src);
             if (ok == 0)
-                ok = equals_const(peer, ANY_SOURCE);
+                ok = int_eq(peer, ANY_SOURCE);
             Py_XDECREF(peer);
             if (ok > 0) {
                 PyObject *rtag = PyObject_GetAttr(rr, s_tag);
                 ok = rtag == NULL ? -1 : int_equal(rtag, tag);
                 if (ok == 0)
-                    ok = equals_const(rtag, ANY_TAG);
+                    ok = int_eq(rtag, ANY_TAG);
                 Py_XDECREF(rtag);
             }
             if (ok > 0) {
@@ -452,9 +375,9 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
                 rc = -1;
             }
             if (rc == 0) {
-                rc = truthy_attr(box, s_probers);
+                rc = attr_true(box, s_probers);
                 if (rc > 0) {
-                    PyObject *fn = global(s__wake_probers);
+                    PyObject *fn = dict_global(p2p_dict, s__wake_probers);
                     PyObject *pargs[3] = {box, src, tag};
                     PyObject *x = fn == NULL ? NULL : PyObject_Vectorcall(fn, pargs, 3, NULL);
                     rc = x == NULL ? -1 : 0;
@@ -470,13 +393,13 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     Py_DECREF(box);
     if (detached) {
         if (Py_TYPE(payload) == &PyMemoryView_Type) {  /* borrowed bytes: copied now */
-            PyObject *fn = global(s__detach);
+            PyObject *fn = dict_global(p2p_dict, s__detach);
             PyObject *x = fn == NULL ? NULL : PyObject_CallOneArg(fn, req);
             if (x == NULL)
                 goto fail;
             Py_DECREF(x);
         }
-        put(req, send_off[F_DETACHED], Py_True);
+        slot_set(req, send_off[F_DETACHED], Py_True);
         PyObject *margs[1] = {req};
         PyObject *x = PyObject_VectorcallMethod(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
         if (x == NULL)
@@ -526,9 +449,9 @@ irecv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         return NULL;
     int rare = faults(comm, world);
     if (rare == 0)
-        rare = equals_const(source, PROC_NULL);
+        rare = int_eq(source, PROC_NULL);
     if (rare == 0) {
-        int p2p = equals_const(channel, P2P);
+        int p2p = int_eq(channel, P2P);
         if (p2p != 0) {
             int none = p2p < 0 ? -1 : is_none_attr(world, s_ti);
             rare = none < 0 ? -1 : !none;
@@ -545,7 +468,7 @@ irecv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     req = new_request(RecvType, recv_off, F_TI + 1, proc, world, comm, channel, call, source, tag, i_recv);
     if (req == NULL)
         goto out;
-    put(req, recv_off[F_BUF], buf);
+    slot_set(req, recv_off[F_BUF], buf);
     /* me = comm.rank_of[proc.rank]; box = comm.boxes[channel][me] */
     PyObject *box;
     {
@@ -578,13 +501,13 @@ irecv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         int ok = sl == NULL ? -1 : int_equal(source, sl);
         Py_XDECREF(sl);
         if (ok == 0)
-            ok = equals_const(source, ANY_SOURCE);
+            ok = int_eq(source, ANY_SOURCE);
         if (ok > 0) {
             PyObject *stag = PyObject_GetAttr(s, s_tag);
             ok = stag == NULL ? -1 : int_equal(tag, stag);
             Py_XDECREF(stag);
             if (ok == 0)
-                ok = equals_const(tag, ANY_TAG);
+                ok = int_eq(tag, ANY_TAG);
         }
         if (ok > 0) {
             matched = 1;
@@ -642,12 +565,12 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     PyObject *state = PyObject_GetAttr(req, s_state);
     if (state == NULL)
         return NULL;
-    int running = equals_const(state, 0);
+    int running = int_eq(state, 0);
     Py_DECREF(state);
     if (running < 0)
         return NULL;
     if (running) {
-        PyObject *fn = global(s_block_on);
+        PyObject *fn = dict_global(p2p_dict, s_block_on);
         if (fn == NULL)
             return NULL;
         PyObject *bargs[2] = {req, Py_None};
@@ -661,7 +584,7 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     state = PyObject_GetAttr(req, s_state);
     if (state == NULL)
         return NULL;
-    int work = equals_const(state, 2);
+    int work = int_eq(state, 2);
     Py_DECREF(state);
     if (work == 0) {
         int none = is_none_attr(req, s_ti);
@@ -669,7 +592,7 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     }
     if (work == 0) {
         PyObject *kind = PyObject_GetAttr(req, s_kind);
-        work = kind == NULL ? -1 : equals_const(kind, 1);
+        work = kind == NULL ? -1 : int_eq(kind, 1);
         Py_XDECREF(kind);
         if (work > 0) {
             int none = is_none_attr(proc, s_o_recv);
@@ -686,7 +609,6 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     }
     return Py_NewRef(req);
 }
-
 
 /* -- delivery: _pair, _start_transfer, _arrived, _deliver ------------------------------- */
 static inline int
@@ -714,7 +636,7 @@ flow_failed(PyObject *flow)
     PyObject *st = PyObject_GetAttr(flow, s_state);
     if (st == NULL)
         return -1;
-    int r = equals_const(st, FAILED_STATE);
+    int r = int_eq(st, FAILED_STATE);
     Py_DECREF(st);
     return r;
 }
@@ -729,10 +651,10 @@ deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *ti = SLOT(recv, recv_off[F_TI]);
     if (ti == NULL || ti != Py_None)
         return PyObject_Vectorcall(py_deliver, args, nargs, NULL);
-    PyObject *owner = slot(recv, recv_off[F_OWNER], s_owner);
+    PyObject *owner = slot_get(recv, recv_off[F_OWNER], s_owner);
     PyObject *world = owner == NULL ? NULL : PyObject_GetAttr(owner, s_world);
     Py_XDECREF(owner);
-    int traced = world == NULL ? -1 : !is_none_attr_or(world, s_tracer);
+    int traced = world == NULL ? -1 : !is_none_attr(world, s_tracer);
     Py_XDECREF(world);
     if (traced < 0)
         return NULL;
@@ -746,14 +668,14 @@ deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         Py_DECREF(x);
     }
-    put(send, send_off[F_PAYLOAD], Py_None);
+    slot_set(send, send_off[F_PAYLOAD], Py_None);
     /* recv._finish(); if not send.detached: send._finish() */
     PyObject *margs[1] = {recv};
     PyObject *x = PyObject_VectorcallMethod(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
     if (x == NULL)
         return NULL;
     Py_DECREF(x);
-    PyObject *det = slot(send, send_off[F_DETACHED], s_detached);
+    PyObject *det = slot_get(send, send_off[F_DETACHED], s_detached);
     int detached = det == NULL ? -1 : PyObject_IsTrue(det);
     Py_XDECREF(det);
     if (detached < 0)
@@ -765,7 +687,7 @@ deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         Py_DECREF(x);
     }
-    put(send, send_off[F_MATCH], Py_None);
+    slot_set(send, send_off[F_MATCH], Py_None);
     Py_RETURN_NONE;
 }
 
@@ -776,11 +698,11 @@ arrived(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (nargs < 1 || nargs > 2 || !is_send(args[0]))
         return PyObject_Vectorcall(py_arrived, args, nargs, NULL);
     PyObject *send = args[0];
-    put(send, send_off[F_ARRIVED], Py_True);
-    PyObject *recv = slot(send, send_off[F_MATCH], s_match);
+    slot_set(send, send_off[F_ARRIVED], Py_True);
+    PyObject *recv = slot_get(send, send_off[F_MATCH], s_match);
     if (recv == NULL)
         return NULL;
-    PyObject *flow = slot(send, send_off[F_FLOW], s_flow);
+    PyObject *flow = slot_get(send, send_off[F_FLOW], s_flow);
     int failed = flow == NULL ? -1 : flow_failed(flow);
     Py_XDECREF(flow);
     PyObject *x = NULL;
@@ -802,13 +724,13 @@ start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (nargs != 2 || !is_send(args[0]))
         return PyObject_Vectorcall(py_start_transfer, args, nargs, NULL);
     PyObject *send = args[0], *dst = args[1];
-    PyObject *proc = slot(send, send_off[F_OWNER], s_owner);
+    PyObject *proc = slot_get(send, send_off[F_OWNER], s_owner);
     if (proc == NULL)
         return NULL;
     PyObject *world = PyObject_GetAttr(proc, s_world);
     PyObject *src = world == NULL ? NULL : PyObject_GetAttr(proc, s_host);
-    PyObject *env = src == NULL ? NULL : global(s_ENVELOPE_BYTES);
-    PyObject *nb = env == NULL ? NULL : slot(send, send_off[F_NBYTES], s_nbytes);
+    PyObject *env = src == NULL ? NULL : dict_global(p2p_dict, s_ENVELOPE_BYTES);
+    PyObject *nb = env == NULL ? NULL : slot_get(send, send_off[F_NBYTES], s_nbytes);
     PyObject *total = nb == NULL ? NULL : PyNumber_Add(nb, env);
     PyObject *flow = NULL;
     if (total != NULL) {
@@ -822,11 +744,11 @@ start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(proc);
     if (flow == NULL)
         return NULL;
-    put(send, send_off[F_FLOW], flow);
+    slot_set(send, send_off[F_FLOW], flow);
     /* flow.add_callback(partial(_arrived, send)) */
-    PyObject *fn = global(s__arrived);
+    PyObject *fn = dict_global(p2p_dict, s__arrived);
     PyObject *cb = fn == NULL ? NULL : PyObject_CallFunctionObjArgs(partial_type, fn, send, NULL);
-    PyObject *x = cb == NULL ? NULL : call_method1_(flow, s_add_callback, cb);
+    PyObject *x = cb == NULL ? NULL : call_method1(flow, s_add_callback, cb);
     Py_XDECREF(cb);
     Py_DECREF(flow);
     if (x == NULL)
@@ -842,25 +764,25 @@ pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (nargs != 2 || !is_send(args[0]) || !is_recv(args[1]))
         return PyObject_Vectorcall(py_pair, args, nargs, NULL);
     PyObject *send = args[0], *recv = args[1];
-    put(send, send_off[F_MATCH], recv);
-    put(recv, recv_off[F_MATCH], send);
-    PyObject *v = slot(send, send_off[F_SRC_LOCAL], s_src_local);
+    slot_set(send, send_off[F_MATCH], recv);
+    slot_set(recv, recv_off[F_MATCH], send);
+    PyObject *v = slot_get(send, send_off[F_SRC_LOCAL], s_src_local);
     if (v == NULL)
         return NULL;
-    put(recv, recv_off[F_SOURCE], v);
+    slot_set(recv, recv_off[F_SOURCE], v);
     Py_DECREF(v);
-    v = slot(send, send_off[F_TAG], s_tag);
+    v = slot_get(send, send_off[F_TAG], s_tag);
     if (v == NULL)
         return NULL;
-    put(recv, recv_off[F_TAG], v);
+    slot_set(recv, recv_off[F_TAG], v);
     Py_DECREF(v);
-    PyObject *flow = slot(send, send_off[F_FLOW], s_flow);
+    PyObject *flow = slot_get(send, send_off[F_FLOW], s_flow);
     if (flow == NULL)
         return NULL;
     PyObject *x;
     if (flow == Py_None) {
         Py_DECREF(flow);
-        PyObject *owner = slot(recv, recv_off[F_OWNER], s_owner);
+        PyObject *owner = slot_get(recv, recv_off[F_OWNER], s_owner);
         PyObject *host = owner == NULL ? NULL : PyObject_GetAttr(owner, s_host);
         Py_XDECREF(owner);
         if (host == NULL)
@@ -868,7 +790,7 @@ pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         x = call_global2(s__start_transfer, send, host);
         Py_DECREF(host);
     } else {
-        PyObject *arr = slot(send, send_off[F_ARRIVED], s_arrived);
+        PyObject *arr = slot_get(send, send_off[F_ARRIVED], s_arrived);
         int yes = arr == NULL ? -1 : PyObject_IsTrue(arr);
         Py_XDECREF(arr);
         if (yes <= 0) {

@@ -12,7 +12,7 @@
  * smpy.kernel.accel with the kernel's compiled functions.
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_cext.h"
 
 static PyObject *iso_dict;  /* smpy.shim.isolation.__dict__ */
 static PyObject *sys_mod, *warnings_mod;
@@ -24,29 +24,6 @@ static PyObject *s_heap_cell, *s_value, *s_heap_owner, *s_rank_heaps, *s__heaps_
     *s_stderr, *s_asyncio_events, *s_aio, *s_switch_in, *s_switch_out, *s_state, *s_ctx,
     *s__getter_cache, *s__save_private, *s_update, *s_get, *s_pop;
 static PyObject *i_zero;
-
-static PyObject *
-global(PyObject *name)  /* borrowed */
-{
-    PyObject *v = PyDict_GetItemWithError(iso_dict, name);
-    if (v == NULL && !PyErr_Occurred())
-        PyErr_SetObject(PyExc_NameError, name);
-    return v;
-}
-
-static PyObject *
-call_method0(PyObject *obj, PyObject *name)
-{
-    PyObject *args[1] = {obj};
-    return PyObject_VectorcallMethod(name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-}
-
-static PyObject *
-call_method1(PyObject *obj, PyObject *name, PyObject *arg)
-{
-    PyObject *args[2] = {obj, arg};
-    return PyObject_VectorcallMethod(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-}
 
 /* modules.get(key) as a new reference (None when absent) */
 static PyObject *
@@ -141,7 +118,7 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
     if (PyErr_Occurred())
         goto out;
     /* for name, parent, attr in _rebind: _bind(modules.get(parent), attr, mine.get(name)) */
-    rebind = global(s__rebind);
+    rebind = dict_global(iso_dict, s__rebind);
     if (rebind == NULL)
         goto out;
     Py_INCREF(rebind);
@@ -161,7 +138,7 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
         }
         PyObject *parent = mget(modules, PyTuple_GET_ITEM(t, 1));
         PyObject *mod = parent == NULL ? NULL : mget(mine, PyTuple_GET_ITEM(t, 0));
-        PyObject *bind = mod == NULL ? NULL : global(s__bind);
+        PyObject *bind = mod == NULL ? NULL : dict_global(iso_dict, s__bind);
         PyObject *x = NULL;
         if (bind != NULL) {
             PyObject *bargs[3] = {parent, PyTuple_GET_ITEM(t, 2), mod};
@@ -207,7 +184,7 @@ warnings_in(PyObject *self)
             if (eq < 0)
                 rc = -1;
             else if (!eq) {
-                PyObject *fn = global(s__filters_mutated);
+                PyObject *fn = dict_global(iso_dict, s__filters_mutated);
                 PyObject *x = fn == NULL ? NULL : PyObject_CallNoArgs(fn);
                 rc = x == NULL ? -1 : 0;
                 Py_XDECREF(x);
@@ -277,7 +254,7 @@ switch_in(PyObject *self, PyObject *unused)
             return NULL;
     } else {
         Py_DECREF(cell);
-        PyObject *rh = global(s_rank_heaps);
+        PyObject *rh = dict_global(iso_dict, s_rank_heaps);
         if (rh == NULL)
             return NULL;
         if (rh != Py_None) {
@@ -303,7 +280,7 @@ switch_in(PyObject *self, PyObject *unused)
         goto fail;
     }
     Py_DECREF(main);
-    PyObject *names = global(s__private_names);
+    PyObject *names = dict_global(iso_dict, s__private_names);
     if (names == NULL)
         goto fail;
     int t = truthy(names);
@@ -318,7 +295,7 @@ switch_in(PyObject *self, PyObject *unused)
     }
     if (warnings_in(self) < 0)
         goto fail;
-    PyObject *streams = global(s__streams);
+    PyObject *streams = dict_global(iso_dict, s__streams);
     if (streams == NULL)
         goto fail;
     t = truthy(streams);
@@ -347,7 +324,7 @@ switch_in(PyObject *self, PyObject *unused)
     }
     Py_DECREF(ev);
     /* state.ctx = self */
-    PyObject *state = global(s_state);
+    PyObject *state = dict_global(iso_dict, s_state);
     if (state == NULL || PyObject_SetAttr(state, s_ctx, self) < 0)
         goto fail;
     Py_DECREF(modules);
@@ -392,7 +369,7 @@ streams_out(PyObject *self, PyObject *streams)
 static int
 private_out(PyObject *self, PyObject *modules, PyObject *names)
 {
-    PyObject *cached = global(s__getter_cache);
+    PyObject *cached = dict_global(iso_dict, s__getter_cache);
     if (cached == NULL)
         return -1;
     Py_INCREF(cached);
@@ -444,7 +421,7 @@ private_out(PyObject *self, PyObject *modules, PyObject *names)
         }
     }
     /* _save_private(modules, self.modules) */
-    PyObject *fn = global(s__save_private);
+    PyObject *fn = dict_global(iso_dict, s__save_private);
     if (fn != NULL) {
         PyObject *sargs[2] = {modules, mine};
         PyObject *x = PyObject_Vectorcall(fn, sargs, 2, NULL);
@@ -467,7 +444,7 @@ switch_out(PyObject *self, PyObject *unused)
 {
     PyObject *x;
     /* state.ctx = None */
-    PyObject *state = global(s_state);
+    PyObject *state = dict_global(iso_dict, s_state);
     if (state == NULL || PyObject_SetAttr(state, s_ctx, Py_None) < 0)
         return NULL;
     PyObject *modules = PyObject_GetAttr(sys_mod, s_modules);
@@ -497,7 +474,7 @@ switch_out(PyObject *self, PyObject *unused)
             goto fail;
     } else {
         Py_DECREF(cell);
-        PyObject *rh = global(s_rank_heaps);
+        PyObject *rh = dict_global(iso_dict, s_rank_heaps);
         if (rh == NULL)
             goto fail;
         if (rh != Py_None) {
@@ -519,7 +496,7 @@ switch_out(PyObject *self, PyObject *unused)
         if (rc < 0)
             goto fail;
     }
-    PyObject *streams = global(s__streams);
+    PyObject *streams = dict_global(iso_dict, s__streams);
     if (streams == NULL)
         goto fail;
     int t = truthy(streams);
@@ -555,7 +532,7 @@ switch_out(PyObject *self, PyObject *unused)
         if (rc < 0)
             goto fail;
     }
-    PyObject *names = global(s__private_names);
+    PyObject *names = dict_global(iso_dict, s__private_names);
     if (names == NULL)
         goto fail;
     t = truthy(names);

@@ -28,6 +28,9 @@ from smpy.support.trust import trusted_file
 #: must give the Python reference's bits
 _FLAGS = "-O2 -ffp-contract=off -fno-fast-math"
 
+#: the helpers every extension includes (``#include "_cext.h"``), part of each cache key
+_HEADER = Path(__file__).with_name("_cext.h")
+
 
 def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -41,9 +44,9 @@ def compiler() -> str | None:
 def build(src: Path, stem: str) -> tuple[Path | None, str]:
     """The shared object built from ``src`` (cached), or None and why not."""
     try:
-        text = src.read_bytes()
-    except OSError:
-        return None, f"{src.name} is not installed"
+        text = src.read_bytes() + _HEADER.read_bytes()
+    except OSError as exc:
+        return None, f"{Path(exc.filename or src).name} is not installed"
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     key = hashlib.sha256(text + sys.version.encode() + sys.platform.encode() + _FLAGS.encode()).hexdigest()[:16]
     out = cache_dir() / f"{stem}-{key}{suffix}"
@@ -64,7 +67,7 @@ def build(src: Path, stem: str) -> tuple[Path | None, str]:
         out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
             so = Path(tmp) / out.name
-            done = subprocess.run([cc, *_FLAGS.split(), "-shared", "-fPIC", f"-I{include}", "-o", str(so), str(src)],
+            done = subprocess.run([cc, *_FLAGS.split(), "-shared", "-fPIC", f"-I{include}", f"-I{_HEADER.parent}", "-o", str(so), str(src)],
                                   capture_output=True, text=True, timeout=300)
             if done.returncode != 0:
                 return None, f"the build of {src.name} failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}"

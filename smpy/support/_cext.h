@@ -1,0 +1,112 @@
+/* Helpers shared by smpy's optional C extensions (smpy/kernel/_accel.c, smpy/mpi/_callaccel.c,
+ * smpy/runtime/_p2paccel.c, smpy/shim/_switchaccel.c). smpy/support/cext.py puts this
+ * directory on the include path and hashes this file into each extension's cache key.
+ *
+ * Slots: the kernel's and the runtime's classes use __slots__; a slot's value lives at a fixed
+ * offset in the instance, read from the class's member descriptor once at setup. An unset slot
+ * (NULL) falls back to the attribute protocol, so the error is the one Python raises.
+ */
+#ifndef SMPY_CEXT_H
+#define SMPY_CEXT_H
+
+#include <Python.h>
+#include <structmember.h>
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+/* a new reference to the slot's value, or AttributeError as Python raises it */
+static inline PyObject *
+slot_get(PyObject *o, Py_ssize_t off, PyObject *name)
+{
+    PyObject *v = SLOT(o, off);
+    if (v != NULL)
+        return Py_NewRef(v);
+    return PyObject_GetAttr(o, name);
+}
+
+/* o's slot takes a new reference to v (v is not stolen) */
+static inline void
+slot_set(PyObject *o, Py_ssize_t off, PyObject *v)
+{
+    PyObject *old = SLOT(o, off);
+    Py_INCREF(v);
+    SLOT(o, off) = v;
+    Py_XDECREF(old);
+}
+
+/* the offset of the object slot ``name`` of ``cls``, or -1 with TypeError */
+static inline Py_ssize_t
+slot_offset(PyTypeObject *cls, const char *name)
+{
+    PyObject *d = PyObject_GetAttrString((PyObject *)cls, name);
+    if (d == NULL)
+        return -1;
+    if (Py_TYPE(d) != &PyMemberDescr_Type || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", cls->tp_name, name);
+        Py_DECREF(d);
+        return -1;
+    }
+    Py_ssize_t off = ((PyMemberDescrObject *)d)->d_member->offset;
+    Py_DECREF(d);
+    return off;
+}
+
+/* the value of an int object compared with a C long: 1 equal, 0 not, -1 error */
+static inline int
+int_eq(PyObject *v, long c)
+{
+    if (PyLong_CheckExact(v)) {
+        long x = PyLong_AsLong(v);
+        if (x == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        return x == c;
+    }
+    PyObject *cv = PyLong_FromLong(c);
+    if (cv == NULL)
+        return -1;
+    int r = PyObject_RichCompareBool(v, cv, Py_EQ);
+    Py_DECREF(cv);
+    return r;
+}
+
+/* obj.name() and obj.name(arg), new references */
+static inline PyObject *
+call_method0(PyObject *obj, PyObject *name)
+{
+    PyObject *args[1] = {obj};
+    return PyObject_VectorcallMethod(name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+static inline PyObject *
+call_method1(PyObject *obj, PyObject *name, PyObject *arg)
+{
+    PyObject *args[2] = {obj, arg};
+    return PyObject_VectorcallMethod(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+/* bool(getattr(o, name)): 1, 0, or -1 (error) */
+static inline int
+attr_true(PyObject *o, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_None || v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* a module global looked up at each call, as Python code does: borrowed, or NULL with
+ * NameError */
+static inline PyObject *
+dict_global(PyObject *dict, PyObject *name)
+{
+    PyObject *v = PyDict_GetItemWithError(dict, name);
+    if (v == NULL && !PyErr_Occurred())
+        PyErr_SetObject(PyExc_NameError, name);
+    return v;
+}
+
+#endif
