@@ -599,3 +599,66 @@ print(int((got == r + 1).all()))
     assert flows.count((0, 64 * 4096)) == 1  # and back to rank 1 (read)
     # the aggregator learnt rank 1's 64 pieces: their offsets and their lengths (8 B each)
     assert flows.count((1, 64 * 8)) == 4
+
+
+REMOTE_XML = ('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+              '<platform version="4.1"><config><prop id="network/model" value="raw"/><prop id="smpi/simulate-computation" value="no"/></config>'
+              '<zone id="z" routing="Full">'
+              '<host id="c" speed="1Gf"><prop id="remote_disk" value="{value}"/></host>'
+              '<host id="s" speed="1Gf"><disk id="d" read_bw="100MBps" write_bw="40MBps">'
+              '<prop id="mount" value="{mount}"/></disk></host>'
+              '<link id="l" bandwidth="100MBps" latency="0s"/>'
+              '<route src="c" dst="s"><link_ctn id="l"/></route></zone></platform>\n')
+
+
+def test_simgrid_xml_remote_disk_is_reached_over_the_network(tmp_path):
+    (tmp_path / "scratch").mkdir()
+    mount = f"{tmp_path}/scratch"
+    p = tmp_path / "p.xml"
+    p.write_text(REMOTE_XML.format(value=f"{mount}:d:s", mount=mount))
+    (fs,) = load_platform(p).filesystems
+    assert (fs.kind, fs.mount, fs.servers, fs.disk.write, fs.disk.latency) == (
+        "parallel", mount, ("s",), 40e6, 0.0)
+    n = 8 * MiB
+    prog = """
+from mpi4py import MPI
+import numpy as np
+comm = MPI.COMM_WORLD
+buf = np.zeros({n}, np.uint8)
+f = MPI.File.Open(MPI.COMM_SELF, "{path}", MPI.MODE_CREATE | MPI.MODE_WRONLY)
+comm.Barrier()
+t0 = MPI.Wtime()
+if comm.rank == 0:
+    {what}
+    f.Write_at(0, buf)
+else:
+    comm.Recv(buf, 0)
+t = MPI.Wtime() - t0
+f.Close()
+print(repr(t))
+"""
+    alone = _times(run(None, np=1, platform=str(p), capture=True, echo=False,
+                       command=prog.format(n=n, path=f"{mount}/f{{comm.rank}}", what="pass")))
+    # SimGrid's File::write on a remote disk: the bytes cross the link, then the disk writes them
+    assert alone[0] == pytest.approx(n / 100e6 + n / 40e6, abs=WTIME)
+    shared = _times(run(None, np=2, platform=str(p), capture=True, echo=False,
+                        command=prog.format(n=n, path=f"{mount}/f{{comm.rank}}",
+                                            what="r = comm.Isend(buf, 1)")))
+    # the message to s and the write's bytes share link l, then the disk alone
+    recv, write = sorted(shared)
+    assert write == pytest.approx(2 * n / 100e6 + n / 40e6, abs=WTIME)
+    assert recv == pytest.approx(2 * n / 100e6, rel=1e-5)  # plus the receiver's overheads
+
+
+@pytest.mark.parametrize("value, message", [
+    ("/scratch:d", "expected 'MOUNTPOINT:DISK:HOST'"),
+    ("/scratch:e:s", "host 's' has no disk 'e'"),
+    ("/scratch:d:x", "no host 'x' with a <disk>"),
+])
+def test_simgrid_xml_remote_disk_errors_name_host_and_property(tmp_path, value, message):
+    p = tmp_path / "p.xml"
+    p.write_text(REMOTE_XML.format(value=value, mount="/other"))
+    with pytest.raises(PlatformError) as err:
+        load_platform(p)
+    text = str(err.value)
+    assert "\n" not in text and "host 'c' property 'remote_disk'" in text and message in text, text

@@ -199,6 +199,10 @@ class _Converter:
         self.disks: list[dict[str, Any]] = []
         #: ``mount`` properties of the disks, as entries of the ``filesystems`` section
         self.filesystems: list[dict[str, Any]] = []
+        #: mount -> the (host, disk) pairs whose ``mount`` property made that local file system
+        self.mounted: dict[str, set[tuple[str, str]]] = {}
+        #: the hosts' ``remote_disk`` properties: (host, its <prop> element), in document order
+        self.remote: list[tuple[str, _Element]] = []
 
     # ---------------------------------------------------------------------- utilities
     def error(self, element: _Element, message: str, attribute: str | None = None) -> PlatformError:
@@ -292,6 +296,8 @@ class _Converter:
             data["clusters"] = [self.cluster(element, ("clusters", 0))]
         else:
             data["zone"] = self.zone(element, ("zone",))
+        for host, prop in self.remote:
+            self.remote_disk(host, prop)
         if self.disks:
             data["storage"] = self.disks
         if self.filesystems:
@@ -420,6 +426,9 @@ class _Converter:
             elif child.tag != "prop":
                 raise self.unsupported(child, element.describe())
         props = _take_memory(self.state_file(element, values, self.properties(element, loc)), host)
+        remote = [c for c in element.children if c.tag == "prop" and c.attrs.get("id") == "remote_disk"]
+        if remote:
+            self.remote.append((values["id"], remote[0]))
         if props:
             host["properties"] = props
         return host
@@ -462,6 +471,7 @@ class _Converter:
                            "write_bandwidth": values["write_bw"], "hosts": [host]})
         if mount is not None:
             self._mount(mount[0], mount[1], values)
+            self.mounted.setdefault(mount[0], set()).add((host, values["id"]))
 
     def _mount(self, mount: str, prop: _Element, values: dict[str, str]) -> None:
         """A disk's ``mount`` property: a ``local`` file system at that path (one for all the
@@ -479,6 +489,45 @@ class _Converter:
         self.filesystems.append({"name": mount.strip("/").replace("/", "-") or "root", "kind": "local", "mount": mount,
                                  "disk": {"read": values["read_bw"], "write": values["write_bw"],
                                           "latency": "0s"}})
+
+    def remote_disk(self, host: str, prop: _Element) -> None:
+        """A host's ``remote_disk`` property ``MOUNT:DISK:HOST`` (SimGrid's file system
+        plugin): paths under MOUNT are on disk DISK of host HOST, their bytes crossing the
+        route between the hosts. smpy's file systems are global by mount, so this is a
+        ``parallel`` file system at MOUNT with HOST as its only server, DISK's bandwidths, no
+        latency nor cache, and one stripe (a write is one transfer then one disk write, as
+        SimGrid's ``File::write`` does); it replaces the local file system that DISK's own
+        ``mount`` property declared at MOUNT (HOST then reaches it over its loopback)."""
+        value = prop.attrs.get("value", "")
+        where = f"host {host!r} property 'remote_disk'"
+        parts = value.split(":")
+        if len(parts) != 3 or not all(parts) or not parts[0].startswith("/"):
+            raise self.error(prop, f"{where}: expected 'MOUNTPOINT:DISK:HOST' (an absolute "
+                             f"path, a disk id, a host id), found {value!r}", "value")
+        mount, disk_name, server = parts[0].rstrip("/") or "/", parts[1], parts[2]
+        disk = next((d for d in self.disks if d["name"] == disk_name and d["hosts"] == [server]), None)
+        if disk is None:
+            hosts = {d["hosts"][0] for d in self.disks}
+            what = f"host {server!r} has no disk {disk_name!r}" if server in hosts or any(
+                h == server for h, _p in self.remote) else f"no host {server!r} with a <disk>"
+            raise self.error(prop, f"{where}: {what} (value {value!r})", "value")
+        fs = {"name": mount.strip("/").replace("/", "-") or "root", "kind": "parallel", "mount": mount,
+              "servers": [server], "stripe_count": 1, "stripe_size": float(1 << 62),
+              "disk": {"read": disk["read_bandwidth"], "write": disk["write_bandwidth"], "latency": "0s"}}
+        for i, other in enumerate(self.filesystems):
+            if (other.get("mount", "").rstrip("/") or "/") != mount:
+                continue
+            if other == fs:
+                return
+            if other["kind"] == "local" and self.mounted.get(mount, set()) <= {(server, disk_name)}:
+                self.filesystems[i] = fs
+                return
+            raise self.error(prop, f"{where}: {mount!r} is already the mount of other disks; "
+                             "smpy's file systems are global by mount, one file system per "
+                             "mount", "value")
+        loc: Loc = ("filesystems", len(self.filesystems))
+        self.mark(loc, prop, "value")
+        self.filesystems.append(fs)
 
     def integer(self, element: _Element, attribute: str, text: str) -> int:
         """SimGrid's ``std::stoi``: the leading integer of the text (``"0.0"`` is 0)."""
