@@ -66,6 +66,16 @@ def test_a_spawn_takes_free_nodes_and_the_waiting_job_gets_them_at_their_return(
     assert [(e["name"], e["ts"], e["dur"]) for e in spans] == [("node n1", 1e6, 2e6), ("node n2", 1e6, 2e6)]
 
 
+def test_the_report_csv_has_the_nodes_a_spawn_took(tmp_path: Path) -> None:
+    """``PREFIX.jobs.csv``'s ``grown`` cell: ``HOST@FROM-TO`` separated by ``;`` (a's n1 and n2
+    over [1, 3]), empty for b, which took none."""
+    res, _ = _run(tmp_path, GROW)
+    res.write_jobs_csv(str(tmp_path / "rep.jobs.csv"))
+    rows = list(csv.DictReader((tmp_path / "rep.jobs.csv").open()))
+    assert [(r["name"], r["hosts"], r["grown"]) for r in rows] == [
+        ("a", "n0", "n1@1.0-3.0;n2@1.0-3.0"), ("b", "n1 n2 n3", "")]
+
+
 def test_the_nodes_are_taken_at_the_spawn_and_held_through_the_launch_cost(tmp_path: Path) -> None:
     """Launch costs 0.5 s per node, 0.25 s per process, 1 s start-up: the children start at
     1 + 2 x 0.5 + 2 x 0.25 + 1 = 3.5 s and end at 6 s; a holds n1 and n2 over [1, 6], b starts
