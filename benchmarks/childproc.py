@@ -1,4 +1,5 @@
-"""Run a benchmark's child process and keep its own CPU time and peak RSS (``wait4``).
+"""Run a benchmark's child process and keep its own CPU time and peak RSS (``wait4``); build
+the SMPI side of a differential benchmark (``smpi_build``).
 
 ``resource.getrusage(RUSAGE_CHILDREN)`` sums every child waited for and keeps the largest
 peak RSS of them all; ``wait4`` on the child's pid gives that child's figures alone. Used by
@@ -14,9 +15,11 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 
 class UsagePopen(subprocess.Popen):
@@ -67,3 +70,16 @@ def run_child(cmd: list[str], env: dict[str, str] | None = None, timeout: float 
         cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         return Child(out, err, proc.returncode, wall, cpu, float("nan"))
     return Child(out, err, proc.returncode, wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0)
+
+
+def smpi_build(src: Path, out: Path, require: bool = False) -> bool:
+    """Compile the C program ``src`` with SimGrid's ``smpicc`` into ``out``. Without SMPI
+    (no ``smpicc``/``smpirun``): False after saying so, or SystemExit with ``require``."""
+    if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
+        msg = "SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev"
+        if require:
+            raise SystemExit(msg)
+        print(f"skipped: {msg}")
+        return False
+    subprocess.run(["smpicc", "-O2", str(src), "-o", str(out)], check=True, capture_output=True)
+    return True

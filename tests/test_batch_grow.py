@@ -9,6 +9,8 @@ import io
 import json
 from pathlib import Path
 
+from test_trace_paje import parse
+
 from smpy.cli import batch
 from smpy.cli.batch_plot import gantt_bars
 from smpy.cli.workload import load_workload
@@ -66,6 +68,37 @@ def test_a_spawn_takes_free_nodes_and_the_waiting_job_gets_them_at_their_return(
     assert [(e["name"], e["ts"], e["dur"]) for e in spans] == [("node n1", 1e6, 2e6), ("node n2", 1e6, 2e6)]
 
 
+def test_the_paje_trace_has_a_span_per_node_a_spawn_took(tmp_path: Path) -> None:
+    """As Chrome's ``node n1``/``node n2`` spans of a's ``job`` thread: a container ``node n1``
+    (``node n2``) of type ``JOB_NODE`` in a's ``JOB`` container, in state ``spawn`` from 1 s,
+    destroyed at 3 s; valid Paje (children destroyed before the job's container)."""
+    trace = tmp_path / "t.paje"
+    _run(tmp_path, GROW, trace=str(trace))
+    p = parse(trace)
+    types = {alias: t[2] for alias, t in p.types.items()}
+    jobs = {alias: c[2] for alias, c in p.containers.items() if types[c[0]] == "JOB"}
+    spans = {alias: (jobs[c[1]], c[2]) for alias, c in p.containers.items() if types[c[0]] == "JOB_NODE"}
+    assert sorted(spans.values()) == [("a", "node n1"), ("a", "node n2")]
+    assert {spans[a]: p.set_states[a] for a in spans} == {("a", "node n1"): [(1.0, "spawn")],
+                                                          ("a", "node n2"): [(1.0, "spawn")]}
+    ends = {}
+    for line in trace.read_text().splitlines():
+        f = line.split()
+        if f and f[0] == "7" and f[-1] in spans:
+            ends[spans[f[-1]]] = float(f[1])
+    assert ends == {("a", "node n1"): 3.0, ("a", "node n2"): 3.0}
+
+
+def test_the_report_csv_has_the_nodes_a_spawn_took(tmp_path: Path) -> None:
+    """``PREFIX.jobs.csv``'s ``grown`` cell: ``HOST@FROM-TO`` separated by ``;`` (a's n1 and n2
+    over [1, 3]), empty for b, which took none."""
+    res, _ = _run(tmp_path, GROW)
+    res.write_jobs_csv(str(tmp_path / "rep.jobs.csv"))
+    rows = list(csv.DictReader((tmp_path / "rep.jobs.csv").open()))
+    assert [(r["name"], r["hosts"], r["grown"]) for r in rows] == [
+        ("a", "n0", "n1@1.0-3.0;n2@1.0-3.0"), ("b", "n1 n2 n3", "")]
+
+
 def test_the_nodes_are_taken_at_the_spawn_and_held_through_the_launch_cost(tmp_path: Path) -> None:
     """Launch costs 0.5 s per node, 0.25 s per process, 1 s start-up: the children start at
     1 + 2 x 0.5 + 2 x 0.25 + 1 = 3.5 s and end at 6 s; a holds n1 and n2 over [1, 6], b starts
@@ -106,7 +139,9 @@ def test_a_killed_job_returns_the_nodes_its_spawn_took(tmp_path: Path) -> None:
     """a's walltime of 2 s kills it and its children at 2 s: n1 and n2 go back with n0, and b
     starts at 2 s on n0, n1, n2."""
     jobs = [GROW[0] + ", walltime: 2s", GROW[1]]
-    res, _ = _run(tmp_path, jobs)
+    res, _ = _run(tmp_path, jobs, trace=str(tmp_path / "t.paje"))
+    p = parse(tmp_path / "t.paje")  # the spans end with the killed job, before its container
+    assert sorted(c[2] for c in p.containers.values() if p.types[c[0]][2] == "JOB_NODE") == ["node n1", "node n2"]
     assert _times(res) == {"a": (0.0, 2.0, "timeout"), "b": (2.0, 3.0, "done")}
     assert res.job("a").grown == [["n1", 1.0, 2.0], ["n2", 1.0, 2.0]]
     assert res.job("b").hosts == ["n0", "n1", "n2"]

@@ -40,6 +40,9 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from childproc import smpi_build  # noqa: E402 - benchmarks/childproc.py
+
 #: cases where SMPI's and smpy's models coincide (the rest is printed for information)
 COINCIDE = ("indep", "coll", "mixed")
 SIZES = (4096, 1 << 20, 16 << 20)
@@ -115,19 +118,13 @@ def run_pair(tmp: Path, binary: Path, name: str, np_: int, sizes: list[int]) -> 
 def compare(nps: list[int], sizes: list[int], platforms: list[str], require: bool = False) -> list[tuple]:
     """Rows ``(platform, np, case, SMPI s, smpy s, largest relative difference over the
     ranks, coincide)``, one per platform, process count and case (``mode.op.size``)."""
-    if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
-        msg = "SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev"
-        if require:
-            raise SystemExit(msg)
-        print(f"skipped: {msg}")
-        return []
     rows = []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         (tmp / "content.txt").write_text("")
         binary = tmp / "smpi_io"
-        subprocess.run(["smpicc", "-O2", str(HERE / "smpi_io.c"), "-o", str(binary)], check=True,
-                       capture_output=True)
+        if not smpi_build(HERE / "smpi_io.c", binary, require):
+            return []
         for name in platforms:
             for np_ in nps:
                 ref, got = run_pair(tmp, binary, name, np_, sizes)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run as vs_smpi  # noqa: E402 - the shared runner (subprocess, RSS, parsing)
+from childproc import smpi_build  # noqa: E402 - benchmarks/childproc.py (run.py put it on the path)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -121,18 +121,12 @@ PLATFORMS = {"cluster64": (XML, YAML, 64), "fattree256": (HERE / "fattree256.xml
 def compare(nps: list[int], colls: list[str], algos: list[str] | None, cfg: list[str],
             require: bool = False, batch: bool = False, platform: str = "cluster64",
             progress: bool = False, per_host: int = 1, sizes: list[int] | None = None) -> list[tuple]:
-    if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
-        msg = "SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev"
-        if require:
-            raise SystemExit(msg)
-        print(f"skipped: {msg}")
-        return []
     rows = []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         binary = tmp / "colls_cases"
-        subprocess.run(["smpicc", "-O2", str(HERE / "colls_cases.c"), "-o", str(binary)], check=True,
-                       capture_output=True)
+        if not smpi_build(HERE / "colls_cases.c", binary, require):
+            return []
         hostfile = tmp / "hosts.txt"
         xml, yaml, hosts = PLATFORMS[platform]
         # per_host consecutive ranks on each host (SMP-aware algorithms see nodes of that size)

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -29,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))
-from childproc import run_child  # noqa: E402 - benchmarks/childproc.py, shared with speed/side_by_side.py
+from childproc import run_child, smpi_build  # noqa: E402 - benchmarks/childproc.py, shared with speed/side_by_side.py
 
 #: platform name -> (SimGrid XML, smpy YAML, number of hosts named node-0 ...)
 PLATFORMS = {
@@ -83,18 +81,12 @@ def run_smpy(np_: int, pattern: str, cfg: list[str], yaml: Path) -> tuple[dict, 
 
 def compare(nps: list[int], patterns: list[str], cfg: list[str], require: bool = False,
             platform: str = "cluster64") -> list[tuple]:
-    if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
-        msg = "SimGrid SMPI (smpicc/smpirun) not found: install Debian's libsimgrid-dev"
-        if require:
-            raise SystemExit(msg)
-        print(f"skipped: {msg}")
-        return []
     rows = []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         binary = tmp / "cases"
-        subprocess.run(["smpicc", "-O2", str(HERE / "cases.c"), "-o", str(binary)], check=True,
-                       capture_output=True)
+        if not smpi_build(HERE / "cases.c", binary, require):
+            return []
         xml, yaml, nhosts = PLATFORMS[platform]
         hostfile = smpi_hosts(tmp, nhosts)
         for np_ in nps:

@@ -147,10 +147,12 @@ class BatchResult:
 
     #: the columns of ``--report PREFIX``'s ``PREFIX.jobs.csv``
     CSV_COLUMNS = ("name", "np", "nodes", "submit_s", "start_s", "end_s", "wait_s", "run_s", "solo_s",
-                   "slowdown", "energy_J", "state", "exit_code", "reason", "hosts")
+                   "slowdown", "energy_J", "state", "exit_code", "reason", "hosts", "grown")
 
     def write_jobs_csv(self, path: str) -> None:
-        """One row per job (empty cells where a figure does not exist; hosts space-separated)."""
+        """One row per job (empty cells where a figure does not exist; hosts space-separated;
+        ``grown``: the nodes its spawns took, ``HOST@FROM-TO`` separated by ``;``, ``TO`` empty
+        for a node still held at the end)."""
         import csv
 
         with open(path, "w", newline="", encoding="utf-8") as fh:
@@ -159,7 +161,8 @@ class BatchResult:
             for j in self.jobs:
                 w.writerow([j.name, j.np, len(j.hosts), *("" if x is None else repr(x) for x in (
                     j.submit_s, j.start_s, j.end_s, j.wait_s, j.run_s, j.solo_s, j.slowdown, j.energy_J)),
-                    j.status, "" if j.exit_code is None else j.exit_code, j.reason, " ".join(j.hosts)])
+                    j.status, "" if j.exit_code is None else j.exit_code, j.reason, " ".join(j.hosts),
+                    ";".join(f"{h}@{t0!r}-{'' if t1 is None else repr(t1)}" for h, t0, t1 in j.grown)])
 
     def summary(self) -> str:
         energy = ""

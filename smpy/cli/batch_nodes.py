@@ -33,6 +33,13 @@ class JobNodes:
         self.extra: dict[int, tuple[int, int]] = {}
         self.world.nodes.broker = self
         self.world.nodes.listeners.append(self._allocated)
+        #: called with (job index, index of the span in its ``grown``) when a node is taken
+        #: and when it goes back (the span's end set): the Paje trace's per-job spans
+        self.span_listeners: list[Any] = []
+
+    def _changed(self, job: int, k: int) -> None:
+        for f in self.span_listeners:
+            f(job, k)
 
     def owner(self) -> int | None:
         """The running job of the running actor (None: not a job's process)."""
@@ -67,6 +74,7 @@ class JobNodes:
         rec = launch.records[job]
         rec.grown.append([host.name, self.world.engine.now, None])
         self.extra[i] = (job, len(rec.grown) - 1)
+        self._changed(job, len(rec.grown) - 1)
         if launch.shares is not None:
             launch.shares.hold(job, {i: float(host.cores)})
 
@@ -84,6 +92,7 @@ class JobNodes:
         span = launch.records[job].grown[k]
         if span[2] is None:
             span[2] = self.world.engine.now
+            self._changed(job, k)
         if launch.shares is not None:
             launch.shares.drop(job, i)
         if launch.sched is not None and job in launch.sched.running:
@@ -97,3 +106,4 @@ class JobNodes:
             span = self.launch.records[job_].grown[k]
             if span[2] is None:
                 span[2] = self.world.engine.now
+                self._changed(job_, k)
