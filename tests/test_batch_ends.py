@@ -231,3 +231,47 @@ def test_a_link_failure_ends_only_the_job_whose_message_it_breaks(tmp_path: Path
     assert res.job_output("b") == alone.job_output("b") and res.job_output("a") == ""
     assert "[smpy] job 'a' (jobs[0]) failed (exit code 137): link l01 failed" in err
     assert (res.status, res.exit_code) == ("failed", 1)
+
+
+WRITER = '''"""Write argv[2] bytes to the file argv[1] (Python file I/O, timed by its file system)."""
+import sys
+from mpi4py import MPI
+with open(sys.argv[1], "wb") as f:
+    f.write(bytes(int(sys.argv[2])))
+print(f"wrote at {MPI.Wtime():.9f}", flush=True)
+'''
+
+PFS = """name: pfs
+hosts: [{{name: a, speed: 1Gf}}, {{name: b, speed: 1Gf}}, {{name: io, speed: 1Gf}}]
+links:
+  - {{name: la, bandwidth: 1000GBps, latency: 0}}
+  - {{name: lb, bandwidth: 1000GBps, latency: 0}}
+  - {{name: lio, bandwidth: 1000GBps, latency: 0}}
+routes:
+  - {{src: a, dst: io, links: [la, lio]}}
+  - {{src: b, dst: io, links: [lb, lio]}}
+  - {{src: a, dst: b, links: [la, lb]}}
+filesystems:
+  - {{name: pfs, kind: parallel, mount: {mount}, servers: [io], stripe_size: 1GiB,
+     disk: {{read: 100MBps, write: 100MBps, latency: 0s}}}}
+"""
+
+
+def test_a_killed_job_io_leaves_the_shared_disk(tmp_path: Path) -> None:
+    """a and b each write 100 MB to one file-system server (one 100 MB/s disk, no cache):
+    both transfers share its 1000 GB/s link until 2e-4 s, then the disk gives each 50 MB/s
+    until a is killed at its walltime, 1 s; b alone then writes the rest at 100 MB/s: it
+    ends at 1 + (100e6 - (1 - 2e-4) 50e6) / 100e6 = 1.5001 s (2.0002 s if a's write went on)."""
+    (tmp_path / "pfs").mkdir()
+    (tmp_path / "pfs.yaml").write_text(PFS.format(mount=tmp_path / "pfs"))
+    (tmp_path / "writer.py").write_text(WRITER)
+    size = 100_000_000
+    jobs = [f"name: {j}, program: {tmp_path / 'writer.py'}, args: ['{tmp_path / 'pfs' / j}', '{size}'], "
+            f"np: 1, hosts: [{j}]" + (", walltime: 1s" if j == "a" else "") for j in "ab"]
+    res, _ = _run(tmp_path, jobs, scheduler="none", platform=str(tmp_path / "pfs.yaml"), solo=False,
+                  cfg={"network/model": "raw", "smpi/wtime": "0"})
+    assert _times(res)["a"] == (0.0, 1.0, "timeout", 124)
+    net = 2 * size / 1000e9
+    expected = 1.0 + (size - (1.0 - net) * size / 2 / 100e6 * 100e6) / 100e6
+    assert res.job("b").end_s == pytest.approx(expected, rel=1e-12)
+    assert res.job_output("b") == f"wrote at {expected:.9f}\n"

@@ -662,3 +662,37 @@ def test_simgrid_xml_remote_disk_errors_name_host_and_property(tmp_path, value, 
         load_platform(p)
     text = str(err.value)
     assert "\n" not in text and "host 'c' property 'remote_disk'" in text and message in text, text
+
+
+def test_cancel_withdraws_running_queued_and_cache_waiting_operations():
+    """A killed rank's operations (smpy.runtime.fsio.cancel_owned): on an SSD taking one
+    operation at a time, a (running) and b (queued) of 1 MB each are cancelled at 5 ms, so c
+    runs 5-15 ms and a sync issued at 0 ends with it; with a 1 MB cache, a 3 MB write waiting
+    for room is cancelled at 5 ms and the 1 MB write behind it gets the room at the first
+    flush, 10 ms (30 ms otherwise)."""
+    def body(eng, model):
+        s = Server(model, "s", DiskParams(kind="ssd", write=100e6, latency=0.0, channels=1), 0, MiB)
+        clock = Server(model, "clock", DiskParams(write=100e6), 0, MiB)
+        a, b, c = (s.write(1, k * 10**6, 10**6) for k in range(3))
+        synced = s.sync()
+        block_on(clock.write(1, 0, 5 * 10**5))
+        s.cancel(a)
+        s.cancel(b)
+        block_on(c)
+        t_c = eng.now
+        block_on(synced)
+        out = {"c": t_c, "sync": eng.now, "ab": (a.done, b.done)}
+        cached = Server(model, "cached", DiskParams(write=100e6), 10**6, MiB)
+        t0 = eng.now
+        w1 = cached.write(1, 0, 3 * 10**6)
+        w2 = cached.write(1, 3 * 10**6, 10**6)
+        block_on(clock.write(1, 0, 5 * 10**5))
+        cached.cancel(w1)
+        block_on(w2)
+        out.update(w2=eng.now - t0, w1=w1.done)
+        return out
+
+    _eng, out = _timed(body)
+    assert out["c"] == pytest.approx(0.015, rel=1e-12) and out["sync"] == out["c"]
+    assert out["ab"] == (False, False) and out["w1"] is False
+    assert out["w2"] == pytest.approx(0.01, rel=1e-12)

@@ -10,6 +10,9 @@ A job's end at simulated time :math:`t` (other than its last rank's return):
 * the computations they waited for are cancelled (their cores are free at :math:`t`), and so
   are the job's network transfers still in flight (:class:`FlowOwners`: each flow belongs to
   the job of the actor that started it), which leave their links at :math:`t`;
+* so are their file-system operations in flight (:func:`smpy.runtime.fsio.cancel_owned`:
+  flows, disk operations, queued operations and cache waits, also of ranks that died with a
+  failed host), so that the other jobs' I/O speeds up at :math:`t`;
 * their memory (hosts with ``ram``) is released.
 
 The caller then frees the job's nodes and runs the scheduler, as for a completed job.
@@ -31,7 +34,7 @@ from smpy.cpu.memory import OutOfMemory
 from smpy.cpu.model import Exec
 from smpy.kernel.actors import ActorKilled, current_actor, kill
 from smpy.kernel.watchdog import Stalled
-from smpy.runtime import ulfm
+from smpy.runtime import fsio, ulfm
 from smpy.runtime.lifecycle import AbortCalled
 from smpy.runtime.world import Process, World
 from smpy.shim.isolation import RankExit
@@ -96,6 +99,10 @@ def kill_job(world: World, job: int, job_of_rank: dict[int, int], flows: FlowOwn
     for f in flows.forget(job):
         f.callbacks = None  # nobody is left to receive it
         f.cancel()  # leaves its links now: the other flows get the bandwidth
+    owners = getattr(world, "io_owners", None)
+    if owners:
+        fsio.cancel_owned(world, [a for a in owners if isinstance(a.data, Process)
+                                  and job_of_rank.get(a.data.rank) == job])
     if world.memory is not None:
         for a in actors:
             if a.data.actor is a:

@@ -25,6 +25,13 @@ the metadata server, one 0-byte disk operation there, and a 0-byte flow back. ``
 waits until each server of the file has flushed what it had been given, then the metadata
 operation.
 
+A rank's accesses are *owned* by its actor (:class:`Owner`): the flows and server operations
+they start, also later from callbacks (the next unit, the next step of a chain), are recorded;
+when the actor is killed (its batch job killed at its walltime, failed or lost a host),
+:func:`cancel_owned` withdraws them at that instant: its flows leave their links, its disk
+operations the disk, its queued operations and cache waits are dropped, and the steps that
+were to follow never start, so that the other clients' I/O speeds up then.
+
 Paths outside every mount, when no file system is the default, keep the model of
 :mod:`smpy.runtime.io` (the ``storage:`` disks): :func:`fs_of` returns None for them.
 """
@@ -36,14 +43,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from smpy.kernel.activity import Activity, Trigger
-from smpy.kernel.actors import block_on
+from smpy.kernel.actors import block_on, current_actor
 from smpy.storage import Disk, StorageModel
 from smpy.storage.filesystem import FileSystem, FileSystems, Server, done, stripe_requests
 
 if TYPE_CHECKING:
     from smpy.runtime.world import World
 
-__all__ = ["report", "summary_line", "timed_wait", "storage", "filesystems", "fs_of", "access", "metadata", "sync", "chain", "join", "Stats", "stats"]
+__all__ = ["Owner", "cancel_owned", "report", "summary_line", "timed_wait", "storage", "filesystems", "fs_of", "access", "metadata", "sync", "chain", "join", "Stats", "stats"]
 
 
 def storage(world: World) -> StorageModel:
@@ -82,20 +89,109 @@ def fs_of(world: World, path: Any) -> FileSystem | None:
     return fss.of_path(os.path.abspath(os.fsdecode(path)))
 
 
+# -- owners: the I/O in flight of each rank's actor ------------------------------------------------
+class Owner:
+    """The flows and server operations started for one actor's accesses (pruned of finished
+    ones when the list doubles); ``dead`` once they are cancelled."""
+
+    __slots__ = ("live", "dead", "pruned")
+
+    def __init__(self) -> None:
+        self.live: list[tuple[Server | None, Activity]] = []
+        self.dead = False
+        self.pruned = 64
+
+
+#: the owner of the activities being started (set while an access starts and around its callbacks)
+_CURRENT: list[Owner | None] = [None]
+
+
+def _enter(world: World) -> tuple[Owner | None, Owner | None]:
+    """Make the calling actor's owner current; returns (it, the previous one)."""
+    prev = _CURRENT[0]
+    owner = prev
+    if owner is None:
+        actor = current_actor()
+        if actor is not None:
+            owners = getattr(world, "io_owners", None)
+            if owners is None:
+                owners = world.io_owners = {}
+            owner = owners.get(actor)
+            if owner is None:
+                owner = owners[actor] = Owner()
+    _CURRENT[0] = owner
+    return owner, prev
+
+
+def _own(act: Activity, server: Server | None = None) -> Activity:
+    """Record ``act`` (a flow, or an operation of ``server``) as the current owner's."""
+    owner = _CURRENT[0]
+    if owner is not None and not act.done:
+        live = owner.live
+        live.append((server, act))
+        if len(live) >= 2 * owner.pruned:
+            live[:] = [e for e in live if not e[1].done]
+            owner.pruned = max(64, len(live))
+    return act
+
+
+def _in(owner: Owner | None, fn: Callable[..., None]) -> Callable[..., None]:
+    """``fn`` as a callback of ``owner``'s I/O: run with it current, not at all once it is dead."""
+    if owner is None:
+        return fn
+
+    def run(*args: Any) -> None:
+        if owner.dead:
+            return
+        prev = _CURRENT[0]
+        _CURRENT[0] = owner
+        try:
+            fn(*args)
+        finally:
+            _CURRENT[0] = prev
+    return run
+
+
+def cancel_owned(world: World, actors: Sequence[Any]) -> None:
+    """Withdraw the I/O in flight of ``actors`` now (they were killed; see the module text)."""
+    owners = getattr(world, "io_owners", None)
+    if not owners:
+        return
+    for actor in actors:
+        owner = owners.pop(actor, None)
+        if owner is None:
+            continue
+        owner.dead = True
+        for server, act in owner.live:
+            if act.done:
+                continue
+            if server is None:
+                act.callbacks = None  # nobody is left to receive it
+                act.cancel()  # leaves its links now
+            else:
+                server.cancel(act)
+        owner.live = []
+
+
 # -- composing activities ----------------------------------------------------------------------
 def chain(world: World, steps: Sequence[Callable[[], Activity]], label: str = "I/O") -> Activity:
     """Run ``steps`` one after the other (each starts the next's activity); done with the last."""
     out = Trigger(world.engine, label)
     it = iter(steps)
+    owner, prev = _enter(world)
 
     def step(_a: Activity | None = None) -> None:
         for fn in it:
             act = fn()
             if not act.done:
-                act.add_callback(step)
+                act.add_callback(guarded)
                 return
         out.fire()
-    step()
+    guarded = _in(owner, step)
+    try:
+        step()
+    finally:
+        _CURRENT[0] = prev
     return out
 
 
@@ -120,7 +216,7 @@ def join(world: World, acts: list[Activity], label: str = "I/O") -> Activity:
 
 def flow(world: World, src: Any, dst: Any, nbytes: float) -> Activity:
     """A network flow of ``nbytes`` (I/O traffic: not counted as an MPI message)."""
-    return world.net.communicate(world.route(src, dst), nbytes, world.route(dst, src))
+    return _own(world.net.communicate(world.route(src, dst), nbytes, world.route(dst, src)))
 
 
 # -- statistics (per file and per rank) for --report ---------------------------------------------
@@ -208,6 +304,7 @@ def _request(world: World, host: Any, srv_host: Any, server: Server, fid: int, l
     then the server reads unit after unit and each one flows back as soon as it is read."""
     units = [(local + k, min(unit, n - k)) for k in range(0, n, unit)]
     out = Trigger(world.engine, "I/O request")
+    owner = _CURRENT[0]
     left = [len(units)]
 
     def one(_a: Activity) -> None:
@@ -221,27 +318,36 @@ def _request(world: World, host: Any, srv_host: Any, server: Server, fid: int, l
             f = flow(world, host, srv_host, m)
 
             def arrived(_a: Activity) -> None:
-                server.write(fid, lo, m).add_callback(one)
+                _own(server.write(fid, lo, m), server).add_callback(one)
                 if i + 1 < len(units):
                     step(i + 1)
-            f.add_callback(arrived)
+            f.add_callback(_in(owner, arrived))
         else:
             def got(_a: Activity) -> None:
                 flow(world, srv_host, host, m).add_callback(one)
                 if i + 1 < len(units):
                     step(i + 1)
-            server.read(fid, lo, m).add_callback(got)
+            _own(server.read(fid, lo, m), server).add_callback(_in(owner, got))
 
     if write:
         step(0)
     else:
-        flow(world, host, srv_host, 0).add_callback(lambda _a: step(0))
+        flow(world, host, srv_host, 0).add_callback(_in(owner, lambda _a: step(0)))
     return out
 
 
 def access(world: World, host: Any, fs: FileSystem, path: str, offset: int, nbytes: int,
            write: bool, layout: tuple[int, int, int, int] | None = None) -> Activity:
     """One contiguous access of ``nbytes`` at ``offset`` by a client on ``host``."""
+    _owner, prev = _enter(world)
+    try:
+        return _access(world, host, fs, path, offset, nbytes, write, layout)
+    finally:
+        _CURRENT[0] = prev
+
+
+def _access(world: World, host: Any, fs: FileSystem, path: str, offset: int, nbytes: int,
+            write: bool, layout: tuple[int, int, int, int] | None) -> Activity:
     fss = filesystems(world)
     assert fss is not None
     if nbytes <= 0:
@@ -249,7 +355,7 @@ def access(world: World, host: Any, fs: FileSystem, path: str, offset: int, nbyt
     fid, first, count, ssize = layout or fss.layout(fs, path)
     if fs.kind != "parallel":
         srv = fss.server(fs, host.name)
-        return srv.write(fid, offset, nbytes) if write else srv.read(fid, offset, nbytes)
+        return _own(srv.write(fid, offset, nbytes) if write else srv.read(fid, offset, nbytes), srv)
     m = len(fs.servers)
     parts = []
     plat = world.platform
@@ -264,12 +370,17 @@ def metadata(world: World, host: Any, fs: FileSystem) -> Activity:
     """One metadata operation (open, create, close, stat, delete) of a client on ``host``."""
     fss = filesystems(world)
     assert fss is not None
-    if fs.kind != "parallel" or fs.metadata_server is None:
-        return fss.server(fs, host.name).metadata()
-    mds = world.platform.host(fs.metadata_server)
-    srv = fss.server(fs, fs.metadata_server)
-    return chain(world, (lambda: flow(world, host, mds, 0), srv.metadata,
-                         lambda: flow(world, mds, host, 0)))
+    _owner, prev = _enter(world)
+    try:
+        if fs.kind != "parallel" or fs.metadata_server is None:
+            srv = fss.server(fs, host.name)
+            return _own(srv.metadata(), srv)
+        mds = world.platform.host(fs.metadata_server)
+        srv = fss.server(fs, fs.metadata_server)
+        return chain(world, (lambda: flow(world, host, mds, 0), lambda: _own(srv.metadata(), srv),
+                             lambda: flow(world, mds, host, 0)))
+    finally:
+        _CURRENT[0] = prev
 
 
 def sync(world: World, host: Any, fs: FileSystem, path: str) -> Activity:
@@ -282,5 +393,9 @@ def sync(world: World, host: Any, fs: FileSystem, path: str) -> Activity:
         _fid, first, count, _s = fss.layout(fs, path)
         m = len(fs.servers)
         servers = [fss.server(fs, fs.servers[(first + j) % m]) for j in range(count)]
-    flushes = join(world, [s.sync() for s in servers])
-    return chain(world, (lambda: flushes, lambda: metadata(world, host, fs)))
+    _owner, prev = _enter(world)
+    try:
+        flushes = join(world, [_own(s.sync(), s) for s in servers])
+        return chain(world, (lambda: flushes, lambda: metadata(world, host, fs)))
+    finally:
+        _CURRENT[0] = prev

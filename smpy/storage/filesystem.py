@@ -186,6 +186,8 @@ class Server:
         self.depth = params.queue_depth()
         self.running = 0
         self.queue: deque[tuple[int, bool, int, Trigger, bool]] = deque()
+        #: the running disk operation behind each pending trigger: (operation, bytes, write)
+        self.ops: dict[Trigger, tuple[Activity, int, bool]] = {}
         self.head = -1  # local offset after the last disk access (hard disks)
         #: figures for reports: bytes written/read by clients, disk busy seconds
         self.bytes_written = 0
@@ -216,15 +218,52 @@ class Server:
             self._busy_since = self.engine.now
         self.running += 1
         op = self.model.io(self.disk, nbytes, write, lat, stream)
+        self.ops[t] = (op, nbytes, write)
 
         def finished(_a: Activity) -> None:
-            self.running -= 1
-            if self.running == 0:
-                self.busy += self.engine.now - self._busy_since
-            if self.queue:
-                self._start(*self.queue.popleft())
+            del self.ops[t]
+            self._ended()
             t.fire()
         op.add_callback(finished)
+
+    def _ended(self) -> None:
+        self.running -= 1
+        if self.running == 0:
+            self.busy += self.engine.now - self._busy_since
+        if self.queue:
+            self._start(*self.queue.popleft())
+
+    def cancel(self, t: Activity) -> None:
+        """Withdraw a client's pending operation ``t`` (a write, read, metadata operation or
+        sync of a rank that was killed): a running disk operation leaves the disk now (the
+        others get its bandwidth), a queued one or a write waiting for cache room is dropped
+        (the room goes to the next writers). ``t`` never completes; a write's bytes that will
+        never reach the disk count as flushed, so that other clients' syncs still end."""
+        if t.done:
+            return
+        t.callbacks = None
+        for i, q in enumerate(self.queue):
+            if q[3] is t:
+                del self.queue[i]
+                if q[1] and q[0]:
+                    self._flushed(q[0])
+                return
+        running = self.ops.pop(t, None)  # type: ignore[call-overload]
+        if running is not None:
+            op, nbytes, write = running
+            op.callbacks = None
+            op.cancel()
+            self._ended()
+            if write and nbytes:
+                self._flushed(nbytes)
+            return
+        for w in self.waiters:
+            if w.trigger is t:
+                self.waiters.remove(w)
+                self._flushed(w.left)
+                self._admit()
+                return
+        self.syncs = [(target, s) for target, s in self.syncs if s is not t]
 
     # -- cache -----------------------------------------------------------------------------
     def _touch(self, fid: int, local: int, nbytes: int) -> int:
