@@ -188,3 +188,29 @@ def test_a_spawn_boots_an_off_node_the_scheduler_has_free(tmp_path: Path) -> Non
     assert res.job("a").grown == [["n1", 1.0, 13.0], ["n2", 1.0, 13.0]]
     assert res.job("b").hosts == ["n1", "n2", "n3"]
     assert res.job("a").energy_J == 100 * 15 + 100 * 12 + (120 * 10 + 100 * 2)
+
+
+def test_smpy_plot_redraws_a_batchs_figures_from_its_json_and_csv(tmp_path: Path) -> None:
+    """``smpy plot --report r.json`` recognises a batch's JSON: the record it rebuilds is the
+    one saved (the same JSON), and it draws the Gantt, the utilisation (r.utilization.csv
+    next to r.json) and the page with the same jobs table as the run's."""
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    from smpy.cli import plot_cmd
+    from smpy.cli.batch_plot import jobs_html
+
+    cfg = {**FREE_COSTS, "smpy/utilization-bin": "1s"}
+    res, _ = _run(tmp_path, GROW, cfg=cfg, utilization=str(tmp_path / "r.utilization.csv"))
+    doc = res.to_json()
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    assert batch.BatchResult.from_json(json.loads(json.dumps(doc))).to_json() == doc
+    assert gantt_bars(batch.BatchResult.from_json(doc))[1] == (0, "n1", 1.0, 3.0)
+    out = tmp_path / "figs"
+    assert plot_cmd.main(["--report", str(tmp_path / "r.json"), "-o", str(out)]) == 0
+    assert (out / "gantt.png").stat().st_size > 5_000 and (out / "utilization.png").stat().st_size > 5_000
+    page = (out / "report.html").read_text()
+    assert jobs_html(res) in page and page.count("<img alt=") == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**doc, "jobs": [{"name": "a"}]}))
+    assert plot_cmd.main(["--report", str(bad), "-o", str(out)]) == 2

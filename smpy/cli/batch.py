@@ -31,7 +31,7 @@ import shutil
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +124,19 @@ class BatchResult:
         d = {k: v for k, v in asdict(self).items() if k not in ("jobs", "output", "rank_job")}
         d["jobs"] = [j.to_json() for j in self.jobs]
         return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> BatchResult:
+        """The result a ``--json`` file holds (:meth:`to_json`), for ``smpy plot`` to redraw
+        its figures; a missing field raises KeyError naming it."""
+        def build(kind: Any, doc: dict[str, Any]) -> Any:
+            names = {f.name: f for f in fields(kind) if f.init}
+            missing = [n for n, f in names.items() if n not in doc and f.default is MISSING and f.default_factory is MISSING]
+            if missing:
+                raise KeyError(f"{kind.__name__} field {missing[0]!r} missing")
+            return kind(**{n: doc[n] for n in names if n in doc})
+
+        return build(cls, {**d, "jobs": [build(JobRecord, j) for j in d.get("jobs", [])]})
 
     def job(self, name: str) -> JobRecord:
         return next(j for j in self.jobs if j.name == name)
