@@ -92,7 +92,7 @@ class EnergyShares:
         """The static fraction and dynamic shares from now on (after the cpu's update)."""
         rec = self.energy.records[i]
         p = rec.power()
-        self.static_frac[i] = _static(rec) / p if p > 0.0 else 1.0
+        self.static_frac[i] = rec.static_power() / p if p > 0.0 else 1.0
         rates: dict[int | None, float] = {}
         for ex in self.hosts[i].model_data.execs:
             if ex.state == RUNNING and ex.rate > 0.0:
@@ -164,14 +164,3 @@ class EnergyShares:
             self.sync(i)
         return self.unattributed_J
 
-
-def _static(rec: Any) -> float:
-    """The static part of a host record's power (see the module docstring)."""
-    if rec.forced is not None:
-        return rec.forced
-    if rec.ranges is None:
-        return 0.0
-    if not rec.on:
-        return rec.off
-    r = rec.ranges[rec.pstate]
-    return r.idle if rec.busy <= 0.0 else min(r.epsilon, rec.power())

@@ -100,6 +100,15 @@ class _HostRecord:
             return self.off
         return self.ranges[self.pstate].power(self.busy / self.host.cores)
 
+    def static_power(self) -> float:
+        """The part of :meth:`power` that does not depend on which work loads the host: all of
+        it when forced, off or without a profile; the idle power when nothing computes;
+        otherwise the epsilon power (one busy core's), at most the whole."""
+        if self.forced is not None or self.ranges is None or not self.on:
+            return self.power()
+        r = self.ranges[self.pstate]
+        return r.idle if self.busy <= 0.0 else min(r.epsilon, self.power())
+
     def integrate(self, now: float) -> None:
         if now > self.last:
             self.energy += self.power() * (now - self.last)
