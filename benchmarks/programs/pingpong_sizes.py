@@ -24,23 +24,24 @@ comm = MPI.COMM_WORLD
 rank = comm.Get_rank()
 buf = np.full(size, rank + 1, dtype=np.uint8)
 ack = np.zeros(4, dtype=np.uint8)
-if measured:  # one warm-up round trip, then the measured window
+
+
+def round_trip() -> None:
     if rank == 0:
         comm.Send(buf, dest=1, tag=1)
         comm.Recv(buf, source=1, tag=2)
     elif rank == 1:
         comm.Recv(buf, source=0, tag=1)
         comm.Send(buf, dest=0, tag=2)
+
+
+if measured:  # one warm-up round trip, then the measured window
+    round_trip()
     comm.Barrier()
     r0 = resource.getrusage(resource.RUSAGE_SELF)
 if mode == "pingpong":
     for _ in range(reps):
-        if rank == 0:
-            comm.Send(buf, dest=1, tag=1)
-            comm.Recv(buf, source=1, tag=2)
-        elif rank == 1:
-            comm.Recv(buf, source=0, tag=1)
-            comm.Send(buf, dest=0, tag=2)
+        round_trip()
 elif mode == "window":
     bufs = [np.zeros(size, dtype=np.uint8) for _ in range(16)] if rank == 1 else None
     for _ in range(reps):

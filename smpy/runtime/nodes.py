@@ -256,28 +256,27 @@ class NodePool:
         nodes are allocated at once (a node off, booting or shutting down is switched on
         without a boot: the batch scheduler owns the nodes' time)."""
         for h in hosts:
-            i = h.index
-            self.procs[i] += 1
-            if self.state[i] == ALLOCATED:
-                continue
-            if self.state[i] != FREE:
-                self._force_power(i, None, False)
-                self.world.cpu.set_on(h, True)
-            self._set(i, ALLOCATED)
+            self.procs[h.index] += 1
+            self._allocate_now(h)
 
     def hold(self, hosts: list[Host]) -> None:
         """The nodes a batch job was given (``smpy batch``): allocated now and until
         :meth:`release`, whether or not its ranks still run there (the scheduler gave the
         job whole nodes for its whole run)."""
         for h in hosts:
-            i = h.index
-            self.reserved[i] = True
-            if self.state[i] == ALLOCATED:
-                continue
-            if self.state[i] != FREE:
-                self._force_power(i, None, False)
-                self.world.cpu.set_on(h, True)
-            self._set(i, ALLOCATED)
+            self.reserved[h.index] = True
+            self._allocate_now(h)
+
+    def _allocate_now(self, h: Host) -> None:
+        """Node ``h`` allocated at once: one off, booting or shutting down is switched on
+        without a boot (the batch scheduler owns the nodes' time)."""
+        i = h.index
+        if self.state[i] == ALLOCATED:
+            return
+        if self.state[i] != FREE:
+            self._force_power(i, None, False)
+            self.world.cpu.set_on(h, True)
+        self._set(i, ALLOCATED)
 
     def _take(self, i: int) -> float:
         """Make node ``i`` allocated now or after its boot; returns the wait (its boot left)."""
