@@ -177,12 +177,14 @@ def test_sharing_life_of_other_models_matches_python():
 
 
 def test_twins_are_swapped_and_back():
+    from smpy.runtime.world import World
+
     py = {"communicate": NetworkModel.__dict__["communicate"], "_release": Flow.__dict__["_release"],
           "_work_done": Flow.__dict__["_work_done"],
           "_start_bandwidth_phase": SharedActivity.__dict__["_start_bandwidth_phase"],
-          "update": SharingModel.__dict__["update"]}
+          "update": SharingModel.__dict__["update"], "transfer": World.__dict__["transfer"]}
     owners = {"communicate": NetworkModel, "_release": Flow, "_work_done": Flow,
-              "_start_bandwidth_phase": SharedActivity, "update": SharingModel}
+              "_start_bandwidth_phase": SharedActivity, "update": SharingModel, "transfer": World}
     assert accel.use(True)
     try:
         for name, cls in owners.items():
@@ -213,6 +215,36 @@ def test_errors_propagate_the_same_way():
 
     pure, fast = _both(go)
     assert pure == fast and len(pure) == 3
+
+
+def test_world_transfer_matches_python():
+    from types import SimpleNamespace
+
+    from smpy.runtime.world import World
+
+    def go():
+        e = Engine()
+        links = [Link(f"l{i}", 1e9, 1e-6) for i in range(3)]
+        hosts = [SimpleNamespace(index=i, name=f"h{i}") for i in range(3)]
+        w = World.__new__(World)
+        w.messages, w.bytes_sent, w._route_cache = 0, 0, {}
+        w.platform = SimpleNamespace(route=lambda a, b: [links[a.index], links[b.index]])
+        w.net = NetworkModel(e, links, _config("SMPI"))
+        flows = [w.transfer(hosts[0], hosts[1], 100), w.transfer(hosts[1], hosts[0], 50.5),
+                 w.transfer(hosts[0], hosts[1], 100), w.transfer(hosts[2], hosts[2], 0),
+                 w.transfer(hosts[1], dst=hosts[2], nbytes=7)]
+        errs = []
+        for bad in ((hosts[0],), (hosts[0], hosts[1], 1, 2)):
+            try:
+                w.transfer(*bad)
+            except TypeError as exc:
+                errs.append(type(exc).__name__)
+        e.run()
+        return repr((w.messages, w.bytes_sent, sorted(w._route_cache), errs,
+                     [(_fields(f), f.finish_time) for f in flows]))
+
+    pure, fast = _both(go)
+    assert pure == fast and pure.startswith("(5, 257.5, [(0, 1), (1, 0), (1, 2), (2, 1), (2, 2)], ['TypeError', 'TypeError']")
 
 
 # -- replays both ways ---------------------------------------------------------------------------
