@@ -60,7 +60,10 @@ no competition) is a per-variable bound, and callers express it as one.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
+
+from smpy.support import cext
 
 _EPS = 1e-12  # relative tolerance when comparing levels
 
@@ -819,3 +822,16 @@ def _class_fix(st: _Filling, active: list[Constraint], round_: list[_Class]) -> 
         c._rem = rem
         c._use = use
     return still
+
+
+# -- the compiled twin (smpy/lmm/_lmmaccel.c) -------------------------------------------------
+def _compiled() -> list[tuple[Any, Any]]:
+    """(``System.solve``, its compiled twin), swapped in with the rest of the compiled path
+    (``smpy/accel``, :mod:`smpy.kernel.accel`); none when ``_lmmaccel.c`` cannot be built."""
+    mod, _why = cext.load(Path(__file__).with_name("_lmmaccel.c"), "smpy.lmm._lmmaccel")
+    if mod is None:
+        return []
+    return [(System.__dict__["solve"], mod.setup(System, Constraint, Variable))]
+
+
+cext.register(_compiled)
