@@ -47,13 +47,15 @@ static PyObject *f_zero, *i_one;
 typedef struct {
     PyObject *obj; /* borrowed: the component's objects live in the system's dicts */
     double cap, rem, use;
+    double lvl; /* rem / use, as Python computes it at each round (recomputed when they change) */
+    int stale;
     Py_ssize_t nfree, adj0, adj1;
 } Cn;
 
 typedef struct {
     PyObject *obj;
     double pen, bound, x, blevel;
-    long long id;
+    long long id; /* read for the bounded variables only (their sort's second key) */
     Py_ssize_t adj0, adj1;
     int fixed;
     int src; /* where x comes from: 0 computed, 1 the bound object, 2 the constant 0.0 */
@@ -267,16 +269,13 @@ add_vr(PyObject *v, PyObject *mark)
     if (GROW(vr, cap_vr, nvr + 1) < 0)
         return -1;
     PyObject *pen = slot(v, v_penalty, s_penalty), *bound = slot(v, v_bound, s_bound);
-    PyObject *id = slot(v, v_id, s_id), *elements = slot(v, v_elements, s_elements);
-    if (pen == NULL || bound == NULL || id == NULL || elements == NULL)
+    PyObject *elements = slot(v, v_elements, s_elements);
+    if (pen == NULL || bound == NULL || elements == NULL)
         return -1;
     Py_ssize_t j = nvr;
     Vr *e = &vr[j];
     e->obj = v;
     if (as_double(pen, &e->pen) < 0 || as_double(bound, &e->bound) < 0)
-        return -1;
-    e->id = PyLong_AsLongLong(id);
-    if (e->id == -1 && PyErr_Occurred())
         return -1;
     e->fixed = 0;
     e->src = 0;
@@ -425,6 +424,7 @@ fix(Py_ssize_t n)
                 c->rem = 0.0;
             c->use -= coeff * inv;
             c->nfree -= 1;
+            c->stale = 1;
         }
     }
     return fixed;
@@ -464,12 +464,19 @@ fill(void)
         }
         c->use = use;
         c->nfree = n;
+        c->stale = 1;
         if (use > 0.0)
             active[nact++] = i;
     }
     for (Py_ssize_t f = 0; f < nfree; f++) {
         Vr *v = &vr[freev[f]];
         if (v->bound != Py_HUGE_VAL) {
+            PyObject *id = slot(v->obj, v_id, s_id);
+            if (id == NULL)
+                return -1;
+            v->id = PyLong_AsLongLong(id);
+            if (v->id == -1 && PyErr_Occurred())
+                return -1;
             v->blevel = v->bound * v->pen;
             bounded[nb++] = freev[f];
         }
@@ -478,12 +485,16 @@ fill(void)
         qsort(bounded, (size_t)nb, sizeof(Py_ssize_t), cmp_bounded);
     Py_ssize_t bi = 0, left = nfree;
     while (left) {
-        double level = Py_HUGE_VAL, lvl;
+        double level = Py_HUGE_VAL;
         for (Py_ssize_t a = 0; a < nact; a++) {
-            if (ratio(&cn[active[a]], &lvl) < 0)
-                return -1;
-            if (lvl < level)
-                level = lvl;
+            Cn *c = &cn[active[a]];
+            if (c->stale) { /* Python divides at every round: the same quotient while rem and use stay */
+                if (ratio(c, &c->lvl) < 0)
+                    return -1;
+                c->stale = 0;
+            }
+            if (c->lvl < level)
+                level = c->lvl;
         }
         while (bi < nb && vr[bounded[bi]].fixed)
             bi++;
@@ -516,9 +527,7 @@ fill(void)
             double thresh = level * EPS1;
             for (Py_ssize_t a = 0; a < nact; a++) {
                 const Cn *c = &cn[active[a]];
-                if (ratio(c, &lvl) < 0)
-                    return -1;
-                if (!(lvl <= thresh))
+                if (!(c->lvl <= thresh))
                     continue;
                 for (Py_ssize_t k = c->adj0; k < c->adj1; k++) {
                     const Vr *v = &vr[cadj[k].ix];

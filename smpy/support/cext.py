@@ -19,8 +19,8 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
