@@ -67,6 +67,8 @@ def main() -> int:
     ap.add_argument("--host-speed", default="auto",
                     help="this machine's flop rate per core (smpy calibrate host-speed; default: "
                          "measured at the start of each run)")
+    ap.add_argument("--trim", default="32MiB",
+                    help="smpy/shared-malloc-trim (RSS bound of the folded pages' page-table entries)")
     ap.add_argument("-o", "--output", default=str(Path(__file__).with_name("fig12")))
     ns = ap.parse_args()
     ns.output = str(Path(ns.output).resolve())  # smpy predict runs in examples/predict
@@ -76,7 +78,7 @@ def main() -> int:
         cmd = [sys.executable, "-m", "smpy", "predict", "-np", ns.nps, "--reps", ns.reps,
                "--platform", "taurus-fattree", "--hostfile", str(hostfile), "--energy",
                "--param", f"N={ns.sizes}", "--timeout", ns.timeout,
-               "--cfg", "smpy/shared-malloc-trim:32MiB", "--cfg", f"smpi/host-speed:{ns.host_speed}",
+               "--cfg", f"smpy/shared-malloc-trim:{ns.trim}", "--cfg", f"smpi/host-speed:{ns.host_speed}",
                # one memory mapping per folded block: 1 MiB blocks exceed Linux's default
                # vm.max_map_count (65530) from 1536 ranks on
                "--cfg", "smpi/shared-malloc-blocksize:64MiB",
