@@ -19,7 +19,13 @@ Three parts, each printed as a table:
    ``smpyrun -np 2`` (default configuration, as a user runs them) and ``mpiexec -n 2``,
    alternately (the order flips every pair), ``--pairs`` pairs: median wall and CPU time
    (user + system of the whole process tree, from ``RUSAGE_CHILDREN``), minor faults, and
-   the median of the per-pair ratios smpy / MPICH.
+   the median of the per-pair ratios smpy / MPICH. Every run is listed first with what can
+   make two runs of the same code differ: the path the smpy run took (its ``--json``:
+   compiled accelerator with each extension, or pure Python), its event count, major faults,
+   involuntary context switches, the machine's steal time over the run (``/proc/stat``) and
+   a speed probe taken just before it (two fixed Python loops; on this KVM guest the same
+   run's CPU time moves by up to 2x with what else runs, with no steal reported: compare
+   runs only when their probes agree).
 
     python benchmarks/speed/copies.py                     # all parts, 3 pairs
     python benchmarks/speed/copies.py --parts ledger      # part 1 only
@@ -33,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import resource
 import statistics
@@ -112,10 +119,16 @@ def steal_ticks() -> int:
         return 0
 
 
-def speed_probe() -> float:
-    """CPU ms of a fixed pure-Python loop (calls, attribute and dict work, as the emulator's
-    per-message path): a machine that got slower between runs (frequency, a busy hyperthread
-    sibling, a noisy neighbour the guest cannot see) shows here, the same for both emulators."""
+_CHASE: tuple[list[int], list[list[int]]] | None = None
+
+
+def speed_probe() -> tuple[float, float]:
+    """CPU ms of two fixed pure-Python loops: calls, attribute and dict work in cache (as the
+    emulator's per-message path), and a walk over a million objects in random order (the
+    emulator's working set does not fit in the caches). A machine that got slower between
+    runs (frequency, a busy hyperthread sibling, a noisy neighbour the guest does not see as
+    steal, caches shared with other jobs) shows here, the same for both emulators."""
+    global _CHASE
 
     class Box:
         __slots__ = ("v",)
@@ -131,7 +144,18 @@ def speed_probe() -> float:
     for i in range(300_000):
         box.add(i & 7)
         d[i & 255] = box.v
-    return (time.thread_time() - t0) * 1e3
+    loop = (time.thread_time() - t0) * 1e3
+    if _CHASE is None:
+        perm = list(range(1 << 20))
+        random.Random(1).shuffle(perm)
+        _CHASE = perm, [[i] for i in range(1 << 20)]
+    perm, objs = _CHASE
+    t0 = time.thread_time()
+    i = s = 0
+    for _ in range(100_000):
+        i = perm[i]
+        s += objs[i][0]
+    return loop, (time.thread_time() - t0) * 1e3
 
 
 def measure(cmd: list[str], env: dict[str, str], timeout: float = 1800,
@@ -216,9 +240,10 @@ def osu_part(src: str | None, demo: Path, names: list[str], pairs: int, mpiexec:
     print(f"\n## mpi4py demo/ OSU benchmarks at np 2, {pairs} alternating pairs (medians)\n")
     print("Every run, in order (path: the smpy run's --json, `accel` = the compiled accelerator with "
           "every extension, `python` = the pure-Python path; steal: the machine's stolen CPU s over the "
-          "run, /proc/stat; probe: CPU ms of a fixed Python loop just before the run):\n")
-    print("| program | who | path | wall s | CPU s | minflt | majflt | invol. switches | steal s | probe ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "run, /proc/stat; probe: CPU ms of two fixed Python loops just before the run, in cache / "
+          "over a million objects):\n")
+    print("| program | who | path | events | wall s | CPU s | minflt | majflt | invol. switches | steal s | probe ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     env = child_env(src)
     table = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -235,9 +260,9 @@ def osu_part(src: str | None, demo: Path, names: list[str], pairs: int, mpiexec:
                 for who in (("smpy", "mpich") if i % 2 == 0 else ("mpich", "smpy")):
                     r = measure(cmds[who], env, json_path=jpath if who == "smpy" else None)
                     runs[who].append(r)
-                    print(f"| {name} | {who} | {r.get('path', 'mpich')} | {r['wall']:.2f} | {r['cpu']:.2f} | "
-                          f"{r['minflt']:.0f} | {r['majflt']:.0f} | {r['nivcsw']:.0f} | {r['steal']:.2f} | "
-                          f"{r['probe']:.1f} |", flush=True)
+                    print(f"| {name} | {who} | {r.get('path', 'mpich')} | {r.get('events', 0):.0f} | {r['wall']:.2f} | "
+                          f"{r['cpu']:.2f} | {r['minflt']:.0f} | {r['majflt']:.0f} | {r['nivcsw']:.0f} | "
+                          f"{r['steal']:.2f} | {r['probe'][0]:.1f} / {r['probe'][1]:.1f} |", flush=True)
             table.append((name, runs))
     print(f"\n| {'program':<11} | {'smpy wall s':>11} | {'MPICH wall s':>12} | {'wall ratio':>10} | {'smpy CPU s':>10} | "
           f"{'MPICH CPU s':>11} | {'CPU ratio':>9} | {'smpy minflt':>11} | {'MPICH minflt':>12} | smpy path |")
