@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from smpy.replay.ti import actions_of, is_index, ranks_in
+from smpy.replay.ti import EXTENSION, actions_of, is_index, rank_file, rank_files, ranks_in
 
 ROOT = Path(__file__).resolve().parents[1]
 ONE_FILE = """\
@@ -49,6 +49,42 @@ def test_one_file_and_index_layouts(tmp_path: Path) -> None:
     index.write_text("\n".join(files) + "\n")
     assert is_index(str(index)) and ranks_in(str(index)) == 2
     assert list(actions_of(str(index), 0))[2] == (3, "send", ["1", "7", "1000000"])
+
+
+def _naive_actions(path: str, rank: int) -> list[tuple[int, str, list[str]]]:
+    """Every line split, as actions_of did before it skipped other ranks' lines unsplit."""
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            words = line.split()
+            if words and words[0] == EXTENSION:
+                words = words[1:]
+            if len(words) >= 2 and words[0] == str(rank):
+                out.append((n, words[1], words[2:]))
+    return out
+
+
+def test_one_file_filter_keeps_exactly_the_ranks_lines(tmp_path: Path) -> None:
+    lines = ["1 init", "10 init", " 1 send 2 0 8", "1\tsend 3 0 8", "\t1 recv 0 0 8", "1", "1 ", "",
+             "#smpy 1 wtime", "#smpy 10 wtime", "#smpy\t1 wtime", "# 1 comment", "11 send 1 0 1",
+             "-1 init", "1x init", "1\u2003init", "2 recv 1 0 8", "   ", "1 finalize"]
+    one = tmp_path / "tricky.txt"
+    one.write_text("\n".join(lines))  # the last line without a newline
+    for rank in (0, 1, 2, 10, 11):
+        assert list(actions_of(str(one), rank)) == _naive_actions(str(one), rank), rank
+    assert [a for _, a, _ in actions_of(str(one), 1)] == ["init", "send", "send", "recv", "wtime", "wtime",
+                                                          "init", "finalize"]
+
+
+def test_rank_file_resolves_one_name(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    for r in range(3):
+        (tmp_path / "d" / f"rank-{r}.txt").write_text(f"{r} init\n")
+    index = tmp_path / "trace.ti"
+    index.write_text("# files\nd/rank-0.txt\n\nd/rank-1.txt\n" + str(tmp_path / "d" / "rank-2.txt") + "\n")
+    assert [rank_file(str(index), r) for r in range(3)] == rank_files(str(index))
+    with pytest.raises(ValueError, match=r"lists 3 rank files, no file for rank 3"):
+        list(actions_of(str(index), 3))
 
 
 @pytest.mark.slow

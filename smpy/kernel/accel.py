@@ -44,8 +44,10 @@ _tried = False
 _why = ""
 #: (python object, compiled object) pairs, once loaded
 _pairs: list[tuple[Any, Any]] = []
-#: upper layers' providers of more pairs (called once, when the compiled path is first used)
-_providers: list[Callable[[], list[tuple[Any, Any]]]] = []
+#: other modules' providers of more pairs (called once, when the compiled path is first used):
+#: the list lives in smpy.support.cext, so that a package of the kernel's layer (smpy.lmm) can
+#: register without importing the kernel
+_providers = cext.providers
 _active = False
 
 
@@ -96,8 +98,8 @@ def parts() -> dict[str, str]:
 def register(provider: Callable[[], list[tuple[Any, Any]]]) -> None:
     """Add pairs (Python object, compiled object) from an upper layer: ``provider`` (which
     builds its own extension, and gives no pairs when it cannot) is called the next time the
-    compiled path is put in place."""
-    _providers.append(provider)
+    compiled path is put in place (:func:`smpy.support.cext.register`)."""
+    cext.register(provider)
 
 
 def active() -> bool:

@@ -53,6 +53,16 @@ variable by variable, a run of identical terms when one class of the round cross
 the values are those of the general filling bit for bit (``tests/kernel/test_lmm_classes.py``).
 Each constraint counts its variables per class, so that the component is found class by class.
 
+The compiled twin
+-----------------
+``_lmmaccel.c`` is :meth:`System.solve` in C (the general filling above, on one component at a
+time copied into C arrays), swapped in with the rest of the optional compiled path
+(``smpy/accel``, :mod:`smpy.kernel.accel`; registered through :func:`smpy.support.cext.register`,
+so this package imports nothing above ``smpy.support``). It gives this module's values and
+changed lists bit for bit (the same operations on doubles in the same order; the lone-value cache
+and the class path are shortcuts that give the general filling's bits, so the twin has no need of
+them): ``tests/kernel/test_lmm_accel.py``. Without a C compiler, this Python code runs.
+
 Only shared constraints live here. A *fat pipe* (each flow alone limited by the capacity,
 no competition) is a per-variable bound, and callers express it as one.
 """
@@ -60,7 +70,10 @@ no competition) is a per-variable bound, and callers express it as one.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
+
+from smpy.support import cext
 
 _EPS = 1e-12  # relative tolerance when comparing levels
 
@@ -819,3 +832,18 @@ def _class_fix(st: _Filling, active: list[Constraint], round_: list[_Class]) -> 
         c._rem = rem
         c._use = use
     return still
+
+
+# -- the compiled twin (smpy/lmm/_lmmaccel.c) -------------------------------------------------
+def _compiled() -> list[tuple[Any, Any]]:
+    """``System.solve``, ``variable`` and ``remove`` with their compiled twins, swapped in with the rest of the compiled path
+    (``smpy/accel``, :mod:`smpy.kernel.accel`); none when ``_lmmaccel.c`` cannot be built."""
+    mod, _why = cext.load(Path(__file__).with_name("_lmmaccel.c"), "smpy.lmm._lmmaccel")
+    if mod is None:
+        return []
+    py = System.__dict__
+    methods = mod.setup(System, Constraint, Variable, _Key, py["variable"], py["remove"])
+    return [(py[name], methods[name]) for name in ("solve", "variable", "remove")]
+
+
+cext.register(_compiled)

@@ -42,7 +42,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from smpy.kernel import accel as _accel
 from smpy.kernel.activity import RUNNING, ActivityFailed
 from smpy.kernel.engine import Engine
 from smpy.kernel.sharing import SharedActivity, SharingModel
@@ -50,6 +53,7 @@ from smpy.kernel.signals import Signal
 from smpy.lmm import System
 from smpy.lmm.maxmin import merge_uses
 from smpy.network.links import Link, Sharing
+from smpy.support import cext
 from smpy.support.piecewise import Piecewise
 
 SMPI_LAT_FACTOR = ("65472:11.6436;15424:3.48845;9376:2.59299;5776:2.18796;3484:1.88101;"
@@ -272,3 +276,24 @@ class NetworkModel(SharingModel):
         f._sync()
         f._on_cancel()  # the share, the pending events
         f._fail(ActivityFailed(f"link {lnk.name} failed"))
+
+
+# -- the compiled twin (smpy.kernel.accel) ------------------------------------------------------
+def _compiled() -> list[tuple[Any, Any]]:
+    """(Python, compiled) pairs of :meth:`NetworkModel.communicate`, :meth:`Flow._release`,
+    :meth:`Flow._work_done` and of the shared-activity life (:meth:`SharedActivity._start_bandwidth_phase`,
+    :meth:`SharingModel.update`) from ``_netaccel.c`` (none when it cannot be built). The
+    compiled ``communicate`` does the common case (a route and a size seen before, no flow
+    signal, no tracked flows) and hands the rest to the Python method."""
+    mod, _why = cext.load(Path(__file__).with_name("_netaccel.c"), "smpy.network._netaccel")
+    if mod is None:
+        return []
+    py_comm = NetworkModel.__dict__["communicate"]
+    c = mod.setup(globals(), Flow, _RouteInfo, SharedActivity, SharingModel, NetworkModel, py_comm)
+    return [(py_comm, c["communicate"]), (Flow.__dict__["_release"], c["_release"]),
+            (Flow.__dict__["_work_done"], c["_work_done"]),
+            (SharedActivity.__dict__["_start_bandwidth_phase"], c["_start_bandwidth_phase"]),
+            (SharingModel.__dict__["update"], c["update"])]
+
+
+_accel.register(_compiled)

@@ -42,29 +42,59 @@ class Replayer(FileActions):
         self.default = MPI.BYTE
         self.requests: dict[tuple[int, int, int], list[MPI.Request]] = defaultdict(list)
         self._buf = np.zeros(0, dtype=np.uint8)
+        #: datatype by its id in the trace, and (size, extent == size) by datatype
+        self._types: dict[str, MPI.Datatype] = {}
+        self._sizes: list[tuple[MPI.Datatype, int, bool]] = []
 
     # -- helpers ---------------------------------------------------------------------------
     def dtype(self, args: list[str], i: int) -> MPI.Datatype:
         if i >= len(args) or args[i] == "":
             return self.default
-        code = int(args[i])
-        name = DATATYPES.get(code)
-        dt = getattr(MPI, name, None) if name else None
-        if dt is None or dt == MPI.DATATYPE_NULL:
-            raise ValueError(f"rank {self.rank}: unknown datatype id {code} in the trace")
+        dt = self._types.get(args[i])
+        if dt is None:
+            code = int(args[i])
+            name = DATATYPES.get(code)
+            dt = getattr(MPI, name, None) if name else None
+            if dt is None or dt == MPI.DATATYPE_NULL:
+                raise ValueError(f"rank {self.rank}: unknown datatype id {code} in the trace")
+            self._types[args[i]] = dt
         return dt
 
+    def _size(self, dt: MPI.Datatype) -> tuple[int, bool]:
+        """(size, whether extent == size) of a datatype, asked once per datatype object
+        (datatypes are not hashable: a short list searched by identity)."""
+        for known, size, dense in self._sizes:
+            if known is dt:
+                return size, dense
+        size = dt.Get_size()
+        dense = dt.Get_extent()[1] == size > 0
+        self._sizes.append((dt, size, dense))
+        return size, dense
+
     def buf(self, count: int, dt: MPI.Datatype, parts: int = 1) -> list:
-        nbytes = max(int(count) * dt.Get_size() * parts, 1)
-        if self._buf.nbytes < nbytes:
-            self._buf = np.zeros(nbytes, dtype=np.uint8)
-        return [self._buf[:nbytes], int(count) * parts, dt]
+        """The shared zero buffer as the message of ``count`` × ``parts`` elements. A message
+        of whole elements of a dense type is ``[view, type]``, the count given by the
+        view's length (the form the compiled message parsing takes; the same message as
+        ``[view, count, type]``)."""
+        count = int(count)
+        size, dense = self._size(dt)
+        nbytes = count * size * parts
+        if self._buf.nbytes < max(nbytes, 1):
+            self._buf = np.zeros(max(nbytes, 1), dtype=np.uint8)
+        if nbytes > 0 and dense:
+            return [self._buf[:nbytes], dt]
+        return [self._buf[:max(nbytes, 1)], count * parts, dt]
 
     def scratch(self, count: int, dt: MPI.Datatype, parts: int = 1) -> list:
         """A zeroed buffer of ``count`` × ``parts`` elements; the spec's count is per part
-        (mpi4py: the count of ``[buf, count, type]`` in Gather/Alltoall... is per rank)."""
-        nbytes = max(int(count) * dt.Get_size() * parts, 1)
-        return [np.zeros(nbytes, dtype=np.uint8), int(count), dt]
+        (mpi4py: the count of ``[buf, count, type]`` in Gather/Alltoall... is per rank);
+        ``[buffer, type]`` for one part of whole elements of a dense type (as :meth:`buf`)."""
+        count = int(count)
+        size, dense = self._size(dt)
+        nbytes = count * size * parts
+        if nbytes > 0 and dense and parts == 1:
+            return [np.zeros(nbytes, dtype=np.uint8), dt]
+        return [np.zeros(max(nbytes, 1), dtype=np.uint8), count, dt]
 
     def compute(self, flops: float) -> None:
         if flops > 0 and smpy is not None:

@@ -52,18 +52,39 @@ def rank_files(index: str) -> list[str]:
     return out
 
 
+def rank_file(index: str, rank: int) -> str:
+    """The file of ``rank`` in the index ``index`` (:func:`rank_files`, resolving that name only)."""
+    base = os.path.dirname(os.path.abspath(index))
+    i = 0
+    with open(index, encoding="utf-8") as fh:
+        for line in fh:
+            name = line.strip()
+            if not name or name.startswith("#"):
+                continue
+            if i == rank:
+                if not os.path.isabs(name) and not os.path.exists(name):
+                    name = os.path.join(base, name)
+                return name
+            i += 1
+    raise ValueError(f"{index}: lists {i} rank files, no file for rank {rank}")
+
+
 def actions_of(path: str, rank: int) -> Iterator[tuple[int, str, list[str]]]:
-    """The actions of ``rank``: ``(line number, action, arguments)``."""
-    if is_index(path):
-        files = rank_files(path)
-        if rank >= len(files):
-            raise ValueError(f"{path}: lists {len(files)} rank files, no file for rank {rank}")
-        source = files[rank]
-    else:
-        source = path
+    """The actions of ``rank``: ``(line number, action, arguments)``.
+
+    In a one-file trace, every rank reads every line: a line that cannot be the rank's (it
+    starts with another word than the rank's number, ``#smpy`` or blanks) is skipped before
+    it is split."""
+    source = rank_file(path, rank) if is_index(path) else path
     want = str(rank)
+    k = len(want)
     with open(source, encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
+            if line.startswith(want):
+                if not line[k:k + 1].isspace():  # "12 ..." is not rank 1's
+                    continue
+            elif not (line[:1].isspace() or line.startswith(EXTENSION)):
+                continue
             words = line.split()
             if words and words[0] == EXTENSION:  # smpy's own action, a comment to SMPI
                 words = words[1:]

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from smpy.cpu.model import CpuModel
+from smpy.kernel import accel as _accel
 from smpy.kernel import actors as _actors
 from smpy.kernel.actors import Actor, current_actor
 from smpy.kernel.engine import Engine
 from smpy.network.model import NAMED_MODELS, NetworkConfig, NetworkModel
 from smpy.runtime import errors
 from smpy.runtime.nodes import NodePool
+from smpy.support import cext
 from smpy.support.config import (
     Config,
     bounded_float,
@@ -350,3 +353,16 @@ def current() -> Process:
         if isinstance(p, Process):
             return p
     raise NotInSimulation("smpy's MPI was called outside of a simulated rank; run the program with smpyrun")
+
+
+def _compiled() -> list[tuple[Any, Any]]:
+    """(Python, compiled) :meth:`World.transfer` from ``_worldaccel.c`` for
+    :mod:`smpy.kernel.accel` (none when it cannot be built)."""
+    mod, _why = cext.load(Path(__file__).with_name("_worldaccel.c"), "smpy.runtime._worldaccel")
+    if mod is None:
+        return []
+    py = World.__dict__["transfer"]
+    return [(py, mod.setup(World, py))]
+
+
+_accel.register(_compiled)

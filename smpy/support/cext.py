@@ -19,8 +19,10 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from smpy.support.trust import trusted_file
 
@@ -78,6 +80,17 @@ def build(src: Path, stem: str) -> tuple[Path | None, str]:
 
 
 _loaded: dict[str, tuple[ModuleType | None, str]] = {}
+
+#: providers of (Python object, compiled object) pairs, registered by any layer (the kernel's
+#: and lmm's included) and consumed by :func:`smpy.kernel.accel.use`, which swaps them in
+providers: list[Callable[[], list[tuple[Any, Any]]]] = []
+
+
+def register(provider: Callable[[], list[tuple[Any, Any]]]) -> None:
+    """Add a provider of pairs (Python object, compiled object): called, once, the next time
+    the compiled path is put in place (it builds its own extension, and gives no pairs when
+    it cannot)."""
+    providers.append(provider)
 
 
 def load(src: Path, name: str) -> tuple[ModuleType | None, str]:

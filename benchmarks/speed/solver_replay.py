@@ -1,0 +1,165 @@
+"""The network's max-min solves of one run, recorded, then replayed: Python solver against the
+compiled one (smpy/lmm/_lmmaccel.c).
+
+``record`` runs a program once under ``smpy.run`` and writes every operation on the network
+model's max-min system (constraints, flows added and removed, solves) to a file; ``replay``
+plays that sequence on fresh :class:`smpy.lmm.System` objects with ``System.solve`` in Python
+and compiled, alternately, ``--repeat`` times each: the CPU time of the solves
+(``time.process_time``; median of the repeats) and a SHA-256 digest of every value each solve
+changed, which must be equal (the compiled solver is the Python one bit for bit). The input is
+deterministic, so this figure hardly depends on anything but the machine's load.
+
+    python benchmarks/speed/solver_replay.py record -o /tmp/bibw.ops --np 2 \\
+        conformance/.cache/mpi4py-4.1.2/demo/osu_bibw.py
+    python benchmarks/speed/solver_replay.py record -o /tmp/hpl3072.ops --np 3072 \\
+        --platform taurus-fattree --slots 12 --cfg smpi/host-speed:55.27Gf \\
+        examples/predict/hpl.py 20000 128 --ratio=4 --sample --fold --no-check --panels=1
+    python benchmarks/speed/solver_replay.py replay /tmp/hpl3072.ops --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import os
+import pickle
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def record(script: str, args: list[str], np_: int, platform: str | None, slots: int,
+           cfg: dict[str, str]) -> tuple[list[tuple], object]:
+    """The network system's operations during one run of ``script``."""
+    import smpy
+    from smpy.lmm.maxmin import System
+    from smpy.network import model
+
+    ops: list[tuple] = []
+    cids: dict[object, int] = {}
+    vids: dict[object, int] = {}
+    routes: dict[int, int] = {}
+
+    class Recording(System):
+        def constraint(self, capacity, data=None):
+            c = super().constraint(capacity, data)
+            cids[c] = len(cids)
+            ops.append(("c", capacity))
+            return c
+
+        def variable(self, penalty=1.0, bound=float("inf"), uses=(), data=None, unique=False):
+            v = super().variable(penalty, bound, uses, data, unique)
+            vids[v] = len(vids)
+            route = routes.setdefault(id(uses), len(routes))  # route tuples are cached: kept alive
+            ops.append(("v", tuple((cids[c], a) for c, a in uses), route, penalty, bound, unique))
+            return v
+
+        def remove(self, v):
+            ops.append(("r", vids[v]))
+            return super().remove(v)
+
+        def solve(self):
+            ops.append(("s",))
+            return super().solve()
+
+    model.System = Recording
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            hostfile = None
+            if slots:
+                hostfile = str(Path(tmp) / "hosts.txt")
+                Path(hostfile).write_text("".join(f"node-{i}:{slots}\n" for i in range(256)))
+            res = smpy.run(script, np=np_, platform=platform, cfg=cfg, args=args, hostfile=hostfile,
+                           capture=True)
+    finally:
+        model.System = System
+    if res.status != "ok":
+        raise SystemExit(f"{script}: {res.status} {res.message}")
+    return ops, res
+
+
+def replay(ops: list[tuple], compiled: bool) -> tuple[float, str, int]:
+    """CPU seconds of the solves, digest of the changed values, number of solves."""
+    from smpy.lmm import maxmin
+    from smpy.lmm.maxmin import System
+
+    solve = maxmin._compiled()[0][1] if compiled else System.__dict__["solve"]
+    s = System()
+    cs: list = []
+    vs: list = []
+    uses: dict[int, tuple] = {}
+    h = hashlib.sha256()
+    cpu = 0.0
+    solves = 0
+    clock = time.process_time
+    for op in ops:
+        kind = op[0]
+        if kind == "c":
+            cs.append(s.constraint(op[1]))
+        elif kind == "v":
+            u = uses.get(op[2])
+            if u is None:
+                u = uses[op[2]] = tuple((cs[i], a) for i, a in op[1])
+            vs.append(s.variable(op[3], op[4], u, None, op[5]))
+        elif kind == "r":
+            s.remove(vs[op[1]])
+            vs[op[1]] = None
+        else:
+            t0 = clock()
+            changed = solve(s)
+            cpu += clock() - t0
+            solves += 1
+            for v in changed:
+                h.update(v.value.hex().encode())
+    return cpu, h.hexdigest()[:16], solves
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    rec = sub.add_parser("record")
+    rec.add_argument("-o", "--output", required=True)
+    rec.add_argument("--np", type=int, required=True)
+    rec.add_argument("--platform")
+    rec.add_argument("--slots", type=int, default=0, help="a hostfile of 256 nodes with this many slots each")
+    rec.add_argument("--cfg", action="append", default=[], help="key:value")
+    rec.add_argument("script")
+    rec.add_argument("args", nargs=argparse.REMAINDER)
+    rep = sub.add_parser("replay")
+    rep.add_argument("ops")
+    rep.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    if a.cmd == "record":
+        cfg = dict(kv.split(":", 1) for kv in a.cfg)
+        t0 = time.process_time()
+        ops, res = record(a.script, a.args, a.np, a.platform, a.slots, cfg)
+        with gzip.open(a.output, "wb") as f:
+            pickle.dump(ops, f, protocol=pickle.HIGHEST_PROTOCOL)
+        print(f"# recorded {sum(op[0] == 's' for op in ops)} solves, {sum(op[0] == 'v' for op in ops)} flows "
+              f"({getattr(res, 'messages', '?')} messages) in {time.process_time() - t0:.1f} s CPU -> {a.output}")
+        return
+    with gzip.open(a.ops, "rb") as f:
+        ops = pickle.load(f)
+    print(f"# max-min solves of {a.ops} replayed: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {a.repeat} alternating repeats, "
+          f"CPU s of the solves (median)")
+    runs: dict[bool, list[tuple[float, str, int]]] = {False: [], True: []}
+    for i in range(a.repeat):
+        for compiled in ((False, True) if i % 2 == 0 else (True, False)):
+            runs[compiled].append(replay(ops, compiled))
+            print(f"#   {'compiled' if compiled else 'python  '} {runs[compiled][-1][0]:8.2f} s", flush=True)
+    py = statistics.median(r[0] for r in runs[False])
+    cc = statistics.median(r[0] for r in runs[True])
+    digests = {r[1] for r in runs[False] + runs[True]}
+    n = runs[False][0][2]
+    print("| solves | python s | compiled s | speed-up | per solve py / compiled | digests equal |")
+    print(f"| {n} | {py:.2f} | {cc:.2f} | {py / cc:.1f}x | {py / n * 1e6:.0f} / {cc / n * 1e6:.0f} us | "
+          f"{'yes' if len(digests) == 1 else 'NO'} ({min(digests)}) |")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

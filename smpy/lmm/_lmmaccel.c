@@ -1,0 +1,1150 @@
+/* The optional compiled twin of the max-min solver (smpy/lmm/maxmin.py; issues 23 and 24).
+ *
+ *   system_solve    smpy.lmm.maxmin.System.solve, with the general progressive filling of
+ *                   System._component and System._solve_component (_start_filling,
+ *                   _bounded_level, _saturated_level, _fix)
+ *   system_variable System.variable's common case (``unique``, a tuple of uses, a positive
+ *                   float penalty: the network model's flows); the other cases call the Python
+ *                   method
+ *   system_remove   System.remove
+ *
+ * The Python solver stays the reference (the pure path, used whenever this file cannot be
+ * compiled, and with smpy/accel:off). This twin gives its results bit for bit: the same
+ * components, seeds in the same order, the same rounds, the same IEEE double operations in the
+ * same order (built with -ffp-contract=off), the same values stored in each variable's
+ * ``value`` and the same list of changed variables in the same order
+ * (tests/lmm/test_lmm_accel.py replays seeded random systems both ways, and whole runs).
+ *
+ * The Python solver's shortcuts (the lone-variable cache, the class path of components made of
+ * few classes of identical flows) are, by their own tests, the general filling bit for bit:
+ * this twin always runs the general filling, which in C is cheaper than either shortcut in
+ * Python. It reads the Python objects' slots at their offsets (Constraint and Variable use
+ * __slots__), copies one component at a time into C arrays (an adjacency list per constraint
+ * in the order of its ``vars`` dict, one per variable in the order of its ``elements``), runs
+ * the filling on doubles, and writes back the values (and the ``_mark`` slots the Python
+ * component search sets, so the two paths can alternate on one system). It does not maintain
+ * the class path's bookkeeping of a filling (``_rem``, ``_use``, ``_nfree``, ``_fixed``): the
+ * Python solver sets those afresh before reading them.
+ *
+ * Numbers are read as C doubles (the Python ints a caller might pass as a bound or a
+ * coefficient convert exactly below 2**53). NaN capacities, penalties or bounds are not
+ * supported by either path.
+ */
+#define PY_SSIZE_T_CLEAN
+#include "_cext.h"
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 1 + maxmin._EPS, as Python computes it (a double sum of two constants) */
+static const double EPS1 = 1.0 + 1e-12;
+
+static PyTypeObject *CnstType, *VarType, *KeyType;
+static Py_ssize_t c_id, c_capacity, c_vars, c_mark, c_keys, c_sum;
+static Py_ssize_t v_id, v_penalty, v_bound, v_elements, v_value, v_mark, v_data, v_fixed, v_key;
+static Py_ssize_t k_elements, k_penalty, k_bound;
+static PyObject *py_variable, *py_remove; /* the Python methods (the cases not compiled) */
+static PyObject *s_next_id, *s_keyring, *s_key_of, *s_keys, *s_sum, *s_key;
+static PyObject *s_lonely, *s_modified, *s_mark, *s_solves, *s_id, *s_capacity, *s_vars, *s_penalty, *s_bound,
+    *s_elements, *s_value;
+static PyObject *f_zero, *i_one, *i_zero;
+
+/* -- scratch arrays of one component (grown, never shrunk) ------------------------------ */
+typedef struct {
+    PyObject *obj; /* borrowed: the component's objects live in the system's dicts */
+    double cap, rem, use;
+    double lvl; /* rem / use, as Python computes it at each round (recomputed when they change) */
+    int stale;
+    Py_ssize_t nfree, adj0, adj1;
+} Cn;
+
+typedef struct {
+    PyObject *obj;
+    double pen, bound, x, blevel;
+    long long id; /* read for the bounded variables only (their sort's second key) */
+    Py_ssize_t adj0, adj1;
+    int fixed;
+    int src; /* where x comes from: 0 computed, 1 the bound object, 2 the constant 0.0 */
+} Vr;
+
+typedef struct {
+    Py_ssize_t ix;
+    double coeff;
+} Edge;
+
+typedef struct {
+    Py_ssize_t ix;
+    double x;
+    int src;
+} Fix;
+
+static Cn *cn;
+static Vr *vr;
+static Edge *cadj, *vadj;
+static Py_ssize_t *active, *bounded, *freev;
+static Fix *tofix;
+static Py_ssize_t ncn, nvr, ncadj, nvadj;
+static Py_ssize_t cap_cn, cap_vr, cap_cadj, cap_vadj, cap_active, cap_bounded, cap_free, cap_tofix;
+
+static int
+grow(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    Py_ssize_t n = *cap ? *cap : 64;
+    while (n < need)
+        n *= 2;
+    void *p = PyMem_Realloc(*arr, (size_t)n * size);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* -- object -> index of the current component (open addressing, generation-stamped) ------ */
+typedef struct {
+    PyObject *key;
+    Py_ssize_t val;
+    unsigned gen;
+} Slot;
+
+static Slot *tab;
+static size_t tabsize, tabfill;
+static unsigned gen;
+
+static inline size_t
+hash_ptr(PyObject *p)
+{
+    return (size_t)((((uintptr_t)p) >> 4) * (uintptr_t)0x9E3779B97F4A7C15ULL);
+}
+
+static int
+map_reset(void)
+{
+    if (tab == NULL) {
+        tabsize = 1024;
+        tab = PyMem_Calloc(tabsize, sizeof(Slot));
+        if (tab == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    if (++gen == 0) { /* wrapped: clear the stamps */
+        memset(tab, 0, tabsize * sizeof(Slot));
+        gen = 1;
+    }
+    tabfill = 0;
+    return 0;
+}
+
+static int map_put(PyObject *key, Py_ssize_t val);
+
+static int
+map_grow(void)
+{
+    Slot *old = tab;
+    size_t oldsize = tabsize;
+    unsigned g = gen;
+    Slot *t = PyMem_Calloc(oldsize * 2, sizeof(Slot));
+    if (t == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    tab = t;
+    tabsize = oldsize * 2;
+    gen = 1;
+    tabfill = 0;
+    for (size_t i = 0; i < oldsize; i++)
+        if (old[i].gen == g && old[i].key != NULL)
+            map_put(old[i].key, old[i].val);
+    PyMem_Free(old);
+    return 0;
+}
+
+static int
+map_put(PyObject *key, Py_ssize_t val)
+{
+    if (2 * (tabfill + 1) > tabsize && map_grow() < 0)
+        return -1;
+    size_t mask = tabsize - 1;
+    size_t i = hash_ptr(key) & mask;
+    while (tab[i].gen == gen) {
+        if (tab[i].key == key) {
+            tab[i].val = val;
+            return 0;
+        }
+        i = (i + 1) & mask;
+    }
+    tab[i].key = key;
+    tab[i].val = val;
+    tab[i].gen = gen;
+    tabfill++;
+    return 0;
+}
+
+static inline Py_ssize_t
+map_get(PyObject *key)
+{
+    size_t mask = tabsize - 1;
+    size_t i = hash_ptr(key) & mask;
+    while (tab[i].gen == gen) {
+        if (tab[i].key == key)
+            return tab[i].val;
+        i = (i + 1) & mask;
+    }
+    return -1;
+}
+
+/* -- reading the Python objects -------------------------------------------------------- */
+static inline int
+as_double(PyObject *o, double *out)
+{
+    if (PyFloat_CheckExact(o)) {
+        *out = PyFloat_AS_DOUBLE(o);
+        return 0;
+    }
+    double d = PyFloat_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred())
+        return -1;
+    *out = d;
+    return 0;
+}
+
+/* a slot's value (borrowed), or NULL with AttributeError */
+static inline PyObject *
+slot(PyObject *o, Py_ssize_t off, PyObject *name)
+{
+    PyObject *v = SLOT(o, off);
+    if (v == NULL)
+        PyErr_SetObject(PyExc_AttributeError, name);
+    return v;
+}
+
+/* whether o's _mark is the solve's mark (Python compares the ints: ``c._mark == mark``) */
+static inline int
+marked(PyObject *o, Py_ssize_t off, PyObject *mark, long long markval)
+{
+    PyObject *m = SLOT(o, off);
+    if (m == mark)
+        return 1;
+    if (m == NULL || !PyLong_CheckExact(m))
+        return 0;
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(m, &overflow);
+    return !overflow && x == markval;
+}
+
+static int
+check_type(PyObject *o, PyTypeObject *tp)
+{
+    if (PyObject_TypeCheck(o, tp))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "max-min solver: expected a %s, got %R", tp->tp_name, o);
+    return -1;
+}
+
+/* a new constraint of the component; returns its index or -1 */
+static Py_ssize_t
+add_cn(PyObject *c, PyObject *mark)
+{
+    if (GROW(cn, cap_cn, ncn + 1) < 0)
+        return -1;
+    PyObject *cap = slot(c, c_capacity, s_capacity);
+    if (cap == NULL)
+        return -1;
+    Cn *e = &cn[ncn];
+    if (as_double(cap, &e->cap) < 0)
+        return -1;
+    e->obj = c;
+    slot_set(c, c_mark, mark);
+    if (map_put(c, ncn) < 0)
+        return -1;
+    return ncn++;
+}
+
+/* a new variable of the component, with its elements (constraints marked and added as met);
+ * returns its index or -1 */
+static Py_ssize_t
+add_vr(PyObject *v, PyObject *mark)
+{
+    if (GROW(vr, cap_vr, nvr + 1) < 0)
+        return -1;
+    PyObject *pen = slot(v, v_penalty, s_penalty), *bound = slot(v, v_bound, s_bound);
+    PyObject *elements = slot(v, v_elements, s_elements);
+    if (pen == NULL || bound == NULL || elements == NULL)
+        return -1;
+    Py_ssize_t j = nvr;
+    Vr *e = &vr[j];
+    e->obj = v;
+    if (as_double(pen, &e->pen) < 0 || as_double(bound, &e->bound) < 0)
+        return -1;
+    e->fixed = 0;
+    e->src = 0;
+    e->x = 0.0;
+    slot_set(v, v_mark, mark);
+    if (map_put(v, j) < 0)
+        return -1;
+    nvr++;
+    PyObject **items;
+    Py_ssize_t n;
+    if (PyTuple_Check(elements)) {
+        items = &PyTuple_GET_ITEM(elements, 0);
+        n = PyTuple_GET_SIZE(elements);
+    }
+    else if (PyList_Check(elements)) {
+        items = ((PyListObject *)elements)->ob_item;
+        n = PyList_GET_SIZE(elements);
+    }
+    else {
+        PyErr_Format(PyExc_TypeError, "max-min solver: a variable's elements must be a tuple or list, got %R",
+                     elements);
+        return -1;
+    }
+    if (GROW(vadj, cap_vadj, nvadj + n) < 0)
+        return -1;
+    vr[j].adj0 = nvadj;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *pair = items[k];
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_Format(PyExc_TypeError, "max-min solver: an element must be (constraint, coefficient), got %R",
+                         pair);
+            return -1;
+        }
+        PyObject *c2 = PyTuple_GET_ITEM(pair, 0);
+        if (check_type(c2, CnstType) < 0)
+            return -1;
+        double coeff;
+        if (as_double(PyTuple_GET_ITEM(pair, 1), &coeff) < 0)
+            return -1;
+        Py_ssize_t ci;
+        if (SLOT(c2, c_mark) == mark) {
+            ci = map_get(c2);
+            if (ci < 0) {
+                PyErr_SetString(PyExc_RuntimeError, "max-min solver: a marked constraint outside the component");
+                return -1;
+            }
+        }
+        else if ((ci = add_cn(c2, mark)) < 0)
+            return -1;
+        vadj[nvadj].ix = ci;
+        vadj[nvadj].coeff = coeff;
+        nvadj++;
+    }
+    vr[j].adj1 = nvadj;
+    return j;
+}
+
+/* System._component: the constraints and variables connected to ``seed`` (marked), in the
+ * same order, with the adjacency lists */
+static int
+component(PyObject *seed, PyObject *mark)
+{
+    ncn = nvr = ncadj = nvadj = 0;
+    if (map_reset() < 0 || add_cn(seed, mark) < 0)
+        return -1;
+    for (Py_ssize_t i = 0; i < ncn; i++) {
+        PyObject *vars = slot(cn[i].obj, c_vars, s_vars);
+        if (vars == NULL)
+            return -1;
+        if (!PyDict_Check(vars)) {
+            PyErr_Format(PyExc_TypeError, "max-min solver: a constraint's vars must be a dict, got %R", vars);
+            return -1;
+        }
+        if (GROW(cadj, cap_cadj, ncadj + PyDict_GET_SIZE(vars)) < 0)
+            return -1;
+        cn[i].adj0 = ncadj;
+        Py_ssize_t pos = 0;
+        PyObject *v, *coeff;
+        while (PyDict_Next(vars, &pos, &v, &coeff)) {
+            Py_ssize_t j;
+            if (check_type(v, VarType) < 0)
+                return -1;
+            if (SLOT(v, v_mark) == mark) {
+                j = map_get(v);
+                if (j < 0) {
+                    PyErr_SetString(PyExc_RuntimeError, "max-min solver: a marked variable outside the component");
+                    return -1;
+                }
+            }
+            else if ((j = add_vr(v, mark)) < 0)
+                return -1;
+            double a;
+            if (as_double(coeff, &a) < 0)
+                return -1;
+            cadj[ncadj].ix = j;
+            cadj[ncadj].coeff = a;
+            ncadj++;
+        }
+        cn[i].adj1 = ncadj;
+    }
+    return 0;
+}
+
+/* -- the filling (System._solve_component) ---------------------------------------------- */
+static int
+cmp_bounded(const void *a, const void *b)
+{
+    const Vr *x = &vr[*(const Py_ssize_t *)a], *y = &vr[*(const Py_ssize_t *)b];
+    if (x->blevel < y->blevel)
+        return -1;
+    if (y->blevel < x->blevel)
+        return 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static inline int
+ratio(const Cn *c, double *out)
+{
+    if (c->use == 0.0) {
+        PyErr_SetString(PyExc_ZeroDivisionError, "float division by zero");
+        return -1;
+    }
+    *out = c->rem / c->use;
+    return 0;
+}
+
+/* _fix: returns how many were fixed */
+static Py_ssize_t
+fix(Py_ssize_t n)
+{
+    Py_ssize_t fixed = 0;
+    for (Py_ssize_t t = 0; t < n; t++) {
+        Vr *v = &vr[tofix[t].ix];
+        if (v->fixed)
+            continue;
+        v->fixed = 1;
+        double x = v->x = tofix[t].x;
+        v->src = tofix[t].src;
+        fixed++;
+        double inv = 1.0 / v->pen;
+        for (Py_ssize_t k = v->adj0; k < v->adj1; k++) {
+            Cn *c = &cn[vadj[k].ix];
+            double coeff = vadj[k].coeff;
+            c->rem -= coeff * x;
+            if (c->rem < 0.0)
+                c->rem = 0.0;
+            c->use -= coeff * inv;
+            c->nfree -= 1;
+            c->stale = 1;
+        }
+    }
+    return fixed;
+}
+
+static int
+fill(void)
+{
+    Py_ssize_t nfree = 0, nact = 0, nb = 0;
+    if (GROW(freev, cap_free, nvr) < 0 || GROW(bounded, cap_bounded, nvr) < 0 ||
+        GROW(active, cap_active, ncn) < 0 || GROW(tofix, cap_tofix, ncadj + nvr) < 0)
+        return -1;
+    /* _start_filling */
+    for (Py_ssize_t j = 0; j < nvr; j++) {
+        Vr *v = &vr[j];
+        if (v->pen > 0.0) {
+            v->fixed = 0;
+            freev[nfree++] = j;
+        }
+        else {
+            v->fixed = 1;
+            v->x = 0.0;
+            v->src = 2;
+        }
+    }
+    for (Py_ssize_t i = 0; i < ncn; i++) {
+        Cn *c = &cn[i];
+        c->rem = c->cap;
+        double use = 0.0;
+        Py_ssize_t n = 0;
+        for (Py_ssize_t k = c->adj0; k < c->adj1; k++) {
+            const Vr *v = &vr[cadj[k].ix];
+            if (!v->fixed) {
+                use += cadj[k].coeff / v->pen;
+                n++;
+            }
+        }
+        c->use = use;
+        c->nfree = n;
+        c->stale = 1;
+        if (use > 0.0)
+            active[nact++] = i;
+    }
+    for (Py_ssize_t f = 0; f < nfree; f++) {
+        Vr *v = &vr[freev[f]];
+        if (v->bound != Py_HUGE_VAL) {
+            PyObject *id = slot(v->obj, v_id, s_id);
+            if (id == NULL)
+                return -1;
+            v->id = PyLong_AsLongLong(id);
+            if (v->id == -1 && PyErr_Occurred())
+                return -1;
+            v->blevel = v->bound * v->pen;
+            bounded[nb++] = freev[f];
+        }
+    }
+    if (nb > 1)
+        qsort(bounded, (size_t)nb, sizeof(Py_ssize_t), cmp_bounded);
+    Py_ssize_t bi = 0, left = nfree;
+    while (left) {
+        double level = Py_HUGE_VAL;
+        for (Py_ssize_t a = 0; a < nact; a++) {
+            Cn *c = &cn[active[a]];
+            if (c->stale) { /* Python divides at every round: the same quotient while rem and use stay */
+                if (ratio(c, &c->lvl) < 0)
+                    return -1;
+                c->stale = 0;
+            }
+            if (c->lvl < level)
+                level = c->lvl;
+        }
+        while (bi < nb && vr[bounded[bi]].fixed)
+            bi++;
+        Py_ssize_t nfix = 0;
+        if (bi < nb && vr[bounded[bi]].bound * vr[bounded[bi]].pen <= level * EPS1) {
+            /* _bounded_level */
+            double blevel = vr[bounded[bi]].bound * vr[bounded[bi]].pen;
+            while (bi < nb && vr[bounded[bi]].bound * vr[bounded[bi]].pen <= blevel * EPS1) {
+                Vr *v = &vr[bounded[bi]];
+                if (!v->fixed) {
+                    tofix[nfix].ix = bounded[bi];
+                    tofix[nfix].x = v->bound;
+                    tofix[nfix].src = 1;
+                    nfix++;
+                }
+                bi++;
+            }
+        }
+        else if (level == Py_HUGE_VAL) { /* _saturated_level, no active constraint */
+            for (Py_ssize_t f = 0; f < nfree; f++) {
+                if (!vr[freev[f]].fixed) {
+                    tofix[nfix].ix = freev[f];
+                    tofix[nfix].x = Py_HUGE_VAL;
+                    tofix[nfix].src = 0;
+                    nfix++;
+                }
+            }
+        }
+        else { /* _saturated_level */
+            double thresh = level * EPS1;
+            for (Py_ssize_t a = 0; a < nact; a++) {
+                const Cn *c = &cn[active[a]];
+                if (!(c->lvl <= thresh))
+                    continue;
+                for (Py_ssize_t k = c->adj0; k < c->adj1; k++) {
+                    const Vr *v = &vr[cadj[k].ix];
+                    if (!v->fixed) {
+                        double x = level / v->pen;
+                        int src = 0;
+                        if (x > v->bound) {
+                            x = v->bound;
+                            src = 1;
+                        }
+                        if (GROW(tofix, cap_tofix, nfix + 1) < 0)
+                            return -1;
+                        tofix[nfix].ix = cadj[k].ix;
+                        tofix[nfix].x = x;
+                        tofix[nfix].src = src;
+                        nfix++;
+                    }
+                }
+            }
+        }
+        left -= fix(nfix);
+        Py_ssize_t keep = 0;
+        for (Py_ssize_t a = 0; a < nact; a++)
+            if (cn[active[a]].nfree > 0)
+                active[keep++] = active[a];
+        nact = keep;
+    }
+    return 0;
+}
+
+/* the values into the variables, the changed ones appended to ``changed`` (in component order) */
+static int
+store(PyObject *changed)
+{
+    for (Py_ssize_t j = 0; j < nvr; j++) {
+        Vr *v = &vr[j];
+        PyObject *old = SLOT(v->obj, v_value);
+        double x0;
+        if (old == NULL) {
+            PyErr_SetObject(PyExc_AttributeError, s_value);
+            return -1;
+        }
+        if (as_double(old, &x0) < 0)
+            return -1;
+        PyObject *nv;
+        if (v->src == 1) {
+            nv = slot(v->obj, v_bound, s_bound);
+            if (nv == NULL)
+                return -1;
+            Py_INCREF(nv);
+        }
+        else if (v->src == 2)
+            nv = Py_NewRef(f_zero);
+        else if (PyFloat_CheckExact(old) && memcmp(&x0, &v->x, sizeof(double)) == 0 && x0 == v->x)
+            nv = NULL; /* the same float, bit for bit: keep the object */
+        else if ((nv = PyFloat_FromDouble(v->x)) == NULL)
+            return -1;
+        if (nv != NULL) {
+            slot_set(v->obj, v_value, nv);
+            Py_DECREF(nv);
+        }
+        double x = v->src == 0 ? v->x : v->src == 2 ? 0.0 : v->bound;
+        if (x != x0 && PyList_Append(changed, v->obj) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* -- System.solve ------------------------------------------------------------------------ */
+typedef struct {
+    long long id;
+    PyObject *c;
+} Seed;
+
+static int
+cmp_seed(const void *a, const void *b)
+{
+    long long x = ((const Seed *)a)->id, y = ((const Seed *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static Seed *seeds;
+static Py_ssize_t cap_seeds;
+
+/* ``self._lonely``: the modified variables of no constraint, as Python does it */
+static int
+solve_lonely(PyObject *self, PyObject *changed)
+{
+    PyObject *lonely = PyObject_GetAttr(self, s_lonely);
+    if (lonely == NULL)
+        return -1;
+    int truth = PyObject_IsTrue(lonely);
+    if (truth <= 0) {
+        Py_DECREF(lonely);
+        return truth;
+    }
+    PyObject *it = PyObject_GetIter(lonely);
+    Py_DECREF(lonely);
+    if (it == NULL)
+        return -1;
+    PyObject *v;
+    int rc = 0;
+    while (rc == 0 && (v = PyIter_Next(it)) != NULL) {
+        PyObject *elements = PyObject_GetAttr(v, s_elements);
+        int has = elements == NULL ? -1 : PyObject_IsTrue(elements);
+        Py_XDECREF(elements);
+        if (has < 0)
+            rc = -1;
+        else if (!has) {
+            PyObject *pen = PyObject_GetAttr(v, s_penalty);
+            int pos = pen == NULL ? -1 : PyObject_RichCompareBool(pen, f_zero, Py_GT);
+            Py_XDECREF(pen);
+            PyObject *nv = pos < 0 ? NULL : pos ? PyObject_GetAttr(v, s_bound) : Py_NewRef(f_zero);
+            PyObject *old = nv == NULL ? NULL : PyObject_GetAttr(v, s_value);
+            int ne = old == NULL ? -1 : PyObject_RichCompareBool(nv, old, Py_NE);
+            if (ne < 0 || (ne && (PyObject_SetAttr(v, s_value, nv) < 0 || PyList_Append(changed, v) < 0)))
+                rc = -1;
+            Py_XDECREF(nv);
+            Py_XDECREF(old);
+        }
+        Py_DECREF(v);
+    }
+    Py_DECREF(it);
+    if (rc < 0 || PyErr_Occurred())
+        return -1;
+    PyObject *fresh = PyList_New(0);
+    if (fresh == NULL)
+        return -1;
+    rc = PyObject_SetAttr(self, s_lonely, fresh);
+    Py_DECREF(fresh);
+    return rc;
+}
+
+/* ``self.name += 1``; returns the new value (new reference) */
+static PyObject *
+increment(PyObject *self, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(self, name);
+    if (v == NULL)
+        return NULL;
+    PyObject *w = PyNumber_InPlaceAdd(v, i_one);
+    Py_DECREF(v);
+    if (w == NULL || PyObject_SetAttr(self, name, w) < 0) {
+        Py_XDECREF(w);
+        return NULL;
+    }
+    return w;
+}
+
+static int
+solve_seeds(PyObject *modified, PyObject *mark, long long markval, PyObject *changed)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(modified);
+    if (GROW(seeds, cap_seeds, n) < 0)
+        return -1;
+    Py_ssize_t pos = 0, k = 0;
+    PyObject *key, *c;
+    while (PyDict_Next(modified, &pos, &key, &c)) {
+        seeds[k].id = PyLong_AsLongLong(key);
+        if (seeds[k].id == -1 && PyErr_Occurred())
+            return -1;
+        seeds[k].c = c;
+        k++;
+    }
+    if (n > 1)
+        qsort(seeds, (size_t)n, sizeof(Seed), cmp_seed);
+    for (k = 0; k < n; k++) {
+        PyObject *seed = seeds[k].c;
+        if (check_type(seed, CnstType) < 0)
+            return -1;
+        if (marked(seed, c_mark, mark, markval))
+            continue;
+        PyObject *vars = slot(seed, c_vars, s_vars);
+        if (vars == NULL)
+            return -1;
+        if (PyDict_Check(vars) && PyDict_GET_SIZE(vars) == 0) {
+            slot_set(seed, c_mark, mark);
+            continue;
+        }
+        if (component(seed, mark) < 0 || fill() < 0 || store(changed) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+system_solve(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *changed = PyList_New(0);
+    if (changed == NULL)
+        return NULL;
+    if (solve_lonely(self, changed) < 0)
+        goto fail;
+    PyObject *modified = PyObject_GetAttr(self, s_modified);
+    if (modified == NULL)
+        goto fail;
+    if (!PyDict_Check(modified)) {
+        PyErr_Format(PyExc_TypeError, "max-min solver: System._modified must be a dict, got %R", modified);
+        Py_DECREF(modified);
+        goto fail;
+    }
+    if (PyDict_GET_SIZE(modified) == 0) {
+        Py_DECREF(modified);
+        return changed;
+    }
+    PyObject *solves = increment(self, s_solves);
+    Py_XDECREF(solves);
+    PyObject *mark = solves == NULL ? NULL : increment(self, s_mark);
+    PyObject *fresh = mark == NULL ? NULL : PyDict_New();
+    int rc = fresh == NULL ? -1 : PyObject_SetAttr(self, s_modified, fresh);
+    Py_XDECREF(fresh);
+    long long markval = 0;
+    if (rc == 0) {
+        int overflow = 0;
+        markval = PyLong_Check(mark) ? PyLong_AsLongLongAndOverflow(mark, &overflow) : 0;
+        if (overflow || (markval == -1 && PyErr_Occurred()))
+            PyErr_Clear();
+        rc = solve_seeds(modified, mark, markval, changed);
+    }
+    Py_XDECREF(mark);
+    Py_DECREF(modified);
+    if (rc < 0)
+        goto fail;
+    return changed;
+fail:
+    Py_DECREF(changed);
+    return NULL;
+}
+
+/* -- System.variable and System.remove ----------------------------------------------------- */
+/* the system's instance dict (System has no __slots__); new reference */
+static inline PyObject *
+sys_dict(PyObject *self)
+{
+    return PyObject_GenericGetDict(self, NULL);
+}
+
+/* ``a != b`` as Python computes it (no identity shortcut: NaN != NaN) */
+static inline int
+not_equal(PyObject *a, PyObject *b)
+{
+    if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b))
+        return PyFloat_AS_DOUBLE(a) != PyFloat_AS_DOUBLE(b);
+    PyObject *r = PyObject_RichCompare(a, b, Py_NE);
+    if (r == NULL)
+        return -1;
+    int t = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return t;
+}
+
+/* ``d[key] = d.get(key, 0) + delta`` (delta 1), or ``n = d[key] - 1; d[key] = n if n else del``
+ * (delta -1) */
+static int
+count(PyObject *d, PyObject *key, int delta)
+{
+    PyObject *n = PyDict_GetItemWithError(d, key);
+    if (n == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        if (delta < 0) {
+            PyErr_SetObject(PyExc_KeyError, key);
+            return -1;
+        }
+        n = i_zero;
+    }
+    PyObject *m = delta > 0 ? PyNumber_Add(n, i_one) : PyNumber_Subtract(n, i_one);
+    if (m == NULL)
+        return -1;
+    int t = delta > 0 ? 1 : PyObject_IsTrue(m);
+    int rc = t < 0 ? -1 : t ? PyDict_SetItem(d, key, m) : PyDict_DelItem(d, key);
+    Py_DECREF(m);
+    return rc;
+}
+
+/* a Variable as Variable.__init__ makes it, without running Python code */
+static PyObject *
+new_variable(PyObject *vid, PyObject *penalty, PyObject *bound, PyObject *data)
+{
+    PyObject *v = VarType->tp_alloc(VarType, 0);
+    if (v == NULL)
+        return NULL;
+    slot_set(v, v_id, vid);
+    slot_set(v, v_penalty, penalty);
+    slot_set(v, v_bound, bound);
+    slot_set(v, v_value, f_zero);
+    slot_set(v, v_data, data);
+    slot_set(v, v_fixed, Py_False);
+    slot_set(v, v_mark, i_zero);
+    slot_set(v, v_key, Py_None);
+    return v;
+}
+
+/* the Python method with the same arguments */
+static PyObject *
+forward(PyObject *fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t n = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[8], **stack = small;
+    if (n + 1 > 8 && (stack = PyMem_Malloc((size_t)(n + 1) * sizeof(PyObject *))) == NULL)
+        return PyErr_NoMemory();
+    stack[0] = self;
+    if (n)
+        memcpy(stack + 1, args, (size_t)n * sizeof(PyObject *));
+    PyObject *r = PyObject_Vectorcall(fn, stack, nargs + 1, kwnames);
+    if (stack != small)
+        PyMem_Free(stack);
+    return r;
+}
+
+/* the class key of v (System.variable's lines): the one last made for its elements if it fits,
+ * else System._key_of(v); new reference */
+static PyObject *
+key_for(PyObject *self, PyObject *d, PyObject *v, PyObject *uses, PyObject *penalty, PyObject *bound)
+{
+    PyObject *ring = PyDict_GetItemWithError(d, s_keyring);
+    if (ring == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_AttributeError, s_keyring);
+        return NULL;
+    }
+    PyObject *ident = PyLong_FromVoidPtr(uses);
+    if (ident == NULL)
+        return NULL;
+    PyObject *key = PyDict_GetItemWithError(ring, ident); /* borrowed */
+    Py_DECREF(ident);
+    if (key == NULL && PyErr_Occurred())
+        return NULL;
+    int fits = 0;
+    if (key != NULL && key != Py_None && Py_IS_TYPE(key, KeyType) && SLOT(key, k_elements) == uses &&
+        SLOT(key, k_penalty) != NULL && SLOT(key, k_bound) != NULL) {
+        int ne = not_equal(SLOT(key, k_penalty), penalty);
+        if (ne < 0)
+            return NULL;
+        if (!ne) {
+            ne = not_equal(SLOT(key, k_bound), bound);
+            if (ne < 0)
+                return NULL;
+            fits = !ne;
+        }
+    }
+    if (fits)
+        return Py_NewRef(key);
+    return call_method1(self, s_key_of, v);
+}
+
+/* System.variable(penalty, bound, uses, data, unique): the network model's call (five
+ * positional arguments, ``unique`` True, ``uses`` a tuple, ``penalty`` a positive float)
+ * compiled, the rest by the Python method */
+static PyObject *
+system_variable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (kwnames != NULL || nargs != 5 || args[4] != Py_True || !PyTuple_CheckExact(args[2]) ||
+        !PyFloat_CheckExact(args[0]) || !(PyFloat_AS_DOUBLE(args[0]) > 0.0))
+        return forward(py_variable, self, args, nargs, kwnames);
+    PyObject *penalty = args[0], *bound = args[1], *uses = args[2], *data = args[3];
+    double pen = PyFloat_AS_DOUBLE(penalty);
+    PyObject *d = sys_dict(self);
+    if (d == NULL)
+        return NULL;
+    PyObject *v = NULL, *key = NULL, *result = NULL;
+    /* self._next_id += 1 */
+    PyObject *nid = PyDict_GetItemWithError(d, s_next_id);
+    if (nid == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_AttributeError, s_next_id);
+        goto out;
+    }
+    nid = PyNumber_Add(nid, i_one);
+    if (nid == NULL)
+        goto out;
+    if (PyDict_SetItem(d, s_next_id, nid) < 0) {
+        Py_DECREF(nid);
+        goto out;
+    }
+    v = new_variable(nid, penalty, bound, data);
+    Py_DECREF(nid);
+    if (v == NULL)
+        goto out;
+    PyObject *modified = PyDict_GetItemWithError(d, s_modified);
+    if (modified == NULL || !PyDict_Check(modified)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "System._modified must be a dict");
+        goto out;
+    }
+    Py_INCREF(modified);
+    slot_set(v, v_elements, uses);
+    key = key_for(self, d, v, uses, penalty, bound);
+    if (key == NULL) {
+        Py_DECREF(modified);
+        goto out;
+    }
+    slot_set(v, v_key, key);
+    Py_ssize_t n = PyTuple_GET_SIZE(uses);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(uses, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_Format(PyExc_TypeError, "System.variable: a use must be (constraint, coefficient), got %R", pair);
+            break;
+        }
+        PyObject *c = PyTuple_GET_ITEM(pair, 0), *coeff = PyTuple_GET_ITEM(pair, 1);
+        if (check_type(c, CnstType) < 0)
+            break;
+        PyObject *vars = slot(c, c_vars, s_vars), *cid = slot(c, c_id, s_id);
+        if (vars == NULL || cid == NULL || PyObject_SetItem(vars, v, coeff) < 0 ||
+            PyDict_SetItem(modified, cid, c) < 0)
+            break;
+        PyObject *keys = slot(c, c_keys, s_keys);
+        if (keys == NULL)
+            break;
+        if (keys != Py_None) {
+            if (!PyDict_Check(keys)) {
+                PyErr_SetString(PyExc_TypeError, "Constraint._keys must be a dict or None");
+                break;
+            }
+            if (count(keys, key, 1) < 0)
+                break;
+            PyObject *total = slot(c, c_sum, s_sum);
+            if (total == NULL)
+                break;
+            if (total != Py_None) { /* c._sum = total + coeff / penalty */
+                double t, a;
+                if (as_double(total, &t) < 0 || as_double(coeff, &a) < 0)
+                    break;
+                PyObject *sum = PyFloat_FromDouble(t + a / pen);
+                if (sum == NULL)
+                    break;
+                slot_set(c, c_sum, sum);
+                Py_DECREF(sum);
+            }
+        }
+    }
+    Py_DECREF(modified);
+    if (PyErr_Occurred())
+        goto out;
+    if (n == 0) { /* no constraint: self._lonely.append(v) */
+        PyObject *lonely = PyDict_GetItemWithError(d, s_lonely);
+        if (lonely == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_AttributeError, s_lonely);
+            goto out;
+        }
+        PyObject *r = PyObject_CallMethod(lonely, "append", "O", v);
+        if (r == NULL)
+            goto out;
+        Py_DECREF(r);
+    }
+    result = Py_NewRef(v);
+out:
+    Py_XDECREF(key);
+    Py_XDECREF(v);
+    Py_DECREF(d);
+    return result;
+}
+
+/* System.remove(v) */
+static PyObject *
+system_remove(PyObject *self, PyObject *v)
+{
+    if (!PyObject_TypeCheck(v, VarType))
+        return PyObject_CallFunctionObjArgs(py_remove, self, v, NULL);
+    PyObject *elements = slot(v, v_elements, s_elements), *key = slot(v, v_key, s_key);
+    if (elements == NULL || key == NULL)
+        return NULL;
+    if (!PyTuple_Check(elements) && !PyList_Check(elements))
+        return PyObject_CallFunctionObjArgs(py_remove, self, v, NULL);
+    PyObject *d = sys_dict(self);
+    if (d == NULL)
+        return NULL;
+    Py_INCREF(elements);
+    Py_INCREF(key);
+    PyObject *result = NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(elements);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PySequence_Fast_GET_ITEM(elements, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_Format(PyExc_TypeError, "System.remove: an element must be (constraint, coefficient), got %R", pair);
+            goto out;
+        }
+        PyObject *c = PyTuple_GET_ITEM(pair, 0);
+        if (check_type(c, CnstType) < 0)
+            goto out;
+        PyObject *vars = slot(c, c_vars, s_vars);
+        if (vars == NULL || PyObject_DelItem(vars, v) < 0)
+            goto out;
+        int nonempty = PyObject_IsTrue(vars);
+        if (nonempty < 0)
+            goto out;
+        if (nonempty) { /* self._modified[c.id] = c, and the class count */
+            PyObject *modified = PyDict_GetItemWithError(d, s_modified), *cid = slot(c, c_id, s_id);
+            if (modified == NULL && !PyErr_Occurred())
+                PyErr_SetObject(PyExc_AttributeError, s_modified);
+            if (modified == NULL || cid == NULL || PyObject_SetItem(modified, cid, c) < 0)
+                goto out;
+            PyObject *keys = slot(c, c_keys, s_keys);
+            if (keys == NULL)
+                goto out;
+            if (keys != Py_None) {
+                if (!PyDict_Check(keys)) {
+                    PyErr_SetString(PyExc_TypeError, "Constraint._keys must be a dict or None");
+                    goto out;
+                }
+                if (count(keys, key, -1) < 0)
+                    goto out;
+            }
+        }
+        else
+            slot_set(c, c_keys, Py_None);
+        slot_set(c, c_sum, Py_None);
+    }
+    PyObject *empty = PyList_New(0);
+    if (empty == NULL)
+        goto out;
+    slot_set(v, v_elements, empty);
+    Py_DECREF(empty);
+    slot_set(v, v_key, Py_None);
+    slot_set(v, v_value, f_zero);
+    /* bool(self._modified or self._lonely) */
+    PyObject *modified = PyDict_GetItemWithError(d, s_modified);
+    if (modified == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_AttributeError, s_modified);
+        goto out;
+    }
+    int t = PyObject_IsTrue(modified);
+    if (t == 0) {
+        PyObject *lonely = PyDict_GetItemWithError(d, s_lonely);
+        if (lonely == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_AttributeError, s_lonely);
+            goto out;
+        }
+        t = PyObject_IsTrue(lonely);
+    }
+    if (t >= 0)
+        result = Py_NewRef(t ? Py_True : Py_False);
+out:
+    Py_DECREF(elements);
+    Py_DECREF(key);
+    Py_DECREF(d);
+    return result;
+}
+/* -- setup -------------------------------------------------------------------------------- */
+static PyMethodDef solve_def = {"solve", (PyCFunction)system_solve, METH_NOARGS,
+                                "System.solve, compiled (smpy.lmm._lmmaccel)"};
+static PyMethodDef variable_def = {"variable", (PyCFunction)(void (*)(void))system_variable,
+                                   METH_FASTCALL | METH_KEYWORDS, "System.variable, compiled (smpy.lmm._lmmaccel)"};
+static PyMethodDef remove_def = {"remove", (PyCFunction)system_remove, METH_O,
+                                 "System.remove, compiled (smpy.lmm._lmmaccel)"};
+
+static PyObject *
+setup(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *system, *cnst, *var, *key, *pyvar, *pyrem;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OO", &PyType_Type, &system, &PyType_Type, &cnst, &PyType_Type, &var,
+                          &PyType_Type, &key, &pyvar, &pyrem))
+        return NULL;
+    Py_XSETREF(CnstType, (PyTypeObject *)Py_NewRef(cnst));
+    Py_XSETREF(VarType, (PyTypeObject *)Py_NewRef(var));
+    Py_XSETREF(KeyType, (PyTypeObject *)Py_NewRef(key));
+    Py_XSETREF(py_variable, Py_NewRef(pyvar));
+    Py_XSETREF(py_remove, Py_NewRef(pyrem));
+#define OFF(v, cls, name) if ((v = slot_offset(cls, name)) < 0) return NULL
+    OFF(c_id, CnstType, "id");
+    OFF(c_capacity, CnstType, "capacity");
+    OFF(c_vars, CnstType, "vars");
+    OFF(c_mark, CnstType, "_mark");
+    OFF(c_keys, CnstType, "_keys");
+    OFF(c_sum, CnstType, "_sum");
+    OFF(v_id, VarType, "id");
+    OFF(v_penalty, VarType, "penalty");
+    OFF(v_bound, VarType, "bound");
+    OFF(v_elements, VarType, "elements");
+    OFF(v_value, VarType, "value");
+    OFF(v_mark, VarType, "_mark");
+    OFF(v_data, VarType, "data");
+    OFF(v_fixed, VarType, "_fixed");
+    OFF(v_key, VarType, "_key");
+    OFF(k_elements, KeyType, "elements");
+    OFF(k_penalty, KeyType, "penalty");
+    OFF(k_bound, KeyType, "bound");
+#undef OFF
+    PyTypeObject *st = (PyTypeObject *)system;
+    return Py_BuildValue("{sNsNsN}", "solve", PyDescr_NewMethod(st, &solve_def),
+                         "variable", PyDescr_NewMethod(st, &variable_def), "remove", PyDescr_NewMethod(st, &remove_def));
+}
+
+static PyMethodDef methods[] = {
+    {"setup", setup, METH_VARARGS, "setup(System, Constraint, Variable, _Key, System.variable, System.remove) "
+     "-> the compiled methods by name"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT, .m_name = "_lmmaccel", .m_doc = "smpy's compiled max-min solver", .m_size = -1,
+    .m_methods = methods,
+};
+
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+
+PyMODINIT_FUNC
+PyInit__lmmaccel(void)
+{
+    INTERN(s_lonely, "_lonely"); INTERN(s_modified, "_modified"); INTERN(s_mark, "_mark");
+    INTERN(s_solves, "solves"); INTERN(s_id, "id"); INTERN(s_capacity, "capacity"); INTERN(s_vars, "vars");
+    INTERN(s_penalty, "penalty"); INTERN(s_bound, "bound"); INTERN(s_elements, "elements");
+    INTERN(s_value, "value"); INTERN(s_next_id, "_next_id"); INTERN(s_keyring, "_keyring");
+    INTERN(s_key_of, "_key_of"); INTERN(s_keys, "_keys"); INTERN(s_sum, "_sum"); INTERN(s_key, "_key");
+    if ((f_zero = PyFloat_FromDouble(0.0)) == NULL || (i_one = PyLong_FromLong(1)) == NULL ||
+        (i_zero = PyLong_FromLong(0)) == NULL)
+        return NULL;
+    return PyModule_Create(&moddef);
+}

@@ -1,0 +1,125 @@
+/* The compiled twin of smpy.runtime.world.World.transfer (issue 24, item 1): the counters,
+ * the two route-cache lookups and the network model's communicate, once per message. The
+ * Python method stays the reference: other argument forms go to it, and the rest does the
+ * same operations through the same Python protocols (in-place add, dict lookups, method calls),
+ * so a run gives the same bytes either way (tests/kernel/test_netaccel.py). */
+#include "_cext.h"
+
+static PyObject *py_transfer, *i_one, *s_messages, *s_bytes_sent, *s_route_cache, *s_index, *s_route, *s_net,
+    *s_communicate;
+
+/* self.name += v */
+static int
+iadd(PyObject *self, PyObject *name, PyObject *v)
+{
+    PyObject *old = PyObject_GetAttr(self, name);
+    if (old == NULL)
+        return -1;
+    PyObject *new = PyNumber_InPlaceAdd(old, v);
+    Py_DECREF(old);
+    if (new == NULL)
+        return -1;
+    int r = PyObject_SetAttr(self, name, new);
+    Py_DECREF(new);
+    return r;
+}
+
+/* cache.get((a.index, b.index)), or self.route(a, b) when that is None (new reference) */
+static PyObject *
+route_of(PyObject *self, PyObject *cache, PyObject *ai, PyObject *bi, PyObject *a, PyObject *b)
+{
+    PyObject *key = PyTuple_Pack(2, ai, bi);
+    if (key == NULL)
+        return NULL;
+    PyObject *r = PyDict_GetItemWithError(cache, key);
+    Py_DECREF(key);
+    if (r != NULL && r != Py_None)
+        return Py_NewRef(r);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *args[3] = {self, a, b};
+    return PyObject_VectorcallMethod(s_route, args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+static PyObject *
+transfer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (kwnames != NULL || nargs != 3) {
+        PyObject *all[4] = {self, NULL, NULL, NULL};
+        Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+        if (nargs + nkw > 3) {
+            PyErr_Format(PyExc_TypeError, "transfer() takes 4 positional arguments but %zd were given", nargs + nkw + 1);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < nargs + nkw; i++)
+            all[i + 1] = args[i];
+        return PyObject_Vectorcall(py_transfer, all, nargs + 1, kwnames);
+    }
+    PyObject *src = args[0], *dst = args[1], *nbytes = args[2];
+    PyObject *cache = PyObject_GetAttr(self, s_route_cache);
+    if (cache == NULL)
+        return NULL;
+    if (!PyDict_CheckExact(cache)) {  /* not the World's own dict: the Python method */
+        Py_DECREF(cache);
+        PyObject *all[4] = {self, src, dst, nbytes};
+        return PyObject_Vectorcall(py_transfer, all, 4, NULL);
+    }
+    PyObject *si = NULL, *di = NULL, *there = NULL, *back = NULL, *net = NULL, *r = NULL;
+    if (iadd(self, s_messages, i_one) < 0 || iadd(self, s_bytes_sent, nbytes) < 0)
+        goto out;
+    /* the cache is read again, as the Python method does after the counters */
+    Py_SETREF(cache, PyObject_GetAttr(self, s_route_cache));
+    if (cache == NULL || (si = PyObject_GetAttr(src, s_index)) == NULL || (di = PyObject_GetAttr(dst, s_index)) == NULL)
+        goto out;
+    if (!PyDict_CheckExact(cache)) {
+        PyErr_SetString(PyExc_TypeError, "World._route_cache is no longer a dict");
+        goto out;
+    }
+    if ((there = route_of(self, cache, si, di, src, dst)) == NULL || (back = route_of(self, cache, di, si, dst, src)) == NULL ||
+        (net = PyObject_GetAttr(self, s_net)) == NULL)
+        goto out;
+    PyObject *cargs[4] = {net, there, nbytes, back};
+    r = PyObject_VectorcallMethod(s_communicate, cargs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+out:
+    Py_XDECREF(net);
+    Py_XDECREF(back);
+    Py_XDECREF(there);
+    Py_XDECREF(di);
+    Py_XDECREF(si);
+    Py_XDECREF(cache);
+    return r;
+}
+
+static PyMethodDef transfer_def = {"transfer", (PyCFunction)(void (*)(void))transfer, METH_FASTCALL | METH_KEYWORDS,
+                                   "World.transfer, compiled (smpy.runtime._worldaccel)"};
+
+/* setup(World, python transfer) -> the compiled method */
+static PyObject *
+setup(PyObject *module, PyObject *args)
+{
+    PyTypeObject *world;
+    PyObject *py;
+    if (!PyArg_ParseTuple(args, "O!O", &PyType_Type, &world, &py))
+        return NULL;
+    if (s_messages == NULL) {
+#define I(var, s) if ((var = PyUnicode_InternFromString(s)) == NULL) return NULL
+        I(s_messages, "messages"); I(s_bytes_sent, "bytes_sent"); I(s_route_cache, "_route_cache");
+        I(s_index, "index"); I(s_route, "route"); I(s_net, "net"); I(s_communicate, "communicate");
+#undef I
+        if ((i_one = PyLong_FromLong(1)) == NULL)
+            return NULL;
+    }
+    Py_XSETREF(py_transfer, Py_NewRef(py));
+    return PyDescr_NewMethod(world, &transfer_def);
+}
+
+static PyMethodDef methods[] = {{"setup", setup, METH_VARARGS, "setup(World, World.transfer)"}, {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_worldaccel", "The compiled twin of World.transfer", -1,
+                                       methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC
+PyInit__worldaccel(void)
+{
+    return PyModule_Create(&moduledef);
+}
