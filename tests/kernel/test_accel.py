@@ -457,7 +457,8 @@ def test_env_var_gives_the_mode(monkeypatch):
     monkeypatch.setenv("SMPY_ACCEL", "on")
     res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg=EXACT)
     assert res.accelerated and "accelerator on" in res.summary()
-    assert res.accel_parts == {"accel": "on", "callaccel": "on", "p2paccel": "on", "switchaccel": "on"}
+    assert {"accel", "callaccel", "p2paccel", "switchaccel"} <= set(res.accel_parts)
+    assert set(res.accel_parts.values()) == {"on"}
     assert res.to_json()["accel_parts"] == res.accel_parts
     res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg={**EXACT, "smpy/accel": "off"})
     assert not res.accelerated and res.accel_parts == {}
