@@ -1,8 +1,12 @@
 /* The optional compiled twin of the max-min solver (smpy/lmm/maxmin.py; issues 23 and 24).
  *
- *   system_solve   smpy.lmm.maxmin.System.solve, with the general progressive filling of
- *                  System._component and System._solve_component (_start_filling,
- *                  _bounded_level, _saturated_level, _fix)
+ *   system_solve    smpy.lmm.maxmin.System.solve, with the general progressive filling of
+ *                   System._component and System._solve_component (_start_filling,
+ *                   _bounded_level, _saturated_level, _fix)
+ *   system_variable System.variable's common case (``unique``, a tuple of uses, a positive
+ *                   float penalty: the network model's flows); the other cases call the Python
+ *                   method
+ *   system_remove   System.remove
  *
  * The Python solver stays the reference (the pure path, used whenever this file cannot be
  * compiled, and with smpy/accel:off). This twin gives its results bit for bit: the same
@@ -36,12 +40,15 @@
 /* 1 + maxmin._EPS, as Python computes it (a double sum of two constants) */
 static const double EPS1 = 1.0 + 1e-12;
 
-static PyTypeObject *CnstType, *VarType;
-static Py_ssize_t c_id, c_capacity, c_vars, c_mark;
-static Py_ssize_t v_id, v_penalty, v_bound, v_elements, v_value, v_mark;
+static PyTypeObject *CnstType, *VarType, *KeyType;
+static Py_ssize_t c_id, c_capacity, c_vars, c_mark, c_keys, c_sum;
+static Py_ssize_t v_id, v_penalty, v_bound, v_elements, v_value, v_mark, v_data, v_fixed, v_key;
+static Py_ssize_t k_elements, k_penalty, k_bound;
+static PyObject *py_variable, *py_remove; /* the Python methods (the cases not compiled) */
+static PyObject *s_next_id, *s_keyring, *s_key_of, *s_keys, *s_sum, *s_key;
 static PyObject *s_lonely, *s_modified, *s_mark, *s_solves, *s_id, *s_capacity, *s_vars, *s_penalty, *s_bound,
     *s_elements, *s_value;
-static PyObject *f_zero, *i_one;
+static PyObject *f_zero, *i_one, *i_zero;
 
 /* -- scratch arrays of one component (grown, never shrunk) ------------------------------ */
 typedef struct {
@@ -757,35 +764,367 @@ fail:
     return NULL;
 }
 
+/* -- System.variable and System.remove ----------------------------------------------------- */
+/* the system's instance dict (System has no __slots__); new reference */
+static inline PyObject *
+sys_dict(PyObject *self)
+{
+    return PyObject_GenericGetDict(self, NULL);
+}
+
+/* ``a != b`` as Python computes it (no identity shortcut: NaN != NaN) */
+static inline int
+not_equal(PyObject *a, PyObject *b)
+{
+    if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b))
+        return PyFloat_AS_DOUBLE(a) != PyFloat_AS_DOUBLE(b);
+    PyObject *r = PyObject_RichCompare(a, b, Py_NE);
+    if (r == NULL)
+        return -1;
+    int t = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return t;
+}
+
+/* ``d[key] = d.get(key, 0) + delta`` (delta 1), or ``n = d[key] - 1; d[key] = n if n else del``
+ * (delta -1) */
+static int
+count(PyObject *d, PyObject *key, int delta)
+{
+    PyObject *n = PyDict_GetItemWithError(d, key);
+    if (n == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        if (delta < 0) {
+            PyErr_SetObject(PyExc_KeyError, key);
+            return -1;
+        }
+        n = i_zero;
+    }
+    PyObject *m = delta > 0 ? PyNumber_Add(n, i_one) : PyNumber_Subtract(n, i_one);
+    if (m == NULL)
+        return -1;
+    int t = delta > 0 ? 1 : PyObject_IsTrue(m);
+    int rc = t < 0 ? -1 : t ? PyDict_SetItem(d, key, m) : PyDict_DelItem(d, key);
+    Py_DECREF(m);
+    return rc;
+}
+
+/* a Variable as Variable.__init__ makes it, without running Python code */
+static PyObject *
+new_variable(PyObject *vid, PyObject *penalty, PyObject *bound, PyObject *data)
+{
+    PyObject *v = VarType->tp_alloc(VarType, 0);
+    if (v == NULL)
+        return NULL;
+    slot_set(v, v_id, vid);
+    slot_set(v, v_penalty, penalty);
+    slot_set(v, v_bound, bound);
+    slot_set(v, v_value, f_zero);
+    slot_set(v, v_data, data);
+    slot_set(v, v_fixed, Py_False);
+    slot_set(v, v_mark, i_zero);
+    slot_set(v, v_key, Py_None);
+    return v;
+}
+
+/* the Python method with the same arguments */
+static PyObject *
+forward(PyObject *fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t n = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[8], **stack = small;
+    if (n + 1 > 8 && (stack = PyMem_Malloc((size_t)(n + 1) * sizeof(PyObject *))) == NULL)
+        return PyErr_NoMemory();
+    stack[0] = self;
+    if (n)
+        memcpy(stack + 1, args, (size_t)n * sizeof(PyObject *));
+    PyObject *r = PyObject_Vectorcall(fn, stack, nargs + 1, kwnames);
+    if (stack != small)
+        PyMem_Free(stack);
+    return r;
+}
+
+/* the class key of v (System.variable's lines): the one last made for its elements if it fits,
+ * else System._key_of(v); new reference */
+static PyObject *
+key_for(PyObject *self, PyObject *d, PyObject *v, PyObject *uses, PyObject *penalty, PyObject *bound)
+{
+    PyObject *ring = PyDict_GetItemWithError(d, s_keyring);
+    if (ring == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_AttributeError, s_keyring);
+        return NULL;
+    }
+    PyObject *ident = PyLong_FromVoidPtr(uses);
+    if (ident == NULL)
+        return NULL;
+    PyObject *key = PyDict_GetItemWithError(ring, ident); /* borrowed */
+    Py_DECREF(ident);
+    if (key == NULL && PyErr_Occurred())
+        return NULL;
+    int fits = 0;
+    if (key != NULL && key != Py_None && Py_IS_TYPE(key, KeyType) && SLOT(key, k_elements) == uses &&
+        SLOT(key, k_penalty) != NULL && SLOT(key, k_bound) != NULL) {
+        int ne = not_equal(SLOT(key, k_penalty), penalty);
+        if (ne < 0)
+            return NULL;
+        if (!ne) {
+            ne = not_equal(SLOT(key, k_bound), bound);
+            if (ne < 0)
+                return NULL;
+            fits = !ne;
+        }
+    }
+    if (fits)
+        return Py_NewRef(key);
+    return call_method1(self, s_key_of, v);
+}
+
+/* System.variable(penalty, bound, uses, data, unique): the network model's call (five
+ * positional arguments, ``unique`` True, ``uses`` a tuple, ``penalty`` a positive float)
+ * compiled, the rest by the Python method */
+static PyObject *
+system_variable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (kwnames != NULL || nargs != 5 || args[4] != Py_True || !PyTuple_CheckExact(args[2]) ||
+        !PyFloat_CheckExact(args[0]) || !(PyFloat_AS_DOUBLE(args[0]) > 0.0))
+        return forward(py_variable, self, args, nargs, kwnames);
+    PyObject *penalty = args[0], *bound = args[1], *uses = args[2], *data = args[3];
+    double pen = PyFloat_AS_DOUBLE(penalty);
+    PyObject *d = sys_dict(self);
+    if (d == NULL)
+        return NULL;
+    PyObject *v = NULL, *key = NULL, *result = NULL;
+    /* self._next_id += 1 */
+    PyObject *nid = PyDict_GetItemWithError(d, s_next_id);
+    if (nid == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_AttributeError, s_next_id);
+        goto out;
+    }
+    nid = PyNumber_Add(nid, i_one);
+    if (nid == NULL)
+        goto out;
+    if (PyDict_SetItem(d, s_next_id, nid) < 0) {
+        Py_DECREF(nid);
+        goto out;
+    }
+    v = new_variable(nid, penalty, bound, data);
+    Py_DECREF(nid);
+    if (v == NULL)
+        goto out;
+    PyObject *modified = PyDict_GetItemWithError(d, s_modified);
+    if (modified == NULL || !PyDict_Check(modified)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "System._modified must be a dict");
+        goto out;
+    }
+    Py_INCREF(modified);
+    slot_set(v, v_elements, uses);
+    key = key_for(self, d, v, uses, penalty, bound);
+    if (key == NULL) {
+        Py_DECREF(modified);
+        goto out;
+    }
+    slot_set(v, v_key, key);
+    Py_ssize_t n = PyTuple_GET_SIZE(uses);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(uses, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_Format(PyExc_TypeError, "System.variable: a use must be (constraint, coefficient), got %R", pair);
+            break;
+        }
+        PyObject *c = PyTuple_GET_ITEM(pair, 0), *coeff = PyTuple_GET_ITEM(pair, 1);
+        if (check_type(c, CnstType) < 0)
+            break;
+        PyObject *vars = slot(c, c_vars, s_vars), *cid = slot(c, c_id, s_id);
+        if (vars == NULL || cid == NULL || PyObject_SetItem(vars, v, coeff) < 0 ||
+            PyDict_SetItem(modified, cid, c) < 0)
+            break;
+        PyObject *keys = slot(c, c_keys, s_keys);
+        if (keys == NULL)
+            break;
+        if (keys != Py_None) {
+            if (!PyDict_Check(keys)) {
+                PyErr_SetString(PyExc_TypeError, "Constraint._keys must be a dict or None");
+                break;
+            }
+            if (count(keys, key, 1) < 0)
+                break;
+            PyObject *total = slot(c, c_sum, s_sum);
+            if (total == NULL)
+                break;
+            if (total != Py_None) { /* c._sum = total + coeff / penalty */
+                double t, a;
+                if (as_double(total, &t) < 0 || as_double(coeff, &a) < 0)
+                    break;
+                PyObject *sum = PyFloat_FromDouble(t + a / pen);
+                if (sum == NULL)
+                    break;
+                slot_set(c, c_sum, sum);
+                Py_DECREF(sum);
+            }
+        }
+    }
+    Py_DECREF(modified);
+    if (PyErr_Occurred())
+        goto out;
+    if (n == 0) { /* no constraint: self._lonely.append(v) */
+        PyObject *lonely = PyDict_GetItemWithError(d, s_lonely);
+        if (lonely == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_AttributeError, s_lonely);
+            goto out;
+        }
+        PyObject *r = PyObject_CallMethod(lonely, "append", "O", v);
+        if (r == NULL)
+            goto out;
+        Py_DECREF(r);
+    }
+    result = Py_NewRef(v);
+out:
+    Py_XDECREF(key);
+    Py_XDECREF(v);
+    Py_DECREF(d);
+    return result;
+}
+
+/* System.remove(v) */
+static PyObject *
+system_remove(PyObject *self, PyObject *v)
+{
+    if (!PyObject_TypeCheck(v, VarType))
+        return PyObject_CallFunctionObjArgs(py_remove, self, v, NULL);
+    PyObject *elements = slot(v, v_elements, s_elements), *key = slot(v, v_key, s_key);
+    if (elements == NULL || key == NULL)
+        return NULL;
+    if (!PyTuple_Check(elements) && !PyList_Check(elements))
+        return PyObject_CallFunctionObjArgs(py_remove, self, v, NULL);
+    PyObject *d = sys_dict(self);
+    if (d == NULL)
+        return NULL;
+    Py_INCREF(elements);
+    Py_INCREF(key);
+    PyObject *result = NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(elements);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PySequence_Fast_GET_ITEM(elements, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_Format(PyExc_TypeError, "System.remove: an element must be (constraint, coefficient), got %R", pair);
+            goto out;
+        }
+        PyObject *c = PyTuple_GET_ITEM(pair, 0);
+        if (check_type(c, CnstType) < 0)
+            goto out;
+        PyObject *vars = slot(c, c_vars, s_vars);
+        if (vars == NULL || PyObject_DelItem(vars, v) < 0)
+            goto out;
+        int nonempty = PyObject_IsTrue(vars);
+        if (nonempty < 0)
+            goto out;
+        if (nonempty) { /* self._modified[c.id] = c, and the class count */
+            PyObject *modified = PyDict_GetItemWithError(d, s_modified), *cid = slot(c, c_id, s_id);
+            if (modified == NULL && !PyErr_Occurred())
+                PyErr_SetObject(PyExc_AttributeError, s_modified);
+            if (modified == NULL || cid == NULL || PyObject_SetItem(modified, cid, c) < 0)
+                goto out;
+            PyObject *keys = slot(c, c_keys, s_keys);
+            if (keys == NULL)
+                goto out;
+            if (keys != Py_None) {
+                if (!PyDict_Check(keys)) {
+                    PyErr_SetString(PyExc_TypeError, "Constraint._keys must be a dict or None");
+                    goto out;
+                }
+                if (count(keys, key, -1) < 0)
+                    goto out;
+            }
+        }
+        else
+            slot_set(c, c_keys, Py_None);
+        slot_set(c, c_sum, Py_None);
+    }
+    PyObject *empty = PyList_New(0);
+    if (empty == NULL)
+        goto out;
+    slot_set(v, v_elements, empty);
+    Py_DECREF(empty);
+    slot_set(v, v_key, Py_None);
+    slot_set(v, v_value, f_zero);
+    /* bool(self._modified or self._lonely) */
+    PyObject *modified = PyDict_GetItemWithError(d, s_modified);
+    if (modified == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_AttributeError, s_modified);
+        goto out;
+    }
+    int t = PyObject_IsTrue(modified);
+    if (t == 0) {
+        PyObject *lonely = PyDict_GetItemWithError(d, s_lonely);
+        if (lonely == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_AttributeError, s_lonely);
+            goto out;
+        }
+        t = PyObject_IsTrue(lonely);
+    }
+    if (t >= 0)
+        result = Py_NewRef(t ? Py_True : Py_False);
+out:
+    Py_DECREF(elements);
+    Py_DECREF(key);
+    Py_DECREF(d);
+    return result;
+}
 /* -- setup -------------------------------------------------------------------------------- */
 static PyMethodDef solve_def = {"solve", (PyCFunction)system_solve, METH_NOARGS,
                                 "System.solve, compiled (smpy.lmm._lmmaccel)"};
+static PyMethodDef variable_def = {"variable", (PyCFunction)(void (*)(void))system_variable,
+                                   METH_FASTCALL | METH_KEYWORDS, "System.variable, compiled (smpy.lmm._lmmaccel)"};
+static PyMethodDef remove_def = {"remove", (PyCFunction)system_remove, METH_O,
+                                 "System.remove, compiled (smpy.lmm._lmmaccel)"};
 
 static PyObject *
-setup(PyObject *module, PyObject *args)
+setup(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *system, *cnst, *var;
-    if (!PyArg_ParseTuple(args, "O!O!O!", &PyType_Type, &system, &PyType_Type, &cnst, &PyType_Type, &var))
+    PyObject *system, *cnst, *var, *key, *pyvar, *pyrem;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OO", &PyType_Type, &system, &PyType_Type, &cnst, &PyType_Type, &var,
+                          &PyType_Type, &key, &pyvar, &pyrem))
         return NULL;
     Py_XSETREF(CnstType, (PyTypeObject *)Py_NewRef(cnst));
     Py_XSETREF(VarType, (PyTypeObject *)Py_NewRef(var));
+    Py_XSETREF(KeyType, (PyTypeObject *)Py_NewRef(key));
+    Py_XSETREF(py_variable, Py_NewRef(pyvar));
+    Py_XSETREF(py_remove, Py_NewRef(pyrem));
 #define OFF(v, cls, name) if ((v = slot_offset(cls, name)) < 0) return NULL
     OFF(c_id, CnstType, "id");
     OFF(c_capacity, CnstType, "capacity");
     OFF(c_vars, CnstType, "vars");
     OFF(c_mark, CnstType, "_mark");
+    OFF(c_keys, CnstType, "_keys");
+    OFF(c_sum, CnstType, "_sum");
     OFF(v_id, VarType, "id");
     OFF(v_penalty, VarType, "penalty");
     OFF(v_bound, VarType, "bound");
     OFF(v_elements, VarType, "elements");
     OFF(v_value, VarType, "value");
     OFF(v_mark, VarType, "_mark");
+    OFF(v_data, VarType, "data");
+    OFF(v_fixed, VarType, "_fixed");
+    OFF(v_key, VarType, "_key");
+    OFF(k_elements, KeyType, "elements");
+    OFF(k_penalty, KeyType, "penalty");
+    OFF(k_bound, KeyType, "bound");
 #undef OFF
-    return PyDescr_NewMethod((PyTypeObject *)system, &solve_def);
+    PyTypeObject *st = (PyTypeObject *)system;
+    return Py_BuildValue("{sNsNsN}", "solve", PyDescr_NewMethod(st, &solve_def),
+                         "variable", PyDescr_NewMethod(st, &variable_def), "remove", PyDescr_NewMethod(st, &remove_def));
 }
 
 static PyMethodDef methods[] = {
-    {"setup", setup, METH_VARARGS, "setup(System, Constraint, Variable) -> the compiled System.solve descriptor"},
+    {"setup", setup, METH_VARARGS, "setup(System, Constraint, Variable, _Key, System.variable, System.remove) "
+     "-> the compiled methods by name"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -802,8 +1141,10 @@ PyInit__lmmaccel(void)
     INTERN(s_lonely, "_lonely"); INTERN(s_modified, "_modified"); INTERN(s_mark, "_mark");
     INTERN(s_solves, "solves"); INTERN(s_id, "id"); INTERN(s_capacity, "capacity"); INTERN(s_vars, "vars");
     INTERN(s_penalty, "penalty"); INTERN(s_bound, "bound"); INTERN(s_elements, "elements");
-    INTERN(s_value, "value");
-    if ((f_zero = PyFloat_FromDouble(0.0)) == NULL || (i_one = PyLong_FromLong(1)) == NULL)
+    INTERN(s_value, "value"); INTERN(s_next_id, "_next_id"); INTERN(s_keyring, "_keyring");
+    INTERN(s_key_of, "_key_of"); INTERN(s_keys, "_keys"); INTERN(s_sum, "_sum"); INTERN(s_key, "_key");
+    if ((f_zero = PyFloat_FromDouble(0.0)) == NULL || (i_one = PyLong_FromLong(1)) == NULL ||
+        (i_zero = PyLong_FromLong(0)) == NULL)
         return NULL;
     return PyModule_Create(&moddef);
 }

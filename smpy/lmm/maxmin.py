@@ -836,12 +836,14 @@ def _class_fix(st: _Filling, active: list[Constraint], round_: list[_Class]) -> 
 
 # -- the compiled twin (smpy/lmm/_lmmaccel.c) -------------------------------------------------
 def _compiled() -> list[tuple[Any, Any]]:
-    """(``System.solve``, its compiled twin), swapped in with the rest of the compiled path
+    """``System.solve``, ``variable`` and ``remove`` with their compiled twins, swapped in with the rest of the compiled path
     (``smpy/accel``, :mod:`smpy.kernel.accel`); none when ``_lmmaccel.c`` cannot be built."""
     mod, _why = cext.load(Path(__file__).with_name("_lmmaccel.c"), "smpy.lmm._lmmaccel")
     if mod is None:
         return []
-    return [(System.__dict__["solve"], mod.setup(System, Constraint, Variable))]
+    py = System.__dict__
+    methods = mod.setup(System, Constraint, Variable, _Key, py["variable"], py["remove"])
+    return [(py[name], methods[name]) for name in ("solve", "variable", "remove")]
 
 
 cext.register(_compiled)

@@ -353,7 +353,7 @@ def _run(tmp_path, mode, program, np_, *args, platform=None, cfg=None, trace=Fal
     assert res.accelerated == (mode == "on")
     out["summary"] = [ln for ln in res.summary().splitlines() if "emulation wall time" not in ln]
     d = res.to_json()
-    for k in ("wall_s", "cpu_s", "peak_rss_bytes", "accelerated", "config"):
+    for k in ("wall_s", "cpu_s", "peak_rss_bytes", "accelerated", "accel_parts", "config"):
         d.pop(k)
     out["result"] = json.dumps(d, sort_keys=True, default=str)
     out["output"] = res.output
@@ -440,6 +440,16 @@ def test_accel_on_without_a_build_is_one_clear_line(monkeypatch):
     assert res.status == "ok" and not res.accelerated
 
 
+def test_a_partial_accelerator_is_named_in_the_summary():
+    res = launch.RunResult(script="x.py", np=2, platform="p", hosts_used=1, status="ok", exit_code=0,
+                           makespan_s=1.0, mpi_calls=0, messages=0, bytes_sent=0, wall_s=0.0, events=0,
+                           accelerated=True, accel_parts={"accel": "on", "callaccel": "the build of _callaccel.c failed: x"})
+    line = next(ln for ln in res.summary().splitlines() if "emulation wall time" in ln)
+    assert line.endswith("(0 events, accelerator on, but callaccel off: the build of _callaccel.c failed: x)")
+    res.accel_parts["callaccel"] = "on"
+    assert "but" not in res.summary()
+
+
 def test_env_var_gives_the_mode(monkeypatch):
     monkeypatch.setenv("SMPY_ACCEL", "off")
     res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg=EXACT)
@@ -447,8 +457,11 @@ def test_env_var_gives_the_mode(monkeypatch):
     monkeypatch.setenv("SMPY_ACCEL", "on")
     res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg=EXACT)
     assert res.accelerated and "accelerator on" in res.summary()
+    assert {"accel", "callaccel", "p2paccel", "switchaccel"} <= set(res.accel_parts)
+    assert set(res.accel_parts.values()) == {"on"}
+    assert res.to_json()["accel_parts"] == res.accel_parts
     res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg={**EXACT, "smpy/accel": "off"})
-    assert not res.accelerated
+    assert not res.accelerated and res.accel_parts == {}
     monkeypatch.setenv("SMPY_ACCEL", "fast")
     with pytest.raises(ValueError, match="SMPY_ACCEL='fast': expected one of auto, on, off"):
         smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg=EXACT)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 
 import pytest
 
@@ -17,8 +18,11 @@ from smpy.lmm.maxmin import Constraint, System, Variable, merge_uses
 
 PAIRS = maxmin._compiled()
 pytestmark = pytest.mark.skipif(not PAIRS, reason="the compiled solver cannot be built here")
-COMPILED = PAIRS[0][1] if PAIRS else None
-PYTHON = System.__dict__["solve"]
+#: method name -> compiled descriptor / Python function
+C = {py.__name__: c for py, c in PAIRS}
+PY = {name: System.__dict__[name] for name in ("solve", "variable", "remove")}
+COMPILED = C.get("solve")
+PYTHON = PY["solve"]
 
 
 def _scenario(seed: int) -> tuple[list[float], list[tuple], list[tuple]]:
@@ -66,7 +70,12 @@ def _scenario(seed: int) -> tuple[list[float], list[tuple], list[tuple]]:
     return caps, routes, ops
 
 
-def _play(caps, routes, ops, solve) -> list:
+def _play(caps, routes, ops, solve, impl=None) -> list:
+    """The operations on a fresh system, ``solve`` for the solves and ``impl`` (a dict of
+    ``variable`` and ``remove``: compiled or Python; the Python methods by default) for the rest;
+    the changed lists, every live value (bits and type) and the solve count after each solve."""
+    impl = impl or PY
+    variable, remove = impl["variable"], impl["remove"]
     s = System()
     cs = [s.constraint(c) for c in caps]
     uses = [merge_uses([(cs[i], a) for i, a in r[0]]) for r in routes]
@@ -78,16 +87,16 @@ def _play(caps, routes, ops, solve) -> list:
         if kind == "add":
             _, r, p, b = op
             n += 1
-            live.append(s.variable(routes[r][1][p], routes[r][2][b], uses[r], data=n, unique=True))
+            live.append(variable(s, routes[r][1][p], routes[r][2][b], uses[r], n, True))
         elif kind == "list":
             n += 1
             twice = list(uses[op[1]]) + [(uses[op[1]][0][0], op[2])]
-            live.append(s.variable(1.0, math.inf, twice, data=n))
+            live.append(variable(s, 1.0, math.inf, twice, data=n))
         elif kind == "lonely":
             n += 1
-            live.append(s.variable(op[2], op[1], (), data=n))
+            live.append(variable(s, op[2], op[1], (), n, True))
         elif kind == "del":
-            s.remove(live.pop(op[1]))
+            assert remove(s, live.pop(op[1])) == s.dirty
         elif kind == "bound":
             s.set_bound(live[op[1]], op[2])
         elif kind == "pen":
@@ -97,7 +106,16 @@ def _play(caps, routes, ops, solve) -> list:
         else:
             changed = solve(s)
             trace.append(([v.data for v in changed],
-                          [(v.data, type(v.value).__name__, float(v.value).hex()) for v in live], s.solves))
+                          [(v.data, type(v.value).__name__, float(v.value).hex()) for v in live], s.solves,
+                          s._next_id))
+    for c in cs:  # the class path's bookkeeping agrees with the variables
+        if c._keys is not None:
+            assert c._keys == dict(Counter(v._key for v in c.vars))
+        if c._sum is not None:
+            total = 0.0
+            for v, coeff in c.vars.items():
+                total += coeff / v.penalty
+            assert c._sum == total
     return trace
 
 
@@ -115,6 +133,32 @@ def test_compiled_solver_equals_the_general_filling(seed, monkeypatch):
     monkeypatch.setattr(maxmin, "_CLASS_MIN", 1 << 30)
     monkeypatch.setattr(maxmin, "_LONE_MAX", 0)
     assert compiled == _play(caps, routes, ops, PYTHON)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_compiled_variable_and_remove_equal_python(seed):
+    """The compiled variable and remove, with each solver: the Python class path reads the
+    bookkeeping they keep (class keys and counts, usage sums)."""
+    caps, routes, ops = _scenario(seed)
+    reference = _play(caps, routes, ops, PYTHON)
+    assert _play(caps, routes, ops, PYTHON, C) == reference
+    assert _play(caps, routes, ops, COMPILED, C) == reference
+
+
+def test_compiled_variable_is_pythons():
+    s, t = System(), System()
+    for sys_, variable in ((s, C["variable"]), (t, PY["variable"])):
+        c = sys_.constraint(3.0)
+        uses = ((c, 1.0),)
+        v = variable(sys_, 2.0, 5.0, uses, "d", True)
+        assert (v.id, v.penalty, v.bound, v.elements, v.value, v.data, v._fixed, v._mark) == \
+            (2, 2.0, 5.0, uses, 0.0, "d", False, 0)
+        assert v._key.elements is uses and c.vars == {v: 1.0} and sys_._modified == {c.id: c}
+        w = variable(sys_, penalty=1.0, uses=[(c, 1.0), (c, 2.0)])  # keywords, a list: the Python method
+        assert w.elements == [(c, 3.0)] and w._key is None
+        assert variable(sys_, 1.0, 4.0, (), None, True) in sys_._lonely
+    with pytest.raises(TypeError):
+        C["variable"](s, 1.0, 1.0, ((1, 2),), None, True)
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -192,3 +236,19 @@ def test_accel_use_swaps_the_solver():
         accel.use(False)
     assert System.__dict__["solve"] is PYTHON
     assert isinstance(Constraint(1, 1.0), Constraint)
+
+
+def test_class_path_reached_with_the_compiled_bookkeeping(monkeypatch):
+    """The scenarios do take the Python class path on variables made by the compiled
+    ``variable`` (else the equality above says nothing about its bookkeeping)."""
+    taken = []
+    orig = maxmin._component_classes
+
+    def spy(*a):
+        r = orig(*a)
+        taken.append(r is not None)
+        return r
+    monkeypatch.setattr(maxmin, "_component_classes", spy)
+    for seed in range(100):
+        _play(*_scenario(seed), PYTHON, C)
+    assert sum(taken) > 50
