@@ -755,3 +755,41 @@ def test_facade_helpers_are_swapped(compiled):
     assert type(Comm.__dict__["_send"]).__name__ == "method_descriptor"
     assert type(Comm.__dict__["_irecv"]).__name__ == "method_descriptor"
     assert type(_WorldComm.__dict__["_impl"].fget).__name__ == "builtin_function_or_method"
+
+
+# -- the default run: the compute bursts timed around every call ---------------------------------
+def test_measured_calls_flush_the_burst_in_the_compiled_wrapper(tmp_path, monkeypatch):
+    """With computation measured (the default), the compiled wrapper flushes the burst before
+    an outermost call and restarts it after, as _call._hooked does: the same calls, the same
+    number of flushes and the same outputs both ways, and no _hooked frame when compiled."""
+    from smpy.mpi import _call
+    from smpy.timing.bench import Timing
+
+    counts = {"flush": 0, "hooked": 0}
+    flush, hooked = Timing.flush, _call._hooked
+
+    def counting_flush(self, proc):  # type: ignore[no-untyped-def]
+        counts["flush"] += 1
+        return flush(self, proc)
+
+    def counting_hooked(*a, **kw):  # type: ignore[no-untyped-def]
+        counts["hooked"] += 1
+        return hooked(*a, **kw)
+
+    monkeypatch.setattr(Timing, "flush", counting_flush)
+    monkeypatch.setattr(_call, "_hooked", counting_hooked)
+    path = tmp_path / "calls.py"
+    path.write_text(CALLS)
+    got = {}
+    for mode in ("off", "on"):
+        counts.update(flush=0, hooked=0)
+        res = smpy.run(str(path), np=2, capture=True, echo=False, cfg={"smpy/accel": mode})
+        assert res.status == "ok" and res.accelerated == (mode == "on")
+        assert all(r.measured_compute_s > 0 for r in res.ranks)
+        got[mode] = (res.mpi_calls, counts["flush"], res.output)
+        if mode == "on":
+            assert counts["hooked"] == 0
+        else:
+            assert counts["hooked"] > 0
+    assert got["off"] == got["on"]
+    assert got["on"][1] > 10
