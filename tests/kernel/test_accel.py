@@ -579,6 +579,91 @@ def test_p2p_functions_are_swapped(compiled):
         p2p.isend(object(), comm, 0, b"", 0, 1, 0)
 
 
+# -- the receive-buffer copy (_copy_in, _detach in smpy/runtime/_p2paccel.c) --------------------
+def _copy_case(case):
+    """One _copy_in or _detach of a case; the receive's fields, the memory, the error."""
+    from types import SimpleNamespace
+
+    from smpy.runtime import copies, p2p
+    from smpy.runtime.datatype import PREDEFINED
+
+    procs, comm, _world = _p2p_setup()
+    dbl, byte = PREDEFINED["DOUBLE"], PREDEFINED["BYTE"]
+    arr = bytearray(range(40))
+    mem = memoryview(arr)
+    data = memoryview(bytes(range(100, 116)))  # a borrowed payload of 16 bytes
+    n, dt, off = 16, dbl, 8
+    if case == "bytes":
+        data = bytes(data)
+    elif case == "odd":  # a partial last element
+        data, n = data[:13], 13
+    elif case == "truncate":
+        n = 48
+    elif case == "past_end":
+        off = 32
+    elif case == "negative_offset":
+        off = -8
+    elif case == "readonly":
+        mem = memoryview(bytes(40))
+    elif case == "format_d":
+        mem = memoryview(np.zeros(5)).cast("B").cast("d")
+    elif case == "payload_d":
+        data = memoryview(np.arange(2.0))
+    elif case == "released":
+        mem = memoryview(bytearray(40))
+        mem.release()
+    elif case == "empty":
+        data, n = b"", 0
+    elif case == "byte_type":
+        dt = byte
+    elif case == "vector":
+        from smpy.runtime.datatype import create_vector
+        dt = create_vector(dbl, 2, 1, 2)
+    elif case == "detach_nobuf":  # a borrowed bytearray: copied into bytes that wait
+        data = memoryview(bytearray(data))
+    send = p2p.SendRequest(procs[0], comm, 0, "MPI_Send", 1, 5)
+    recv = p2p.RecvRequest(procs[1], comm, 0, "MPI_Recv", 0, 5)
+    send.payload, send.nbytes = data, n
+    cap = n if case != "truncate" else 16
+    recv.buf = None if case in ("no_buf", "detach_nobuf") else SimpleNamespace(nbytes=cap, datatype=dt, mem=mem, offset=off)
+    send.match = recv
+    ledger = copies.start() if case == "ledger" else None
+    try:
+        (p2p._detach(send) if case.startswith("detach") else p2p._copy_in(send, recv))
+        err = None
+    except Exception as e:  # noqa: BLE001 - the error is compared both ways
+        err = (type(e).__name__, str(e))
+    finally:
+        if ledger is not None:
+            copies.stop()
+    landed = send.payload is p2p._LANDED
+    out = bytes(arr) if case not in ("readonly", "format_d", "released") else None
+    pay = recv.payload if not isinstance(recv.payload, memoryview) else ("mv", bytes(recv.payload))
+    return recv.nbytes, recv.error, pay, out, err, landed, type(send.payload).__name__
+
+
+@pytest.mark.parametrize("case", ["memoryview", "bytes", "odd", "truncate", "past_end", "negative_offset",
+                                  "readonly", "format_d", "payload_d", "released", "empty", "byte_type",
+                                  "vector", "no_buf", "ledger", "detach", "detach_nobuf"])
+def test_copy_in_and_detach_match_python(case):
+    a, b = _both(lambda: _copy_case(case))
+    assert a == b
+    if case in ("memoryview", "bytes", "detach", "ledger"):
+        assert a[3][8:24] == bytes(range(100, 116)) and a[0] == 16 and a[4] is None
+    if case == "detach":
+        assert a[5]  # the payload landed in the receive buffer
+    if case == "detach_nobuf":
+        assert not a[5] and a[6] == "bytes"  # copied into bytes that wait
+    if case in ("past_end", "readonly", "released"):
+        assert a[4] is not None  # the Python code's error, raised both ways
+
+
+def test_copy_in_is_compiled(compiled):
+    from smpy.runtime import p2p
+
+    assert type(p2p._copy_in).__name__ == type(p2p._detach).__name__ == "builtin_function_or_method"
+
+
 # -- the rank contexts' switch hooks (smpy/shim/_switchaccel.c) ----------------------------------
 def test_switch_hooks_compiled_pass_the_isolation_test(compiled):
     import importlib.util
