@@ -153,6 +153,33 @@ def test_finish_matches_python():
     assert a[0][0] == ("cb1", 1, 4.0) and a[0][-1] == "late" and a[5] == ["a0", "a2"]
 
 
+def test_add_callback_matches_python():
+    def go():
+        e = Engine()
+        log = []
+        act = Activity(e)
+        act.add_callback(lambda a: log.append(("first", a.state)))   # callbacks None -> a list
+        first = act.callbacks
+        act.add_callback(lambda a: log.append(("second", a.state)))  # appended to that list
+        n_before = len(act.callbacks)
+        act._finish()
+        act.add_callback(lambda a: log.append(("done", a.state)))    # done: called at once
+        failed = Activity(e)
+        failed._fail(RuntimeError("x"))
+        failed.add_callback(lambda a: log.append(("failed", a.state, str(a.exception))))
+        err = None
+        try:
+            failed.add_callback(lambda a: 1 / 0)
+        except ZeroDivisionError as exc:
+            err = str(exc)
+        return log, type(first).__name__, n_before, act.callbacks, err
+
+    a, b = _both(go)
+    assert a == b
+    assert a[0] == [("first", 1), ("second", 1), ("done", 1), ("failed", 2, "x")] and a[1] == "list"
+    assert a[2] == 2 and a[4] == "division by zero"
+
+
 def test_finish_propagates_a_callback_error(compiled):
     e = Engine()
     act = Trigger(e)
