@@ -978,6 +978,74 @@ setup_copy(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* -- the send side: pack_message (smpy.runtime.packing) ---------------------------------- */
+static PyObject *packing_dict, *py_pack_message, *s_count;
+
+static PyObject *
+pack_message(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* pack_message(spec, owned=False): if _folded.active: ...; dt = spec.datatype; if
+     * dt.contiguous and not owned: return spec.mem[off:off + spec.count * dt.size]. Folded
+     * bytes, owned copies, other datatypes: the Python function */
+    if (nargs < 1 || nargs > 2 || (nargs == 2 && args[1] != Py_False))
+        return PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
+    PyObject *folded = PyDict_GetItemWithError(packing_dict, s__folded);
+    if (folded == NULL)
+        return PyErr_Occurred() ? NULL : PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
+    PyObject *active = PyObject_GetAttr(folded, s_active);
+    if (active == NULL)
+        return NULL;
+    Py_DECREF(active);
+    if (active != Py_False)
+        return PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
+    PyObject *spec = args[0];
+    PyObject *dt = PyObject_GetAttr(spec, s_datatype);
+    if (dt == NULL)
+        return NULL;
+    PyObject *contig = PyObject_GetAttr(dt, s_contiguous);
+    if (contig == NULL) {
+        Py_DECREF(dt);
+        return NULL;
+    }
+    Py_DECREF(contig);
+    if (contig != Py_True) {
+        Py_DECREF(dt);
+        return PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
+    }
+    PyObject *r = NULL, *off = NULL, *mem = NULL, *count = NULL, *size = NULL, *len = NULL, *stop = NULL;
+    PyObject *sl = NULL;
+    off = PyObject_GetAttr(spec, s_offset);
+    mem = off == NULL ? NULL : PyObject_GetAttr(spec, s_mem);
+    count = mem == NULL ? NULL : PyObject_GetAttr(spec, s_count);
+    size = count == NULL ? NULL : PyObject_GetAttr(dt, s_size);
+    len = size == NULL ? NULL : PyNumber_Multiply(count, size);
+    stop = len == NULL ? NULL : PyNumber_Add(off, len);
+    sl = stop == NULL ? NULL : PySlice_New(off, stop, NULL);
+    r = sl == NULL ? NULL : PyObject_GetItem(mem, sl);
+    Py_XDECREF(sl);
+    Py_XDECREF(stop);
+    Py_XDECREF(len);
+    Py_XDECREF(size);
+    Py_XDECREF(count);
+    Py_XDECREF(mem);
+    Py_XDECREF(off);
+    Py_DECREF(dt);
+    return r;
+}
+
+static PyObject *
+setup_pack(PyObject *module, PyObject *args)
+{
+    PyObject *d, *pm;
+    if (!PyArg_ParseTuple(args, "O!O", &PyDict_Type, &d, &pm))
+        return NULL;
+    if (s_count == NULL && (s_count = PyUnicode_InternFromString("count")) == NULL)
+        return NULL;
+    Py_XSETREF(packing_dict, Py_NewRef(d));
+    Py_XSETREF(py_pack_message, Py_NewRef(pm));
+    Py_RETURN_NONE;
+}
+
 /* -- setup ------------------------------------------------------------------------------- */
 static int
 offsets(PyTypeObject *tp, Py_ssize_t *off, int n)
@@ -1038,6 +1106,9 @@ static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS, "setup(p2p.__dict__, SendRequest, RecvRequest, isend, irecv, wait, "
      "ANY_SOURCE, ANY_TAG, PROC_NULL, P2P, _pair, _deliver, _arrived, _start_transfer, _LANDED, partial, FAILED)"},
     {"setup_copy", setup_copy, METH_VARARGS, "setup_copy(_copy_in, _detach, DatatypeImpl)"},
+    {"setup_pack", setup_pack, METH_VARARGS, "setup_pack(packing.__dict__, pack_message)"},
+    {"pack_message", (PyCFunction)(void (*)(void))pack_message, METH_FASTCALL,
+     "smpy.runtime.packing.pack_message, compiled"},
     {"_copy_in", (PyCFunction)(void (*)(void))copy_in, METH_FASTCALL, "smpy.runtime.p2p._copy_in, compiled"},
     {"_detach", (PyCFunction)(void (*)(void))detach, METH_FASTCALL, "smpy.runtime.p2p._detach, compiled"},
     {"_pair", (PyCFunction)(void (*)(void))pair, METH_FASTCALL, "smpy.runtime.p2p._pair, compiled"},

@@ -685,10 +685,52 @@ def test_copy_in_and_detach_match_python(case):
         assert a[4] is not None  # the Python code's error, raised both ways
 
 
+@pytest.mark.parametrize("case", ["contiguous", "owned", "owned_false", "vector", "offset", "empty", "ledger"])
+def test_pack_message_matches_python(case):
+    from smpy.mpi.msgspec import BufSpec
+    from smpy.runtime import copies, packing
+    from smpy.runtime.datatype import PREDEFINED, create_vector
+
+    def go():
+        arr = np.arange(8.0)
+        dt = PREDEFINED["DOUBLE"]
+        spec = BufSpec(arr, memoryview(arr).cast("B"), 0, 4, dt)
+        args = (spec,)
+        if case == "owned":
+            args = (spec, True)
+        elif case == "owned_false":
+            args = (spec, False)
+        elif case == "vector":
+            spec.datatype, spec.count = create_vector(dt, 2, 1, 2), 2
+        elif case == "offset":
+            spec.offset = 16
+        elif case == "empty":
+            spec.count = 0
+        ledger = copies.start() if case == "ledger" else None
+        try:
+            out = packing.pack_message(*args)
+        finally:
+            if ledger is not None:
+                copies.stop()
+        arr[:] = -1.0  # a borrowed payload sees the change, a packed one does not
+        return type(out).__name__, bytes(out), len(out)
+
+    a, b = _both(go)
+    assert a == b
+    if case in ("contiguous", "owned_false", "ledger"):
+        assert a[0] == "memoryview" and a[1] == np.full(4, -1.0).tobytes()
+    if case == "owned":
+        assert a[0] == "bytes" and a[1] == np.arange(4.0).tobytes()
+    if case == "offset":
+        assert a[2] == 32 and a[1] == np.full(4, -1.0).tobytes()
+
+
 def test_copy_in_is_compiled(compiled):
-    from smpy.runtime import p2p
+    from smpy.mpi import comm
+    from smpy.runtime import p2p, packing
 
     assert type(p2p._copy_in).__name__ == type(p2p._detach).__name__ == "builtin_function_or_method"
+    assert type(packing.pack_message).__name__ == type(comm.pack_message).__name__ == "builtin_function_or_method"
 
 
 # -- the rank contexts' switch hooks (smpy/shim/_switchaccel.c) ----------------------------------
