@@ -28,6 +28,11 @@
 #define PY_SSIZE_T_CLEAN
 #include "_cext.h"
 
+/* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
+static slot_cache c_activity_exception, c_activity_state, c_activity_waiters, c_engine_now, c_engine_ready,
+    c_engine_stopping, c_ev_args, c_ev_cancelled, c_ev_fn, c_glet_parent, c_m_dirty, c_osp_waits,
+    c_self_work_done, c_sig_slots;
+
 /* -- configuration set by setup() ------------------------------------------------------ */
 static PyTypeObject *EventType, *ActivityType, *ActorType;
 static PyObject *actors_dict;       /* smpy.kernel.actors.__dict__ (its _current global) */
@@ -309,7 +314,7 @@ activity_finish(PyObject *self, PyObject *unused)
     PyObject *engine = slot_get(self, ac_engine, s_engine);
     if (engine == NULL)
         return NULL;
-    PyObject *now = PyObject_GetAttr(engine, s_now);
+    PyObject *now = cached_get(engine, &c_engine_now, s_now);
     if (now == NULL)
         goto fail;
     slot_set(self, ac_finish_time, now);
@@ -347,7 +352,7 @@ activity_finish(PyObject *self, PyObject *unused)
     if (any < 0)
         goto fail;
     if (any) {
-        PyObject *ready = PyObject_GetAttr(engine, s_ready);
+        PyObject *ready = cached_get(engine, &c_engine_ready, s_ready);
         if (ready == NULL)
             goto fail;
         waiters = slot_get(self, ac_waiters, s_waiters);
@@ -459,7 +464,7 @@ block_on(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
     if (activity == NULL)
         goto badargs;
     int is_act = PyObject_TypeCheck(activity, ActivityType);
-    PyObject *state = is_act ? slot_get(activity, ac_state, s_state) : PyObject_GetAttr(activity, s_state);
+    PyObject *state = is_act ? slot_get(activity, ac_state, s_state) : cached_get(activity, &c_activity_state, s_state);
     if (state == NULL)
         return NULL;
     int running = int_eq(state, 0);
@@ -487,7 +492,7 @@ block_on(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
         if (set(actor, ActorType, at_waiting_for, s_waiting_for, activity) < 0 ||
             set(actor, ActorType, at_wait_label, s_wait_label, label) < 0)
             goto fail;
-        PyObject *waiters = is_act ? slot_get(activity, ac_waiters, s_waiters) : PyObject_GetAttr(activity, s_waiters);
+        PyObject *waiters = is_act ? slot_get(activity, ac_waiters, s_waiters) : cached_get(activity, &c_activity_waiters, s_waiters);
         if (waiters == NULL)
             goto fail;
         PyObject *r = call_method1(waiters, s_append, actor);
@@ -499,7 +504,7 @@ block_on(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
         PyObject *glet = get(actor, ActorType, at_glet, s_glet);
         if (glet == NULL)
             goto fail;
-        PyObject *parent = PyObject_GetAttr(glet, s_parent);
+        PyObject *parent = cached_get(glet, &c_glet_parent, s_parent);
         Py_DECREF(glet);
         if (parent == NULL)
             goto fail;
@@ -512,7 +517,7 @@ block_on(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
         PyObject *engine = get(actor, ActorType, at_engine, s_engine);
         if (engine == NULL)
             goto fail;
-        PyObject *stopping = PyObject_GetAttr(engine, s_stopping);
+        PyObject *stopping = cached_get(engine, &c_engine_stopping, s_stopping);
         Py_DECREF(engine);
         if (stopping == NULL)
             goto fail;
@@ -540,7 +545,7 @@ block_on(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
         return NULL;
     }
 check:
-    state = is_act ? slot_get(activity, ac_state, s_state) : PyObject_GetAttr(activity, s_state);
+    state = is_act ? slot_get(activity, ac_state, s_state) : cached_get(activity, &c_activity_state, s_state);
     if (state == NULL)
         return NULL;
     int failed = int_eq(state, 2);  /* FAILED */
@@ -548,7 +553,7 @@ check:
     if (failed < 0)
         return NULL;
     if (failed) {
-        PyObject *exc = is_act ? slot_get(activity, ac_exception, s_exception) : PyObject_GetAttr(activity, s_exception);
+        PyObject *exc = is_act ? slot_get(activity, ac_exception, s_exception) : cached_get(activity, &c_activity_exception, s_exception);
         if (exc == NULL)
             return NULL;
         if (exc == Py_None) {
@@ -598,7 +603,7 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
         Py_INCREF(ev);
         Py_DECREF(item);
         int ok = PyObject_TypeCheck(ev, EventType);
-        PyObject *c = ok ? slot_get(ev, ev_cancelled, s_cancelled) : PyObject_GetAttr(ev, s_cancelled);
+        PyObject *c = ok ? slot_get(ev, ev_cancelled, s_cancelled) : cached_get(ev, &c_ev_cancelled, s_cancelled);
         int cancelled = c == NULL ? -1 : PyObject_IsTrue(c);
         Py_XDECREF(c);
         if (cancelled) {
@@ -621,8 +626,8 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
             return -1;
         }
         Py_DECREF(n1);
-        PyObject *fn = ok ? slot_get(ev, ev_fn, s_fn) : PyObject_GetAttr(ev, s_fn);
-        PyObject *a = fn == NULL ? NULL : ok ? slot_get(ev, ev_args, s_args) : PyObject_GetAttr(ev, s_args);
+        PyObject *fn = ok ? slot_get(ev, ev_fn, s_fn) : cached_get(ev, &c_ev_fn, s_fn);
+        PyObject *a = fn == NULL ? NULL : ok ? slot_get(ev, ev_args, s_args) : cached_get(ev, &c_ev_args, s_args);
         Py_DECREF(ev);
         if (a == NULL) {
             Py_XDECREF(fn);
@@ -696,7 +701,7 @@ update_models(PyObject *models)
         return -1;
     PyObject *m;
     while ((m = PyIter_Next(it)) != NULL) {
-        PyObject *dirty = PyObject_GetAttr(m, s_dirty);
+        PyObject *dirty = cached_get(m, &c_m_dirty, s_dirty);
         int yes = dirty == NULL ? -1 : PyObject_IsTrue(dirty);
         Py_XDECREF(dirty);
         if (yes > 0) {
@@ -722,7 +727,7 @@ os_waits(PyObject *osp, int poll)
 {
     if (osp == Py_None)
         return 0;
-    PyObject *w = PyObject_GetAttr(osp, s_waits);
+    PyObject *w = cached_get(osp, &c_osp_waits, s_waits);
     int yes = w == NULL ? -1 : PyObject_IsTrue(w);
     Py_XDECREF(w);
     if (yes <= 0 || !poll)
@@ -766,7 +771,7 @@ run_round(PyObject *self, PyObject *d, PyObject *heap, PyObject *ready, PyObject
         }
         PyObject *ev = PyTuple_GET_ITEM(top, 2);
         PyObject *c = PyObject_TypeCheck(ev, EventType) ? slot_get(ev, ev_cancelled, s_cancelled)
-                                                        : PyObject_GetAttr(ev, s_cancelled);
+                                                        : cached_get(ev, &c_ev_cancelled, s_cancelled);
         int cancelled = c == NULL ? -1 : PyObject_IsTrue(c);
         Py_XDECREF(c);
         if (cancelled <= 0) {
@@ -835,7 +840,7 @@ run_round(PyObject *self, PyObject *d, PyObject *heap, PyObject *ready, PyObject
         goto fail;
     if (rc) {
         PyObject *sig = dget(d, s_on_time_advance);
-        PyObject *slots = sig == NULL ? NULL : PyObject_GetAttr(sig, s_slots);
+        PyObject *slots = sig == NULL ? NULL : cached_get(sig, &c_sig_slots, s_slots);
         Py_XDECREF(sig);
         int listeners = slots == NULL ? -1 : PyObject_IsTrue(slots);
         Py_XDECREF(slots);
@@ -959,7 +964,7 @@ rate_set(PyObject *self, PyObject *rate)
     if (running <= 0)
         return running < 0 ? NULL : Py_NewRef(Py_None);
     Py_INCREF(engine);
-    PyObject *now_o = PyObject_GetAttr(engine, s_now);
+    PyObject *now_o = cached_get(engine, &c_engine_now, s_now);
     if (now_o == NULL || !PyFloat_CheckExact(now_o)) {
         Py_XDECREF(now_o);
         Py_DECREF(engine);
@@ -998,7 +1003,7 @@ rate_set(PyObject *self, PyObject *rate)
         goto out;
     }
     PyObject *d = PyFloat_FromDouble(delay);
-    PyObject *cb = d == NULL ? NULL : PyObject_GetAttr(self, s_work_done);
+    PyObject *cb = d == NULL ? NULL : cached_get(self, &c_self_work_done, s_work_done);
     PyObject *e = NULL;
     if (cb != NULL) {
         PyObject *sargs[3] = {engine, d, cb};

@@ -32,6 +32,11 @@ static PyObject *s_current, *s_data, *s_depth, *s_world, *s_finalized, *s_mpi_ca
 
 static PyObject *ProcessType, *current_fn, *call_dict, *hooked_fn, *coerce_fn, *MPIException, *after_finalize_fn;
 
+/* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
+static slot_cache c_a_data, c_actor_data, c_dt_size, c_dtype_impl, c_impl_rsize, c_m_c_contiguous,
+    c_msgspec_mod_parse_recv, c_msgspec_mod_parse_send, c_p_comm_world, c_self__impl, c_spec_count,
+    c_spec_datatype, c_world_timing;
+
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
@@ -80,7 +85,7 @@ actor_data(PyObject *actor)
 {
     if (at_data >= 0 && Py_TYPE(actor) == ActorTypeC)
         return slot_get(actor, at_data, s_data);
-    return PyObject_GetAttr(actor, s_data);
+    return cached_get(actor, &c_actor_data, s_data);
 }
 
 static PyObject *
@@ -266,7 +271,7 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
     if (watched == 0)
         watched = attr_true(world, s_probe_polled);
     if (watched == 0) {
-        timing = PyObject_GetAttr(world, s_timing);
+        timing = cached_get(world, &c_world_timing, s_timing);
         watched = timing == NULL ? -1 : attr_true(timing, s_measure);
         if (watched == 1) {
             /* only the timing of the compute bursts watches the call (the default run): _hooked's
@@ -580,7 +585,7 @@ static int
 usable(PyObject *m, int readonly)
 {
     Py_buffer *v = PyMemoryView_GET_BUFFER(m);
-    PyObject *c = PyObject_GetAttr(m, s_c_contiguous);
+    PyObject *c = cached_get(m, &c_m_c_contiguous, s_c_contiguous);
     if (c == NULL)
         return -1;
     int ok = c == Py_True;
@@ -642,7 +647,7 @@ parse(PyObject *spec, PyObject *blocks_o, int readonly, PyObject *const *args, P
             if ((PyObject *)Py_TYPE(buf) == ndarray_type && (PyObject *)Py_TYPE(dtype) == datatype_type) {
                 m = PyMemoryView_FromObject(buf);
                 int ok = m == NULL ? -1 : usable(m, readonly);
-                PyObject *dt = ok > 0 ? PyObject_GetAttr(dtype, s_impl) : NULL;
+                PyObject *dt = ok > 0 ? cached_get(dtype, &c_dtype_impl, s_impl) : NULL;
                 if (ok > 0 && dt == NULL)
                     ok = -1;
                 if (ok > 0) {
@@ -837,11 +842,11 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *buf = args[0], *dest = args[1], *tag = args[2], *call = args[3], *sync = args[4];
     if (!PyLong_CheckExact(dest) || !PyLong_CheckExact(tag))
         goto python;
-    PyObject *impl = PyObject_GetAttr(self, s__impl);
+    PyObject *impl = cached_get(self, &c_self__impl, s__impl);
     if (impl == NULL)
         return NULL;
     PyObject *pr = running_proc();
-    PyObject *rsize = pr == NULL ? NULL : PyObject_GetAttr(impl, s_rsize);
+    PyObject *rsize = pr == NULL ? NULL : cached_get(impl, &c_impl_rsize, s_rsize);
     if (rsize == NULL) {
         Py_XDECREF(pr);
         Py_DECREF(impl);
@@ -857,7 +862,7 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         goto python;
     }
     PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL;
-    PyObject *fn = PyObject_GetAttr(msgspec_mod, s_parse_send);
+    PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_send, s_parse_send);
     spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
     Py_XDECREF(fn);
     if (spec == NULL)
@@ -872,9 +877,9 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (payload == NULL)
         goto out;
     {
-        PyObject *count = PyObject_GetAttr(spec, s_count);
-        PyObject *dt = count == NULL ? NULL : PyObject_GetAttr(spec, s_datatype);
-        PyObject *size = dt == NULL ? NULL : PyObject_GetAttr(dt, s_size);
+        PyObject *count = cached_get(spec, &c_spec_count, s_count);
+        PyObject *dt = count == NULL ? NULL : cached_get(spec, &c_spec_datatype, s_datatype);
+        PyObject *size = dt == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
         nbytes = size == NULL ? NULL : PyNumber_Multiply(count, size);
         Py_XDECREF(size);
         Py_XDECREF(dt);
@@ -929,10 +934,10 @@ facade_irecv(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *buf = args[0], *source = args[1], *tag = args[2], *call = args[3];
     if (!PyLong_CheckExact(source) || !PyLong_CheckExact(tag))
         goto python;
-    PyObject *impl = PyObject_GetAttr(self, s__impl);
+    PyObject *impl = cached_get(self, &c_self__impl, s__impl);
     if (impl == NULL)
         return NULL;
-    PyObject *rsize = PyObject_GetAttr(impl, s_rsize);
+    PyObject *rsize = cached_get(impl, &c_impl_rsize, s_rsize);
     if (rsize == NULL) {
         Py_DECREF(impl);
         return NULL;
@@ -945,7 +950,7 @@ facade_irecv(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(impl);
         goto python;
     }
-    PyObject *fn = PyObject_GetAttr(msgspec_mod, s_parse_recv);
+    PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_recv, s_parse_recv);
     PyObject *spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
     Py_XDECREF(fn);
     PyObject *pr = spec == NULL ? NULL : running_proc();
@@ -977,11 +982,11 @@ world_impl(PyObject *module, PyObject *self)
         if (a == NULL && PyErr_Occurred())
             return NULL;
         if (a != NULL && a != Py_None) {
-            PyObject *p = PyObject_GetAttr(a, s_data);
+            PyObject *p = cached_get(a, &c_a_data, s_data);
             if (p == NULL)
                 return NULL;
             if ((PyObject *)Py_TYPE(p) == ProcessType) {
-                PyObject *c = PyObject_GetAttr(p, s_comm_world);
+                PyObject *c = cached_get(p, &c_p_comm_world, s_comm_world);
                 Py_DECREF(p);
                 if (c == NULL || c != Py_None)
                     return c;

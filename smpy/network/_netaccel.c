@@ -15,6 +15,11 @@
  */
 #include "_cext.h"
 
+/* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
+static slot_cache c_act_rate_factor, c_engine_now, c_f_start_bw, c_m_system, c_model_live,
+    c_model_on_flow_end, c_model_system, c_self_engine, c_self_factors, c_self_live, c_self_routes,
+    c_self_system, c_v_data, c_v_value;
+
 static PyTypeObject *FlowType, *InfoType;
 static PyObject *model_dict, *py_communicate, *f_zero, *f_minus1, *i_zero;
 static Py_ssize_t ac_engine, ac_state, ac_waiters, ac_callbacks, ac_exception, ac_start, ac_finish;
@@ -63,7 +68,7 @@ static PyObject *
 new_flow(PyObject *model, PyObject *engine, PyObject *route, PyObject *size, PyObject *info,
          PyObject *bwf, PyObject *latf)
 {
-    PyObject *now = PyObject_GetAttr(engine, s_now);
+    PyObject *now = cached_get(engine, &c_engine_now, s_now);
     PyObject *waiters = now == NULL ? NULL : PyList_New(0);
     PyObject *lat = waiters == NULL ? NULL : slot_get(info, ri_lat, s_lat);
     PyObject *latency = lat == NULL ? NULL : PyNumber_Multiply(lat, latf);
@@ -124,8 +129,8 @@ common_case(PyObject *self, PyObject *route, PyObject *size, PyObject **info, Py
     *info = NULL;
     if (!PyTuple_CheckExact(route) || dict_global(model_dict, s_Flow) != (PyObject *)FlowType)
         return PyErr_Occurred() ? -1 : 0;
-    if ((routes = PyObject_GetAttr(self, s_routes)) == NULL || (factors = PyObject_GetAttr(self, s_factors)) == NULL ||
-        (live = PyObject_GetAttr(self, s_live)) == NULL) {
+    if ((routes = cached_get(self, &c_self_routes, s_routes)) == NULL || (factors = cached_get(self, &c_self_factors, s_factors)) == NULL ||
+        (live = cached_get(self, &c_self_live, s_live)) == NULL) {
         r = -1;
         goto out;
     }
@@ -162,7 +167,7 @@ communicate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     int ok = common_case(self, route, size, &info, &bwf, &latf);
     if (ok <= 0)
         return ok < 0 ? NULL : python(py_communicate, self, args, nargs, kwnames);
-    PyObject *engine = PyObject_GetAttr(self, s_engine);
+    PyObject *engine = cached_get(self, &c_self_engine, s_engine);
     PyObject *f = engine == NULL ? NULL : new_flow(self, engine, route, size, info, bwf, latf);
     Py_DECREF(info);
     Py_DECREF(bwf);
@@ -177,8 +182,8 @@ communicate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     int pos = PyObject_RichCompareBool(latency, f_zero, Py_GT);
     if (pos > 0) {
         Py_DECREF(engine);
-        engine = PyObject_GetAttr(self, s_engine);
-        PyObject *cb = engine == NULL ? NULL : PyObject_GetAttr(f, s_start_bw);
+        engine = cached_get(self, &c_self_engine, s_engine);
+        PyObject *cb = engine == NULL ? NULL : cached_get(f, &c_f_start_bw, s_start_bw);
         if (cb != NULL) {
             PyObject *sargs[3] = {engine, latency, cb};
             x = PyObject_VectorcallMethod(s_schedule, sargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
@@ -217,14 +222,14 @@ start_bandwidth_phase(PyObject *self, PyObject *unused)
     if (empty != 0)
         return empty < 0 ? NULL : call_method0(self, s_on_empty);
     PyObject *engine = slot_get(self, ac_engine, s_engine);
-    PyObject *now = engine == NULL ? NULL : PyObject_GetAttr(engine, s_now);
+    PyObject *now = engine == NULL ? NULL : cached_get(engine, &c_engine_now, s_now);
     Py_XDECREF(engine);
     if (now == NULL)
         return NULL;
     slot_set(self, ra_last, now);
     Py_DECREF(now);
     PyObject *m = slot_get(self, sa_model, s_model);
-    PyObject *system = m == NULL ? NULL : PyObject_GetAttr(m, s_system);
+    PyObject *system = m == NULL ? NULL : cached_get(m, &c_m_system, s_system);
     PyObject *pen = system == NULL ? NULL : slot_get(self, sa_penalty, s_penalty);
     PyObject *bound = pen == NULL ? NULL : slot_get(self, sa_bound, s_bound);
     PyObject *uses = bound == NULL ? NULL : slot_get(self, sa_uses, s_uses);
@@ -256,7 +261,7 @@ flow_release(PyObject *self, PyObject *unused)
     if (model == NULL)
         return NULL;
     PyObject *r = NULL, *x;
-    PyObject *live = PyObject_GetAttr(model, s_live);
+    PyObject *live = cached_get(model, &c_model_live, s_live);
     if (live == NULL)
         goto out;
     if (live != Py_None) {  /* model._live.pop(self, None) */
@@ -274,7 +279,7 @@ flow_release(PyObject *self, PyObject *unused)
         goto out;
     if (var != Py_None) {
         slot_set(self, sa_var, Py_None);
-        PyObject *system = PyObject_GetAttr(model, s_system);
+        PyObject *system = cached_get(model, &c_model_system, s_system);
         x = system == NULL ? NULL : call_method1(system, s_remove, var);
         Py_XDECREF(system);
         int dirty = x == NULL ? -1 : PyObject_IsTrue(x);
@@ -287,7 +292,7 @@ flow_release(PyObject *self, PyObject *unused)
         }
     }
     Py_DECREF(var);
-    PyObject *sig = PyObject_GetAttr(model, s_on_flow_end);
+    PyObject *sig = cached_get(model, &c_model_on_flow_end, s_on_flow_end);
     int emit = sig == NULL ? -1 : attr_true(sig, s_slots);
     if (emit > 0) {
         x = call_method1(sig, s_emit, self);
@@ -308,7 +313,7 @@ flow_work_done(PyObject *self, PyObject *unused)
     slot_set(self, ra_done, Py_None);
     slot_set(self, ra_remaining, f_zero);
     PyObject *engine = slot_get(self, ac_engine, s_engine);
-    PyObject *now = engine == NULL ? NULL : PyObject_GetAttr(engine, s_now);
+    PyObject *now = engine == NULL ? NULL : cached_get(engine, &c_engine_now, s_now);
     Py_XDECREF(engine);
     if (now == NULL)
         return NULL;
@@ -327,7 +332,7 @@ model_update(PyObject *self, PyObject *unused)
 {
     if (PyObject_SetAttr(self, s_dirty, Py_False) < 0)
         return NULL;
-    PyObject *system = PyObject_GetAttr(self, s_system);
+    PyObject *system = cached_get(self, &c_self_system, s_system);
     PyObject *changed = system == NULL ? NULL : call_method0(system, s_solve);
     Py_XDECREF(system);
     PyObject *it = changed == NULL ? NULL : PyObject_GetIter(changed);
@@ -337,12 +342,12 @@ model_update(PyObject *self, PyObject *unused)
     PyObject *v;
     int err = 0;
     while (!err && (v = PyIter_Next(it)) != NULL) {
-        PyObject *act = PyObject_GetAttr(v, s_data);
+        PyObject *act = cached_get(v, &c_v_data, s_data);
         if (act == NULL)
             err = 1;
         else if (act != Py_None) {  /* act._set_rate(v.value * act.rate_factor) */
-            PyObject *val = PyObject_GetAttr(v, s_value);
-            PyObject *fac = val == NULL ? NULL : PyObject_GetAttr(act, s_rate_factor);
+            PyObject *val = cached_get(v, &c_v_value, s_value);
+            PyObject *fac = val == NULL ? NULL : cached_get(act, &c_act_rate_factor, s_rate_factor);
             PyObject *rate = fac == NULL ? NULL : PyNumber_Multiply(val, fac);
             PyObject *x = rate == NULL ? NULL : call_method1(act, s_set_rate, rate);
             err = x == NULL;

@@ -50,6 +50,14 @@ static PyObject *s_world, *s_revoked, *s_ft, *s_detected, *s_detached_thresh, *s
 static PyObject *i_zero, *i_minus1, *i_send, *i_recv, *f_minus1;
 
 /* a == b for ints (exact ints compared in C) */
+/* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
+static slot_cache c_box_posted, c_box_unexpected, c_buf_datatype, c_buf_mem, c_buf_nbytes, c_buf_offset,
+    c_comm_boxes, c_comm_rank_of, c_comm_rgroup, c_comm_sboxes, c_dp_host, c_dt_contiguous, c_dt_size,
+    c_engine_now, c_flow_state, c_folded_active, c_owner_host, c_owner_world, c_proc_host, c_proc_rank,
+    c_proc_world, c_req_kind, c_req_state, c_rr_peer, c_rr_tag, c_s_src_local, c_s_tag, c_spec_count,
+    c_spec_datatype, c_spec_mem, c_spec_offset, c_world_detached_thresh, c_world_eager_thresh, c_world_engine,
+    c_world_ft, c_world_processes;
+
 static inline int
 int_equal(PyObject *a, PyObject *b)
 {
@@ -84,7 +92,7 @@ faults(PyObject *comm, PyObject *world)
     int r = attr_true(comm, s_revoked);
     if (r != 0)
         return r;
-    PyObject *ft = PyObject_GetAttr(world, s_ft);
+    PyObject *ft = cached_get(world, &c_world_ft, s_ft);
     if (ft == NULL)
         return -1;
     r = ft == Py_None ? 0 : attr_true(ft, s_detected);
@@ -98,10 +106,10 @@ static PyObject *
 new_request(PyTypeObject *tp, Py_ssize_t *off, int nfields, PyObject *owner, PyObject *world, PyObject *comm,
             PyObject *channel, PyObject *call, PyObject *peer, PyObject *tag, PyObject *kind)
 {
-    PyObject *engine = PyObject_GetAttr(world, s_engine);
+    PyObject *engine = cached_get(world, &c_world_engine, s_engine);
     if (engine == NULL)
         return NULL;
-    PyObject *now = PyObject_GetAttr(engine, s_now);
+    PyObject *now = cached_get(engine, &c_engine_now, s_now);
     PyObject *waiters = now == NULL ? NULL : PyList_New(0);
     PyObject *r = waiters == NULL ? NULL : tp->tp_alloc(tp, 0);
     if (r == NULL) {
@@ -221,7 +229,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     int sync = PyObject_IsTrue(sync_o), blocking = PyObject_IsTrue(blocking_o);
     if (sync < 0 || blocking < 0)
         return NULL;
-    PyObject *world = PyObject_GetAttr(proc, s_world);
+    PyObject *world = cached_get(proc, &c_proc_world, s_world);
     if (world == NULL)
         return NULL;
     PyObject *req = NULL, *r = NULL, *call = NULL;
@@ -231,7 +239,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         rare = int_eq(dest, PROC_NULL);
     int detached = 0;
     if (rare == 0 && !sync) {
-        PyObject *th = PyObject_GetAttr(world, s_detached_thresh);
+        PyObject *th = cached_get(world, &c_world_detached_thresh, s_detached_thresh);
         detached = th == NULL ? -1 : PyObject_RichCompareBool(nbytes, th, Py_LT);
         Py_XDECREF(th);
         if (detached < 0)
@@ -263,8 +271,8 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     slot_set(req, send_off[F_NBYTES], nbytes);
     slot_set(req, send_off[F_SYNC], sync ? Py_True : Py_False);
     {
-        PyObject *engine = PyObject_GetAttr(world, s_engine);
-        PyObject *now = engine == NULL ? NULL : PyObject_GetAttr(engine, s_now);
+        PyObject *engine = cached_get(world, &c_world_engine, s_engine);
+        PyObject *now = engine == NULL ? NULL : cached_get(engine, &c_engine_now, s_now);
         Py_XDECREF(engine);
         if (now == NULL)
             goto fail;
@@ -274,8 +282,8 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     /* src = req.src_local = comm.rank_of[proc.rank]; box = comm.sboxes[channel][dest] */
     PyObject *src, *box;
     {
-        PyObject *rank_of = PyObject_GetAttr(comm, s_rank_of);
-        PyObject *rank = rank_of == NULL ? NULL : PyObject_GetAttr(proc, s_rank);
+        PyObject *rank_of = cached_get(comm, &c_comm_rank_of, s_rank_of);
+        PyObject *rank = rank_of == NULL ? NULL : cached_get(proc, &c_proc_rank, s_rank);
         src = rank == NULL ? NULL : item(rank_of, rank);
         Py_XDECREF(rank);
         Py_XDECREF(rank_of);
@@ -284,7 +292,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         slot_set(req, send_off[F_SRC_LOCAL], src);
         Py_DECREF(src);
         src = SLOT(req, send_off[F_SRC_LOCAL]);  /* borrowed from the request */
-        PyObject *sboxes = PyObject_GetAttr(comm, s_sboxes);
+        PyObject *sboxes = cached_get(comm, &c_comm_sboxes, s_sboxes);
         PyObject *chan = sboxes == NULL ? NULL : item(sboxes, channel);
         box = chan == NULL ? NULL : item(chan, dest);
         Py_XDECREF(chan);
@@ -294,15 +302,15 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     }
     /* eager: if nbytes < world.eager_thresh and not sync: _start_transfer(req, host of dest) */
     if (!sync) {
-        PyObject *th = PyObject_GetAttr(world, s_eager_thresh);
+        PyObject *th = cached_get(world, &c_world_eager_thresh, s_eager_thresh);
         int eager = th == NULL ? -1 : PyObject_RichCompareBool(nbytes, th, Py_LT);
         Py_XDECREF(th);
         if (eager > 0) {
-            PyObject *procs = PyObject_GetAttr(world, s_processes);
-            PyObject *rgroup = procs == NULL ? NULL : PyObject_GetAttr(comm, s_rgroup);
+            PyObject *procs = cached_get(world, &c_world_processes, s_processes);
+            PyObject *rgroup = procs == NULL ? NULL : cached_get(comm, &c_comm_rgroup, s_rgroup);
             PyObject *wr = rgroup == NULL ? NULL : item(rgroup, dest);
             PyObject *dp = wr == NULL ? NULL : item(procs, wr);
-            PyObject *host = dp == NULL ? NULL : PyObject_GetAttr(dp, s_host);
+            PyObject *host = dp == NULL ? NULL : cached_get(dp, &c_dp_host, s_host);
             Py_XDECREF(dp);
             Py_XDECREF(wr);
             Py_XDECREF(rgroup);
@@ -321,7 +329,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     }
     /* first fit among the posted receives */
     {
-        PyObject *posted = PyObject_GetAttr(box, s_posted);
+        PyObject *posted = cached_get(box, &c_box_posted, s_posted);
         if (posted == NULL || !PyList_Check(posted)) {
             if (posted != NULL)
                 PyErr_SetString(PyExc_TypeError, "a mailbox's posted queue must be a list");
@@ -332,13 +340,13 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         int matched = 0;
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(posted); i++) {
             PyObject *rr = Py_NewRef(PyList_GET_ITEM(posted, i));
-            PyObject *peer = PyObject_GetAttr(rr, s_peer);
+            PyObject *peer = cached_get(rr, &c_rr_peer, s_peer);
             int ok = peer == NULL ? -1 : int_equal(peer, src);
             if (ok == 0)
                 ok = int_eq(peer, ANY_SOURCE);
             Py_XDECREF(peer);
             if (ok > 0) {
-                PyObject *rtag = PyObject_GetAttr(rr, s_tag);
+                PyObject *rtag = cached_get(rr, &c_rr_tag, s_tag);
                 ok = rtag == NULL ? -1 : int_equal(rtag, tag);
                 if (ok == 0)
                     ok = int_eq(rtag, ANY_TAG);
@@ -367,7 +375,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         }
         Py_DECREF(posted);
         if (!matched) {
-            PyObject *unexpected = PyObject_GetAttr(box, s_unexpected);
+            PyObject *unexpected = cached_get(box, &c_box_unexpected, s_unexpected);
             int rc = unexpected == NULL ? -1 : PyList_Check(unexpected) ? PyList_Append(unexpected, req) : -2;
             Py_XDECREF(unexpected);
             if (rc == -2) {
@@ -444,7 +452,7 @@ irecv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         if (a[i] == NULL)
             return PyObject_Vectorcall(py_irecv, args, nargs, kwnames);
     PyObject *proc = a[0], *comm = a[1], *channel = a[2], *source = a[3], *tag = a[4], *buf = a[5];
-    PyObject *world = PyObject_GetAttr(proc, s_world);
+    PyObject *world = cached_get(proc, &c_proc_world, s_world);
     if (world == NULL)
         return NULL;
     int rare = faults(comm, world);
@@ -472,12 +480,12 @@ irecv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     /* me = comm.rank_of[proc.rank]; box = comm.boxes[channel][me] */
     PyObject *box;
     {
-        PyObject *rank_of = PyObject_GetAttr(comm, s_rank_of);
-        PyObject *rank = rank_of == NULL ? NULL : PyObject_GetAttr(proc, s_rank);
+        PyObject *rank_of = cached_get(comm, &c_comm_rank_of, s_rank_of);
+        PyObject *rank = rank_of == NULL ? NULL : cached_get(proc, &c_proc_rank, s_rank);
         PyObject *me = rank == NULL ? NULL : item(rank_of, rank);
         Py_XDECREF(rank);
         Py_XDECREF(rank_of);
-        PyObject *boxes = me == NULL ? NULL : PyObject_GetAttr(comm, s_boxes);
+        PyObject *boxes = me == NULL ? NULL : cached_get(comm, &c_comm_boxes, s_boxes);
         PyObject *chan = boxes == NULL ? NULL : item(boxes, channel);
         box = chan == NULL ? NULL : item(chan, me);
         Py_XDECREF(chan);
@@ -486,7 +494,7 @@ irecv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         if (box == NULL)
             goto fail;
     }
-    PyObject *unexpected = PyObject_GetAttr(box, s_unexpected);
+    PyObject *unexpected = cached_get(box, &c_box_unexpected, s_unexpected);
     if (unexpected == NULL || !PyList_Check(unexpected)) {
         if (unexpected != NULL)
             PyErr_SetString(PyExc_TypeError, "a mailbox's unexpected queue must be a list");
@@ -497,13 +505,13 @@ irecv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     int matched = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(unexpected); i++) {
         PyObject *s = Py_NewRef(PyList_GET_ITEM(unexpected, i));
-        PyObject *sl = PyObject_GetAttr(s, s_src_local);
+        PyObject *sl = cached_get(s, &c_s_src_local, s_src_local);
         int ok = sl == NULL ? -1 : int_equal(source, sl);
         Py_XDECREF(sl);
         if (ok == 0)
             ok = int_eq(source, ANY_SOURCE);
         if (ok > 0) {
-            PyObject *stag = PyObject_GetAttr(s, s_tag);
+            PyObject *stag = cached_get(s, &c_s_tag, s_tag);
             ok = stag == NULL ? -1 : int_equal(tag, stag);
             Py_XDECREF(stag);
             if (ok == 0)
@@ -532,7 +540,7 @@ irecv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     }
     Py_DECREF(unexpected);
     if (!matched) {
-        PyObject *posted = PyObject_GetAttr(box, s_posted);
+        PyObject *posted = cached_get(box, &c_box_posted, s_posted);
         int rc = posted == NULL ? -1 : PyList_Check(posted) ? PyList_Append(posted, req) : -2;
         Py_XDECREF(posted);
         if (rc == -2)
@@ -562,7 +570,7 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     if (nargs != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames)))
         return PyObject_Vectorcall(py_wait, args, nargs, kwnames);
     PyObject *proc = args[0], *req = args[1];
-    PyObject *state = PyObject_GetAttr(req, s_state);
+    PyObject *state = cached_get(req, &c_req_state, s_state);
     if (state == NULL)
         return NULL;
     int running = int_eq(state, 0);
@@ -581,7 +589,7 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     }
     /* finish() when it has work: req.state == FAILED or req.ti is not None or
        (req.kind == RECV and proc.o_recv is not None) */
-    state = PyObject_GetAttr(req, s_state);
+    state = cached_get(req, &c_req_state, s_state);
     if (state == NULL)
         return NULL;
     int work = int_eq(state, 2);
@@ -591,7 +599,7 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
         work = none < 0 ? -1 : !none;
     }
     if (work == 0) {
-        PyObject *kind = PyObject_GetAttr(req, s_kind);
+        PyObject *kind = cached_get(req, &c_req_kind, s_kind);
         work = kind == NULL ? -1 : int_eq(kind, 1);
         Py_XDECREF(kind);
         if (work > 0) {
@@ -633,7 +641,7 @@ call_global2(PyObject *name, PyObject *a, PyObject *b)
 static int
 flow_failed(PyObject *flow)
 {
-    PyObject *st = PyObject_GetAttr(flow, s_state);
+    PyObject *st = cached_get(flow, &c_flow_state, s_state);
     if (st == NULL)
         return -1;
     int r = int_eq(st, FAILED_STATE);
@@ -652,7 +660,7 @@ deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (ti == NULL || ti != Py_None)
         return PyObject_Vectorcall(py_deliver, args, nargs, NULL);
     PyObject *owner = slot_get(recv, recv_off[F_OWNER], s_owner);
-    PyObject *world = owner == NULL ? NULL : PyObject_GetAttr(owner, s_world);
+    PyObject *world = owner == NULL ? NULL : cached_get(owner, &c_owner_world, s_world);
     Py_XDECREF(owner);
     int traced = world == NULL ? -1 : !is_none_attr(world, s_tracer);
     Py_XDECREF(world);
@@ -727,8 +735,8 @@ start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *proc = slot_get(send, send_off[F_OWNER], s_owner);
     if (proc == NULL)
         return NULL;
-    PyObject *world = PyObject_GetAttr(proc, s_world);
-    PyObject *src = world == NULL ? NULL : PyObject_GetAttr(proc, s_host);
+    PyObject *world = cached_get(proc, &c_proc_world, s_world);
+    PyObject *src = world == NULL ? NULL : cached_get(proc, &c_proc_host, s_host);
     PyObject *env = src == NULL ? NULL : dict_global(p2p_dict, s_ENVELOPE_BYTES);
     PyObject *nb = env == NULL ? NULL : slot_get(send, send_off[F_NBYTES], s_nbytes);
     PyObject *total = nb == NULL ? NULL : PyNumber_Add(nb, env);
@@ -783,7 +791,7 @@ pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (flow == Py_None) {
         Py_DECREF(flow);
         PyObject *owner = slot_get(recv, recv_off[F_OWNER], s_owner);
-        PyObject *host = owner == NULL ? NULL : PyObject_GetAttr(owner, s_host);
+        PyObject *host = owner == NULL ? NULL : cached_get(owner, &c_owner_host, s_host);
         Py_XDECREF(owner);
         if (host == NULL)
             return NULL;
@@ -879,17 +887,17 @@ copy_in_fast(PyObject *send, PyObject *recv)
     if (len == 0)
         return 0;
     r = 0;
-    PyObject *cap = PyObject_GetAttr(buf, s_nbytes);
-    PyObject *dt = cap == NULL ? NULL : PyObject_GetAttr(buf, s_datatype);
-    PyObject *mem = dt == NULL ? NULL : PyObject_GetAttr(buf, s_mem);
-    PyObject *off = mem == NULL ? NULL : PyObject_GetAttr(buf, s_offset);
+    PyObject *cap = cached_get(buf, &c_buf_nbytes, s_nbytes);
+    PyObject *dt = cap == NULL ? NULL : cached_get(buf, &c_buf_datatype, s_datatype);
+    PyObject *mem = dt == NULL ? NULL : cached_get(buf, &c_buf_mem, s_mem);
+    PyObject *off = mem == NULL ? NULL : cached_get(buf, &c_buf_offset, s_offset);
     PyObject *contig = NULL, *size = NULL;
     if (off == NULL)
         goto fail;
     if (!PyLong_CheckExact(cap) || (PyObject *)Py_TYPE(dt) != DatatypeType || !PyLong_CheckExact(off))
         goto done;
-    contig = PyObject_GetAttr(dt, s_contiguous);
-    size = contig == NULL ? NULL : PyObject_GetAttr(dt, s_size);
+    contig = cached_get(dt, &c_dt_contiguous, s_contiguous);
+    size = contig == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
     if (size == NULL)
         goto fail;
     if (contig != Py_True || !PyLong_CheckExact(size))
@@ -949,7 +957,7 @@ detach(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *buf = SLOT(recv, recv_off[F_BUF]);
     if (buf == NULL || buf == Py_None)
         return PyObject_Vectorcall(py_detach, args, nargs, NULL);
-    PyObject *dt = PyObject_GetAttr(buf, s_datatype);
+    PyObject *dt = cached_get(buf, &c_buf_datatype, s_datatype);
     if (dt == NULL)
         return NULL;
     int lands = dt != Py_None;
@@ -992,17 +1000,17 @@ pack_message(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *folded = PyDict_GetItemWithError(packing_dict, s__folded);
     if (folded == NULL)
         return PyErr_Occurred() ? NULL : PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
-    PyObject *active = PyObject_GetAttr(folded, s_active);
+    PyObject *active = cached_get(folded, &c_folded_active, s_active);
     if (active == NULL)
         return NULL;
     Py_DECREF(active);
     if (active != Py_False)
         return PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
     PyObject *spec = args[0];
-    PyObject *dt = PyObject_GetAttr(spec, s_datatype);
+    PyObject *dt = cached_get(spec, &c_spec_datatype, s_datatype);
     if (dt == NULL)
         return NULL;
-    PyObject *contig = PyObject_GetAttr(dt, s_contiguous);
+    PyObject *contig = cached_get(dt, &c_dt_contiguous, s_contiguous);
     if (contig == NULL) {
         Py_DECREF(dt);
         return NULL;
@@ -1014,10 +1022,10 @@ pack_message(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *r = NULL, *off = NULL, *mem = NULL, *count = NULL, *size = NULL, *len = NULL, *stop = NULL;
     PyObject *sl = NULL;
-    off = PyObject_GetAttr(spec, s_offset);
-    mem = off == NULL ? NULL : PyObject_GetAttr(spec, s_mem);
-    count = mem == NULL ? NULL : PyObject_GetAttr(spec, s_count);
-    size = count == NULL ? NULL : PyObject_GetAttr(dt, s_size);
+    off = cached_get(spec, &c_spec_offset, s_offset);
+    mem = off == NULL ? NULL : cached_get(spec, &c_spec_mem, s_mem);
+    count = mem == NULL ? NULL : cached_get(spec, &c_spec_count, s_count);
+    size = count == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
     len = size == NULL ? NULL : PyNumber_Multiply(count, size);
     stop = len == NULL ? NULL : PyNumber_Add(off, len);
     sl = stop == NULL ? NULL : PySlice_New(off, stop, NULL);

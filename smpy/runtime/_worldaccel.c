@@ -5,6 +5,9 @@
  * so a run gives the same bytes either way (tests/kernel/test_netaccel.py). */
 #include "_cext.h"
 
+/* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
+static slot_cache c_dst_index, c_self_net, c_self_route_cache, c_src_index;
+
 static PyObject *py_transfer, *i_one, *s_messages, *s_bytes_sent, *s_route_cache, *s_index, *s_route, *s_net,
     *s_communicate;
 
@@ -56,7 +59,7 @@ transfer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         return PyObject_Vectorcall(py_transfer, all, nargs + 1, kwnames);
     }
     PyObject *src = args[0], *dst = args[1], *nbytes = args[2];
-    PyObject *cache = PyObject_GetAttr(self, s_route_cache);
+    PyObject *cache = cached_get(self, &c_self_route_cache, s_route_cache);
     if (cache == NULL)
         return NULL;
     if (!PyDict_CheckExact(cache)) {  /* not the World's own dict: the Python method */
@@ -68,15 +71,15 @@ transfer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
     if (iadd(self, s_messages, i_one) < 0 || iadd(self, s_bytes_sent, nbytes) < 0)
         goto out;
     /* the cache is read again, as the Python method does after the counters */
-    Py_SETREF(cache, PyObject_GetAttr(self, s_route_cache));
-    if (cache == NULL || (si = PyObject_GetAttr(src, s_index)) == NULL || (di = PyObject_GetAttr(dst, s_index)) == NULL)
+    Py_SETREF(cache, cached_get(self, &c_self_route_cache, s_route_cache));
+    if (cache == NULL || (si = cached_get(src, &c_src_index, s_index)) == NULL || (di = cached_get(dst, &c_dst_index, s_index)) == NULL)
         goto out;
     if (!PyDict_CheckExact(cache)) {
         PyErr_SetString(PyExc_TypeError, "World._route_cache is no longer a dict");
         goto out;
     }
     if ((there = route_of(self, cache, si, di, src, dst)) == NULL || (back = route_of(self, cache, di, si, dst, src)) == NULL ||
-        (net = PyObject_GetAttr(self, s_net)) == NULL)
+        (net = cached_get(self, &c_self_net, s_net)) == NULL)
         goto out;
     PyObject *cargs[4] = {net, there, nbytes, back};
     r = PyObject_VectorcallMethod(s_communicate, cargs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);

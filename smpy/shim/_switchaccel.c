@@ -14,6 +14,11 @@
 #define PY_SSIZE_T_CLEAN
 #include "_cext.h"
 
+/* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
+static slot_cache c_self_aio, c_self_argv, c_self_heap_cell, c_self_heap_owner, c_self_main, c_self_mine_seen,
+    c_self_missing, c_self_modules, c_self_names_seen, c_self_warn_filters, c_sys_mod_modules,
+    c_sys_mod_stderr, c_sys_mod_stdout, c_warnings_mod_filters;
+
 static PyObject *iso_dict;  /* smpy.shim.isolation.__dict__ */
 static PyObject *sys_mod, *warnings_mod;
 
@@ -61,7 +66,7 @@ truthy(PyObject *v)
 static int
 private_in(PyObject *self, PyObject *modules, PyObject *names)
 {
-    PyObject *mine = PyObject_GetAttr(self, s_modules);
+    PyObject *mine = cached_get(self, &c_self_modules, s_modules);
     if (mine == NULL)
         return -1;
     int rc = -1;
@@ -69,8 +74,8 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
     Py_ssize_t nn = PyObject_Size(names), nm = PyObject_Size(mine);
     if (nn < 0 || nm < 0)
         goto out;
-    seen = PyObject_GetAttr(self, s_names_seen);
-    mseen = seen == NULL ? NULL : PyObject_GetAttr(self, s_mine_seen);
+    seen = cached_get(self, &c_self_names_seen, s_names_seen);
+    mseen = seen == NULL ? NULL : cached_get(self, &c_self_mine_seen, s_mine_seen);
     if (mseen == NULL)
         goto out;
     Py_ssize_t a = PyLong_AsSsize_t(seen), b = PyLong_AsSsize_t(mseen);
@@ -88,7 +93,7 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
         goto out;
     Py_DECREF(r);
     /* for name in self.missing: modules.pop(name, None) */
-    missing = PyObject_GetAttr(self, s_missing);
+    missing = cached_get(self, &c_self_missing, s_missing);
     if (missing == NULL)
         goto out;
     PyObject *it = PyObject_GetIter(missing), *name;
@@ -168,10 +173,10 @@ out:
 static int
 warnings_in(PyObject *self)
 {
-    PyObject *mine = PyObject_GetAttr(self, s_warn_filters);
+    PyObject *mine = cached_get(self, &c_self_warn_filters, s_warn_filters);
     if (mine == NULL)
         return -1;
-    PyObject *current = PyObject_GetAttr(warnings_mod, s_filters);
+    PyObject *current = cached_get(warnings_mod, &c_warnings_mod_filters, s_filters);
     if (current == NULL) {
         Py_DECREF(mine);
         return -1;
@@ -242,11 +247,11 @@ switch_in(PyObject *self, PyObject *unused)
 {
     PyObject *modules = NULL, *x;
     /* cell = self.heap_cell: the per-rank heaps' owner */
-    PyObject *cell = PyObject_GetAttr(self, s_heap_cell);
+    PyObject *cell = cached_get(self, &c_self_heap_cell, s_heap_cell);
     if (cell == NULL)
         return NULL;
     if (cell != Py_None) {
-        PyObject *owner = PyObject_GetAttr(self, s_heap_owner);
+        PyObject *owner = cached_get(self, &c_self_heap_owner, s_heap_owner);
         int rc = owner == NULL ? -1 : PyObject_SetAttr(cell, s_value, owner);
         Py_XDECREF(owner);
         Py_DECREF(cell);
@@ -265,16 +270,16 @@ switch_in(PyObject *self, PyObject *unused)
         }
     }
     /* sys.argv = self.argv; modules = sys.modules; modules["__main__"] = self.main */
-    PyObject *argv = PyObject_GetAttr(self, s_argv);
+    PyObject *argv = cached_get(self, &c_self_argv, s_argv);
     if (argv == NULL || PyObject_SetAttr(sys_mod, s_argv, argv) < 0) {
         Py_XDECREF(argv);
         return NULL;
     }
     Py_DECREF(argv);
-    modules = PyObject_GetAttr(sys_mod, s_modules);
+    modules = cached_get(sys_mod, &c_sys_mod_modules, s_modules);
     if (modules == NULL)
         return NULL;
-    PyObject *main = PyObject_GetAttr(self, s_main);
+    PyObject *main = cached_get(self, &c_self_main, s_main);
     if (main == NULL || PyObject_SetItem(modules, s___main__, main) < 0) {
         Py_XDECREF(main);
         goto fail;
@@ -313,7 +318,7 @@ switch_in(PyObject *self, PyObject *unused)
     if (ev == NULL)
         goto fail;
     if (ev != Py_None) {
-        PyObject *aio = PyObject_GetAttr(self, s_aio);
+        PyObject *aio = cached_get(self, &c_self_aio, s_aio);
         x = aio == NULL ? NULL : call_method1(aio, s_switch_in, ev);
         Py_XDECREF(aio);
         if (x == NULL) {
@@ -337,8 +342,8 @@ fail:
 static int
 streams_out(PyObject *self, PyObject *streams)
 {
-    PyObject *out = PyObject_GetAttr(sys_mod, s_stdout);
-    PyObject *err = out == NULL ? NULL : PyObject_GetAttr(sys_mod, s_stderr);
+    PyObject *out = cached_get(sys_mod, &c_sys_mod_stdout, s_stdout);
+    PyObject *err = out == NULL ? NULL : cached_get(sys_mod, &c_sys_mod_stderr, s_stderr);
     if (err == NULL) {
         Py_XDECREF(out);
         return -1;
@@ -373,7 +378,7 @@ private_out(PyObject *self, PyObject *modules, PyObject *names)
     if (cached == NULL)
         return -1;
     Py_INCREF(cached);
-    PyObject *mine = PyObject_GetAttr(self, s_modules);
+    PyObject *mine = cached_get(self, &c_self_modules, s_modules);
     if (mine == NULL) {
         Py_DECREF(cached);
         return -1;
@@ -447,14 +452,14 @@ switch_out(PyObject *self, PyObject *unused)
     PyObject *state = dict_global(iso_dict, s_state);
     if (state == NULL || PyObject_SetAttr(state, s_ctx, Py_None) < 0)
         return NULL;
-    PyObject *modules = PyObject_GetAttr(sys_mod, s_modules);
+    PyObject *modules = cached_get(sys_mod, &c_sys_mod_modules, s_modules);
     if (modules == NULL)
         return NULL;
     PyObject *ev = mget(modules, s_asyncio_events);
     if (ev == NULL)
         goto fail;
     if (ev != Py_None) {
-        PyObject *aio = PyObject_GetAttr(self, s_aio);
+        PyObject *aio = cached_get(self, &c_self_aio, s_aio);
         x = aio == NULL ? NULL : call_method1(aio, s_switch_out, ev);
         Py_XDECREF(aio);
         if (x == NULL) {
@@ -464,7 +469,7 @@ switch_out(PyObject *self, PyObject *unused)
         Py_DECREF(x);
     }
     Py_DECREF(ev);
-    PyObject *cell = PyObject_GetAttr(self, s_heap_cell);
+    PyObject *cell = cached_get(self, &c_self_heap_cell, s_heap_cell);
     if (cell == NULL)
         goto fail;
     if (cell != Py_None) {
@@ -511,7 +516,7 @@ switch_out(PyObject *self, PyObject *unused)
     }
     /* self.main = modules.get("__main__", self.main) */
     {
-        PyObject *old = PyObject_GetAttr(self, s_main);
+        PyObject *old = cached_get(self, &c_self_main, s_main);
         if (old == NULL)
             goto fail;
         PyObject *m;

@@ -109,4 +109,62 @@ dict_global(PyObject *dict, PyObject *name)
     return v;
 }
 
+/* A per-name cache of where a slot lives: the class it was found on (its version tag) and
+ * the offset. cached_get(o, &cache, name) is getattr(o, name): when o's class is the cached
+ * one, unchanged since, the slot is read at its offset; otherwise the class's attribute
+ * (_PyType_Lookup, the same lookup the generic getattr makes first) is looked at once, and
+ * a slot of a class using the generic getattr (so the slot's data descriptor is what
+ * Python's lookup finds) is cached; anything else goes through the attribute protocol. */
+typedef struct {
+    PyTypeObject *type;
+    unsigned int version;
+    Py_ssize_t off;
+} slot_cache;
+
+static inline Py_ssize_t
+slot_cache_find(PyTypeObject *t, slot_cache *c, PyObject *name)
+{
+    PyObject *d = _PyType_Lookup(t, name);  /* borrowed; gives t a valid version tag */
+    if (!(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        return -1;
+    Py_ssize_t off = -1;  /* not a plain slot: the attribute protocol (remembered too) */
+    if (t->tp_getattro == PyObject_GenericGetAttr && t->tp_setattro == PyObject_GenericSetAttr &&
+        d != NULL && Py_TYPE(d) == &PyMemberDescr_Type &&
+        ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX &&
+        !(((PyMemberDescrObject *)d)->d_member->flags & READONLY))
+        off = ((PyMemberDescrObject *)d)->d_member->offset;
+    Py_INCREF(t);
+    Py_XSETREF(c->type, t);
+    c->version = t->tp_version_tag;
+    c->off = off;
+    return off;
+}
+
+static inline Py_ssize_t
+slot_cache_off(PyObject *o, slot_cache *c, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == c->type && t->tp_version_tag == c->version && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        return c->off;
+    return slot_cache_find(t, c, name);
+}
+
+static inline PyObject *
+cached_get(PyObject *o, slot_cache *c, PyObject *name)
+{
+    Py_ssize_t off = slot_cache_off(o, c, name);
+    return off >= 0 ? slot_get(o, off, name) : PyObject_GetAttr(o, name);
+}
+
+/* setattr(o, name, v), the same way; 0 or -1 */
+static inline int
+cached_set(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
+{
+    Py_ssize_t off = slot_cache_off(o, c, name);
+    if (off < 0)
+        return PyObject_SetAttr(o, name, v);
+    slot_set(o, off, v);
+    return 0;
+}
+
 #endif
