@@ -164,7 +164,13 @@ def _compiled() -> list[tuple[Any, Any]]:
         return []
     mod.setup(Process, current, globals(), _hooked_from_c, coerce_ints, errors.MPIException, _after_finalize,
               vars(_actors))
-    return [(w, mod.mpicall(w, *w.__smpy_call__)) for w in _wrappers]  # type: ignore[attr-defined]
+    pairs = [(w, mod.mpicall(w, *w.__smpy_call__)) for w in _wrappers]  # type: ignore[attr-defined]
+    compiled_calls.update((id(w), c) for w, c in pairs)
+    return pairs
+
+
+#: id(Python wrapper) -> its compiled MpiCall (for the facade's compiled bodies, smpy.mpi.comm)
+compiled_calls: dict[int, Any] = {}
 
 
 #: the running rank (``smpy.runtime.world.current``)

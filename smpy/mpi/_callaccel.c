@@ -41,6 +41,7 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     PyObject *fn, *name, *ints, *wrapper;
+    PyObject *body;  /* the method's compiled body for the fast path (set_body), or NULL */
     int after_ok;
 } MpiCall;
 
@@ -340,7 +341,7 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         Py_XDECREF(kw);
         Py_XDECREF(tup);
     } else {
-        r = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+        r = PyObject_Vectorcall(self->body != NULL ? self->body : self->fn, args, nargsf, kwnames);
     }
     if (r == NULL && coerce >= 0 && outer && PyErr_ExceptionMatches(MPIException)) {
         int handled = error_hooked(hook_args, hook_n);
@@ -387,6 +388,7 @@ mpicall_dealloc(MpiCall *self)
     Py_CLEAR(self->name);
     Py_CLEAR(self->ints);
     Py_CLEAR(self->wrapper);
+    Py_CLEAR(self->body);
     PyObject_GC_Del(self);
 }
 
@@ -397,6 +399,7 @@ mpicall_traverse(MpiCall *self, visitproc visit, void *arg)
     Py_VISIT(self->name);
     Py_VISIT(self->ints);
     Py_VISIT(self->wrapper);
+    Py_VISIT(self->body);
     return 0;
 }
 
@@ -480,6 +483,7 @@ make_mpicall(PyObject *module, PyObject *args)
     self->vectorcall = (vectorcallfunc)mpicall_vectorcall;
     self->wrapper = Py_NewRef(wrapper);
     self->fn = Py_NewRef(fn);
+    self->body = NULL;
     self->name = Py_NewRef(name);
     self->ints = Py_NewRef(ints);
     self->after_ok = after_ok;
@@ -1047,7 +1051,149 @@ setup_facade(PyObject *module, PyObject *args)
     return Py_BuildValue("(NN)", send, irecv);
 }
 
+/* -- the bodies of Comm.Send and Comm.Recv ------------------------------------------------ */
+static PyObject *py_send_body, *py_recv_body, *send_tag_default, *recv_defaults[3], *s_buf, *s_dest, *s_source,
+    *s_status, *s_error, *s_tag, *s_MPI_Send, *s_MPI_Recv, *s__send, *s__irecv, *s_Request, *s__wrap, *s__complete;
+static slot_cache c_req_error, c_p2p_wait;
+
+/* out[0..n) from the vector (self, positional, keywords named names[1..n)); 1, or 0 when a
+ * keyword is unknown or given twice (the Python function raises) */
+static int
+bind(PyObject *const *args, size_t nargsf, PyObject *kwnames, PyObject *const *names, Py_ssize_t n, PyObject **out)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 1 || nargs > n)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        out[i] = i < nargs ? args[i] : NULL;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
+        Py_ssize_t j = 1;
+        while (j < n && kw != names[j] && !(PyUnicode_Check(kw) && PyUnicode_Compare(kw, names[j]) == 0))
+            j++;
+        if (j == n || out[j] != NULL)
+            return 0;
+        out[j] = args[nargs + k];
+    }
+    return 1;
+}
+
+static PyObject *
+comm_send_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* Send(self, buf, dest, tag=0): self._send(buf, dest, tag, "MPI_Send", False) */
+    PyObject *names[4] = {NULL, s_buf, s_dest, s_tag}, *a[4];
+    if (!bind(args, nargsf, kwnames, names, 4, a) || a[1] == NULL || a[2] == NULL)
+        return PyObject_Vectorcall(py_send_body, args, nargsf, kwnames);
+    PyObject *margs[6] = {a[0], a[1], a[2], a[3] != NULL ? a[3] : send_tag_default, s_MPI_Send, Py_False};
+    PyObject *r = PyObject_VectorcallMethod(s__send, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    if (r == NULL)
+        return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+comm_recv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* Recv(self, buf, source=ANY_SOURCE, tag=ANY_TAG, status=None):
+     *     req = p2p.wait(_actors._current.data, self._irecv(buf, source, tag, "MPI_Recv"))
+     *     if status is not None or req.error: Request._wrap(req)._complete(status) */
+    PyObject *names[5] = {NULL, s_buf, s_source, s_tag, s_status}, *a[5];
+    if (!bind(args, nargsf, kwnames, names, 5, a) || a[1] == NULL)
+        return PyObject_Vectorcall(py_recv_body, args, nargsf, kwnames);
+    for (int i = 2; i < 5; i++)
+        if (a[i] == NULL)
+            a[i] = recv_defaults[i - 2];
+    PyObject *wait = cached_get(p2p_mod, &c_p2p_wait, s_wait);
+    if (wait == NULL)
+        return NULL;
+    PyObject *pr = running_proc();
+    PyObject *ireq = NULL, *req = NULL, *r = NULL;
+    if (pr != NULL) {
+        PyObject *margs[5] = {a[0], a[1], a[2], a[3], s_MPI_Recv};
+        ireq = PyObject_VectorcallMethod(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    if (ireq != NULL) {
+        PyObject *wargs[2] = {pr, ireq};
+        req = PyObject_Vectorcall(wait, wargs, 2, NULL);
+    }
+    Py_XDECREF(ireq);
+    Py_XDECREF(pr);
+    Py_DECREF(wait);
+    if (req == NULL)
+        return NULL;
+    int complete = a[4] != Py_None;
+    if (!complete) {
+        PyObject *err = cached_get(req, &c_req_error, s_error);
+        complete = err == NULL ? -1 : PyObject_IsTrue(err);
+        Py_XDECREF(err);
+    }
+    if (complete > 0) {
+        PyObject *request = dict_global(comm_dict, s_Request);
+        PyObject *w = request == NULL ? NULL : call_method1(request, s__wrap, req);
+        r = w == NULL ? NULL : call_method1(w, s__complete, a[4]);
+        Py_XDECREF(w);
+        Py_XDECREF(r);
+        if (r == NULL)
+            complete = -1;
+    }
+    Py_DECREF(req);
+    if (complete < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef send_body_def = {"Send", (PyCFunction)(void (*)(void))comm_send_body,
+                                    METH_FASTCALL | METH_KEYWORDS, "Comm.Send's body, compiled"};
+static PyMethodDef recv_body_def = {"Recv", (PyCFunction)(void (*)(void))comm_recv_body,
+                                    METH_FASTCALL | METH_KEYWORDS, "Comm.Recv's body, compiled"};
+
+/* setup_bodies(send_call, Send, recv_call, Recv): the compiled bodies put in the two MpiCall
+ * objects (used by their fast path only; the watched calls keep the Python functions) */
+static PyObject *
+setup_bodies(PyObject *module, PyObject *args)
+{
+    PyObject *sc, *sf, *rc, *rf;
+    if (!PyArg_ParseTuple(args, "O!OO!O", &MpiCallType, &sc, &sf, &MpiCallType, &rc, &rf))
+        return NULL;
+    PyObject *sd = PyObject_GetAttrString(sf, "__defaults__");
+    PyObject *rd = sd == NULL ? NULL : PyObject_GetAttrString(rf, "__defaults__");
+    if (rd == NULL || !PyTuple_Check(sd) || PyTuple_GET_SIZE(sd) != 1 || !PyTuple_Check(rd) ||
+        PyTuple_GET_SIZE(rd) != 3) {
+        Py_XDECREF(sd);
+        Py_XDECREF(rd);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "Send/Recv do not have the expected defaults");
+        return NULL;
+    }
+#define STR(var, text) if (var == NULL && (var = PyUnicode_InternFromString(text)) == NULL) return NULL
+    STR(s_buf, "buf"); STR(s_dest, "dest"); STR(s_source, "source"); STR(s_status, "status"); STR(s_error, "error");
+    STR(s_tag, "tag");
+    STR(s_MPI_Send, "MPI_Send"); STR(s_MPI_Recv, "MPI_Recv"); STR(s__send, "_send"); STR(s__irecv, "_irecv");
+    STR(s_Request, "Request"); STR(s__wrap, "_wrap"); STR(s__complete, "_complete");
+#undef STR
+    Py_XSETREF(send_tag_default, Py_NewRef(PyTuple_GET_ITEM(sd, 0)));
+    for (int i = 0; i < 3; i++)
+        Py_XSETREF(recv_defaults[i], Py_NewRef(PyTuple_GET_ITEM(rd, i)));
+    Py_DECREF(sd);
+    Py_DECREF(rd);
+    PyObject *sb = PyCFunction_New(&send_body_def, NULL);
+    PyObject *rb = sb == NULL ? NULL : PyCFunction_New(&recv_body_def, NULL);
+    if (rb == NULL) {
+        Py_XDECREF(sb);
+        return NULL;
+    }
+    Py_XSETREF(py_send_body, Py_NewRef(sf));
+    Py_XSETREF(py_recv_body, Py_NewRef(rf));
+    Py_XSETREF(((MpiCall *)sc)->body, sb);
+    Py_XSETREF(((MpiCall *)rc)->body, rb);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"setup_bodies", setup_bodies, METH_VARARGS, "setup_bodies(Send's MpiCall, Send, Recv's MpiCall, Recv)"},
     {"setup", setup_calls, METH_VARARGS, "setup(Process, current, _call.__dict__, _hooked, "
      "coerce_ints, MPIException, after_finalize, smpy.kernel.actors.__dict__)"},
     {"setup_parse", setup_parse, METH_VARARGS, "setup_parse(np.ndarray, Datatype, DATATYPE_NULL impl, "

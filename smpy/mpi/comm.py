@@ -820,7 +820,8 @@ def _ti_begin(p: Any) -> Any:
 # -- the compiled common case (smpy.kernel.accel) -------------------------------------------
 def _compiled() -> list[tuple[Any, Any]]:
     """(Python, compiled) pairs of :meth:`Comm._send`, :meth:`Comm._irecv` and COMM_WORLD's
-    ``_impl`` property from ``_callaccel.c`` (none when it cannot be built)."""
+    ``_impl`` property from ``_callaccel.c`` (none when it cannot be built); and the bodies
+    of ``Send`` and ``Recv`` put in their compiled ``@mpicall`` wrappers' fast path."""
     from pathlib import Path
 
     from smpy.support import cext
@@ -833,6 +834,9 @@ def _compiled() -> list[tuple[Any, Any]]:
     world_impl = _WorldComm.__dict__["_impl"]
     send, irecv = mod.setup_facade(Comm, Comm.__dict__["_send"], Comm.__dict__["_irecv"], world_impl.fget,
                                    globals(), msgspec, p2p, COMM_WORLD, TAG_UB, PROC_NULL, P2P)
+    send_call, recv_call = (_call.compiled_calls.get(id(Comm.__dict__[n])) for n in ("Send", "Recv"))
+    if send_call is not None and recv_call is not None:  # the bodies of Send and Recv
+        mod.setup_bodies(send_call, Comm.__dict__["Send"].__wrapped__, recv_call, Comm.__dict__["Recv"].__wrapped__)
     return [(Comm.__dict__["_send"], send), (Comm.__dict__["_irecv"], irecv),
             (world_impl, property(mod.world_impl, doc=world_impl.__doc__))]
 

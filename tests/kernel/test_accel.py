@@ -406,6 +406,56 @@ def test_facade_calls_the_same_both_ways(tmp_path):
     assert "0 1 True Send" in text and "0 True\n" in text and "1 MPIException Other MPI error" in text
 
 
+SENDRECV = """
+import numpy as np
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+r = comm.Get_rank()
+a = np.arange(4.0) + r
+b = np.zeros(4)
+if r == 0:
+    comm.Send(a, 1)                                   # positional dest, default tag
+    comm.Send([a, MPI.DOUBLE], 1, 3)                  # positional tag
+    comm.Send(buf=a, dest=1, tag=4)                   # every argument by keyword
+    comm.Send(np.arange(8.0), dest=1, tag=5)          # longer than the receive buffer
+    for bad in ({"dest": 1, "colour": 2}, {}):
+        try:
+            comm.Send(a, **bad)
+        except TypeError as exc:
+            print("TypeError", str(exc).split("(")[0].split(" got")[0][:40])
+else:
+    comm.Recv(b, 0)
+    print("got", b.tolist())
+    st = MPI.Status()
+    comm.Recv([b, MPI.DOUBLE], MPI.ANY_SOURCE, 3, st)   # positional status
+    print("status", st.Get_source(), st.Get_tag(), st.Get_count(MPI.DOUBLE))
+    comm.Recv(buf=b, source=0, tag=4, status=st)
+    print("kw", b.tolist(), st.Get_tag())
+    try:
+        comm.Recv(b, source=0, tag=5)
+    except MPI.Exception as exc:
+        print("truncated", exc.Get_error_class() == MPI.ERR_TRUNCATE)
+    try:
+        comm.Recv(b, 0, 1, None, 9)
+    except TypeError:
+        print("TypeError too many")
+"""
+
+
+def test_send_recv_bodies_the_same_both_ways(tmp_path):
+    from smpy.mpi.comm import Comm
+
+    out = _same(tmp_path, SENDRECV, 2)
+    text = "".join(t for _, _, t in out["output"])
+    assert "got [0.0, 1.0, 2.0, 3.0]" in text and "status 0 3 4" in text and "kw [0.0, 1.0, 2.0, 3.0] 4" in text
+    assert "truncated True" in text and text.count("TypeError") == 3
+    assert accel.use(True)
+    try:
+        assert "compiled" in repr(Comm.__dict__["Send"]) and Comm.__dict__["Send"].__class__.__name__ == "MpiCall"
+    finally:
+        accel.use(False)
+
+
 # -- whole runs both ways ------------------------------------------------------------------------
 @pytest.mark.parametrize("pattern,np_,n", [("ring", 16, "3"), ("pingpong", 4, "1"), ("stencil", 16, "2"),
                                            ("allreduce", 8, "2")])
