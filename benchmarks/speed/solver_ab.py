@@ -6,8 +6,8 @@ the kernel's, facade's and runtime's compiled paths in place), once with the sol
 (``--pairs`` pairs, the order flipped every pair); the child's CPU time (user + system, ``wait4``)
 and peak RSS. Printed per case: the median CPU time of each side, the median of the per-pair
 ratios, and whether the outputs (program output and smpy's summary, wall-time lines left out)
-are the same bytes both ways (the cases other than ``hpl3072`` do not measure computation,
-``smpi/simulate-computation:no``; hpl3072 samples its updates, Figure 12's configuration).
+are the same bytes both ways (only for the cases that do not measure computation,
+``smpi/simulate-computation:no``: the ``-nosim`` variants and the rings).
 
     python benchmarks/speed/solver_ab.py --cases alltoall256 osu_bibw --pairs 3
     python benchmarks/speed/solver_ab.py --cases hpl3072 --pairs 1
@@ -15,7 +15,8 @@ are the same bytes both ways (the cases other than ``hpl3072`` do not measure co
 Cases: ``hpl3072`` (examples/predict/hpl.py, N 20000, --panels=1: the start-up and first panel
 of Figure 12's 3072-rank point, on taurus-fattree with 12 ranks per node), ``alltoall256`` (16
 ``MPI_Alltoall`` of one int per rank at np 256 on examples/io/pfs16.yaml, docs/io.md's case),
-``osu_bibw`` (mpi4py 4.1.2's demo at np 2), ``ring100`` / ``ring1000`` (twins.py's ring at np
+``osu_bibw`` (mpi4py 4.1.2's demo at np 2), both in the default configuration (measured
+computation: the flows start at dates of their own) and ``-nosim``, ``ring100`` / ``ring1000`` (twins.py's ring at np
 1024 on cluster64.yaml, 100 and 1000 laps: their difference over 900 x 1024 messages is the
 marginal cost of a message).
 """
@@ -38,7 +39,7 @@ from childproc import run_child  # noqa: E402 - benchmarks/childproc.py
 
 DEMO = ROOT / "conformance" / ".cache" / "mpi4py-4.1.2" / "demo"
 #: cases whose simulated times depend on measured computation (not the same bytes run to run)
-MEASURED = {"hpl3072"}
+MEASURED = {"hpl3072", "alltoall256", "osu_bibw"}
 
 #: the child: smpyrun, with the solver's twin withdrawn from the compiled path for "python"
 CHILD = """
@@ -70,9 +71,14 @@ def cases(tmp: Path, demo: Path) -> dict[str, list[str]]:
                     "--cfg=smpy/shared-malloc-trim:32MiB",
                     str(ROOT / "examples" / "predict" / "hpl.py"), "20000", "128", "--ratio=4", "--sample",
                     "--fold", "--no-check", "--panels=1"],
-        "alltoall256": ["-np", "256", "--cfg=smpi/simulate-computation:no", "--platform", str(ROOT / "examples" / "io" / "pfs16.yaml"),
+        "alltoall256": ["-np", "256", "--platform", str(ROOT / "examples" / "io" / "pfs16.yaml"),
                         "--hostfile", str(ROOT / "examples" / "io" / "compute.hosts"), str(alltoall), "16"],
-        "osu_bibw": ["-np", "2", "--cfg=smpi/simulate-computation:no", str(demo / "osu_bibw.py")],
+        "osu_bibw": ["-np", "2", str(demo / "osu_bibw.py")],
+        # the same two without measured computation: deterministic, so their outputs are compared
+        "alltoall256-nosim": ["-np", "256", "--cfg=smpi/simulate-computation:no", "--platform",
+                              str(ROOT / "examples" / "io" / "pfs16.yaml"), "--hostfile",
+                              str(ROOT / "examples" / "io" / "compute.hosts"), str(alltoall), "16"],
+        "osu_bibw-nosim": ["-np", "2", "--cfg=smpi/simulate-computation:no", str(demo / "osu_bibw.py")],
         "ring100": [*ring, "100"],
         "ring1000": [*ring, "1000"],
     }
@@ -86,7 +92,8 @@ def digest(text: str) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", nargs="+", default=["alltoall256", "osu_bibw"],
-                    choices=["hpl3072", "alltoall256", "osu_bibw", "ring100", "ring1000"])
+                    choices=["hpl3072", "alltoall256", "osu_bibw", "alltoall256-nosim", "osu_bibw-nosim",
+                             "ring100", "ring1000"])
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--demo-dir", default=str(DEMO))
     ap.add_argument("--timeout", type=float, default=7200)
