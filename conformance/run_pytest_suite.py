@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -89,14 +90,14 @@ def pytest_args(files: list[str], select: str) -> list[str]:
 
 
 def run_mpich(src: Path, site: Path, np_: int, args: list[str], timeout_s: float,
-              outroot: Path = CACHE / "runs") -> tuple[list[str], dict]:
-    outdir = outroot / f"mpich-np{np_}"
+              outroot: Path = CACHE / "runs", tag: str = "", extra_env: dict[str, str] | None = None) -> tuple[list[str], dict]:
+    outdir = outroot / f"mpich-np{np_}{tag}"
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
     mpiexec = Path(sys.executable).parent / "mpiexec"
     cmd = [str(mpiexec) if mpiexec.exists() else "mpiexec", "-outfile-pattern", f"{outdir}/out.%r",
            "-errfile-pattern", f"{outdir}/err.%r", "-n", str(np_), sys.executable, "-m", "pytest", *args]
-    code, wall, text = _run(cmd, src, _env(site), timeout_s)
+    code, wall, text = _run(cmd, src, {**_env(site), **(extra_env or {})}, timeout_s)
     ranks = [(outdir / f"out.{r}").read_text(errors="replace") if (outdir / f"out.{r}").exists() else ""
              for r in range(np_)]
     return ranks, {"code": code, "wall_s": wall, "launcher": text[-2000:]}
@@ -115,8 +116,8 @@ print(json.dumps({"status": res.status, "exit_code": res.exit_code, "message": r
 
 
 def run_smpy(src: Path, site: Path, np_: int, args: list[str], timeout_s: float,
-             outroot: Path = CACHE / "runs") -> tuple[list[str], dict]:
-    outdir = outroot / f"smpy-np{np_}"
+             outroot: Path = CACHE / "runs", tag: str = "") -> tuple[list[str], dict]:
+    outdir = outroot / f"smpy-np{np_}{tag}"
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
     cmd = [sys.executable, "-c", SMPY_DRIVER, str(np_), str(outdir), *args]
@@ -146,6 +147,43 @@ def compare(mpich: dict[str, str], smpy: dict[str, str]) -> tuple[int, int, list
     return len(ids) - len(diff), len(ids), diff
 
 
+#: MPICH's ranks busy-poll: on a machine with fewer cores than ranks (np 4 on 2 cores) they
+#: take turns only at the scheduler's tick; with this they yield while they wait (outcomes
+#: are unchanged, the run takes less of the machine)
+YIELD_ENV = {"MPIR_CVAR_ENABLE_HEAVY_YIELD": "1"}
+
+
+def test_files(src: Path) -> list[str]:
+    return sorted(f"tests/{p.name}" for p in (src / "tests").glob("test_*.py"))
+
+
+def run_both(src: Path, site: Path, n: int, args: list[str], timeout_s: float, tag: str = "",
+             yield_env: bool = False) -> tuple[dict[str, str], dict[str, str], dict, dict]:
+    """Both runs of one selection, at the same time (outcomes only: neither is timed against
+    the other)."""
+    with ThreadPoolExecutor(2) as pool:
+        mf = pool.submit(run_mpich, src, site, n, args, timeout_s, tag=tag, extra_env=YIELD_ENV if yield_env else None)
+        sf = pool.submit(run_smpy, src, site, n, args, timeout_s, tag=tag)
+        (m_ranks, m_info), (s_ranks, s_info) = mf.result(), sf.result()
+    return outcomes(m_ranks), outcomes(s_ranks), m_info, s_info
+
+
+def per_test_table(m: dict[str, str], s: dict[str, str]) -> list[str]:
+    """One line per test: its id, then the outcome of each rank under MPICH and under smpy
+    (``P`` passed, ``F`` failed, ``E`` error, ``S`` skipped, ``x``/``X`` xfail/xpass, ``-`` none)."""
+    code = {"PASSED": "P", "FAILED": "F", "ERROR": "E", "SKIPPED": "S", "XFAIL": "x", "XPASS": "X"}
+    by_test: dict[str, dict[str, tuple[str, str]]] = {}
+    for tid in sorted(set(m) | set(s)):
+        base, rank = tid.rsplit("[Rank ", 1) if "[Rank " in tid else tid.rsplit("@", 1)
+        by_test.setdefault(base, {})[rank.rstrip("]")] = (code.get(m.get(tid, ""), "-"), code.get(s.get(tid, ""), "-"))
+    lines = []
+    for base, ranks in by_test.items():
+        order = sorted(ranks, key=lambda r: (len(r), r))
+        mm, ss = "".join(ranks[r][0] for r in order), "".join(ranks[r][1] for r in order)
+        lines.append(f"{'same' if mm == ss else 'DIFF'}  MPICH {mm:<4}  smpy {ss:<4}  {base}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-n", dest="np", type=int, nargs="+", default=[2])
@@ -153,15 +191,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", nargs="*", default=[], help="test files (default: tests)")
     ap.add_argument("--timeout", type=float, default=TIMEOUT_S)
     ap.add_argument("--json", default="")
+    ap.add_argument("--per-file", action="store_true",
+                    help="one run per test file under each (each file within --timeout; outcomes merged)")
+    ap.add_argument("--yield", dest="yield_env", action="store_true",
+                    help=f"MPICH's ranks yield while they wait ({', '.join(f'{k}={v}' for k, v in YIELD_ENV.items())})")
+    ap.add_argument("--table", default="", help="write the per-test comparison (one line per test) here")
     ns = ap.parse_args(argv)
     src, site = fetch()
-    args = pytest_args(ns.files, ns.select)
     report = {}
     ok = True
     for n in ns.np:
-        m_ranks, m_info = run_mpich(src, site, n, args, ns.timeout)
-        s_ranks, s_info = run_smpy(src, site, n, args, ns.timeout)
-        m, s = outcomes(m_ranks), outcomes(s_ranks)
+        groups = [[f] for f in (ns.files or test_files(src))] if ns.per_file else [ns.files]
+        m, s, m_info, s_info = {}, {}, {"wall_s": 0.0, "files": {}}, {"wall_s": 0.0, "files": {}}
+        for files in groups:
+            tag = f"-{Path(files[0]).stem}" if ns.per_file else ""
+            mg, sg, mi, si = run_both(src, site, n, pytest_args(files, ns.select), ns.timeout, tag, ns.yield_env)
+            m.update(mg)
+            s.update(sg)
+            for info, got in ((m_info, mi), (s_info, si)):
+                info["wall_s"] += got["wall_s"]
+                info["files"][" ".join(files) or "tests"] = {k: v for k, v in got.items() if k != "wall_s"} | {"wall_s": got["wall_s"]}
+            if ns.per_file:
+                print(f"  {files[0]}: MPICH {len(mg)} outcomes ({mi['wall_s']:.0f} s, exit {mi['code']}), "
+                      f"smpy {len(sg)} ({si['wall_s']:.0f} s, exit {si['code']})", flush=True)
+        if ns.table:
+            Path(ns.table).write_text("\n".join(per_test_table(m, s)) + "\n")
         same, total, diff = compare(m, s)
         passed = sum(1 for v in m.values() if v == "PASSED")
         print(f"np {n}: {same}/{total} (test, rank) outcomes the same under smpyrun -np {n} -m pytest and "

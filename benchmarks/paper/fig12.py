@@ -13,7 +13,9 @@ to 3072 ranks, for N = 20 000 and N = 65 536, time and energy per point, through
 the few timed iterations only).
 
     python benchmarks/paper/fig12.py [--program hpl|lu] [--ratio 4] [--nps 12:3072]
-                                     [--sizes 20000,65536] [-o benchmarks/paper/fig12]
+                                     [--sizes 20000,65536] [--host-speed 55.27Gf]
+                                     [--pivots uniform|diagonal] [--panels K]
+                                     [-o benchmarks/paper/fig12]
 
 writes PREFIX.csv / .runs.csv / .json and PREFIX.png (time, efficiency and energy against the
 number of processes) and prints smpy predict's table, which includes each emulation's wall
@@ -40,7 +42,9 @@ def program_args(ns: argparse.Namespace) -> list[str]:
     """The program and its arguments, with {N} for smpy predict's parameter."""
     if ns.program == "lu":
         return ["lu.py", "{N}", ns.nb, "--sample", "--fold", "--no-check"]
-    return ["hpl.py", "{N}", ns.nb, f"--ratio={ns.ratio}", "--sample", "--fold", "--no-check"]
+    extra = [f"--panels={ns.panels}"] if ns.panels else []
+    return ["hpl.py", "{N}", ns.nb, f"--ratio={ns.ratio}", f"--pivots={ns.pivots}", "--sample",
+            "--fold", "--no-check", *extra]
 
 
 def main() -> int:
@@ -53,11 +57,18 @@ def main() -> int:
                     help="hpl: grid shape, the largest P dividing the rank count with RATIO P^2 <= "
                          "ranks (4: P:Q about 1:4; 1: the squarest grid)")
     ap.add_argument("--nb", default="128", help="block size")
+    ap.add_argument("--pivots", choices=("uniform", "diagonal"), default="uniform",
+                    help="hpl: the folded matrix's pivots, drawn as partial pivoting on a random "
+                         "matrix picks them (uniform, the default) or none moved (diagonal)")
+    ap.add_argument("--panels", type=int, default=0,
+                    help="hpl: factor the first K panels only (an emulation's cost per panel)")
     ap.add_argument("--reps", default="1")
     ap.add_argument("--timeout", default="3600", help="seconds per emulation")
     ap.add_argument("--host-speed", default="auto",
                     help="this machine's flop rate per core (smpy calibrate host-speed; default: "
                          "measured at the start of each run)")
+    ap.add_argument("--trim", default="32MiB",
+                    help="smpy/shared-malloc-trim (RSS bound of the folded pages' page-table entries)")
     ap.add_argument("-o", "--output", default=str(Path(__file__).with_name("fig12")))
     ns = ap.parse_args()
     ns.output = str(Path(ns.output).resolve())  # smpy predict runs in examples/predict
@@ -67,7 +78,7 @@ def main() -> int:
         cmd = [sys.executable, "-m", "smpy", "predict", "-np", ns.nps, "--reps", ns.reps,
                "--platform", "taurus-fattree", "--hostfile", str(hostfile), "--energy",
                "--param", f"N={ns.sizes}", "--timeout", ns.timeout,
-               "--cfg", "smpy/shared-malloc-trim:32MiB", "--cfg", f"smpi/host-speed:{ns.host_speed}",
+               "--cfg", f"smpy/shared-malloc-trim:{ns.trim}", "--cfg", f"smpi/host-speed:{ns.host_speed}",
                # one memory mapping per folded block: 1 MiB blocks exceed Linux's default
                # vm.max_map_count (65530) from 1536 ranks on
                "--cfg", "smpi/shared-malloc-blocksize:64MiB",

@@ -19,7 +19,13 @@ Three parts, each printed as a table:
    ``smpyrun -np 2`` (default configuration, as a user runs them) and ``mpiexec -n 2``,
    alternately (the order flips every pair), ``--pairs`` pairs: median wall and CPU time
    (user + system of the whole process tree, from ``RUSAGE_CHILDREN``), minor faults, and
-   the median of the per-pair ratios smpy / MPICH.
+   the median of the per-pair ratios smpy / MPICH. Every run is listed first with what can
+   make two runs of the same code differ: the path the smpy run took (its ``--json``:
+   compiled accelerator with each extension, or pure Python), its event count, major faults,
+   involuntary context switches, the machine's steal time over the run (``/proc/stat``) and
+   a speed probe taken just before it (two fixed Python loops; on this KVM guest the same
+   run's CPU time moves by up to 2x with what else runs, with no steal reported: compare
+   runs only when their probes agree).
 
     python benchmarks/speed/copies.py                     # all parts, 3 pairs
     python benchmarks/speed/copies.py --parts ledger      # part 1 only
@@ -33,13 +39,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -99,10 +108,66 @@ def ledger_part(src: str | None, sizes: list[int]) -> None:
                   f"{cnt['recv']:>5.2f} | {sum(cnt.values()):>10.2f} | {total_b / max(size, 1):>21.2f} |")
 
 
-def measure(cmd: list[str], env: dict[str, str], timeout: float = 1800) -> dict[str, float]:
-    """One run: wall s, CPU s and minor faults of the whole process tree (RUSAGE_CHILDREN delta:
-    runs are sequential, and mpiexec's proxies reap the ranks)."""
+def steal_ticks() -> int:
+    """The machine's stolen CPU ticks so far (``/proc/stat``'s steal column, 1/100 s; 0 where
+    absent): a VM whose host runs others shows it."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) if fields[0] == "cpu" and len(fields) > 8 else 0
+    except (OSError, ValueError):
+        return 0
+
+
+_CHASE: tuple[list[int], list[list[int]]] | None = None
+
+
+def speed_probe() -> tuple[float, float]:
+    """CPU ms of two fixed pure-Python loops: calls, attribute and dict work in cache (as the
+    emulator's per-message path), and a walk over a million objects in random order (the
+    emulator's working set does not fit in the caches). A machine that got slower between
+    runs (frequency, a busy hyperthread sibling, a noisy neighbour the guest does not see as
+    steal, caches shared with other jobs) shows here, the same for both emulators."""
+    global _CHASE
+
+    class Box:
+        __slots__ = ("v",)
+
+        def __init__(self) -> None:
+            self.v = 0
+
+        def add(self, k: int) -> None:
+            self.v += k
+
+    t0 = time.thread_time()
+    box, d = Box(), {}
+    for i in range(300_000):
+        box.add(i & 7)
+        d[i & 255] = box.v
+    loop = (time.thread_time() - t0) * 1e3
+    if _CHASE is None:
+        perm = list(range(1 << 20))
+        random.Random(1).shuffle(perm)
+        _CHASE = perm, [[i] for i in range(1 << 20)]
+    perm, objs = _CHASE
+    t0 = time.thread_time()
+    i = s = 0
+    for _ in range(100_000):
+        i = perm[i]
+        s += objs[i][0]
+    return loop, (time.thread_time() - t0) * 1e3
+
+
+def measure(cmd: list[str], env: dict[str, str], timeout: float = 1800,
+            json_path: str | None = None) -> dict[str, Any]:
+    """One run: wall s, CPU s, minor and major faults and involuntary switches of the whole
+    process tree (RUSAGE_CHILDREN delta: runs are sequential, and mpiexec's proxies reap the
+    ranks), the machine's steal over the run and the speed probe just before it; with
+    ``json_path`` (an smpy run given ``--json``), the path the run took: whether the compiled
+    accelerator ran, and each of its extensions."""
+    probe = speed_probe()
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    s0 = steal_ticks()
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
     try:
@@ -112,12 +177,27 @@ def measure(cmd: list[str], env: dict[str, str], timeout: float = 1800) -> dict[
         p.communicate()
         raise
     wall = time.perf_counter() - t0
+    steal = (steal_ticks() - s0) / 100
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {err.decode()[-1500:]}")
-    return {"wall": wall, "cpu": (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime),
-            "sys": r1.ru_stime - r0.ru_stime, "minflt": float(r1.ru_minflt - r0.ru_minflt),
-            "out": out.decode()}
+    got: dict[str, Any] = {
+        "wall": wall, "cpu": (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime),
+        "sys": r1.ru_stime - r0.ru_stime, "minflt": float(r1.ru_minflt - r0.ru_minflt),
+        "majflt": float(r1.ru_majflt - r0.ru_majflt), "nivcsw": float(r1.ru_nivcsw - r0.ru_nivcsw),
+        "steal": steal, "probe": probe, "out": out.decode()}
+    if json_path:
+        with open(json_path) as f:
+            res = json.load(f)
+        parts = res.get("accel_parts") or {}
+        off = [k for k, v in parts.items() if v != "on"]
+        got["path"] = ("accel" + (f"-{'-'.join(off)}" if off else "")) if res.get("accelerated") else "python"
+        got["events"] = float(res.get("events", 0))
+        # the share of the measured computation that became simulated bursts: the rest were
+        # bursts below smpi/cpu-threshold (1 us), and a slower machine moves bursts over it
+        measured = sum(r["measured_compute_s"] for r in res.get("ranks", []))
+        got["simulated"] = sum(r["simulated_flops"] for r in res.get("ranks", [])) / 1e9 / measured if measured else 0.0
+    return got
 
 
 def commands(script: Path, args: list[str], mpiexec: str) -> dict[str, list[str]]:
@@ -162,27 +242,45 @@ def faults_part(src: str | None, sizes: list[int], pairs: int, mpiexec: str) -> 
 
 def osu_part(src: str | None, demo: Path, names: list[str], pairs: int, mpiexec: str) -> None:
     print(f"\n## mpi4py demo/ OSU benchmarks at np 2, {pairs} alternating pairs (medians)\n")
-    print(f"| {'program':<11} | {'smpy wall s':>11} | {'MPICH wall s':>12} | {'wall ratio':>10} | {'smpy CPU s':>10} | "
-          f"{'MPICH CPU s':>11} | {'CPU ratio':>9} | {'smpy minflt':>11} | {'MPICH minflt':>12} |")
-    print("|" + "|".join("-" * w for w in (13, 13, 14, 12, 12, 13, 11, 13, 14)) + "|")
+    print("Every run, in order (path: the smpy run's --json, `accel` = the compiled accelerator with "
+          "every extension, `python` = the pure-Python path; steal: the machine's stolen CPU s over the "
+          "run, /proc/stat; probe: CPU ms of two fixed Python loops just before the run, in cache / "
+          "over a million objects; simulated share: the part of the measured computation at or above "
+          "smpi/cpu-threshold, which became simulated bursts (at 1 Gf, the default host speed)):\n")
+    print("| program | who | path | events | simulated share | wall s | CPU s | minflt | majflt | invol. switches | steal s | probe ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     env = child_env(src)
-    for name in names:
-        script = demo / f"{name}.py"
-        if not script.exists():
-            print(f"| {name:<11} | (missing: {script}) |")
-            continue
-        cmds = commands(script, [], mpiexec)
-        runs: dict[str, list[dict[str, float]]] = {"smpy": [], "mpich": []}
-        for i in range(pairs):
-            order = ("smpy", "mpich") if i % 2 == 0 else ("mpich", "smpy")
-            for who in order:
-                runs[who].append(measure(cmds[who], env))
+    table = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            script = demo / f"{name}.py"
+            if not script.exists():
+                print(f"| {name} | (missing: {script}) |")
+                continue
+            cmds = commands(script, [], mpiexec)
+            jpath = os.path.join(tmp, "run.json")
+            cmds["smpy"][1:1] = ["--json", jpath]
+            runs: dict[str, list[dict[str, Any]]] = {"smpy": [], "mpich": []}
+            for i in range(pairs):
+                for who in (("smpy", "mpich") if i % 2 == 0 else ("mpich", "smpy")):
+                    r = measure(cmds[who], env, json_path=jpath if who == "smpy" else None)
+                    runs[who].append(r)
+                    print(f"| {name} | {who} | {r.get('path', 'mpich')} | {r.get('events', 0):.0f} | {r.get('simulated', 0):.3f} | "
+                          f"{r['wall']:.2f} | "
+                          f"{r['cpu']:.2f} | {r['minflt']:.0f} | {r['majflt']:.0f} | {r['nivcsw']:.0f} | "
+                          f"{r['steal']:.2f} | {r['probe'][0]:.1f} / {r['probe'][1]:.1f} |", flush=True)
+            table.append((name, runs))
+    print(f"\n| {'program':<11} | {'smpy wall s':>11} | {'MPICH wall s':>12} | {'wall ratio':>10} | {'smpy CPU s':>10} | "
+          f"{'MPICH CPU s':>11} | {'CPU ratio':>9} | {'smpy minflt':>11} | {'MPICH minflt':>12} | smpy path |")
+    print("|" + "|".join("-" * w for w in (13, 13, 14, 12, 12, 13, 11, 13, 14, 11)) + "|")
+    for name, runs in table:
         med = {w: {k: statistics.median(r[k] for r in runs[w]) for k in ("wall", "cpu", "minflt")} for w in runs}
         wr = statistics.median(a["wall"] / b["wall"] for a, b in zip(runs["smpy"], runs["mpich"]))
         cr = statistics.median(a["cpu"] / b["cpu"] for a, b in zip(runs["smpy"], runs["mpich"]))
         s, m = med["smpy"], med["mpich"]
+        paths = ",".join(sorted({r["path"] for r in runs["smpy"]}))
         print(f"| {name:<11} | {s['wall']:>11.2f} | {m['wall']:>12.2f} | {wr:>9.2f}x | {s['cpu']:>10.2f} | "
-              f"{m['cpu']:>11.2f} | {cr:>8.2f}x | {s['minflt']:>11.0f} | {m['minflt']:>12.0f} |")
+              f"{m['cpu']:>11.2f} | {cr:>8.2f}x | {s['minflt']:>11.0f} | {m['minflt']:>12.0f} | {paths} |")
 
 
 def main() -> None:
@@ -197,6 +295,8 @@ def main() -> None:
     parts = a.parts.split(",")
     print(f"# payload copies: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}, smpy from {a.src or 'PYTHONPATH/installed'}")
+    env = {k: v for k, v in sorted(os.environ.items()) if k.startswith(("SMPY_", "PYTHON", "XDG_CACHE", "MPI4PY_"))}
+    print(f"# environment that changes the path or speed: {env or 'none'}; python {sys.version.split()[0]}")
     if "ledger" in parts:
         ledger_part(a.src, SIZES)
     if "faults" in parts:

@@ -31,12 +31,22 @@ solve. The elapsed time and HPL's flop count 2/3 N^3 + 3/2 N^2 give the Gflops l
 like HPL's ``WR`` line.
 
 Usage: hpl.py N [NB] [P [Q]] [--ratio=R] [--depth=1] [--swap=mix] [--swap-threshold=64]
+              [--matrix=dominant|random] [--pivots=uniform|diagonal]
               [--sample] [--fold] [--no-check] [--panels=K]
   P x Q must be the number of ranks (Q defaults to ranks / P; without P: the largest divisor P
   of the rank count with R P^2 <= ranks, R = 1 by default: the squarest grid with P <= Q;
   --ratio=4 gives P:Q about 1:4, HPL's usual advice for Ethernet clusters).
   --depth   look-ahead depth, 0 or 1 (HPL.dat's DEPTHs; 1 by default, as HPL.dat)
   --swap    binexch, long or mix (HPL.dat's SWAP 0, 1, 2; mix by default, threshold 64)
+  --matrix  dominant (default): uniform entries in [-0.5, 0.5) plus 2 on the diagonal (few row
+            interchanges); random: HPL_pdmatgen's kind, uniform in [-0.5, 0.5), no boost
+  --pivots  with --sample or --fold, where the matrix content is fake (a constant: every pivot
+            would be the diagonal row and no row would move): uniform (default) draws panel
+            k's pivots from a generator seeded by k, pivot j uniform among the rows k0 + j ..
+            N - 1 not yet eliminated, which is the law of partial pivoting on a matrix of
+            independent identically distributed entries (the remaining rows are exchangeable),
+            so the swap :: U exchange moves the rows, message sizes and partners of HPL on a
+            random matrix; diagonal: no interchange (the earlier folded runs)
   --sample  under smpyrun, time only a few chunks of the trailing updates, of the U solves and
             of the panels' right-half updates (smpy.sample, statistics shared by all ranks,
             per unit of work and by height class) and inject the rest; results are garbage
@@ -67,6 +77,8 @@ RATIO = float(option("ratio", 1))
 DEPTH = int(option("depth", 1))
 SWAP = option("swap", "mix")
 SWAP_THRESHOLD = int(option("swap-threshold", 64))
+MATRIX = option("matrix", "dominant")
+PIVOTS = option("pivots", "uniform")
 if len(args) > 2:
     P = int(args[2])
     Q = int(args[3]) if len(args) > 3 else size // max(P, 1)
@@ -75,7 +87,10 @@ else:  # the largest divisor P of the rank count with RATIO * P * P <= ranks
     Q = size // P
 problem = (f"the grid {P} x {Q} needs {P * Q} ranks, not {size}" if P * Q != size else
            f"--depth={DEPTH}: 0 or 1" if DEPTH not in (0, 1) else
-           f"--swap={SWAP}: binexch, long or mix" if SWAP not in ("binexch", "long", "mix") else "")
+           f"--swap={SWAP}: binexch, long or mix" if SWAP not in ("binexch", "long", "mix") else
+           f"--matrix={MATRIX}: dominant or random" if MATRIX not in ("dominant", "random") else
+           f"--pivots={PIVOTS}: uniform or diagonal" if PIVOTS not in ("uniform", "diagonal") else
+           "")
 if problem:
     if rank == 0:
         print(f"hpl.py: {problem}", file=sys.stderr)
@@ -83,6 +98,8 @@ if problem:
     sys.exit(2)
 SAMPLE, FOLD = "--sample" in sys.argv, "--fold" in sys.argv
 CHECK = "--no-check" not in sys.argv and not (SAMPLE or FOLD)
+# fake content: the pivots are drawn (--pivots=uniform) instead of found in the data
+DRAWN = (SAMPLE or FOLD) and PIVOTS == "uniform"
 # --panels=K: stop after the first K panels (to measure an emulation's cost per panel at scale;
 # the elapsed time is then that of the partial factorisation)
 PANELS = int(option("panels", 0))
@@ -129,15 +146,31 @@ xbuf = shared_array((2 * NB, max(nloc, 1)), enabled=FOLD)
 
 
 def column(j):
-    """Column j of the test matrix (the same as examples/predict/lu.py's)."""
+    """Column j of the test matrix (--matrix=dominant: the same as examples/predict/lu.py's;
+    random: without the diagonal boost, as HPL's generator)."""
     c = np.random.default_rng(j).random(N) - 0.5
-    c[j] += 2.0
+    if MATRIX == "dominant":
+        c[j] += 2.0
     return c
 
 
-if FOLD or SAMPLE:  # the values are garbage anyway: touch the memory as generating would
+def drawn_pivots(k0, w):
+    """--pivots=uniform: panel k0 / NB's w pivots, pivot j uniform among the rows k0 + j ..
+    N - 1 (partial pivoting on i.i.d. entries: the rows not yet eliminated are exchangeable,
+    so the largest of a column is at any of them alike), from a generator seeded by the
+    panel (the same on every process and in every run)."""
+    j = np.arange(w)
+    left = N - k0 - j
+    u = np.random.default_rng((2017, k0 // NB)).random(w)
+    return k0 + j + np.minimum((u * left).astype(np.int64), left - 1)
+
+
+# --fold: no generation at all. The values are the shared block's garbage, and writing the
+# whole matrix would only fault in page-table entries: at N = 65536 and 192 ranks, 8.4 M minor
+# faults and the emulation's largest start-up cost, before the timed factorisation
+if SAMPLE and not FOLD:  # the values are garbage anyway: touch the memory as generating would
     A.fill(0.5)
-else:
+elif not FOLD:
     for lj, j in enumerate(mycols.tolist()):
         A[:mloc, lj] = column(j)[myrows]
 
@@ -203,6 +236,7 @@ class Panel:
         w = self.w
         self.cand = np.empty(3 + 2 * w)  # see _maxrow
         self.best = np.empty(3 + 2 * w)
+        self.drawn = drawn_pivots(self.k0, w) if DRAWN else None
 
     def below(self, x):
         """Offset in W of my first row at position >= k0 + x (x <= w: only the diagonal
@@ -254,6 +288,8 @@ class Panel:
         else:
             self.best[:] = cand
         g, row = int(self.best[1]), self.best[2:2 + w]
+        if self.drawn is not None:  # fake content: the pivot a random matrix would give
+            g = int(self.drawn[j])
         self.piv[j] = g
         gj = self.k0 + j
         if g != gj and (g // NB) % P == myrow:  # the current row goes where the pivot was

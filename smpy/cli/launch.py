@@ -182,6 +182,8 @@ class RunResult:
     models: dict[str, str] = field(default_factory=dict)
     #: whether the compiled accelerator of the per-message path ran (smpy/accel)
     accelerated: bool = False
+    #: the compiled extensions of that path: name -> "on" or why not (empty when not asked for)
+    accel_parts: dict[str, str] = field(default_factory=dict)
 
     @property
     def stdout(self) -> str:
@@ -214,7 +216,7 @@ class RunResult:
             f"[smpy] {self.np} ranks{f' (+{self.spawned} spawned)' if self.spawned else ''} on {self.hosts_used} hosts of platform '{self.platform}'; "
             f"{self.mpi_calls} MPI calls, {self.messages} messages ({self.bytes_sent:.6g} bytes)",
             f"[smpy] emulation wall time: {self.wall_s:.3f} s, CPU time {self.cpu_s:.3f} s ({self.events} events, accelerator "
-            f"{'on' if self.accelerated else 'off'})",
+            f"{'on' if self.accelerated else 'off'}{_partial(self.accel_parts) if self.accelerated else ''})",
         ]
         if self.models:
             lines.insert(2, "[smpy] models: " + ", ".join(f"{k}={v}" for k, v in self.models.items()))
@@ -789,7 +791,14 @@ def build_result(world: World, np: int, label: str, outcome: tuple[str, int, str
         failures=[{"time_s": f.time, "kind": f.kind, "name": f.name, "on": f.on} for f in world.injector.log],
         lost_ranks=dict(sorted(world.ft.dead.items())), start_time_s=world.start_time,
         models={name: str(config.get(name)) for name in MODEL_SETTINGS}, accelerated=accelerated,
+        accel_parts=accel.parts() if accelerated else {},
     )
+
+
+def _partial(parts: dict[str, str]) -> str:
+    """``", but X off: why"`` for the compiled extensions that did not load (a partial path)."""
+    off = [f"{name} off: {why}" for name, why in parts.items() if why != "on"]
+    return f", but {'; '.join(off)}" if off else ""
 
 
 #: the settings every summary names (the models a prediction rests on)

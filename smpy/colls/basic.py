@@ -22,13 +22,31 @@ def barrier(proc: Process, comm: CommImpl) -> None:
 def allgather(proc: Process, comm: CommImpl, value: tuple[int, ...], nbytes: int,
               call: str = "MPI_Allgather") -> list[tuple[int, ...]]:
     """Allgather a tuple of ints packed in ``nbytes`` bytes (C ints when 4 bytes each)."""
-    n = len(value)
-    fmt = f"<{n}i" if nbytes == 4 * n else f"<{n}q"  # struct.error beyond C ints, as mpi4py
-    data = struct.pack(fmt, *value)
+    fmt = _format(len(value), nbytes)
+    blocks = allgather_blocks(proc, comm, struct.pack(fmt, *value), call)
+    return list(struct.iter_unpack(fmt, b"".join(blocks)))
+
+
+def allgather_blocks(proc: Process, comm: CommImpl, data: bytes, call: str) -> list[bytes]:
+    """Allgather ``data`` (the same size on every rank): every rank's bytes, in rank order
+    (the same list on every rank, for a caller that reduces it once for all)."""
     size = comm.size
 
     def work(ctx: Any) -> list:
         return ctx.sel.run("allgather", ctx, data, [len(data)] * size, 4)
 
-    blocks = start(proc, comm, call, work)
-    return [struct.unpack(fmt, b) for b in blocks]
+    return start(proc, comm, call, work)
+
+
+def pack_ints(value: tuple[int, ...], nbytes: int) -> bytes:
+    """``value`` packed as :func:`allgather` sends it (struct.error beyond C ints, as mpi4py)."""
+    return struct.pack(_format(len(value), nbytes), *value)
+
+
+def unpack_ints(blocks: list[bytes], n: int, nbytes: int) -> list[tuple[int, ...]]:
+    """The tuples of n ints that :func:`allgather_blocks` gathered from :func:`pack_ints`."""
+    return list(struct.iter_unpack(_format(n, nbytes), b"".join(blocks)))
+
+
+def _format(n: int, nbytes: int) -> str:
+    return f"<{n}i" if nbytes == 4 * n else f"<{n}q"

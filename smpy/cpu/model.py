@@ -84,7 +84,20 @@ class Exec(RateActivity):
 
     def __init__(self, model: CpuModel, host: Host, flops: float, bound: float, label: str,
                  memory: float = 0.0) -> None:
-        super().__init__(model.engine, flops)
+        # RateActivity.__init__ and Activity.__init__, inlined: one call per compute burst
+        # (every MPI call of a default run) instead of three (tests/kernel/test_flat_inits.py)
+        engine = self.engine = model.engine
+        self.state = RUNNING
+        self.waiters = []
+        self.callbacks = None
+        self.exception = None
+        self.start_time = now = engine.now
+        self.finish_time = -1.0
+        self.total = flops
+        self.remaining = flops
+        self.rate = 0.0
+        self.last_update = now
+        self._done_event = None
         self.model = model
         self.host = host
         self.bound = bound
@@ -200,13 +213,22 @@ class CpuModel:
         hosts = self._dirty_hosts
         self._dirty_hosts = {}
         self.dirty = False
+        if len(hosts) == 1:
+            for host in hosts.values():
+                self._share(host)
+            return
         for idx in sorted(hosts):
             self._share(hosts[idx])
 
     def _share(self, host: Host) -> None:
         st: _HostState = host.model_data
-        execs = [e for e in st.execs if e.state == RUNNING]
         s = host.speed_flops if host.is_on else 0.0
+        if len(st.execs) < 2:  # the common case (a rank's burst alone on its host): no list, no sort
+            busy = self._alone(host, st.execs[0], s) if st.execs else 0.0
+            if busy >= 0.0:
+                self._report(host, st, busy / s if s > 0 else 0.0)
+                return
+        execs = [e for e in st.execs if e.state == RUNNING]
         capacity = host.cores * s
         slowf = host.memory_slowdown  # memory capacity (smpy.cpu.memory): 1 + alpha(M)
         busy = 0.0
@@ -249,7 +271,24 @@ class CpuModel:
                     r /= slowf
                     if e.rate != r:
                         e._set_rate(r)
-        busy_cores = busy / s if s > 0 else 0.0
+        self._report(host, st, busy / s if s > 0 else 0.0)
+
+    @staticmethod
+    def _alone(host: Host, e: Exec, s: float) -> float:
+        """The general sharing below for one execution, when it is not capped below the core
+        speed and has no memory-bound part (the same values): its rate set, the busy flop/s
+        returned; -1 when the general path must run."""
+        if e.state != RUNNING:
+            return 0.0
+        if e.bound < s or e.memory != 0.0:
+            return -1.0
+        r = min(s, host.cores * s)
+        rr = r / host.memory_slowdown
+        if e.rate != rr:
+            e._set_rate(rr)
+        return r
+
+    def _report(self, host: Host, st: _HostState, busy_cores: float) -> None:
         if busy_cores != st.busy:
             if self.on_load_change:
                 self.on_load_change.emit(host, busy_cores)

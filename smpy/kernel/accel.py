@@ -89,6 +89,12 @@ def _kernel_pairs(mod: ModuleType) -> list[tuple[Any, Any]]:
             (actors.__dict__["block_on"], mod.block_on)]
 
 
+def parts() -> dict[str, str]:
+    """The compiled extensions asked for so far (kernel, facade, p2p, switches): name ->
+    ``"on"``, or why it is not in use (a build that failed leaves the rest in place)."""
+    return {name.rsplit(".", 1)[-1].lstrip("_"): (why or "on") for name, why in cext.status().items()}
+
+
 def register(provider: Callable[[], list[tuple[Any, Any]]]) -> None:
     """Add pairs (Python object, compiled object) from an upper layer: ``provider`` (which
     builds its own extension, and gives no pairs when it cannot) is called the next time the

@@ -4,8 +4,10 @@
  * smpy.mpi._call.mpicall puts around every public MPI call, which stays the reference (the
  * pure path, used when this file cannot be compiled): find the running rank, count the
  * call, check the integer arguments, call the method with depth + 1, hand an MPIException of
- * an outermost call to the error hook. A call that some feature watches (tracer, measured
- * computation, regions, sampling, smpy/probe-sees:polled) goes to the Python _hooked path;
+ * an outermost call to the error hook. A call watched only by the timing of the compute bursts
+ * (the default run) flushes the burst before and restarts it after, as _hooked does; a call that
+ * another feature watches (tracer, regions, page-fault counts, sampling,
+ * smpy/probe-sees:polled) goes to the Python _hooked path;
  * so do the after-MPI_Finalize error and the conversion of non-int integer arguments.
  * The method is called with the caller's argument vector as it is (no tuple, no dict).
  *
@@ -25,7 +27,8 @@
 
 static PyObject *actors_dict;  /* smpy.kernel.actors.__dict__ (its _current global) */
 static PyObject *s_current, *s_data, *s_depth, *s_world, *s_finalized, *s_mpi_calls, *s_bench,
-    *s_sampling, *s_tracer, *s_probe_polled, *s_timing, *s_measure, *s_error_hook, *i_one;
+    *s_sampling, *s_tracer, *s_probe_polled, *s_timing, *s_measure, *s_error_hook, *i_one, *s_regions,
+    *s_count_faults, *s_flush, *s_thread_time, *s_start;
 
 static PyObject *ProcessType, *current_fn, *call_dict, *hooked_fn, *coerce_fn, *MPIException, *after_finalize_fn;
 
@@ -165,7 +168,8 @@ static PyObject *
 mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *proc = NULL, *world = NULL, *depth = NULL, *r = NULL;
+    PyObject *proc = NULL, *world = NULL, *depth = NULL, *r = NULL, *timing = NULL;
+    int measured = 0;
     PyObject *actor = PyDict_GetItemWithError(actors_dict, s_current);
     if (actor == NULL && PyErr_Occurred())
         return NULL;
@@ -218,15 +222,30 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
     if (watched == 0)
         watched = attr_true(world, s_probe_polled);
     if (watched == 0) {
-        PyObject *timing = PyObject_GetAttr(world, s_timing);
+        timing = PyObject_GetAttr(world, s_timing);
         watched = timing == NULL ? -1 : attr_true(timing, s_measure);
-        Py_XDECREF(timing);
+        if (watched == 1) {
+            /* only the timing of the compute bursts watches the call (the default run): _hooked's
+               flush before and restart after are done here, unless regions or the page-fault
+               count need its frame */
+            int other = attr_not_none(timing, s_regions);
+            if (other == 0)
+                other = attr_true(timing, s_count_faults);
+            watched = other < 0 ? -1 : other;
+            measured = other == 0;
+        }
     }
     if (watched < 0)
         goto out;
     if (watched) {
         r = mpicall_hooked(self, proc, depth, args, nargsf, kwnames);
         goto out;
+    }
+    if (measured && outer) {  /* timing.flush(proc): the burst before the call */
+        PyObject *f = call_method1(timing, s_flush, proc);
+        if (f == NULL)
+            goto out;
+        Py_DECREF(f);
     }
     /* fast path: proc.depth = depth + 1; try: fn(*args, **kwargs) finally: proc.depth = depth */
     PyObject *d1 = PyNumber_Add(depth, i_one);
@@ -284,7 +303,18 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
     {
         PyObject *et, *ev, *etb;
         PyErr_Fetch(&et, &ev, &etb);
-        if (PyObject_SetAttr(proc, s_depth, depth) < 0) {
+        int bad = PyObject_SetAttr(proc, s_depth, depth) < 0;
+        if (!bad && measured && outer) {  /* proc.bench.start = _thread_time(): the next burst */
+            PyObject *tt = PyDict_GetItemWithError(call_dict, s_thread_time);
+            PyObject *now = tt == NULL ? NULL : PyObject_CallNoArgs(tt);
+            PyObject *bench = now == NULL ? NULL : PyObject_GetAttr(proc, s_bench);
+            bad = bench == NULL || PyObject_SetAttr(bench, s_start, now) < 0;
+            if (bad && !PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "smpy.mpi._call has no _thread_time");
+            Py_XDECREF(bench);
+            Py_XDECREF(now);
+        }
+        if (bad) {
             Py_CLEAR(r);
             if (et != NULL)
                 _PyErr_ChainExceptions(et, ev, etb);
@@ -293,6 +323,7 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         }
     }
 out:
+    Py_XDECREF(timing);
     Py_XDECREF(world);
     Py_XDECREF(depth);
     Py_DECREF(proc);
@@ -981,6 +1012,8 @@ PyInit__callaccel(void)
     INTERN(s_mpi_calls, "mpi_calls"); INTERN(s_bench, "bench"); INTERN(s_sampling, "sampling");
     INTERN(s_tracer, "tracer"); INTERN(s_probe_polled, "probe_polled"); INTERN(s_timing, "timing");
     INTERN(s_measure, "measure"); INTERN(s_error_hook, "error_hook");
+    INTERN(s_regions, "regions"); INTERN(s_count_faults, "count_faults"); INTERN(s_flush, "flush");
+    INTERN(s_thread_time, "_thread_time"); INTERN(s_start, "start");
     if ((i_one = PyLong_FromLong(1)) == NULL)
         return NULL;
     if (PyType_Ready(&MpiCallType) < 0)

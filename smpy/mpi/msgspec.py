@@ -245,7 +245,35 @@ def _extent_for(dt: DatatypeImpl, what: str) -> int:
     return extent
 
 
+def _counted(o_buf: Any, count: int, dt: DatatypeImpl, readonly: bool) -> BufSpec | None:
+    """The common ``[buffer, count, MPI.Datatype]`` form (the OSU benchmarks', every message):
+    a C-contiguous, non-empty buffer and a committed datatype whose ``count`` elements fit.
+    None for anything else, which :func:`_simple` then parses (and reports) in full; the
+    result is the one :func:`_simple` gives."""
+    if o_buf is BOTTOM or o_buf is IN_PLACE or o_buf is BUFFER_AUTOMATIC or dt is DATATYPE_NULL or not dt.committed:
+        return None
+    try:
+        m = memoryview(o_buf)
+    except TypeError:
+        return None
+    n = m.nbytes
+    if not n or not m.c_contiguous or (m.readonly and not readonly):
+        return None
+    if count and dt.size:
+        lo, hi = data_bounds(dt, count)
+        if lo < 0 or hi > n:
+            return None
+    return BufSpec(o_buf, m if m.ndim == 1 and m.format == "B" else m.cast("B"), 0, count, dt)
+
+
 def _simple(msg: Any, readonly: bool, blocks: int) -> BufSpec:
+    t = type(msg)
+    if (t is list or t is tuple) and blocks < 2 and len(msg) == 3:
+        o_buf, o_count, o_type = msg
+        if type(o_count) is int and o_count >= 0 and type(o_type) is Datatype:
+            fast = _counted(o_buf, o_count, o_type._impl, readonly)
+            if fast is not None:
+                return fast
     o_buf, o_count, o_displ, o_type = _split(msg)
     mem, dt = _basic(o_buf, o_type, readonly)
     length = mem.nbytes

@@ -353,7 +353,7 @@ def _run(tmp_path, mode, program, np_, *args, platform=None, cfg=None, trace=Fal
     assert res.accelerated == (mode == "on")
     out["summary"] = [ln for ln in res.summary().splitlines() if "emulation wall time" not in ln]
     d = res.to_json()
-    for k in ("wall_s", "cpu_s", "peak_rss_bytes", "accelerated", "config"):
+    for k in ("wall_s", "cpu_s", "peak_rss_bytes", "accelerated", "accel_parts", "config"):
         d.pop(k)
     out["result"] = json.dumps(d, sort_keys=True, default=str)
     out["output"] = res.output
@@ -440,6 +440,16 @@ def test_accel_on_without_a_build_is_one_clear_line(monkeypatch):
     assert res.status == "ok" and not res.accelerated
 
 
+def test_a_partial_accelerator_is_named_in_the_summary():
+    res = launch.RunResult(script="x.py", np=2, platform="p", hosts_used=1, status="ok", exit_code=0,
+                           makespan_s=1.0, mpi_calls=0, messages=0, bytes_sent=0, wall_s=0.0, events=0,
+                           accelerated=True, accel_parts={"accel": "on", "callaccel": "the build of _callaccel.c failed: x"})
+    line = next(ln for ln in res.summary().splitlines() if "emulation wall time" in ln)
+    assert line.endswith("(0 events, accelerator on, but callaccel off: the build of _callaccel.c failed: x)")
+    res.accel_parts["callaccel"] = "on"
+    assert "but" not in res.summary()
+
+
 def test_env_var_gives_the_mode(monkeypatch):
     monkeypatch.setenv("SMPY_ACCEL", "off")
     res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg=EXACT)
@@ -447,8 +457,11 @@ def test_env_var_gives_the_mode(monkeypatch):
     monkeypatch.setenv("SMPY_ACCEL", "on")
     res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg=EXACT)
     assert res.accelerated and "accelerator on" in res.summary()
+    assert {"accel", "callaccel", "p2paccel", "switchaccel"} <= set(res.accel_parts)
+    assert set(res.accel_parts.values()) == {"on"}
+    assert res.to_json()["accel_parts"] == res.accel_parts
     res = smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg={**EXACT, "smpy/accel": "off"})
-    assert not res.accelerated
+    assert not res.accelerated and res.accel_parts == {}
     monkeypatch.setenv("SMPY_ACCEL", "fast")
     with pytest.raises(ValueError, match="SMPY_ACCEL='fast': expected one of auto, on, off"):
         smpy.run(str(TWINS), np=2, args=["ring", "1"], capture=True, echo=False, cfg=EXACT)
@@ -742,3 +755,41 @@ def test_facade_helpers_are_swapped(compiled):
     assert type(Comm.__dict__["_send"]).__name__ == "method_descriptor"
     assert type(Comm.__dict__["_irecv"]).__name__ == "method_descriptor"
     assert type(_WorldComm.__dict__["_impl"].fget).__name__ == "builtin_function_or_method"
+
+
+# -- the default run: the compute bursts timed around every call ---------------------------------
+def test_measured_calls_flush_the_burst_in_the_compiled_wrapper(tmp_path, monkeypatch):
+    """With computation measured (the default), the compiled wrapper flushes the burst before
+    an outermost call and restarts it after, as _call._hooked does: the same calls, the same
+    number of flushes and the same outputs both ways, and no _hooked frame when compiled."""
+    from smpy.mpi import _call
+    from smpy.timing.bench import Timing
+
+    counts = {"flush": 0, "hooked": 0}
+    flush, hooked = Timing.flush, _call._hooked
+
+    def counting_flush(self, proc):  # type: ignore[no-untyped-def]
+        counts["flush"] += 1
+        return flush(self, proc)
+
+    def counting_hooked(*a, **kw):  # type: ignore[no-untyped-def]
+        counts["hooked"] += 1
+        return hooked(*a, **kw)
+
+    monkeypatch.setattr(Timing, "flush", counting_flush)
+    monkeypatch.setattr(_call, "_hooked", counting_hooked)
+    path = tmp_path / "calls.py"
+    path.write_text(CALLS)
+    got = {}
+    for mode in ("off", "on"):
+        counts.update(flush=0, hooked=0)
+        res = smpy.run(str(path), np=2, capture=True, echo=False, cfg={"smpy/accel": mode})
+        assert res.status == "ok" and res.accelerated == (mode == "on")
+        assert all(r.measured_compute_s > 0 for r in res.ranks)
+        got[mode] = (res.mpi_calls, counts["flush"], res.output)
+        if mode == "on":
+            assert counts["hooked"] == 0
+        else:
+            assert counts["hooked"] > 0
+    assert got["off"] == got["on"]
+    assert got["on"][1] > 10

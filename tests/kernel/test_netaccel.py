@@ -264,6 +264,7 @@ def _replay(trace: Path, mode: str, tmp_path: Path) -> tuple[str, dict]:
     assert done.returncode == 0, done.stderr
     res = json.loads(out.read_text())
     assert res.pop("accelerated") == (mode == "on")
+    assert set(res.pop("accel_parts").values()) <= {"on"}  # {} when off
     for k in ("wall_s", "cpu_s", "peak_rss_bytes", "config"):
         res.pop(k)
     return done.stdout, res

@@ -360,3 +360,32 @@ def test_sentinels() -> None:
     assert hash(IN_PLACE) == hash(-1)
     assert pickle.loads(pickle.dumps(IN_PLACE)) is IN_PLACE
     assert type(IN_PLACE)() is IN_PLACE
+
+
+@pytest.mark.parametrize("readonly", [True, False])
+@pytest.mark.parametrize("expr", [
+    "[mmap.mmap(-1, 64), 16, MPI.BYTE]", "[mmap.mmap(-1, 64), 0, MPI.BYTE]", "[mmap.mmap(-1, 64), 65, MPI.BYTE]",
+    "[bytearray(16), 2, MPI.DOUBLE]", "[bytearray(16), 3, MPI.DOUBLE]", "[b'abcdefgh', 8, MPI.BYTE]",
+    "[np.arange(6.).reshape(2, 3), 6, MPI.DOUBLE]", "[np.arange(6.).reshape(2, 3).T, 6, MPI.DOUBLE]",
+    "[np.arange(6.), 2, MPI.DATATYPE_NULL]", "[np.arange(6.), 2, MPI.DOUBLE.Create_contiguous(2)]",
+    "[np.arange(6.), 2, MPI.DOUBLE.Create_contiguous(2).Commit()]", "[np.arange(6.), 2, MPI.DOUBLE.Create_contiguous(4).Commit()]",
+    "[np.zeros(0), 0, MPI.DOUBLE]", "[None, 0, MPI.DOUBLE]", "[None, 1, MPI.DOUBLE]",
+    "(np.arange(10, dtype='i'), 5, MPI.INT)", "[memoryview(bytearray(32)).cast('d', (2, 2)), 4, MPI.DOUBLE]",
+])
+def test_the_counted_form_parses_as_the_general_path(monkeypatch, expr: str, readonly: bool) -> None:
+    """``[buffer, count, MPI.Datatype]`` takes msgspec._counted; the result or the error is the
+    general path's (msgspec._simple with the fast path off)."""
+    import mmap
+
+    def parse(fast: bool) -> object:
+        with monkeypatch.context() as m:
+            if not fast:
+                m.setattr(msgspec, "_counted", lambda *a: None)
+            try:
+                s = msgspec._simple(eval(expr, {**_env(), "mmap": mmap}), readonly, 1)
+            except Exception as exc:  # noqa: BLE001 - the error itself is compared
+                return type(exc).__name__, str(exc)
+            return (s.mem.nbytes, s.mem.format, s.mem.ndim, s.mem.readonly, s.offset, s.count, s.datatype.name,
+                    type(s.obj).__name__)
+
+    assert parse(True) == parse(False)
