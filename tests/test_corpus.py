@@ -107,3 +107,16 @@ def test_pytest_suite_same_outcomes_as_mpich(tmp_path: Path) -> None:
     assert len(mpich) == 40, f"MPICH: {m_info}"  # 20 tests, each on both ranks
     same, total, diff = rp.compare(mpich, smpy)
     assert not diff, f"{same}/{total} the same; {diff[:10]}; smpy: {s_info}"
+
+
+def test_per_test_table_lines_up_the_ranks_of_each_test() -> None:
+    m = {"tests/t.py::a[Rank 0]": "PASSED", "tests/t.py::a[Rank 1]": "PASSED",
+         "tests/t.py::b[x][Rank 0]": "PASSED", "tests/t.py::b[x][Rank 1]": "FAILED", "tests/u.py::c@0": "SKIPPED"}
+    s = {"tests/t.py::a[Rank 0]": "PASSED", "tests/t.py::a[Rank 1]": "PASSED",
+         "tests/t.py::b[x][Rank 0]": "PASSED", "tests/t.py::b[x][Rank 1]": "PASSED"}
+    assert rp.per_test_table(m, s) == [
+        "same  MPICH PP    smpy PP    tests/t.py::a",
+        "DIFF  MPICH PF    smpy PP    tests/t.py::b[x]",
+        "DIFF  MPICH S     smpy -     tests/u.py::c",
+    ]
+    assert rp.test_files(rp.CACHE / "nowhere") == []

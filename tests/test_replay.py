@@ -76,6 +76,23 @@ def test_one_file_filter_keeps_exactly_the_ranks_lines(tmp_path: Path) -> None:
                                                           "init", "finalize"]
 
 
+def test_one_file_chunks_keep_line_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    from smpy.replay import ti
+
+    rnd = random.Random(7)
+    words = ["0", "1", "2", "10", "#smpy", "#", "", " ", "\t", "send", "recv", "1e6", "wtime"]
+    lines = [" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 5))) for _ in range(3000)]
+    one = tmp_path / "random.txt"
+    one.write_text("0 init\n" + "\n".join(lines) + "\n")
+    for chunk in (1, 7, 64, 1 << 16):
+        monkeypatch.setattr(ti, "_CHUNK", chunk)
+        for rank in (0, 1, 2, 10):
+            assert list(actions_of(str(one), rank)) == _naive_actions(str(one), rank), (chunk, rank)
+    assert len(_naive_actions(str(one), 1)) > 100
+
+
 def test_rank_file_resolves_one_name(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     for r in range(3):

@@ -32,7 +32,7 @@ from pathlib import Path
 
 
 def record(script: str, args: list[str], np_: int, platform: str | None, slots: int,
-           cfg: dict[str, str]) -> tuple[list[tuple], object]:
+           cfg: dict[str, str], hostfile: str | None = None) -> tuple[list[tuple], object]:
     """The network system's operations during one run of ``script``."""
     import smpy
     from smpy.lmm.maxmin import System
@@ -68,7 +68,6 @@ def record(script: str, args: list[str], np_: int, platform: str | None, slots: 
     model.System = Recording
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            hostfile = None
             if slots:
                 hostfile = str(Path(tmp) / "hosts.txt")
                 Path(hostfile).write_text("".join(f"node-{i}:{slots}\n" for i in range(256)))
@@ -125,6 +124,7 @@ def main() -> None:
     rec.add_argument("--np", type=int, required=True)
     rec.add_argument("--platform")
     rec.add_argument("--slots", type=int, default=0, help="a hostfile of 256 nodes with this many slots each")
+    rec.add_argument("--hostfile")
     rec.add_argument("--cfg", action="append", default=[], help="key:value")
     rec.add_argument("script")
     rec.add_argument("args", nargs=argparse.REMAINDER)
@@ -135,7 +135,7 @@ def main() -> None:
     if a.cmd == "record":
         cfg = dict(kv.split(":", 1) for kv in a.cfg)
         t0 = time.process_time()
-        ops, res = record(a.script, a.args, a.np, a.platform, a.slots, cfg)
+        ops, res = record(a.script, a.args, a.np, a.platform, a.slots, cfg, a.hostfile)
         with gzip.open(a.output, "wb") as f:
             pickle.dump(ops, f, protocol=pickle.HIGHEST_PROTOCOL)
         print(f"# recorded {sum(op[0] == 's' for op in ops)} solves, {sum(op[0] == 'v' for op in ops)} flows "

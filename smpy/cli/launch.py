@@ -99,8 +99,8 @@ RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own
 RANK_HEAPS_TOTAL = declare("smpy/rank-heaps-total", "1GiB", "Free memory all ranks' heaps may hold together; "
                            "beyond it new arrays come from the shared allocator and freed ones give their "
                            "pages back", parse=parse_size)
-ACCEL = declare("smpy/accel", "auto", "The compiled accelerator of the per-message path (smpy/kernel/_accel.c, "
-                "built on first use with the system's C compiler into ~/.cache/smpy): auto (used when it can "
+ACCEL = declare("smpy/accel", "auto", "The compiled accelerator of the per-message path (smpy/kernel/_accel.c "
+                "and its siblings, the max-min solver's smpy/lmm/_lmmaccel.c included, built on first use with the system's C compiler into ~/.cache/smpy): auto (used when it can "
                 "be built), on (required), off (the pure-Python reference path); when not given, the "
                 "environment variable SMPY_ACCEL; the same results either way", choices=("auto", "on", "off"),
                 parse=lambda v: str(v).strip().lower())

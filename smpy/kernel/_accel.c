@@ -6,6 +6,7 @@
  *   engine_run       smpy.kernel.engine.Engine.run          (the event loop)
  *   engine_schedule  smpy.kernel.engine.Engine.schedule     (one event)
  *   activity_finish  smpy.kernel.activity.Activity._finish  (completion, wake-ups)
+ *   activity_add_callback  smpy.kernel.activity.Activity.add_callback
  *   actor_resume     smpy.kernel.actors.Actor._resume       (switch into an actor)
  *   block_on         smpy.kernel.actors.block_on            (switch out of an actor)
  *   rate_set         smpy.kernel.activity.RateActivity._set_rate (floats: the same IEEE
@@ -246,6 +247,52 @@ fail:
     Py_DECREF(actor);
     Py_DECREF(it);
     return -1;
+}
+
+static PyObject *
+activity_add_callback(PyObject *self, PyObject *fn)
+{
+    /* if self.state != RUNNING: fn(self); elif self.callbacks is None: self.callbacks = [fn];
+     * else: self.callbacks.append(fn) */
+    PyObject *state = slot_get(self, ac_state, s_state);
+    if (state == NULL)
+        return NULL;
+    int running = int_eq(state, 0);
+    Py_DECREF(state);
+    if (running < 0)
+        return NULL;
+    if (!running) {
+        PyObject *r = PyObject_CallOneArg(fn, self);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+        Py_RETURN_NONE;
+    }
+    PyObject *cbs = slot_get(self, ac_callbacks, s_callbacks);
+    if (cbs == NULL)
+        return NULL;
+    if (cbs == Py_None) {
+        Py_DECREF(cbs);
+        PyObject *lst = PyList_New(1);
+        if (lst == NULL)
+            return NULL;
+        PyList_SET_ITEM(lst, 0, Py_NewRef(fn));
+        slot_set(self, ac_callbacks, lst);
+        Py_DECREF(lst);
+        Py_RETURN_NONE;
+    }
+    int err = PyList_CheckExact(cbs) ? PyList_Append(cbs, fn) : -2;
+    if (err == -2) {  /* not a list: its own append, as Python calls it */
+        PyObject *app = PyUnicode_InternFromString("append");
+        PyObject *r = app == NULL ? NULL : call_method1(cbs, app, fn);
+        Py_XDECREF(app);
+        err = r == NULL ? -1 : 0;
+        Py_XDECREF(r);
+    }
+    Py_DECREF(cbs);
+    if (err < 0)
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -1005,6 +1052,8 @@ static PyMethodDef engine_schedule_def = {"schedule", (PyCFunction)(void (*)(voi
                                           METH_FASTCALL | METH_KEYWORDS, "Engine.schedule, compiled (smpy.kernel._accel)"};
 static PyMethodDef activity_finish_def = {"_finish", (PyCFunction)activity_finish, METH_NOARGS,
                                           "Activity._finish, compiled (smpy.kernel._accel)"};
+static PyMethodDef activity_add_callback_def = {"add_callback", (PyCFunction)activity_add_callback, METH_O,
+                                                "Activity.add_callback, compiled (smpy.kernel._accel)"};
 static PyMethodDef actor_resume_def = {"_resume", (PyCFunction)actor_resume, METH_NOARGS,
                                        "Actor._resume, compiled (smpy.kernel._accel)"};
 
@@ -1071,8 +1120,10 @@ setup(PyObject *module, PyObject *args)
     schedule = PyDescr_NewMethod((PyTypeObject *)engine_cls, &engine_schedule_def);
     finish = PyDescr_NewMethod(ActivityType, &activity_finish_def);
     resume = PyDescr_NewMethod(ActorType, &actor_resume_def);
+    PyObject *add_cb = PyDescr_NewMethod(ActivityType, &activity_add_callback_def);
     Py_DECREF(engine_cls);
-    if (run == NULL || schedule == NULL || finish == NULL || resume == NULL) {
+    if (run == NULL || schedule == NULL || finish == NULL || resume == NULL || add_cb == NULL) {
+        Py_XDECREF(add_cb);
         Py_XDECREF(run);
         Py_XDECREF(schedule);
         Py_XDECREF(finish);
@@ -1080,7 +1131,8 @@ setup(PyObject *module, PyObject *args)
         return NULL;
     }
     Py_XSETREF(resume_descr, Py_NewRef(resume));
-    return Py_BuildValue("{sNsNsNsN}", "run", run, "schedule", schedule, "_finish", finish, "_resume", resume);
+    return Py_BuildValue("{sNsNsNsNsN}", "run", run, "schedule", schedule, "_finish", finish, "_resume", resume,
+                         "add_callback", add_cb);
 }
 
 static PyMethodDef methods[] = {

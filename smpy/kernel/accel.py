@@ -2,7 +2,7 @@
 
 ``_accel.c`` translates, line by line, the few Python functions every message goes
 through: the engine's loop (:meth:`Engine.run`) and :meth:`Engine.schedule`,
-:meth:`Activity._finish`, :meth:`RateActivity._set_rate`, :meth:`Actor._resume`,
+:meth:`Activity._finish`, :meth:`Activity.add_callback`, :meth:`RateActivity._set_rate`, :meth:`Actor._resume`,
 :func:`block_on`, and the fast path of the
 MPI facade's call wrapper (:func:`smpy.mpi._call.mpicall`). The Python functions stay the
 reference: a run gives the same bytes either way (``tests/kernel/test_accel.py``).
@@ -85,6 +85,7 @@ def _kernel_pairs(mod: ModuleType) -> list[tuple[Any, Any]]:
     return [(py_rate, rate), (engine.Engine.__dict__["run"], methods["run"]),
             (engine.Engine.__dict__["schedule"], methods["schedule"]),
             (Activity.__dict__["_finish"], methods["_finish"]),
+            (Activity.__dict__["add_callback"], methods["add_callback"]),
             (actors.Actor.__dict__["_resume"], methods["_resume"]),
             (actors.__dict__["block_on"], mod.block_on)]
 

@@ -4,8 +4,10 @@
  * smpy.mpi._call.mpicall puts around every public MPI call, which stays the reference (the
  * pure path, used when this file cannot be compiled): find the running rank, count the
  * call, check the integer arguments, call the method with depth + 1, hand an MPIException of
- * an outermost call to the error hook. A call that some feature watches (tracer, measured
- * computation, regions, sampling, smpy/probe-sees:polled) goes to the Python _hooked path;
+ * an outermost call to the error hook. A call watched only by the timing of the compute bursts
+ * (the default run) flushes the burst before and restarts it after, as _hooked does; a call that
+ * another feature watches (tracer, regions, page-fault counts, sampling,
+ * smpy/probe-sees:polled) goes to the Python _hooked path;
  * so do the after-MPI_Finalize error and the conversion of non-int integer arguments.
  * The method is called with the caller's argument vector as it is (no tuple, no dict).
  *
@@ -25,7 +27,8 @@
 
 static PyObject *actors_dict;  /* smpy.kernel.actors.__dict__ (its _current global) */
 static PyObject *s_current, *s_data, *s_depth, *s_world, *s_finalized, *s_mpi_calls, *s_bench,
-    *s_sampling, *s_tracer, *s_probe_polled, *s_timing, *s_measure, *s_error_hook, *i_one;
+    *s_sampling, *s_tracer, *s_probe_polled, *s_timing, *s_measure, *s_error_hook, *i_one, *s_regions,
+    *s_count_faults, *s_flush, *s_thread_time, *s_start;
 
 static PyObject *ProcessType, *current_fn, *call_dict, *hooked_fn, *coerce_fn, *MPIException, *after_finalize_fn;
 
@@ -35,6 +38,50 @@ typedef struct {
     PyObject *fn, *name, *ints, *wrapper;
     int after_ok;
 } MpiCall;
+
+/* slots of the running rank's Process and of its Actor, read at their offsets when the object
+ * is of exactly that class (-1: the attribute protocol) */
+static Py_ssize_t pr_depth = -1, pr_world = -1, pr_finalized = -1, pr_mpi_calls = -1, pr_bench = -1, at_data = -1;
+static PyTypeObject *ActorTypeC;
+
+static inline PyObject *
+pget(PyObject *proc, Py_ssize_t off, PyObject *name)
+{
+    if (off >= 0 && Py_TYPE(proc) == (PyTypeObject *)ProcessType)
+        return slot_get(proc, off, name);
+    return PyObject_GetAttr(proc, name);
+}
+
+static inline int
+pset(PyObject *proc, Py_ssize_t off, PyObject *name, PyObject *v)
+{
+    if (off >= 0 && Py_TYPE(proc) == (PyTypeObject *)ProcessType) {
+        slot_set(proc, off, v);
+        return 0;
+    }
+    return PyObject_SetAttr(proc, name, v);
+}
+
+/* bool(proc.<slot>) */
+static inline int
+attr_true_slot(PyObject *proc, Py_ssize_t off, PyObject *name)
+{
+    PyObject *v = pget(proc, off, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_None || v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* actor.data */
+static inline PyObject *
+actor_data(PyObject *actor)
+{
+    if (at_data >= 0 && Py_TYPE(actor) == ActorTypeC)
+        return slot_get(actor, at_data, s_data);
+    return PyObject_GetAttr(actor, s_data);
+}
 
 static PyObject *
 mpicall_hooked(MpiCall *self, PyObject *proc, PyObject *depth, PyObject *const *args, size_t nargsf,
@@ -165,12 +212,13 @@ static PyObject *
 mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *proc = NULL, *world = NULL, *depth = NULL, *r = NULL;
+    PyObject *proc = NULL, *world = NULL, *depth = NULL, *r = NULL, *timing = NULL;
+    int measured = 0;
     PyObject *actor = PyDict_GetItemWithError(actors_dict, s_current);
     if (actor == NULL && PyErr_Occurred())
         return NULL;
     if (actor != NULL && actor != Py_None)
-        proc = PyObject_GetAttr(actor, s_data);
+        proc = actor_data(actor);
     if (proc == NULL || Py_TYPE(proc) != (PyTypeObject *)ProcessType) {
         PyErr_Clear();
         Py_XDECREF(proc);
@@ -178,8 +226,8 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         if (proc == NULL)
             return NULL;
     }
-    depth = PyObject_GetAttr(proc, s_depth);
-    world = depth == NULL ? NULL : PyObject_GetAttr(proc, s_world);
+    depth = pget(proc, pr_depth, s_depth);
+    world = depth == NULL ? NULL : pget(proc, pr_world, s_world);
     if (world == NULL)
         goto out;
     int outer = int_eq(depth, 0);
@@ -187,7 +235,7 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         goto out;
     if (outer) {
         if (!self->after_ok) {
-            int fin = attr_true(proc, s_finalized);
+            int fin = attr_true_slot(proc, pr_finalized, s_finalized);
             if (fin < 0)
                 goto out;
             if (fin) {
@@ -195,16 +243,16 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
                 goto out;
             }
         }
-        PyObject *n = PyObject_GetAttr(proc, s_mpi_calls);
+        PyObject *n = pget(proc, pr_mpi_calls, s_mpi_calls);
         PyObject *n1 = n == NULL ? NULL : PyNumber_InPlaceAdd(n, i_one);
         Py_XDECREF(n);
         if (n1 == NULL)
             goto out;
-        int rc = PyObject_SetAttr(proc, s_mpi_calls, n1);
+        int rc = pset(proc, pr_mpi_calls, s_mpi_calls, n1);
         Py_DECREF(n1);
         if (rc < 0)
             goto out;
-        PyObject *bench = PyObject_GetAttr(proc, s_bench);
+        PyObject *bench = pget(proc, pr_bench, s_bench);
         int sampling = bench == NULL ? -1 : attr_not_none(bench, s_sampling);
         Py_XDECREF(bench);
         if (sampling < 0)
@@ -218,9 +266,18 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
     if (watched == 0)
         watched = attr_true(world, s_probe_polled);
     if (watched == 0) {
-        PyObject *timing = PyObject_GetAttr(world, s_timing);
+        timing = PyObject_GetAttr(world, s_timing);
         watched = timing == NULL ? -1 : attr_true(timing, s_measure);
-        Py_XDECREF(timing);
+        if (watched == 1) {
+            /* only the timing of the compute bursts watches the call (the default run): _hooked's
+               flush before and restart after are done here, unless regions or the page-fault
+               count need its frame */
+            int other = attr_not_none(timing, s_regions);
+            if (other == 0)
+                other = attr_true(timing, s_count_faults);
+            watched = other < 0 ? -1 : other;
+            measured = other == 0;
+        }
     }
     if (watched < 0)
         goto out;
@@ -228,11 +285,17 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         r = mpicall_hooked(self, proc, depth, args, nargsf, kwnames);
         goto out;
     }
+    if (measured && outer) {  /* timing.flush(proc): the burst before the call */
+        PyObject *f = call_method1(timing, s_flush, proc);
+        if (f == NULL)
+            goto out;
+        Py_DECREF(f);
+    }
     /* fast path: proc.depth = depth + 1; try: fn(*args, **kwargs) finally: proc.depth = depth */
     PyObject *d1 = PyNumber_Add(depth, i_one);
     if (d1 == NULL)
         goto out;
-    int rc = PyObject_SetAttr(proc, s_depth, d1);
+    int rc = pset(proc, pr_depth, s_depth, d1);
     Py_DECREF(d1);
     if (rc < 0)
         goto out;
@@ -284,7 +347,18 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
     {
         PyObject *et, *ev, *etb;
         PyErr_Fetch(&et, &ev, &etb);
-        if (PyObject_SetAttr(proc, s_depth, depth) < 0) {
+        int bad = pset(proc, pr_depth, s_depth, depth) < 0;
+        if (!bad && measured && outer) {  /* proc.bench.start = _thread_time(): the next burst */
+            PyObject *tt = PyDict_GetItemWithError(call_dict, s_thread_time);
+            PyObject *now = tt == NULL ? NULL : PyObject_CallNoArgs(tt);
+            PyObject *bench = now == NULL ? NULL : pget(proc, pr_bench, s_bench);
+            bad = bench == NULL || PyObject_SetAttr(bench, s_start, now) < 0;
+            if (bad && !PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "smpy.mpi._call has no _thread_time");
+            Py_XDECREF(bench);
+            Py_XDECREF(now);
+        }
+        if (bad) {
             Py_CLEAR(r);
             if (et != NULL)
                 _PyErr_ChainExceptions(et, ev, etb);
@@ -293,6 +367,7 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         }
     }
 out:
+    Py_XDECREF(timing);
     Py_XDECREF(world);
     Py_XDECREF(depth);
     Py_DECREF(proc);
@@ -422,6 +497,25 @@ setup_calls(PyObject *module, PyObject *args)
     Py_XSETREF(coerce_fn, Py_NewRef(a[4]));
     Py_XSETREF(MPIException, Py_NewRef(a[5]));
     Py_XSETREF(after_finalize_fn, Py_NewRef(a[6]));
+    /* the slots' offsets; a class without them keeps the attribute protocol */
+    pr_depth = pr_world = pr_finalized = pr_mpi_calls = pr_bench = at_data = -1;
+    if (PyType_Check(a[0])) {
+        PyTypeObject *pt = (PyTypeObject *)a[0];
+        if ((pr_depth = slot_offset(pt, "depth")) < 0 || (pr_world = slot_offset(pt, "world")) < 0 ||
+            (pr_finalized = slot_offset(pt, "finalized")) < 0 || (pr_mpi_calls = slot_offset(pt, "mpi_calls")) < 0 ||
+            (pr_bench = slot_offset(pt, "bench")) < 0) {
+            PyErr_Clear();
+            pr_depth = pr_world = pr_finalized = pr_mpi_calls = pr_bench = -1;
+        }
+    }
+    PyObject *actor_cls = PyDict_GetItemString(a[7], "Actor");
+    if (actor_cls != NULL && PyType_Check(actor_cls)) {
+        Py_XSETREF(ActorTypeC, (PyTypeObject *)Py_NewRef(actor_cls));
+        if ((at_data = slot_offset(ActorTypeC, "data")) < 0) {
+            PyErr_Clear();
+            at_data = -1;
+        }
+    }
     Py_RETURN_NONE;
 }
 
@@ -730,7 +824,7 @@ running_proc(void)
             PyErr_SetObject(PyExc_NameError, s_current);
         return NULL;
     }
-    return PyObject_GetAttr(a, s_data);
+    return actor_data(a);
 }
 
 static PyObject *
@@ -981,6 +1075,8 @@ PyInit__callaccel(void)
     INTERN(s_mpi_calls, "mpi_calls"); INTERN(s_bench, "bench"); INTERN(s_sampling, "sampling");
     INTERN(s_tracer, "tracer"); INTERN(s_probe_polled, "probe_polled"); INTERN(s_timing, "timing");
     INTERN(s_measure, "measure"); INTERN(s_error_hook, "error_hook");
+    INTERN(s_regions, "regions"); INTERN(s_count_faults, "count_faults"); INTERN(s_flush, "flush");
+    INTERN(s_thread_time, "_thread_time"); INTERN(s_start, "start");
     if ((i_one = PyLong_FromLong(1)) == NULL)
         return NULL;
     if (PyType_Ready(&MpiCallType) < 0)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 
 import numpy as np
 from mpi4py import MPI
@@ -45,6 +46,8 @@ class Replayer(FileActions):
         #: datatype by its id in the trace, and (size, extent == size) by datatype
         self._types: dict[str, MPI.Datatype] = {}
         self._sizes: list[tuple[MPI.Datatype, int, bool]] = []
+        #: the method of each action met, by its name
+        self._actions: dict[str, Callable[[list[str]], None]] = {}
 
     # -- helpers ---------------------------------------------------------------------------
     def dtype(self, args: list[str], i: int) -> MPI.Datatype:
@@ -102,9 +105,12 @@ class Replayer(FileActions):
 
     # -- actions ---------------------------------------------------------------------------
     def run(self, action: str, a: list[str]) -> None:
-        fn = getattr(self, "do_" + action, None)
+        fn = self._actions.get(action)
         if fn is None:
-            raise ValueError(f"rank {self.rank}: unknown TI action {action!r}")
+            fn = getattr(self, "do_" + action, None)
+            if fn is None:
+                raise ValueError(f"rank {self.rank}: unknown TI action {action!r}")
+            self._actions[action] = fn
         fn(a)
 
     def do_init(self, a: list[str]) -> None:

@@ -17,6 +17,7 @@ at a time, whatever the length of its trace.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 
 #: the prefix of smpy's own actions (:mod:`smpy.trace.ti`)
@@ -70,27 +71,55 @@ def rank_file(index: str, rank: int) -> str:
 
 
 def actions_of(path: str, rank: int) -> Iterator[tuple[int, str, list[str]]]:
-    """The actions of ``rank``: ``(line number, action, arguments)``.
-
-    In a one-file trace, every rank reads every line: a line that cannot be the rank's (it
-    starts with another word than the rank's number, ``#smpy`` or blanks) is skipped before
-    it is split."""
-    source = rank_file(path, rank) if is_index(path) else path
+    """The actions of ``rank``: ``(line number, action, arguments)``."""
+    if not is_index(path):
+        yield from _one_file_actions(path, rank)
+        return
     want = str(rank)
-    k = len(want)
-    with open(source, encoding="utf-8") as fh:
+    with open(rank_file(path, rank), encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
-            if line.startswith(want):
-                if not line[k:k + 1].isspace():  # "12 ..." is not rank 1's
-                    continue
-            elif not (line[:1].isspace() or line.startswith(EXTENSION)):
-                continue
             words = line.split()
             if words and words[0] == EXTENSION:  # smpy's own action, a comment to SMPI
                 words = words[1:]
             if len(words) < 2 or words[0] != want:
                 continue
             yield n, words[1], words[2:]
+
+
+#: characters of a one-file trace read at a time by each rank
+_CHUNK = 1 << 16
+
+
+def _one_file_actions(path: str, rank: int) -> Iterator[tuple[int, str, list[str]]]:
+    """The actions of ``rank`` in a trace holding every rank's lines. Every rank reads the
+    whole file, so the lines that may be the rank's are found by a regular expression over
+    a chunk of lines, in C (a superset: the lines that start with the rank's number and a
+    blank, with ``#smpy`` or with a blank), and only those are split; a rank keeps its own
+    actions of one chunk at a time."""
+    want = str(rank)
+    # a newline before each line start: the search skips from newline to newline
+    maybe = re.compile(rf"\n(?:[^\S\n]|{re.escape(EXTENSION)}|{want}[^\S\n])")
+    n = 1  # the number of the line starting at ``pos``
+    with open(path, encoding="utf-8") as fh:
+        while chunk := fh.read(_CHUNK):
+            if not chunk.endswith("\n"):
+                chunk += fh.readline()
+            text = "\n" + chunk
+            mine = []
+            pos = 1
+            for m in maybe.finditer(text):
+                start = m.start() + 1
+                n += text.count("\n", pos, start)
+                pos = start
+                end = text.find("\n", start)
+                words = text[start:end if end >= 0 else len(text)].split()
+                if words and words[0] == EXTENSION:  # smpy's own action, a comment to SMPI
+                    words = words[1:]
+                if len(words) >= 2 and words[0] == want:
+                    mine.append((n, words[1], words[2:]))
+            n += text.count("\n", pos)
+            del chunk, text
+            yield from mine
 
 
 def ranks_in(path: str) -> int:

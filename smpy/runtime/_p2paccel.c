@@ -811,6 +811,241 @@ pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* -- the receive-buffer copy: _copy_in and _detach -------------------------------------- */
+static PyObject *py_copy_in, *py_detach, *DatatypeType;
+static PyObject *s__copies, *s__folded, *s_ledger, *s_active, *s_datatype, *s_contiguous, *s_size, *s_mem,
+    *s_offset, *s_payload;
+
+/* a 1-d byte buffer ('B', item size 1, contiguous) of the memoryview: its view, or NULL */
+static Py_buffer *
+byte_view(PyObject *mv)
+{
+    if (!PyMemoryView_Check(mv))
+        return NULL;
+    PyMemoryViewObject *m = (PyMemoryViewObject *)mv;
+    if ((m->flags & _Py_MEMORYVIEW_RELEASED) || (m->mbuf->flags & _Py_MANAGED_BUFFER_RELEASED))
+        return NULL;  /* released: the Python code raises */
+    Py_buffer *v = PyMemoryView_GET_BUFFER(mv);
+    if (v->buf == NULL || v->ndim != 1 || v->itemsize != 1 || v->shape == NULL || v->shape[0] != v->len ||
+        (v->strides != NULL && v->strides[0] != 1) || v->suboffsets != NULL ||
+        (v->format != NULL && strcmp(v->format, "B") != 0))
+        return NULL;
+    return v;
+}
+
+/* getattr(obj, name) is None for a module global obj; 1 yes, 0 no, -1 error */
+static int
+global_attr_is(PyObject *global, PyObject *name, PyObject *value)
+{
+    PyObject *g = dict_global(p2p_dict, global);
+    if (g == NULL)
+        return -1;
+    PyObject *v = PyObject_GetAttr(g, name);
+    if (v == NULL)
+        return -1;
+    int r = v == value;
+    Py_DECREF(v);
+    return r;
+}
+
+/* the common case of _copy_in: a bytes or byte-memoryview payload that fits a contiguous
+ * datatype's buffer (a byte memoryview), no copy ledger, no folded bytes. 1: copied, 0: not
+ * the common case (nothing changed), -1: error */
+static int
+copy_in_fast(PyObject *send, PyObject *recv)
+{
+    PyObject *n = SLOT(send, send_off[F_NBYTES]), *buf = SLOT(recv, recv_off[F_BUF]);
+    PyObject *data = SLOT(send, send_off[F_PAYLOAD]);
+    if (n == NULL || !PyLong_CheckExact(n) || buf == NULL || buf == Py_None || data == NULL)
+        return 0;
+    int r = global_attr_is(s__copies, s_ledger, Py_None);
+    if (r <= 0)
+        return r;
+    r = global_attr_is(s__folded, s_active, Py_False);
+    if (r <= 0)
+        return r;
+    const char *src;
+    Py_ssize_t len;
+    if (PyBytes_CheckExact(data)) {
+        src = PyBytes_AS_STRING(data);
+        len = PyBytes_GET_SIZE(data);
+    } else {
+        Py_buffer *v = byte_view(data);
+        if (v == NULL)
+            return 0;
+        src = v->buf;
+        len = v->len;
+    }
+    if (len == 0)
+        return 0;
+    r = 0;
+    PyObject *cap = PyObject_GetAttr(buf, s_nbytes);
+    PyObject *dt = cap == NULL ? NULL : PyObject_GetAttr(buf, s_datatype);
+    PyObject *mem = dt == NULL ? NULL : PyObject_GetAttr(buf, s_mem);
+    PyObject *off = mem == NULL ? NULL : PyObject_GetAttr(buf, s_offset);
+    PyObject *contig = NULL, *size = NULL;
+    if (off == NULL)
+        goto fail;
+    if (!PyLong_CheckExact(cap) || (PyObject *)Py_TYPE(dt) != DatatypeType || !PyLong_CheckExact(off))
+        goto done;
+    contig = PyObject_GetAttr(dt, s_contiguous);
+    size = contig == NULL ? NULL : PyObject_GetAttr(dt, s_size);
+    if (size == NULL)
+        goto fail;
+    if (contig != Py_True || !PyLong_CheckExact(size))
+        goto done;
+    long long nn = PyLong_AsLongLong(n), cc = PyLong_AsLongLong(cap), sz = PyLong_AsLongLong(size),
+        o = PyLong_AsLongLong(off);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        goto done;
+    }
+    Py_buffer *dst = byte_view(mem);
+    /* n <= cap (no truncation); count * size >= len, so unpack writes all len bytes */
+    if (dst == NULL || dst->readonly || nn > cc || sz <= 0 || o < 0 || o > dst->len - len)
+        goto done;
+    /* recv.nbytes = n; dt.unpack(data, buf.mem, buf.offset, count): mem[o:o + len] = data */
+    slot_set(recv, recv_off[F_NBYTES], n);
+    memmove((char *)dst->buf + o, src, (size_t)len);
+    r = 1;
+    goto done;
+fail:
+    r = -1;
+done:
+    Py_XDECREF(size);
+    Py_XDECREF(contig);
+    Py_XDECREF(off);
+    Py_XDECREF(mem);
+    Py_XDECREF(dt);
+    Py_XDECREF(cap);
+    return r;
+}
+
+static PyObject *
+copy_in(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _copy_in(send, recv); every other case: the Python function */
+    if (nargs == 2 && is_send(args[0]) && is_recv(args[1])) {
+        int r = copy_in_fast(args[0], args[1]);
+        if (r < 0)
+            return NULL;
+        if (r > 0)
+            Py_RETURN_NONE;
+    }
+    return PyObject_Vectorcall(py_copy_in, args, nargs, NULL);
+}
+
+static PyObject *
+detach(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _detach(send): recv = send.match; if recv is not None and _lands(recv): _copy_in(send,
+     * recv); send.payload = _LANDED. Else (a copy into bytes): the Python function */
+    if (nargs != 1 || !is_send(args[0]))
+        return PyObject_Vectorcall(py_detach, args, nargs, NULL);
+    PyObject *send = args[0];
+    PyObject *recv = SLOT(send, send_off[F_MATCH]);
+    if (recv == NULL || !is_recv(recv))
+        return PyObject_Vectorcall(py_detach, args, nargs, NULL);
+    PyObject *buf = SLOT(recv, recv_off[F_BUF]);
+    if (buf == NULL || buf == Py_None)
+        return PyObject_Vectorcall(py_detach, args, nargs, NULL);
+    PyObject *dt = PyObject_GetAttr(buf, s_datatype);
+    if (dt == NULL)
+        return NULL;
+    int lands = dt != Py_None;
+    Py_DECREF(dt);
+    if (!lands)
+        return PyObject_Vectorcall(py_detach, args, nargs, NULL);
+    Py_INCREF(recv);
+    PyObject *x = call_global2(s__copy_in, send, recv);
+    Py_DECREF(recv);
+    if (x == NULL)
+        return NULL;
+    Py_DECREF(x);
+    slot_set(send, send_off[F_PAYLOAD], LANDED);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+setup_copy(PyObject *module, PyObject *args)
+{
+    PyObject *pc, *pd, *dtt;
+    if (!PyArg_ParseTuple(args, "OOO!", &pc, &pd, &PyType_Type, &dtt))
+        return NULL;
+    Py_XSETREF(py_copy_in, Py_NewRef(pc));
+    Py_XSETREF(py_detach, Py_NewRef(pd));
+    Py_XSETREF(DatatypeType, Py_NewRef(dtt));
+    Py_RETURN_NONE;
+}
+
+/* -- the send side: pack_message (smpy.runtime.packing) ---------------------------------- */
+static PyObject *packing_dict, *py_pack_message, *s_count;
+
+static PyObject *
+pack_message(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* pack_message(spec, owned=False): if _folded.active: ...; dt = spec.datatype; if
+     * dt.contiguous and not owned: return spec.mem[off:off + spec.count * dt.size]. Folded
+     * bytes, owned copies, other datatypes: the Python function */
+    if (nargs < 1 || nargs > 2 || (nargs == 2 && args[1] != Py_False))
+        return PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
+    PyObject *folded = PyDict_GetItemWithError(packing_dict, s__folded);
+    if (folded == NULL)
+        return PyErr_Occurred() ? NULL : PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
+    PyObject *active = PyObject_GetAttr(folded, s_active);
+    if (active == NULL)
+        return NULL;
+    Py_DECREF(active);
+    if (active != Py_False)
+        return PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
+    PyObject *spec = args[0];
+    PyObject *dt = PyObject_GetAttr(spec, s_datatype);
+    if (dt == NULL)
+        return NULL;
+    PyObject *contig = PyObject_GetAttr(dt, s_contiguous);
+    if (contig == NULL) {
+        Py_DECREF(dt);
+        return NULL;
+    }
+    Py_DECREF(contig);
+    if (contig != Py_True) {
+        Py_DECREF(dt);
+        return PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
+    }
+    PyObject *r = NULL, *off = NULL, *mem = NULL, *count = NULL, *size = NULL, *len = NULL, *stop = NULL;
+    PyObject *sl = NULL;
+    off = PyObject_GetAttr(spec, s_offset);
+    mem = off == NULL ? NULL : PyObject_GetAttr(spec, s_mem);
+    count = mem == NULL ? NULL : PyObject_GetAttr(spec, s_count);
+    size = count == NULL ? NULL : PyObject_GetAttr(dt, s_size);
+    len = size == NULL ? NULL : PyNumber_Multiply(count, size);
+    stop = len == NULL ? NULL : PyNumber_Add(off, len);
+    sl = stop == NULL ? NULL : PySlice_New(off, stop, NULL);
+    r = sl == NULL ? NULL : PyObject_GetItem(mem, sl);
+    Py_XDECREF(sl);
+    Py_XDECREF(stop);
+    Py_XDECREF(len);
+    Py_XDECREF(size);
+    Py_XDECREF(count);
+    Py_XDECREF(mem);
+    Py_XDECREF(off);
+    Py_DECREF(dt);
+    return r;
+}
+
+static PyObject *
+setup_pack(PyObject *module, PyObject *args)
+{
+    PyObject *d, *pm;
+    if (!PyArg_ParseTuple(args, "O!O", &PyDict_Type, &d, &pm))
+        return NULL;
+    if (s_count == NULL && (s_count = PyUnicode_InternFromString("count")) == NULL)
+        return NULL;
+    Py_XSETREF(packing_dict, Py_NewRef(d));
+    Py_XSETREF(py_pack_message, Py_NewRef(pm));
+    Py_RETURN_NONE;
+}
+
 /* -- setup ------------------------------------------------------------------------------- */
 static int
 offsets(PyTypeObject *tp, Py_ssize_t *off, int n)
@@ -870,6 +1105,12 @@ setup(PyObject *module, PyObject *args)
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS, "setup(p2p.__dict__, SendRequest, RecvRequest, isend, irecv, wait, "
      "ANY_SOURCE, ANY_TAG, PROC_NULL, P2P, _pair, _deliver, _arrived, _start_transfer, _LANDED, partial, FAILED)"},
+    {"setup_copy", setup_copy, METH_VARARGS, "setup_copy(_copy_in, _detach, DatatypeImpl)"},
+    {"setup_pack", setup_pack, METH_VARARGS, "setup_pack(packing.__dict__, pack_message)"},
+    {"pack_message", (PyCFunction)(void (*)(void))pack_message, METH_FASTCALL,
+     "smpy.runtime.packing.pack_message, compiled"},
+    {"_copy_in", (PyCFunction)(void (*)(void))copy_in, METH_FASTCALL, "smpy.runtime.p2p._copy_in, compiled"},
+    {"_detach", (PyCFunction)(void (*)(void))detach, METH_FASTCALL, "smpy.runtime.p2p._detach, compiled"},
     {"_pair", (PyCFunction)(void (*)(void))pair, METH_FASTCALL, "smpy.runtime.p2p._pair, compiled"},
     {"_deliver", (PyCFunction)(void (*)(void))deliver, METH_FASTCALL, "smpy.runtime.p2p._deliver, compiled"},
     {"_arrived", (PyCFunction)(void (*)(void))arrived, METH_FASTCALL, "smpy.runtime.p2p._arrived, compiled"},
@@ -905,7 +1146,10 @@ PyInit__p2paccel(void)
     INTERN(s_detached, "detached"); INTERN(s_nbytes, "nbytes"); INTERN(s_call, "call"); INTERN(s_sync, "sync"); INTERN(s_blocking, "blocking"); INTERN(s_label, "label");
     INTERN(s_buf, "buf"); INTERN(s__arrived, "_arrived"); INTERN(s__deliver, "_deliver");
     INTERN(s__copy_in, "_copy_in"); INTERN(s__transfer_failed, "_transfer_failed"); INTERN(s_transfer, "transfer");
-    INTERN(s_add_callback, "add_callback"); INTERN(s_ENVELOPE_BYTES, "ENVELOPE_BYTES");
+    INTERN(s_add_callback, "add_callback");
+    INTERN(s__copies, "_copies"); INTERN(s__folded, "_folded"); INTERN(s_ledger, "ledger"); INTERN(s_active, "active");
+    INTERN(s_datatype, "datatype"); INTERN(s_contiguous, "contiguous"); INTERN(s_size, "size"); INTERN(s_mem, "mem");
+    INTERN(s_offset, "offset"); INTERN(s_payload, "payload"); INTERN(s_ENVELOPE_BYTES, "ENVELOPE_BYTES");
     if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus1 = PyLong_FromLong(-1)) == NULL ||
         (i_send = PyLong_FromLong(0)) == NULL || (i_recv = PyLong_FromLong(1)) == NULL ||
         (f_minus1 = PyFloat_FromDouble(-1.0)) == NULL)

@@ -767,8 +767,10 @@ def recv_matched(proc: Process, send: SendRequest, buf: Any, call: str = "MPI_Mr
 
 # -- the compiled common case (smpy.kernel.accel) -----------------------------------------
 def _compiled() -> list[tuple[Any, Any]]:
-    """(Python, compiled) pairs of :func:`isend`, :func:`irecv`, :func:`wait` and the delivery
-    steps (:func:`_pair`, :func:`_start_transfer`, :func:`_arrived`, :func:`_deliver`) from
+    """(Python, compiled) pairs of :func:`isend`, :func:`irecv`, :func:`wait`, the delivery
+    steps (:func:`_pair`, :func:`_start_transfer`, :func:`_arrived`, :func:`_deliver`) and the
+    receive-buffer copy (:func:`_copy_in`, :func:`_detach`), and the send side's
+    :func:`smpy.runtime.packing.pack_message` from
     ``_p2paccel.c`` (none when it cannot be built). The compiled functions do the common
     case and call these Python ones for the rest (fault tolerance, PROC_NULL, sender
     overheads, tracers, time-independent traces, deadlock labels)."""
@@ -777,8 +779,14 @@ def _compiled() -> list[tuple[Any, Any]]:
         return []
     mod.setup(globals(), SendRequest, RecvRequest, isend, irecv, wait, ANY_SOURCE, ANY_TAG, PROC_NULL, P2P,
               _pair, _deliver, _arrived, _start_transfer, _LANDED, partial, FAILED)
+    from smpy.runtime import packing
+    from smpy.runtime.datatype import DatatypeImpl
+
+    mod.setup_copy(_copy_in, _detach, DatatypeImpl)
+    mod.setup_pack(vars(packing), packing.pack_message)
     return [(isend, mod.isend), (irecv, mod.irecv), (wait, mod.wait), (_pair, mod._pair),
-            (_deliver, mod._deliver), (_arrived, mod._arrived), (_start_transfer, mod._start_transfer)]
+            (_deliver, mod._deliver), (_arrived, mod._arrived), (_start_transfer, mod._start_transfer),
+            (_copy_in, mod._copy_in), (_detach, mod._detach), (packing.pack_message, mod.pack_message)]
 
 
 _accel.register(_compiled)

@@ -153,6 +153,33 @@ def test_finish_matches_python():
     assert a[0][0] == ("cb1", 1, 4.0) and a[0][-1] == "late" and a[5] == ["a0", "a2"]
 
 
+def test_add_callback_matches_python():
+    def go():
+        e = Engine()
+        log = []
+        act = Activity(e)
+        act.add_callback(lambda a: log.append(("first", a.state)))   # callbacks None -> a list
+        first = act.callbacks
+        act.add_callback(lambda a: log.append(("second", a.state)))  # appended to that list
+        n_before = len(act.callbacks)
+        act._finish()
+        act.add_callback(lambda a: log.append(("done", a.state)))    # done: called at once
+        failed = Activity(e)
+        failed._fail(RuntimeError("x"))
+        failed.add_callback(lambda a: log.append(("failed", a.state, str(a.exception))))
+        err = None
+        try:
+            failed.add_callback(lambda a: 1 / 0)
+        except ZeroDivisionError as exc:
+            err = str(exc)
+        return log, type(first).__name__, n_before, act.callbacks, err
+
+    a, b = _both(go)
+    assert a == b
+    assert a[0] == [("first", 1), ("second", 1), ("done", 1), ("failed", 2, "x")] and a[1] == "list"
+    assert a[2] == 2 and a[4] == "division by zero"
+
+
 def test_finish_propagates_a_callback_error(compiled):
     e = Engine()
     act = Trigger(e)
@@ -579,6 +606,133 @@ def test_p2p_functions_are_swapped(compiled):
         p2p.isend(object(), comm, 0, b"", 0, 1, 0)
 
 
+# -- the receive-buffer copy (_copy_in, _detach in smpy/runtime/_p2paccel.c) --------------------
+def _copy_case(case):
+    """One _copy_in or _detach of a case; the receive's fields, the memory, the error."""
+    from types import SimpleNamespace
+
+    from smpy.runtime import copies, p2p
+    from smpy.runtime.datatype import PREDEFINED
+
+    procs, comm, _world = _p2p_setup()
+    dbl, byte = PREDEFINED["DOUBLE"], PREDEFINED["BYTE"]
+    arr = bytearray(range(40))
+    mem = memoryview(arr)
+    data = memoryview(bytes(range(100, 116)))  # a borrowed payload of 16 bytes
+    n, dt, off = 16, dbl, 8
+    if case == "bytes":
+        data = bytes(data)
+    elif case == "odd":  # a partial last element
+        data, n = data[:13], 13
+    elif case == "truncate":
+        n = 48
+    elif case == "past_end":
+        off = 32
+    elif case == "negative_offset":
+        off = -8
+    elif case == "readonly":
+        mem = memoryview(bytes(40))
+    elif case == "format_d":
+        mem = memoryview(np.zeros(5)).cast("B").cast("d")
+    elif case == "payload_d":
+        data = memoryview(np.arange(2.0))
+    elif case == "released":
+        mem = memoryview(bytearray(40))
+        mem.release()
+    elif case == "empty":
+        data, n = b"", 0
+    elif case == "byte_type":
+        dt = byte
+    elif case == "vector":
+        from smpy.runtime.datatype import create_vector
+        dt = create_vector(dbl, 2, 1, 2)
+    elif case == "detach_nobuf":  # a borrowed bytearray: copied into bytes that wait
+        data = memoryview(bytearray(data))
+    send = p2p.SendRequest(procs[0], comm, 0, "MPI_Send", 1, 5)
+    recv = p2p.RecvRequest(procs[1], comm, 0, "MPI_Recv", 0, 5)
+    send.payload, send.nbytes = data, n
+    cap = n if case != "truncate" else 16
+    recv.buf = None if case in ("no_buf", "detach_nobuf") else SimpleNamespace(nbytes=cap, datatype=dt, mem=mem, offset=off)
+    send.match = recv
+    ledger = copies.start() if case == "ledger" else None
+    try:
+        (p2p._detach(send) if case.startswith("detach") else p2p._copy_in(send, recv))
+        err = None
+    except Exception as e:  # noqa: BLE001 - the error is compared both ways
+        err = (type(e).__name__, str(e))
+    finally:
+        if ledger is not None:
+            copies.stop()
+    landed = send.payload is p2p._LANDED
+    out = bytes(arr) if case not in ("readonly", "format_d", "released") else None
+    pay = recv.payload if not isinstance(recv.payload, memoryview) else ("mv", bytes(recv.payload))
+    return recv.nbytes, recv.error, pay, out, err, landed, type(send.payload).__name__
+
+
+@pytest.mark.parametrize("case", ["memoryview", "bytes", "odd", "truncate", "past_end", "negative_offset",
+                                  "readonly", "format_d", "payload_d", "released", "empty", "byte_type",
+                                  "vector", "no_buf", "ledger", "detach", "detach_nobuf"])
+def test_copy_in_and_detach_match_python(case):
+    a, b = _both(lambda: _copy_case(case))
+    assert a == b
+    if case in ("memoryview", "bytes", "detach", "ledger"):
+        assert a[3][8:24] == bytes(range(100, 116)) and a[0] == 16 and a[4] is None
+    if case == "detach":
+        assert a[5]  # the payload landed in the receive buffer
+    if case == "detach_nobuf":
+        assert not a[5] and a[6] == "bytes"  # copied into bytes that wait
+    if case in ("past_end", "readonly", "released"):
+        assert a[4] is not None  # the Python code's error, raised both ways
+
+
+@pytest.mark.parametrize("case", ["contiguous", "owned", "owned_false", "vector", "offset", "empty", "ledger"])
+def test_pack_message_matches_python(case):
+    from smpy.mpi.msgspec import BufSpec
+    from smpy.runtime import copies, packing
+    from smpy.runtime.datatype import PREDEFINED, create_vector
+
+    def go():
+        arr = np.arange(8.0)
+        dt = PREDEFINED["DOUBLE"]
+        spec = BufSpec(arr, memoryview(arr).cast("B"), 0, 4, dt)
+        args = (spec,)
+        if case == "owned":
+            args = (spec, True)
+        elif case == "owned_false":
+            args = (spec, False)
+        elif case == "vector":
+            spec.datatype, spec.count = create_vector(dt, 2, 1, 2), 2
+        elif case == "offset":
+            spec.offset = 16
+        elif case == "empty":
+            spec.count = 0
+        ledger = copies.start() if case == "ledger" else None
+        try:
+            out = packing.pack_message(*args)
+        finally:
+            if ledger is not None:
+                copies.stop()
+        arr[:] = -1.0  # a borrowed payload sees the change, a packed one does not
+        return type(out).__name__, bytes(out), len(out)
+
+    a, b = _both(go)
+    assert a == b
+    if case in ("contiguous", "owned_false", "ledger"):
+        assert a[0] == "memoryview" and a[1] == np.full(4, -1.0).tobytes()
+    if case == "owned":
+        assert a[0] == "bytes" and a[1] == np.arange(4.0).tobytes()
+    if case == "offset":
+        assert a[2] == 32 and a[1] == np.full(4, -1.0).tobytes()
+
+
+def test_copy_in_is_compiled(compiled):
+    from smpy.mpi import comm
+    from smpy.runtime import p2p, packing
+
+    assert type(p2p._copy_in).__name__ == type(p2p._detach).__name__ == "builtin_function_or_method"
+    assert type(packing.pack_message).__name__ == type(comm.pack_message).__name__ == "builtin_function_or_method"
+
+
 # -- the rank contexts' switch hooks (smpy/shim/_switchaccel.c) ----------------------------------
 def test_switch_hooks_compiled_pass_the_isolation_test(compiled):
     import importlib.util
@@ -755,3 +909,41 @@ def test_facade_helpers_are_swapped(compiled):
     assert type(Comm.__dict__["_send"]).__name__ == "method_descriptor"
     assert type(Comm.__dict__["_irecv"]).__name__ == "method_descriptor"
     assert type(_WorldComm.__dict__["_impl"].fget).__name__ == "builtin_function_or_method"
+
+
+# -- the default run: the compute bursts timed around every call ---------------------------------
+def test_measured_calls_flush_the_burst_in_the_compiled_wrapper(tmp_path, monkeypatch):
+    """With computation measured (the default), the compiled wrapper flushes the burst before
+    an outermost call and restarts it after, as _call._hooked does: the same calls, the same
+    number of flushes and the same outputs both ways, and no _hooked frame when compiled."""
+    from smpy.mpi import _call
+    from smpy.timing.bench import Timing
+
+    counts = {"flush": 0, "hooked": 0}
+    flush, hooked = Timing.flush, _call._hooked
+
+    def counting_flush(self, proc):  # type: ignore[no-untyped-def]
+        counts["flush"] += 1
+        return flush(self, proc)
+
+    def counting_hooked(*a, **kw):  # type: ignore[no-untyped-def]
+        counts["hooked"] += 1
+        return hooked(*a, **kw)
+
+    monkeypatch.setattr(Timing, "flush", counting_flush)
+    monkeypatch.setattr(_call, "_hooked", counting_hooked)
+    path = tmp_path / "calls.py"
+    path.write_text(CALLS)
+    got = {}
+    for mode in ("off", "on"):
+        counts.update(flush=0, hooked=0)
+        res = smpy.run(str(path), np=2, capture=True, echo=False, cfg={"smpy/accel": mode})
+        assert res.status == "ok" and res.accelerated == (mode == "on")
+        assert all(r.measured_compute_s > 0 for r in res.ranks)
+        got[mode] = (res.mpi_calls, counts["flush"], res.output)
+        if mode == "on":
+            assert counts["hooked"] == 0
+        else:
+            assert counts["hooked"] > 0
+    assert got["off"] == got["on"]
+    assert got["on"][1] > 10

@@ -49,3 +49,18 @@ def test_flow_sets_what_shared_activity_sets() -> None:
     SharedActivity.__init__(ref, model, 100.0, 3.0, 5e8, info.uses, 0.9)
     _same(flat, ref, _slots(Activity, RateActivity, SharedActivity))
     assert flat.route == () and flat.size == 100.0 and flat.latency == 4e-6
+
+
+def test_executions_set_what_rate_activity_sets() -> None:
+    from smpy.cpu.host import Host
+    from smpy.cpu.model import CpuModel, Exec
+
+    engine = Engine()
+    engine.now = 1.25
+    host = Host("h", 2, [1e9])
+    model = CpuModel(engine, [host])
+    flat = Exec(model, host, 5e6, 3e8, "compute", 0.25)
+    ref = Exec.__new__(Exec)
+    RateActivity.__init__(ref, engine, 5e6)
+    ref.model, ref.host, ref.bound, ref.label, ref.memory = model, host, 3e8, "compute", 0.25
+    _same(flat, ref, _slots(Activity, RateActivity, Exec))
