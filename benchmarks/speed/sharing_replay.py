@@ -16,19 +16,22 @@ Deterministic input, so unlike the end-to-end figures this one hardly depends on
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent.parent / "conformance" / ".cache" / "mpi4py-4.1.2" / "demo"
 
 
-def record(script: Path) -> tuple[list[tuple], int]:
-    """The network system's operations during one run of ``script`` at np 2."""
-    import smpy
+@contextlib.contextmanager
+def recording() -> Iterator[list[tuple]]:
+    """The network system's operations while the block runs (every run's max-min system is
+    a recording one: constraints, variables with their route, removals and solves)."""
     from smpy.lmm.maxmin import System
     from smpy.network import model
 
@@ -61,19 +64,29 @@ def record(script: Path) -> tuple[list[tuple], int]:
 
     model.System = Recording
     try:
-        res = smpy.run(str(script), np=2, capture=True)
+        yield ops
     finally:
         model.System = System
+
+
+def record(script: Path) -> tuple[list[tuple], int]:
+    """The network system's operations during one run of ``script`` at np 2."""
+    import smpy
+
+    with recording() as ops:
+        res = smpy.run(str(script), np=2, capture=True)
     if res.status != "ok":
         raise SystemExit(f"{script.name}: {res.status} {res.message}")
     return ops, res.messages
 
 
-def replay(ops: list[tuple]) -> tuple[float, str, int]:
-    """CPU seconds of the solves, digest of the changed values, number of solves."""
+def replay(ops: list[tuple], solve: Callable | None = None) -> tuple[float, str, int]:
+    """CPU seconds of the solves (by ``solve``, ``System.solve`` by default), digest of the
+    changed values, number of solves."""
     from smpy.lmm.maxmin import System
 
     s = System()
+    solve = solve or type(s).solve
     cs: list = []
     vs: list = []
     uses: dict[int, tuple] = {}
@@ -92,9 +105,10 @@ def replay(ops: list[tuple]) -> tuple[float, str, int]:
             vs.append(s.variable(op[3], op[4], u, None, op[5]))
         elif kind == "r":
             s.remove(vs[op[1]])
+            vs[op[1]] = None
         else:
             t0 = clock()
-            changed = s.solve()
+            changed = solve(s)
             cpu += clock() - t0
             solves += 1
             for v in changed:

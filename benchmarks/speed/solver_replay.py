@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import os
 import pickle
 import statistics
@@ -30,90 +29,34 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sharing_replay import recording  # noqa: E402
+from sharing_replay import replay as replay_with  # noqa: E402
+
 
 def record(script: str, args: list[str], np_: int, platform: str | None, slots: int,
            cfg: dict[str, str], hostfile: str | None = None) -> tuple[list[tuple], object]:
     """The network system's operations during one run of ``script``."""
     import smpy
-    from smpy.lmm.maxmin import System
-    from smpy.network import model
 
-    ops: list[tuple] = []
-    cids: dict[object, int] = {}
-    vids: dict[object, int] = {}
-    routes: dict[int, int] = {}
-
-    class Recording(System):
-        def constraint(self, capacity, data=None):
-            c = super().constraint(capacity, data)
-            cids[c] = len(cids)
-            ops.append(("c", capacity))
-            return c
-
-        def variable(self, penalty=1.0, bound=float("inf"), uses=(), data=None, unique=False):
-            v = super().variable(penalty, bound, uses, data, unique)
-            vids[v] = len(vids)
-            route = routes.setdefault(id(uses), len(routes))  # route tuples are cached: kept alive
-            ops.append(("v", tuple((cids[c], a) for c, a in uses), route, penalty, bound, unique))
-            return v
-
-        def remove(self, v):
-            ops.append(("r", vids[v]))
-            return super().remove(v)
-
-        def solve(self):
-            ops.append(("s",))
-            return super().solve()
-
-    model.System = Recording
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            if slots:
-                hostfile = str(Path(tmp) / "hosts.txt")
-                Path(hostfile).write_text("".join(f"node-{i}:{slots}\n" for i in range(256)))
-            res = smpy.run(script, np=np_, platform=platform, cfg=cfg, args=args, hostfile=hostfile,
-                           capture=True)
-    finally:
-        model.System = System
+    with recording() as ops, tempfile.TemporaryDirectory() as tmp:
+        if slots:
+            hostfile = str(Path(tmp) / "hosts.txt")
+            Path(hostfile).write_text("".join(f"node-{i}:{slots}\n" for i in range(256)))
+        res = smpy.run(script, np=np_, platform=platform, cfg=cfg, args=args, hostfile=hostfile,
+                       capture=True)
     if res.status != "ok":
         raise SystemExit(f"{script}: {res.status} {res.message}")
     return ops, res
 
 
 def replay(ops: list[tuple], compiled: bool) -> tuple[float, str, int]:
-    """CPU seconds of the solves, digest of the changed values, number of solves."""
+    """CPU seconds of the solves (the compiled twin's or the Python one's), digest of the
+    changed values, number of solves."""
     from smpy.lmm import maxmin
     from smpy.lmm.maxmin import System
 
-    solve = maxmin._compiled()[0][1] if compiled else System.__dict__["solve"]
-    s = System()
-    cs: list = []
-    vs: list = []
-    uses: dict[int, tuple] = {}
-    h = hashlib.sha256()
-    cpu = 0.0
-    solves = 0
-    clock = time.process_time
-    for op in ops:
-        kind = op[0]
-        if kind == "c":
-            cs.append(s.constraint(op[1]))
-        elif kind == "v":
-            u = uses.get(op[2])
-            if u is None:
-                u = uses[op[2]] = tuple((cs[i], a) for i, a in op[1])
-            vs.append(s.variable(op[3], op[4], u, None, op[5]))
-        elif kind == "r":
-            s.remove(vs[op[1]])
-            vs[op[1]] = None
-        else:
-            t0 = clock()
-            changed = solve(s)
-            cpu += clock() - t0
-            solves += 1
-            for v in changed:
-                h.update(v.value.hex().encode())
-    return cpu, h.hexdigest()[:16], solves
+    return replay_with(ops, maxmin._compiled()[0][1] if compiled else System.__dict__["solve"])
 
 
 def main() -> None:
