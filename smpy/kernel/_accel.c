@@ -1155,8 +1155,6 @@ static struct PyModuleDef moddef = {
     .m_methods = methods,
 };
 
-#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
-
 PyMODINIT_FUNC
 PyInit__accel(void)
 {

@@ -1133,8 +1133,6 @@ static struct PyModuleDef moddef = {
     .m_methods = methods,
 };
 
-#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
-
 PyMODINIT_FUNC
 PyInit__lmmaccel(void)
 {

@@ -72,12 +72,7 @@ pset(PyObject *proc, Py_ssize_t off, PyObject *name, PyObject *v)
 static inline int
 attr_true_slot(PyObject *proc, Py_ssize_t off, PyObject *name)
 {
-    PyObject *v = pget(proc, off, name);
-    if (v == NULL)
-        return -1;
-    int r = v == Py_None || v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
+    return truth_of(pget(proc, off, name));
 }
 
 /* actor.data */
@@ -1215,8 +1210,6 @@ static struct PyModuleDef moddef = {
     PyModuleDef_HEAD_INIT, .m_name = "_callaccel", .m_doc = "smpy's compiled MPI call wrapper", .m_size = -1,
     .m_methods = methods,
 };
-
-#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
 
 PyMODINIT_FUNC
 PyInit__callaccel(void)

@@ -591,8 +591,6 @@ static struct PyModuleDef moddef = {
     .m_size = -1, .m_methods = methods,
 };
 
-#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
-
 PyMODINIT_FUNC
 PyInit__switchaccel(void)
 {

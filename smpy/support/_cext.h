@@ -14,6 +14,9 @@
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
+/* var = the interned string text, in a module init function (returns NULL on failure) */
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+
 /* a new reference to the slot's value, or AttributeError as Python raises it */
 static inline PyObject *
 slot_get(PyObject *o, Py_ssize_t off, PyObject *name)
@@ -86,16 +89,22 @@ call_method1(PyObject *obj, PyObject *name, PyObject *arg)
     return PyObject_VectorcallMethod(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
 
-/* bool(getattr(o, name)): 1, 0, or -1 (error) */
+/* bool(v) of a new reference, which it consumes: 1, 0, or -1 (v NULL, or an error) */
 static inline int
-attr_true(PyObject *o, PyObject *name)
+truth_of(PyObject *v)
 {
-    PyObject *v = PyObject_GetAttr(o, name);
     if (v == NULL)
         return -1;
     int r = v == Py_None || v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
     Py_DECREF(v);
     return r;
+}
+
+/* bool(getattr(o, name)): 1, 0, or -1 (error) */
+static inline int
+attr_true(PyObject *o, PyObject *name)
+{
+    return truth_of(PyObject_GetAttr(o, name));
 }
 
 /* a module global looked up at each call, as Python code does: borrowed, or NULL with
