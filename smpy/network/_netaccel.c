@@ -204,6 +204,21 @@ communicate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
 }
 
 /* -- SharedActivity._start_bandwidth_phase --------------------------------------------------- */
+
+/* self.last_update = self.engine.now: 0, or -1 with an error */
+static int
+stamp_now(PyObject *self)
+{
+    PyObject *engine = slot_get(self, ac_engine, s_engine);
+    PyObject *now = engine == NULL ? NULL : cached_get(engine, &c_engine_now, s_now);
+    Py_XDECREF(engine);
+    if (now == NULL)
+        return -1;
+    slot_set(self, ra_last, now);
+    Py_DECREF(now);
+    return 0;
+}
+
 static PyObject *
 start_bandwidth_phase(PyObject *self, PyObject *unused)
 {
@@ -221,13 +236,8 @@ start_bandwidth_phase(PyObject *self, PyObject *unused)
     Py_DECREF(v);
     if (empty != 0)
         return empty < 0 ? NULL : call_method0(self, s_on_empty);
-    PyObject *engine = slot_get(self, ac_engine, s_engine);
-    PyObject *now = engine == NULL ? NULL : cached_get(engine, &c_engine_now, s_now);
-    Py_XDECREF(engine);
-    if (now == NULL)
+    if (stamp_now(self) < 0)
         return NULL;
-    slot_set(self, ra_last, now);
-    Py_DECREF(now);
     PyObject *m = slot_get(self, sa_model, s_model);
     PyObject *system = m == NULL ? NULL : cached_get(m, &c_m_system, s_system);
     PyObject *pen = system == NULL ? NULL : slot_get(self, sa_penalty, s_penalty);
@@ -312,13 +322,8 @@ flow_work_done(PyObject *self, PyObject *unused)
 {
     slot_set(self, ra_done, Py_None);
     slot_set(self, ra_remaining, f_zero);
-    PyObject *engine = slot_get(self, ac_engine, s_engine);
-    PyObject *now = engine == NULL ? NULL : cached_get(engine, &c_engine_now, s_now);
-    Py_XDECREF(engine);
-    if (now == NULL)
+    if (stamp_now(self) < 0)
         return NULL;
-    slot_set(self, ra_last, now);
-    Py_DECREF(now);
     PyObject *x = call_method0(self, s_release);
     if (x == NULL)
         return NULL;
