@@ -214,12 +214,15 @@ def compare(mpich: Outcome, smpy: Outcome) -> str:
     return ""
 
 
-_VERDICT = re.compile(r"^(?:Ran \d+ tests?|OK\b.*|FAILED \(.*)$", re.M)
+#: a verdict may follow another rank's progress marks on its line: MPICH's ranks write to files
+#: of their own here, smpy's share one standard error, where rank 0's last "." and rank 1's
+#: "OK" can meet as ".OK" (the order of the ranks' writes follows their simulated times)
+_VERDICT = re.compile(r"^[.sxuEF]*(Ran \d+ tests?\b.*|OK\b.*|FAILED \(.*)$", re.M)
 
 
 def verdicts(stderr: str) -> list[str]:
     """unittest's summary lines (``Ran N tests``, ``OK``, ``FAILED (...)``) of every rank."""
-    return sorted(m.group(0).split(" in ")[0].strip() for m in _VERDICT.finditer(stderr))
+    return sorted(m.group(1).split(" in ")[0].strip() for m in _VERDICT.finditer(stderr))
 
 
 def commands(d: Demo, outdir: Path) -> tuple[list[str], list[str]]:

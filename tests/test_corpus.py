@@ -120,3 +120,12 @@ def test_per_test_table_lines_up_the_ranks_of_each_test() -> None:
         "DIFF  MPICH S     smpy -     tests/u.py::c",
     ]
     assert rp.test_files(rp.CACHE / "nowhere") == []
+
+
+def test_verdicts_are_read_after_another_ranks_progress_marks() -> None:
+    # smpy's ranks share one standard error: rank 0's last "." and rank 1's "OK" can meet
+    one = ".\n----\nRan 2 tests in 0.1s\n\nOK\n"
+    met = ".\n----\nRan 2 tests in 0.1s\n\n.OK\n\n----\nRan 2 tests in 0.2s\n\nOK\n"
+    assert rd.verdicts(one + one) == rd.verdicts(met) == ["OK", "OK", "Ran 2 tests", "Ran 2 tests"]
+    assert rd.verdicts("sF.E.FAILED (failures=1)\n") == ["FAILED (failures=1)"]
+    assert rd.verdicts("NOT OK\n") == []
