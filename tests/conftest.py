@@ -19,6 +19,23 @@ import realmpi  # noqa: E402
 
 
 @pytest.fixture
+def class_path_taken(monkeypatch):  # type: ignore[no-untyped-def]
+    """A list that gets, for every component the max-min solver fills from here on, whether
+    it took the class path (``smpy.lmm.maxmin._component_classes`` found classes)."""
+    from smpy.lmm import maxmin
+
+    taken: list[bool] = []
+    orig = maxmin._component_classes
+
+    def spy(*a):  # type: ignore[no-untyped-def]
+        r = orig(*a)
+        taken.append(r is not None)
+        return r
+    monkeypatch.setattr(maxmin, "_component_classes", spy)
+    return taken
+
+
+@pytest.fixture
 def reference_run():  # type: ignore[no-untyped-def]
     """:func:`realmpi.run_reference`, after skipping the test when there is no mpiexec."""
     realmpi.require_mpiexec()

@@ -21,15 +21,8 @@ def _run(np_: int, accel: str = "off") -> tuple[float, str]:
 
 
 @pytest.mark.parametrize("np_", [2, 4, 8])
-def test_class_path_keeps_every_date(np_, monkeypatch):
-    taken = []
-    orig = maxmin._component_classes
-
-    def spy(*a):
-        r = orig(*a)
-        taken.append(r is not None)
-        return r
-    monkeypatch.setattr(maxmin, "_component_classes", spy)
+def test_class_path_keeps_every_date(np_, monkeypatch, class_path_taken):
+    taken = class_path_taken
     fast = _run(np_)
     assert sum(taken) > 100  # the windows do go through the class path
     monkeypatch.setattr(maxmin, "_CLASS_MIN", 1 << 30)

@@ -238,17 +238,10 @@ def test_accel_use_swaps_the_solver():
     assert isinstance(Constraint(1, 1.0), Constraint)
 
 
-def test_class_path_reached_with_the_compiled_bookkeeping(monkeypatch):
+def test_class_path_reached_with_the_compiled_bookkeeping(class_path_taken):
     """The scenarios do take the Python class path on variables made by the compiled
     ``variable`` (else the equality above says nothing about its bookkeeping)."""
-    taken = []
-    orig = maxmin._component_classes
-
-    def spy(*a):
-        r = orig(*a)
-        taken.append(r is not None)
-        return r
-    monkeypatch.setattr(maxmin, "_component_classes", spy)
+    taken = class_path_taken
     for seed in range(100):
         _play(*_scenario(seed), PYTHON, C)
     assert sum(taken) > 50

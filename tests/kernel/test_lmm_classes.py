@@ -97,16 +97,9 @@ def test_class_path_equals_general_filling(seed, monkeypatch):
     assert fast == general
 
 
-def test_class_path_is_taken(monkeypatch):
+def test_class_path_is_taken(class_path_taken):
     """The scenarios above do reach the class path (else the equality says nothing)."""
-    taken = []
-    orig = maxmin._component_classes
-
-    def spy(*a):
-        r = orig(*a)
-        taken.append(r is not None)
-        return r
-    monkeypatch.setattr(maxmin, "_component_classes", spy)
+    taken = class_path_taken
     for seed in range(300):
         _play(*_scenario(seed))
     assert sum(taken) > 300
