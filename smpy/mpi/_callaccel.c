@@ -5,7 +5,8 @@
  * pure path, used when this file cannot be compiled): find the running rank, count the
  * call, check the integer arguments, call the method with depth + 1, hand an MPIException of
  * an outermost call to the error hook. A call watched only by the timing of the compute bursts
- * (the default run) flushes the burst before and restarts it after, as _hooked does; a call that
+ * (the default run) flushes the burst before and restarts it after, as _hooked does (the
+ * flush itself, Timing.flush, in C when no memory sampler or folder watches it either); a call that
  * another feature watches (tracer, regions, page-fault counts, sampling,
  * smpy/probe-sees:polled) goes to the Python _hooked path;
  * so do the after-MPI_Finalize error and the conversion of non-int integer arguments.
@@ -16,7 +17,8 @@
  * COMM_WORLD's _impl getter.
  *
  * And msgspec's parse_send/parse_recv (_parse_message): the two fast paths (a whole
- * C-contiguous numpy array, alone or as [array, Datatype]) in C, everything else through the
+ * C-contiguous numpy array, alone or as [array, Datatype]) and _simple's first step, _counted
+ * ([buffer, count, Datatype], the OSU demos' form) in C, everything else through the
  * Python _simple, with the same memoryview kept alive as in the Python function.
  *
  * Built on first use by smpy/mpi/_call.py (smpy/support/cext.py) and put in place by
@@ -209,6 +211,100 @@ ints_need_coercion(PyObject *ints, PyObject *const *args, Py_ssize_t nargs, PyOb
     return 0;
 }
 
+/* -- timing.flush(proc), compiled for the default run (smpy/timing/bench.py, Timing.flush) --
+ * The caller ruled out sampling, regions and page-fault counts; with no memory sampler
+ * (world.memory) and no memory folder (timing._folder) either, flush is:
+ *     now = _thread_time(); dt = now - b.start
+ *     if dt > 0.0:
+ *         b.measured_s += dt
+ *         if self.simulate and dt >= self.threshold:
+ *             if self._burst(proc, dt, 0.0): now = _thread_time()
+ *     b.start = now
+ * done here in C with bench.py's own _thread_time; anything else calls the method. */
+static PyObject *bench_dict;  /* smpy.timing.bench.__dict__, on first use */
+static PyObject *s_memory, *s__folder, *s_measured_s, *s_simulate, *s_threshold, *s__burst, *f_zero;
+
+static int
+flush_plain(PyObject *timing, PyObject *proc, PyObject *world)
+{
+    if (bench_dict == NULL) {
+        PyObject *m = PyImport_ImportModule("smpy.timing.bench");
+        if (m == NULL)
+            return -1;
+        bench_dict = Py_NewRef(PyModule_GetDict(m));
+        Py_DECREF(m);
+    }
+    int other = attr_not_none(world, s_memory);
+    if (other == 0)
+        other = attr_not_none(timing, s__folder);
+    if (other < 0)
+        return -1;
+    int plain = !other;
+    PyObject *tt = plain ? PyDict_GetItemWithError(bench_dict, s_thread_time) : NULL;
+    PyObject *bench = tt == NULL ? NULL : pget(proc, pr_bench, s_bench);
+    PyObject *start = bench == NULL ? NULL : PyObject_GetAttr(bench, s_start);
+    PyObject *simulate = NULL, *thr = NULL, *now = NULL;
+    int r = -1;
+    if (start == NULL || !PyFloat_CheckExact(start)) {
+        if (PyErr_Occurred())
+            goto out;
+        /* not the plain case: the method */
+        PyObject *f = call_method1(timing, s_flush, proc);
+        r = f == NULL ? -1 : 0;
+        Py_XDECREF(f);
+        goto out;
+    }
+    now = PyObject_CallNoArgs(tt);
+    if (now == NULL)
+        goto out;
+    if (!PyFloat_CheckExact(now)) {
+        PyErr_SetString(PyExc_TypeError, "smpy.timing.bench._thread_time must return a float");
+        goto out;
+    }
+    double dt = PyFloat_AS_DOUBLE(now) - PyFloat_AS_DOUBLE(start);
+    if (dt > 0.0) {
+        PyObject *ms = PyObject_GetAttr(bench, s_measured_s);
+        if (ms == NULL)
+            goto out;
+        PyObject *pdt = PyFloat_FromDouble(dt);
+        PyObject *ms1 = pdt == NULL ? NULL : PyNumber_Add(ms, pdt);
+        Py_DECREF(ms);
+        int bad = ms1 == NULL || PyObject_SetAttr(bench, s_measured_s, ms1) < 0;
+        Py_XDECREF(ms1);
+        if (bad) {
+            Py_XDECREF(pdt);
+            goto out;
+        }
+        simulate = PyObject_GetAttr(timing, s_simulate);
+        int sim = simulate == NULL ? -1 : PyObject_IsTrue(simulate);
+        thr = sim > 0 ? PyObject_GetAttr(timing, s_threshold) : NULL;
+        int over = sim <= 0 ? sim : (thr == NULL ? -1 : PyObject_RichCompareBool(pdt, thr, Py_GE));
+        if (over > 0) {
+            PyObject *bargs[4] = {timing, proc, pdt, f_zero};
+            PyObject *blocked = PyObject_VectorcallMethod(s__burst, bargs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            int yes = blocked == NULL ? -1 : PyObject_IsTrue(blocked);
+            Py_XDECREF(blocked);
+            if (yes > 0) {
+                Py_SETREF(now, PyObject_CallNoArgs(tt));
+                if (now == NULL)
+                    yes = -1;
+            }
+            over = yes;
+        }
+        Py_DECREF(pdt);
+        if (over < 0)
+            goto out;
+    }
+    r = PyObject_SetAttr(bench, s_start, now);
+out:
+    Py_XDECREF(now);
+    Py_XDECREF(thr);
+    Py_XDECREF(simulate);
+    Py_XDECREF(start);
+    Py_XDECREF(bench);
+    return r;
+}
+
 static PyObject *
 mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -286,12 +382,8 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         r = mpicall_hooked(self, proc, depth, args, nargsf, kwnames);
         goto out;
     }
-    if (measured && outer) {  /* timing.flush(proc): the burst before the call */
-        PyObject *f = call_method1(timing, s_flush, proc);
-        if (f == NULL)
-            goto out;
-        Py_DECREF(f);
-    }
+    if (measured && outer && flush_plain(timing, proc, world) < 0)  /* timing.flush(proc) */
+        goto out;
     /* fast path: proc.depth = depth + 1; try: fn(*args, **kwargs) finally: proc.depth = depth */
     PyObject *d1 = PyNumber_Add(depth, i_one);
     if (d1 == NULL)
@@ -615,6 +707,80 @@ long_attr(PyObject *o, PyObject *name, int *err, int *odd)
     return x;
 }
 
+/* msgspec._counted(o_buf, count, dt, readonly), the [buffer, count, MPI.Datatype] form: a
+ * BufSpec, NULL with no error when it is not the common case (then _simple parses it all, and
+ * runs _counted again: errors and odd cases behave as in Python), NULL with an error. */
+static PyObject *msgspec_sentinels[3];  /* BOTTOM, IN_PLACE, BUFFER_AUTOMATIC */
+static PyObject *s_committed, *s_true_lb, *s_true_extent;
+
+static PyObject *
+counted(PyObject *o_buf, long long count, PyObject *dt, int readonly)
+{
+    if (msgspec_sentinels[0] == NULL) {
+        PyObject *g = PyFunction_Check(simple_fn) ? PyFunction_GetGlobals(simple_fn) : NULL;
+        const char *names[3] = {"BOTTOM", "IN_PLACE", "BUFFER_AUTOMATIC"};
+        for (int i = 0; i < 3; i++) {
+            PyObject *v = g == NULL ? NULL : PyDict_GetItemString(g, names[i]);
+            if (v == NULL)
+                return NULL;  /* no error set: the Python path */
+            msgspec_sentinels[i] = Py_NewRef(v);
+        }
+    }
+    if (o_buf == msgspec_sentinels[0] || o_buf == msgspec_sentinels[1] || o_buf == msgspec_sentinels[2] ||
+        dt == dt_null)
+        return NULL;
+    PyObject *c = PyObject_GetAttr(dt, s_committed);
+    if (c == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int committed = c == Py_True;
+    Py_DECREF(c);
+    if (!committed)
+        return NULL;
+    PyObject *m = PyMemoryView_FromObject(o_buf);
+    if (m == NULL) {  /* not a buffer, or it raised: _simple says what (as mpi4py would) */
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *r = NULL;
+    int ok = usable(m, readonly);
+    if (ok <= 0) {
+        if (ok < 0)
+            PyErr_Clear();
+        goto out;
+    }
+    Py_ssize_t n = PyMemoryView_GET_BUFFER(m)->len;
+    int err = 0, odd = 0;
+    long size = long_attr(dt, s_size, &err, &odd);
+    if (err || odd) {
+        PyErr_Clear();
+        goto out;
+    }
+    if (count && size) {  /* lo, hi = data_bounds(dt, count); the data must lie in [0, n) */
+        long extent = long_attr(dt, s_extent, &err, &odd);
+        long tlb = long_attr(dt, s_true_lb, &err, &odd);
+        long text = long_attr(dt, s_true_extent, &err, &odd);
+        if (err || odd) {
+            PyErr_Clear();
+            goto out;
+        }
+        long long reach, lo, hi;
+        if (__builtin_mul_overflow(count - 1, (long long)extent, &reach) ||
+            __builtin_add_overflow((long long)tlb, reach < 0 ? reach : 0, &lo) ||
+            __builtin_add_overflow((long long)tlb + (long long)text, reach > 0 ? reach : 0, &hi))
+            goto out;
+        if (lo < 0 || hi > (long long)n)
+            goto out;
+    }
+    PyObject *mem = as_bytes(m);
+    r = mem == NULL ? NULL : bufspec(o_buf, mem, (Py_ssize_t)count, dt);
+    Py_XDECREF(mem);
+out:
+    Py_DECREF(m);
+    return r;
+}
+
 static PyObject *
 parse(PyObject *spec, PyObject *blocks_o, int readonly, PyObject *const *args, Py_ssize_t nargs,
       PyObject *kwnames)
@@ -636,6 +802,25 @@ parse(PyObject *spec, PyObject *blocks_o, int readonly, PyObject *const *args, P
         Py_ssize_t len = PySequence_Size(spec);
         if (len < 0)
             return NULL;
+        if (blocks < 2 && len == 3) {  /* _simple's first step: _counted */
+            PyObject *const *it = t == &PyList_Type ? ((PyListObject *)spec)->ob_item
+                                                    : ((PyTupleObject *)spec)->ob_item;
+            PyObject *o_buf = it[0], *o_count = it[1], *o_type = it[2];
+            if (PyLong_CheckExact(o_count) && (PyObject *)Py_TYPE(o_type) == datatype_type) {
+                long long count = PyLong_AsLongLong(o_count);
+                if (count == -1 && PyErr_Occurred())
+                    PyErr_Clear();
+                else if (count >= 0) {
+                    Py_INCREF(o_buf);
+                    PyObject *dt = cached_get(o_type, &c_dtype_impl, s_impl);
+                    r = dt == NULL ? NULL : counted(o_buf, count, dt, readonly);
+                    Py_XDECREF(dt);
+                    Py_DECREF(o_buf);
+                    if (r != NULL || PyErr_Occurred())
+                        return r;
+                }
+            }
+        }
         if (blocks < 2 && len == 2) {
             PyObject *buf = PySequence_GetItem(spec, 0);
             PyObject *dtype = buf == NULL ? NULL : PySequence_GetItem(spec, 1);
@@ -779,7 +964,10 @@ setup_parse(PyObject *module, PyObject *args)
                            (s_c_contiguous = PyUnicode_InternFromString("c_contiguous")) == NULL ||
                            (s_cast = PyUnicode_InternFromString("cast")) == NULL ||
                            (s_B = PyUnicode_InternFromString("B")) == NULL ||
-                           (s_blocks = PyUnicode_InternFromString("blocks")) == NULL))
+                           (s_blocks = PyUnicode_InternFromString("blocks")) == NULL ||
+                           (s_committed = PyUnicode_InternFromString("committed")) == NULL ||
+                           (s_true_lb = PyUnicode_InternFromString("true_lb")) == NULL ||
+                           (s_true_extent = PyUnicode_InternFromString("true_extent")) == NULL))
         return NULL;
     Py_RETURN_NONE;
 }
@@ -1220,6 +1408,10 @@ PyInit__callaccel(void)
     INTERN(s_tracer, "tracer"); INTERN(s_probe_polled, "probe_polled"); INTERN(s_timing, "timing");
     INTERN(s_measure, "measure"); INTERN(s_error_hook, "error_hook");
     INTERN(s_regions, "regions"); INTERN(s_count_faults, "count_faults"); INTERN(s_flush, "flush");
+    INTERN(s_memory, "memory"); INTERN(s__folder, "_folder"); INTERN(s_measured_s, "measured_s");
+    INTERN(s_simulate, "simulate"); INTERN(s_threshold, "threshold"); INTERN(s__burst, "_burst");
+    if ((f_zero = PyFloat_FromDouble(0.0)) == NULL)
+        return NULL;
     INTERN(s_thread_time, "_thread_time"); INTERN(s_start, "start");
     if ((i_one = PyLong_FromLong(1)) == NULL)
         return NULL;

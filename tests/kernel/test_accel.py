@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -937,6 +938,13 @@ def _specs():
         b"xyz", [a, 3, D.DOUBLE], [a, (2, 3), D.DOUBLE], [a, D.DATATYPE_NULL], np.zeros(3, dtype=[("x", "i4")]),
         np.arange(5, dtype=">i4"), [a, D.DOUBLE, 1], None, [None, D.INT], np.arange(4, dtype=np.complex128),
         [np.arange(5.0), D.DOUBLE],
+        # [buffer, count, Datatype] (the OSU demos' form): fits, empty, out of bounds, read-only,
+        # not contiguous, 2-d, not an int count, negative, huge, no buffer, other buffer types
+        [mmap.mmap(-1, 16), 5, D.BYTE], [bytearray(b"abcdef"), 6, D.BYTE], [b"xyz", 2, D.BYTE],
+        [a, 0, D.DOUBLE], [a, 13, D.DOUBLE], [a, 2, D.INT], [a.reshape(3, 4), 4, D.DOUBLE],
+        [a[::2], 2, D.DOUBLE], [a, True, D.DOUBLE], [a, -1, D.DOUBLE], [a, 2**70, D.DOUBLE],
+        [np.zeros(0), 0, D.DOUBLE], [memoryview(a), 12, D.DOUBLE], [None, 0, D.INT], [ro, 4, D.INT],
+        (a, 6, D.DOUBLE), [a, 3, D.DATATYPE_NULL], [object(), 1, D.BYTE],
     ]
 
 
@@ -1030,12 +1038,15 @@ def test_facade_helpers_are_swapped(compiled):
 # -- the default run: the compute bursts timed around every call ---------------------------------
 def test_measured_calls_flush_the_burst_in_the_compiled_wrapper(tmp_path, monkeypatch):
     """With computation measured (the default), the compiled wrapper flushes the burst before
-    an outermost call and restarts it after, as _call._hooked does: the same calls, the same
-    number of flushes and the same outputs both ways, and no _hooked frame when compiled."""
+    an outermost call (Timing.flush, translated) and restarts it after, as _call._hooked does.
+    On a fake CPU clock (2 us per read, so that every burst is simulated): the same calls, the
+    same clock reads, the same outputs and the same simulated end both ways, and no _hooked
+    frame and no Timing.flush frame when compiled."""
     from smpy.mpi import _call
+    from smpy.timing import bench
     from smpy.timing.bench import Timing
 
-    counts = {"flush": 0, "hooked": 0}
+    counts = {"flush": 0, "hooked": 0, "clock": 0}
     flush, hooked = Timing.flush, _call._hooked
 
     def counting_flush(self, proc):  # type: ignore[no-untyped-def]
@@ -1046,20 +1057,25 @@ def test_measured_calls_flush_the_burst_in_the_compiled_wrapper(tmp_path, monkey
         counts["hooked"] += 1
         return hooked(*a, **kw)
 
+    def clock() -> float:
+        counts["clock"] += 1
+        return counts["clock"] * 2e-6
+
     monkeypatch.setattr(Timing, "flush", counting_flush)
     monkeypatch.setattr(_call, "_hooked", counting_hooked)
+    monkeypatch.setattr(bench, "_thread_time", clock)
+    monkeypatch.setattr(_call, "_thread_time", clock)
     path = tmp_path / "calls.py"
     path.write_text(CALLS)
-    got = {}
+    got, flushes = {}, {}
     for mode in ("off", "on"):
-        counts.update(flush=0, hooked=0)
+        counts.update(flush=0, hooked=0, clock=0)
         res = smpy.run(str(path), np=2, capture=True, echo=False, cfg={"smpy/accel": mode})
         assert res.status == "ok" and res.accelerated == (mode == "on")
         assert all(r.measured_compute_s > 0 for r in res.ranks)
-        got[mode] = (res.mpi_calls, counts["flush"], res.output)
-        if mode == "on":
-            assert counts["hooked"] == 0
-        else:
-            assert counts["hooked"] > 0
+        got[mode] = (res.mpi_calls, counts["clock"], res.output, res.makespan_s)
+        flushes[mode] = counts["flush"]
+        assert (counts["hooked"] == 0) == (mode == "on")
     assert got["off"] == got["on"]
-    assert got["on"][1] > 10
+    assert flushes["on"] < flushes["off"] - 10  # the wrapper's flushes are compiled
+    assert got["on"][1] > 20
