@@ -797,6 +797,72 @@ def test_switch_hooks_compiled_pass_the_isolation_test(compiled):
     mod.test_switch_hooks_swap_per_rank_modules_a_rank_may_lack()
 
 
+def _switch_twins(fake_sys, fake_warnings, monkeypatch):
+    """(Python, compiled) switch hooks reading ``fake_sys`` and ``fake_warnings`` instead of
+    the real modules (the compiled ones set up again with the real modules afterwards)."""
+    import sys
+    import warnings
+
+    from smpy.shim import isolation as iso
+    from smpy.support import cext
+
+    mod, why = cext.load(ROOT / "smpy" / "shim" / "_switchaccel.c", "smpy.shim._switchaccel")
+    if mod is None:
+        pytest.skip(why)
+    monkeypatch.setattr(iso, "sys", fake_sys)
+    monkeypatch.setattr(iso, "warnings", fake_warnings)
+    monkeypatch.setattr(iso, "_streams", None)
+    c_in, c_out = mod.setup(iso.__dict__, iso.RankContext, fake_sys, fake_warnings)
+    py = (iso.RankContext.__dict__["switch_in"], iso.RankContext.__dict__["switch_out"])
+    return py, (c_in, c_out), lambda: mod.setup(iso.__dict__, iso.RankContext, sys, warnings)
+
+
+def test_switch_hooks_read_and_write_instance_dicts_as_python(monkeypatch):
+    """_cext.h's cached_get/cached_set on objects with a __dict__ (a module, a plain
+    instance): the dict first, as the generic getattr, until the class gains a data
+    descriptor of that name (then that, as Python does); a name only on the class is found."""
+    import types
+
+    from smpy.shim import isolation as iso
+
+    class W:  # a warnings module stand-in: a plain instance
+        defaultaction = "default"  # on the class only: not in the instance's dict
+
+    sets = []
+    fake_sys = types.ModuleType("fake_sys")
+    w = W()
+    py, cc, restore = _switch_twins(fake_sys, w, monkeypatch)
+    def check(sw_in, sw_out, tag, props):
+        fake_sys.modules, fake_sys.argv = {"__main__": types.ModuleType("__main__")}, ["old"]
+        w.__dict__.update(filters=[("ignore", tag)], showwarning=print, _showwarnmsg_impl=len)
+        ctx = iso.RankContext(0, types.ModuleType("__main__"), ["prog", tag], 0, None)
+        sw_out(ctx)
+        assert ctx.warn_filters == ([("prop",)] if props else [("ignore", tag)])
+        assert ctx.warn_show is (str if props else print)
+        assert ctx.warn_impl is len and ctx.warn_default == W.defaultaction
+        assert ctx.main is fake_sys.modules["__main__"]
+        ctx.warn_filters, ctx.warn_show = [("error", tag)], repr
+        sw_in(ctx)
+        assert fake_sys.argv == ["prog", tag] and fake_sys.__dict__["argv"] is ctx.argv
+        if not props:
+            assert w.filters == [("error", tag)] and w.showwarning is repr
+        assert iso.state.ctx is ctx
+        iso.state.ctx = None
+
+    try:
+        for hooks, tag in ((py, "py"), (cc, "c"), (cc, "c2")):
+            check(*hooks, tag, False)
+        assert not sets
+        # the class gains data descriptors: both ways now read and write through them
+        W.filters = property(lambda self: [("prop",)], lambda self, v: sets.append(("filters", v)))
+        W.showwarning = property(lambda self: str, lambda self, v: sets.append(("show", v)))
+        for hooks, tag in ((py, "py"), (cc, "c")):
+            check(*hooks, tag, True)
+        assert sets == [("filters", [("error", "py")]), ("show", repr), ("filters", [("error", "c")]), ("show", repr)]
+    finally:
+        restore()
+
+
 STREAMS = """
 import sys, io, warnings, asyncio
 from mpi4py import MPI
