@@ -1375,8 +1375,330 @@ setup_bodies(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* -- the nonblocking path: Comm._isend, the bodies of Comm.Isend, Comm.Irecv, Request.Waitall --
+ * What is not the common case goes to the Python function before anything is done: argument
+ * errors and PROC_NULL (in _isend, as _send), keywords the body does not know, statuses,
+ * requests that are not plain point-to-point ones (persistent, generalized, subclasses), a
+ * recorded time-independent trace; after Waitall's blocking, a failed or erroneous request, a
+ * receiver overhead (smpi/or) or a traced wait go to request._complete_all. */
+static PyObject *py_isend_m, *py_isend_body, *py_irecv_body, *py_waitall_body, *isend_tag_default,
+    *irecv_defaults[2], *request_dict, *s_requests, *s_statuses, *s_MPI_Isend, *s_MPI_Irecv, *s__isend,
+    *s_ti, *s_o_recv, *s_state, *s_kind, *s_persistent, *s_block_all, *s__complete_all;
+static PyTypeObject *RequestType, *SendReqType, *RecvReqType;
+static Py_ssize_t rq_impl = -1, rq_obj = -1;
+
+/* Request._wrap(req) (new reference) */
+static PyObject *
+wrap_request(PyObject *req)
+{
+    if (rq_impl >= 0 && (Py_TYPE(req) == SendReqType || Py_TYPE(req) == RecvReqType)) {
+        PyObject *r = RequestType->tp_alloc(RequestType, 0);
+        if (r == NULL)
+            return NULL;
+        bs_put(r, rq_impl, req);
+        bs_put(r, rq_obj, Py_False);
+        return r;
+    }
+    PyObject *request = dict_global(comm_dict, s_Request);
+    return request == NULL ? NULL : call_method1(request, s__wrap, req);
+}
+
+static PyObject *
+facade_isend(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _isend(self, buf, dest, tag, call, sync, owned=False): check_dest, check_send_tag,
+     * spec = parse_send(buf), Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec),
+     * spec.nbytes, dest, tag, call, sync)) */
+    if (nargs != 5 && !(nargs == 6 && args[5] == Py_False))
+        goto python;
+    PyObject *buf = args[0], *dest = args[1], *tag = args[2], *call = args[3], *sync = args[4];
+    if (!PyLong_CheckExact(dest) || !PyLong_CheckExact(tag))
+        goto python;
+    PyObject *impl = cached_get(self, &c_self__impl, s__impl);
+    if (impl == NULL)
+        return NULL;
+    PyObject *rsize = cached_get(impl, &c_impl_rsize, s_rsize);
+    if (rsize == NULL) {
+        Py_DECREF(impl);
+        return NULL;
+    }
+    int ok = in_range(dest, rsize);
+    Py_DECREF(rsize);
+    if (ok > 0)
+        ok = tag_ok(tag);
+    if (ok <= 0) {  /* the checks raise, or PROC_NULL: Python */
+        Py_DECREF(impl);
+        goto python;
+    }
+    PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL, *pr = NULL;
+    PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_send, s_parse_send);
+    spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
+    Py_XDECREF(fn);
+    if (spec == NULL)
+        goto out;
+    fn = dict_global(comm_dict, s_pack_message);
+    payload = fn == NULL ? NULL : PyObject_CallOneArg(fn, spec);
+    if (payload == NULL)
+        goto out;
+    {
+        PyObject *count = cached_get(spec, &c_spec_count, s_count);
+        PyObject *dt = count == NULL ? NULL : cached_get(spec, &c_spec_datatype, s_datatype);
+        PyObject *size = dt == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
+        nbytes = size == NULL ? NULL : PyNumber_Multiply(count, size);
+        Py_XDECREF(size);
+        Py_XDECREF(dt);
+        Py_XDECREF(count);
+        if (nbytes == NULL)
+            goto out;
+    }
+    pr = running_proc();
+    fn = pr == NULL ? NULL : PyObject_GetAttr(p2p_mod, s_isend);
+    if (fn == NULL)
+        goto out;
+    {
+        PyObject *iargs[9] = {pr, impl, p2p_const, payload, nbytes, dest, tag, call, sync};
+        req = PyObject_Vectorcall(fn, iargs, 9, NULL);
+        Py_DECREF(fn);
+    }
+    if (req != NULL)
+        r = wrap_request(req);
+out:
+    Py_XDECREF(req);
+    Py_XDECREF(pr);
+    Py_XDECREF(nbytes);
+    Py_XDECREF(payload);
+    Py_XDECREF(spec);
+    Py_DECREF(impl);
+    return r;
+python: {
+        PyObject *fargs[7] = {self};
+        for (Py_ssize_t i = 0; i < nargs && i < 6; i++)
+            fargs[i + 1] = args[i];
+        return PyObject_Vectorcall(py_isend_m, fargs, (nargs < 6 ? nargs : 6) + 1, NULL);
+    }
+}
+
+static PyMethodDef facade_isend_def = {"_isend", (PyCFunction)(void (*)(void))facade_isend, METH_FASTCALL,
+                                       "Comm._isend, compiled (smpy.mpi._callaccel)"};
+
+static PyObject *
+comm_isend_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* Isend(self, buf, dest, tag=0): return self._isend(buf, dest, tag, "MPI_Isend", False) */
+    PyObject *names[4] = {NULL, s_buf, s_dest, s_tag}, *a[4];
+    if (!bind(args, nargsf, kwnames, names, 4, a) || a[1] == NULL || a[2] == NULL)
+        return PyObject_Vectorcall(py_isend_body, args, nargsf, kwnames);
+    PyObject *margs[6] = {a[0], a[1], a[2], a[3] != NULL ? a[3] : isend_tag_default, s_MPI_Isend, Py_False};
+    return PyObject_VectorcallMethod(s__isend, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+static PyObject *
+comm_irecv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* Irecv(self, buf, source=ANY_SOURCE, tag=ANY_TAG):
+     *     return Request._wrap(self._irecv(buf, source, tag, "MPI_Irecv")) */
+    PyObject *names[4] = {NULL, s_buf, s_source, s_tag}, *a[4];
+    if (!bind(args, nargsf, kwnames, names, 4, a) || a[1] == NULL)
+        return PyObject_Vectorcall(py_irecv_body, args, nargsf, kwnames);
+    PyObject *margs[5] = {a[0], a[1], a[2] != NULL ? a[2] : irecv_defaults[0],
+                          a[3] != NULL ? a[3] : irecv_defaults[1], s_MPI_Irecv};
+    PyObject *req = PyObject_VectorcallMethod(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    if (req == NULL)
+        return NULL;
+    PyObject *r = wrap_request(req);
+    Py_DECREF(req);
+    return r;
+}
+
+/* the plain request's implementation, Py_None, or NULL (not the common case; no error) */
+static PyObject *
+plain_impl(PyObject *r)
+{
+    if (Py_TYPE(r) != RequestType)
+        return NULL;
+    PyObject *impl = SLOT(r, rq_impl);
+    if (impl == NULL || (impl != Py_None && Py_TYPE(impl) != SendReqType && Py_TYPE(impl) != RecvReqType))
+        return NULL;
+    return impl;
+}
+
+/* after blocking, the completion of impl has nothing to do but release the handle: 1 yes, 0 no
+ * (request._complete_all does it), -1 error */
+static int
+completes_plainly(PyObject *impl, int o_recv)
+{
+    if (impl == Py_None)
+        return 1;
+    PyObject *names[5] = {s_state, s_ti, s_error, s_persistent, s_kind};
+    PyObject *v[5] = {NULL};
+    int ok = 1;
+    for (int i = 0; i < 5 && ok == 1; i++) {
+        v[i] = PyObject_GetAttr(impl, names[i]);
+        if (v[i] == NULL)
+            ok = -1;
+    }
+    if (ok == 1)  /* state == FAILED (2), ti, error, persistent, receiver overhead */
+        ok = !(int_eq(v[0], 2) != 0 || v[1] != Py_None || int_eq(v[2], 0) != 1 || v[3] != Py_False ||
+               (o_recv && int_eq(v[4], 1) != 0));
+    for (int i = 0; i < 5; i++)
+        Py_XDECREF(v[i]);
+    return PyErr_Occurred() ? -1 : ok;
+}
+
+static PyObject *
+request_waitall_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* Waitall(cls, requests, statuses=None): _block_all(requests); p2p.ti_waitall(proc(),
+     * [r._impl for r in requests]); _complete_all(requests, statuses); return True */
+    PyObject *names[3] = {NULL, s_requests, s_statuses}, *a[3];
+    if (!bind(args, nargsf, kwnames, names, 3, a) || a[1] == NULL || (a[2] != NULL && a[2] != Py_None) ||
+        !(PyList_CheckExact(a[1]) || PyTuple_CheckExact(a[1])) || rq_impl < 0)
+        return PyObject_Vectorcall(py_waitall_body, args, nargsf, kwnames);
+    PyObject *seq = a[1];
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *impls = PyList_New(n);
+    if (impls == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *impl = plain_impl(PySequence_Fast_GET_ITEM(seq, i));
+        if (impl == NULL) {
+            Py_DECREF(impls);
+            return PyObject_Vectorcall(py_waitall_body, args, nargsf, kwnames);
+        }
+        PyList_SET_ITEM(impls, i, Py_NewRef(impl));
+    }
+    PyObject *pr = running_proc();
+    PyObject *world = pr == NULL ? NULL : pget(pr, pr_world, s_world);
+    int traced = world == NULL ? -1 : attr_not_none(world, s_ti);
+    int o_recv = traced != 0 ? traced : attr_not_none(pr, s_o_recv);
+    Py_XDECREF(world);
+    PyObject *r = NULL;
+    if (traced != 0 || o_recv < 0) {
+        Py_DECREF(impls);
+        Py_XDECREF(pr);
+        return traced < 0 || o_recv < 0 ? NULL : PyObject_Vectorcall(py_waitall_body, args, nargsf, kwnames);
+    }
+    /* p2p.block_all(impls) */
+    PyObject *fn = PyObject_GetAttr(p2p_mod, s_block_all);
+    PyObject *x = fn == NULL ? NULL : PyObject_CallOneArg(fn, impls);
+    Py_XDECREF(fn);
+    if (x == NULL)
+        goto out;
+    Py_DECREF(x);
+    /* the list may have changed meanwhile (the program's other ranks ran): read it again */
+    int plain = PySequence_Fast_GET_SIZE(seq) == n;
+    for (Py_ssize_t i = 0; i < n && plain == 1; i++) {
+        PyObject *impl = plain_impl(PySequence_Fast_GET_ITEM(seq, i));
+        plain = impl == NULL ? 0 : completes_plainly(impl, o_recv);
+    }
+    if (plain < 0)
+        goto out;
+    if (plain) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            bs_put(PySequence_Fast_GET_ITEM(seq, i), rq_impl, Py_None);
+    } else {
+        PyObject *ca = dict_global(request_dict, s__complete_all);
+        PyObject *cargs[2] = {seq, Py_None};
+        x = ca == NULL ? NULL : PyObject_Vectorcall(ca, cargs, 2, NULL);
+        if (x == NULL)
+            goto out;
+        Py_DECREF(x);
+    }
+    r = Py_NewRef(Py_True);
+out:
+    Py_DECREF(impls);
+    Py_DECREF(pr);
+    return r;
+}
+
+static PyMethodDef isend_body_def = {"Isend", (PyCFunction)(void (*)(void))comm_isend_body,
+                                     METH_FASTCALL | METH_KEYWORDS, "Comm.Isend's body, compiled"};
+static PyMethodDef irecv_body_def = {"Irecv", (PyCFunction)(void (*)(void))comm_irecv_body,
+                                     METH_FASTCALL | METH_KEYWORDS, "Comm.Irecv's body, compiled"};
+static PyMethodDef waitall_body_def = {"Waitall", (PyCFunction)(void (*)(void))request_waitall_body,
+                                       METH_FASTCALL | METH_KEYWORDS, "Request.Waitall's body, compiled"};
+
+static Py_ssize_t
+slot_or_fail(PyTypeObject *t, const char *name)
+{
+    Py_ssize_t off = slot_offset(t, name);
+    if (off < 0 && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", t->tp_name, name);
+    return off;
+}
+
+/* setup_nonblocking(Comm, Comm._isend, isend_call, Isend, irecv_call, Irecv, waitall_call,
+ * Waitall, Request, SendRequest, RecvRequest) -> the compiled _isend descriptor; the three
+ * bodies are put in their MpiCall objects (after setup_bodies) */
+static PyObject *
+setup_nonblocking(PyObject *module, PyObject *args)
+{
+    PyObject *comm_cls, *pi, *ic, *ib, *rc, *rb, *wc, *wb, *rq, *st, *rt;
+    if (!PyArg_ParseTuple(args, "O!OO!OO!OO!OO!O!O!", &PyType_Type, &comm_cls, &pi, &MpiCallType, &ic, &ib,
+                          &MpiCallType, &rc, &rb, &MpiCallType, &wc, &wb, &PyType_Type, &rq, &PyType_Type, &st,
+                          &PyType_Type, &rt))
+        return NULL;
+    if (comm_dict == NULL || s_buf == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup_facade() and setup_bodies() first");
+        return NULL;
+    }
+    PyObject *idef = PyObject_GetAttrString(ib, "__defaults__");
+    PyObject *rdef = idef == NULL ? NULL : PyObject_GetAttrString(rb, "__defaults__");
+    PyObject *g = rdef == NULL ? NULL : PyObject_GetAttrString(wb, "__globals__");
+    if (g == NULL || !PyTuple_Check(idef) || PyTuple_GET_SIZE(idef) != 1 || !PyTuple_Check(rdef) ||
+        PyTuple_GET_SIZE(rdef) != 2 || !PyDict_Check(g)) {
+        Py_XDECREF(idef);
+        Py_XDECREF(rdef);
+        Py_XDECREF(g);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "Isend/Irecv/Waitall do not have the expected defaults");
+        return NULL;
+    }
+    Py_XSETREF(isend_tag_default, Py_NewRef(PyTuple_GET_ITEM(idef, 0)));
+    for (int i = 0; i < 2; i++)
+        Py_XSETREF(irecv_defaults[i], Py_NewRef(PyTuple_GET_ITEM(rdef, i)));
+    Py_XSETREF(request_dict, g);
+    Py_DECREF(idef);
+    Py_DECREF(rdef);
+#define STR(var, text) if (var == NULL && (var = PyUnicode_InternFromString(text)) == NULL) return NULL
+    STR(s_requests, "requests"); STR(s_statuses, "statuses"); STR(s_MPI_Isend, "MPI_Isend");
+    STR(s_MPI_Irecv, "MPI_Irecv"); STR(s__isend, "_isend"); STR(s_ti, "ti"); STR(s_o_recv, "o_recv");
+    STR(s_state, "state"); STR(s_kind, "kind"); STR(s_persistent, "persistent"); STR(s_block_all, "block_all");
+    STR(s__complete_all, "_complete_all");
+#undef STR
+    rq_impl = slot_or_fail((PyTypeObject *)rq, "_impl");
+    rq_obj = rq_impl < 0 ? -1 : slot_or_fail((PyTypeObject *)rq, "_obj");
+    if (rq_obj < 0) {
+        rq_impl = -1;
+        return NULL;
+    }
+    Py_XSETREF(RequestType, (PyTypeObject *)Py_NewRef(rq));
+    Py_XSETREF(SendReqType, (PyTypeObject *)Py_NewRef(st));
+    Py_XSETREF(RecvReqType, (PyTypeObject *)Py_NewRef(rt));
+    Py_XSETREF(py_isend_m, Py_NewRef(pi));
+    Py_XSETREF(py_isend_body, Py_NewRef(ib));
+    Py_XSETREF(py_irecv_body, Py_NewRef(rb));
+    Py_XSETREF(py_waitall_body, Py_NewRef(wb));
+    PyObject *isb = PyCFunction_New(&isend_body_def, NULL);
+    PyObject *irb = isb == NULL ? NULL : PyCFunction_New(&irecv_body_def, NULL);
+    PyObject *wab = irb == NULL ? NULL : PyCFunction_New(&waitall_body_def, NULL);
+    PyObject *desc = wab == NULL ? NULL : PyDescr_NewMethod((PyTypeObject *)comm_cls, &facade_isend_def);
+    if (desc == NULL) {
+        Py_XDECREF(isb);
+        Py_XDECREF(irb);
+        Py_XDECREF(wab);
+        return NULL;
+    }
+    Py_XSETREF(((MpiCall *)ic)->body, isb);
+    Py_XSETREF(((MpiCall *)rc)->body, irb);
+    Py_XSETREF(((MpiCall *)wc)->body, wab);
+    return desc;
+}
+
 static PyMethodDef methods[] = {
     {"setup_bodies", setup_bodies, METH_VARARGS, "setup_bodies(Send's MpiCall, Send, Recv's MpiCall, Recv)"},
+    {"setup_nonblocking", setup_nonblocking, METH_VARARGS, "setup_nonblocking(Comm, Comm._isend, Isend's MpiCall, "
+     "Isend, Irecv's MpiCall, Irecv, Waitall's MpiCall, Waitall, Request, SendRequest, RecvRequest) -> _isend"},
     {"setup", setup_calls, METH_VARARGS, "setup(Process, current, _call.__dict__, _hooked, "
      "coerce_ints, MPIException, after_finalize, smpy.kernel.actors.__dict__)"},
     {"setup_parse", setup_parse, METH_VARARGS, "setup_parse(np.ndarray, Datatype, DATATYPE_NULL impl, "

@@ -1079,3 +1079,94 @@ def test_measured_calls_flush_the_burst_in_the_compiled_wrapper(tmp_path, monkey
     assert got["off"] == got["on"]
     assert flushes["on"] < flushes["off"] - 10  # the wrapper's flushes are compiled
     assert got["on"][1] > 20
+
+
+NONBLOCKING = """
+import numpy as np
+from mpi4py import MPI
+w = MPI.COMM_WORLD
+r, n = w.Get_rank(), w.Get_size()
+peer = 1 - r
+s = np.arange(6.0) + 10 * r
+big = np.zeros(8)
+got = [np.zeros(6) for _ in range(4)]
+reqs = [w.Irecv(got[0], peer, 1), w.Irecv(buf=got[1], source=peer, tag=2), w.Irecv(got[2]), w.Irecv([got[3], MPI.DOUBLE], peer)]
+reqs += [w.Isend(s, peer, 1), w.Isend(buf=s, dest=peer, tag=2), w.Isend([s, 6, MPI.DOUBLE], peer), w.Isend(s, peer, tag=0)]
+print(r, MPI.Request.Waitall(reqs), [float(g.sum()) for g in got], all(q == MPI.REQUEST_NULL for q in reqs))
+reqs = (w.Irecv(got[0], peer, 5), MPI.REQUEST_NULL, w.Isend(s, peer, 5))
+print(r, MPI.Request.Waitall(reqs), reqs[0] == MPI.REQUEST_NULL)
+st = [MPI.Status() for _ in range(2)]
+reqs = [w.Irecv(got[1], peer, 6), w.Isend(s, peer, 6)]
+MPI.Request.Waitall(reqs, st)
+print(r, st[0].Get_source(), st[0].Get_tag(), st[0].Get_count(MPI.DOUBLE))
+q = w.Irecv(got[2], peer, 7)
+MPI.Request.Waitall([q, q, w.Isend(s, peer, 7)])
+print(r, "twice", got[2].sum())
+w.Set_errhandler(MPI.ERRORS_RETURN)
+for bad in ((s, 99), (s, peer, -5)):
+    try:
+        w.Isend(*bad)
+    except MPI.Exception as e:
+        print(r, "isend error", e.Get_error_class())
+try:
+    w.Irecv(got[0], 99)
+except MPI.Exception as e:
+    print(r, "irecv error", e.Get_error_class())
+reqs = [w.Irecv(got[3], peer, 8), w.Isend(big, peer, 8)]    # 8 doubles into 6: truncated
+try:
+    MPI.Request.Waitall(reqs)
+except MPI.Exception as e:
+    print(r, "waitall error", e.Get_error_class())
+p = w.Send_init(s, peer, 9)
+q = w.Recv_init(got[0], peer, 9)
+MPI.Prequest.Startall([p, q])
+MPI.Request.Waitall([p, q, w.Isend(s, peer, 10), w.Irecv(got[1], peer, 10)])
+print(r, "persistent", got[0].sum(), p != MPI.REQUEST_NULL)
+print(r, MPI.Request.Waitall(requests=[w.Isend(s, MPI.PROC_NULL), w.Irecv(got[1], MPI.PROC_NULL)]))
+print(r, type(w.Isend(s, MPI.PROC_NULL)).__name__, w.Isend(s, np.int64(peer), 11).Wait(), w.Irecv(got[0], peer, 11).Wait())
+"""
+
+
+def test_nonblocking_bodies_the_same_both_ways(tmp_path):
+    """Isend, Irecv (compiled bodies and Comm._isend) and Request.Waitall (compiled body) give
+    what the Python path gives: outputs, statuses, errors, simulated times."""
+    out = _same(tmp_path, NONBLOCKING, 2)
+    text = "".join(t for _, _, t in out["output"])
+    assert "0 True [75.0, 75.0, 75.0, 75.0] True" in text and "1 True [15.0, 15.0, 15.0, 15.0] True" in text
+    assert "0 1 6 6" in text and "0 twice 75.0" in text and text.count("isend error 6") == 2
+    assert text.count("isend error 4") == 2 and text.count("irecv error 6") == 2
+    assert text.count("waitall error 17") == 2 and "0 persistent 75.0 True" in text
+    assert text.count("Request True True") == 2
+
+
+def test_nonblocking_bodies_are_in_place(compiled):
+    from smpy.mpi.request import Request
+
+    assert type(Comm.__dict__["_isend"]).__name__ == "method_descriptor"
+    assert "compiled" in repr(Request.__dict__["Waitall"].__func__)
+
+
+def test_plain_waitall_completes_in_c(tmp_path, monkeypatch):
+    """A Waitall of plain requests, none failed, completes without request._complete_all on
+    the compiled path (the Python path calls it once per Waitall); a failed one still uses it."""
+    from smpy.mpi import request
+
+    calls = []
+    real = request._complete_all
+    monkeypatch.setattr(request, "_complete_all", lambda *a: calls.append(1) or real(*a))
+    prog = tmp_path / "w.py"
+    prog.write_text("import numpy as np\nfrom mpi4py import MPI\nw = MPI.COMM_WORLD\nb = np.zeros(4)\n"
+                    "for i in range(5):\n"
+                    "    MPI.Request.Waitall([w.Irecv(b, 1 - w.rank, i), w.Isend(np.ones(4), 1 - w.rank, i)])\n"
+                    "w.Set_errhandler(MPI.ERRORS_RETURN)\n"
+                    "try:\n"
+                    "    MPI.Request.Waitall([w.Irecv(b[:2], 1 - w.rank, 9), w.Isend(b, 1 - w.rank, 9)])\n"
+                    "except MPI.Exception as e:\n"
+                    "    print(e.Get_error_class())\n")
+    got = {}
+    for mode in ("off", "on"):
+        calls.clear()
+        res = smpy.run(str(prog), np=2, capture=True, echo=False, cfg={"smpy/accel": mode})
+        assert res.status == "ok" and res.rank_output(0).strip() == "17"
+        got[mode] = len(calls)
+    assert got == {"off": 12, "on": 2}
