@@ -100,13 +100,6 @@ truth_of(PyObject *v)
     return r;
 }
 
-/* bool(getattr(o, name)): 1, 0, or -1 (error) */
-static inline int
-attr_true(PyObject *o, PyObject *name)
-{
-    return truth_of(PyObject_GetAttr(o, name));
-}
-
 /* a module global looked up at each call, as Python code does: borrowed, or NULL with
  * NameError */
 static inline PyObject *
@@ -123,25 +116,39 @@ dict_global(PyObject *dict, PyObject *name)
  * one, unchanged since, the slot is read at its offset; otherwise the class's attribute
  * (_PyType_Lookup, the same lookup the generic getattr makes first) is looked at once, and
  * a slot of a class using the generic getattr (so the slot's data descriptor is what
- * Python's lookup finds) is cached; anything else goes through the attribute protocol. */
+ * Python's lookup finds) is cached. An object with a __dict__ (World, the engine, a
+ * module) whose class has no data descriptor of that name is read from, and written to,
+ * its dict directly (the generic getattr's second step, after the class lookup this cache
+ * stands for); a name not in the dict, and anything else, goes through the attribute
+ * protocol. */
 typedef struct {
     PyTypeObject *type;
     unsigned int version;
     Py_ssize_t off;
 } slot_cache;
 
+/* where an attribute lives, beyond a slot's offset (>= 0) */
+#define CACHE_PROTOCOL (-1)  /* the attribute protocol */
+#define CACHE_DICT (-2)      /* the instance's __dict__ first (no data descriptor on the class) */
+
 static inline Py_ssize_t
 slot_cache_find(PyTypeObject *t, slot_cache *c, PyObject *name)
 {
     PyObject *d = _PyType_Lookup(t, name);  /* borrowed; gives t a valid version tag */
     if (!(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
-        return -1;
-    Py_ssize_t off = -1;  /* not a plain slot: the attribute protocol (remembered too) */
-    if (t->tp_getattro == PyObject_GenericGetAttr && t->tp_setattro == PyObject_GenericSetAttr &&
-        d != NULL && Py_TYPE(d) == &PyMemberDescr_Type &&
+        return CACHE_PROTOCOL;
+    Py_ssize_t off = CACHE_PROTOCOL;  /* not a plain slot: the attribute protocol (remembered too) */
+    int generic = t->tp_getattro == PyObject_GenericGetAttr && t->tp_setattro == PyObject_GenericSetAttr;
+    if (generic && d != NULL && Py_TYPE(d) == &PyMemberDescr_Type &&
         ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX &&
         !(((PyMemberDescrObject *)d)->d_member->flags & READONLY))
         off = ((PyMemberDescrObject *)d)->d_member->offset;
+    /* an instance with a __dict__ (a plain object, or a module: its getattr is the generic
+     * one, then __getattr__ when that fails) and no data descriptor of that name on its class:
+     * the generic getattr and setattr look in, and store into, the instance's dict first */
+    else if ((generic || (t == &PyModule_Type && t->tp_setattro == PyObject_GenericSetAttr)) &&
+             t->tp_dictoffset != 0 && (d == NULL || Py_TYPE(d)->tp_descr_set == NULL))
+        off = CACHE_DICT;
     Py_INCREF(t);
     Py_XSETREF(c->type, t);
     c->version = t->tp_version_tag;
@@ -158,11 +165,31 @@ slot_cache_off(PyObject *o, slot_cache *c, PyObject *name)
     return slot_cache_find(t, c, name);
 }
 
+/* the instance dict of o, borrowed, or NULL (none yet: the caller uses the protocol) */
+static inline PyObject *
+instance_dict(PyObject *o)
+{
+    PyObject **dp = _PyObject_GetDictPtr(o);
+    return dp != NULL && *dp != NULL && PyDict_CheckExact(*dp) ? *dp : NULL;
+}
+
 static inline PyObject *
 cached_get(PyObject *o, slot_cache *c, PyObject *name)
 {
     Py_ssize_t off = slot_cache_off(o, c, name);
-    return off >= 0 ? slot_get(o, off, name) : PyObject_GetAttr(o, name);
+    if (off >= 0)
+        return slot_get(o, off, name);
+    if (off == CACHE_DICT) {
+        PyObject *d = instance_dict(o);
+        if (d != NULL) {
+            PyObject *v = PyDict_GetItemWithError(d, name);
+            if (v != NULL)
+                return Py_NewRef(v);
+            if (PyErr_Occurred())
+                return NULL;
+        }
+    }
+    return PyObject_GetAttr(o, name);
 }
 
 /* setattr(o, name, v), the same way; 0 or -1 */
@@ -170,10 +197,59 @@ static inline int
 cached_set(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
 {
     Py_ssize_t off = slot_cache_off(o, c, name);
-    if (off < 0)
-        return PyObject_SetAttr(o, name, v);
-    slot_set(o, off, v);
-    return 0;
+    if (off >= 0) {
+        slot_set(o, off, v);
+        return 0;
+    }
+    if (off == CACHE_DICT) {
+        PyObject *d = instance_dict(o);
+        if (d != NULL)
+            return PyDict_SetItem(d, name, v);
+    }
+    return PyObject_SetAttr(o, name, v);
+}
+
+/* getattr(o, name) and setattr(o, name, v) for helpers that take the name as an argument: the
+ * slot_cache of (o's class, name) lives in a small direct-mapped table (one per extension),
+ * each entry holding its name; a collision only costs a new lookup. */
+typedef struct {
+    PyObject *name;
+    slot_cache c;
+} named_cache;
+
+#define NAMED_CACHES 256
+static named_cache named_caches[NAMED_CACHES];
+
+static inline slot_cache *
+named_cache_for(PyObject *o, PyObject *name)
+{
+    uintptr_t h = ((uintptr_t)Py_TYPE(o) >> 4) * 31u + ((uintptr_t)name >> 4);
+    named_cache *e = &named_caches[(h ^ (h >> 9)) & (NAMED_CACHES - 1)];
+    if (e->name != name) {
+        Py_INCREF(name);
+        Py_XSETREF(e->name, name);
+        Py_CLEAR(e->c.type);  /* found again for this name on the next use */
+    }
+    return &e->c;
+}
+
+static inline PyObject *
+attr_get(PyObject *o, PyObject *name)
+{
+    return cached_get(o, named_cache_for(o, name), name);
+}
+
+static inline int
+attr_set(PyObject *o, PyObject *name, PyObject *v)
+{
+    return cached_set(o, named_cache_for(o, name), name, v);
+}
+
+/* bool(getattr(o, name)): 1, 0, or -1 (error) */
+static inline int
+attr_true(PyObject *o, PyObject *name)
+{
+    return truth_of(attr_get(o, name));
 }
 
 #endif
