@@ -57,7 +57,7 @@ pget(PyObject *proc, Py_ssize_t off, PyObject *name)
 {
     if (off >= 0 && Py_TYPE(proc) == (PyTypeObject *)ProcessType)
         return slot_get(proc, off, name);
-    return PyObject_GetAttr(proc, name);
+    return attr_get(proc, name);
 }
 
 static inline int
@@ -67,7 +67,7 @@ pset(PyObject *proc, Py_ssize_t off, PyObject *name, PyObject *v)
         slot_set(proc, off, v);
         return 0;
     }
-    return PyObject_SetAttr(proc, name, v);
+    return attr_set(proc, name, v);
 }
 
 /* bool(proc.<slot>) */
@@ -173,7 +173,7 @@ error_hooked(PyObject *const *args, Py_ssize_t nargs)
 static int
 attr_not_none(PyObject *o, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = attr_get(o, name);
     if (v == NULL)
         return -1;
     int r = v != Py_None;
@@ -688,7 +688,7 @@ usable(PyObject *m, int readonly)
 static long
 long_attr(PyObject *o, PyObject *name, int *err, int *odd)
 {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = attr_get(o, name);
     if (v == NULL) {
         *err = 1;
         return 0;
@@ -729,7 +729,7 @@ counted(PyObject *o_buf, long long count, PyObject *dt, int readonly)
     if (o_buf == msgspec_sentinels[0] || o_buf == msgspec_sentinels[1] || o_buf == msgspec_sentinels[2] ||
         dt == dt_null)
         return NULL;
-    PyObject *c = PyObject_GetAttr(dt, s_committed);
+    PyObject *c = attr_get(dt, s_committed);
     if (c == NULL) {
         PyErr_Clear();
         return NULL;
@@ -1074,7 +1074,7 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (nbytes == NULL)
             goto out;
     }
-    fn = PyObject_GetAttr(p2p_mod, s_isend);
+    fn = attr_get(p2p_mod, s_isend);
     if (fn == NULL)
         goto out;
     {
@@ -1084,7 +1084,7 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (req == NULL)
         goto out;
-    fn = PyObject_GetAttr(p2p_mod, s_wait);
+    fn = attr_get(p2p_mod, s_wait);
     if (fn == NULL)
         goto out;
     {
@@ -1141,7 +1141,7 @@ facade_irecv(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
     Py_XDECREF(fn);
     PyObject *pr = spec == NULL ? NULL : running_proc();
-    fn = pr == NULL ? NULL : PyObject_GetAttr(p2p_mod, s_irecv);
+    fn = pr == NULL ? NULL : attr_get(p2p_mod, s_irecv);
     PyObject *r = NULL;
     if (fn != NULL) {
         PyObject *iargs[7] = {pr, impl, p2p_const, source, tag, spec, call};

@@ -77,7 +77,7 @@ int_equal(PyObject *a, PyObject *b)
 static int
 is_none_attr(PyObject *o, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = attr_get(o, name);
     if (v == NULL)
         return -1;
     int r = v == Py_None;
@@ -848,7 +848,7 @@ global_attr_is(PyObject *global, PyObject *name, PyObject *value)
     PyObject *g = dict_global(p2p_dict, global);
     if (g == NULL)
         return -1;
-    PyObject *v = PyObject_GetAttr(g, name);
+    PyObject *v = attr_get(g, name);
     if (v == NULL)
         return -1;
     int r = v == value;

@@ -100,13 +100,6 @@ truth_of(PyObject *v)
     return r;
 }
 
-/* bool(getattr(o, name)): 1, 0, or -1 (error) */
-static inline int
-attr_true(PyObject *o, PyObject *name)
-{
-    return truth_of(PyObject_GetAttr(o, name));
-}
-
 /* a module global looked up at each call, as Python code does: borrowed, or NULL with
  * NameError */
 static inline PyObject *
@@ -214,6 +207,49 @@ cached_set(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
             return PyDict_SetItem(d, name, v);
     }
     return PyObject_SetAttr(o, name, v);
+}
+
+/* getattr(o, name) and setattr(o, name, v) for helpers that take the name as an argument: the
+ * slot_cache of (o's class, name) lives in a small direct-mapped table (one per extension),
+ * each entry holding its name; a collision only costs a new lookup. */
+typedef struct {
+    PyObject *name;
+    slot_cache c;
+} named_cache;
+
+#define NAMED_CACHES 256
+static named_cache named_caches[NAMED_CACHES];
+
+static inline slot_cache *
+named_cache_for(PyObject *o, PyObject *name)
+{
+    uintptr_t h = ((uintptr_t)Py_TYPE(o) >> 4) * 31u + ((uintptr_t)name >> 4);
+    named_cache *e = &named_caches[(h ^ (h >> 9)) & (NAMED_CACHES - 1)];
+    if (e->name != name) {
+        Py_INCREF(name);
+        Py_XSETREF(e->name, name);
+        Py_CLEAR(e->c.type);  /* found again for this name on the next use */
+    }
+    return &e->c;
+}
+
+static inline PyObject *
+attr_get(PyObject *o, PyObject *name)
+{
+    return cached_get(o, named_cache_for(o, name), name);
+}
+
+static inline int
+attr_set(PyObject *o, PyObject *name, PyObject *v)
+{
+    return cached_set(o, named_cache_for(o, name), name, v);
+}
+
+/* bool(getattr(o, name)): 1, 0, or -1 (error) */
+static inline int
+attr_true(PyObject *o, PyObject *name)
+{
+    return truth_of(attr_get(o, name));
 }
 
 #endif
