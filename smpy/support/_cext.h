@@ -173,8 +173,17 @@ instance_dict(PyObject *o)
     return dp != NULL && *dp != NULL && PyDict_CheckExact(*dp) ? *dp : NULL;
 }
 
-static inline PyObject *
-cached_get(PyObject *o, slot_cache *c, PyObject *name)
+#if defined(__GNUC__)
+#define CEXT_INLINE static inline __attribute__((always_inline))
+#define CEXT_OUTLINE static __attribute__((noinline))
+#else
+#define CEXT_INLINE static inline
+#define CEXT_OUTLINE static
+#endif
+
+/* the general case of cached_get: the class looked at again, an instance dict, the protocol */
+CEXT_OUTLINE PyObject *
+cached_get_slow(PyObject *o, slot_cache *c, PyObject *name)
 {
     Py_ssize_t off = slot_cache_off(o, c, name);
     if (off >= 0)
@@ -192,9 +201,23 @@ cached_get(PyObject *o, slot_cache *c, PyObject *name)
     return PyObject_GetAttr(o, name);
 }
 
+/* the common case, inline: a set slot of the cached class */
+CEXT_INLINE PyObject *
+cached_get(PyObject *o, slot_cache *c, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == c->type && c->off >= 0 && t->tp_version_tag == c->version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        PyObject *v = SLOT(o, c->off);
+        if (v != NULL)
+            return Py_NewRef(v);
+    }
+    return cached_get_slow(o, c, name);
+}
+
 /* setattr(o, name, v), the same way; 0 or -1 */
-static inline int
-cached_set(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
+CEXT_OUTLINE int
+cached_set_slow(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
 {
     Py_ssize_t off = slot_cache_off(o, c, name);
     if (off >= 0) {
@@ -207,6 +230,18 @@ cached_set(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
             return PyDict_SetItem(d, name, v);
     }
     return PyObject_SetAttr(o, name, v);
+}
+
+CEXT_INLINE int
+cached_set(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == c->type && c->off >= 0 && t->tp_version_tag == c->version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        slot_set(o, c->off, v);
+        return 0;
+    }
+    return cached_set_slow(o, c, name, v);
 }
 
 /* getattr(o, name) and setattr(o, name, v) for helpers that take the name as an argument: the
@@ -250,6 +285,53 @@ static inline int
 attr_true(PyObject *o, PyObject *name)
 {
     return truth_of(attr_get(o, name));
+}
+
+/* for item in seq, without an iterator object for an exact list or tuple (the same items:
+ * a list is read at the current index against its current size, as list iteration does) */
+typedef struct {
+    PyObject *seq, *it;
+    Py_ssize_t i;
+} seq_iter;
+
+static inline int
+seq_iter_init(seq_iter *s, PyObject *o)
+{
+    s->i = 0;
+    if (PyList_CheckExact(o) || PyTuple_CheckExact(o)) {
+        s->seq = Py_NewRef(o);
+        s->it = NULL;
+        return 0;
+    }
+    s->seq = NULL;
+    s->it = PyObject_GetIter(o);
+    return s->it == NULL ? -1 : 0;
+}
+
+/* the next item (new reference), or NULL: the end, or an error (PyErr_Occurred) */
+static inline PyObject *
+seq_iter_next(seq_iter *s)
+{
+    if (s->it != NULL)
+        return PyIter_Next(s->it);
+    if (s->seq == NULL)
+        return NULL;
+    PyObject *o = s->seq, *v = NULL;
+    if (PyList_CheckExact(o)) {
+        if (s->i < PyList_GET_SIZE(o))
+            v = Py_NewRef(PyList_GET_ITEM(o, s->i++));
+    } else if (s->i < PyTuple_GET_SIZE(o))
+        v = Py_NewRef(PyTuple_GET_ITEM(o, s->i++));
+    if (v == NULL)
+        Py_CLEAR(s->seq);  /* exhausted for good, as a list iterator */
+    return v;
+}
+
+static inline void
+seq_iter_done(seq_iter *s)
+{
+    Py_CLEAR(s->seq);
+    Py_CLEAR(s->it);
 }
 
 #endif
