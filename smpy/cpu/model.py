@@ -128,6 +128,9 @@ class _HostState:
 
 
 class CpuModel:
+    # read at every message (issue 24): slots; the others stay in the instance dict
+    __slots__ = ("engine", "dirty", "__dict__", "__weakref__")
+
     def __init__(self, engine: Engine, hosts: list[Host]) -> None:
         self.engine = engine
         self.dirty = False

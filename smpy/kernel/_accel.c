@@ -59,7 +59,7 @@ get(PyObject *o, PyTypeObject *tp, Py_ssize_t off, PyObject *name)
 {
     if (PyObject_TypeCheck(o, tp))
         return slot_get(o, off, name);
-    return PyObject_GetAttr(o, name);
+    return attr_get(o, name);
 }
 
 static inline int
@@ -69,7 +69,7 @@ set(PyObject *o, PyTypeObject *tp, Py_ssize_t off, PyObject *name, PyObject *v)
         slot_set(o, off, v);
         return 0;
     }
-    return PyObject_SetAttr(o, name, v);
+    return attr_set(o, name, v);
 }
 
 /* a > b (op Py_GT) or a <= b (Py_LE), floats compared in C */
@@ -83,44 +83,30 @@ compare(PyObject *a, PyObject *b, int op)
     return PyObject_RichCompareBool(a, b, op);
 }
 
-/* engine attributes live in the instance dict (Engine has no __slots__) */
+/* the engine's attributes: the hot ones are slots, the others in its instance dict; read and
+ * set through _cext.h's per-name caches (``d`` below is the engine itself) */
 static inline PyObject *
 dget(PyObject *d, PyObject *name)  /* new reference */
 {
-    PyObject *v = PyDict_GetItemWithError(d, name);
-    if (v == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_SetObject(PyExc_AttributeError, name);
-        return NULL;
-    }
-    Py_INCREF(v);
-    return v;
+    return attr_get(d, name);
 }
 
 static inline int
-dtrue(PyObject *d, PyObject *name)  /* bool(d[name]) */
+dtrue(PyObject *d, PyObject *name)  /* bool(d.name) */
 {
-    PyObject *v = PyDict_GetItemWithError(d, name);
-    if (v == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_SetObject(PyExc_AttributeError, name);
-        return -1;
-    }
-    if (v == Py_True)
-        return 1;
-    if (v == Py_False || v == Py_None)
-        return 0;
-    Py_INCREF(v);
-    int r = PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
+    return attr_true(d, name);
+}
+
+static inline int
+dset(PyObject *d, PyObject *name, PyObject *v)
+{
+    return attr_set(d, name, v);
 }
 
 static PyObject *
 engine_dict(PyObject *self)
 {
-    PyObject *d = PyObject_GenericGetDict(self, NULL);
-    return d;
+    return Py_NewRef(self);
 }
 
 static PyObject *actor_resume(PyObject *self, PyObject *unused);
@@ -164,7 +150,7 @@ schedule_impl(PyObject *self, PyObject *d, PyObject *delay, PyObject *fn, PyObje
         goto fail;
     seq = PyNumber_Add(old, i_one);
     Py_DECREF(old);
-    if (seq == NULL || PyDict_SetItem(d, s_seq, seq) < 0)
+    if (seq == NULL || dset(d, s_seq, seq) < 0)
         goto fail;
     heap = dget(d, s_heap);
     if (heap == NULL)
@@ -226,11 +212,11 @@ wake_waiters(PyObject *waiters, PyObject *ready)
 {
     /* for actor in waiters: if actor.waiting_for is not None: actor.waiting_for = None;
        ready.append(actor) */
-    PyObject *it = PyObject_GetIter(waiters);
-    if (it == NULL)
+    seq_iter it;
+    if (seq_iter_init(&it, waiters) < 0)
         return -1;
     PyObject *actor;
-    while ((actor = PyIter_Next(it)) != NULL) {
+    while ((actor = seq_iter_next(&it)) != NULL) {
         PyObject *w = get(actor, ActorType, at_waiting_for, s_waiting_for);
         if (w == NULL)
             goto fail;
@@ -246,11 +232,11 @@ wake_waiters(PyObject *waiters, PyObject *ready)
         }
         Py_DECREF(actor);
     }
-    Py_DECREF(it);
+    seq_iter_done(&it);
     return PyErr_Occurred() ? -1 : 0;
 fail:
     Py_DECREF(actor);
-    Py_DECREF(it);
+    seq_iter_done(&it);
     return -1;
 }
 
@@ -324,21 +310,22 @@ activity_finish(PyObject *self, PyObject *unused)
         goto fail;
     if (cbs != Py_None) {
         slot_set(self, ac_callbacks, Py_None);
-        PyObject *it = PyObject_GetIter(cbs);
+        seq_iter it;
+        int bad = seq_iter_init(&it, cbs);
         Py_DECREF(cbs);
-        if (it == NULL)
+        if (bad < 0)
             goto fail;
         PyObject *fn;
-        while ((fn = PyIter_Next(it)) != NULL) {
+        while ((fn = seq_iter_next(&it)) != NULL) {
             PyObject *r = PyObject_CallOneArg(fn, self);
             Py_DECREF(fn);
             if (r == NULL) {
-                Py_DECREF(it);
+                seq_iter_done(&it);
                 goto fail;
             }
             Py_DECREF(r);
         }
-        Py_DECREF(it);
+        seq_iter_done(&it);
         if (PyErr_Occurred())
             goto fail;
     } else {
@@ -620,7 +607,7 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
         }
         PyObject *n1 = PyNumber_InPlaceAdd(n, i_one);
         Py_DECREF(n);
-        if (n1 == NULL || PyDict_SetItem(d, s_events_processed, n1) < 0) {
+        if (n1 == NULL || dset(d, s_events_processed, n1) < 0) {
             Py_XDECREF(n1);
             Py_DECREF(ev);
             return -1;
@@ -660,7 +647,7 @@ incr(PyObject *d, PyObject *name)
     Py_DECREF(n);
     if (n1 == NULL)
         return -1;
-    int rc = PyDict_SetItem(d, name, n1);
+    int rc = dset(d, name, n1);
     Py_DECREF(n1);
     return rc;
 }
@@ -696,11 +683,11 @@ run_ready(PyObject *self, PyObject *d, PyObject *ready)
 static int
 update_models(PyObject *models)
 {
-    PyObject *it = PyObject_GetIter(models);
-    if (it == NULL)
+    seq_iter it;
+    if (seq_iter_init(&it, models) < 0)
         return -1;
     PyObject *m;
-    while ((m = PyIter_Next(it)) != NULL) {
+    while ((m = seq_iter_next(&it)) != NULL) {
         PyObject *dirty = cached_get(m, &c_m_dirty, s_dirty);
         int yes = dirty == NULL ? -1 : PyObject_IsTrue(dirty);
         Py_XDECREF(dirty);
@@ -713,11 +700,11 @@ update_models(PyObject *models)
         }
         Py_DECREF(m);
         if (yes < 0) {
-            Py_DECREF(it);
+            seq_iter_done(&it);
             return -1;
         }
     }
-    Py_DECREF(it);
+    seq_iter_done(&it);
     return PyErr_Occurred() ? -1 : 0;
 }
 
@@ -851,7 +838,7 @@ run_round(PyObject *self, PyObject *d, PyObject *heap, PyObject *ready, PyObject
             if (r == NULL)
                 goto fail;
             Py_DECREF(r);
-        } else if (PyDict_SetItem(d, s_now, t) < 0) {
+        } else if (dset(d, s_now, t) < 0) {
             goto fail;
         }
     }

@@ -75,6 +75,11 @@ class DeadlockError(RuntimeError):
 
 
 class Engine:
+    # the attributes read at every event are slots (a fixed offset, no dict lookup: issue 24);
+    # the others stay in the instance dict
+    __slots__ = ("now", "_heap", "_daemon_heap", "_seq", "_ready", "_models", "stopping", "events_processed",
+                 "rounds", "os_poller", "on_time_advance", "__dict__", "__weakref__")
+
     def __init__(self) -> None:
         self.now = 0.0
         self._heap: list[tuple[float, int, Event]] = []

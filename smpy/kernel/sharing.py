@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 class SharingModel:
     """A model whose activities share its resources through one max-min ``system``."""
 
+    # read at every message (issue 24): slots; a subclass's other attributes go to its dict
+    __slots__ = ("engine", "system", "dirty", "__dict__", "__weakref__")
+
     def __init__(self, engine: Engine, system: Any) -> None:
         self.engine = engine
         self.system = system

@@ -672,12 +672,12 @@ solve_lonely(PyObject *self, PyObject *changed)
 static PyObject *
 increment(PyObject *self, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttr(self, name);
+    PyObject *v = attr_get(self, name);
     if (v == NULL)
         return NULL;
     PyObject *w = PyNumber_InPlaceAdd(v, i_one);
     Py_DECREF(v);
-    if (w == NULL || PyObject_SetAttr(self, name, w) < 0) {
+    if (w == NULL || attr_set(self, name, w) < 0) {
         Py_XDECREF(w);
         return NULL;
     }

@@ -5,7 +5,8 @@
  * pure path, used when this file cannot be compiled): find the running rank, count the
  * call, check the integer arguments, call the method with depth + 1, hand an MPIException of
  * an outermost call to the error hook. A call watched only by the timing of the compute bursts
- * (the default run) flushes the burst before and restarts it after, as _hooked does; a call that
+ * (the default run) flushes the burst before and restarts it after, as _hooked does (the
+ * flush itself, Timing.flush, in C when no memory sampler or folder watches it either); a call that
  * another feature watches (tracer, regions, page-fault counts, sampling,
  * smpy/probe-sees:polled) goes to the Python _hooked path;
  * so do the after-MPI_Finalize error and the conversion of non-int integer arguments.
@@ -16,7 +17,8 @@
  * COMM_WORLD's _impl getter.
  *
  * And msgspec's parse_send/parse_recv (_parse_message): the two fast paths (a whole
- * C-contiguous numpy array, alone or as [array, Datatype]) in C, everything else through the
+ * C-contiguous numpy array, alone or as [array, Datatype]) and _simple's first step, _counted
+ * ([buffer, count, Datatype], the OSU demos' form) in C, everything else through the
  * Python _simple, with the same memoryview kept alive as in the Python function.
  *
  * Built on first use by smpy/mpi/_call.py (smpy/support/cext.py) and put in place by
@@ -55,7 +57,7 @@ pget(PyObject *proc, Py_ssize_t off, PyObject *name)
 {
     if (off >= 0 && Py_TYPE(proc) == (PyTypeObject *)ProcessType)
         return slot_get(proc, off, name);
-    return PyObject_GetAttr(proc, name);
+    return attr_get(proc, name);
 }
 
 static inline int
@@ -65,7 +67,7 @@ pset(PyObject *proc, Py_ssize_t off, PyObject *name, PyObject *v)
         slot_set(proc, off, v);
         return 0;
     }
-    return PyObject_SetAttr(proc, name, v);
+    return attr_set(proc, name, v);
 }
 
 /* bool(proc.<slot>) */
@@ -171,7 +173,7 @@ error_hooked(PyObject *const *args, Py_ssize_t nargs)
 static int
 attr_not_none(PyObject *o, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = attr_get(o, name);
     if (v == NULL)
         return -1;
     int r = v != Py_None;
@@ -196,17 +198,110 @@ ints_need_coercion(PyObject *ints, PyObject *const *args, Py_ssize_t nargs, PyOb
             continue;
         }
         PyObject *pname = PyTuple_GET_ITEM(pair, 1);
-        for (Py_ssize_t k = 0; k < nkw; k++) {
-            PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-            int eq = key == pname ? 1 : PyUnicode_Compare(key, pname) == 0;
-            if (eq) {
-                if (!PyLong_CheckExact(args[nargs + k]))
-                    return 1;
-                break;
-            }
-        }
+        Py_ssize_t k = 0;
+        while (k < nkw && PyTuple_GET_ITEM(kwnames, k) != pname)  /* interned: identity first */
+            k++;
+        if (k == nkw)
+            for (k = 0; k < nkw && PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, k), pname) != 0; k++)
+                ;
+        if (k < nkw && !PyLong_CheckExact(args[nargs + k]))
+            return 1;
     }
     return 0;
+}
+
+/* -- timing.flush(proc), compiled for the default run (smpy/timing/bench.py, Timing.flush) --
+ * The caller ruled out sampling, regions and page-fault counts; with no memory sampler
+ * (world.memory) and no memory folder (timing._folder) either, flush is:
+ *     now = _thread_time(); dt = now - b.start
+ *     if dt > 0.0:
+ *         b.measured_s += dt
+ *         if self.simulate and dt >= self.threshold:
+ *             if self._burst(proc, dt, 0.0): now = _thread_time()
+ *     b.start = now
+ * done here in C with bench.py's own _thread_time; anything else calls the method. */
+static PyObject *bench_dict;  /* smpy.timing.bench.__dict__, on first use */
+static PyObject *s_memory, *s__folder, *s_measured_s, *s_simulate, *s_threshold, *s__burst, *f_zero;
+
+static int
+flush_plain(PyObject *timing, PyObject *proc, PyObject *world)
+{
+    if (bench_dict == NULL) {
+        PyObject *m = PyImport_ImportModule("smpy.timing.bench");
+        if (m == NULL)
+            return -1;
+        bench_dict = Py_NewRef(PyModule_GetDict(m));
+        Py_DECREF(m);
+    }
+    int other = attr_not_none(world, s_memory);
+    if (other == 0)
+        other = attr_not_none(timing, s__folder);
+    if (other < 0)
+        return -1;
+    int plain = !other;
+    PyObject *tt = plain ? PyDict_GetItemWithError(bench_dict, s_thread_time) : NULL;
+    PyObject *bench = tt == NULL ? NULL : pget(proc, pr_bench, s_bench);
+    PyObject *start = bench == NULL ? NULL : PyObject_GetAttr(bench, s_start);
+    PyObject *simulate = NULL, *thr = NULL, *now = NULL;
+    int r = -1;
+    if (start == NULL || !PyFloat_CheckExact(start)) {
+        if (PyErr_Occurred())
+            goto out;
+        /* not the plain case: the method */
+        PyObject *f = call_method1(timing, s_flush, proc);
+        r = f == NULL ? -1 : 0;
+        Py_XDECREF(f);
+        goto out;
+    }
+    now = PyObject_CallNoArgs(tt);
+    if (now == NULL)
+        goto out;
+    if (!PyFloat_CheckExact(now)) {
+        PyErr_SetString(PyExc_TypeError, "smpy.timing.bench._thread_time must return a float");
+        goto out;
+    }
+    double dt = PyFloat_AS_DOUBLE(now) - PyFloat_AS_DOUBLE(start);
+    if (dt > 0.0) {
+        PyObject *ms = PyObject_GetAttr(bench, s_measured_s);
+        if (ms == NULL)
+            goto out;
+        PyObject *pdt = PyFloat_FromDouble(dt);
+        PyObject *ms1 = pdt == NULL ? NULL : PyNumber_Add(ms, pdt);
+        Py_DECREF(ms);
+        int bad = ms1 == NULL || PyObject_SetAttr(bench, s_measured_s, ms1) < 0;
+        Py_XDECREF(ms1);
+        if (bad) {
+            Py_XDECREF(pdt);
+            goto out;
+        }
+        simulate = PyObject_GetAttr(timing, s_simulate);
+        int sim = simulate == NULL ? -1 : PyObject_IsTrue(simulate);
+        thr = sim > 0 ? PyObject_GetAttr(timing, s_threshold) : NULL;
+        int over = sim <= 0 ? sim : (thr == NULL ? -1 : PyObject_RichCompareBool(pdt, thr, Py_GE));
+        if (over > 0) {
+            PyObject *bargs[4] = {timing, proc, pdt, f_zero};
+            PyObject *blocked = PyObject_VectorcallMethod(s__burst, bargs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            int yes = blocked == NULL ? -1 : PyObject_IsTrue(blocked);
+            Py_XDECREF(blocked);
+            if (yes > 0) {
+                Py_SETREF(now, PyObject_CallNoArgs(tt));
+                if (now == NULL)
+                    yes = -1;
+            }
+            over = yes;
+        }
+        Py_DECREF(pdt);
+        if (over < 0)
+            goto out;
+    }
+    r = PyObject_SetAttr(bench, s_start, now);
+out:
+    Py_XDECREF(now);
+    Py_XDECREF(thr);
+    Py_XDECREF(simulate);
+    Py_XDECREF(start);
+    Py_XDECREF(bench);
+    return r;
 }
 
 static PyObject *
@@ -286,12 +381,8 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         r = mpicall_hooked(self, proc, depth, args, nargsf, kwnames);
         goto out;
     }
-    if (measured && outer) {  /* timing.flush(proc): the burst before the call */
-        PyObject *f = call_method1(timing, s_flush, proc);
-        if (f == NULL)
-            goto out;
-        Py_DECREF(f);
-    }
+    if (measured && outer && flush_plain(timing, proc, world) < 0)  /* timing.flush(proc) */
+        goto out;
     /* fast path: proc.depth = depth + 1; try: fn(*args, **kwargs) finally: proc.depth = depth */
     PyObject *d1 = PyNumber_Add(depth, i_one);
     if (d1 == NULL)
@@ -596,7 +687,7 @@ usable(PyObject *m, int readonly)
 static long
 long_attr(PyObject *o, PyObject *name, int *err, int *odd)
 {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = attr_get(o, name);
     if (v == NULL) {
         *err = 1;
         return 0;
@@ -613,6 +704,80 @@ long_attr(PyObject *o, PyObject *name, int *err, int *odd)
     }
     Py_DECREF(v);
     return x;
+}
+
+/* msgspec._counted(o_buf, count, dt, readonly), the [buffer, count, MPI.Datatype] form: a
+ * BufSpec, NULL with no error when it is not the common case (then _simple parses it all, and
+ * runs _counted again: errors and odd cases behave as in Python), NULL with an error. */
+static PyObject *msgspec_sentinels[3];  /* BOTTOM, IN_PLACE, BUFFER_AUTOMATIC */
+static PyObject *s_committed, *s_true_lb, *s_true_extent;
+
+static PyObject *
+counted(PyObject *o_buf, long long count, PyObject *dt, int readonly)
+{
+    if (msgspec_sentinels[0] == NULL) {
+        PyObject *g = PyFunction_Check(simple_fn) ? PyFunction_GetGlobals(simple_fn) : NULL;
+        const char *names[3] = {"BOTTOM", "IN_PLACE", "BUFFER_AUTOMATIC"};
+        for (int i = 0; i < 3; i++) {
+            PyObject *v = g == NULL ? NULL : PyDict_GetItemString(g, names[i]);
+            if (v == NULL)
+                return NULL;  /* no error set: the Python path */
+            msgspec_sentinels[i] = Py_NewRef(v);
+        }
+    }
+    if (o_buf == msgspec_sentinels[0] || o_buf == msgspec_sentinels[1] || o_buf == msgspec_sentinels[2] ||
+        dt == dt_null)
+        return NULL;
+    PyObject *c = attr_get(dt, s_committed);
+    if (c == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int committed = c == Py_True;
+    Py_DECREF(c);
+    if (!committed)
+        return NULL;
+    PyObject *m = PyMemoryView_FromObject(o_buf);
+    if (m == NULL) {  /* not a buffer, or it raised: _simple says what (as mpi4py would) */
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *r = NULL;
+    int ok = usable(m, readonly);
+    if (ok <= 0) {
+        if (ok < 0)
+            PyErr_Clear();
+        goto out;
+    }
+    Py_ssize_t n = PyMemoryView_GET_BUFFER(m)->len;
+    int err = 0, odd = 0;
+    long size = long_attr(dt, s_size, &err, &odd);
+    if (err || odd) {
+        PyErr_Clear();
+        goto out;
+    }
+    if (count && size) {  /* lo, hi = data_bounds(dt, count); the data must lie in [0, n) */
+        long extent = long_attr(dt, s_extent, &err, &odd);
+        long tlb = long_attr(dt, s_true_lb, &err, &odd);
+        long text = long_attr(dt, s_true_extent, &err, &odd);
+        if (err || odd) {
+            PyErr_Clear();
+            goto out;
+        }
+        long long reach, lo, hi;
+        if (__builtin_mul_overflow(count - 1, (long long)extent, &reach) ||
+            __builtin_add_overflow((long long)tlb, reach < 0 ? reach : 0, &lo) ||
+            __builtin_add_overflow((long long)tlb + (long long)text, reach > 0 ? reach : 0, &hi))
+            goto out;
+        if (lo < 0 || hi > (long long)n)
+            goto out;
+    }
+    PyObject *mem = as_bytes(m);
+    r = mem == NULL ? NULL : bufspec(o_buf, mem, (Py_ssize_t)count, dt);
+    Py_XDECREF(mem);
+out:
+    Py_DECREF(m);
+    return r;
 }
 
 static PyObject *
@@ -636,6 +801,25 @@ parse(PyObject *spec, PyObject *blocks_o, int readonly, PyObject *const *args, P
         Py_ssize_t len = PySequence_Size(spec);
         if (len < 0)
             return NULL;
+        if (blocks < 2 && len == 3) {  /* _simple's first step: _counted */
+            PyObject *const *it = t == &PyList_Type ? ((PyListObject *)spec)->ob_item
+                                                    : ((PyTupleObject *)spec)->ob_item;
+            PyObject *o_buf = it[0], *o_count = it[1], *o_type = it[2];
+            if (PyLong_CheckExact(o_count) && (PyObject *)Py_TYPE(o_type) == datatype_type) {
+                long long count = PyLong_AsLongLong(o_count);
+                if (count == -1 && PyErr_Occurred())
+                    PyErr_Clear();
+                else if (count >= 0) {
+                    Py_INCREF(o_buf);
+                    PyObject *dt = cached_get(o_type, &c_dtype_impl, s_impl);
+                    r = dt == NULL ? NULL : counted(o_buf, count, dt, readonly);
+                    Py_XDECREF(dt);
+                    Py_DECREF(o_buf);
+                    if (r != NULL || PyErr_Occurred())
+                        return r;
+                }
+            }
+        }
         if (blocks < 2 && len == 2) {
             PyObject *buf = PySequence_GetItem(spec, 0);
             PyObject *dtype = buf == NULL ? NULL : PySequence_GetItem(spec, 1);
@@ -779,7 +963,10 @@ setup_parse(PyObject *module, PyObject *args)
                            (s_c_contiguous = PyUnicode_InternFromString("c_contiguous")) == NULL ||
                            (s_cast = PyUnicode_InternFromString("cast")) == NULL ||
                            (s_B = PyUnicode_InternFromString("B")) == NULL ||
-                           (s_blocks = PyUnicode_InternFromString("blocks")) == NULL))
+                           (s_blocks = PyUnicode_InternFromString("blocks")) == NULL ||
+                           (s_committed = PyUnicode_InternFromString("committed")) == NULL ||
+                           (s_true_lb = PyUnicode_InternFromString("true_lb")) == NULL ||
+                           (s_true_extent = PyUnicode_InternFromString("true_extent")) == NULL))
         return NULL;
     Py_RETURN_NONE;
 }
@@ -886,7 +1073,7 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (nbytes == NULL)
             goto out;
     }
-    fn = PyObject_GetAttr(p2p_mod, s_isend);
+    fn = attr_get(p2p_mod, s_isend);
     if (fn == NULL)
         goto out;
     {
@@ -896,7 +1083,7 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (req == NULL)
         goto out;
-    fn = PyObject_GetAttr(p2p_mod, s_wait);
+    fn = attr_get(p2p_mod, s_wait);
     if (fn == NULL)
         goto out;
     {
@@ -953,7 +1140,7 @@ facade_irecv(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
     Py_XDECREF(fn);
     PyObject *pr = spec == NULL ? NULL : running_proc();
-    fn = pr == NULL ? NULL : PyObject_GetAttr(p2p_mod, s_irecv);
+    fn = pr == NULL ? NULL : attr_get(p2p_mod, s_irecv);
     PyObject *r = NULL;
     if (fn != NULL) {
         PyObject *iargs[7] = {pr, impl, p2p_const, source, tag, spec, call};
@@ -1065,8 +1252,11 @@ bind(PyObject *const *args, size_t nargsf, PyObject *kwnames, PyObject *const *n
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
         Py_ssize_t j = 1;
-        while (j < n && kw != names[j] && !(PyUnicode_Check(kw) && PyUnicode_Compare(kw, names[j]) == 0))
+        while (j < n && kw != names[j])  /* the names are interned, as a call's keywords are */
             j++;
+        if (j == n)
+            for (j = 1; j < n && !(PyUnicode_Check(kw) && PyUnicode_Compare(kw, names[j]) == 0); j++)
+                ;
         if (j == n || out[j] != NULL)
             return 0;
         out[j] = args[nargs + k];
@@ -1187,8 +1377,330 @@ setup_bodies(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* -- the nonblocking path: Comm._isend, the bodies of Comm.Isend, Comm.Irecv, Request.Waitall --
+ * What is not the common case goes to the Python function before anything is done: argument
+ * errors and PROC_NULL (in _isend, as _send), keywords the body does not know, statuses,
+ * requests that are not plain point-to-point ones (persistent, generalized, subclasses), a
+ * recorded time-independent trace; after Waitall's blocking, a failed or erroneous request, a
+ * receiver overhead (smpi/or) or a traced wait go to request._complete_all. */
+static PyObject *py_isend_m, *py_isend_body, *py_irecv_body, *py_waitall_body, *isend_tag_default,
+    *irecv_defaults[2], *request_dict, *s_requests, *s_statuses, *s_MPI_Isend, *s_MPI_Irecv, *s__isend,
+    *s_ti, *s_o_recv, *s_state, *s_kind, *s_persistent, *s_block_all, *s__complete_all;
+static PyTypeObject *RequestType, *SendReqType, *RecvReqType;
+static Py_ssize_t rq_impl = -1, rq_obj = -1;
+
+/* Request._wrap(req) (new reference) */
+static PyObject *
+wrap_request(PyObject *req)
+{
+    if (rq_impl >= 0 && (Py_TYPE(req) == SendReqType || Py_TYPE(req) == RecvReqType)) {
+        PyObject *r = RequestType->tp_alloc(RequestType, 0);
+        if (r == NULL)
+            return NULL;
+        bs_put(r, rq_impl, req);
+        bs_put(r, rq_obj, Py_False);
+        return r;
+    }
+    PyObject *request = dict_global(comm_dict, s_Request);
+    return request == NULL ? NULL : call_method1(request, s__wrap, req);
+}
+
+static PyObject *
+facade_isend(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* _isend(self, buf, dest, tag, call, sync, owned=False): check_dest, check_send_tag,
+     * spec = parse_send(buf), Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec),
+     * spec.nbytes, dest, tag, call, sync)) */
+    if (nargs != 5 && !(nargs == 6 && args[5] == Py_False))
+        goto python;
+    PyObject *buf = args[0], *dest = args[1], *tag = args[2], *call = args[3], *sync = args[4];
+    if (!PyLong_CheckExact(dest) || !PyLong_CheckExact(tag))
+        goto python;
+    PyObject *impl = cached_get(self, &c_self__impl, s__impl);
+    if (impl == NULL)
+        return NULL;
+    PyObject *rsize = cached_get(impl, &c_impl_rsize, s_rsize);
+    if (rsize == NULL) {
+        Py_DECREF(impl);
+        return NULL;
+    }
+    int ok = in_range(dest, rsize);
+    Py_DECREF(rsize);
+    if (ok > 0)
+        ok = tag_ok(tag);
+    if (ok <= 0) {  /* the checks raise, or PROC_NULL: Python */
+        Py_DECREF(impl);
+        goto python;
+    }
+    PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL, *pr = NULL;
+    PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_send, s_parse_send);
+    spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
+    Py_XDECREF(fn);
+    if (spec == NULL)
+        goto out;
+    fn = dict_global(comm_dict, s_pack_message);
+    payload = fn == NULL ? NULL : PyObject_CallOneArg(fn, spec);
+    if (payload == NULL)
+        goto out;
+    {
+        PyObject *count = cached_get(spec, &c_spec_count, s_count);
+        PyObject *dt = count == NULL ? NULL : cached_get(spec, &c_spec_datatype, s_datatype);
+        PyObject *size = dt == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
+        nbytes = size == NULL ? NULL : PyNumber_Multiply(count, size);
+        Py_XDECREF(size);
+        Py_XDECREF(dt);
+        Py_XDECREF(count);
+        if (nbytes == NULL)
+            goto out;
+    }
+    pr = running_proc();
+    fn = pr == NULL ? NULL : PyObject_GetAttr(p2p_mod, s_isend);
+    if (fn == NULL)
+        goto out;
+    {
+        PyObject *iargs[9] = {pr, impl, p2p_const, payload, nbytes, dest, tag, call, sync};
+        req = PyObject_Vectorcall(fn, iargs, 9, NULL);
+        Py_DECREF(fn);
+    }
+    if (req != NULL)
+        r = wrap_request(req);
+out:
+    Py_XDECREF(req);
+    Py_XDECREF(pr);
+    Py_XDECREF(nbytes);
+    Py_XDECREF(payload);
+    Py_XDECREF(spec);
+    Py_DECREF(impl);
+    return r;
+python: {
+        PyObject *fargs[7] = {self};
+        for (Py_ssize_t i = 0; i < nargs && i < 6; i++)
+            fargs[i + 1] = args[i];
+        return PyObject_Vectorcall(py_isend_m, fargs, (nargs < 6 ? nargs : 6) + 1, NULL);
+    }
+}
+
+static PyMethodDef facade_isend_def = {"_isend", (PyCFunction)(void (*)(void))facade_isend, METH_FASTCALL,
+                                       "Comm._isend, compiled (smpy.mpi._callaccel)"};
+
+static PyObject *
+comm_isend_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* Isend(self, buf, dest, tag=0): return self._isend(buf, dest, tag, "MPI_Isend", False) */
+    PyObject *names[4] = {NULL, s_buf, s_dest, s_tag}, *a[4];
+    if (!bind(args, nargsf, kwnames, names, 4, a) || a[1] == NULL || a[2] == NULL)
+        return PyObject_Vectorcall(py_isend_body, args, nargsf, kwnames);
+    PyObject *margs[6] = {a[0], a[1], a[2], a[3] != NULL ? a[3] : isend_tag_default, s_MPI_Isend, Py_False};
+    return PyObject_VectorcallMethod(s__isend, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+static PyObject *
+comm_irecv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* Irecv(self, buf, source=ANY_SOURCE, tag=ANY_TAG):
+     *     return Request._wrap(self._irecv(buf, source, tag, "MPI_Irecv")) */
+    PyObject *names[4] = {NULL, s_buf, s_source, s_tag}, *a[4];
+    if (!bind(args, nargsf, kwnames, names, 4, a) || a[1] == NULL)
+        return PyObject_Vectorcall(py_irecv_body, args, nargsf, kwnames);
+    PyObject *margs[5] = {a[0], a[1], a[2] != NULL ? a[2] : irecv_defaults[0],
+                          a[3] != NULL ? a[3] : irecv_defaults[1], s_MPI_Irecv};
+    PyObject *req = PyObject_VectorcallMethod(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    if (req == NULL)
+        return NULL;
+    PyObject *r = wrap_request(req);
+    Py_DECREF(req);
+    return r;
+}
+
+/* the plain request's implementation, Py_None, or NULL (not the common case; no error) */
+static PyObject *
+plain_impl(PyObject *r)
+{
+    if (Py_TYPE(r) != RequestType)
+        return NULL;
+    PyObject *impl = SLOT(r, rq_impl);
+    if (impl == NULL || (impl != Py_None && Py_TYPE(impl) != SendReqType && Py_TYPE(impl) != RecvReqType))
+        return NULL;
+    return impl;
+}
+
+/* after blocking, the completion of impl has nothing to do but release the handle: 1 yes, 0 no
+ * (request._complete_all does it), -1 error */
+static int
+completes_plainly(PyObject *impl, int o_recv)
+{
+    if (impl == Py_None)
+        return 1;
+    PyObject *names[5] = {s_state, s_ti, s_error, s_persistent, s_kind};
+    PyObject *v[5] = {NULL};
+    int ok = 1;
+    for (int i = 0; i < 5 && ok == 1; i++) {
+        v[i] = PyObject_GetAttr(impl, names[i]);
+        if (v[i] == NULL)
+            ok = -1;
+    }
+    if (ok == 1)  /* state == FAILED (2), ti, error, persistent, receiver overhead */
+        ok = !(int_eq(v[0], 2) != 0 || v[1] != Py_None || int_eq(v[2], 0) != 1 || v[3] != Py_False ||
+               (o_recv && int_eq(v[4], 1) != 0));
+    for (int i = 0; i < 5; i++)
+        Py_XDECREF(v[i]);
+    return PyErr_Occurred() ? -1 : ok;
+}
+
+static PyObject *
+request_waitall_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* Waitall(cls, requests, statuses=None): _block_all(requests); p2p.ti_waitall(proc(),
+     * [r._impl for r in requests]); _complete_all(requests, statuses); return True */
+    PyObject *names[3] = {NULL, s_requests, s_statuses}, *a[3];
+    if (!bind(args, nargsf, kwnames, names, 3, a) || a[1] == NULL || (a[2] != NULL && a[2] != Py_None) ||
+        !(PyList_CheckExact(a[1]) || PyTuple_CheckExact(a[1])) || rq_impl < 0)
+        return PyObject_Vectorcall(py_waitall_body, args, nargsf, kwnames);
+    PyObject *seq = a[1];
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *impls = PyList_New(n);
+    if (impls == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *impl = plain_impl(PySequence_Fast_GET_ITEM(seq, i));
+        if (impl == NULL) {
+            Py_DECREF(impls);
+            return PyObject_Vectorcall(py_waitall_body, args, nargsf, kwnames);
+        }
+        PyList_SET_ITEM(impls, i, Py_NewRef(impl));
+    }
+    PyObject *pr = running_proc();
+    PyObject *world = pr == NULL ? NULL : pget(pr, pr_world, s_world);
+    int traced = world == NULL ? -1 : attr_not_none(world, s_ti);
+    int o_recv = traced != 0 ? traced : attr_not_none(pr, s_o_recv);
+    Py_XDECREF(world);
+    PyObject *r = NULL;
+    if (traced != 0 || o_recv < 0) {
+        Py_DECREF(impls);
+        Py_XDECREF(pr);
+        return traced < 0 || o_recv < 0 ? NULL : PyObject_Vectorcall(py_waitall_body, args, nargsf, kwnames);
+    }
+    /* p2p.block_all(impls) */
+    PyObject *fn = PyObject_GetAttr(p2p_mod, s_block_all);
+    PyObject *x = fn == NULL ? NULL : PyObject_CallOneArg(fn, impls);
+    Py_XDECREF(fn);
+    if (x == NULL)
+        goto out;
+    Py_DECREF(x);
+    /* the list may have changed meanwhile (the program's other ranks ran): read it again */
+    int plain = PySequence_Fast_GET_SIZE(seq) == n;
+    for (Py_ssize_t i = 0; i < n && plain == 1; i++) {
+        PyObject *impl = plain_impl(PySequence_Fast_GET_ITEM(seq, i));
+        plain = impl == NULL ? 0 : completes_plainly(impl, o_recv);
+    }
+    if (plain < 0)
+        goto out;
+    if (plain) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            bs_put(PySequence_Fast_GET_ITEM(seq, i), rq_impl, Py_None);
+    } else {
+        PyObject *ca = dict_global(request_dict, s__complete_all);
+        PyObject *cargs[2] = {seq, Py_None};
+        x = ca == NULL ? NULL : PyObject_Vectorcall(ca, cargs, 2, NULL);
+        if (x == NULL)
+            goto out;
+        Py_DECREF(x);
+    }
+    r = Py_NewRef(Py_True);
+out:
+    Py_DECREF(impls);
+    Py_DECREF(pr);
+    return r;
+}
+
+static PyMethodDef isend_body_def = {"Isend", (PyCFunction)(void (*)(void))comm_isend_body,
+                                     METH_FASTCALL | METH_KEYWORDS, "Comm.Isend's body, compiled"};
+static PyMethodDef irecv_body_def = {"Irecv", (PyCFunction)(void (*)(void))comm_irecv_body,
+                                     METH_FASTCALL | METH_KEYWORDS, "Comm.Irecv's body, compiled"};
+static PyMethodDef waitall_body_def = {"Waitall", (PyCFunction)(void (*)(void))request_waitall_body,
+                                       METH_FASTCALL | METH_KEYWORDS, "Request.Waitall's body, compiled"};
+
+static Py_ssize_t
+slot_or_fail(PyTypeObject *t, const char *name)
+{
+    Py_ssize_t off = slot_offset(t, name);
+    if (off < 0 && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", t->tp_name, name);
+    return off;
+}
+
+/* setup_nonblocking(Comm, Comm._isend, isend_call, Isend, irecv_call, Irecv, waitall_call,
+ * Waitall, Request, SendRequest, RecvRequest) -> the compiled _isend descriptor; the three
+ * bodies are put in their MpiCall objects (after setup_bodies) */
+static PyObject *
+setup_nonblocking(PyObject *module, PyObject *args)
+{
+    PyObject *comm_cls, *pi, *ic, *ib, *rc, *rb, *wc, *wb, *rq, *st, *rt;
+    if (!PyArg_ParseTuple(args, "O!OO!OO!OO!OO!O!O!", &PyType_Type, &comm_cls, &pi, &MpiCallType, &ic, &ib,
+                          &MpiCallType, &rc, &rb, &MpiCallType, &wc, &wb, &PyType_Type, &rq, &PyType_Type, &st,
+                          &PyType_Type, &rt))
+        return NULL;
+    if (comm_dict == NULL || s_buf == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup_facade() and setup_bodies() first");
+        return NULL;
+    }
+    PyObject *idef = PyObject_GetAttrString(ib, "__defaults__");
+    PyObject *rdef = idef == NULL ? NULL : PyObject_GetAttrString(rb, "__defaults__");
+    PyObject *g = rdef == NULL ? NULL : PyObject_GetAttrString(wb, "__globals__");
+    if (g == NULL || !PyTuple_Check(idef) || PyTuple_GET_SIZE(idef) != 1 || !PyTuple_Check(rdef) ||
+        PyTuple_GET_SIZE(rdef) != 2 || !PyDict_Check(g)) {
+        Py_XDECREF(idef);
+        Py_XDECREF(rdef);
+        Py_XDECREF(g);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "Isend/Irecv/Waitall do not have the expected defaults");
+        return NULL;
+    }
+    Py_XSETREF(isend_tag_default, Py_NewRef(PyTuple_GET_ITEM(idef, 0)));
+    for (int i = 0; i < 2; i++)
+        Py_XSETREF(irecv_defaults[i], Py_NewRef(PyTuple_GET_ITEM(rdef, i)));
+    Py_XSETREF(request_dict, g);
+    Py_DECREF(idef);
+    Py_DECREF(rdef);
+#define STR(var, text) if (var == NULL && (var = PyUnicode_InternFromString(text)) == NULL) return NULL
+    STR(s_requests, "requests"); STR(s_statuses, "statuses"); STR(s_MPI_Isend, "MPI_Isend");
+    STR(s_MPI_Irecv, "MPI_Irecv"); STR(s__isend, "_isend"); STR(s_ti, "ti"); STR(s_o_recv, "o_recv");
+    STR(s_state, "state"); STR(s_kind, "kind"); STR(s_persistent, "persistent"); STR(s_block_all, "block_all");
+    STR(s__complete_all, "_complete_all");
+#undef STR
+    rq_impl = slot_or_fail((PyTypeObject *)rq, "_impl");
+    rq_obj = rq_impl < 0 ? -1 : slot_or_fail((PyTypeObject *)rq, "_obj");
+    if (rq_obj < 0) {
+        rq_impl = -1;
+        return NULL;
+    }
+    Py_XSETREF(RequestType, (PyTypeObject *)Py_NewRef(rq));
+    Py_XSETREF(SendReqType, (PyTypeObject *)Py_NewRef(st));
+    Py_XSETREF(RecvReqType, (PyTypeObject *)Py_NewRef(rt));
+    Py_XSETREF(py_isend_m, Py_NewRef(pi));
+    Py_XSETREF(py_isend_body, Py_NewRef(ib));
+    Py_XSETREF(py_irecv_body, Py_NewRef(rb));
+    Py_XSETREF(py_waitall_body, Py_NewRef(wb));
+    PyObject *isb = PyCFunction_New(&isend_body_def, NULL);
+    PyObject *irb = isb == NULL ? NULL : PyCFunction_New(&irecv_body_def, NULL);
+    PyObject *wab = irb == NULL ? NULL : PyCFunction_New(&waitall_body_def, NULL);
+    PyObject *desc = wab == NULL ? NULL : PyDescr_NewMethod((PyTypeObject *)comm_cls, &facade_isend_def);
+    if (desc == NULL) {
+        Py_XDECREF(isb);
+        Py_XDECREF(irb);
+        Py_XDECREF(wab);
+        return NULL;
+    }
+    Py_XSETREF(((MpiCall *)ic)->body, isb);
+    Py_XSETREF(((MpiCall *)rc)->body, irb);
+    Py_XSETREF(((MpiCall *)wc)->body, wab);
+    return desc;
+}
+
 static PyMethodDef methods[] = {
     {"setup_bodies", setup_bodies, METH_VARARGS, "setup_bodies(Send's MpiCall, Send, Recv's MpiCall, Recv)"},
+    {"setup_nonblocking", setup_nonblocking, METH_VARARGS, "setup_nonblocking(Comm, Comm._isend, Isend's MpiCall, "
+     "Isend, Irecv's MpiCall, Irecv, Waitall's MpiCall, Waitall, Request, SendRequest, RecvRequest) -> _isend"},
     {"setup", setup_calls, METH_VARARGS, "setup(Process, current, _call.__dict__, _hooked, "
      "coerce_ints, MPIException, after_finalize, smpy.kernel.actors.__dict__)"},
     {"setup_parse", setup_parse, METH_VARARGS, "setup_parse(np.ndarray, Datatype, DATATYPE_NULL impl, "
@@ -1220,6 +1732,10 @@ PyInit__callaccel(void)
     INTERN(s_tracer, "tracer"); INTERN(s_probe_polled, "probe_polled"); INTERN(s_timing, "timing");
     INTERN(s_measure, "measure"); INTERN(s_error_hook, "error_hook");
     INTERN(s_regions, "regions"); INTERN(s_count_faults, "count_faults"); INTERN(s_flush, "flush");
+    INTERN(s_memory, "memory"); INTERN(s__folder, "_folder"); INTERN(s_measured_s, "measured_s");
+    INTERN(s_simulate, "simulate"); INTERN(s_threshold, "threshold"); INTERN(s__burst, "_burst");
+    if ((f_zero = PyFloat_FromDouble(0.0)) == NULL)
+        return NULL;
     INTERN(s_thread_time, "_thread_time"); INTERN(s_start, "start");
     if ((i_one = PyLong_FromLong(1)) == NULL)
         return NULL;

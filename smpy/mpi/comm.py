@@ -821,7 +821,8 @@ def _ti_begin(p: Any) -> Any:
 def _compiled() -> list[tuple[Any, Any]]:
     """(Python, compiled) pairs of :meth:`Comm._send`, :meth:`Comm._irecv` and COMM_WORLD's
     ``_impl`` property from ``_callaccel.c`` (none when it cannot be built); and the bodies
-    of ``Send`` and ``Recv`` put in their compiled ``@mpicall`` wrappers' fast path."""
+    of ``Send``, ``Recv``, ``Isend``, ``Irecv`` and ``Request.Waitall`` put in their compiled
+    ``@mpicall`` wrappers' fast path, with :meth:`Comm._isend`."""
     from pathlib import Path
 
     from smpy.support import cext
@@ -834,11 +835,21 @@ def _compiled() -> list[tuple[Any, Any]]:
     world_impl = _WorldComm.__dict__["_impl"]
     send, irecv = mod.setup_facade(Comm, Comm.__dict__["_send"], Comm.__dict__["_irecv"], world_impl.fget,
                                    globals(), msgspec, p2p, COMM_WORLD, TAG_UB, PROC_NULL, P2P)
+    pairs = [(Comm.__dict__["_send"], send), (Comm.__dict__["_irecv"], irecv),
+             (world_impl, property(mod.world_impl, doc=world_impl.__doc__))]
     send_call, recv_call = (_call.compiled_calls.get(id(Comm.__dict__[n])) for n in ("Send", "Recv"))
     if send_call is not None and recv_call is not None:  # the bodies of Send and Recv
         mod.setup_bodies(send_call, Comm.__dict__["Send"].__wrapped__, recv_call, Comm.__dict__["Recv"].__wrapped__)
-    return [(Comm.__dict__["_send"], send), (Comm.__dict__["_irecv"], irecv),
-            (world_impl, property(mod.world_impl, doc=world_impl.__doc__))]
+        # and of Isend, Irecv and Request.Waitall, with Comm._isend
+        waitall = Request.__dict__["Waitall"].__func__
+        calls = [_call.compiled_calls.get(id(f)) for f in (Comm.__dict__["Isend"], Comm.__dict__["Irecv"], waitall)]
+        if None not in calls:
+            isend = mod.setup_nonblocking(Comm, Comm.__dict__["_isend"], calls[0], Comm.__dict__["Isend"].__wrapped__,
+                                          calls[1], Comm.__dict__["Irecv"].__wrapped__, calls[2], waitall.__wrapped__,
+                                          Request, p2p.SendRequest, p2p.RecvRequest)
+            # the classmethod holds the Python wrapper, which the rebinding does not look into
+            pairs += [(Comm.__dict__["_isend"], isend), (Request.__dict__["Waitall"], classmethod(calls[2]))]
+    return pairs
 
 
 _accel.register(_compiled)

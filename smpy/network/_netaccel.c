@@ -53,7 +53,7 @@ python(PyObject *fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs, Py
 static int
 attr2_true(PyObject *o, PyObject *a, PyObject *b)
 {
-    PyObject *x = PyObject_GetAttr(o, a);
+    PyObject *x = attr_get(o, a);
     if (x == NULL)
         return -1;
     int r = attr_true(x, b);
@@ -256,7 +256,7 @@ start_bandwidth_phase(PyObject *self, PyObject *unused)
     if (var != NULL) {
         slot_set(self, sa_var, var);
         Py_DECREF(var);
-        if (PyObject_SetAttr(m, s_dirty, Py_True) == 0)
+        if (attr_set(m, s_dirty, Py_True) == 0)
             r = Py_NewRef(Py_None);
     }
     Py_XDECREF(m);
@@ -294,7 +294,7 @@ flow_release(PyObject *self, PyObject *unused)
         Py_XDECREF(system);
         int dirty = x == NULL ? -1 : PyObject_IsTrue(x);
         Py_XDECREF(x);
-        if (dirty > 0 && PyObject_SetAttr(model, s_dirty, Py_True) < 0)
+        if (dirty > 0 && attr_set(model, s_dirty, Py_True) < 0)
             dirty = -1;
         if (dirty < 0) {
             Py_DECREF(var);
@@ -335,18 +335,19 @@ flow_work_done(PyObject *self, PyObject *unused)
 static PyObject *
 model_update(PyObject *self, PyObject *unused)
 {
-    if (PyObject_SetAttr(self, s_dirty, Py_False) < 0)
+    if (attr_set(self, s_dirty, Py_False) < 0)
         return NULL;
     PyObject *system = cached_get(self, &c_self_system, s_system);
     PyObject *changed = system == NULL ? NULL : call_method0(system, s_solve);
     Py_XDECREF(system);
-    PyObject *it = changed == NULL ? NULL : PyObject_GetIter(changed);
+    seq_iter it;
+    int bad = changed == NULL ? -1 : seq_iter_init(&it, changed);
     Py_XDECREF(changed);
-    if (it == NULL)
+    if (bad < 0)
         return NULL;
     PyObject *v;
     int err = 0;
-    while (!err && (v = PyIter_Next(it)) != NULL) {
+    while (!err && (v = seq_iter_next(&it)) != NULL) {
         PyObject *act = cached_get(v, &c_v_data, s_data);
         if (act == NULL)
             err = 1;
@@ -364,7 +365,7 @@ model_update(PyObject *self, PyObject *unused)
         Py_XDECREF(act);
         Py_DECREF(v);
     }
-    Py_DECREF(it);
+    seq_iter_done(&it);
     if (err || PyErr_Occurred())
         return NULL;
     Py_RETURN_NONE;

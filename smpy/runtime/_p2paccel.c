@@ -77,7 +77,7 @@ int_equal(PyObject *a, PyObject *b)
 static int
 is_none_attr(PyObject *o, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttr(o, name);
+    PyObject *v = attr_get(o, name);
     if (v == NULL)
         return -1;
     int r = v == Py_None;
@@ -848,12 +848,111 @@ global_attr_is(PyObject *global, PyObject *name, PyObject *value)
     PyObject *g = dict_global(p2p_dict, global);
     if (g == NULL)
         return -1;
-    PyObject *v = PyObject_GetAttr(g, name);
+    PyObject *v = attr_get(g, name);
     if (v == NULL)
         return -1;
     int r = v == value;
     Py_DECREF(v);
     return r;
+}
+
+/* -- copies already made (docs/performance.md, "Payload already in place") ---------------
+ * A borrowed (memoryview) payload of a P2P message of at least ELIDE_MIN bytes, copied from
+ * src to dst at simulated time t, is remembered as (src, dst, len, t). A later copy of the
+ * same len bytes from the same src to the same dst is skipped when both its send and its
+ * receive were posted strictly before t: from t on, src was the buffer of a pending send and
+ * dst the buffer of a pending receive, which a correct MPI program does not modify, so dst
+ * already holds those bytes. Any other compiled copy forgets the entries whose src or dst it
+ * overwrites; a copy made by the Python function forgets them all; a new engine (run) too. */
+#define ELIDE_MIN 16384
+#define NMEMO 8
+typedef struct {
+    const char *src;
+    const char *dst;
+    Py_ssize_t len;
+    double t;
+} copy_memo;
+static copy_memo memo[NMEMO];
+static int memo_next;
+static PyObject *memo_engine;       /* weak reference to the engine the entries belong to */
+static unsigned long long n_elided, n_elided_bytes;
+
+static void
+memo_clear(void)
+{
+    memset(memo, 0, sizeof memo);
+    memo_next = 0;
+}
+
+static inline int
+ranges_meet(const char *a, Py_ssize_t na, const char *b, Py_ssize_t nb)
+{
+    return a < b + nb && b < a + na;
+}
+
+/* forget the entries whose src or dst the copy to [dst, dst + len) overwrites */
+static void
+memo_forget(const char *dst, Py_ssize_t len)
+{
+    for (int i = 0; i < NMEMO; i++)
+        if (memo[i].len && (ranges_meet(memo[i].dst, memo[i].len, dst, len) ||
+                            ranges_meet(memo[i].src, memo[i].len, dst, len)))
+            memo[i].len = 0;
+}
+
+/* 1: the len bytes at src are already at dst (skip the copy), 0: copy them, -1: error */
+static int
+already_there(PyObject *send, PyObject *recv, PyObject *data, const char *src, const char *dst, Py_ssize_t len)
+{
+    PyObject *ch = SLOT(send, send_off[F_CHANNEL]);
+    PyObject *eng = SLOT(recv, recv_off[F_ENGINE]);
+    PyObject *ts = SLOT(send, send_off[F_START]), *tr = SLOT(recv, recv_off[F_START]);
+    if (len < ELIDE_MIN || !PyMemoryView_Check(data) || ch == NULL || !int_eq(ch, P2P) || eng == NULL ||
+        ts == NULL || tr == NULL || !PyFloat_CheckExact(ts) || !PyFloat_CheckExact(tr) ||
+        ranges_meet(src, len, dst, len)) {
+        memo_forget(dst, len);
+        return 0;
+    }
+    PyObject *now_o = cached_get(eng, &c_engine_now, s_now);
+    if (now_o == NULL)
+        return -1;
+    double now = PyFloat_AsDouble(now_o);
+    Py_DECREF(now_o);
+    if (now == -1.0 && PyErr_Occurred())
+        return -1;
+    if (memo_engine == NULL || PyWeakref_GetObject(memo_engine) != eng) {
+        memo_clear();
+        Py_CLEAR(memo_engine);
+        memo_engine = PyWeakref_NewRef(eng, NULL);
+        if (memo_engine == NULL) {  /* an engine without weak references: remember nothing */
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    double s0 = PyFloat_AS_DOUBLE(ts), r0 = PyFloat_AS_DOUBLE(tr);
+    for (int i = 0; i < NMEMO; i++) {
+        copy_memo *m = &memo[i];
+        if (m->len == len && m->src == src && m->dst == dst) {
+            if (s0 < m->t && r0 < m->t) {
+                m->t = now;
+                n_elided++;
+                n_elided_bytes += (unsigned long long)len;
+                return 1;
+            }
+            break;
+        }
+    }
+    memo_forget(dst, len);
+    memo[memo_next] = (copy_memo){src, dst, len, now};
+    memo_next = (memo_next + 1) % NMEMO;
+    return 0;
+}
+
+static PyObject *
+copies_elided(PyObject *module, PyObject *args)
+{
+    /* (copies skipped, bytes not copied) since the module was loaded */
+    return Py_BuildValue("(KK)", n_elided, n_elided_bytes);
 }
 
 /* the common case of _copy_in: a bytes or byte-memoryview payload that fits a contiguous
@@ -914,7 +1013,12 @@ copy_in_fast(PyObject *send, PyObject *recv)
         goto done;
     /* recv.nbytes = n; dt.unpack(data, buf.mem, buf.offset, count): mem[o:o + len] = data */
     slot_set(recv, recv_off[F_NBYTES], n);
-    memmove((char *)dst->buf + o, src, (size_t)len);
+    char *to = (char *)dst->buf + o;
+    r = already_there(send, recv, data, src, to, len);
+    if (r < 0)
+        goto fail;
+    if (r == 0)
+        memmove(to, src, (size_t)len);
     r = 1;
     goto done;
 fail:
@@ -940,6 +1044,7 @@ copy_in(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (r > 0)
             Py_RETURN_NONE;
     }
+    memo_clear();  /* the Python function may write anywhere */
     return PyObject_Vectorcall(py_copy_in, args, nargs, NULL);
 }
 
@@ -1118,6 +1223,7 @@ static PyMethodDef methods[] = {
     {"pack_message", (PyCFunction)(void (*)(void))pack_message, METH_FASTCALL,
      "smpy.runtime.packing.pack_message, compiled"},
     {"_copy_in", (PyCFunction)(void (*)(void))copy_in, METH_FASTCALL, "smpy.runtime.p2p._copy_in, compiled"},
+    {"copies_elided", copies_elided, METH_NOARGS, "(copies skipped, bytes not copied) so far: payloads already in place"},
     {"_detach", (PyCFunction)(void (*)(void))detach, METH_FASTCALL, "smpy.runtime.p2p._detach, compiled"},
     {"_pair", (PyCFunction)(void (*)(void))pair, METH_FASTCALL, "smpy.runtime.p2p._pair, compiled"},
     {"_deliver", (PyCFunction)(void (*)(void))deliver, METH_FASTCALL, "smpy.runtime.p2p._deliver, compiled"},

@@ -15,14 +15,14 @@ static PyObject *py_transfer, *i_one, *s_messages, *s_bytes_sent, *s_route_cache
 static int
 iadd(PyObject *self, PyObject *name, PyObject *v)
 {
-    PyObject *old = PyObject_GetAttr(self, name);
+    PyObject *old = attr_get(self, name);
     if (old == NULL)
         return -1;
     PyObject *new = PyNumber_InPlaceAdd(old, v);
     Py_DECREF(old);
     if (new == NULL)
         return -1;
-    int r = PyObject_SetAttr(self, name, new);
+    int r = attr_set(self, name, new);
     Py_DECREF(new);
     return r;
 }

@@ -34,6 +34,11 @@ Copies (issue 24 item 2: none that a real MPI library would not make; counted by
 * a detached send that arrives unexpected: at the send, into staging bytes (immutable
   ``bytes`` objects are kept as they are), then into the receive buffer at delivery.
 
+The compiled path (``_p2paccel.c``) skips a large P2P copy whose bytes are already in
+place: same source, destination and length as an earlier copy, with the send and the receive
+both posted before it (MPI forbids touching either buffer meanwhile; docs/performance.md,
+"Payload already in place"). This module, the reference, copies every time.
+
 Simulated time never depends on where or when the bytes are copied.
 """
 

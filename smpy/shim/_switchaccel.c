@@ -18,6 +18,11 @@
 static slot_cache c_self_aio, c_self_argv, c_self_heap_cell, c_self_heap_owner, c_self_main, c_self_mine_seen,
     c_self_missing, c_self_modules, c_self_names_seen, c_self_warn_filters, c_sys_mod_modules,
     c_sys_mod_stderr, c_sys_mod_stdout, c_warnings_mod_filters;
+/* the same, for the other attributes read or set at every switch (a module's are its dict's
+ * entries: _cext.h's CACHE_DICT) */
+static slot_cache c_sys_argv, c_sys_set_out[2], c_sys_in[2], c_warn_set_filters, c_warn_in_get[3],
+    c_warn_in_set[3], c_warn_out[4], c_self_in_warn[3], c_self_in_stream[2], c_self_out_warn[4],
+    c_self_out_stream[2], c_self_set_main;
 
 static PyObject *iso_dict;  /* smpy.shim.isolation.__dict__ */
 static PyObject *sys_mod, *warnings_mod;
@@ -46,14 +51,14 @@ mget(PyObject *modules, PyObject *key)
 
 /* if getattr(mod, name) is not value: setattr(mod, name, value) */
 static int
-set_if_differs(PyObject *mod, PyObject *name, PyObject *value)
+set_if_differs(PyObject *mod, slot_cache *get, slot_cache *set, PyObject *name, PyObject *value)
 {
-    PyObject *cur = PyObject_GetAttr(mod, name);
+    PyObject *cur = cached_get(mod, get, name);
     if (cur == NULL)
         return -1;
     int same = cur == value;
     Py_DECREF(cur);
-    return same ? 0 : PyObject_SetAttr(mod, name, value);
+    return same ? 0 : cached_set(mod, set, name, value);
 }
 
 static int
@@ -87,11 +92,16 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
             goto out;
         Py_DECREF(r);
     }
-    /* modules.update(mine) */
-    PyObject *r = call_method1(modules, s_update, mine);
-    if (r == NULL)
-        goto out;
-    Py_DECREF(r);
+    /* modules.update(mine) (dict.update of a dict is PyDict_Update) */
+    if (PyDict_CheckExact(modules) && PyDict_CheckExact(mine)) {
+        if (PyDict_Update(modules, mine) < 0)
+            goto out;
+    } else {
+        PyObject *r = call_method1(modules, s_update, mine);
+        if (r == NULL)
+            goto out;
+        Py_DECREF(r);
+    }
     /* for name in self.missing: modules.pop(name, None) */
     missing = cached_get(self, &c_self_missing, s_missing);
     if (missing == NULL)
@@ -183,7 +193,7 @@ warnings_in(PyObject *self)
     }
     int rc = 0;
     if (current != mine) {
-        rc = PyObject_SetAttr(warnings_mod, s_filters, mine);
+        rc = cached_set(warnings_mod, &c_warn_set_filters, s_filters, mine);
         if (rc == 0) {
             int eq = PyObject_RichCompareBool(current, mine, Py_EQ);
             if (eq < 0)
@@ -203,10 +213,10 @@ warnings_in(PyObject *self)
     PyObject *pairs[3][2] = {{s_showwarning, s_warn_show}, {s__showwarnmsg_impl, s_warn_impl},
                              {s_defaultaction, s_warn_default}};
     for (int i = 0; i < 3; i++) {
-        PyObject *v = PyObject_GetAttr(self, pairs[i][1]);
+        PyObject *v = cached_get(self, &c_self_in_warn[i], pairs[i][1]);
         if (v == NULL)
             return -1;
-        rc = set_if_differs(warnings_mod, pairs[i][0], v);
+        rc = set_if_differs(warnings_mod, &c_warn_in_get[i], &c_warn_in_set[i], pairs[i][0], v);
         Py_DECREF(v);
         if (rc < 0)
             return -1;
@@ -220,7 +230,7 @@ streams_in(PyObject *self, PyObject *streams)
 {
     PyObject *names[2][2] = {{s_stdout, s_stdout}, {s_stderr, s_stderr}};
     for (int i = 0; i < 2; i++) {
-        PyObject *v = PyObject_GetAttr(self, names[i][0]);
+        PyObject *v = cached_get(self, &c_self_in_stream[i], names[i][0]);
         if (v == NULL)
             return -1;
         int t = truthy(v);
@@ -234,7 +244,7 @@ streams_in(PyObject *self, PyObject *streams)
             if (v == NULL)
                 return -1;
         }
-        int rc = set_if_differs(sys_mod, names[i][1], v);
+        int rc = set_if_differs(sys_mod, i ? &c_sys_mod_stderr : &c_sys_mod_stdout, &c_sys_in[i], names[i][1], v);
         Py_DECREF(v);
         if (rc < 0)
             return -1;
@@ -271,7 +281,7 @@ switch_in(PyObject *self, PyObject *unused)
     }
     /* sys.argv = self.argv; modules = sys.modules; modules["__main__"] = self.main */
     PyObject *argv = cached_get(self, &c_self_argv, s_argv);
-    if (argv == NULL || PyObject_SetAttr(sys_mod, s_argv, argv) < 0) {
+    if (argv == NULL || cached_set(sys_mod, &c_sys_argv, s_argv, argv) < 0) {
         Py_XDECREF(argv);
         return NULL;
     }
@@ -357,11 +367,11 @@ streams_out(PyObject *self, PyObject *streams)
             break;
         }
         if (cur[i] == mine)
-            rc = PyObject_SetAttr(self, names[i], Py_None);
+            rc = cached_set(self, &c_self_out_stream[i], names[i], Py_None);
         else {
-            rc = PyObject_SetAttr(self, names[i], cur[i]);
+            rc = cached_set(self, &c_self_out_stream[i], names[i], cur[i]);
             if (rc == 0)
-                rc = PyObject_SetAttr(sys_mod, names[i], mine);
+                rc = cached_set(sys_mod, &c_sys_set_out[i], names[i], mine);
         }
         Py_DECREF(mine);
     }
@@ -397,6 +407,47 @@ private_out(PyObject *self, PyObject *modules, PyObject *names)
         goto out;
     if (same) {
         c1 = PySequence_GetItem(cached, 1);
+        /* the common case without the itemgetter's tuple and the zip: every name in
+           modules (else the KeyError path below, as in Python), then mine[name] = modules[name]
+           in order, skipped where it is that object already (the same dict afterwards);
+           cached[2] is itemgetter(*cached[1]), the two set together by _save_private */
+        if (c1 != NULL && PyTuple_CheckExact(c1) && PyTuple_GET_SIZE(c1) > 1 &&
+            PyDict_CheckExact(modules) && PyDict_CheckExact(mine)) {
+            Py_ssize_t n = PyTuple_GET_SIZE(c1), i;
+            PyObject *found[16];  /* the first 16 values, held while mine is updated */
+            Py_ssize_t nf = 0;
+            for (i = 0; i < n; i++) {
+                PyObject *v = PyDict_GetItemWithError(modules, PyTuple_GET_ITEM(c1, i));
+                if (v == NULL)
+                    break;
+                if (i < 16)
+                    found[nf++] = Py_NewRef(v);
+            }
+            int bad = i < n && PyErr_Occurred();
+            if (i == n) {
+                for (i = 0; i < n && !bad; i++) {
+                    PyObject *k = PyTuple_GET_ITEM(c1, i);
+                    PyObject *v = i < 16 ? found[i] : PyDict_GetItemWithError(modules, k);
+                    if (v == NULL) {
+                        if (!PyErr_Occurred())
+                            PyErr_SetObject(PyExc_KeyError, k);
+                        bad = 1;
+                        break;
+                    }
+                    PyObject *have = PyDict_GetItemWithError(mine, k);
+                    if (have != v && ((have == NULL && PyErr_Occurred()) || PyDict_SetItem(mine, k, v) < 0))
+                        bad = 1;
+                }
+            }
+            for (Py_ssize_t j = 0; j < nf; j++)
+                Py_DECREF(found[j]);
+            if (bad)
+                goto out;
+            if (i == n) {
+                rc = 0;
+                goto out;
+            }
+        }
         Py_ssize_t n1 = c1 == NULL ? -1 : PyObject_Size(c1);
         if (n1 < 0)
             goto out;
@@ -495,8 +546,8 @@ switch_out(PyObject *self, PyObject *unused)
     PyObject *pairs[4][2] = {{s_warn_filters, s_filters}, {s_warn_show, s_showwarning},
                              {s_warn_impl, s__showwarnmsg_impl}, {s_warn_default, s_defaultaction}};
     for (int i = 0; i < 4; i++) {
-        PyObject *v = PyObject_GetAttr(warnings_mod, pairs[i][1]);
-        int rc = v == NULL ? -1 : PyObject_SetAttr(self, pairs[i][0], v);
+        PyObject *v = cached_get(warnings_mod, &c_warn_out[i], pairs[i][1]);
+        int rc = v == NULL ? -1 : cached_set(self, &c_self_out_warn[i], pairs[i][0], v);
         Py_XDECREF(v);
         if (rc < 0)
             goto fail;
@@ -532,7 +583,7 @@ switch_out(PyObject *self, PyObject *unused)
             m = PyObject_VectorcallMethod(s_get, gargs, 3, NULL);
         }
         Py_DECREF(old);
-        int rc = m == NULL ? -1 : PyObject_SetAttr(self, s_main, m);
+        int rc = m == NULL ? -1 : cached_set(self, &c_self_set_main, s_main, m);
         Py_XDECREF(m);
         if (rc < 0)
             goto fail;

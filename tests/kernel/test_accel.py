@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -273,6 +274,55 @@ def test_run_until_and_stop_match_python():
 
     a, b = _both(go)
     assert a == b and a[0][0] == 1.0
+
+
+def test_method_calls_follow_the_class_as_python(compiled):
+    """_cext.h's method cache (call_method0/1): a method of a class without instance dicts is
+    remembered per class and name, until the class changes; a subclass, an instance with a
+    __dict__ and a replaced method are called as Python calls them."""
+    log = []
+
+    class Model:
+        __slots__ = ("dirty", "tag")
+
+        def __init__(self, tag):
+            self.dirty, self.tag = True, tag
+
+        def update(self):
+            log.append(("update", self.tag))
+            self.dirty = False
+
+    class Sub(Model):
+        __slots__ = ()
+
+        def update(self):
+            log.append(("sub", self.tag))
+            self.dirty = False
+
+    class WithDict:
+        def __init__(self):
+            self.dirty = True
+
+        def update(self):
+            log.append(("class", None))
+            self.dirty = False
+
+    def tick(e, models):
+        for m in models:
+            m.dirty = True
+        e.schedule(1.0, lambda: None)
+        e.run()
+
+    e = Engine()
+    a, b, c = Model("a"), Sub("b"), WithDict()
+    c.update = lambda: (log.append(("instance", None)), setattr(c, "dirty", False))
+    for m in (a, b, c):
+        e.add_model(m)
+    tick(e, (a, b, c))
+    tick(e, (a, b, c))
+    Model.update = lambda self: (log.append(("patched", self.tag)), setattr(self, "dirty", False))
+    tick(e, (a, b))
+    assert log == [("update", "a"), ("sub", "b"), ("instance", None)] * 2 + [("patched", "a"), ("sub", "b")]
 
 
 def test_run_refuses_bad_arguments(compiled):
@@ -796,6 +846,72 @@ def test_switch_hooks_compiled_pass_the_isolation_test(compiled):
     mod.test_switch_hooks_swap_per_rank_modules_a_rank_may_lack()
 
 
+def _switch_twins(fake_sys, fake_warnings, monkeypatch):
+    """(Python, compiled) switch hooks reading ``fake_sys`` and ``fake_warnings`` instead of
+    the real modules (the compiled ones set up again with the real modules afterwards)."""
+    import sys
+    import warnings
+
+    from smpy.shim import isolation as iso
+    from smpy.support import cext
+
+    mod, why = cext.load(ROOT / "smpy" / "shim" / "_switchaccel.c", "smpy.shim._switchaccel")
+    if mod is None:
+        pytest.skip(why)
+    monkeypatch.setattr(iso, "sys", fake_sys)
+    monkeypatch.setattr(iso, "warnings", fake_warnings)
+    monkeypatch.setattr(iso, "_streams", None)
+    c_in, c_out = mod.setup(iso.__dict__, iso.RankContext, fake_sys, fake_warnings)
+    py = (iso.RankContext.__dict__["switch_in"], iso.RankContext.__dict__["switch_out"])
+    return py, (c_in, c_out), lambda: mod.setup(iso.__dict__, iso.RankContext, sys, warnings)
+
+
+def test_switch_hooks_read_and_write_instance_dicts_as_python(monkeypatch):
+    """_cext.h's cached_get/cached_set on objects with a __dict__ (a module, a plain
+    instance): the dict first, as the generic getattr, until the class gains a data
+    descriptor of that name (then that, as Python does); a name only on the class is found."""
+    import types
+
+    from smpy.shim import isolation as iso
+
+    class W:  # a warnings module stand-in: a plain instance
+        defaultaction = "default"  # on the class only: not in the instance's dict
+
+    sets = []
+    fake_sys = types.ModuleType("fake_sys")
+    w = W()
+    py, cc, restore = _switch_twins(fake_sys, w, monkeypatch)
+    def check(sw_in, sw_out, tag, props):
+        fake_sys.modules, fake_sys.argv = {"__main__": types.ModuleType("__main__")}, ["old"]
+        w.__dict__.update(filters=[("ignore", tag)], showwarning=print, _showwarnmsg_impl=len)
+        ctx = iso.RankContext(0, types.ModuleType("__main__"), ["prog", tag], 0, None)
+        sw_out(ctx)
+        assert ctx.warn_filters == ([("prop",)] if props else [("ignore", tag)])
+        assert ctx.warn_show is (str if props else print)
+        assert ctx.warn_impl is len and ctx.warn_default == W.defaultaction
+        assert ctx.main is fake_sys.modules["__main__"]
+        ctx.warn_filters, ctx.warn_show = [("error", tag)], repr
+        sw_in(ctx)
+        assert fake_sys.argv == ["prog", tag] and fake_sys.__dict__["argv"] is ctx.argv
+        if not props:
+            assert w.filters == [("error", tag)] and w.showwarning is repr
+        assert iso.state.ctx is ctx
+        iso.state.ctx = None
+
+    try:
+        for hooks, tag in ((py, "py"), (cc, "c"), (cc, "c2")):
+            check(*hooks, tag, False)
+        assert not sets
+        # the class gains data descriptors: both ways now read and write through them
+        W.filters = property(lambda self: [("prop",)], lambda self, v: sets.append(("filters", v)))
+        W.showwarning = property(lambda self: str, lambda self, v: sets.append(("show", v)))
+        for hooks, tag in ((py, "py"), (cc, "c")):
+            check(*hooks, tag, True)
+        assert sets == [("filters", [("error", "py")]), ("show", repr), ("filters", [("error", "c")]), ("show", repr)]
+    finally:
+        restore()
+
+
 STREAMS = """
 import sys, io, warnings, asyncio
 from mpi4py import MPI
@@ -871,6 +987,13 @@ def _specs():
         b"xyz", [a, 3, D.DOUBLE], [a, (2, 3), D.DOUBLE], [a, D.DATATYPE_NULL], np.zeros(3, dtype=[("x", "i4")]),
         np.arange(5, dtype=">i4"), [a, D.DOUBLE, 1], None, [None, D.INT], np.arange(4, dtype=np.complex128),
         [np.arange(5.0), D.DOUBLE],
+        # [buffer, count, Datatype] (the OSU demos' form): fits, empty, out of bounds, read-only,
+        # not contiguous, 2-d, not an int count, negative, huge, no buffer, other buffer types
+        [mmap.mmap(-1, 16), 5, D.BYTE], [bytearray(b"abcdef"), 6, D.BYTE], [b"xyz", 2, D.BYTE],
+        [a, 0, D.DOUBLE], [a, 13, D.DOUBLE], [a, 2, D.INT], [a.reshape(3, 4), 4, D.DOUBLE],
+        [a[::2], 2, D.DOUBLE], [a, True, D.DOUBLE], [a, -1, D.DOUBLE], [a, 2**70, D.DOUBLE],
+        [np.zeros(0), 0, D.DOUBLE], [memoryview(a), 12, D.DOUBLE], [None, 0, D.INT], [ro, 4, D.INT],
+        (a, 6, D.DOUBLE), [a, 3, D.DATATYPE_NULL], [object(), 1, D.BYTE],
     ]
 
 
@@ -964,12 +1087,15 @@ def test_facade_helpers_are_swapped(compiled):
 # -- the default run: the compute bursts timed around every call ---------------------------------
 def test_measured_calls_flush_the_burst_in_the_compiled_wrapper(tmp_path, monkeypatch):
     """With computation measured (the default), the compiled wrapper flushes the burst before
-    an outermost call and restarts it after, as _call._hooked does: the same calls, the same
-    number of flushes and the same outputs both ways, and no _hooked frame when compiled."""
+    an outermost call (Timing.flush, translated) and restarts it after, as _call._hooked does.
+    On a fake CPU clock (2 us per read, so that every burst is simulated): the same calls, the
+    same clock reads, the same outputs and the same simulated end both ways, and no _hooked
+    frame and no Timing.flush frame when compiled."""
     from smpy.mpi import _call
+    from smpy.timing import bench
     from smpy.timing.bench import Timing
 
-    counts = {"flush": 0, "hooked": 0}
+    counts = {"flush": 0, "hooked": 0, "clock": 0}
     flush, hooked = Timing.flush, _call._hooked
 
     def counting_flush(self, proc):  # type: ignore[no-untyped-def]
@@ -980,20 +1106,116 @@ def test_measured_calls_flush_the_burst_in_the_compiled_wrapper(tmp_path, monkey
         counts["hooked"] += 1
         return hooked(*a, **kw)
 
+    def clock() -> float:
+        counts["clock"] += 1
+        return counts["clock"] * 2e-6
+
     monkeypatch.setattr(Timing, "flush", counting_flush)
     monkeypatch.setattr(_call, "_hooked", counting_hooked)
+    monkeypatch.setattr(bench, "_thread_time", clock)
+    monkeypatch.setattr(_call, "_thread_time", clock)
     path = tmp_path / "calls.py"
     path.write_text(CALLS)
-    got = {}
+    got, flushes = {}, {}
     for mode in ("off", "on"):
-        counts.update(flush=0, hooked=0)
+        counts.update(flush=0, hooked=0, clock=0)
         res = smpy.run(str(path), np=2, capture=True, echo=False, cfg={"smpy/accel": mode})
         assert res.status == "ok" and res.accelerated == (mode == "on")
         assert all(r.measured_compute_s > 0 for r in res.ranks)
-        got[mode] = (res.mpi_calls, counts["flush"], res.output)
-        if mode == "on":
-            assert counts["hooked"] == 0
-        else:
-            assert counts["hooked"] > 0
+        got[mode] = (res.mpi_calls, counts["clock"], res.output, res.makespan_s)
+        flushes[mode] = counts["flush"]
+        assert (counts["hooked"] == 0) == (mode == "on")
     assert got["off"] == got["on"]
-    assert got["on"][1] > 10
+    assert flushes["on"] < flushes["off"] - 10  # the wrapper's flushes are compiled
+    assert got["on"][1] > 20
+
+
+NONBLOCKING = """
+import numpy as np
+from mpi4py import MPI
+w = MPI.COMM_WORLD
+r, n = w.Get_rank(), w.Get_size()
+peer = 1 - r
+s = np.arange(6.0) + 10 * r
+big = np.zeros(8)
+got = [np.zeros(6) for _ in range(4)]
+reqs = [w.Irecv(got[0], peer, 1), w.Irecv(buf=got[1], source=peer, tag=2), w.Irecv(got[2]), w.Irecv([got[3], MPI.DOUBLE], peer)]
+reqs += [w.Isend(s, peer, 1), w.Isend(buf=s, dest=peer, tag=2), w.Isend([s, 6, MPI.DOUBLE], peer), w.Isend(s, peer, tag=0)]
+print(r, MPI.Request.Waitall(reqs), [float(g.sum()) for g in got], all(q == MPI.REQUEST_NULL for q in reqs))
+reqs = (w.Irecv(got[0], peer, 5), MPI.REQUEST_NULL, w.Isend(s, peer, 5))
+print(r, MPI.Request.Waitall(reqs), reqs[0] == MPI.REQUEST_NULL)
+st = [MPI.Status() for _ in range(2)]
+reqs = [w.Irecv(got[1], peer, 6), w.Isend(s, peer, 6)]
+MPI.Request.Waitall(reqs, st)
+print(r, st[0].Get_source(), st[0].Get_tag(), st[0].Get_count(MPI.DOUBLE))
+q = w.Irecv(got[2], peer, 7)
+MPI.Request.Waitall([q, q, w.Isend(s, peer, 7)])
+print(r, "twice", got[2].sum())
+w.Set_errhandler(MPI.ERRORS_RETURN)
+for bad in ((s, 99), (s, peer, -5)):
+    try:
+        w.Isend(*bad)
+    except MPI.Exception as e:
+        print(r, "isend error", e.Get_error_class())
+try:
+    w.Irecv(got[0], 99)
+except MPI.Exception as e:
+    print(r, "irecv error", e.Get_error_class())
+reqs = [w.Irecv(got[3], peer, 8), w.Isend(big, peer, 8)]    # 8 doubles into 6: truncated
+try:
+    MPI.Request.Waitall(reqs)
+except MPI.Exception as e:
+    print(r, "waitall error", e.Get_error_class())
+p = w.Send_init(s, peer, 9)
+q = w.Recv_init(got[0], peer, 9)
+MPI.Prequest.Startall([p, q])
+MPI.Request.Waitall([p, q, w.Isend(s, peer, 10), w.Irecv(got[1], peer, 10)])
+print(r, "persistent", got[0].sum(), p != MPI.REQUEST_NULL)
+print(r, MPI.Request.Waitall(requests=[w.Isend(s, MPI.PROC_NULL), w.Irecv(got[1], MPI.PROC_NULL)]))
+print(r, type(w.Isend(s, MPI.PROC_NULL)).__name__, w.Isend(s, np.int64(peer), 11).Wait(), w.Irecv(got[0], peer, 11).Wait())
+"""
+
+
+def test_nonblocking_bodies_the_same_both_ways(tmp_path):
+    """Isend, Irecv (compiled bodies and Comm._isend) and Request.Waitall (compiled body) give
+    what the Python path gives: outputs, statuses, errors, simulated times."""
+    out = _same(tmp_path, NONBLOCKING, 2)
+    text = "".join(t for _, _, t in out["output"])
+    assert "0 True [75.0, 75.0, 75.0, 75.0] True" in text and "1 True [15.0, 15.0, 15.0, 15.0] True" in text
+    assert "0 1 6 6" in text and "0 twice 75.0" in text and text.count("isend error 6") == 2
+    assert text.count("isend error 4") == 2 and text.count("irecv error 6") == 2
+    assert text.count("waitall error 17") == 2 and "0 persistent 75.0 True" in text
+    assert text.count("Request True True") == 2
+
+
+def test_nonblocking_bodies_are_in_place(compiled):
+    from smpy.mpi.request import Request
+
+    assert type(Comm.__dict__["_isend"]).__name__ == "method_descriptor"
+    assert "compiled" in repr(Request.__dict__["Waitall"].__func__)
+
+
+def test_plain_waitall_completes_in_c(tmp_path, monkeypatch):
+    """A Waitall of plain requests, none failed, completes without request._complete_all on
+    the compiled path (the Python path calls it once per Waitall); a failed one still uses it."""
+    from smpy.mpi import request
+
+    calls = []
+    real = request._complete_all
+    monkeypatch.setattr(request, "_complete_all", lambda *a: calls.append(1) or real(*a))
+    prog = tmp_path / "w.py"
+    prog.write_text("import numpy as np\nfrom mpi4py import MPI\nw = MPI.COMM_WORLD\nb = np.zeros(4)\n"
+                    "for i in range(5):\n"
+                    "    MPI.Request.Waitall([w.Irecv(b, 1 - w.rank, i), w.Isend(np.ones(4), 1 - w.rank, i)])\n"
+                    "w.Set_errhandler(MPI.ERRORS_RETURN)\n"
+                    "try:\n"
+                    "    MPI.Request.Waitall([w.Irecv(b[:2], 1 - w.rank, 9), w.Isend(b, 1 - w.rank, 9)])\n"
+                    "except MPI.Exception as e:\n"
+                    "    print(e.Get_error_class())\n")
+    got = {}
+    for mode in ("off", "on"):
+        calls.clear()
+        res = smpy.run(str(prog), np=2, capture=True, echo=False, cfg={"smpy/accel": mode})
+        assert res.status == "ok" and res.rank_output(0).strip() == "17"
+        got[mode] = len(calls)
+    assert got == {"off": 12, "on": 2}
