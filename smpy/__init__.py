@@ -242,8 +242,7 @@ def shared_array(shape, dtype=float, shared=None):
     import sys
 
     f = sys._getframe(1)
-    folder = p.world.timing.folder()
-    a = folder.array(shape, dtype, (f.f_code.co_filename, f.f_lineno), shared)
+    a = p.world.timing.shared_array(p, shape, dtype, (f.f_code.co_filename, f.f_lineno), shared)
     if p.world.memory is not None:  # a real rank holds its own copy (memory capacity)
         p.world.memory.folded(p, float(a.nbytes))
     return a

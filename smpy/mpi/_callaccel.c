@@ -198,15 +198,14 @@ ints_need_coercion(PyObject *ints, PyObject *const *args, Py_ssize_t nargs, PyOb
             continue;
         }
         PyObject *pname = PyTuple_GET_ITEM(pair, 1);
-        for (Py_ssize_t k = 0; k < nkw; k++) {
-            PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-            int eq = key == pname ? 1 : PyUnicode_Compare(key, pname) == 0;
-            if (eq) {
-                if (!PyLong_CheckExact(args[nargs + k]))
-                    return 1;
-                break;
-            }
-        }
+        Py_ssize_t k = 0;
+        while (k < nkw && PyTuple_GET_ITEM(kwnames, k) != pname)  /* interned: identity first */
+            k++;
+        if (k == nkw)
+            for (k = 0; k < nkw && PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, k), pname) != 0; k++)
+                ;
+        if (k < nkw && !PyLong_CheckExact(args[nargs + k]))
+            return 1;
     }
     return 0;
 }
@@ -1253,8 +1252,11 @@ bind(PyObject *const *args, size_t nargsf, PyObject *kwnames, PyObject *const *n
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
         Py_ssize_t j = 1;
-        while (j < n && kw != names[j] && !(PyUnicode_Check(kw) && PyUnicode_Compare(kw, names[j]) == 0))
+        while (j < n && kw != names[j])  /* the names are interned, as a call's keywords are */
             j++;
+        if (j == n)
+            for (j = 1; j < n && !(PyUnicode_Check(kw) && PyUnicode_Compare(kw, names[j]) == 0); j++)
+                ;
         if (j == n || out[j] != NULL)
             return 0;
         out[j] = args[nargs + k];

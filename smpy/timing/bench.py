@@ -56,7 +56,6 @@ from smpy.support.config import Config, checked, declare, parse_bool, parse_floa
 from smpy.support.units import parse_speed
 from smpy.timing import folding as _folding  # noqa: F401 - declares smpi/shared-malloc
 from smpy.timing import sampling as _sampling  # noqa: F401 - declares smpy/sample-estimator
-from smpy.timing.folding import thread_faults as _minor_faults
 
 if TYPE_CHECKING:
     from smpy.runtime.world import Process, World
@@ -209,12 +208,14 @@ def measure_host_speed(seconds: float = 0.2) -> float:
 
 class RankBench:
     __slots__ = ("start", "measured_s", "simulated_flops", "bursts", "injected_s", "loc", "prev_loc",
-                 "sampling", "faults0")
+                 "sampling", "faults0", "shared0")
 
     def __init__(self) -> None:
         self.start = _thread_time()
-        #: the thread's minor page faults when the burst started (folded-memory trimming only)
+        #: the thread's minor page faults and the process's resident shared pages when the
+        #: burst started (global folding only: see Folder.fault_seconds)
         self.faults0 = 0
+        self.shared0 = 0
         self.measured_s = 0.0
         self.simulated_flops = 0.0
         self.bursts = 0
@@ -228,6 +229,9 @@ class RankBench:
 
 class Timing:
     """Per-run timing settings; each process gets a :class:`RankBench` in ``proc.bench``."""
+
+    # read at every MPI call (issue 24): slots; the others stay in the instance dict
+    __slots__ = ("measure", "simulate", "__dict__", "__weakref__")
 
     def __init__(self, world: World, config: Config) -> None:
         self.world = world
@@ -270,14 +274,16 @@ class Timing:
         mem = self.world.memory
         if mem is not None:  # the rank's resident memory now (smpy.runtime.memory)
             mem.sample(proc)
-        folder = self._folder
-        if folder is not None and folder.trim_limit:
+        if self.count_faults:
             now = _thread_time()
-            # the re-faults of pages that trimming dropped are the emulator's cost, not the
-            # program's: their time (calibrated per fault) leaves the burst
-            faults = _minor_faults() - b.faults0
-            dt = folder.refault_seconds(faults)
-            folder.tick(faults)  # keeps the RSS of folded mappings bounded (not timed either)
+            # the faults that mapped folded pages are the emulator's cost, not the program's:
+            # their time (calibrated per fault) leaves the burst
+            folder = self._folder
+            faults, shared = folder.mark()
+            faults -= b.faults0
+            dt = folder.fault_seconds(faults, shared - b.shared0)
+            if folder.trim_limit:
+                folder.tick(faults)  # keeps the RSS of folded mappings bounded (not timed either)
             b.start = _thread_time() - max(0.0, now - b.start - dt)
         if b.sampling is not None:  # SMPI aborts: "Cannot do recursive benchmarks"
             raise RuntimeError(f"MPI call inside the sampled loop {b.sampling}: smpy.sample loops "
@@ -308,7 +314,7 @@ class Timing:
                     now = _thread_time()  # the other ranks ran meanwhile
         b.start = now
         if self.count_faults:
-            b.faults0 = _minor_faults()
+            b.faults0, b.shared0 = self._folder.mark()
 
     def _burst(self, proc: Process, seconds: float, memory: float = 0.0) -> bool:
         """Execute ``seconds`` of this machine's computation on the rank's host (``memory``: its
@@ -341,8 +347,29 @@ class Timing:
 
             self._folder = Folder(self._config.get(SHARED_MALLOC), self._config.get(BLOCKSIZE),
                                   self._config.get(TRIM))
-            self.count_faults = bool(self._folder.trim_limit)
         return self._folder
+
+    def shared_array(self, proc: Process, shape: Any, dtype: Any, site: tuple[str, int],
+                     shared: list[tuple[int, int]] | None) -> Any:
+        """smpy.shared_array on ``proc``: a folded array from the run's folder. Making it (the
+        mappings, and the fault calibration the first time) is the emulator's time: it
+        leaves the burst, and so do its page faults."""
+        t0 = _thread_time()
+        folder = self.folder()
+        b = proc.bench
+        mark = folder.mark() if folder.counting else (0, 0)
+        arr = folder.array(shape, dtype, site, shared)
+        if self.measure:
+            b.start += _thread_time() - t0
+        if folder.counting:
+            faults, pages = folder.mark()
+            if not self.count_faults:  # from now on, every burst counts its folded faults:
+                # this one started before the count (all but the creation's are its own)
+                self.count_faults = True
+                b.faults0, b.shared0 = mark
+            b.faults0 += faults - mark[0]
+            b.shared0 += pages - mark[1]
+        return arr
 
     def end_of_rank(self, proc: Process) -> None:
         """The program of ``proc`` returned: its last burst is the region ``...:<end>:0``."""
@@ -365,22 +392,24 @@ class Timing:
         if self.measure:
             proc.bench.start = _thread_time()
             if self.count_faults:
-                proc.bench.faults0 = _minor_faults()
+                proc.bench.faults0, proc.bench.shared0 = self._folder.mark()
 
     def mark_faults(self, proc: Process) -> None:
-        """A burst starts (the end of an MPI call): note the thread's page faults."""
-        proc.bench.faults0 = _minor_faults()
+        """A burst starts (the end of an MPI call): note the thread's page faults and the
+        process's resident shared pages."""
+        proc.bench.faults0, proc.bench.shared0 = self._folder.mark()
 
-    def faults_now(self) -> int:
-        """The thread's minor page faults so far, when bursts count them (else 0)."""
-        return _minor_faults() if self.count_faults else 0
+    def faults_now(self) -> tuple[int, int]:
+        """The start of a timed span for :meth:`folded_fault_seconds` ((0, 0) when bursts do
+        not count faults)."""
+        return self._folder.mark() if self.count_faults else (0, 0)
 
-    def refault_seconds(self, faults0: int) -> float:
-        """CPU time of the folded pages re-faulted since the count was ``faults0`` (to leave
-        out of a timed span; see Folder.refault_seconds)."""
+    def folded_fault_seconds(self, mark: tuple[int, int]) -> float:
+        """CPU time of the faults that mapped folded pages since ``mark`` (to leave out of a
+        timed span; see Folder.fault_seconds)."""
         if not self.count_faults:
             return 0.0
-        return self._folder.refault_seconds(_minor_faults() - faults0)
+        return self._folder.fault_seconds_since(mark)
 
     def execute_flops(self, proc: Process, flops: float) -> None:
         self.flush(proc)

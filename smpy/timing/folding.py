@@ -37,17 +37,40 @@ though, counts a folded page once per mapping that touched it: :math:`m` mapping
 ``smpy/shared-malloc-trim:SIZE`` (off by default), every other MPI call the folder looks at the
 process's resident shared pages and, past SIZE bytes, drops the page-table entries of the
 folded ranges (``madvise(DONTNEED)``: the data stays in the block), so RSS stays near what the
-process owns. The next touch of each dropped page is a minor page fault inside the
-application's computation; that time is the emulator's, not the program's, and is taken out
-of the timed bursts and sampled iterations: each burst counts its thread's minor faults
-(``getrusage(RUSAGE_THREAD)``), at most as many as trimming dropped pages not touched again
-since (the *debt*) are re-faults, each costing :math:`c`, the thread CPU time of a fault
-measured when the first folded array is made (median of 5 rounds of drop / read-and-write
-one byte per page over the block, up to 64 MiB: a read fault maps 16 neighbouring pages,
-~6.5 us here). Without that correction the LU scale demo (N=20000, 144 ranks, trim 32 MiB)
-predicted +14 to +26 %; with it, 27.60 s against 27.52 s untrimmed, for 167 MiB of peak RSS
-instead of 4.8 GiB. The block lives in anonymous shared memory (``memfd_create``): a file on
-a disk file system would have its dirty pages tracked and written back.
+process owns.
+
+Page faults on folded memory are the emulator's, not the program's. Each time a mapping
+touches a folded page it has no entry for (its first touch, or the first after a trim), the
+kernel takes a minor fault that maps the page and its neighbours (fault-around: 16 pages of
+4 KiB here). A real rank's matrix is private memory, touched when it was generated and mapped
+by transparent huge pages since. A timed span (a burst, a sampled iteration) that mapped
+:math:`p` folded pages in :math:`f` minor faults leaves out
+
+.. math::
+
+    n\,c, \qquad n = \min\left(f, \lceil p / k \rceil\right)
+
+seconds, for :math:`k` the pages one such fault maps and :math:`c` its cost in thread CPU time
+beyond the memory access itself, both measured when the first folded array is made: 5 rounds
+over the block (64 MiB at most) of reading and writing one byte per page after ``DONTNEED``,
+against the same with the entries present, each after the same cache eviction (~2 us here).
+:math:`p` is the change of the process's resident shared pages (``/proc/self/statm``) over the
+span, :math:`f` the thread's minor faults (``getrusage(RUSAGE_THREAD)``): faults on private
+memory (a fresh temporary's pages) stay in the span, as they would in a real run. This holds
+with or without trimming (with it, the faults recur after every trim; without, each page
+faults once per mapping). One column chunk of HPL's trailing update (``A[:, x:x+128] -= L @
+U``, ``benchmarks/predict/fold_update.py``) timed on private memory, on folded memory with
+its entries present and on folded memory trimmed just before: the correction brings the
+trimmed chunk to within about 10 % of the private one from 2 MiB to 2.7 GiB matrices, where
+the faults cost up to 1.2 times the computation. The earlier model subtracted the
+calibration's whole time per fault (1.8 to 2 times the extra cost) for re-faults after a trim
+only, counting private faults among them, and charged first touches in full: HPL at
+N = 65536 on 12 ranks then predicted 144 % of the node's peak with the trim and 4.4 times
+slower than peak without. Files mapped with ``mmap`` count as shared pages too: their faults
+during a span are left out the same way.
+
+The block lives in anonymous shared memory (``memfd_create``): a file on a disk file system
+would have its dirty pages tracked and written back.
 """
 
 from __future__ import annotations
@@ -92,8 +115,9 @@ BLOCKSIZE = declare("smpi/shared-malloc-blocksize", 1048576,
 TRIM = declare("smpy/shared-malloc-trim", 0,
               "Global folding: when folded pages mapped by the process (counted once per mapping, "
               "as RSS counts them) exceed this many bytes, drop their page-table entries "
-              "(madvise DONTNEED; the data stays in the shared block; the page faults that follow "
-              "are estimated and left out of the timed computation); 0 = never (the default)",
+              "(madvise DONTNEED; the data stays in the shared block; the page faults that follow, "
+              "like every fault that maps folded pages, are estimated and left out of the timed "
+              "computation); 0 = never (the default)",
               parse=checked(_bytes, lambda v: 0 <= v <= 2**50, "a size of 0 or more"))
 
 _PAGE = mmap.PAGESIZE
@@ -105,6 +129,10 @@ _TRIM_EVERY = 2  # MPI calls between two looks at the resident size (a look cost
 #: 5.5 GiB of peak RSS, two 2.7 GiB rank matrices, for about 0.1 GiB of physical memory)
 _LOOK_FAULTS = 256
 _PROT_RW = mmap.PROT_READ | mmap.PROT_WRITE
+#: the range the fault cost is calibrated over, and the distance between its touches (the
+#: kernel's fault-around window: each touch takes one fault)
+_CAL_SPAN = 64 << 20
+_CAL_STRIDE = 64 << 10
 _MAP_FIXED = 0x10
 
 
@@ -177,65 +205,89 @@ class Folder:
         self._ticks = 0
         self._statm = -1
         self._shared0 = 0
-        #: pages that trimming dropped and that no burst has faulted in again yet
-        self.debt = 0
-        #: thread CPU seconds of one such page fault, and pages it maps (measured when the
-        #: first folded array is made)
+        #: thread CPU seconds one minor fault mapping folded pages costs beyond the memory
+        #: access, and the pages it maps (measured when the first folded array is made)
         self.refault_cost = -1.0
         self.refault_pages = 1
+        #: faults left out of timed spans, and their seconds
+        self.excluded_faults = 0
         self.excluded_s = 0.0
 
-    def refault_seconds(self, faults: int) -> float:
-        """CPU time of the re-faults among a burst's ``faults`` minor page faults: the burst
-        faulted in at most ``debt`` pages that trimming had dropped, each costing the
-        measured ``refault_cost``. That time is the emulator's, not the program's (a real
-        rank never had those pages taken away), and leaves the burst."""
-        if faults <= 0 or self.debt <= 0:
+    @property
+    def counting(self) -> bool:
+        """Whether timed spans count their folded page faults (global folding on Linux)."""
+        return self.mode == "global" and _RUSAGE_THREAD is not None
+
+    def mark(self) -> tuple[int, int]:
+        """(minor faults of the calling thread, resident shared pages of the process) now: the
+        start of a timed span."""
+        return thread_faults(), self._shared_bytes() // _PAGE
+
+    def fault_seconds(self, faults: int, pages: int) -> float:
+        """CPU time of the folded page faults of a timed span that took ``faults`` minor
+        faults and mapped ``pages`` shared pages: ``min(faults, ceil(pages / k))`` faults
+        that map ``k`` pages each (fault-around), at the measured cost. A real rank's memory
+        is private and was mapped before (when it was generated): that time is the
+        emulator's, and leaves the span."""
+        if faults <= 0 or pages <= 0 or self.refault_cost <= 0.0:
             return 0.0
-        per = self.refault_pages
-        n = min(faults, -(-self.debt // per))  # a fault maps ``per`` pages (fault-around)
-        self.debt = max(0, self.debt - n * per)
-        dt = n * max(self.refault_cost, 0.0)
+        n = min(faults, -(-pages // self.refault_pages))
+        dt = n * self.refault_cost
+        self.excluded_faults += n
         self.excluded_s += dt
         return dt
 
+    def fault_seconds_since(self, mark: tuple[int, int]) -> float:
+        """:meth:`fault_seconds` of the span that started at ``mark`` (see :meth:`mark`)."""
+        faults, pages = self.mark()
+        return self.fault_seconds(faults - mark[0], pages - mark[1])
+
     def _measure_refault(self) -> float:
-        """Seconds of thread CPU time per re-fault of dropped folded pages (median of 5
-        rounds over the block, 64 MiB at most: drop, then read and write one byte per page, as
-        numpy kernels read their operands first). A read fault maps the neighbouring
-        pages too (the kernel's fault-around, 16 pages here): ~6.5 us per fault on the
-        machines measured, where a first write costs ~2 us for its one page."""
+        """Thread CPU seconds a minor fault on dropped folded pages adds to the access that
+        takes it. Over a 64 MiB range folded like an array (the block mapped as many times
+        as it takes), 8 rounds of: drop the entries (``DONTNEED``), read and write one byte
+        per 64 KiB (the fault-around window: every touch faults), then the same again with
+        the entries present; the cost is the median over the rounds of the difference per
+        fault, and ``refault_pages`` the shared pages one fault mapped. Back to back over
+        the same block pages, as a program's burst takes its faults (thousands in a row over
+        pages it mapped before): ~1.6 us per fault with a 64 MiB block here, ~1.1 us with
+        1 MiB, where one fault's whole time after a cache eviction is 3-5 us (the earlier
+        calibration, 1.5-2.5 times what a matrix update's faults cost: see the module
+        notes)."""
         import numpy as np
 
-        global _LIBC
-        if _LIBC is None:
-            _LIBC = _libc()
-        n = min(self.blocksize, 64 << 20)  # the cost per fault grows with the span (5 us at 4 MiB, 7 at 64)
-        m = mmap.mmap(self._block_fd(), n, mmap.MAP_SHARED, _PROT_RW)
+        span = _CAL_SPAN
+        addr = _LIBC.mmap(None, span, _PROT_RW, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+        if addr in (None, ctypes.c_void_p(-1).value):
+            return 0.0
         try:
-            view = np.frombuffer(m, dtype=np.uint8)
-            addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
-            pages = view[::_PAGE]
-            pages[:] = 1
-            times = []
-            evict = np.empty(32 << 17)  # 32 MiB, a last-level cache's worth: faults in a
-            for _ in range(5):          # program's computation find cold caches
-                _LIBC.madvise(addr, n, _MADV_DONTNEED)
-                evict.fill(0.0)
-                f0 = thread_faults()
+            fd = self._block_fd()
+            for off in range(0, span, self.blocksize):
+                if _LIBC.mmap(addr + off, min(self.blocksize, span - off), _PROT_RW,
+                              mmap.MAP_SHARED | _MAP_FIXED, fd, 0) != addr + off:
+                    return 0.0
+            view = np.ctypeslib.as_array((ctypes.c_uint8 * span).from_address(addr))
+            view[::_PAGE] = 1  # the block's pages exist (a program's first touches made them)
+            touches = view[::_CAL_STRIDE]
+            costs, per = [], []
+            for _ in range(8):
+                _LIBC.madvise(addr, span, _MADV_DONTNEED)
+                f0, p0 = self.mark()
                 t0 = time.thread_time()
-                pages += 1
-                faults = max(1, thread_faults() - f0)
-                times.append((time.thread_time() - t0) / faults)
-            self.refault_pages = max(1, round(len(pages) / faults))
-            _LIBC.madvise(addr, n, _MADV_DONTNEED)  # not resident any more: RSS as before
-            del view, pages, evict
-            return sorted(times)[2]
+                touches += 1
+                t1 = time.thread_time()
+                f1, p1 = self.mark()
+                t2 = time.thread_time()
+                touches += 1
+                t3 = time.thread_time()
+                faults = max(1, f1 - f0)
+                costs.append(((t1 - t0) - (t3 - t2)) / faults)
+                per.append((p1 - p0) / faults)
+            self.refault_pages = max(1, round(sorted(per)[4]))
+            del view, touches
+            return max(0.0, sorted(costs)[4])
         finally:
-            try:
-                m.close()
-            except BufferError:  # a view is still alive: the mapping goes with it
-                pass
+            _LIBC.munmap(addr, span)  # the entries go with the range: RSS as before
 
     # -- keeping RSS honest: page-table entries of folded mappings -----------------------
     def tick(self, faults: int = 0) -> None:
@@ -261,7 +313,6 @@ class Folder:
     def trim(self) -> None:
         """Drop the page-table entries of every folded range (their data is the shared
         block's, kept by the file); private ranges are left alone."""
-        self.debt += max(0, self._shared_bytes() - self._shared0) // _PAGE
         alive = []
         for ref in self._maps:
             m = ref()
@@ -352,9 +403,9 @@ class Folder:
             self.folded_bytes += stop - start
             _folded.register(addr + start, stop - start)
             mapping.folded.append((addr + start, addr + stop))
+        if mapping.folded and self.refault_cost < 0.0 and self.counting:
+            self.refault_cost = self._measure_refault()  # early, while little is mapped
         if self.trim_limit and mapping.folded:
-            if self.refault_cost < 0.0:  # early, while little is mapped: the peak RSS is later
-                self.refault_cost = self._measure_refault()
             if not self._maps:
                 self._shared0 = self._shared_bytes()
             self._maps.append(weakref.ref(mapping))

@@ -267,8 +267,8 @@ def sample_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
             t0 = _thread_time()
             yield item
             dt = _thread_time() - t0
-            if timing.count_faults:  # folded pages that trimming dropped: not the kernel's time
-                dt = max(0.0, dt - timing.refault_seconds(f0))
+            if timing.count_faults:  # faults that mapped folded pages: not the kernel's time
+                dt = max(0.0, dt - timing.folded_fault_seconds(f0))
             if st.warming():
                 st.warmed += 1
                 warm_s += dt
@@ -325,7 +325,7 @@ def sampled_call(proc: Process, fn: Callable[..., T], key: str, st: SampleStats,
         dt = _thread_time() - t0
         b.sampling = None
     if timing.count_faults:
-        dt = max(0.0, dt - timing.refault_seconds(f0))
+        dt = max(0.0, dt - timing.folded_fault_seconds(f0))
     if st.warming():
         st.warmed += 1
     else:

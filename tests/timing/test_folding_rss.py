@@ -77,14 +77,14 @@ def _compute(tmp_path: Path, trim: str, exclude: bool) -> float:
 
     prog = tmp_path / "refault.py"
     prog.write_text(REFAULT_PROG)
-    saved = folding.Folder.refault_seconds
+    saved = folding.Folder.fault_seconds
     if not exclude:
-        folding.Folder.refault_seconds = lambda self, faults: 0.0  # type: ignore[method-assign]
+        folding.Folder.fault_seconds = lambda self, faults, pages: 0.0  # type: ignore[method-assign]
     try:
         res = smpy.run(str(prog), np=1, capture=True, echo=False,
                        cfg={"smpy/shared-malloc-trim": trim, "smpi/shared-malloc-blocksize": "64MiB"})
     finally:
-        folding.Folder.refault_seconds = saved  # type: ignore[method-assign]
+        folding.Folder.fault_seconds = saved  # type: ignore[method-assign]
     assert res.status == "ok", res.message
     return res.ranks[0].measured_compute_s
 
