@@ -385,7 +385,8 @@ class SwapPlan:
     process row, going where the pivots were). They travel in one array X: the displaced rows
     first (ordered by their destination), then U's rows ordered by the key of their holder,
     so that what a process holds at every step of the exchange is one slice of X.
-    Distances are process rows counted from the diagonal one."""
+    Distances are process rows counted from the diagonal one. ``steps``: my part of the
+    exchange, worked out once per panel and algorithm (the panel's updates reuse it)."""
 
     def __init__(self, pd, algo):
         w, pr = pd.w, pd.pr
@@ -412,6 +413,13 @@ class SwapPlan:
         sel = self.ukey == mine
         self.own = (nd + int(np.argmax(sel)) if sel.any() else nd, int(sel.sum()))
         self.dmine = self.ddist == self.mydist
+        # the local rows I gather into X and scatter back (global -> local indices once)
+        a, cnt = self.own
+        self.gather_u = local_row(self.usrc[a - nd:a - nd + cnt]) if cnt else None
+        self.gather_d = local_row(self.dsrc) if self.mydist == 0 and nd else None
+        self.scatter = (local_row(self.ddst[self.dmine]), np.flatnonzero(self.dmine)) \
+            if self.dmine.any() else None
+        self.steps = (binexch if algo == "binexch" else spread_roll)(self, pr)
 
     def key_of(self, e, algo):
         return 2 * (e % self.ip2) + e // self.ip2 if algo == "binexch" else e
@@ -421,84 +429,83 @@ class SwapPlan:
         return 0 if key <= 0 else self.nd + int(np.searchsorted(self.ukey, key))
 
 
-def exchange(sendbuf, recvbuf, partner):
-    """One step of an exchange with the process row ``partner`` of my column; empty parts
-    are not sent."""
-    if sendbuf.shape[0] and recvbuf.shape[0]:
-        colcomm.Sendrecv(sendbuf, dest=partner, sendtag=TAG_SWAP, recvbuf=recvbuf, source=partner,
-                         recvtag=TAG_SWAP)
-    elif sendbuf.shape[0]:
-        colcomm.Send(sendbuf, dest=partner, tag=TAG_SWAP)
-    elif recvbuf.shape[0]:
-        colcomm.Recv(recvbuf, source=partner, tag=TAG_SWAP)
+def exchange(steps, X):
+    """My steps of an exchange, in order: (X rows sent, X rows received, process row of the
+    partner); empty parts are not sent (HPL posts no message of length 0)."""
+    for sa, sb, ra, rb, partner in steps:
+        if sb > sa and rb > ra:
+            colcomm.Sendrecv(X[sa:sb], dest=partner, sendtag=TAG_SWAP, recvbuf=X[ra:rb],
+                             source=partner, recvtag=TAG_SWAP)
+        elif sb > sa:
+            colcomm.Send(X[sa:sb], dest=partner, tag=TAG_SWAP)
+        elif rb > ra:
+            colcomm.Recv(X[ra:rb], source=partner, tag=TAG_SWAP)
 
 
-def binexch(plan, X, pr):
+def binexch(plan, pr):
     """HPL_pdlaswp00T's pattern: the processes beyond the largest power of two ip2 hand their
     rows to their partner d - ip2, the ip2 first ones exchange all they hold with d ^ 2^s for
-    s < log2 ip2 (then everyone of them holds X), and hand X back to d + ip2."""
-    d, ip2, nx = plan.mydist, plan.ip2, X.shape[0]
+    s < log2 ip2 (then everyone of them holds X), and hand X back to d + ip2. Returns my
+    steps for :func:`exchange` (X rows as ``(start, stop)``; ``None`` stop: all of X)."""
+    d, ip2, nx = plan.mydist, plan.ip2, plan.nd + int(plan.ukey.size)
     rank_of = lambda e: (pr + e) % P  # noqa: E731
     v = d % ip2
     if d >= ip2:
         a, n = plan.own
-        if n:
-            colcomm.Send(X[a:a + n], dest=rank_of(v), tag=TAG_SWAP)
-        if nx:
-            colcomm.Recv(X, source=rank_of(v), tag=TAG_SWAP)
-        return
+        return [(a, a + n, 0, 0, rank_of(v)), (0, 0, 0, nx, rank_of(v))]
+    steps = []
     if d + ip2 < P:  # my partner's rows (key 2 d + 1)
-        a, b = plan.lo(2 * d + 1), plan.lo(2 * d + 2)
-        if b > a:
-            colcomm.Recv(X[a:b], source=rank_of(d + ip2), tag=TAG_SWAP)
+        steps.append((0, 0, plan.lo(2 * d + 1), plan.lo(2 * d + 2), rank_of(d + ip2)))
     s = 1
     while s < ip2:
         base = v & ~(s - 1)
         pbase = base ^ s
-        exchange(X[plan.lo(2 * base):plan.lo(2 * (base + s))],
-                 X[plan.lo(2 * pbase):plan.lo(2 * (pbase + s))], rank_of(v ^ s))
+        steps.append((plan.lo(2 * base), plan.lo(2 * (base + s)), plan.lo(2 * pbase),
+                      plan.lo(2 * (pbase + s)), rank_of(v ^ s)))
         s <<= 1
-    if d + ip2 < P and nx:
-        colcomm.Send(X, dest=rank_of(d + ip2), tag=TAG_SWAP)
+    if d + ip2 < P:
+        steps.append((0, nx, 0, 0, rank_of(d + ip2)))
+    return steps
 
 
-def spread_roll(plan, X, pr):
+def spread_roll(plan, pr):
     """HPL_pdlaswp01T's pattern: the diagonal process row spreads the displaced rows to their
     destinations down a binomial tree (HPL_spreadT), then the pieces of U roll around the
-    column (HPL_rollT: P - 1 steps, alternately with the previous and the next process)."""
+    column (HPL_rollT: P - 1 steps, alternately with the previous and the next process).
+    Returns my steps for :func:`exchange`."""
     d, nd = plan.mydist, plan.nd
     rank_of = lambda e: (pr + e) % P  # noqa: E731
     dlo = lambda e: int(np.searchsorted(plan.ddist, e))  # noqa: E731
+    steps = []
     m = 1 << ((P - 1).bit_length() - 1)
     while m >= 1:
         if d % (2 * m) == 0 and d + m < P:
-            a, b = dlo(d + m), dlo(min(d + 2 * m, P))
-            if b > a:
-                colcomm.Send(X[a:b], dest=rank_of(d + m), tag=TAG_SWAP)
+            steps.append((dlo(d + m), dlo(min(d + 2 * m, P)), 0, 0, rank_of(d + m)))
         elif d % (2 * m) == m:
-            a, b = dlo(d), dlo(min(d + m, P))
-            if b > a:
-                colcomm.Recv(X[a:b], source=rank_of(d - m), tag=TAG_SWAP)
+            steps.append((0, 0, dlo(d), dlo(min(d + m, P)), rank_of(d - m)))
         m //= 2
+    # piece e of U: X rows [bounds[e], bounds[e + 1])
+    bounds = (nd + np.searchsorted(plan.ukey, np.arange(P + 1))).tolist()
 
     def piece(e):
         e %= P
-        return X[nd + int(np.searchsorted(plan.ukey, e)):nd + int(np.searchsorted(plan.ukey, e + 1))]
+        return bounds[e], bounds[e + 1]
 
     for k in range(P - 1):
         step = k >> 1
         if (d + k) & 1:
-            exchange(piece(d + step), piece(d - step - 1), rank_of(d - 1))
+            steps.append((*piece(d + step), *piece(d - step - 1), rank_of(d - 1)))
         else:
-            exchange(piece(d - step), piece(d + step + 1), rank_of(d + 1))
+            steps.append((*piece(d - step), *piece(d + step + 1), rank_of(d + 1)))
+    return steps
 
 
 def swap(pd, ca, cb, U):
     """The interchanges of panel pd on my local columns ca..cb, and U (its w rows, before the
     solve) in every process of the column (HPL_pdlaswp00T / 01T)."""
     n = cb - ca
-    rows, src = interchanges(pd.k0, pd.pivots())
     if P == 1:
+        rows, src = interchanges(pd.k0, pd.pivots())
         U[...] = A[local_row(src[:pd.w]), ca:cb]
         keep = rows[pd.w:] != src[pd.w:]
         A[local_row(rows[pd.w:][keep]), ca:cb] = A[local_row(src[pd.w:][keep]), ca:cb]
@@ -506,14 +513,14 @@ def swap(pd, ca, cb, U):
     algo = SWAP if SWAP != "mix" else ("long" if n > SWAP_THRESHOLD else "binexch")
     plan = pd.plans.get(algo) or pd.plans.setdefault(algo, SwapPlan(pd, algo))
     X = xbuf.reshape(-1)[:(plan.nd + pd.w) * n].reshape(-1, n)  # contiguous rows
-    a, cnt = plan.own  # my rows of U, and the displaced ones if I am the diagonal row
-    if cnt:
-        X[a:a + cnt] = A[local_row(plan.usrc[a - plan.nd:a - plan.nd + cnt]), ca:cb]
-    if plan.mydist == 0 and plan.nd:
-        X[:plan.nd] = A[local_row(plan.dsrc), ca:cb]
-    (binexch if algo == "binexch" else spread_roll)(plan, X, pd.pr)
-    if plan.dmine.any():
-        A[local_row(plan.ddst[plan.dmine]), ca:cb] = X[:plan.nd][plan.dmine]
+    if plan.gather_u is not None:  # my rows of U
+        a, cnt = plan.own
+        X[a:a + cnt] = A[plan.gather_u, ca:cb]
+    if plan.gather_d is not None:  # the displaced ones, if I am the diagonal row
+        X[:plan.nd] = A[plan.gather_d, ca:cb]
+    exchange(plan.steps, X)
+    if plan.scatter is not None:
+        A[plan.scatter[0], ca:cb] = X[plan.scatter[1]]
     U[...] = X[plan.upos]
 
 

@@ -118,11 +118,13 @@ class Exec(RateActivity):
 
 
 class _HostState:
-    __slots__ = ("execs", "busy")
+    __slots__ = ("execs", "busy", "special")
 
     def __init__(self) -> None:
         self.execs: list[Exec] = []
         self.busy = 0.0
+        #: executions in ``execs`` with a bound or a memory-bound fraction (none: equal shares)
+        self.special = 0
 
 
 class CpuModel:
@@ -151,7 +153,10 @@ class CpuModel:
         if flops <= 0.0:
             ex._finish()
             return ex
-        host.model_data.execs.append(ex)
+        st = host.model_data
+        st.execs.append(ex)
+        if bound != _INF or memory != 0.0:
+            st.special += 1
         self._mark(host)
         if self.on_exec_start:
             self.on_exec_start.emit(ex)
@@ -208,6 +213,8 @@ class CpuModel:
             st.execs.remove(ex)
         except ValueError:
             return
+        if ex.bound != _INF or ex.memory != 0.0:
+            st.special -= 1
         self._mark(ex.host)
         if self.on_exec_end:
             self.on_exec_end.emit(ex)
@@ -231,6 +238,9 @@ class CpuModel:
             if busy >= 0.0:
                 self._report(host, st, busy / s if s > 0 else 0.0)
                 return
+        elif not st.special:  # no bound, no memory-bound part: the equal shares below, inlined
+            self._report(host, st, self._equal(host, st.execs, s) / s if s > 0 else 0.0)
+            return
         execs = [e for e in st.execs if e.state == RUNNING]
         capacity = host.cores * s
         slowf = host.memory_slowdown  # memory capacity (smpy.cpu.memory): 1 + alpha(M)
@@ -275,6 +285,24 @@ class CpuModel:
                     if e.rate != r:
                         e._set_rate(r)
         self._report(host, st, busy / s if s > 0 else 0.0)
+
+    @staticmethod
+    def _equal(host: Host, execs: list[Exec], s: float) -> float:
+        """The general sharing below when no execution has a bound or a memory-bound part
+        (every share ``min(s, n s / |E|)``, the same values without the tests): rates set,
+        the busy flop/s returned. Two of these per compute burst on a busy host."""
+        n = len(execs)
+        for e in execs:
+            if e.state != RUNNING:
+                n -= 1
+        if not n:
+            return 0.0
+        r = min(s, host.cores * s / n)
+        rr = r / host.memory_slowdown
+        for e in execs:
+            if e.rate != rr:
+                e._set_rate(rr)  # a no-op on an execution that is not running
+        return r * n
 
     @staticmethod
     def _alone(host: Host, e: Exec, s: float) -> float:

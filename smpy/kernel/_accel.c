@@ -212,11 +212,11 @@ wake_waiters(PyObject *waiters, PyObject *ready)
 {
     /* for actor in waiters: if actor.waiting_for is not None: actor.waiting_for = None;
        ready.append(actor) */
-    PyObject *it = PyObject_GetIter(waiters);
-    if (it == NULL)
+    seq_iter it;
+    if (seq_iter_init(&it, waiters) < 0)
         return -1;
     PyObject *actor;
-    while ((actor = PyIter_Next(it)) != NULL) {
+    while ((actor = seq_iter_next(&it)) != NULL) {
         PyObject *w = get(actor, ActorType, at_waiting_for, s_waiting_for);
         if (w == NULL)
             goto fail;
@@ -232,11 +232,11 @@ wake_waiters(PyObject *waiters, PyObject *ready)
         }
         Py_DECREF(actor);
     }
-    Py_DECREF(it);
+    seq_iter_done(&it);
     return PyErr_Occurred() ? -1 : 0;
 fail:
     Py_DECREF(actor);
-    Py_DECREF(it);
+    seq_iter_done(&it);
     return -1;
 }
 
@@ -310,21 +310,22 @@ activity_finish(PyObject *self, PyObject *unused)
         goto fail;
     if (cbs != Py_None) {
         slot_set(self, ac_callbacks, Py_None);
-        PyObject *it = PyObject_GetIter(cbs);
+        seq_iter it;
+        int bad = seq_iter_init(&it, cbs);
         Py_DECREF(cbs);
-        if (it == NULL)
+        if (bad < 0)
             goto fail;
         PyObject *fn;
-        while ((fn = PyIter_Next(it)) != NULL) {
+        while ((fn = seq_iter_next(&it)) != NULL) {
             PyObject *r = PyObject_CallOneArg(fn, self);
             Py_DECREF(fn);
             if (r == NULL) {
-                Py_DECREF(it);
+                seq_iter_done(&it);
                 goto fail;
             }
             Py_DECREF(r);
         }
-        Py_DECREF(it);
+        seq_iter_done(&it);
         if (PyErr_Occurred())
             goto fail;
     } else {
@@ -682,11 +683,11 @@ run_ready(PyObject *self, PyObject *d, PyObject *ready)
 static int
 update_models(PyObject *models)
 {
-    PyObject *it = PyObject_GetIter(models);
-    if (it == NULL)
+    seq_iter it;
+    if (seq_iter_init(&it, models) < 0)
         return -1;
     PyObject *m;
-    while ((m = PyIter_Next(it)) != NULL) {
+    while ((m = seq_iter_next(&it)) != NULL) {
         PyObject *dirty = cached_get(m, &c_m_dirty, s_dirty);
         int yes = dirty == NULL ? -1 : PyObject_IsTrue(dirty);
         Py_XDECREF(dirty);
@@ -699,11 +700,11 @@ update_models(PyObject *models)
         }
         Py_DECREF(m);
         if (yes < 0) {
-            Py_DECREF(it);
+            seq_iter_done(&it);
             return -1;
         }
     }
-    Py_DECREF(it);
+    seq_iter_done(&it);
     return PyErr_Occurred() ? -1 : 0;
 }
 

@@ -340,13 +340,14 @@ model_update(PyObject *self, PyObject *unused)
     PyObject *system = cached_get(self, &c_self_system, s_system);
     PyObject *changed = system == NULL ? NULL : call_method0(system, s_solve);
     Py_XDECREF(system);
-    PyObject *it = changed == NULL ? NULL : PyObject_GetIter(changed);
+    seq_iter it;
+    int bad = changed == NULL ? -1 : seq_iter_init(&it, changed);
     Py_XDECREF(changed);
-    if (it == NULL)
+    if (bad < 0)
         return NULL;
     PyObject *v;
     int err = 0;
-    while (!err && (v = PyIter_Next(it)) != NULL) {
+    while (!err && (v = seq_iter_next(&it)) != NULL) {
         PyObject *act = cached_get(v, &c_v_data, s_data);
         if (act == NULL)
             err = 1;
@@ -364,7 +365,7 @@ model_update(PyObject *self, PyObject *unused)
         Py_XDECREF(act);
         Py_DECREF(v);
     }
-    Py_DECREF(it);
+    seq_iter_done(&it);
     if (err || PyErr_Occurred())
         return NULL;
     Py_RETURN_NONE;

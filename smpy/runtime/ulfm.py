@@ -77,6 +77,9 @@ class ProcessFailure(Exception):
 class FtState:
     """A world's failure bookkeeping (``world.ft``)."""
 
+    # read at every message (issue 24): a slot; the others stay in the instance dict
+    __slots__ = ("detected", "__dict__", "__weakref__")
+
     def __init__(self, world: World, delay: float, auto_cleanup: bool) -> None:
         self.world = world
         self.delay = delay

@@ -203,7 +203,7 @@ class World:
     # the attributes read once or more per message are slots (issue 24); the others stay in
     # the instance dict
     __slots__ = ("engine", "net", "timing", "ft", "_route_cache", "detached_thresh", "eager_thresh",
-                 "messages", "bytes_sent", "__dict__", "__weakref__")
+                 "messages", "bytes_sent", "tracer", "ti", "probe_polled", "__dict__", "__weakref__")
 
     def __init__(self, platform: Any, config: Config, placement: list[Host]) -> None:
         from smpy.runtime.comm import CommImpl  # runtime-internal, avoids an import cycle

@@ -414,29 +414,36 @@ private_out(PyObject *self, PyObject *modules, PyObject *names)
         if (c1 != NULL && PyTuple_CheckExact(c1) && PyTuple_GET_SIZE(c1) > 1 &&
             PyDict_CheckExact(modules) && PyDict_CheckExact(mine)) {
             Py_ssize_t n = PyTuple_GET_SIZE(c1), i;
+            PyObject *found[16];  /* the first 16 values, held while mine is updated */
+            Py_ssize_t nf = 0;
             for (i = 0; i < n; i++) {
                 PyObject *v = PyDict_GetItemWithError(modules, PyTuple_GET_ITEM(c1, i));
-                if (v == NULL) {
-                    if (PyErr_Occurred())
-                        goto out;
+                if (v == NULL)
                     break;
-                }
+                if (i < 16)
+                    found[nf++] = Py_NewRef(v);
             }
+            int bad = i < n && PyErr_Occurred();
             if (i == n) {
-                for (i = 0; i < n; i++) {
+                for (i = 0; i < n && !bad; i++) {
                     PyObject *k = PyTuple_GET_ITEM(c1, i);
-                    PyObject *v = PyDict_GetItemWithError(modules, k);
+                    PyObject *v = i < 16 ? found[i] : PyDict_GetItemWithError(modules, k);
                     if (v == NULL) {
                         if (!PyErr_Occurred())
                             PyErr_SetObject(PyExc_KeyError, k);
-                        goto out;
+                        bad = 1;
+                        break;
                     }
                     PyObject *have = PyDict_GetItemWithError(mine, k);
-                    if (have == v)
-                        continue;
-                    if ((have == NULL && PyErr_Occurred()) || PyDict_SetItem(mine, k, v) < 0)
-                        goto out;
+                    if (have != v && ((have == NULL && PyErr_Occurred()) || PyDict_SetItem(mine, k, v) < 0))
+                        bad = 1;
                 }
+            }
+            for (Py_ssize_t j = 0; j < nf; j++)
+                Py_DECREF(found[j]);
+            if (bad)
+                goto out;
+            if (i == n) {
                 rc = 0;
                 goto out;
             }

@@ -74,21 +74,6 @@ int_eq(PyObject *v, long c)
     return r;
 }
 
-/* obj.name() and obj.name(arg), new references */
-static inline PyObject *
-call_method0(PyObject *obj, PyObject *name)
-{
-    PyObject *args[1] = {obj};
-    return PyObject_VectorcallMethod(name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-}
-
-static inline PyObject *
-call_method1(PyObject *obj, PyObject *name, PyObject *arg)
-{
-    PyObject *args[2] = {obj, arg};
-    return PyObject_VectorcallMethod(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-}
-
 /* bool(v) of a new reference, which it consumes: 1, 0, or -1 (v NULL, or an error) */
 static inline int
 truth_of(PyObject *v)
@@ -173,8 +158,17 @@ instance_dict(PyObject *o)
     return dp != NULL && *dp != NULL && PyDict_CheckExact(*dp) ? *dp : NULL;
 }
 
-static inline PyObject *
-cached_get(PyObject *o, slot_cache *c, PyObject *name)
+#if defined(__GNUC__)
+#define CEXT_INLINE static inline __attribute__((always_inline))
+#define CEXT_OUTLINE static __attribute__((noinline))
+#else
+#define CEXT_INLINE static inline
+#define CEXT_OUTLINE static
+#endif
+
+/* the general case of cached_get: the class looked at again, an instance dict, the protocol */
+CEXT_OUTLINE PyObject *
+cached_get_slow(PyObject *o, slot_cache *c, PyObject *name)
 {
     Py_ssize_t off = slot_cache_off(o, c, name);
     if (off >= 0)
@@ -192,9 +186,23 @@ cached_get(PyObject *o, slot_cache *c, PyObject *name)
     return PyObject_GetAttr(o, name);
 }
 
+/* the common case, inline: a set slot of the cached class */
+CEXT_INLINE PyObject *
+cached_get(PyObject *o, slot_cache *c, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == c->type && c->off >= 0 && t->tp_version_tag == c->version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        PyObject *v = SLOT(o, c->off);
+        if (v != NULL)
+            return Py_NewRef(v);
+    }
+    return cached_get_slow(o, c, name);
+}
+
 /* setattr(o, name, v), the same way; 0 or -1 */
-static inline int
-cached_set(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
+CEXT_OUTLINE int
+cached_set_slow(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
 {
     Py_ssize_t off = slot_cache_off(o, c, name);
     if (off >= 0) {
@@ -207,6 +215,18 @@ cached_set(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
             return PyDict_SetItem(d, name, v);
     }
     return PyObject_SetAttr(o, name, v);
+}
+
+CEXT_INLINE int
+cached_set(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == c->type && c->off >= 0 && t->tp_version_tag == c->version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        slot_set(o, c->off, v);
+        return 0;
+    }
+    return cached_set_slow(o, c, name, v);
 }
 
 /* getattr(o, name) and setattr(o, name, v) for helpers that take the name as an argument: the
@@ -250,6 +270,160 @@ static inline int
 attr_true(PyObject *o, PyObject *name)
 {
     return truth_of(attr_get(o, name));
+}
+
+/* for item in seq, without an iterator object for an exact list or tuple (the same items:
+ * a list is read at the current index against its current size, as list iteration does) */
+typedef struct {
+    PyObject *seq, *it;
+    Py_ssize_t i;
+} seq_iter;
+
+static inline int
+seq_iter_init(seq_iter *s, PyObject *o)
+{
+    s->i = 0;
+    if (PyList_CheckExact(o) || PyTuple_CheckExact(o)) {
+        s->seq = Py_NewRef(o);
+        s->it = NULL;
+        return 0;
+    }
+    s->seq = NULL;
+    s->it = PyObject_GetIter(o);
+    return s->it == NULL ? -1 : 0;
+}
+
+/* the next item (new reference), or NULL: the end, or an error (PyErr_Occurred) */
+static inline PyObject *
+seq_iter_next(seq_iter *s)
+{
+    if (s->it != NULL)
+        return PyIter_Next(s->it);
+    if (s->seq == NULL)
+        return NULL;
+    PyObject *o = s->seq, *v = NULL;
+    if (PyList_CheckExact(o)) {
+        if (s->i < PyList_GET_SIZE(o))
+            v = Py_NewRef(PyList_GET_ITEM(o, s->i++));
+    } else if (s->i < PyTuple_GET_SIZE(o))
+        v = Py_NewRef(PyTuple_GET_ITEM(o, s->i++));
+    if (v == NULL)
+        Py_CLEAR(s->seq);  /* exhausted for good, as a list iterator */
+    return v;
+}
+
+static inline void
+seq_iter_done(seq_iter *s)
+{
+    Py_CLEAR(s->seq);
+    Py_CLEAR(s->it);
+}
+
+/* obj.name(...) with args[0] = obj, as PyObject_VectorcallMethod: when obj's class uses the
+ * generic getattr and the class attribute is a method descriptor (a Python function, a C
+ * method), the lookup finds that descriptor and calls it with obj first, unless obj's own
+ * __dict__ (when its class gives it one at a fixed offset) holds the name; that descriptor is
+ * remembered per (class, name) in a direct-mapped table until the class changes. Anything
+ * else goes through PyObject_VectorcallMethod. */
+typedef struct {
+    PyObject *name;
+    PyTypeObject *type;
+    unsigned int version;
+    PyObject *meth;
+} method_cache;
+
+#define METHOD_CACHES 128
+static method_cache method_caches[METHOD_CACHES];
+
+/* whether the class's instances have no __dict__ or one at a fixed offset (1), or another
+ * kind (0: not cached) */
+static inline int
+dict_kind(PyTypeObject *t)
+{
+#ifdef Py_TPFLAGS_MANAGED_DICT
+    if (t->tp_flags & Py_TPFLAGS_MANAGED_DICT)
+        return 0;
+#endif
+    return t->tp_dictoffset >= 0;
+}
+
+/* 1 when o's own __dict__ (at its class's fixed offset) holds name, 0 when not, -1 error */
+static inline int
+own_dict_has(PyObject *o, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t->tp_dictoffset <= 0)
+        return 0;
+    PyObject *d = *(PyObject **)((char *)o + t->tp_dictoffset);
+    if (d == NULL)
+        return 0;
+    if (!PyDict_CheckExact(d))
+        return 1;  /* the protocol decides */
+    PyObject *v = PyDict_GetItemWithError(d, name);
+    return v != NULL ? 1 : PyErr_Occurred() ? -1 : 0;
+}
+
+CEXT_OUTLINE PyObject *
+method_call_slow(method_cache *e, PyObject *name, PyObject *const *args, size_t nargsf)
+{
+    PyTypeObject *t = Py_TYPE(args[0]);
+    int has = t->tp_getattro == PyObject_GenericGetAttr && dict_kind(t) ? own_dict_has(args[0], name) : 1;
+    if (has < 0)
+        return NULL;
+    if (has == 0) {
+        PyObject *d = _PyType_Lookup(t, name);  /* borrowed; gives t a valid version tag */
+        if (d != NULL && (Py_TYPE(d)->tp_flags & Py_TPFLAGS_METHOD_DESCRIPTOR) &&
+            (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+            Py_INCREF(name);
+            Py_XSETREF(e->name, name);
+            Py_INCREF(t);
+            Py_XSETREF(e->type, t);
+            e->version = t->tp_version_tag;
+            Py_INCREF(d);
+            Py_XSETREF(e->meth, d);
+            Py_INCREF(d);  /* held across the call (the class may change during it) */
+            PyObject *r = PyObject_Vectorcall(d, args, nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            Py_DECREF(d);
+            return r;
+        }
+    }
+    return PyObject_VectorcallMethod(name, args, nargsf, NULL);
+}
+
+CEXT_INLINE PyObject *
+method_call(PyObject *name, PyObject *const *args, size_t nargsf)
+{
+    PyTypeObject *t = Py_TYPE(args[0]);
+    uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
+    method_cache *e = &method_caches[(h ^ (h >> 9)) & (METHOD_CACHES - 1)];
+    if (e->name == name && e->type == t && t->tp_version_tag == e->version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        int has = own_dict_has(args[0], name);  /* 0 at once without a __dict__ */
+        if (has < 0)
+            return NULL;
+        if (has)
+            return PyObject_VectorcallMethod(name, args, nargsf, NULL);
+        PyObject *m = Py_NewRef(e->meth);
+        PyObject *r = PyObject_Vectorcall(m, args, nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        Py_DECREF(m);
+        return r;
+    }
+    return method_call_slow(e, name, args, nargsf);
+}
+
+/* obj.name() and obj.name(arg), new references */
+static inline PyObject *
+call_method0(PyObject *obj, PyObject *name)
+{
+    PyObject *args[1] = {obj};
+    return method_call(name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+}
+
+static inline PyObject *
+call_method1(PyObject *obj, PyObject *name, PyObject *arg)
+{
+    PyObject *args[2] = {obj, arg};
+    return method_call(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET);
 }
 
 #endif

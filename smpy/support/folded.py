@@ -19,6 +19,7 @@ otherwise the data is copied as usual (folded bytes are garbage either way).
 
 from __future__ import annotations
 
+import ctypes
 from bisect import bisect_right
 from typing import Any
 
@@ -81,11 +82,20 @@ def private_blocks(addr: int, n: int) -> list[tuple[int, int]] | None:
     return out
 
 
-def address(mem: Any) -> int:
-    """Address of the first byte of a buffer (memoryview, bytes, numpy array...)."""
-    import numpy as np
+_char_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
 
-    return int(np.frombuffer(mem, np.uint8).__array_interface__["data"][0])
+
+def address(mem: Any) -> int:
+    """Address of the first byte of a buffer (memoryview, bytes, numpy array...). Every
+    message's pack and unpack asks while anything is folded: a writable buffer answers
+    through ctypes (0.4 us), the others (read-only, empty) through numpy (2.5 us)."""
+    try:
+        return _addressof(_char_from_buffer(mem))
+    except (TypeError, ValueError):
+        import numpy as np
+
+        return int(np.frombuffer(mem, np.uint8).__array_interface__["data"][0])
 
 
 def _intersect(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:

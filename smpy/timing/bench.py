@@ -230,6 +230,9 @@ class RankBench:
 class Timing:
     """Per-run timing settings; each process gets a :class:`RankBench` in ``proc.bench``."""
 
+    # read at every MPI call (issue 24): slots; the others stay in the instance dict
+    __slots__ = ("measure", "simulate", "__dict__", "__weakref__")
+
     def __init__(self, world: World, config: Config) -> None:
         self.world = world
         speed = config.get(HOST_SPEED)

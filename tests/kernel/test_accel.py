@@ -276,6 +276,69 @@ def test_run_until_and_stop_match_python():
     assert a == b and a[0][0] == 1.0
 
 
+def test_method_calls_follow_the_class_as_python(compiled):
+    """_cext.h's method cache (call_method0/1): a method of a class without instance dicts is
+    remembered per class and name, until the class changes; a subclass, an instance with a
+    __dict__ and a replaced method are called as Python calls them."""
+    log = []
+
+    class Model:
+        __slots__ = ("dirty", "tag")
+
+        def __init__(self, tag):
+            self.dirty, self.tag = True, tag
+
+        def update(self):
+            log.append(("update", self.tag))
+            self.dirty = False
+
+    class Sub(Model):
+        __slots__ = ()
+
+        def update(self):
+            log.append(("sub", self.tag))
+            self.dirty = False
+
+    class WithDict:
+        def __init__(self):
+            self.dirty = True
+
+        def update(self):
+            log.append(("class", None))
+            self.dirty = False
+
+    def tick(e, models):
+        for m in models:
+            m.dirty = True
+        e.schedule(1.0, lambda: None)
+        e.run()
+
+    class SlotDict:  # slots and a __dict__ at a fixed offset
+        __slots__ = ("dirty", "__dict__")
+
+        def __init__(self):
+            self.dirty = True
+
+        def update(self):
+            log.append(("slotdict", None))
+            self.dirty = False
+
+    e = Engine()
+    a, b, c, d = Model("a"), Sub("b"), WithDict(), SlotDict()
+    c.update = lambda: (log.append(("instance", None)), setattr(c, "dirty", False))
+    for m in (a, b, c, d):
+        e.add_model(m)
+    tick(e, (a, b, c, d))
+    tick(e, (a, b, c, d))
+    d.update = lambda: (log.append(("own", None)), setattr(d, "dirty", False))
+    Model.update = lambda self: (log.append(("patched", self.tag)), setattr(self, "dirty", False))
+    tick(e, (a, b, d))
+    del d.update
+    tick(e, (d,))
+    assert log == ([("update", "a"), ("sub", "b"), ("instance", None), ("slotdict", None)] * 2
+                   + [("patched", "a"), ("sub", "b"), ("own", None), ("slotdict", None)])
+
+
 def test_run_refuses_bad_arguments(compiled):
     with pytest.raises(TypeError):
         Engine().run(1.0, 2.0)

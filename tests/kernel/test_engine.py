@@ -1,5 +1,7 @@
 """The kernel alone: clock, heap order, actors, activities, deadlock detection (no MPI)."""
 
+import math
+
 import pytest
 
 from smpy.cpu.host import Host
@@ -214,3 +216,45 @@ def test_daemon_events_run_after_the_regular_events_of_their_date():
     eng.schedule(2.0, seen.append, "end")
     eng.run()
     assert seen == ["r1", "r2", "d", "end"]
+
+
+def _cpu_ends(force_general: bool, bounded: bool) -> tuple[list[tuple[str, float]], list[tuple[float, float]]]:
+    """End times and load reports of staggered executions on a 3-core host (more executions
+    than cores part of the time), with the equal-share path or the general one."""
+    eng = Engine()
+    h = Host("h", cores=3, speeds_flops=[100.0], index=0)
+    cpu = CpuModel(eng, [h])
+    if force_general:  # the general sharing: as if an execution had a bound
+        h.model_data.special += 1
+    ends, loads = [], []
+    cpu.on_load_change.connect(lambda host, busy: loads.append((eng.now, busy)))
+
+    def body(name, start, flops, bound):
+        block_on(Sleep(eng, start))
+        block_on(cpu.execute(h, flops, bound=bound))
+        ends.append((name, eng.now))
+
+    jobs = [(0.0, 100.0), (0.1, 70.0), (0.1, 250.0), (0.3, 40.0), (0.35, 90.0), (0.5, 10.0)]
+    for i, (start, flops) in enumerate(jobs):
+        bound = 30.0 if bounded and i == 2 else math.inf
+        Actor(eng, f"e{i}", body, (f"e{i}", start, flops, bound)).start()
+    eng.run()
+    assert h.model_data.special == (1 if force_general else 0)
+    return ends, loads
+
+
+def test_cpu_equal_shares_path_gives_the_general_sharing_bit_for_bit(monkeypatch):
+    # no bound and no memory-bound part: CpuModel._equal, exactly the general water-filling's
+    # values (the same end times and load reports, compared exactly)
+    calls = []
+    orig = CpuModel._equal
+    monkeypatch.setattr(CpuModel, "_equal", staticmethod(lambda *a: calls.append(1) or orig(*a)))
+    fast = _cpu_ends(False, False)
+    assert len(calls) > 5  # the equal-share path ran (two or more executions at a time)
+    n = len(calls)
+    general = _cpu_ends(True, False)
+    assert len(calls) == n  # and the general one did not take it
+    assert fast == general
+    assert [n for n, _ in fast[0]] != sorted(n for n, _ in fast[0])  # the sharing changed the order
+    # a bounded execution counts (and leaves) as special: the general path then, same results
+    assert _cpu_ends(False, True)[0] != fast[0]

@@ -222,3 +222,23 @@ def test_registry_private_blocks_and_payload_truncation() -> None:
     assert isinstance(t, folded.FoldedPayload) and bytes(t) == b"ab\0\0\0\0c"
     assert p[2:4] == b"\0\0"
     assert np.frombuffer(bytes(p), np.uint8).size == 10
+
+
+def test_address_of_every_kind_of_buffer() -> None:
+    """folded.address (ctypes for writable buffers, numpy for the rest): the first byte of
+    arrays, bytearrays, bytes, read-only arrays and views at an offset, empty ones too."""
+
+    def numpy_address(mem):  # the reference: numpy's view of the same bytes
+        return int(np.frombuffer(mem, np.uint8).__array_interface__["data"][0])
+
+    a = np.arange(64.0)
+    ro = a.copy()
+    ro.flags.writeable = False
+    ba, b = bytearray(40), bytes(40)
+    bufs = [a, a[8:], memoryview(a).cast("B")[3:], ba, memoryview(ba)[5:], b, memoryview(b)[7:],
+            ro, memoryview(ro)[2:], memoryview(a)[:0], bytearray(0)]
+    for m in bufs:
+        assert folded.address(m) == numpy_address(m), m
+    assert folded.address(a[8:]) == folded.address(a) + 64
+    with pytest.raises(ValueError):
+        folded.address(a[::2])  # not contiguous: as numpy
