@@ -73,6 +73,17 @@ def _tristate(value: object) -> str:
         raise ValueError("expected numpy, yes or no") from None
 
 
+def _auto_yes_no(value: object) -> str:
+    """auto / yes / no, with the usual spellings of yes and no."""
+    text = str(value).strip().lower()
+    if text == "auto":
+        return text
+    try:
+        return "yes" if parse_bool(text) else "no"
+    except ValueError:
+        raise ValueError("expected auto, yes or no") from None
+
+
 SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
 PLUGINS = ("host_energy", "host_dvfs", "link_energy")
 REPORT = declare("smpy/report", "", "Write a run report (time in computation and in each MPI call "
@@ -92,6 +103,11 @@ HUGEPAGE = declare("smpy/numpy-hugepage", "numpy", "Transparent-huge-page advice
                    "or more: numpy (as numpy decides in the rank's real process, NUMPY_MADVISE_HUGEPAGE), "
                    "yes, no (faster emulation of many ranks with large arrays, less faithful; numpy means "
                    "no when smpi/simulate-computation is off; smpy/shim/hugepages.py)", parse=_tristate)
+PREFAULT = declare("smpy/prefault-arrays", "auto", "Fault in at once (madvise MADV_POPULATE_WRITE) a numpy "
+                   "array that malloc maps fresh (at or over the rank heap's mmap threshold, 128 KiB rising "
+                   "to 32 MiB; not np.zeros), instead of page by page as the program first writes it: the "
+                   "same pages, less system time; auto means yes when smpi/simulate-computation is off (a "
+                   "rank's computation is then not timed), else no (smpy/shim/rankheap.py)", parse=_auto_yes_no)
 RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own process's heap (glibc's "
                      "rules) for numpy arrays of 128 KiB or more: a rank finds warm pages where its real "
                      "process would and pays the page faults it would (smpy/shim/rankheap.py; needs a "
@@ -296,6 +312,14 @@ def _hugepage(config: Config) -> bool:
     return resolve(setting)
 
 
+def _prefault(config: Config) -> bool:
+    """Whether fresh malloc'ed arrays are faulted in at once (smpy/prefault-arrays): by default
+    only when computation is not simulated, where the cost of a page fault cannot reach a
+    prediction."""
+    setting = config.get(PREFAULT)
+    return not config.get(SIMULATE) if setting == "auto" else setting == "yes"
+
+
 @contextlib.contextmanager
 def _rank_heaps(config: Config, world: World):  # type: ignore[no-untyped-def]
     """Per-rank numpy heaps for the run (smpy/rank-heaps, see smpy.shim.rankheap); they count
@@ -307,7 +331,7 @@ def _rank_heaps(config: Config, world: World):  # type: ignore[no-untyped-def]
     from smpy.shim.rankheap import Switcher
 
     switcher = Switcher(int(config.get(RANK_HEAPS_TOTAL)), _hugepage(config),
-                        track=world.memory is not None)
+                        track=world.memory is not None, prefault=_prefault(config))
     if world.memory is not None:
         world.memory.heap_bytes = switcher.used
     isolation.rank_heaps = switcher
