@@ -623,7 +623,7 @@ static Py_ssize_t cap_seeds;
 static int
 solve_lonely(PyObject *self, PyObject *changed)
 {
-    PyObject *lonely = PyObject_GetAttr(self, s_lonely);
+    PyObject *lonely = attr_get(self, s_lonely);
     if (lonely == NULL)
         return -1;
     int truth = PyObject_IsTrue(lonely);
@@ -638,19 +638,19 @@ solve_lonely(PyObject *self, PyObject *changed)
     PyObject *v;
     int rc = 0;
     while (rc == 0 && (v = PyIter_Next(it)) != NULL) {
-        PyObject *elements = PyObject_GetAttr(v, s_elements);
+        PyObject *elements = attr_get(v, s_elements);
         int has = elements == NULL ? -1 : PyObject_IsTrue(elements);
         Py_XDECREF(elements);
         if (has < 0)
             rc = -1;
         else if (!has) {
-            PyObject *pen = PyObject_GetAttr(v, s_penalty);
+            PyObject *pen = attr_get(v, s_penalty);
             int pos = pen == NULL ? -1 : PyObject_RichCompareBool(pen, f_zero, Py_GT);
             Py_XDECREF(pen);
-            PyObject *nv = pos < 0 ? NULL : pos ? PyObject_GetAttr(v, s_bound) : Py_NewRef(f_zero);
-            PyObject *old = nv == NULL ? NULL : PyObject_GetAttr(v, s_value);
+            PyObject *nv = pos < 0 ? NULL : pos ? attr_get(v, s_bound) : Py_NewRef(f_zero);
+            PyObject *old = nv == NULL ? NULL : attr_get(v, s_value);
             int ne = old == NULL ? -1 : PyObject_RichCompareBool(nv, old, Py_NE);
-            if (ne < 0 || (ne && (PyObject_SetAttr(v, s_value, nv) < 0 || PyList_Append(changed, v) < 0)))
+            if (ne < 0 || (ne && (attr_set(v, s_value, nv) < 0 || PyList_Append(changed, v) < 0)))
                 rc = -1;
             Py_XDECREF(nv);
             Py_XDECREF(old);
@@ -663,7 +663,7 @@ solve_lonely(PyObject *self, PyObject *changed)
     PyObject *fresh = PyList_New(0);
     if (fresh == NULL)
         return -1;
-    rc = PyObject_SetAttr(self, s_lonely, fresh);
+    rc = attr_set(self, s_lonely, fresh);
     Py_DECREF(fresh);
     return rc;
 }
@@ -728,7 +728,7 @@ system_solve(PyObject *self, PyObject *Py_UNUSED(ignored))
         return NULL;
     if (solve_lonely(self, changed) < 0)
         goto fail;
-    PyObject *modified = PyObject_GetAttr(self, s_modified);
+    PyObject *modified = attr_get(self, s_modified);
     if (modified == NULL)
         goto fail;
     if (!PyDict_Check(modified)) {
@@ -744,7 +744,7 @@ system_solve(PyObject *self, PyObject *Py_UNUSED(ignored))
     Py_XDECREF(solves);
     PyObject *mark = solves == NULL ? NULL : increment(self, s_mark);
     PyObject *fresh = mark == NULL ? NULL : PyDict_New();
-    int rc = fresh == NULL ? -1 : PyObject_SetAttr(self, s_modified, fresh);
+    int rc = fresh == NULL ? -1 : attr_set(self, s_modified, fresh);
     Py_XDECREF(fresh);
     long long markval = 0;
     if (rc == 0) {

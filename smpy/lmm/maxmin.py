@@ -166,6 +166,10 @@ def _lone_value(elements: Any, pen: float, bound: float) -> float:
 class System:
     """A max-min system; see the module docstring for the math."""
 
+    # counted at every solve (issue 24): slots; the others stay in the instance dict, which
+    # the compiled solver reads directly (smpy/lmm/_lmmaccel.c)
+    __slots__ = ("solves", "_mark", "__dict__", "__weakref__")
+
     def __init__(self) -> None:
         self._next_id = 0
         self._modified: dict[int, Constraint] = {}

@@ -1410,17 +1410,34 @@ wrap_request(PyObject *req)
     return request == NULL ? NULL : call_method1(request, s__wrap, req);
 }
 
+/* fn(self, *args, **kwargs) from a vectorcall without self */
 static PyObject *
-facade_isend(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+call_with_self(PyObject *fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *small[16], **v = small;
+    if (nargs + nkw + 1 > 16 && (v = PyMem_Malloc(sizeof(PyObject *) * (size_t)(nargs + nkw + 1))) == NULL)
+        return PyErr_NoMemory();
+    v[0] = self;
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++)
+        v[i + 1] = args[i];
+    PyObject *r = PyObject_Vectorcall(fn, v, (size_t)nargs + 1, kwnames);
+    if (v != small)
+        PyMem_Free(v);
+    return r;
+}
+
+static PyObject *
+facade_isend(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     /* _isend(self, buf, dest, tag, call, sync, owned=False): check_dest, check_send_tag,
      * spec = parse_send(buf), Request._wrap(p2p.isend(proc(), impl, P2P, pack_message(spec),
      * spec.nbytes, dest, tag, call, sync)) */
-    if (nargs != 5 && !(nargs == 6 && args[5] == Py_False))
-        goto python;
+    if (kwnames != NULL || (nargs != 5 && !(nargs == 6 && args[5] == Py_False)))
+        return call_with_self(py_isend_m, self, args, nargs, kwnames);
     PyObject *buf = args[0], *dest = args[1], *tag = args[2], *call = args[3], *sync = args[4];
     if (!PyLong_CheckExact(dest) || !PyLong_CheckExact(tag))
-        goto python;
+        return call_with_self(py_isend_m, self, args, nargs, NULL);
     PyObject *impl = cached_get(self, &c_self__impl, s__impl);
     if (impl == NULL)
         return NULL;
@@ -1435,7 +1452,7 @@ facade_isend(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         ok = tag_ok(tag);
     if (ok <= 0) {  /* the checks raise, or PROC_NULL: Python */
         Py_DECREF(impl);
-        goto python;
+        return call_with_self(py_isend_m, self, args, nargs, NULL);
     }
     PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL, *pr = NULL;
     PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_send, s_parse_send);
@@ -1477,16 +1494,10 @@ out:
     Py_XDECREF(spec);
     Py_DECREF(impl);
     return r;
-python: {
-        PyObject *fargs[7] = {self};
-        for (Py_ssize_t i = 0; i < nargs && i < 6; i++)
-            fargs[i + 1] = args[i];
-        return PyObject_Vectorcall(py_isend_m, fargs, (nargs < 6 ? nargs : 6) + 1, NULL);
-    }
 }
 
-static PyMethodDef facade_isend_def = {"_isend", (PyCFunction)(void (*)(void))facade_isend, METH_FASTCALL,
-                                       "Comm._isend, compiled (smpy.mpi._callaccel)"};
+static PyMethodDef facade_isend_def = {"_isend", (PyCFunction)(void (*)(void))facade_isend,
+                                       METH_FASTCALL | METH_KEYWORDS, "Comm._isend, compiled (smpy.mpi._callaccel)"};
 
 static PyObject *
 comm_isend_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)

@@ -165,7 +165,7 @@ _FACTOR_CACHE_MAX = 4096
 
 class NetworkModel(SharingModel):
     # read at every message (issue 24): slots; the others stay in the instance dict
-    __slots__ = ("_live", "_routes", "_factors", "on_flow_end")
+    __slots__ = ("_live", "_routes", "_factors", "on_flow_start", "on_flow_end")
 
     def __init__(self, engine: Engine, links: list[Link], config: NetworkConfig) -> None:
         super().__init__(engine, System())

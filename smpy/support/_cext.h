@@ -164,86 +164,6 @@ instance_dict(PyObject *o)
 #else
 #define CEXT_INLINE static inline
 #define CEXT_OUTLINE static
-/* obj.name(...) with args[0] = obj, as PyObject_VectorcallMethod: when obj's class uses the
- * generic getattr, its instances have no __dict__ and the class attribute is a method
- * descriptor (a Python function, a C method), the lookup finds that descriptor and calls it
- * with obj first; that descriptor is remembered per (class, name) in a direct-mapped table
- * until the class changes. Anything else goes through PyObject_VectorcallMethod. */
-typedef struct {
-    PyObject *name;
-    PyTypeObject *type;
-    unsigned int version;
-    PyObject *meth;
-} method_cache;
-
-#define METHOD_CACHES 128
-static method_cache method_caches[METHOD_CACHES];
-
-static inline int
-no_instance_dict(PyTypeObject *t)
-{
-#ifdef Py_TPFLAGS_MANAGED_DICT
-    if (t->tp_flags & Py_TPFLAGS_MANAGED_DICT)
-        return 0;
-#endif
-    return t->tp_dictoffset == 0;
-}
-
-CEXT_OUTLINE PyObject *
-method_call_slow(method_cache *e, PyObject *name, PyObject *const *args, size_t nargsf)
-{
-    PyTypeObject *t = Py_TYPE(args[0]);
-    if (t->tp_getattro == PyObject_GenericGetAttr && no_instance_dict(t)) {
-        PyObject *d = _PyType_Lookup(t, name);  /* borrowed; gives t a valid version tag */
-        if (d != NULL && (Py_TYPE(d)->tp_flags & Py_TPFLAGS_METHOD_DESCRIPTOR) &&
-            (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
-            Py_INCREF(name);
-            Py_XSETREF(e->name, name);
-            Py_INCREF(t);
-            Py_XSETREF(e->type, t);
-            e->version = t->tp_version_tag;
-            Py_INCREF(d);
-            Py_XSETREF(e->meth, d);
-            Py_INCREF(d);  /* held across the call (the class may change during it) */
-            PyObject *r = PyObject_Vectorcall(d, args, nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-            Py_DECREF(d);
-            return r;
-        }
-    }
-    return PyObject_VectorcallMethod(name, args, nargsf, NULL);
-}
-
-CEXT_INLINE PyObject *
-method_call(PyObject *name, PyObject *const *args, size_t nargsf)
-{
-    PyTypeObject *t = Py_TYPE(args[0]);
-    uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
-    method_cache *e = &method_caches[(h ^ (h >> 9)) & (METHOD_CACHES - 1)];
-    if (e->name == name && e->type == t && t->tp_version_tag == e->version &&
-        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
-        PyObject *m = Py_NewRef(e->meth);
-        PyObject *r = PyObject_Vectorcall(m, args, nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-        Py_DECREF(m);
-        return r;
-    }
-    return method_call_slow(e, name, args, nargsf);
-}
-
-/* obj.name() and obj.name(arg), new references */
-static inline PyObject *
-call_method0(PyObject *obj, PyObject *name)
-{
-    PyObject *args[1] = {obj};
-    return method_call(name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
-}
-
-static inline PyObject *
-call_method1(PyObject *obj, PyObject *name, PyObject *arg)
-{
-    PyObject *args[2] = {obj, arg};
-    return method_call(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET);
-}
-
 #endif
 
 /* the general case of cached_get: the class looked at again, an instance dict, the protocol */
@@ -400,10 +320,11 @@ seq_iter_done(seq_iter *s)
 }
 
 /* obj.name(...) with args[0] = obj, as PyObject_VectorcallMethod: when obj's class uses the
- * generic getattr, its instances have no __dict__ and the class attribute is a method
- * descriptor (a Python function, a C method), the lookup finds that descriptor and calls it
- * with obj first; that descriptor is remembered per (class, name) in a direct-mapped table
- * until the class changes. Anything else goes through PyObject_VectorcallMethod. */
+ * generic getattr and the class attribute is a method descriptor (a Python function, a C
+ * method), the lookup finds that descriptor and calls it with obj first, unless obj's own
+ * __dict__ (when its class gives it one at a fixed offset) holds the name; that descriptor is
+ * remembered per (class, name) in a direct-mapped table until the class changes. Anything
+ * else goes through PyObject_VectorcallMethod. */
 typedef struct {
     PyObject *name;
     PyTypeObject *type;
@@ -414,21 +335,42 @@ typedef struct {
 #define METHOD_CACHES 128
 static method_cache method_caches[METHOD_CACHES];
 
+/* whether the class's instances have no __dict__ or one at a fixed offset (1), or another
+ * kind (0: not cached) */
 static inline int
-no_instance_dict(PyTypeObject *t)
+dict_kind(PyTypeObject *t)
 {
 #ifdef Py_TPFLAGS_MANAGED_DICT
     if (t->tp_flags & Py_TPFLAGS_MANAGED_DICT)
         return 0;
 #endif
-    return t->tp_dictoffset == 0;
+    return t->tp_dictoffset >= 0;
+}
+
+/* 1 when o's own __dict__ (at its class's fixed offset) holds name, 0 when not, -1 error */
+static inline int
+own_dict_has(PyObject *o, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t->tp_dictoffset <= 0)
+        return 0;
+    PyObject *d = *(PyObject **)((char *)o + t->tp_dictoffset);
+    if (d == NULL)
+        return 0;
+    if (!PyDict_CheckExact(d))
+        return 1;  /* the protocol decides */
+    PyObject *v = PyDict_GetItemWithError(d, name);
+    return v != NULL ? 1 : PyErr_Occurred() ? -1 : 0;
 }
 
 CEXT_OUTLINE PyObject *
 method_call_slow(method_cache *e, PyObject *name, PyObject *const *args, size_t nargsf)
 {
     PyTypeObject *t = Py_TYPE(args[0]);
-    if (t->tp_getattro == PyObject_GenericGetAttr && no_instance_dict(t)) {
+    int has = t->tp_getattro == PyObject_GenericGetAttr && dict_kind(t) ? own_dict_has(args[0], name) : 1;
+    if (has < 0)
+        return NULL;
+    if (has == 0) {
         PyObject *d = _PyType_Lookup(t, name);  /* borrowed; gives t a valid version tag */
         if (d != NULL && (Py_TYPE(d)->tp_flags & Py_TPFLAGS_METHOD_DESCRIPTOR) &&
             (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
@@ -456,6 +398,11 @@ method_call(PyObject *name, PyObject *const *args, size_t nargsf)
     method_cache *e = &method_caches[(h ^ (h >> 9)) & (METHOD_CACHES - 1)];
     if (e->name == name && e->type == t && t->tp_version_tag == e->version &&
         (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        int has = own_dict_has(args[0], name);  /* 0 at once without a __dict__ */
+        if (has < 0)
+            return NULL;
+        if (has)
+            return PyObject_VectorcallMethod(name, args, nargsf, NULL);
         PyObject *m = Py_NewRef(e->meth);
         PyObject *r = PyObject_Vectorcall(m, args, nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
         Py_DECREF(m);

@@ -313,16 +313,30 @@ def test_method_calls_follow_the_class_as_python(compiled):
         e.schedule(1.0, lambda: None)
         e.run()
 
+    class SlotDict:  # slots and a __dict__ at a fixed offset
+        __slots__ = ("dirty", "__dict__")
+
+        def __init__(self):
+            self.dirty = True
+
+        def update(self):
+            log.append(("slotdict", None))
+            self.dirty = False
+
     e = Engine()
-    a, b, c = Model("a"), Sub("b"), WithDict()
+    a, b, c, d = Model("a"), Sub("b"), WithDict(), SlotDict()
     c.update = lambda: (log.append(("instance", None)), setattr(c, "dirty", False))
-    for m in (a, b, c):
+    for m in (a, b, c, d):
         e.add_model(m)
-    tick(e, (a, b, c))
-    tick(e, (a, b, c))
+    tick(e, (a, b, c, d))
+    tick(e, (a, b, c, d))
+    d.update = lambda: (log.append(("own", None)), setattr(d, "dirty", False))
     Model.update = lambda self: (log.append(("patched", self.tag)), setattr(self, "dirty", False))
-    tick(e, (a, b))
-    assert log == [("update", "a"), ("sub", "b"), ("instance", None)] * 2 + [("patched", "a"), ("sub", "b")]
+    tick(e, (a, b, d))
+    del d.update
+    tick(e, (d,))
+    assert log == ([("update", "a"), ("sub", "b"), ("instance", None), ("slotdict", None)] * 2
+                   + [("patched", "a"), ("sub", "b"), ("own", None), ("slotdict", None)])
 
 
 def test_run_refuses_bad_arguments(compiled):
