@@ -13,7 +13,6 @@ import sys
 import time
 import traceback
 import types
-import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -447,13 +446,29 @@ def _script_attrs(path: str) -> dict[str, Any]:
             "__spec__": None, "__package__": None, "__cached__": None}
 
 
+def _is_zipfile(path: str) -> bool:
+    """zipfile.is_zipfile, importing zipfile (and with it shutil, bz2, lzma: 1.3 MB) only for
+    a file that holds the signature of a zip file's end record in its last 64 KiB."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - (1 << 16) - 22))
+            if b"PK\x05\x06" not in fh.read():
+                return False
+    except OSError:
+        return False
+    import zipfile
+
+    return zipfile.is_zipfile(path)
+
+
 def _script(path: str) -> tuple[types.CodeType, dict[str, Any]]:
     """The code and ``__main__`` attributes of ``python PATH``: a source file, or a directory
     or zip file holding a ``__main__`` module, run as Python runs it (``__spec__`` named
     ``__main__``, ``__file__`` inside the directory, which is ``sys.path[0]``)."""
     import importlib.machinery
 
-    if os.path.isdir(path) or (os.path.isfile(path) and zipfile.is_zipfile(path)):
+    if os.path.isdir(path) or (os.path.isfile(path) and _is_zipfile(path)):
         where = os.path.abspath(path)
         spec = importlib.machinery.PathFinder.find_spec("__main__", [where])
         if spec is None or spec.loader is None:
@@ -715,8 +730,8 @@ class _Launch:
 
     def run(self, sim_timeout: float | None) -> tuple[str, int, str, float]:
         """:meth:`simulate` with the patches installed, then the teardown; adds the wall time."""
-        patches = Patches(self.session)
         config = self.config
+        patches = Patches(self.session, defer_numpy_random=not config.get(SIMULATE))
         import_patches = ImportPatches(_names(config.get(PER_RANK_MODULES)), _names(config.get(SHARED_MODULES)),
                                        bool(config.get(MPI_MODULES_PER_RANK)))
         saved_main = sys.modules.get("__main__")

@@ -47,15 +47,12 @@ real process's threads share its allocator). Without a C compiler, or with
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from smpy.support.digest import sha256
 from smpy.support.trust import trusted_file
 
 _SRC = Path(__file__).with_name("_rankheap.c")
@@ -146,7 +143,7 @@ def build() -> Path | None:
         src = _SRC.read_bytes()
     except OSError:  # an installation without the C source
         return None
-    tag = hashlib.sha256(src + sys.platform.encode()).hexdigest()[:16]
+    tag = sha256(src + sys.platform.encode()).hexdigest()[:16]
     out = _cache_dir() / f"rankheap-{tag}.so"
     if out.exists() or out.is_symlink():
         if trusted_file(out):
@@ -155,9 +152,14 @@ def build() -> Path | None:
             out.unlink()
         except OSError:
             return None
+    import shutil  # the build's only
+
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         return None
+    import subprocess  # the build's only: not imported by a run that loads a cached build
+    import tempfile
+
     try:
         out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
