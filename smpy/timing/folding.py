@@ -51,23 +51,32 @@ by transparent huge pages since. A timed span (a burst, a sampled iteration) tha
     n\,c, \qquad n = \min\left(f, \lceil p / k \rceil\right)
 
 seconds, for :math:`k` the pages one such fault maps and :math:`c` its cost in thread CPU time
-beyond the memory access itself, both measured when the first folded array is made: 5 rounds
-over the block (64 MiB at most) of reading and writing one byte per page after ``DONTNEED``,
-against the same with the entries present, each after the same cache eviction (~2 us here).
-:math:`p` is the change of the process's resident shared pages (``/proc/self/statm``) over the
-span, :math:`f` the thread's minor faults (``getrusage(RUSAGE_THREAD)``): faults on private
-memory (a fresh temporary's pages) stay in the span, as they would in a real run. This holds
-with or without trimming (with it, the faults recur after every trim; without, each page
-faults once per mapping). One column chunk of HPL's trailing update (``A[:, x:x+128] -= L @
-U``, ``benchmarks/predict/fold_update.py``) timed on private memory, on folded memory with
-its entries present and on folded memory trimmed just before: the correction brings the
-trimmed chunk to within about 10 % of the private one from 2 MiB to 2.7 GiB matrices, where
-the faults cost up to 1.2 times the computation. The earlier model subtracted the
-calibration's whole time per fault (1.8 to 2 times the extra cost) for re-faults after a trim
-only, counting private faults among them, and charged first touches in full: HPL at
-N = 65536 on 12 ranks then predicted 144 % of the node's peak with the trim and 4.4 times
-slower than peak without. Files mapped with ``mmap`` count as shared pages too: their faults
-during a span are left out the same way.
+beyond the memory access itself, both measured when the first folded array is made: over a
+64 MiB range folded like an array, 8 rounds of dropping the entries (``DONTNEED``) then reading
+and writing one byte per 64 KiB (the fault-around window: each touch faults), less the same
+touches with the entries present; the median (1.6-2.1 us here with a 64 MiB block, 1.1 us with
+1 MiB). Back to back over block pages mapped before, as a burst takes its faults: a fault's
+cost falls from 3-5 us on cold kernel data (a few faults after a cache eviction, the earlier
+calibration) to 1.6 us when thousands follow each other over pages the block's other mappings
+use too. :math:`p` is the change of the process's resident shared pages
+(``/proc/self/statm``) over the span, :math:`f` the thread's minor faults
+(``getrusage(RUSAGE_THREAD)``): faults on private memory (a fresh temporary's pages) stay in
+the span, as they would in a real run. This holds with or without trimming (with it, the
+faults recur after every trim; without, each page faults once per mapping).
+
+Measured (``benchmarks/predict/fold_update.py``, ``fold_update.txt``): one 128-column chunk of
+HPL's trailing update, ``A[:, x:x+128] -= L @ U``, on an m x n matrix (rows 8 n bytes apart),
+on private memory, on folded memory with its entries present (0.88-1.02 of the private time)
+and on folded memory trimmed just before, whose faults cost 0.1-1.0 times the computation:
+corrected, the trimmed chunk takes 0.87-1.14 of the private time from 2 MiB to 2.7 GiB
+matrices. The earlier model (every fault of a span while trimming had dropped pages, private
+ones included, at the whole time of a fault after a cache eviction, 2.6-3.8 us; first
+touches charged in full) gave 0.40-0.98, and HPL at N = 65536 on 12 ranks predicted 144 %
+of the node's peak with the trim, 4.4 times the peak's time without. The residual: a fault's
+cost in a burst varies with what the computation leaves in the caches (1.2-2.5 us here).
+Files mapped with ``mmap`` count as shared pages too: their faults during a span are left out
+the same way. Creating a folded array (its mappings, the calibration) is the emulator's time
+too: it leaves the burst.
 
 The block lives in anonymous shared memory (``memfd_create``): a file on a disk file system
 would have its dirty pages tracked and written back.
@@ -76,11 +85,9 @@ would have its dirty pages tracked and written back.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import mmap
 import os
 import sys
-import tempfile
 import time
 import weakref
 from typing import Any
@@ -137,6 +144,8 @@ _MAP_FIXED = 0x10
 
 
 def _libc() -> Any:
+    import ctypes.util  # here: it imports subprocess and tempfile
+
     lib = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
     lib.mmap.restype = ctypes.c_void_p
     lib.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
@@ -347,6 +356,8 @@ class Folder:
                 except OSError:
                     fd = -1
             if fd < 0:
+                import tempfile  # here: it imports shutil, random
+
                 fd, path = tempfile.mkstemp(prefix="smpy-shmalloc-")
                 os.unlink(path)
             os.ftruncate(fd, self.blocksize)
