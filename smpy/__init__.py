@@ -16,6 +16,8 @@ Inside a program run by smpyrun (guard with ``try: import smpy``)::
     for i in smpy.sample(range(n), iters=10, threshold=0.005):   # SMPI_SAMPLE_LOCAL
         kernel(i)
     a = smpy.shared_array((n, n))   # SMPI_SHARED_MALLOC: folded memory, garbage contents
+    with smpy.untimed():            # smpi_bench_end() ... smpi_bench_begin(): not computation
+        bookkeeping_between_mpi_calls()
     smpy.set_memory(2e9)            # the rank holds 2 GB smpy cannot see (memory capacity)
 """
 
@@ -89,6 +91,27 @@ def execute_flops(flops: float) -> None:
     p = _sim()
     if p is not None:
         p.world.timing.execute_flops(p, float(flops))
+
+
+class untimed:
+    """``with smpy.untimed():`` the rank's Python time inside the block is not simulated
+    computation (SMPI's ``smpi_bench_end()`` ... ``smpi_bench_begin()``); its MPI calls are
+    simulated as usual. For an emulated program's bookkeeping between MPI calls that the
+    real code does in nanoseconds (see :mod:`smpy.timing.bench`). Nests; not inside an
+    ``smpy.sample`` loop. Outside smpyrun: a no-op."""
+
+    __slots__ = ("_p",)
+
+    def __enter__(self) -> untimed:
+        p = self._p = _sim()
+        if p is not None:
+            p.world.timing.set_untimed(p, True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        p = self._p
+        if p is not None:
+            p.world.timing.set_untimed(p, False)
 
 
 def sleep(seconds: float) -> None:

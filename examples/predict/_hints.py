@@ -19,6 +19,16 @@ def sample(iterable, iters=10, threshold=0.005, scope="local", tag="", warmup=0,
                         work=work)
 
 
+def untimed(enabled=True):
+    """``with untimed():`` the block's Python time is not simulated computation (SMPI's
+    smpi_bench_end / smpi_bench_begin); a no-op outside smpy."""
+    make = getattr(_smpy, "untimed", None)  # None: no smpy, or one older than the hint
+    if make is None or not enabled:
+        import contextlib
+        return contextlib.nullcontext()
+    return make()
+
+
 def shared_array(shape, dtype=float, enabled=True, shared=None):
     """``shared``: the byte ranges to fold (the rest stays private); None folds everything."""
     if _smpy is None or not enabled:

@@ -221,7 +221,8 @@ ints_need_coercion(PyObject *ints, PyObject *const *args, Py_ssize_t nargs, PyOb
  *     b.start = now
  * done here in C with bench.py's own _thread_time; anything else calls the method. */
 static PyObject *bench_dict;  /* smpy.timing.bench.__dict__, on first use */
-static PyObject *s_memory, *s__folder, *s_measured_s, *s_simulate, *s_threshold, *s__burst, *f_zero;
+static PyObject *s_memory, *s__folder, *s_measured_s, *s_simulate, *s_threshold, *s__burst, *f_zero,
+    *s_untimed;
 
 static int
 flush_plain(PyObject *timing, PyObject *proc, PyObject *world)
@@ -241,10 +242,14 @@ flush_plain(PyObject *timing, PyObject *proc, PyObject *world)
     int plain = !other;
     PyObject *tt = plain ? PyDict_GetItemWithError(bench_dict, s_thread_time) : NULL;
     PyObject *bench = tt == NULL ? NULL : pget(proc, pr_bench, s_bench);
-    PyObject *start = bench == NULL ? NULL : PyObject_GetAttr(bench, s_start);
+    /* inside smpy.untimed() (bench.untimed != 0): the method, which drops the burst */
+    PyObject *untimed = bench == NULL ? NULL : PyObject_GetAttr(bench, s_untimed);
+    int timed = untimed == NULL ? -1 : (PyLong_CheckExact(untimed) && PyLong_AsLong(untimed) == 0);
+    Py_XDECREF(untimed);
+    PyObject *start = timed < 0 ? NULL : PyObject_GetAttr(bench, s_start);
     PyObject *simulate = NULL, *thr = NULL, *now = NULL;
     int r = -1;
-    if (start == NULL || !PyFloat_CheckExact(start)) {
+    if (start == NULL || !timed || !PyFloat_CheckExact(start)) {
         if (PyErr_Occurred())
             goto out;
         /* not the plain case: the method */
@@ -1743,7 +1748,7 @@ PyInit__callaccel(void)
     INTERN(s_tracer, "tracer"); INTERN(s_probe_polled, "probe_polled"); INTERN(s_timing, "timing");
     INTERN(s_measure, "measure"); INTERN(s_error_hook, "error_hook");
     INTERN(s_regions, "regions"); INTERN(s_count_faults, "count_faults"); INTERN(s_flush, "flush");
-    INTERN(s_memory, "memory"); INTERN(s__folder, "_folder"); INTERN(s_measured_s, "measured_s");
+    INTERN(s_memory, "memory"); INTERN(s_untimed, "untimed"); INTERN(s__folder, "_folder"); INTERN(s_measured_s, "measured_s");
     INTERN(s_simulate, "simulate"); INTERN(s_threshold, "threshold"); INTERN(s__burst, "_burst");
     if ((f_zero = PyFloat_FromDouble(0.0)) == NULL)
         return NULL;

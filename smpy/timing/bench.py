@@ -19,6 +19,13 @@ until region factors arrive). It competes for the host's cores with co-located r
 Programs that model a kernel instead of running it call :func:`execute_seconds` (seconds
 on the target host at its current speed) or :func:`execute_flops`.
 
+Untimed code (``smpy.untimed()``, SMPI's ``smpi_bench_end()`` ... ``smpi_bench_begin()``):
+the bursts of a rank inside the block are not simulated (nor counted as measured), its MPI
+calls still are. For the bookkeeping of an emulated program between MPI calls that the real
+code does in well under ``smpi/cpu-threshold`` (loop and index arithmetic that costs tens of
+microseconds in Python and nanoseconds in C), which would otherwise become a compute burst,
+an event and a context switch per MPI call.
+
 Regions
 -------
 A *region* is the code between two consecutive MPI calls of a rank, keyed as SMPI keys it:
@@ -208,7 +215,7 @@ def measure_host_speed(seconds: float = 0.2) -> float:
 
 class RankBench:
     __slots__ = ("start", "measured_s", "simulated_flops", "bursts", "injected_s", "loc", "prev_loc",
-                 "sampling", "faults0", "shared0")
+                 "sampling", "faults0", "shared0", "untimed")
 
     def __init__(self) -> None:
         self.start = _thread_time()
@@ -225,6 +232,8 @@ class RankBench:
         self.prev_loc = "<start>:0"
         #: the key of the smpy.sample loop running, if any (no MPI call allowed inside)
         self.sampling: str | None = None
+        #: depth of smpy.untimed() blocks: their bursts are dropped (see the module docstring)
+        self.untimed = 0
 
 
 class Timing:
@@ -292,7 +301,7 @@ class Timing:
             return
         now = _thread_time()
         dt = now - b.start
-        if dt > 0.0:
+        if dt > 0.0 and not b.untimed:
             b.measured_s += dt
             regions = self.regions
             memory = 0.0
@@ -315,6 +324,16 @@ class Timing:
         b.start = now
         if self.count_faults:
             b.faults0, b.shared0 = self._folder.mark()
+
+    def set_untimed(self, proc: Process, on: bool) -> None:
+        """Enter (``on``) or leave an ``smpy.untimed()`` block of ``proc``: the burst up to
+        here ends (simulated when it was timed, dropped when it ran inside the block)."""
+        b = proc.bench
+        if b.sampling is not None:
+            raise RuntimeError(f"smpy.untimed inside the sampled loop {b.sampling}: a sampled "
+                               "loop's body is timed by the sampling")
+        self.flush(proc)
+        b.untimed += 1 if on else -1
 
     def _burst(self, proc: Process, seconds: float, memory: float = 0.0) -> bool:
         """Execute ``seconds`` of this machine's computation on the rank's host (``memory``: its
