@@ -99,6 +99,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _thread_time = time.thread_time
 
+#: key in ``timing.samples`` of the ranks whose first visit with a head has begun
+_FIRST_VISITS = "\0first-visits"
+
 #: with the MSER estimator, the threshold may end the sampling from this many samples on
 MSER_MIN_SAMPLES = 5
 
@@ -330,7 +333,9 @@ def _visit_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
                 work: Callable[[T], float] | None) -> Iterator[T]:
     """:func:`sample_loop` with the warm-up per visit (smpy/sample-warmup:visit): the head
     (first ``st.warmup`` items) runs whenever the visit runs; the steady samples follow it
-    back to back. Items run cost their measured time, the others their position's estimate."""
+    back to back. Items run cost their measured time, the others their position's estimate.
+    A rank's first visit with a head (of any loop) pays the rank's one-off costs: that head
+    is not sampled."""
     timing = proc.world.timing
     timing.flush(proc)
     heads = st.heads or []
@@ -338,6 +343,9 @@ def _visit_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
     units = [1.0 if work is None else _units(work, x) for x in items]
     w = min(len(heads), len(units))
     stats = [heads[p] if p < w else st for p in range(len(units))]
+    seen = timing.samples.setdefault(_FIRST_VISITS, set())
+    first = proc.rank not in seen
+    seen.add(proc.rank)
     run = any(s.need_more() for s in heads[:w]) or (len(units) > w and st.need_more())
     measured, ran = 0.0, 0
     try:
@@ -354,15 +362,26 @@ def _visit_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
                 dt = max(0.0, dt - timing.folded_fault_seconds(f0))
             measured += dt
             ran = p + 1
-            if units[p] > 0.0:
+            if units[p] > 0.0 and not (first and p < w):
                 stats[p].add(dt / units[p], units[p])
     except GeneratorExit:  # the caller left the loop early: only what ran is accounted
         b.sampling = None
         timing.inject_measured(proc, measured)
         raise
     b.sampling = None
-    rest = math.fsum(stats[p].estimate()[0] * units[p] for p in range(ran, len(units)))
+    rest = math.fsum(_estimate(stats[p], st, heads) * units[p] for p in range(ran, len(units)))
     timing.inject_measured(proc, measured + rest)
+
+
+def _estimate(s: SampleStats, st: SampleStats, heads: list[SampleStats]) -> float:
+    """A position's estimate; a head without samples yet (its ranks' first visits ran only)
+    borrows the nearest earlier head's, else the steady one."""
+    if s.count:
+        return s.estimate()[0]
+    for h in heads:
+        if h.count:
+            return h.estimate()[0]
+    return st.estimate()[0]
 
 
 def _injected(st: SampleStats, warm_s: float, warm_u: float, total: float, first: int) -> float:

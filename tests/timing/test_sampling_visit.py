@@ -21,6 +21,7 @@ class FakeTiming:
 
     def __init__(self) -> None:
         self.injected: list[float] = []
+        self.samples: dict = {}
 
     def flush(self, proc: object) -> None:
         pass
@@ -47,28 +48,43 @@ def _stats(mode: str, warmup: int = 2, iters: int = 3, work: bool = False) -> Sa
 
 
 def _visit(proc: SimpleNamespace, st: SampleStats, clock: list[float], n: int,
-           work=None) -> int:
-    """One visit of n items; returns how many ran."""
+           work=None, once: float = 0.0) -> int:
+    """One visit of n items (``once``: extra seconds of the first item); returns how many ran."""
     ran = 0
     for pos, _ in enumerate(sample_loop(proc, list(range(n)), "site", st, work)):
         u = 1.0 if work is None else work(pos)
-        clock[0] += (COLD[pos] if pos < len(COLD) else 1.0) * u
+        clock[0] += (COLD[pos] if pos < len(COLD) else 1.0) * u + (once if pos == 0 else 0.0)
         ran += 1
     return ran
 
 
-def _proc() -> SimpleNamespace:
-    return SimpleNamespace(world=SimpleNamespace(timing=FakeTiming()), bench=SimpleNamespace(sampling=None))
+def _proc(rank: int = 0, timing: FakeTiming | None = None) -> SimpleNamespace:
+    return SimpleNamespace(world=SimpleNamespace(timing=timing or FakeTiming()), rank=rank,
+                           bench=SimpleNamespace(sampling=None))
 
 
 def test_visit_warmup_keeps_every_visits_cold_start(clock: list[float]) -> None:
     proc, st = _proc(), _stats("visit")
-    ran = [_visit(proc, st, clock, 10) for _ in range(5)]
-    # visit 1: 2 head items + 3 steady samples; visits 2-3: the heads still need samples;
-    # then nothing runs
-    assert ran == [5, 2, 2, 0, 0]
+    ran = [_visit(proc, st, clock, 10) for _ in range(6)]
+    # visit 1 (the rank's first: its head is no sample): 2 head items + 3 steady samples;
+    # visits 2-4: the heads need 3 samples each; then nothing runs
+    assert ran == [5, 2, 2, 2, 0, 0]
     # every visit costs what it would have run in full: 3 + 2 + 8 x 1
-    assert proc.world.timing.injected == [13.0] * 5
+    assert proc.world.timing.injected == [13.0] * 6
+
+
+def test_a_ranks_first_visit_is_not_sampled(clock: list[float]) -> None:
+    # every rank's first visit pays a one-off 20 s in its first item (global statistics):
+    # that visit costs what it measured, and the one-off is not extrapolated to later visits
+    timing = FakeTiming()
+    st = _stats("visit")
+    procs = [_proc(r, timing) for r in range(3)]
+    ran = [_visit(p, st, clock, 10, once=20.0) for p in procs]
+    assert ran == [5, 2, 2]  # ranks 0-2's first visits: heads run, never sampled
+    assert timing.injected == [33.0] * 3
+    ran = [_visit(p, st, clock, 10) for p in procs * 2]
+    assert ran == [2, 2, 2, 0, 0, 0]
+    assert timing.injected[3:] == [13.0] * 6
 
 
 def test_site_warmup_extrapolates_the_steady_rate_to_cold_starts(clock: list[float]) -> None:
