@@ -41,8 +41,10 @@ samples of the steady rate are the iterations after them, timed back to back in 
 visit. A visit runs while any statistics it would use need samples; once none does, a visit
 of :math:`N` items injects :math:`\sum_{p < w} \bar t_p u_p + \bar t \sum_{p \ge w} u_p`, and a
 visit that ran injects what its iterations measured plus the estimates of the rest. Each
-visit thus keeps its cold start, as it would have had it run in full. ``warmup=0`` is SMPI's
-rule either way.
+visit thus keeps its cold start, as it would have had it run in full. A rank's first visit
+with a head (of any sampled loop) also pays the rank's one-off costs (HPL's first update
+chunk of each rank: 3x the steady rate): when it runs, its head costs its measured time but
+is not sampled. ``warmup=0`` is SMPI's rule either way.
 
 **Work model** (``work=``, an smpy extension): when the iterations of a site do different
 amounts of work (a matrix update whose height shrinks from one visit to the next, a last
