@@ -403,3 +403,31 @@ def test_switch_hooks_swap_per_rank_modules_a_rank_may_lack() -> None:
         sys.modules.clear()
         sys.modules.update(saved)
         sys.argv, warnings.filters = argv, filters
+
+
+@pytest.mark.slow
+def test_numpy_random_patched_when_first_imported_if_computation_is_not_simulated() -> None:
+    # smpi/simulate-computation:no: numpy.random is not imported for the run (start-up time
+    # and 2.5 MB); the first rank that imports it finds its legacy functions per rank, with the
+    # draws of the run that imported it up front, and they are restored after the run
+    script = (
+        "import sys, numpy, smpy\n"
+        "legacy = None\n"
+        f"res = smpy.run({str(PROGRAMS / 'isolation.py')!r}, np=3, args=['random', '5'], capture=True,\n"
+        "              echo=False, cfg={'smpi/simulate-computation': 'no'})\n"
+        "import numpy.random as npr\n"
+        "print('restored', getattr(npr.rand, '__self__', None) is npr.mtrand._rand)\n"
+        "print(res.stdout)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", "import sys, numpy; print('before', 'numpy.random' in sys.modules)"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split() == ["before", "False"]  # numpy does not import it: the case under test
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "restored True" in proc.stdout
+    deferred = {ln.split(" numpy ")[0].split()[1]: ln.split(" numpy ")[1]
+                for ln in proc.stdout.splitlines() if ln.startswith("rank ")}
+    eager = run("isolation.py", 3, "random", "5", cfg=NO_COMPUTE)  # numpy.random imported here
+    assert eager.status == "ok", eager.message
+    assert deferred == {str(r): eager.rank_output(r).strip().split(" numpy ")[1] for r in range(3)}
+    assert len(set(deferred.values())) == 3  # per rank

@@ -197,3 +197,58 @@ def test_over_the_total_new_arrays_come_from_the_shared_allocator(arena):
     after = arena.stats()
     assert after["rh_fresh"] == before["rh_fresh"] and after["rh_reused"] == before["rh_reused"]
     del c
+
+
+@needs_heaps
+def test_prefault_faults_a_fresh_malloced_array_in_at_once(arena):
+    # smpy/prefault-arrays: a malloc'ed block mapped fresh is populated by one madvise; the
+    # program's first write then faults no page in (same pages: all of them are written);
+    # a calloc'ed one (np.zeros) is left to fault in as it is written
+    arena.configure(total_cap=1 << 30, hugepage=False, prefault=True)
+    arena.owner(42)  # an arena no other test uses
+    try:
+        before = arena.stats()["rh_prefaulted"]
+        a = np.empty(8 << 17)                # 8 MiB, over the threshold: mapped fresh
+        f0 = faults()
+        a.fill(1.0)
+        written = faults() - f0
+        if arena.stats()["rh_prefaulted"] == before:
+            pytest.skip("kernel without MADV_POPULATE_WRITE (Linux < 5.14)")
+        assert written < 0.05 * 2048, written
+        assert arena.stats()["rh_prefaulted"] == before + 1
+        z = np.zeros(8 << 17)
+        f0 = faults()
+        z[:] = 2.0
+        assert faults() - f0 >= 0.95 * 2048  # not prefaulted: every page faults in
+        assert arena.stats()["rh_prefaulted"] == before + 1
+        assert (a == 1.0).all() and (z == 2.0).all()
+        del a, z
+        arena.configure(total_cap=1 << 30, hugepage=False, prefault=False)
+        b = np.empty(8 << 17)
+        f0 = faults()
+        b.fill(3.0)
+        assert faults() - f0 >= 0.95 * 2048  # off: the program's writes fault the pages in
+        del b
+    finally:
+        arena.owner(None)
+
+
+@pytest.mark.parametrize("setting, compute, expected", [
+    (None, False, True), ("auto", False, True), ("auto", True, False), (None, True, False),
+    ("yes", True, True), ("no", False, False), ("off", False, False), ("on", True, True)])
+def test_prefault_setting_defaults_to_computation_not_simulated(setting, compute, expected):
+    # auto: only where a page fault's cost cannot reach a prediction
+    from smpy.cli.launch import _prefault
+    from smpy.support.config import Config
+
+    values = {"smpi/simulate-computation": "yes" if compute else "no"}
+    if setting is not None:
+        values["smpy/prefault-arrays"] = setting
+    assert _prefault(Config(values)) is expected
+
+
+def test_prefault_setting_rejects_other_values():
+    from smpy.support.config import Config, ConfigError
+
+    with pytest.raises((ConfigError, ValueError), match="prefault-arrays"):
+        Config({"smpy/prefault-arrays": "numpy"})

@@ -13,7 +13,6 @@ import sys
 import time
 import traceback
 import types
-import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -73,6 +72,17 @@ def _tristate(value: object) -> str:
         raise ValueError("expected numpy, yes or no") from None
 
 
+def _auto_yes_no(value: object) -> str:
+    """auto / yes / no, with the usual spellings of yes and no."""
+    text = str(value).strip().lower()
+    if text == "auto":
+        return text
+    try:
+        return "yes" if parse_bool(text) else "no"
+    except ValueError:
+        raise ValueError("expected auto, yes or no") from None
+
+
 SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
 PLUGINS = ("host_energy", "host_dvfs", "link_energy")
 REPORT = declare("smpy/report", "", "Write a run report (time in computation and in each MPI call "
@@ -92,6 +102,11 @@ HUGEPAGE = declare("smpy/numpy-hugepage", "numpy", "Transparent-huge-page advice
                    "or more: numpy (as numpy decides in the rank's real process, NUMPY_MADVISE_HUGEPAGE), "
                    "yes, no (faster emulation of many ranks with large arrays, less faithful; numpy means "
                    "no when smpi/simulate-computation is off; smpy/shim/hugepages.py)", parse=_tristate)
+PREFAULT = declare("smpy/prefault-arrays", "auto", "Fault in at once (madvise MADV_POPULATE_WRITE) a numpy "
+                   "array that malloc maps fresh (at or over the rank heap's mmap threshold, 128 KiB rising "
+                   "to 32 MiB; not np.zeros), instead of page by page as the program first writes it: the "
+                   "same pages, less system time; auto means yes when smpi/simulate-computation is off (a "
+                   "rank's computation is then not timed), else no (smpy/shim/rankheap.py)", parse=_auto_yes_no)
 RANK_HEAPS = declare("smpy/rank-heaps", True, "Give each rank a model of its own process's heap (glibc's "
                      "rules) for numpy arrays of 128 KiB or more: a rank finds warm pages where its real "
                      "process would and pays the page faults it would (smpy/shim/rankheap.py; needs a "
@@ -296,6 +311,14 @@ def _hugepage(config: Config) -> bool:
     return resolve(setting)
 
 
+def _prefault(config: Config) -> bool:
+    """Whether fresh malloc'ed arrays are faulted in at once (smpy/prefault-arrays): by default
+    only when computation is not simulated, where the cost of a page fault cannot reach a
+    prediction."""
+    setting = config.get(PREFAULT)
+    return not config.get(SIMULATE) if setting == "auto" else setting == "yes"
+
+
 @contextlib.contextmanager
 def _rank_heaps(config: Config, world: World):  # type: ignore[no-untyped-def]
     """Per-rank numpy heaps for the run (smpy/rank-heaps, see smpy.shim.rankheap); they count
@@ -307,7 +330,7 @@ def _rank_heaps(config: Config, world: World):  # type: ignore[no-untyped-def]
     from smpy.shim.rankheap import Switcher
 
     switcher = Switcher(int(config.get(RANK_HEAPS_TOTAL)), _hugepage(config),
-                        track=world.memory is not None)
+                        track=world.memory is not None, prefault=_prefault(config))
     if world.memory is not None:
         world.memory.heap_bytes = switcher.used
     isolation.rank_heaps = switcher
@@ -423,13 +446,29 @@ def _script_attrs(path: str) -> dict[str, Any]:
             "__spec__": None, "__package__": None, "__cached__": None}
 
 
+def _is_zipfile(path: str) -> bool:
+    """zipfile.is_zipfile, importing zipfile (and with it shutil, bz2, lzma: 1.3 MB) only for
+    a file that holds the signature of a zip file's end record in its last 64 KiB."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - (1 << 16) - 22))
+            if b"PK\x05\x06" not in fh.read():
+                return False
+    except OSError:
+        return False
+    import zipfile
+
+    return zipfile.is_zipfile(path)
+
+
 def _script(path: str) -> tuple[types.CodeType, dict[str, Any]]:
     """The code and ``__main__`` attributes of ``python PATH``: a source file, or a directory
     or zip file holding a ``__main__`` module, run as Python runs it (``__spec__`` named
     ``__main__``, ``__file__`` inside the directory, which is ``sys.path[0]``)."""
     import importlib.machinery
 
-    if os.path.isdir(path) or (os.path.isfile(path) and zipfile.is_zipfile(path)):
+    if os.path.isdir(path) or (os.path.isfile(path) and _is_zipfile(path)):
         where = os.path.abspath(path)
         spec = importlib.machinery.PathFinder.find_spec("__main__", [where])
         if spec is None or spec.loader is None:
@@ -691,8 +730,8 @@ class _Launch:
 
     def run(self, sim_timeout: float | None) -> tuple[str, int, str, float]:
         """:meth:`simulate` with the patches installed, then the teardown; adds the wall time."""
-        patches = Patches(self.session)
         config = self.config
+        patches = Patches(self.session, defer_numpy_random=not config.get(SIMULATE))
         import_patches = ImportPatches(_names(config.get(PER_RANK_MODULES)), _names(config.get(SHARED_MODULES)),
                                        bool(config.get(MPI_MODULES_PER_RANK)))
         saved_main = sys.modules.get("__main__")

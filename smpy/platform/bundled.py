@@ -8,13 +8,14 @@ Each bundled file opens with the sources of its numbers; ``smpy platform list`` 
 from __future__ import annotations
 
 import os
-from importlib import resources
 from pathlib import Path
 
 _SUFFIXES = (".yaml", ".yml", ".xml")
 
 
 def _data_dir() -> Path:
+    from importlib import resources  # here: it imports zipfile and tempfile (1.5 MB)
+
     return Path(str(resources.files("smpy.platform").joinpath("data")))
 
 

@@ -20,16 +20,14 @@ least recently used entries are removed beyond :data:`MAX_ENTRIES` entries or
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import pickle
-import secrets
 import stat
 import time
 from pathlib import Path
 from typing import Any
 
+from smpy.support.digest import compare_digest, hmac_sha256, sha256
 from smpy.support.trust import trusted_stat
 
 __all__ = ["cache_dir", "key_path", "entry_path", "read_entry", "write_entry", "prune",
@@ -68,7 +66,7 @@ def _code_fingerprint() -> bytes:
     global _FINGERPRINT
     if _FINGERPRINT is None:
         root = Path(__file__).resolve().parent.parent
-        h = hashlib.sha256(PLATFORM_CACHE_FORMAT.encode())
+        h = sha256(PLATFORM_CACHE_FORMAT.encode())
         for sub in ("platform", "network", "cpu", "support", "energy", "storage"):
             for f in sorted((root / sub).glob("*.py")):
                 st = f.stat()
@@ -85,7 +83,7 @@ def entry_path(source: str, raw: bytes) -> Path | None:
     root = cache_dir()
     if root is None:
         return None
-    h = hashlib.sha256(_code_fingerprint())
+    h = sha256(_code_fingerprint())
     h.update(source.encode() + b"\0" + os.path.abspath(source).encode() + b"\0" + raw)
     return root / f"{Path(source).stem}-{h.hexdigest()[:32]}.pickle"
 
@@ -107,7 +105,7 @@ def _key(create: bool) -> bytes | None:
             except OSError:
                 return None
             try:
-                key = secrets.token_bytes(32)
+                key = os.urandom(32)  # what secrets.token_bytes(32) is
                 os.write(fd, key)
             finally:
                 os.close(fd)
@@ -127,7 +125,7 @@ def _key(create: bool) -> bytes | None:
 
 
 def _mac(key: bytes, name: str, payload: bytes) -> bytes:
-    return hmac.new(key, name.encode() + b"\0" + payload, hashlib.sha256).digest()
+    return hmac_sha256(key, name.encode() + b"\0" + payload)
 
 
 def _trusted_bytes(path: Path) -> bytes | None:
@@ -157,7 +155,7 @@ def read_entry(path: Path) -> Any:
         return None
     start = len(MAGIC) + _DIGEST
     digest, payload = data[len(MAGIC):start], data[start:]
-    if not hmac.compare_digest(digest, _mac(key, path.name, payload)):
+    if not compare_digest(digest, _mac(key, path.name, payload)):
         return None
     try:
         obj = pickle.loads(payload)  # noqa: S301 -- our own file: owner, mode and HMAC checked

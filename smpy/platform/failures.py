@@ -34,7 +34,6 @@ cluster hosts (``failures`` with per-host ``failure_overrides``), links and XML 
 
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 from collections.abc import Callable
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from smpy.support.config import declare, parse_bool, parse_float, parse_int
+from smpy.support.digest import sha256
 from smpy.support.units import UnitError, parse_time
 
 PROPERTY = "smpy/failures"
@@ -198,7 +198,7 @@ def parse_profile(text: str) -> Profile:
 
 # ------------------------------------------------------------------------------- the draw
 def component_rng(seed: int, kind: str, name: str) -> random.Random:
-    digest = hashlib.sha256(f"{seed}/{kind}/{name}".encode()).digest()
+    digest = sha256(f"{seed}/{kind}/{name}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 

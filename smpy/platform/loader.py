@@ -24,10 +24,8 @@ attribute (XML).
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +132,13 @@ class Platform:
 
 # ---------------------------------------------------------------------------------- loading
 
+def _close_matches(word: str, names: Any) -> list[str]:
+    """difflib's closest match (imported only when a name is wrong)."""
+    import difflib
+
+    return difflib.get_close_matches(word, names, n=1)
+
+
 def load_platform(path: str | os.PathLike[str]) -> Platform:
     """Read, validate and build the platform described by ``path``: YAML, or SimGrid's XML
     (version 4 or 4.1) when the name ends in ``.xml``. A bare name that is not a file names a
@@ -228,6 +233,8 @@ def _spec_size(spec: PlatformSpec) -> tuple[int, int]:
 
 def default_platform() -> Platform:
     """The bundled 64-host cluster (``smpy/platform/data/default.yaml``)."""
+    from importlib import resources  # here: it imports zipfile and tempfile
+
     raw = resources.files("smpy.platform").joinpath("data/default.yaml").read_bytes()
     return _cached(DEFAULT_PLATFORM_SOURCE, raw,
                    lambda: _load_text(raw.decode("utf-8"), DEFAULT_PLATFORM_SOURCE, "default"))
@@ -327,7 +334,7 @@ def _build_disks(spec: PlatformSpec, hosts: list[Host], source: str) -> list[Dis
     for i, st in enumerate(spec.storage):
         for h in st.hosts:
             if h not in known:
-                close = difflib.get_close_matches(h, names, n=1)
+                close = _close_matches(h, names)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise PlatformError(f"{source}: storage[{i}].hosts: unknown host {h!r}{hint}")
             if h in owner:
@@ -359,7 +366,7 @@ def _build_filesystems(spec: PlatformSpec, hosts: list[Host], source: str) -> li
         where = f"{source}: filesystems[{i}]"
         for key, h in [("servers", s) for s in f.servers] + [("metadata_server", f.metadata_server)]:
             if h is not None and h not in known:
-                close = difflib.get_close_matches(h, names, n=1)
+                close = _close_matches(h, names)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise PlatformError(f"{where}.{key}: unknown host {h!r}{hint}")
         mount = f.mount.rstrip("/") or "/"
@@ -499,5 +506,5 @@ def _check_connected(routing: FullRouting, hosts: list[Host], source: str) -> No
 
 
 def _did_you_mean(name: str, names: _Names) -> str:
-    close = difflib.get_close_matches(name, list(names.where), n=1)
+    close = _close_matches(name, list(names.where))
     return f" (did you mean {close[0]!r}?)" if close else ""

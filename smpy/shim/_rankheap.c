@@ -85,8 +85,9 @@ typedef struct {
 int rh_owner = 0;                /* 0: no rank runs (smpy itself); rank r: r + 1 */
 size_t rh_global_cap = (size_t)1 << 30;
 int rh_hugepage = 0;             /* advise huge pages as numpy's default handler does */
+int rh_prefault = 0;             /* fault in a freshly mapped malloc'ed chunk in one call */
 /* statistics, read from Python */
-uint64_t rh_fresh = 0, rh_reused = 0, rh_unmapped = 0, rh_advised = 0;
+uint64_t rh_fresh = 0, rh_reused = 0, rh_unmapped = 0, rh_advised = 0, rh_prefaulted = 0;
 size_t rh_cached = 0;            /* free bytes held by all arenas (free chunks + top) */
 int rh_track = 0;                /* count the bytes each owner holds (rh_used) */
 
@@ -388,6 +389,25 @@ static void advise(void *p, size_t size) {
 #endif
 }
 
+/* smpy/prefault-arrays: a malloc'ed block (np.empty, np.ones, np.full, the result of an
+ * operation or a copy: numpy writes every byte of such a block, or the program does) that
+ * was mapped fresh is faulted in by one madvise(MADV_POPULATE_WRITE) (Linux 5.14) instead of
+ * one page fault per page as the program first writes it: the same pages, the same resident
+ * memory once written, a third less system time per byte on the VMs measured. A calloc'ed
+ * block (np.zeros) is left alone: it is often written sparsely or not at all. Only where the
+ * page-fault cost cannot change a prediction (smpi/simulate-computation off, rankheap.py);
+ * a kernel without the advice fails it and the pages fault in as before. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+static void prefault(void *p) {
+    if (!rh_prefault || ((uint64_t *)p)[-1] != TAG_MAPPED)
+        return;
+    chunk *c = (chunk *)((char *)p - RH_HDR);
+    if (madvise((void *)c, c->size, MADV_POPULATE_WRITE) == 0)
+        __atomic_add_fetch(&rh_prefaulted, 1, __ATOMIC_RELAXED);
+}
+
 static void *alloc_any(size_t size) {
     if (size >= RH_LARGE) {
         size_t dirty;
@@ -401,8 +421,10 @@ static void *alloc_any(size_t size) {
 static void *rh_malloc(void *ctx, size_t size) {
     (void)ctx;
     void *p = alloc_any(size);
-    if (p != NULL)
+    if (p != NULL) {
         advise(p, size);
+        prefault(p);
+    }
     return p;
 }
 

@@ -106,10 +106,11 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
     missing = cached_get(self, &c_self_missing, s_missing);
     if (missing == NULL)
         goto out;
-    PyObject *it = PyObject_GetIter(missing), *name;
-    if (it == NULL)
+    seq_iter it;
+    PyObject *name;
+    if (seq_iter_init(&it, missing) < 0)
         goto out;
-    while ((name = PyIter_Next(it)) != NULL) {
+    while ((name = seq_iter_next(&it)) != NULL) {
         int bad;
         if (PyDict_CheckExact(modules)) {
             bad = PyDict_DelItem(modules, name) < 0;
@@ -125,11 +126,11 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
         }
         Py_DECREF(name);
         if (bad) {
-            Py_DECREF(it);
+            seq_iter_done(&it);
             goto out;
         }
     }
-    Py_DECREF(it);
+    seq_iter_done(&it);
     if (PyErr_Occurred())
         goto out;
     /* for name, parent, attr in _rebind: _bind(modules.get(parent), attr, mine.get(name)) */
@@ -137,18 +138,17 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
     if (rebind == NULL)
         goto out;
     Py_INCREF(rebind);
-    it = PyObject_GetIter(rebind);
-    if (it == NULL)
+    if (seq_iter_init(&it, rebind) < 0)
         goto out;
     PyObject *entry;
-    while ((entry = PyIter_Next(it)) != NULL) {
+    while ((entry = seq_iter_next(&it)) != NULL) {
         PyObject *t = PySequence_Tuple(entry);
         Py_DECREF(entry);
         if (t == NULL || PyTuple_GET_SIZE(t) != 3) {
             if (t != NULL)
                 PyErr_SetString(PyExc_ValueError, "_rebind entries are (name, parent, attr)");
             Py_XDECREF(t);
-            Py_DECREF(it);
+            seq_iter_done(&it);
             goto out;
         }
         PyObject *parent = mget(modules, PyTuple_GET_ITEM(t, 1));
@@ -163,12 +163,12 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
         Py_XDECREF(parent);
         Py_DECREF(t);
         if (x == NULL) {
-            Py_DECREF(it);
+            seq_iter_done(&it);
             goto out;
         }
         Py_DECREF(x);
     }
-    Py_DECREF(it);
+    seq_iter_done(&it);
     if (!PyErr_Occurred())
         rc = 0;
 out:

@@ -44,6 +44,7 @@ from typing import Any
 from smpy.kernel.activity import Activity, Sleep, Trigger
 from smpy.kernel.actors import block_on, block_on_any, current_actor
 from smpy.kernel.oswait import POLLIN, POLLOUT, CheckWait, FdWait, real_poll
+from smpy.support.afterimport import AfterImport, when_imported
 
 _real_select = select.select
 #: os.read/os.write as found at install (other shims' file timing, smpy.shim.fileio, stays)
@@ -389,6 +390,7 @@ class Cooperative:
 
     def __init__(self) -> None:
         self._saved: list[tuple[Any, str, Any]] = []
+        self._hooks: list[AfterImport] = []
 
     def _patch(self, obj: Any, name: str, value: Any) -> None:
         self._saved.append((obj, name, obj.__dict__[name] if isinstance(obj, type) and name in obj.__dict__
@@ -418,11 +420,17 @@ class Cooperative:
         import queue
         # the C SimpleQueue waits on a lock of its own; Python's waits on threading's
         self._patch(queue, "SimpleQueue", queue._PySimpleQueue)  # type: ignore[attr-defined]
-        import multiprocessing.connection as mpc
-        import multiprocessing.synchronize as mps
+        # multiprocessing's connections and locks: now, or when (if) the program imports them
+        self._hooks = [h for h in (when_imported("multiprocessing.connection", self._patch_connection),
+                                   when_imported("multiprocessing.synchronize", self._patch_semlock))
+                       if h is not None]
+
+    def _patch_connection(self, mpc: Any) -> None:
         if hasattr(mpc, "Connection") and "_recv" in mpc.Connection.__dict__:
             self._patch(mpc.Connection, "_recv", _conn_recv)
             self._patch(mpc.Connection, "_send", _conn_send)
+
+    def _patch_semlock(self, mps: Any) -> None:
         real_make = mps.SemLock._make_methods
 
         def _make_methods(self: Any) -> None:
@@ -436,6 +444,9 @@ class Cooperative:
         self._patch(mps.SemLock, "__enter__", __enter__)
 
     def uninstall(self) -> None:
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks = []
         while self._saved:
             obj, name, value = self._saved.pop()
             setattr(obj, name, value)

@@ -26,6 +26,16 @@ pages back, so that the emulator's memory stays bounded at any number of ranks. 
 transparent-huge-page advice on arrays of 4 MiB or more follows ``smpy/numpy-hugepage``
 (see :mod:`smpy.shim.hugepages`).
 
+``smpy/prefault-arrays`` (default ``auto``: on when ``smpi/simulate-computation`` is off): a
+block that ``malloc`` (not ``calloc``) maps fresh is faulted in at once by
+``madvise(MADV_POPULATE_WRITE)`` rather than page by page as the program first writes it.
+numpy writes every byte of such a block (``np.empty`` aside, whose bytes the program then
+writes); the pages and the resident memory are the same once written, and one call costs less
+system time than one fault per 4 KiB page: 256 arrays of 8 MiB (the side-by-side ping-pong's
+buffers) took 0.54 s of system time and 0.19 s of user time instead of 0.83 s and 0.06 s. The
+time a rank's computation takes is then not a real process's, so the prefault is off by
+default when computation is simulated. An ``np.empty`` block never written becomes resident.
+
 The handler is C (compiled on first use with the system's C compiler into
 ``~/.cache/smpy``; no Python headers needed) and installed through numpy's
 ``PyDataMem_SetHandler`` in every rank's greenlet and in those of the threads it starts
@@ -37,15 +47,12 @@ real process's threads share its allocator). Without a C compiler, or with
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from smpy.support.digest import sha256
 from smpy.support.trust import trusted_file
 
 _SRC = Path(__file__).with_name("_rankheap.c")
@@ -77,9 +84,10 @@ class RankHeaps:
         self._used.restype = ctypes.c_int64
         self._used.argtypes = [ctypes.c_int]
 
-    def configure(self, total_cap: int, hugepage: bool, track: bool = False) -> None:
+    def configure(self, total_cap: int, hugepage: bool, track: bool = False, prefault: bool = False) -> None:
         self._global_cap.value = total_cap
         self._hugepage.value = int(hugepage)
+        ctypes.c_int.in_dll(self.lib, "rh_prefault").value = int(prefault)
         ctypes.c_int.in_dll(self.lib, "rh_track").value = int(track)
         self.lib.rh_reset_used()
 
@@ -106,7 +114,7 @@ class RankHeaps:
         self.owner(None)
 
     def stats(self) -> dict[str, int]:
-        get = {n: ctypes.c_uint64.in_dll(self.lib, n).value for n in ("rh_fresh", "rh_reused", "rh_unmapped", "rh_advised")}
+        get = {n: ctypes.c_uint64.in_dll(self.lib, n).value for n in ("rh_fresh", "rh_reused", "rh_unmapped", "rh_advised", "rh_prefaulted")}
         get["rh_cached"] = ctypes.c_size_t.in_dll(self.lib, "rh_cached").value
         return get
 
@@ -135,7 +143,7 @@ def build() -> Path | None:
         src = _SRC.read_bytes()
     except OSError:  # an installation without the C source
         return None
-    tag = hashlib.sha256(src + sys.platform.encode()).hexdigest()[:16]
+    tag = sha256(src + sys.platform.encode()).hexdigest()[:16]
     out = _cache_dir() / f"rankheap-{tag}.so"
     if out.exists() or out.is_symlink():
         if trusted_file(out):
@@ -144,9 +152,14 @@ def build() -> Path | None:
             out.unlink()
         except OSError:
             return None
+    import shutil  # the build's only
+
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         return None
+    import subprocess  # the build's only: not imported by a run that loads a cached build
+    import tempfile
+
     try:
         out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
@@ -206,8 +219,8 @@ class Switcher:
     numpy was imported, the handler is installed in the rank's greenlet's context (and, through
     ``install_thread``, in those of the threads the rank starts)."""
 
-    def __init__(self, total_cap: int, hugepage: bool, track: bool = False) -> None:
-        self.caps = (total_cap, hugepage, track)
+    def __init__(self, total_cap: int, hugepage: bool, track: bool = False, prefault: bool = False) -> None:
+        self.caps = (total_cap, hugepage, track, prefault)
         self.heaps: RankHeaps | None = None
         self.unavailable = False
         self.installed: set[int] = set()

@@ -322,7 +322,7 @@ seq_iter_done(seq_iter *s)
 /* obj.name(...) with args[0] = obj, as PyObject_VectorcallMethod: when obj's class uses the
  * generic getattr and the class attribute is a method descriptor (a Python function, a C
  * method), the lookup finds that descriptor and calls it with obj first, unless obj's own
- * __dict__ (when its class gives it one at a fixed offset) holds the name; that descriptor is
+ * __dict__ (when its class gives it one, not a managed one) holds the name; that descriptor is
  * remembered per (class, name) in a direct-mapped table until the class changes. Anything
  * else goes through PyObject_VectorcallMethod. */
 typedef struct {
@@ -335,8 +335,8 @@ typedef struct {
 #define METHOD_CACHES 128
 static method_cache method_caches[METHOD_CACHES];
 
-/* whether the class's instances have no __dict__ or one at a fixed offset (1), or another
- * kind (0: not cached) */
+/* whether the class's instances have no __dict__ or one at an offset (1), or a managed one
+ * (0: not cached) */
 static inline int
 dict_kind(PyTypeObject *t)
 {
@@ -344,17 +344,18 @@ dict_kind(PyTypeObject *t)
     if (t->tp_flags & Py_TPFLAGS_MANAGED_DICT)
         return 0;
 #endif
-    return t->tp_dictoffset >= 0;
+    return 1;
 }
 
-/* 1 when o's own __dict__ (at its class's fixed offset) holds name, 0 when not, -1 error */
+/* 1 when o's own __dict__ (at its class's offset, not a managed one) holds name, 0 when not,
+ * -1 error */
 static inline int
 own_dict_has(PyObject *o, PyObject *name)
 {
-    PyTypeObject *t = Py_TYPE(o);
-    if (t->tp_dictoffset <= 0)
+    if (Py_TYPE(o)->tp_dictoffset == 0)
         return 0;
-    PyObject *d = *(PyObject **)((char *)o + t->tp_dictoffset);
+    PyObject **dp = _PyObject_GetDictPtr(o);
+    PyObject *d = dp != NULL ? *dp : NULL;
     if (d == NULL)
         return 0;
     if (!PyDict_CheckExact(d))

@@ -10,20 +10,16 @@ writable by others). Without a compiler or headers the caller runs its pure-Pyth
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
 import importlib.util
 import os
-import shutil
-import subprocess
 import sys
-import sysconfig
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from smpy.support.digest import sha256
 from smpy.support.trust import trusted_file
 
 #: floating-point operations exactly as written (no fused multiply-add): the compiled code
@@ -40,6 +36,8 @@ def cache_dir() -> Path:
 
 
 def compiler() -> str | None:
+    import shutil  # here: a run that loads its extensions needs no compiler
+
     return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 
 
@@ -50,7 +48,7 @@ def build(src: Path, stem: str) -> tuple[Path | None, str]:
     except OSError as exc:
         return None, f"{Path(exc.filename or src).name} is not installed"
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    key = hashlib.sha256(text + sys.version.encode() + sys.platform.encode() + _FLAGS.encode()).hexdigest()[:16]
+    key = sha256(text + sys.version.encode() + sys.platform.encode() + _FLAGS.encode()).hexdigest()[:16]
     out = cache_dir() / f"{stem}-{key}{suffix}"
     if out.exists() or out.is_symlink():
         if trusted_file(out):
@@ -59,6 +57,10 @@ def build(src: Path, stem: str) -> tuple[Path | None, str]:
             out.unlink()
         except OSError:
             return None, f"{out} is not trusted"
+    import subprocess  # the build's only: not imported by a run that loads a cached build
+    import sysconfig
+    import tempfile
+
     include = sysconfig.get_paths().get("include") or ""
     if not os.path.exists(os.path.join(include, "Python.h")):
         return None, "Python's C headers (Python.h) are not installed"

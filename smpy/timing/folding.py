@@ -85,11 +85,9 @@ would have its dirty pages tracked and written back.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import mmap
 import os
 import sys
-import tempfile
 import time
 import weakref
 from typing import Any
@@ -146,6 +144,8 @@ _MAP_FIXED = 0x10
 
 
 def _libc() -> Any:
+    import ctypes.util  # here: it imports subprocess and tempfile
+
     lib = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
     lib.mmap.restype = ctypes.c_void_p
     lib.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
@@ -356,6 +356,8 @@ class Folder:
                 except OSError:
                     fd = -1
             if fd < 0:
+                import tempfile  # here: it imports shutil, random
+
                 fd, path = tempfile.mkstemp(prefix="smpy-shmalloc-")
                 os.unlink(path)
             os.ftruncate(fd, self.blocksize)

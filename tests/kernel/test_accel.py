@@ -313,7 +313,7 @@ def test_method_calls_follow_the_class_as_python(compiled):
         e.schedule(1.0, lambda: None)
         e.run()
 
-    class SlotDict:  # slots and a __dict__ at a fixed offset
+    class SlotDict:  # slots and a __dict__ (not a managed one)
         __slots__ = ("dirty", "__dict__")
 
         def __init__(self):

@@ -1,0 +1,104 @@
+"""Instructions per message on the ring, counted by callgrind: a figure the machine's load does
+not move (issue 24, item 1; docs/performance.md, "Lookups per message").
+
+Runs the ring of ``twins.py`` (np ranks, computation not simulated, compiled path) twice under
+``valgrind --tool=callgrind``, ``--short`` and ``--long`` laps, and prints the difference of
+the instruction counts divided by the messages in between, so that start-up cancels; with
+``--calls``, the calls per message of a few CPython functions (allocations, dict lookups,
+attribute and method lookups by name). Slow: valgrind runs the program about 50 times slower.
+
+    python benchmarks/speed/instructions.py                 # ring np 256, 25 - 5 laps
+    python benchmarks/speed/instructions.py --calls
+    python benchmarks/speed/instructions.py --src /tmp/other-tree
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+#: CPython functions whose calls per message --calls prints
+COUNTED = ("_PyObject_Malloc", "_Py_dict_lookup", "PyObject_GetAttr", "PyObject_SetAttr", "_PyObject_GetMethod")
+
+RUN = """
+import sys, smpy
+src, np_, laps = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+r = smpy.run(src + "/benchmarks/speed/twins.py", np=np_, platform=src + "/examples/platforms/cluster64.yaml",
+             cfg={"smpi/simulate-computation": "no", "smpy/accel": "on"}, args=["ring", laps])
+if not r.accelerated:
+    raise SystemExit("the compiled path is not in place: " + repr(r.accel_parts))
+"""
+
+
+def count(src: Path, np_: int, laps: int, out: Path) -> int:
+    env = dict(os.environ, PYTHONPATH=str(src), OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
+    done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
+                           "-c", RUN, str(src), str(np_), str(laps)], env=env, capture_output=True, text=True,
+                          cwd=out.parent)  # not the current directory's smpy (sys.path[0] of -c)
+    if done.returncode != 0:
+        raise SystemExit(f"the run under valgrind failed: {done.stderr.strip().splitlines()[-1:]}")
+    m = re.search(r"Collected : (\d+)", done.stderr)
+    if m is None:
+        raise SystemExit("callgrind printed no instruction count")
+    return int(m.group(1))
+
+
+def calls(profile: Path) -> collections.Counter:
+    """Calls of each function (summed over its callers) in a callgrind profile."""
+    text = subprocess.run(["callgrind_annotate", "--tree=caller", "--threshold=100", str(profile)],
+                          capture_output=True, text=True).stdout
+    res: collections.Counter = collections.Counter()
+    pending: list[int] = []
+    for line in text.splitlines():
+        m = re.match(r"\s*[\d,]+ \([^)]*\)\s+<\s+\S+ \(([\d,]+)x\)", line)
+        if m:
+            pending.append(int(m.group(1).replace(",", "")))
+            continue
+        m = re.match(r"\s*[\d,]+ \([^)]*\)\s+\*\s+(?:\S+?:)?(\S+)", line)
+        if m:
+            res[re.sub(r"'\d+$", "", m.group(1))] += sum(pending)
+        if m or not line.strip():
+            pending = []
+    return res
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--np", type=int, default=256)
+    ap.add_argument("--short", type=int, default=5)
+    ap.add_argument("--long", type=int, default=25)
+    ap.add_argument("--calls", action="store_true", help="also the calls per message of a few CPython functions")
+    ap.add_argument("--src", type=Path, default=HERE.parent.parent, help="smpy source tree")
+    a = ap.parse_args()
+    if shutil.which("valgrind") is None:
+        print("skipped: valgrind not found")
+        return 0
+    src = a.src.resolve()
+    messages = (a.long - a.short) * a.np
+    # a first run outside valgrind builds what the tree's compiled parts need and its .pyc
+    # files, which would otherwise be counted in the short run only
+    env = dict(os.environ, PYTHONPATH=str(src), OPENBLAS_NUM_THREADS="1")
+    subprocess.run([sys.executable, "-c", RUN, str(src), "4", "1"], env=env, check=True, cwd=HERE.anchor)
+    with tempfile.TemporaryDirectory() as d:
+        p0, p1 = Path(d) / "short.out", Path(d) / "long.out"
+        n0, n1 = count(src, a.np, a.short, p0), count(src, a.np, a.long, p1)
+        print(f"ring np {a.np}, {a.long} - {a.short} laps = {messages} messages: "
+              f"{(n1 - n0) / messages:.0f} instructions per message")
+        if a.calls and shutil.which("callgrind_annotate"):
+            c0, c1 = calls(p0), calls(p1)
+            for name in COUNTED:
+                print(f"{(c1[name] - c0[name]) / messages:8.1f} calls per message of {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
