@@ -202,8 +202,10 @@ def sample(iterable, iters: int = 10, threshold: float = 0.005, scope: str = "lo
     the mean falls below ``threshold``; then the mean × the number of items is simulated and
     the loop ends. ``scope``: "local" (statistics per rank) or "global" (shared by all
     ranks); ``tag`` separates loops on one line (e.g. by problem size); ``warmup``: the
-    first iterations of the site run and cost their measured time but are not samples
-    (one-off first-call costs are not extrapolated); ``work``: each item's amount of work
+    first iterations of every visit of the loop run, cost their measured time and have
+    statistics of their own, apart from the steady samples that follow them back to back
+    (each visit keeps its cold start; ``--cfg=smpy/sample-warmup:site``: the first
+    iterations of the site only, left out of the statistics); ``work``: each item's amount of work
     (a number, or a function of the item) when iterations differ in size: the statistics
     are then time per unit of work, and a site serves loops of every size. The loop body
     must not call MPI. Outside smpyrun every iteration runs::
@@ -243,7 +245,8 @@ def sampled(iters: int = 10, threshold: float = 0.005, scope: str = "local", tag
             if p is None:
                 return fn(*args, **kwargs)
             key = sampling.site_key(p, site[0], site[1], str(tag), scope)
-            st = sampling.stats_for(p, key, int(iters), float(threshold), int(warmup))
+            st = sampling.stats_for(p, key, int(iters), float(threshold), int(warmup),
+                                    visits=False)
             return sampling.sampled_call(p, fn, key, st, args, kwargs)
 
         return wrapper

@@ -260,7 +260,8 @@ class Panel:
         if m <= 0:
             self.factor(h, b)
             return
-        # --sample: timed per unit of work (m h (b - h)) by height class; two warm-up runs
+        # --sample: timed per unit of work (m h (b - h)) by height class; a visit is one
+        # product, its own warm-up (smpy/sample-warmup:visit: 3 samples of the cold product)
         for _ in sample(range(1), iters=3, threshold=0.05, scope="global", warmup=2,
                         tag=f"rlu{b - a}x{height_class(m)}", work=m * (h - a) * (b - h),
                         enabled=SAMPLE):
@@ -550,8 +551,11 @@ def update(pd, ca, cb, bc=None):
     while c < nt:
         e = min(nt, c + NB) if busy else nt  # once the panel is there: the rest in one go
         # --sample: chunks timed per unit of work (HPL's dtrsm and dgemm of a chunk: 2 w
-        # (m + w / 2) flops per column), by height class
-        for x in sample(range(c, e, NB), iters=2, threshold=0.05, scope="global", warmup=2,
+        # (m + w / 2) flops per column), by height class. The first two chunks of every
+        # visit are its warm-up (cold: 1.4 and 1.2 times the steady rate on 3 ranks), with
+        # statistics of their own; the steady samples follow them back to back. Six samples
+        # each: with two, a class's head was the first, coldest visits of one or two ranks
+        for x in sample(range(c, e, NB), iters=6, threshold=0.05, scope="global", warmup=2,
                         tag=f"upd{w}x{height_class(m)}", enabled=SAMPLE,
                         work=lambda x, e=e: (m + w / 2) * (min(e, x + NB) - x)):
             y = min(e, x + NB)
