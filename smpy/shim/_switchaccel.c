@@ -35,6 +35,110 @@ static PyObject *s_heap_cell, *s_value, *s_heap_owner, *s_rank_heaps, *s__heaps_
     *s__getter_cache, *s__save_private, *s_update, *s_get, *s_pop;
 static PyObject *i_zero;
 
+/* cell.value = v for the per-rank heaps' owner cell (a ctypes.c_int over the C library's
+ * rh_owner), at every switch: through the attribute protocol that is a descriptor lookup on
+ * the ctypes class and the c_int setter, which stores (int)v into the cell's buffer when v is
+ * an int in int's range. That store is made here directly, into the buffer whose address is
+ * taken once per cell (the buffer protocol of the c_int); any other cell or value goes
+ * through setattr as before. */
+static PyObject *c_int_type;     /* ctypes.c_int, imported on first use */
+static PyObject *cell_obj;       /* the cell whose buffer cell_ptr is (held) */
+static int *cell_ptr;
+
+/* state.ctx = v, state being the isolation module's threading.local: through the attribute
+ * protocol, local's setattr finds the running thread's dict of the local (a lookup keyed by
+ * the thread), then the generic setattr looks for a data descriptor "ctx" on the class
+ * (there is none: a plain class attribute) and stores into that dict. The dict of (state,
+ * thread) is taken once, after a set through the protocol, and kept with the thread's id
+ * (never reused by another thread) and the class's version tag (any change to the class
+ * looks again); while those match, the store goes into it directly. */
+static setattrofunc local_setattro;  /* _thread._local's setattr */
+static PyObject *st_obj, *st_dict, *s___dict__;
+static PyTypeObject *st_type;
+static unsigned int st_version;
+static uint64_t st_thread;
+
+static int
+set_state_ctx(PyObject *state, PyObject *v)
+{
+    PyThreadState *ts = PyThreadState_Get();
+    PyTypeObject *t = Py_TYPE(state);
+    if (state == st_obj && t == st_type && ts->id == st_thread && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) &&
+        t->tp_version_tag == st_version)
+        return PyDict_SetItem(st_dict, s_ctx, v);
+    if (PyObject_SetAttr(state, s_ctx, v) < 0)
+        return -1;
+    if (local_setattro == NULL) {
+        PyObject *th = PyImport_ImportModule("_thread");
+        PyObject *loc = th == NULL ? NULL : PyObject_GetAttrString(th, "_local");
+        Py_XDECREF(th);
+        if (loc == NULL)
+            return -1;
+        if (PyType_Check(loc))
+            local_setattro = ((PyTypeObject *)loc)->tp_setattro;
+        Py_DECREF(loc);
+        if (local_setattro == NULL)
+            return 0;
+    }
+    if (t->tp_setattro != local_setattro)
+        return 0;  /* not a threading.local (or one with its own __setattr__): the protocol */
+    PyObject *d = _PyType_Lookup(t, s_ctx);  /* borrowed; gives t a valid version tag */
+    if (!(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) || (d != NULL && Py_TYPE(d)->tp_descr_set != NULL))
+        return 0;
+    unsigned int version = t->tp_version_tag;
+    PyObject *ld = PyObject_GetAttr(state, s___dict__);  /* the running thread's dict */
+    if (ld == NULL)
+        return -1;
+    PyObject *have = PyDict_CheckExact(ld) ? PyDict_GetItemWithError(ld, s_ctx) : NULL;
+    if (have != v) {  /* not the dict the set above went into: keep the protocol */
+        Py_DECREF(ld);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    Py_XSETREF(st_dict, ld);
+    Py_XSETREF(st_obj, Py_NewRef(state));
+    Py_XSETREF(st_type, (PyTypeObject *)Py_NewRef((PyObject *)t));
+    st_version = version;
+    st_thread = ts->id;
+    return 0;
+}
+
+static int
+set_cell_value(PyObject *cell, PyObject *v)
+{
+    if (cell != cell_obj) {
+        Py_CLEAR(cell_obj);
+        cell_ptr = NULL;
+        if (c_int_type == NULL) {
+            PyObject *ct = PyImport_ImportModule("ctypes");
+            c_int_type = ct == NULL ? NULL : PyObject_GetAttrString(ct, "c_int");
+            Py_XDECREF(ct);
+            if (c_int_type == NULL)
+                return -1;
+        }
+        if ((PyObject *)Py_TYPE(cell) == c_int_type) {
+            Py_buffer view;
+            if (PyObject_GetBuffer(cell, &view, PyBUF_SIMPLE) < 0)
+                return -1;
+            if (view.len == (Py_ssize_t)sizeof(int) && view.buf != NULL) {
+                cell_ptr = (int *)view.buf;  /* the c_int's own storage: valid while it lives */
+                cell_obj = Py_NewRef(cell);
+            }
+            PyBuffer_Release(&view);
+        }
+    }
+    if (cell_ptr != NULL && PyLong_CheckExact(v)) {
+        int overflow;
+        long x = PyLong_AsLongAndOverflow(v, &overflow);
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        if (!overflow && x >= INT_MIN && x <= INT_MAX) {
+            *cell_ptr = (int)x;
+            return 0;
+        }
+    }
+    return PyObject_SetAttr(cell, s_value, v);
+}
+
 /* modules.get(key) as a new reference (None when absent) */
 static PyObject *
 mget(PyObject *modules, PyObject *key)
@@ -262,7 +366,7 @@ switch_in(PyObject *self, PyObject *unused)
         return NULL;
     if (cell != Py_None) {
         PyObject *owner = cached_get(self, &c_self_heap_owner, s_heap_owner);
-        int rc = owner == NULL ? -1 : PyObject_SetAttr(cell, s_value, owner);
+        int rc = owner == NULL ? -1 : set_cell_value(cell, owner);
         Py_XDECREF(owner);
         Py_DECREF(cell);
         if (rc < 0)
@@ -340,7 +444,7 @@ switch_in(PyObject *self, PyObject *unused)
     Py_DECREF(ev);
     /* state.ctx = self */
     PyObject *state = dict_global(iso_dict, s_state);
-    if (state == NULL || PyObject_SetAttr(state, s_ctx, self) < 0)
+    if (state == NULL || set_state_ctx(state, self) < 0)
         goto fail;
     Py_DECREF(modules);
     Py_RETURN_NONE;
@@ -501,7 +605,7 @@ switch_out(PyObject *self, PyObject *unused)
     PyObject *x;
     /* state.ctx = None */
     PyObject *state = dict_global(iso_dict, s_state);
-    if (state == NULL || PyObject_SetAttr(state, s_ctx, Py_None) < 0)
+    if (state == NULL || set_state_ctx(state, Py_None) < 0)
         return NULL;
     PyObject *modules = cached_get(sys_mod, &c_sys_mod_modules, s_modules);
     if (modules == NULL)
@@ -524,7 +628,7 @@ switch_out(PyObject *self, PyObject *unused)
     if (cell == NULL)
         goto fail;
     if (cell != Py_None) {
-        int rc = PyObject_SetAttr(cell, s_value, i_zero);
+        int rc = set_cell_value(cell, i_zero);
         Py_DECREF(cell);
         if (rc < 0)
             goto fail;
@@ -660,7 +764,7 @@ PyInit__switchaccel(void)
     INTERN(s_switch_in, "switch_in"); INTERN(s_switch_out, "switch_out"); INTERN(s_state, "state");
     INTERN(s_ctx, "ctx"); INTERN(s__getter_cache, "_getter_cache");
     INTERN(s__save_private, "_save_private"); INTERN(s_update, "update");
-    INTERN(s_get, "get"); INTERN(s_pop, "pop");
+    INTERN(s_get, "get"); INTERN(s_pop, "pop"); INTERN(s___dict__, "__dict__");
     if ((i_zero = PyLong_FromLong(0)) == NULL)
         return NULL;
     return PyModule_Create(&moddef);

@@ -926,6 +926,115 @@ def test_switch_hooks_read_and_write_instance_dicts_as_python(monkeypatch):
         restore()
 
 
+def test_switch_hooks_set_the_heap_owner_cell_as_python(monkeypatch):
+    """The compiled hooks store the owner into a ctypes.c_int cell's buffer directly (taken
+    once per cell); the cell reads what Python's ``cell.value = owner`` gives, for another
+    cell, an owner beyond int's range, and a c_int subclass whose ``value`` is its own."""
+    import ctypes
+    import types
+
+    from smpy.shim import isolation as iso
+
+    class W:
+        defaultaction = "default"
+
+    sets = []
+
+    class Logged(ctypes.c_int):  # not c_int itself: the attribute protocol, as in Python
+        value = property(lambda self: -1, lambda self, v: sets.append(v))
+
+    fake_sys, w = types.ModuleType("fake_sys"), W()
+    w.__dict__.update(filters=[], showwarning=print, _showwarnmsg_impl=len)
+    py, cc, restore = _switch_twins(fake_sys, w, monkeypatch)
+
+    def run(sw_in, sw_out):
+        got = []
+        for cell, owner in ((ctypes.c_int(5), 3), (ctypes.c_int(0), 9), (ctypes.c_int(0), 2**31 + 5),
+                            (ctypes.c_int(0), -(2**31)), (Logged(0), 4)):
+            fake_sys.modules, fake_sys.argv = {"__main__": types.ModuleType("__main__")}, ["p"]
+            ctx = iso.RankContext(0, types.ModuleType("__main__"), ["p"], 0, None)
+            ctx.heap_cell, ctx.heap_owner = cell, owner
+            for _ in range(2):  # the cell's address is reused on the second switch
+                sw_in(ctx)
+                got.append(cell.value)
+                sw_out(ctx)
+                got.append(cell.value)
+            iso.state.ctx = None
+        return got
+
+    try:
+        want = run(*py)
+        assert want[:4] == [3, 0, 3, 0] and want[8] == ctypes.c_int(2**31 + 5).value
+        assert run(*cc) == want
+        assert sets == [4, 0, 4, 0] * 2
+    finally:
+        restore()
+
+
+def test_switch_hooks_set_the_thread_local_context_as_python(monkeypatch):
+    """The compiled hooks store ``state.ctx`` into the running thread's dict of the
+    threading.local directly once found: another thread still sees its own value (None, then
+    its own context), and a data descriptor ``ctx`` given to the class later is used, both
+    as Python does."""
+    import threading
+    import types
+
+    from smpy.shim import isolation as iso
+
+    class W:
+        defaultaction = "default"
+
+    fake_sys, w = types.ModuleType("fake_sys"), W()
+    w.__dict__.update(filters=[], showwarning=print, _showwarnmsg_impl=len)
+    py, cc, restore = _switch_twins(fake_sys, w, monkeypatch)
+
+    def ctx_of(tag):
+        fake_sys.modules, fake_sys.argv = {"__main__": types.ModuleType("__main__")}, ["p"]
+        return iso.RankContext(0, types.ModuleType("__main__"), [tag], 0, None)
+
+    def run(sw_in, sw_out):
+        seen = []
+        a = ctx_of("a")
+        sw_in(a)
+        sw_out(a)
+        sw_in(a)  # the dict found on the first set: reused now
+        seen.append(iso.state.ctx is a)
+
+        def other():
+            seen.append(iso.state.ctx)  # this thread's own: None
+            b = ctx_of("b")
+            sw_in(b)
+            seen.append(iso.state.ctx is b)
+            sw_out(b)
+            seen.append(iso.state.ctx)
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        seen.append(iso.state.ctx is a)  # untouched by the other thread
+        sw_out(a)
+        seen.append(iso.state.ctx)
+        return seen
+
+    sets = []
+    try:
+        for hooks in (py, cc):
+            assert run(*hooks) == [True, None, True, None, True, None]
+        # a data descriptor on the class: both ways go through it
+        type(iso.state).ctx = property(lambda self: "p", lambda self, v: sets.append(v))
+        made = []
+        for hooks in (py, cc):
+            made.append(ctx_of("a"))
+            hooks[0](made[-1])
+            hooks[1](made[-1])
+            assert iso.state.ctx == "p"
+        assert sets == [made[0], None, made[1], None]
+    finally:
+        type(iso.state).ctx = None
+        iso.state.ctx = None
+        restore()
+
+
 STREAMS = """
 import sys, io, warnings, asyncio
 from mpi4py import MPI
