@@ -1010,6 +1010,32 @@ tag_ok(PyObject *tag)
     return 0 <= t && t <= TAG_UB_C;
 }
 
+/* the communicator's _impl when (peer, tag) is a plain point-to-point pair: exact ints,
+ * 0 <= peer < the remote group's size, 0 <= tag <= TAG_UB (new reference). NULL with no
+ * error set: not the common case (wildcards, PROC_NULL, argument errors: the Python method
+ * handles it); NULL with an error set: a failure */
+static PyObject *
+plain_pair_impl(PyObject *self, PyObject *peer, PyObject *tag)
+{
+    PyObject *impl = cached_get(self, &c_self__impl, s__impl);
+    if (impl == NULL)
+        return NULL;
+    PyObject *rsize = cached_get(impl, &c_impl_rsize, s_rsize);
+    if (rsize == NULL) {
+        Py_DECREF(impl);
+        return NULL;
+    }
+    int ok = in_range(peer, rsize);
+    Py_DECREF(rsize);
+    if (ok > 0)
+        ok = tag_ok(tag);
+    if (ok <= 0) {
+        Py_DECREF(impl);
+        return NULL;
+    }
+    return impl;
+}
+
 /* the running rank: _actors._current.data (new reference) */
 static PyObject *
 running_proc(void)
@@ -1033,24 +1059,16 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *buf = args[0], *dest = args[1], *tag = args[2], *call = args[3], *sync = args[4];
     if (!PyLong_CheckExact(dest) || !PyLong_CheckExact(tag))
         goto python;
-    PyObject *impl = cached_get(self, &c_self__impl, s__impl);
-    if (impl == NULL)
-        return NULL;
-    PyObject *pr = running_proc();
-    PyObject *rsize = pr == NULL ? NULL : cached_get(impl, &c_impl_rsize, s_rsize);
-    if (rsize == NULL) {
-        Py_XDECREF(pr);
-        Py_DECREF(impl);
-        return NULL;
-    }
-    int ok = in_range(dest, rsize);
-    Py_DECREF(rsize);
-    if (ok > 0)
-        ok = tag_ok(tag);
-    if (ok <= 0) {  /* the checks raise, or PROC_NULL: Python */
-        Py_DECREF(pr);
-        Py_DECREF(impl);
+    PyObject *impl = plain_pair_impl(self, dest, tag);
+    if (impl == NULL) {  /* the checks raise, or PROC_NULL: Python */
+        if (PyErr_Occurred())
+            return NULL;
         goto python;
+    }
+    PyObject *pr = running_proc();
+    if (pr == NULL) {
+        Py_DECREF(impl);
+        return NULL;
     }
     PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL;
     PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_send, s_parse_send);
@@ -1125,20 +1143,10 @@ facade_irecv(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *buf = args[0], *source = args[1], *tag = args[2], *call = args[3];
     if (!PyLong_CheckExact(source) || !PyLong_CheckExact(tag))
         goto python;
-    PyObject *impl = cached_get(self, &c_self__impl, s__impl);
-    if (impl == NULL)
-        return NULL;
-    PyObject *rsize = cached_get(impl, &c_impl_rsize, s_rsize);
-    if (rsize == NULL) {
-        Py_DECREF(impl);
-        return NULL;
-    }
-    int ok = in_range(source, rsize);
-    Py_DECREF(rsize);
-    if (ok > 0)
-        ok = tag_ok(tag);
-    if (ok <= 0) {  /* wildcards, PROC_NULL, errors: Python */
-        Py_DECREF(impl);
+    PyObject *impl = plain_pair_impl(self, source, tag);
+    if (impl == NULL) {  /* wildcards, PROC_NULL, errors: Python */
+        if (PyErr_Occurred())
+            return NULL;
         goto python;
     }
     PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_recv, s_parse_recv);
@@ -1438,20 +1446,10 @@ facade_isend(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
     PyObject *buf = args[0], *dest = args[1], *tag = args[2], *call = args[3], *sync = args[4];
     if (!PyLong_CheckExact(dest) || !PyLong_CheckExact(tag))
         return call_with_self(py_isend_m, self, args, nargs, NULL);
-    PyObject *impl = cached_get(self, &c_self__impl, s__impl);
-    if (impl == NULL)
-        return NULL;
-    PyObject *rsize = cached_get(impl, &c_impl_rsize, s_rsize);
-    if (rsize == NULL) {
-        Py_DECREF(impl);
-        return NULL;
-    }
-    int ok = in_range(dest, rsize);
-    Py_DECREF(rsize);
-    if (ok > 0)
-        ok = tag_ok(tag);
-    if (ok <= 0) {  /* the checks raise, or PROC_NULL: Python */
-        Py_DECREF(impl);
+    PyObject *impl = plain_pair_impl(self, dest, tag);
+    if (impl == NULL) {  /* the checks raise, or PROC_NULL: Python */
+        if (PyErr_Occurred())
+            return NULL;
         return call_with_self(py_isend_m, self, args, nargs, NULL);
     }
     PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL, *pr = NULL;
