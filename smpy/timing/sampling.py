@@ -376,8 +376,9 @@ def _visit_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
 
 
 def _estimate(s: SampleStats, st: SampleStats, heads: list[SampleStats]) -> float:
-    """A position's estimate; a head without samples yet (its ranks' first visits ran only)
-    borrows the nearest earlier head's, else the steady one."""
+    """A position's estimate; a head without samples yet (only its ranks' first visits ran,
+    which are not sampled) borrows the estimate of the first head that has samples, else the
+    steady one."""
     if s.count:
         return s.estimate()[0]
     for h in heads:
