@@ -5,7 +5,7 @@ A long sweep is safer one point at a time (each point's files are written when i
 this rebuilds what one ``smpy predict`` over all the points would have written:
 
     python benchmarks/paper/fig12_merge.py -o benchmarks/paper/fig12_n65536 /tmp/p12.json ...
-    python benchmarks/paper/fig12_merge.py --plot-only --plot benchmarks/paper/fig12_both.png \\
+    python benchmarks/paper/fig12_merge.py --plot benchmarks/paper/fig12_both.png \\
         benchmarks/paper/fig12.json benchmarks/paper/fig12_np1536.json ... fig12_n65536.json
 
 writes PREFIX.csv / .runs.csv / .json and PREFIX.png (speed-up and efficiency against the
