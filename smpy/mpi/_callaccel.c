@@ -1049,6 +1049,31 @@ running_proc(void)
     return actor_data(a);
 }
 
+/* the sending side of a message: spec = msgspec.parse_send(buf), payload =
+ * pack_message(spec), nbytes = spec.count * spec.datatype.size (new references; 0, or -1
+ * with an error set, what was made left in place for the caller to release) */
+static int
+send_message(PyObject *buf, PyObject **spec, PyObject **payload, PyObject **nbytes)
+{
+    PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_send, s_parse_send);
+    *spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
+    Py_XDECREF(fn);
+    if (*spec == NULL)
+        return -1;
+    fn = dict_global(comm_dict, s_pack_message);  /* borrowed */
+    *payload = fn == NULL ? NULL : PyObject_CallOneArg(fn, *spec);
+    if (*payload == NULL)
+        return -1;
+    PyObject *count = cached_get(*spec, &c_spec_count, s_count);
+    PyObject *dt = count == NULL ? NULL : cached_get(*spec, &c_spec_datatype, s_datatype);
+    PyObject *size = dt == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
+    *nbytes = size == NULL ? NULL : PyNumber_Multiply(count, size);
+    Py_XDECREF(size);
+    Py_XDECREF(dt);
+    Py_XDECREF(count);
+    return *nbytes == NULL ? -1 : 0;
+}
+
 static PyObject *
 facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1070,32 +1095,9 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(impl);
         return NULL;
     }
-    PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL;
-    PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_send, s_parse_send);
-    spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
-    Py_XDECREF(fn);
-    if (spec == NULL)
+    PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL, *fn;
+    if (send_message(buf, &spec, &payload, &nbytes) < 0)
         goto out;
-    fn = PyDict_GetItemWithError(comm_dict, s_pack_message);
-    if (fn == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_SetObject(PyExc_NameError, s_pack_message);
-        goto out;
-    }
-    payload = PyObject_CallOneArg(fn, spec);
-    if (payload == NULL)
-        goto out;
-    {
-        PyObject *count = cached_get(spec, &c_spec_count, s_count);
-        PyObject *dt = count == NULL ? NULL : cached_get(spec, &c_spec_datatype, s_datatype);
-        PyObject *size = dt == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
-        nbytes = size == NULL ? NULL : PyNumber_Multiply(count, size);
-        Py_XDECREF(size);
-        Py_XDECREF(dt);
-        Py_XDECREF(count);
-        if (nbytes == NULL)
-            goto out;
-    }
     fn = attr_get(p2p_mod, s_isend);
     if (fn == NULL)
         goto out;
@@ -1452,27 +1454,9 @@ facade_isend(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
             return NULL;
         return call_with_self(py_isend_m, self, args, nargs, NULL);
     }
-    PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL, *pr = NULL;
-    PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_send, s_parse_send);
-    spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
-    Py_XDECREF(fn);
-    if (spec == NULL)
+    PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL, *pr = NULL, *fn;
+    if (send_message(buf, &spec, &payload, &nbytes) < 0)
         goto out;
-    fn = dict_global(comm_dict, s_pack_message);
-    payload = fn == NULL ? NULL : PyObject_CallOneArg(fn, spec);
-    if (payload == NULL)
-        goto out;
-    {
-        PyObject *count = cached_get(spec, &c_spec_count, s_count);
-        PyObject *dt = count == NULL ? NULL : cached_get(spec, &c_spec_datatype, s_datatype);
-        PyObject *size = dt == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
-        nbytes = size == NULL ? NULL : PyNumber_Multiply(count, size);
-        Py_XDECREF(size);
-        Py_XDECREF(dt);
-        Py_XDECREF(count);
-        if (nbytes == NULL)
-            goto out;
-    }
     pr = running_proc();
     fn = pr == NULL ? NULL : PyObject_GetAttr(p2p_mod, s_isend);
     if (fn == NULL)
