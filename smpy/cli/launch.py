@@ -61,26 +61,23 @@ from smpy.trace.utilization import BIN as UTILIZATION_BIN
 from smpy.trace.utilization import Utilization
 
 
-def _tristate(value: object) -> str:
-    """numpy / yes / no, with the usual spellings of yes and no."""
-    text = str(value).strip().lower()
-    if text == "numpy":
-        return text
-    try:
-        return "yes" if parse_bool(text) else "no"
-    except ValueError:
-        raise ValueError("expected numpy, yes or no") from None
+def _yes_no_or(word: str) -> Callable[[object], str]:
+    """A --cfg parser of ``word`` / yes / no, with the usual spellings of yes and no."""
+
+    def parse(value: object) -> str:
+        text = str(value).strip().lower()
+        if text == word:
+            return text
+        try:
+            return "yes" if parse_bool(text) else "no"
+        except ValueError:
+            raise ValueError(f"expected {word}, yes or no") from None
+
+    return parse
 
 
-def _auto_yes_no(value: object) -> str:
-    """auto / yes / no, with the usual spellings of yes and no."""
-    text = str(value).strip().lower()
-    if text == "auto":
-        return text
-    try:
-        return "yes" if parse_bool(text) else "no"
-    except ValueError:
-        raise ValueError("expected auto, yes or no") from None
+_tristate = _yes_no_or("numpy")
+_auto_yes_no = _yes_no_or("auto")
 
 
 SEED = declare("smpy/seed", 0, "Seed of the per-rank random generators (random, numpy.random)", parse=parse_int)
