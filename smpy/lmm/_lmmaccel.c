@@ -1094,7 +1094,16 @@ system_remove(PyObject *self, PyObject *v)
         if (vars == NULL)
             goto out;
         int nonempty;
-        if (PyDict_CheckExact(vars)) {
+        Py_ssize_t pos = 0;
+        PyObject *only, *coeff;
+        if (PyDict_CheckExact(vars) && PyDict_GET_SIZE(vars) == 1 && PyDict_Next(vars, &pos, &only, &coeff) &&
+            only == v) {
+            /* del vars[v] of the last variable: cleared, so that the next variable goes into an
+               empty dict (no lookup through the deleted entries, no resize once they fill the table) */
+            PyDict_Clear(vars);
+            nonempty = 0;
+        }
+        else if (PyDict_CheckExact(vars)) {
             if (PyDict_DelItem(vars, v) < 0)
                 goto out;
             nonempty = PyDict_GET_SIZE(vars) != 0;
