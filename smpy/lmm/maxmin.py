@@ -166,9 +166,9 @@ def _lone_value(elements: Any, pen: float, bound: float) -> float:
 class System:
     """A max-min system; see the module docstring for the math."""
 
-    # counted at every solve (issue 24): slots; the others stay in the instance dict, which
-    # the compiled solver reads directly (smpy/lmm/_lmmaccel.c)
-    __slots__ = ("solves", "_mark", "__dict__", "__weakref__")
+    # all slots (issue 24): the compiled solver (smpy/lmm/_lmmaccel.c) reads them at their
+    # offsets, and a method call on a system looks in no instance dict first
+    __slots__ = ("solves", "_mark", "_next_id", "_modified", "_lonely", "_lone", "_keyring", "__weakref__")
 
     def __init__(self) -> None:
         self._next_id = 0

@@ -171,6 +171,38 @@ def test_paths_alternate_on_one_system(seed):
     assert alternate == _play(caps, routes, ops, PYTHON)
 
 
+def _lone_trace(solve) -> list:
+    """Variables alone on their constraints (the compiled solve's shortcut; Python's
+    _solve_single) of every shape: the bound reached first, the level first, the level equal to
+    the bound, no bound, a reverse coefficient; each then joined by a second variable (the
+    general filling) that leaves again, and removed."""
+    s = System()
+    a, b = s.constraint(1.25e9), s.constraint(1e6)
+    cases = [(1.0, math.inf, ((a, 1.0), (b, 0.05))), (2.5, 1e6, ((a, 1.0),)), (1.0, 1e6, ((b, 1.0),)),
+             (1e-4 + 7.02e-6, 4.19e10, ((a, 1.05), (b, 1.0))), (0.3, 2e7, ((b, 0.05), (a, 1.0))),
+             (3.0, math.inf, ((a, 0.7),))]
+    trace = []
+    for i, (pen, bound, uses) in enumerate(cases):
+        v = s.variable(pen, bound, uses, data=i, unique=True)
+        for step in range(4):
+            if step == 1:
+                w = s.variable(1.0, math.inf, ((a, 1.0), (b, 1.0)), data="w", unique=True)
+            elif step == 2:
+                s.remove(w)
+            elif step == 3:
+                s.remove(v)
+            changed = solve(s)
+            trace.append(([x.data for x in changed], type(v.value).__name__, float(v.value).hex(), v._mark,
+                          a._mark, b._mark, s.solves))
+    return trace
+
+
+def test_lone_variables_the_same():
+    trace = _lone_trace(COMPILED)
+    assert trace == _lone_trace(PYTHON)
+    assert trace[0][0] == [0] and trace[8][2] == 1e6.hex()  # values were set: the cases ran
+
+
 def _fat_tree(nflows: int, seed: int):
     """Many flows with distinct routes over a two-level tree (node up/down links, switch
     uplinks): one large component, as an allgather puts on a fat tree."""
