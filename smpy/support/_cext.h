@@ -281,6 +281,8 @@ typedef struct {
     PyObject *mdict;    /* the module's dict (fixed for its life) */
     uint64_t mversion;
     PyObject *mvalue;   /* borrowed */
+    dict_track *mtrack; /* and where dict_get keeps that entry: read there while the dict is */
+    dict_entry *mentry; /* unchanged but for writes through dict_set */
 #endif
     PyObject *getset;   /* held: the class's getset descriptor or property (CACHE_GETSET, CACHE_PROPERTY) */
     /* the slot of the class seen before (a site that sees instances of two classes in turn) */
@@ -384,6 +386,18 @@ instance_dict(PyObject *o)
 CEXT_OUTLINE PyObject *
 cached_get_slow(PyObject *o, slot_cache *c, PyObject *name)
 {
+#ifdef CEXT_DICT_VERSIONS
+    if (o == c->mod && c->off == CACHE_DICT && c->mentry != NULL) {
+        /* the module's entry in dict_get's table, its dict changed by dict_set only since */
+        PyTypeObject *t = Py_TYPE(o);
+        dict_track *tr = c->mtrack;
+        dict_entry *e = c->mentry;
+        if (t == c->type && t->tp_version_tag == c->version && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) &&
+            tr->dict == c->mdict && tr->version == DICT_VERSION(c->mdict) && e->name == name &&
+            e->epoch == tr->epoch && e->value != NULL)
+            return Py_NewRef(e->value);
+    }
+#endif
     Py_ssize_t off = slot_cache_off(o, c, name);
     if (off >= 0)
         return slot_get(o, off, name);
@@ -397,6 +411,8 @@ cached_get_slow(PyObject *o, slot_cache *c, PyObject *name)
                 PyObject *v = dict_get(d, name);
                 if (v != NULL) {
                     if (DICT_VERSION(d) == version) {  /* the lookup ran no code that changed d */
+                        c->mtrack = dict_track_slot(d);
+                        c->mentry = dict_entry_of(d, name);
                         if (c->mod != o) {
                             Py_INCREF(o);
                             Py_XSETREF(c->mod, o);
@@ -499,11 +515,17 @@ typedef struct {
 #define NAMED_CACHES 256
 static named_cache named_caches[NAMED_CACHES];
 
+static inline named_cache *
+named_cache_entry(PyTypeObject *t, PyObject *name)
+{
+    uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
+    return &named_caches[(h ^ (h >> 9)) & (NAMED_CACHES - 1)];
+}
+
 static inline slot_cache *
 named_cache_for(PyObject *o, PyObject *name)
 {
-    uintptr_t h = ((uintptr_t)Py_TYPE(o) >> 4) * 31u + ((uintptr_t)name >> 4);
-    named_cache *e = &named_caches[(h ^ (h >> 9)) & (NAMED_CACHES - 1)];
+    named_cache *e = named_cache_entry(Py_TYPE(o), name);
     if (e->name != name) {
         Py_INCREF(name);
         Py_XSETREF(e->name, name);
@@ -516,16 +538,44 @@ named_cache_for(PyObject *o, PyObject *name)
     return &e->c;
 }
 
-static inline PyObject *
-attr_get(PyObject *o, PyObject *name)
+CEXT_OUTLINE PyObject *
+attr_get_slow(PyObject *o, PyObject *name)
 {
     return cached_get(o, named_cache_for(o, name), name);
 }
 
-static inline int
-attr_set(PyObject *o, PyObject *name, PyObject *v)
+CEXT_OUTLINE int
+attr_set_slow(PyObject *o, PyObject *name, PyObject *v)
 {
     return cached_set(o, named_cache_for(o, name), name, v);
+}
+
+/* inline: a set slot of the class this name was last found on, unchanged since */
+CEXT_INLINE PyObject *
+attr_get(PyObject *o, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    named_cache *e = named_cache_entry(t, name);
+    if (e->name == name && e->c.type == t && e->c.off >= 0 && t->tp_version_tag == e->c.version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        PyObject *v = SLOT(o, e->c.off);
+        if (v != NULL)
+            return Py_NewRef(v);
+    }
+    return attr_get_slow(o, name);
+}
+
+CEXT_INLINE int
+attr_set(PyObject *o, PyObject *name, PyObject *v)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    named_cache *e = named_cache_entry(t, name);
+    if (e->name == name && e->c.type == t && e->c.off >= 0 && t->tp_version_tag == e->c.version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        slot_set(o, e->c.off, v);
+        return 0;
+    }
+    return attr_set_slow(o, name, v);
 }
 
 /* bool(getattr(o, name)): 1, 0, or -1 (error) */
