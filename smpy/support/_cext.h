@@ -175,10 +175,35 @@ dict_entry_fill(dict_entry *e, PyObject *name, dict_track *t, PyObject *value)
 }
 
 /* whether every key of d is an exact str (then a lookup by a str compares no key with
- * Python code) */
+ * Python code). On CPython 3.11 a dict's keys table says so itself: its kind is "unicode"
+ * only while every key is an exact str (any other key converts the table); the kind is read
+ * from the table's head (Include/internal/pycore_dict.h: refcount, two size bytes, the
+ * kind), once checked on two dicts of known kinds; else the keys are looked at. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size;
+    uint8_t dk_log2_index_bytes;
+    uint8_t dk_kind;  /* 0 general, 1 unicode, 2 split */
+} dict_keys_head;
+#define DICT_KIND(d) (((dict_keys_head *)((PyDictObject *)(d))->ma_keys)->dk_kind)
+static int dict_kind_known = -1;  /* the head read as above gives the kinds: 1 yes, 0 no */
+#endif
+
 static int
 dict_keys_exact_str(PyObject *d)
 {
+#ifdef DICT_KIND
+    if (dict_kind_known < 0) {
+        PyObject *u = Py_BuildValue("{s:i}", "a", 1), *g = Py_BuildValue("{i:i}", 1, 1);
+        dict_kind_known = u != NULL && g != NULL && DICT_KIND(u) == 1 && DICT_KIND(g) == 0;
+        Py_XDECREF(u);
+        Py_XDECREF(g);
+        PyErr_Clear();
+    }
+    if (dict_kind_known)
+        return DICT_KIND(d) == 1;
+#endif
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     while (PyDict_Next(d, &pos, &k, &v))
@@ -512,14 +537,14 @@ typedef struct {
     slot_cache c;
 } named_cache;
 
-#define NAMED_CACHES 256
+#define NAMED_CACHES 512
 static named_cache named_caches[NAMED_CACHES];
 
 static inline named_cache *
 named_cache_entry(PyTypeObject *t, PyObject *name)
 {
     uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
-    return &named_caches[(h ^ (h >> 9)) & (NAMED_CACHES - 1)];
+    return &named_caches[(h ^ (h >> 10)) & (NAMED_CACHES - 1)];
 }
 
 static inline slot_cache *
