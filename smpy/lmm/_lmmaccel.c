@@ -955,6 +955,21 @@ forward(PyObject *fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
     return r;
 }
 
+#ifdef CEXT_DICT_VERSIONS
+/* The keys last read from a system's keyring, by the uses tuple, with the keyring dict and its
+ * version (PEP 509; see _cext.h): while that dict is unchanged, keyring.get(id(uses)) gives the
+ * same key again (the memo holds the key, so its elements, the tuple, stay alive: the address
+ * is that tuple's), without making the int and looking it up. */
+#define KEY_MEMOS 512
+typedef struct {
+    PyObject *ring; /* compared only */
+    uint64_t version;
+    PyObject *uses; /* compared only */
+    PyObject *key;  /* held */
+} key_memo;
+static key_memo key_memos[KEY_MEMOS];
+#endif
+
 /* the class key of v (System.variable's lines): the one last made for its elements if it fits,
  * else System._key_of(v); new reference */
 static PyObject *
@@ -965,13 +980,31 @@ key_for(PyObject *self, PyObject *v, PyObject *uses, PyObject *penalty, PyObject
         return NULL;
     if (!PyDict_CheckExact(ring))
         return call_method1(self, s_key_of, v);
-    PyObject *ident = PyLong_FromVoidPtr(uses);
-    if (ident == NULL)
-        return NULL;
-    PyObject *key = PyDict_GetItemWithError(ring, ident); /* borrowed */
-    Py_DECREF(ident);
-    if (key == NULL && PyErr_Occurred())
-        return NULL;
+    PyObject *key; /* borrowed: self._keyring.get(id(uses)) */
+#ifdef CEXT_DICT_VERSIONS
+    key_memo *m = &key_memos[((uintptr_t)uses >> 4) & (KEY_MEMOS - 1)];
+    if (m->ring == ring && m->version == DICT_VERSION(ring) && m->uses == uses)
+        key = m->key;
+    else
+#endif
+    {
+        PyObject *ident = PyLong_FromVoidPtr(uses);
+        if (ident == NULL)
+            return NULL;
+        key = PyDict_GetItemWithError(ring, ident);
+        Py_DECREF(ident);
+        if (key == NULL && PyErr_Occurred())
+            return NULL;
+#ifdef CEXT_DICT_VERSIONS
+        if (key != NULL) {
+            Py_INCREF(key);
+            Py_XSETREF(m->key, key); /* a _Key: its release runs no Python code */
+            m->ring = ring;
+            m->version = DICT_VERSION(ring);
+            m->uses = uses;
+        }
+#endif
+    }
     int fits = 0;
     if (key != NULL && key != Py_None && Py_IS_TYPE(key, KeyType) && SLOT(key, k_elements) == uses &&
         SLOT(key, k_penalty) != NULL && SLOT(key, k_bound) != NULL) {

@@ -148,6 +148,17 @@ def test_compiled_variable_and_remove_equal_python(seed):
     assert _play(caps, routes, ops, COMPILED, C) == reference
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_variable_with_a_churning_keyring(seed, monkeypatch):
+    """A keyring of at most two keys, cleared and refilled all the time: the compiled variable
+    (which remembers the keys it read while the keyring is unchanged) gives Python's keys."""
+    monkeypatch.setattr(maxmin, "_LONE_MAX", 2)
+    caps, routes, ops = _scenario(seed)
+    reference = _play(caps, routes, ops, PYTHON)
+    assert _play(caps, routes, ops, PYTHON, C) == reference
+    assert _play(caps, routes, ops, COMPILED, C) == reference
+
+
 def test_compiled_variable_is_pythons():
     s, t = System(), System()
     for sys_, variable in ((s, C["variable"]), (t, PY["variable"])):

@@ -247,6 +247,26 @@ def test_world_transfer_matches_python():
     assert pure == fast and pure.startswith("(5, 257.5, [(0, 1), (1, 0), (1, 2), (2, 1), (2, 2)], ['TypeError', 'TypeError']")
 
 
+def test_communicate_reads_a_changed_route_entry():
+    """The compiled communicate remembers the route figures it read with the route dict's
+    version: an entry replaced, an equal route in another tuple, are read as Python reads them."""
+    def go():
+        e = Engine()
+        fast, slow = Link("fast", 1e10, 1e-7), Link("slow", 1e8, 1e-4)
+        net = NetworkModel(e, [fast, slow], _config("SMPI"))
+        r1, r2 = (fast,), (slow,)
+        lat = [net.communicate(r1, 100.0).latency, net.communicate(r1, 100.0).latency,
+               net.communicate(r2, 100.0).latency]
+        net._routes[r1] = net._routes[r2]
+        lat.append(net.communicate(r1, 100.0).latency)
+        lat.append(net.communicate(tuple([fast]), 100.0).latency)  # equal, another tuple: the same entry
+        e.run()
+        return lat
+
+    pure, fast_ = _both(go)
+    assert pure == fast_ and pure[0] == pure[1] < pure[2] == pure[3] == pure[4]
+
+
 def test_world_transfer_reads_a_changed_route_cache():
     """The compiled transfer remembers the routes it read with the cache dict's version: a route
     replaced in the cache, a new cache dict, are read afresh, as Python reads them."""
