@@ -41,12 +41,12 @@
 static const double EPS1 = 1.0 + 1e-12;
 
 static PyTypeObject *CnstType, *VarType, *KeyType;
-static Py_ssize_t c_id, c_capacity, c_vars, c_mark, c_keys, c_sum;
+static Py_ssize_t c_id, c_capacity, c_vars, c_mark, c_keys, c_sum, c_queued;
 static Py_ssize_t v_id, v_penalty, v_bound, v_elements, v_value, v_mark, v_data, v_fixed, v_key;
 static Py_ssize_t k_elements, k_penalty, k_bound;
 static Py_ssize_t sy_solves, sy_mark, sy_next_id, sy_modified, sy_lonely, sy_keyring; /* System's slots */
 static PyObject *py_variable, *py_remove; /* the Python methods (the cases not compiled) */
-static PyObject *s_next_id, *s_keyring, *s_key_of, *s_keys, *s_sum, *s_key;
+static PyObject *s_next_id, *s_keyring, *s_key_of, *s_keys, *s_sum, *s_key, *s_queued;
 static PyObject *s_lonely, *s_modified, *s_mark, *s_solves, *s_id, *s_capacity, *s_vars, *s_penalty, *s_bound,
     *s_elements, *s_value;
 static PyObject *f_zero, *i_one, *i_zero;
@@ -781,24 +781,23 @@ solve_lone(PyObject *vars, PyObject *mark, PyObject *changed)
 static int
 solve_seeds(PyObject *modified, PyObject *mark, long long markval, PyObject *changed)
 {
-    Py_ssize_t n = PyDict_GET_SIZE(modified);
+    Py_ssize_t n = PyList_GET_SIZE(modified), k;
     if (GROW(seeds, cap_seeds, n) < 0)
         return -1;
-    Py_ssize_t pos = 0, k = 0;
-    PyObject *key, *c;
-    while (PyDict_Next(modified, &pos, &key, &c)) {
-        seeds[k].id = PyLong_AsLongLong(key);
+    for (k = 0; k < n; k++) { /* for c in modified: c._queued = False */
+        PyObject *c = PyList_GET_ITEM(modified, k), *id;
+        if (check_type(c, CnstType) < 0 || (id = slot(c, c_id, s_id)) == NULL)
+            return -1;
+        seeds[k].id = PyLong_AsLongLong(id);
         if (seeds[k].id == -1 && PyErr_Occurred())
             return -1;
         seeds[k].c = c;
-        k++;
+        slot_set(c, c_queued, Py_False);
     }
     if (n > 1)
         sort_seeds(seeds, n);
     for (k = 0; k < n; k++) {
         PyObject *seed = seeds[k].c;
-        if (check_type(seed, CnstType) < 0)
-            return -1;
         if (marked(seed, c_mark, mark, markval))
             continue;
         PyObject *vars = slot(seed, c_vars, s_vars);
@@ -831,17 +830,17 @@ system_solve(PyObject *self, PyObject *Py_UNUSED(ignored))
     PyObject *modified = slot(self, sy_modified, s_modified);
     if (modified == NULL)
         goto fail;
-    if (!PyDict_Check(modified)) {
-        PyErr_Format(PyExc_TypeError, "max-min solver: System._modified must be a dict, got %R", modified);
+    if (!PyList_CheckExact(modified)) {
+        PyErr_Format(PyExc_TypeError, "max-min solver: System._modified must be a list, got %R", modified);
         goto fail;
     }
-    if (PyDict_GET_SIZE(modified) == 0)
+    if (PyList_GET_SIZE(modified) == 0)
         return changed;
     Py_INCREF(modified);
     PyObject *solves = increment(self, sy_solves, s_solves);
     Py_XDECREF(solves);
     PyObject *mark = solves == NULL ? NULL : increment(self, sy_mark, s_mark);
-    PyObject *fresh = mark == NULL ? NULL : PyDict_New();
+    PyObject *fresh = mark == NULL ? NULL : PyList_New(0);
     int rc = fresh == NULL ? -1 : 0;
     if (fresh != NULL)
         slot_set(self, sy_modified, fresh);
@@ -903,6 +902,24 @@ count(PyObject *d, PyObject *key, int delta)
     return rc;
 }
 
+/* _queue(modified, c): if not c._queued: c._queued = True; modified.append(c) */
+static int
+queue(PyObject *modified, PyObject *c)
+{
+    PyObject *q = slot(c, c_queued, s_queued);
+    if (q == NULL)
+        return -1;
+    int t = q == Py_False ? 0 : q == Py_True ? 1 : PyObject_IsTrue(q);
+    if (t != 0)
+        return t < 0 ? -1 : 0;
+    if (!PyList_CheckExact(modified)) {
+        PyErr_Format(PyExc_TypeError, "max-min solver: System._modified must be a list, got %R", modified);
+        return -1;
+    }
+    slot_set(c, c_queued, Py_True);
+    return PyList_Append(modified, c);
+}
+
 /* a Variable as Variable.__init__ makes it, without running Python code */
 static PyObject *
 new_variable(PyObject *vid, PyObject *penalty, PyObject *bound, PyObject *data)
@@ -938,6 +955,21 @@ forward(PyObject *fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
     return r;
 }
 
+#ifdef CEXT_DICT_VERSIONS
+/* The keys last read from a system's keyring, by the uses tuple, with the keyring dict and its
+ * version (PEP 509; see _cext.h): while that dict is unchanged, keyring.get(id(uses)) gives the
+ * same key again (the memo holds the key, so its elements, the tuple, stay alive: the address
+ * is that tuple's), without making the int and looking it up. */
+#define KEY_MEMOS 512
+typedef struct {
+    PyObject *ring; /* compared only */
+    uint64_t version;
+    PyObject *uses; /* compared only */
+    PyObject *key;  /* held */
+} key_memo;
+static key_memo key_memos[KEY_MEMOS];
+#endif
+
 /* the class key of v (System.variable's lines): the one last made for its elements if it fits,
  * else System._key_of(v); new reference */
 static PyObject *
@@ -948,13 +980,31 @@ key_for(PyObject *self, PyObject *v, PyObject *uses, PyObject *penalty, PyObject
         return NULL;
     if (!PyDict_CheckExact(ring))
         return call_method1(self, s_key_of, v);
-    PyObject *ident = PyLong_FromVoidPtr(uses);
-    if (ident == NULL)
-        return NULL;
-    PyObject *key = PyDict_GetItemWithError(ring, ident); /* borrowed */
-    Py_DECREF(ident);
-    if (key == NULL && PyErr_Occurred())
-        return NULL;
+    PyObject *key; /* borrowed: self._keyring.get(id(uses)) */
+#ifdef CEXT_DICT_VERSIONS
+    key_memo *m = &key_memos[((uintptr_t)uses >> 4) & (KEY_MEMOS - 1)];
+    if (m->ring == ring && m->version == DICT_VERSION(ring) && m->uses == uses)
+        key = m->key;
+    else
+#endif
+    {
+        PyObject *ident = PyLong_FromVoidPtr(uses);
+        if (ident == NULL)
+            return NULL;
+        key = PyDict_GetItemWithError(ring, ident);
+        Py_DECREF(ident);
+        if (key == NULL && PyErr_Occurred())
+            return NULL;
+#ifdef CEXT_DICT_VERSIONS
+        if (key != NULL) {
+            Py_INCREF(key);
+            Py_XSETREF(m->key, key); /* a _Key: its release runs no Python code */
+            m->ring = ring;
+            m->version = DICT_VERSION(ring);
+            m->uses = uses;
+        }
+#endif
+    }
     int fits = 0;
     if (key != NULL && key != Py_None && Py_IS_TYPE(key, KeyType) && SLOT(key, k_elements) == uses &&
         SLOT(key, k_penalty) != NULL && SLOT(key, k_bound) != NULL) {
@@ -994,9 +1044,9 @@ system_variable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObjec
     if (v == NULL)
         goto out;
     PyObject *modified = slot(self, sy_modified, s_modified);
-    if (modified == NULL || !PyDict_Check(modified)) {
+    if (modified == NULL || !PyList_CheckExact(modified)) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "System._modified must be a dict");
+            PyErr_SetString(PyExc_TypeError, "System._modified must be a list");
         goto out;
     }
     Py_INCREF(modified);
@@ -1017,10 +1067,10 @@ system_variable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObjec
         PyObject *c = PyTuple_GET_ITEM(pair, 0), *coeff = PyTuple_GET_ITEM(pair, 1);
         if (check_type(c, CnstType) < 0)
             break;
-        PyObject *vars = slot(c, c_vars, s_vars), *cid = slot(c, c_id, s_id);
-        if (vars == NULL || cid == NULL ||
+        PyObject *vars = slot(c, c_vars, s_vars);
+        if (vars == NULL ||
             (PyDict_CheckExact(vars) ? PyDict_SetItem(vars, v, coeff) : PyObject_SetItem(vars, v, coeff)) < 0 ||
-            PyDict_SetItem(modified, cid, c) < 0)
+            queue(modified, c) < 0)
             break;
         PyObject *keys = slot(c, c_keys, s_keys);
         if (keys == NULL)
@@ -1114,9 +1164,9 @@ system_remove(PyObject *self, PyObject *v)
             nonempty = PyObject_IsTrue(vars);
         if (nonempty < 0)
             goto out;
-        if (nonempty) { /* self._modified[c.id] = c, and the class count */
-            PyObject *modified = slot(self, sy_modified, s_modified), *cid = slot(c, c_id, s_id);
-            if (modified == NULL || cid == NULL || PyObject_SetItem(modified, cid, c) < 0)
+        if (nonempty) { /* _queue(self._modified, c), and the class count */
+            PyObject *modified = slot(self, sy_modified, s_modified);
+            if (modified == NULL || queue(modified, c) < 0)
                 goto out;
             PyObject *keys = slot(c, c_keys, s_keys);
             if (keys == NULL)
@@ -1186,6 +1236,7 @@ setup(PyObject *Py_UNUSED(module), PyObject *args)
     OFF(c_mark, CnstType, "_mark");
     OFF(c_keys, CnstType, "_keys");
     OFF(c_sum, CnstType, "_sum");
+    OFF(c_queued, CnstType, "_queued");
     OFF(v_id, VarType, "id");
     OFF(v_penalty, VarType, "penalty");
     OFF(v_bound, VarType, "bound");
@@ -1228,7 +1279,7 @@ PyInit__lmmaccel(void)
     INTERN(s_solves, "solves"); INTERN(s_id, "id"); INTERN(s_capacity, "capacity"); INTERN(s_vars, "vars");
     INTERN(s_penalty, "penalty"); INTERN(s_bound, "bound"); INTERN(s_elements, "elements");
     INTERN(s_value, "value"); INTERN(s_next_id, "_next_id"); INTERN(s_keyring, "_keyring");
-    INTERN(s_key_of, "_key_of"); INTERN(s_keys, "_keys"); INTERN(s_sum, "_sum"); INTERN(s_key, "_key");
+    INTERN(s_key_of, "_key_of"); INTERN(s_keys, "_keys"); INTERN(s_sum, "_sum"); INTERN(s_key, "_key"); INTERN(s_queued, "_queued");
     if ((f_zero = PyFloat_FromDouble(0.0)) == NULL || (i_one = PyLong_FromLong(1)) == NULL ||
         (i_zero = PyLong_FromLong(0)) == NULL)
         return NULL;

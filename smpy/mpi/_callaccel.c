@@ -1625,14 +1625,15 @@ out:
  * function before anything is done. Both messages are completed as Request.Wait completes
  * them, without the nested MPI_Wait wrappers (which do nothing at depth > 0 on the fast path). */
 static PyObject *py_sendrecv_body, *sendrecv_defaults[5], *s_sendbuf, *s_sendtag, *s_recvbuf, *s_recvtag,
-    *s_MPI_Sendrecv, *s_MPI_Wait;
+    *s_MPI_Sendrecv, *s_MPI_Wait, *s_block_on, *s_finish, *wait_label_fn, *partial_type;
 static slot_cache c_sreq_state, c_rreq_state;
 
 /* Request._wrap(req).Wait() for a plain point-to-point request: p2p.wait(pr, req, "MPI_Wait")
- * while it is pending, then Request._complete(None), done here when it has nothing to do
- * but release the handle (0; -1 with an error set) */
+ * while it is pending (block_on with the label's partial(wait_label, "MPI_Wait", req), then
+ * p2p.finish when it has work), then Request._complete(None), done here when it has nothing
+ * to do but release the handle (0; -1 with an error set) */
 static int
-wait_plain(PyObject *pr, PyObject *req, PyObject *wait, int o_recv, slot_cache *c_state)
+wait_plain(PyObject *pr, PyObject *req, int o_recv, slot_cache *c_state)
 {
     PyObject *state = cached_get(req, c_state, s_state);
     int pending = state == NULL ? -1 : int_eq(state, 0);
@@ -1640,11 +1641,44 @@ wait_plain(PyObject *pr, PyObject *req, PyObject *wait, int o_recv, slot_cache *
     if (pending < 0)
         return -1;
     if (pending) {
-        PyObject *wargs[3] = {pr, req, s_MPI_Wait};
-        PyObject *x = PyObject_Vectorcall(wait, wargs, 3, NULL);
+        PyObject *p2p_dict = PyModule_GetDict(p2p_mod);  /* borrowed */
+        PyObject *block = dict_global(p2p_dict, s_block_on);
+        if (block == NULL)
+            return -1;
+        PyObject *largs[3] = {wait_label_fn, s_MPI_Wait, req};
+        PyObject *label = PyObject_Vectorcall(partial_type, largs, 3, NULL);
+        if (label == NULL)
+            return -1;
+        PyObject *bargs[2] = {req, label};
+        PyObject *x = PyObject_Vectorcall(block, bargs, 2, NULL);
+        Py_DECREF(label);
         if (x == NULL)
             return -1;
         Py_DECREF(x);
+        /* p2p.wait's finish(proc, req) when it has work: req.state == FAILED, req.ti, or a
+           receive with a receiver overhead */
+        int plain = completes_plainly(req, o_recv);
+        if (plain < 0)
+            return -1;
+        if (!plain) {
+            PyObject *st = cached_get(req, c_state, s_state);
+            PyObject *ti = st == NULL ? NULL : PyObject_GetAttr(req, s_ti);
+            PyObject *kind = ti == NULL ? NULL : PyObject_GetAttr(req, s_kind);
+            int work = kind == NULL ? -1 : int_eq(st, 2);
+            if (work == 0)
+                work = ti != Py_None;
+            if (work == 0 && o_recv)
+                work = int_eq(kind, 1);
+            Py_XDECREF(st);
+            Py_XDECREF(ti);
+            Py_XDECREF(kind);
+            PyObject *fin = work > 0 ? dict_global(p2p_dict, s_finish) : NULL;
+            PyObject *fargs[2] = {pr, req};
+            x = fin == NULL ? NULL : PyObject_Vectorcall(fin, fargs, 2, NULL);
+            if (work < 0 || (work > 0 && x == NULL))
+                return -1;
+            Py_XDECREF(x);
+        }
     }
     int plain = completes_plainly(req, o_recv);
     if (plain != 0)
@@ -1656,6 +1690,18 @@ wait_plain(PyObject *pr, PyObject *req, PyObject *wait, int o_recv, slot_cache *
         return -1;
     Py_DECREF(x);
     return 0;
+}
+
+/* 0 <= peer < impl.rsize and 0 <= tag <= TAG_UB, exact ints: 1; 0 otherwise (no error) */
+static int
+plain_pair_of(PyObject *impl, PyObject *peer, PyObject *tag)
+{
+    PyObject *rsize = cached_get(impl, &c_impl_rsize, s_rsize);
+    if (rsize == NULL)
+        return -1;
+    int ok = in_range(peer, rsize);
+    Py_DECREF(rsize);
+    return ok > 0 ? tag_ok(tag) > 0 : 0;
 }
 
 static PyObject *
@@ -1679,14 +1725,13 @@ comm_sendrecv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObj
         return PyObject_Vectorcall(py_sendrecv_body, args, nargsf, kwnames);
     PyObject *self = a[0], *dest = a[2], *sendtag = a[3], *source = a[5], *recvtag = a[6];
     PyObject *impl = plain_pair_impl(self, dest, sendtag);
-    PyObject *rimpl = impl == NULL ? NULL : plain_pair_impl(self, source, recvtag);
-    if (rimpl == NULL) {  /* the checks raise, wildcards, PROC_NULL: Python */
+    int plain = impl == NULL ? 0 : plain_pair_of(impl, source, recvtag);
+    if (plain <= 0) {  /* the checks raise, wildcards, PROC_NULL: Python */
         Py_XDECREF(impl);
-        if (PyErr_Occurred())
+        if (plain < 0 || PyErr_Occurred())
             return NULL;
         return PyObject_Vectorcall(py_sendrecv_body, args, nargsf, kwnames);
     }
-    Py_DECREF(rimpl);
     PyObject *pr = running_proc();
     PyObject *world = pr == NULL ? NULL : pget(pr, pr_world, s_world);
     int traced = world == NULL ? -1 : attr_not_none(world, s_ti);
@@ -1698,9 +1743,6 @@ comm_sendrecv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObj
         return traced < 0 || o_recv < 0 ? NULL : PyObject_Vectorcall(py_sendrecv_body, args, nargsf, kwnames);
     }
     PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *rreq = NULL, *sreq = NULL, *fn;
-    PyObject *wait = cached_get(p2p_mod, &c_p2p_wait, s_wait);
-    if (wait == NULL)
-        goto out;
     /* both messages are parsed before anything is posted; the send is packed after the
        receive is posted, as in the Python body */
     fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_send, s_parse_send);
@@ -1735,8 +1777,8 @@ comm_sendrecv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObj
         sreq = PyObject_Vectorcall(fn, iargs, 9, NULL);
         Py_DECREF(fn);
     }
-    if (sreq == NULL || wait_plain(pr, sreq, wait, o_recv, &c_sreq_state) < 0 ||
-        wait_plain(pr, rreq, wait, o_recv, &c_rreq_state) < 0)
+    if (sreq == NULL || wait_plain(pr, sreq, o_recv, &c_sreq_state) < 0 ||
+        wait_plain(pr, rreq, o_recv, &c_rreq_state) < 0)
         goto out;
     r = Py_NewRef(Py_None);
 out:
@@ -1745,7 +1787,6 @@ out:
     Py_XDECREF(nbytes);
     Py_XDECREF(payload);
     Py_XDECREF(spec);
-    Py_XDECREF(wait);
     Py_DECREF(pr);
     Py_DECREF(impl);
     return r;
@@ -1838,13 +1879,14 @@ setup_nonblocking(PyObject *module, PyObject *args)
     return desc;
 }
 
-/* setup_sendrecv(sendrecv_call, Sendrecv): the compiled body put in Sendrecv's MpiCall (after
- * setup_nonblocking) */
+/* setup_sendrecv(sendrecv_call, Sendrecv, wait_label, functools.partial): the compiled body put
+ * in Sendrecv's MpiCall (after setup_nonblocking); wait_label(label, req) is the text of
+ * p2p.wait's deadlock label */
 static PyObject *
 setup_sendrecv(PyObject *module, PyObject *args)
 {
-    PyObject *sc, *sf;
-    if (!PyArg_ParseTuple(args, "O!O", &MpiCallType, &sc, &sf))
+    PyObject *sc, *sf, *lf, *pt;
+    if (!PyArg_ParseTuple(args, "O!OOO", &MpiCallType, &sc, &sf, &lf, &pt))
         return NULL;
     if (RequestType == NULL || s_ti == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "setup_nonblocking() first");
@@ -1862,8 +1904,11 @@ setup_sendrecv(PyObject *module, PyObject *args)
     Py_DECREF(d);
 #define STR(var, text) if (var == NULL && (var = PyUnicode_InternFromString(text)) == NULL) return NULL
     STR(s_sendbuf, "sendbuf"); STR(s_sendtag, "sendtag"); STR(s_recvbuf, "recvbuf"); STR(s_recvtag, "recvtag");
-    STR(s_MPI_Sendrecv, "MPI_Sendrecv"); STR(s_MPI_Wait, "MPI_Wait");
+    STR(s_MPI_Sendrecv, "MPI_Sendrecv"); STR(s_MPI_Wait, "MPI_Wait"); STR(s_block_on, "block_on");
+    STR(s_finish, "finish");
 #undef STR
+    Py_XSETREF(wait_label_fn, Py_NewRef(lf));
+    Py_XSETREF(partial_type, Py_NewRef(pt));
     PyObject *b = PyCFunction_New(&sendrecv_body_def, NULL);
     if (b == NULL)
         return NULL;
@@ -1876,7 +1921,8 @@ static PyMethodDef methods[] = {
     {"setup_bodies", setup_bodies, METH_VARARGS, "setup_bodies(Send's MpiCall, Send, Recv's MpiCall, Recv)"},
     {"setup_nonblocking", setup_nonblocking, METH_VARARGS, "setup_nonblocking(Comm, Comm._isend, Isend's MpiCall, "
      "Isend, Irecv's MpiCall, Irecv, Waitall's MpiCall, Waitall, Request, SendRequest, RecvRequest) -> _isend"},
-    {"setup_sendrecv", setup_sendrecv, METH_VARARGS, "setup_sendrecv(Sendrecv's MpiCall, Sendrecv)"},
+    {"setup_sendrecv", setup_sendrecv, METH_VARARGS,
+     "setup_sendrecv(Sendrecv's MpiCall, Sendrecv, wait_label, functools.partial)"},
     {"setup", setup_calls, METH_VARARGS, "setup(Process, current, _call.__dict__, _hooked, "
      "coerce_ints, MPIException, after_finalize, smpy.kernel.actors.__dict__)"},
     {"setup_parse", setup_parse, METH_VARARGS, "setup_parse(np.ndarray, Datatype, DATATYPE_NULL impl, "

@@ -818,6 +818,12 @@ def _ti_begin(p: Any) -> Any:
 
 
 # -- the compiled common case (smpy.kernel.accel) -------------------------------------------
+def _wait_label(label: str, req: p2p.Request) -> str:
+    """The deadlock label of a blocking wait (``p2p.wait``'s), for the compiled Sendrecv."""
+    return f"{label} on {req.describe()}"
+
+
+
 def _compiled() -> list[tuple[Any, Any]]:
     """(Python, compiled) pairs of :meth:`Comm._send`, :meth:`Comm._irecv` and COMM_WORLD's
     ``_impl`` property from ``_callaccel.c`` (none when it cannot be built); and the bodies
@@ -851,7 +857,10 @@ def _compiled() -> list[tuple[Any, Any]]:
             pairs += [(Comm.__dict__["_isend"], isend), (Request.__dict__["Waitall"], classmethod(calls[2]))]
             sendrecv_call = _call.compiled_calls.get(id(Comm.__dict__["Sendrecv"]))
             if sendrecv_call is not None:  # and the body of Sendrecv
-                mod.setup_sendrecv(sendrecv_call, Comm.__dict__["Sendrecv"].__wrapped__)
+                import functools
+
+                mod.setup_sendrecv(sendrecv_call, Comm.__dict__["Sendrecv"].__wrapped__, _wait_label,
+                                   functools.partial)
     return pairs
 
 

@@ -65,13 +65,13 @@ print(r, w.allreduce(float(got.sum())))
 """
 
 
-def _run(tmp_path, mode, program, np_, cfg=None, trace=False):
+def _run(tmp_path, mode, program, np_, cfg=None, trace=False, status="ok"):
     path = tmp_path / "prog.py"
     path.write_text(program)
     tr = tmp_path / f"trace-{mode}.json" if trace else None
     res = launch.run(str(path), np=np_, capture=True, echo=False, cfg={**EXACT, **(cfg or {}), "smpy/accel": mode},
                      trace=str(tr) if tr else None)
-    assert res.status == "ok", res.message
+    assert res.status == status, res.message
     assert res.accelerated == (mode == "on")
     d = res.to_json()
     for k in ("wall_s", "cpu_s", "peak_rss_bytes", "accelerated", "accel_parts", "config"):
@@ -91,6 +91,26 @@ def test_sendrecv_the_same_both_ways(tmp_path, trace):
     assert "1 status 0 3 5" in text and "2 null -1 [135.0, 136.0, 137.0, 138.0, 139.0]" in text
     assert "0 split [2.0, 2.0, 2.0]" in text and text.count("truncated True") == 4
     assert text.count("error 6") == 8 and text.count("error 4") == 4 and text.count("TypeError") == 4
+
+
+DEADLOCK = """
+import numpy as np
+from mpi4py import MPI
+w = MPI.COMM_WORLD
+big = np.zeros(1 << 20)  # rendezvous: the send waits for its receive
+if w.rank == 0:
+    w.Sendrecv(big, 1, 3, np.zeros(4), 1, 3)
+else:
+    w.Recv(big, 0, 4)
+"""
+
+
+def test_sendrecv_deadlock_report_the_same_both_ways(tmp_path):
+    """A Sendrecv blocked in its send: the same deadlock report (the wait's label) both ways."""
+    pure = _run(tmp_path, "off", DEADLOCK, 2, status="deadlock")
+    fast = _run(tmp_path, "on", DEADLOCK, 2, status="deadlock")
+    assert pure == fast
+    assert "MPI_Wait on" in pure["result"]
 
 
 def test_sendrecv_body_is_in_place_and_used(tmp_path, monkeypatch):
