@@ -323,6 +323,8 @@ typedef struct {
                                 the generic getattr calls its getter before anything else) */
 #define CACHE_PROPERTY (-4)  /* a property of the class (a data descriptor too): its fget called
                                 with the object, as property.__get__ does */
+#define CACHE_METHOD (-5)    /* a non-data descriptor (a function, a C method) of a class whose
+                                instances have no __dict__: the generic getattr calls its __get__ */
 
 /* the offset of property's fget (its member descriptor): 0 not known yet, -1 none */
 static Py_ssize_t prop_fget_off;
@@ -363,6 +365,16 @@ slot_cache_find(PyTypeObject *t, slot_cache *c, PyObject *name)
     else if (t->tp_getattro == PyObject_GenericGetAttr && d != NULL && Py_TYPE(d) == &PyProperty_Type &&
              property_fget_offset() > 0) {
         off = CACHE_PROPERTY;
+        Py_INCREF(d);
+        Py_XSETREF(c->getset, d);
+    }
+    else if (t->tp_getattro == PyObject_GenericGetAttr && d != NULL && Py_TYPE(d)->tp_descr_get != NULL &&
+             Py_TYPE(d)->tp_descr_set == NULL && t->tp_dictoffset == 0
+#ifdef Py_TPFLAGS_MANAGED_DICT
+             && !(t->tp_flags & Py_TPFLAGS_MANAGED_DICT)
+#endif
+            ) {
+        off = CACHE_METHOD;
         Py_INCREF(d);
         Py_XSETREF(c->getset, d);
     }
@@ -490,6 +502,10 @@ cached_get(PyObject *o, slot_cache *c, PyObject *name)
             PyObject *fget = SLOT(c->getset, prop_fget_off);
             if (fget != NULL)
                 return PyObject_CallOneArg(fget, o);
+        }
+        else if (c->off == CACHE_METHOD) {
+            PyObject *d = c->getset;
+            return Py_TYPE(d)->tp_descr_get(d, o, (PyObject *)t);
         }
     }
     else if (t == c->type2 && t->tp_version_tag == c->version2 && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
@@ -670,7 +686,7 @@ typedef struct {
     PyObject *meth;
 } method_cache;
 
-#define METHOD_CACHES 128
+#define METHOD_CACHES 512
 static method_cache method_caches[METHOD_CACHES];
 
 /* whether the class's instances have no __dict__ or one at an offset (1), or a managed one
@@ -734,7 +750,7 @@ method_call(PyObject *name, PyObject *const *args, size_t nargsf)
 {
     PyTypeObject *t = Py_TYPE(args[0]);
     uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
-    method_cache *e = &method_caches[(h ^ (h >> 9)) & (METHOD_CACHES - 1)];
+    method_cache *e = &method_caches[(h ^ (h >> 10)) & (METHOD_CACHES - 1)];
     if (e->name == name && e->type == t && t->tp_version_tag == e->version &&
         (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
         int has = own_dict_has(args[0], name);  /* 0 at once without a __dict__ */
