@@ -30,8 +30,10 @@
 
 /* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
 static slot_cache c_activity_exception, c_activity_state, c_activity_waiters, c_engine_now, c_engine_ready,
-    c_engine_stopping, c_ev_args, c_ev_cancelled, c_ev_fn, c_glet_parent, c_m_dirty, c_osp_waits,
+    c_engine_stopping, c_ev_args, c_ev_cancelled, c_ev_fn, c_glet_parent, c_osp_waits,
     c_self_work_done, c_sig_slots;
+#define M_DIRTY_CACHES 4
+static slot_cache c_m_dirty[M_DIRTY_CACHES];
 
 /* -- configuration set by setup() ------------------------------------------------------ */
 static PyTypeObject *EventType, *ActivityType, *ActorType;
@@ -39,6 +41,8 @@ static PyObject *actors_dict;       /* smpy.kernel.actors.__dict__ (its _current
 static PyObject *ActorKilled, *SmpyInternalError, *ActivityFailed;
 static PyObject *heappush, *heappop;
 static PyObject *resume_descr;      /* the descriptor installed as Actor._resume */
+static PyObject *schedule_descr;    /* the descriptor installed as Engine.schedule */
+static PyObject *s_schedule;
 
 static Py_ssize_t ev_time, ev_fn, ev_args, ev_cancelled;
 static Py_ssize_t ac_engine, ac_state, ac_waiters, ac_callbacks, ac_exception, ac_finish_time;
@@ -175,6 +179,21 @@ fail:
     Py_DECREF(t);
     Py_DECREF(ev);
     return NULL;
+}
+
+/* whether engine.schedule is the compiled Engine.schedule (the class's, no instance attribute
+   of that name), which the callers below then run directly: 1, 0, or -1 */
+static int
+plain_schedule(PyObject *engine)
+{
+    if (schedule_descr == NULL || _PyType_Lookup(Py_TYPE(engine), s_schedule) != schedule_descr)
+        return 0;
+    PyObject *d = instance_dict(engine);
+    if (d == NULL)
+        return 1;
+    if (PyDict_GetItemWithError(d, s_schedule) != NULL)
+        return 0;
+    return PyErr_Occurred() ? -1 : 1;
 }
 
 static PyObject *
@@ -687,8 +706,10 @@ update_models(PyObject *models)
     if (seq_iter_init(&it, models) < 0)
         return -1;
     PyObject *m;
+    unsigned i = 0;
     while ((m = seq_iter_next(&it)) != NULL) {
-        PyObject *dirty = cached_get(m, &c_m_dirty, s_dirty);
+        /* one cache per position: the models are of different classes (cpu, network) */
+        PyObject *dirty = cached_get(m, &c_m_dirty[i++ % M_DIRTY_CACHES], s_dirty);
         int yes = dirty == NULL ? -1 : PyObject_IsTrue(dirty);
         Py_XDECREF(dirty);
         if (yes > 0) {
@@ -909,7 +930,7 @@ out:
 /* -- RateActivity._set_rate ------------------------------------------------------------ */
 static PyTypeObject *RateType;
 static Py_ssize_t ra_remaining, ra_total, ra_rate, ra_last_update, ra_done_event;
-static PyObject *py_set_rate, *s_work_done, *s_schedule;
+static PyObject *py_set_rate, *s_work_done;
 
 /* a float, or an int that converts to a double exactly (Python's mixed arithmetic then gives
    the same results as the double): 1 and *out set, else 0 */
@@ -992,7 +1013,10 @@ rate_set(PyObject *self, PyObject *rate)
     PyObject *d = PyFloat_FromDouble(delay);
     PyObject *cb = d == NULL ? NULL : cached_get(self, &c_self_work_done, s_work_done);
     PyObject *e = NULL;
-    if (cb != NULL) {
+    int plain = cb == NULL ? -1 : plain_schedule(engine);
+    if (plain > 0) {  /* engine.schedule(d, cb), run directly */
+        e = schedule_impl(engine, engine, d, cb, empty_tuple);
+    } else if (plain == 0) {
         PyObject *sargs[3] = {engine, d, cb};
         e = PyObject_VectorcallMethod(s_schedule, sargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
     }
@@ -1031,8 +1055,7 @@ setup_rate(PyObject *module, PyObject *args)
     OFF(ra_last_update, "last_update");
     OFF(ra_done_event, "_done_event");
 #undef OFF
-    if (s_work_done == NULL && ((s_work_done = PyUnicode_InternFromString("_work_done")) == NULL ||
-                                (s_schedule = PyUnicode_InternFromString("schedule")) == NULL))
+    if (s_work_done == NULL && (s_work_done = PyUnicode_InternFromString("_work_done")) == NULL)
         return NULL;
     return PyDescr_NewMethod(RateType, &rate_set_def);
 }
@@ -1123,6 +1146,7 @@ setup(PyObject *module, PyObject *args)
         return NULL;
     }
     Py_XSETREF(resume_descr, Py_NewRef(resume));
+    Py_XSETREF(schedule_descr, Py_NewRef(schedule));
     return Py_BuildValue("{sNsNsNsNsN}", "run", run, "schedule", schedule, "_finish", finish, "_resume", resume,
                          "add_callback", add_cb);
 }
@@ -1155,7 +1179,7 @@ PyInit__accel(void)
     INTERN(s_resume, "_resume"); INTERN(s_switch_in, "switch_in"); INTERN(s_switch_out, "switch_out");
     INTERN(s_switch, "switch"); INTERN(s_parent, "parent"); INTERN(s_popleft, "popleft");
     INTERN(s_append, "append"); INTERN(s_current, "_current"); INTERN(s_describe, "describe");
-    INTERN(s_time, "time"); INTERN(s_fn, "fn"); INTERN(s_args, "args"); INTERN(s_cancelled, "cancelled");
+    INTERN(s_time, "time"); INTERN(s_schedule, "schedule"); INTERN(s_fn, "fn"); INTERN(s_args, "args"); INTERN(s_cancelled, "cancelled");
     INTERN(s_engine, "engine"); INTERN(s_state, "state"); INTERN(s_waiters, "waiters");
     INTERN(s_callbacks, "callbacks"); INTERN(s_exception, "exception"); INTERN(s_finish_time, "finish_time");
     INTERN(s_context, "context"); INTERN(s_glet, "glet"); INTERN(s_waiting_for, "waiting_for");

@@ -41,11 +41,12 @@
 static const double EPS1 = 1.0 + 1e-12;
 
 static PyTypeObject *CnstType, *VarType, *KeyType;
-static Py_ssize_t c_id, c_capacity, c_vars, c_mark, c_keys, c_sum;
+static Py_ssize_t c_id, c_capacity, c_vars, c_mark, c_keys, c_sum, c_queued;
 static Py_ssize_t v_id, v_penalty, v_bound, v_elements, v_value, v_mark, v_data, v_fixed, v_key;
 static Py_ssize_t k_elements, k_penalty, k_bound;
+static Py_ssize_t sy_solves, sy_mark, sy_next_id, sy_modified, sy_lonely, sy_keyring; /* System's slots */
 static PyObject *py_variable, *py_remove; /* the Python methods (the cases not compiled) */
-static PyObject *s_next_id, *s_keyring, *s_key_of, *s_keys, *s_sum, *s_key;
+static PyObject *s_next_id, *s_keyring, *s_key_of, *s_keys, *s_sum, *s_key, *s_queued;
 static PyObject *s_lonely, *s_modified, *s_mark, *s_solves, *s_id, *s_capacity, *s_vars, *s_penalty, *s_bound,
     *s_elements, *s_value;
 static PyObject *f_zero, *i_one, *i_zero;
@@ -623,9 +624,12 @@ static Py_ssize_t cap_seeds;
 static int
 solve_lonely(PyObject *self, PyObject *changed)
 {
-    PyObject *lonely = attr_get(self, s_lonely);
+    PyObject *lonely = slot(self, sy_lonely, s_lonely);
     if (lonely == NULL)
         return -1;
+    if (PyList_CheckExact(lonely) && PyList_GET_SIZE(lonely) == 0)
+        return 0;
+    Py_INCREF(lonely);
     int truth = PyObject_IsTrue(lonely);
     if (truth <= 0) {
         Py_DECREF(lonely);
@@ -663,48 +667,137 @@ solve_lonely(PyObject *self, PyObject *changed)
     PyObject *fresh = PyList_New(0);
     if (fresh == NULL)
         return -1;
-    rc = attr_set(self, s_lonely, fresh);
+    slot_set(self, sy_lonely, fresh);
     Py_DECREF(fresh);
-    return rc;
+    return 0;
 }
 
-/* ``self.name += 1``; returns the new value (new reference) */
+/* ``self.name += 1`` (a slot at off); returns the new value (new reference) */
 static PyObject *
-increment(PyObject *self, PyObject *name)
+increment(PyObject *self, Py_ssize_t off, PyObject *name)
 {
-    PyObject *v = attr_get(self, name);
+    PyObject *v = slot(self, off, name);
     if (v == NULL)
         return NULL;
     PyObject *w = PyNumber_InPlaceAdd(v, i_one);
-    Py_DECREF(v);
-    if (w == NULL || attr_set(self, name, w) < 0) {
-        Py_XDECREF(w);
-        return NULL;
-    }
+    if (w != NULL)
+        slot_set(self, off, w);
     return w;
+}
+
+/* seeds by id: an insertion sort for the few of a message (ids are distinct: any sort gives
+   the same order) */
+static void
+sort_seeds(Seed *a, Py_ssize_t n)
+{
+    if (n > 16) {
+        qsort(a, (size_t)n, sizeof(Seed), cmp_seed);
+        return;
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        Seed x = a[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && a[j - 1].id > x.id; j--)
+            a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
+/* a float object's value, or 0 when o is not an exact float */
+static inline int
+exact_float(PyObject *o, double *out)
+{
+    if (o == NULL || !PyFloat_CheckExact(o))
+        return 0;
+    *out = PyFloat_AS_DOUBLE(o);
+    return 1;
+}
+
+/* System.solve's shortcut for a seed whose one variable is alone on each of its constraints
+ * (the network's lone flow): System._solve_single with _lone_value, the general filling of a
+ * one-variable component bit for bit (the level min_c C_c / (a_cv / w_v), the same bound test).
+ * Marks the variable and its constraints, stores the value and appends the variable to
+ * ``changed`` if it changed, as store() does. 1: done; 0: not this case (exact floats, a tuple
+ * of elements, a positive penalty; nothing touched), the general path solves it; -1: error */
+static int
+solve_lone(PyObject *vars, PyObject *mark, PyObject *changed)
+{
+    if (!PyDict_CheckExact(vars) || PyDict_GET_SIZE(vars) != 1)
+        return 0;
+    Py_ssize_t pos = 0;
+    PyObject *v, *coeff_o;
+    if (!PyDict_Next(vars, &pos, &v, &coeff_o) || !Py_IS_TYPE(v, VarType))
+        return 0;
+    PyObject *elements = SLOT(v, v_elements), *bound_o = SLOT(v, v_bound);
+    double pen, bound, x0;
+    if (elements == NULL || !PyTuple_CheckExact(elements) || !exact_float(SLOT(v, v_penalty), &pen) ||
+        !exact_float(bound_o, &bound) || !exact_float(SLOT(v, v_value), &x0) || !(pen > 0.0))
+        return 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(elements);
+    double level = INFINITY;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *pair = PyTuple_GET_ITEM(elements, k);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2)
+            return 0;
+        PyObject *c = PyTuple_GET_ITEM(pair, 0), *cv;
+        double coeff, cap;
+        if (!Py_IS_TYPE(c, CnstType) || (cv = SLOT(c, c_vars)) == NULL || !PyDict_CheckExact(cv) ||
+            PyDict_GET_SIZE(cv) != 1 || !exact_float(PyTuple_GET_ITEM(pair, 1), &coeff) ||
+            !exact_float(SLOT(c, c_capacity), &cap))
+            return 0;
+        double use = coeff / pen;
+        if (use > 0.0) {
+            double lvl = cap / use;
+            if (lvl < level)
+                level = lvl;
+        }
+    }
+    slot_set(v, v_mark, mark);
+    for (Py_ssize_t k = 0; k < n; k++)
+        slot_set(PyTuple_GET_ITEM(PyTuple_GET_ITEM(elements, k), 0), c_mark, mark);
+    double x;
+    PyObject *nv = NULL; /* the bound object itself when the value is the bound */
+    if (bound != INFINITY && bound * pen <= level * EPS1)
+        x = bound, nv = bound_o;
+    else if (level == INFINITY)
+        x = INFINITY;
+    else if ((x = level / pen) > bound)
+        x = bound, nv = bound_o;
+    if (nv != NULL)
+        Py_INCREF(nv);
+    else if (memcmp(&x0, &x, sizeof(double)) != 0 || x0 != x) {
+        if ((nv = PyFloat_FromDouble(x)) == NULL)
+            return -1;
+    }
+    if (nv != NULL) {
+        slot_set(v, v_value, nv);
+        Py_DECREF(nv);
+    }
+    if (x != x0 && PyList_Append(changed, v) < 0)
+        return -1;
+    return 1;
 }
 
 static int
 solve_seeds(PyObject *modified, PyObject *mark, long long markval, PyObject *changed)
 {
-    Py_ssize_t n = PyDict_GET_SIZE(modified);
+    Py_ssize_t n = PyList_GET_SIZE(modified), k;
     if (GROW(seeds, cap_seeds, n) < 0)
         return -1;
-    Py_ssize_t pos = 0, k = 0;
-    PyObject *key, *c;
-    while (PyDict_Next(modified, &pos, &key, &c)) {
-        seeds[k].id = PyLong_AsLongLong(key);
+    for (k = 0; k < n; k++) { /* for c in modified: c._queued = False */
+        PyObject *c = PyList_GET_ITEM(modified, k), *id;
+        if (check_type(c, CnstType) < 0 || (id = slot(c, c_id, s_id)) == NULL)
+            return -1;
+        seeds[k].id = PyLong_AsLongLong(id);
         if (seeds[k].id == -1 && PyErr_Occurred())
             return -1;
         seeds[k].c = c;
-        k++;
+        slot_set(c, c_queued, Py_False);
     }
     if (n > 1)
-        qsort(seeds, (size_t)n, sizeof(Seed), cmp_seed);
+        sort_seeds(seeds, n);
     for (k = 0; k < n; k++) {
         PyObject *seed = seeds[k].c;
-        if (check_type(seed, CnstType) < 0)
-            return -1;
         if (marked(seed, c_mark, mark, markval))
             continue;
         PyObject *vars = slot(seed, c_vars, s_vars);
@@ -712,6 +805,12 @@ solve_seeds(PyObject *modified, PyObject *mark, long long markval, PyObject *cha
             return -1;
         if (PyDict_Check(vars) && PyDict_GET_SIZE(vars) == 0) {
             slot_set(seed, c_mark, mark);
+            continue;
+        }
+        int lone = solve_lone(vars, mark, changed);
+        if (lone != 0) {
+            if (lone < 0)
+                return -1;
             continue;
         }
         if (component(seed, mark) < 0 || fill() < 0 || store(changed) < 0)
@@ -728,23 +827,23 @@ system_solve(PyObject *self, PyObject *Py_UNUSED(ignored))
         return NULL;
     if (solve_lonely(self, changed) < 0)
         goto fail;
-    PyObject *modified = attr_get(self, s_modified);
+    PyObject *modified = slot(self, sy_modified, s_modified);
     if (modified == NULL)
         goto fail;
-    if (!PyDict_Check(modified)) {
-        PyErr_Format(PyExc_TypeError, "max-min solver: System._modified must be a dict, got %R", modified);
-        Py_DECREF(modified);
+    if (!PyList_CheckExact(modified)) {
+        PyErr_Format(PyExc_TypeError, "max-min solver: System._modified must be a list, got %R", modified);
         goto fail;
     }
-    if (PyDict_GET_SIZE(modified) == 0) {
-        Py_DECREF(modified);
+    if (PyList_GET_SIZE(modified) == 0)
         return changed;
-    }
-    PyObject *solves = increment(self, s_solves);
+    Py_INCREF(modified);
+    PyObject *solves = increment(self, sy_solves, s_solves);
     Py_XDECREF(solves);
-    PyObject *mark = solves == NULL ? NULL : increment(self, s_mark);
-    PyObject *fresh = mark == NULL ? NULL : PyDict_New();
-    int rc = fresh == NULL ? -1 : attr_set(self, s_modified, fresh);
+    PyObject *mark = solves == NULL ? NULL : increment(self, sy_mark, s_mark);
+    PyObject *fresh = mark == NULL ? NULL : PyList_New(0);
+    int rc = fresh == NULL ? -1 : 0;
+    if (fresh != NULL)
+        slot_set(self, sy_modified, fresh);
     Py_XDECREF(fresh);
     long long markval = 0;
     if (rc == 0) {
@@ -765,13 +864,6 @@ fail:
 }
 
 /* -- System.variable and System.remove ----------------------------------------------------- */
-/* the system's instance dict (System has no __slots__); new reference */
-static inline PyObject *
-sys_dict(PyObject *self)
-{
-    return PyObject_GenericGetDict(self, NULL);
-}
-
 /* ``a != b`` as Python computes it (no identity shortcut: NaN != NaN) */
 static inline int
 not_equal(PyObject *a, PyObject *b)
@@ -810,6 +902,24 @@ count(PyObject *d, PyObject *key, int delta)
     return rc;
 }
 
+/* _queue(modified, c): if not c._queued: c._queued = True; modified.append(c) */
+static int
+queue(PyObject *modified, PyObject *c)
+{
+    PyObject *q = slot(c, c_queued, s_queued);
+    if (q == NULL)
+        return -1;
+    int t = q == Py_False ? 0 : q == Py_True ? 1 : PyObject_IsTrue(q);
+    if (t != 0)
+        return t < 0 ? -1 : 0;
+    if (!PyList_CheckExact(modified)) {
+        PyErr_Format(PyExc_TypeError, "max-min solver: System._modified must be a list, got %R", modified);
+        return -1;
+    }
+    slot_set(c, c_queued, Py_True);
+    return PyList_Append(modified, c);
+}
+
 /* a Variable as Variable.__init__ makes it, without running Python code */
 static PyObject *
 new_variable(PyObject *vid, PyObject *penalty, PyObject *bound, PyObject *data)
@@ -845,24 +955,56 @@ forward(PyObject *fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
     return r;
 }
 
+#ifdef CEXT_DICT_VERSIONS
+/* The keys last read from a system's keyring, by the uses tuple, with the keyring dict and its
+ * version (PEP 509; see _cext.h): while that dict is unchanged, keyring.get(id(uses)) gives the
+ * same key again (the memo holds the key, so its elements, the tuple, stay alive: the address
+ * is that tuple's), without making the int and looking it up. */
+#define KEY_MEMOS 512
+typedef struct {
+    PyObject *ring; /* compared only */
+    uint64_t version;
+    PyObject *uses; /* compared only */
+    PyObject *key;  /* held */
+} key_memo;
+static key_memo key_memos[KEY_MEMOS];
+#endif
+
 /* the class key of v (System.variable's lines): the one last made for its elements if it fits,
  * else System._key_of(v); new reference */
 static PyObject *
-key_for(PyObject *self, PyObject *d, PyObject *v, PyObject *uses, PyObject *penalty, PyObject *bound)
+key_for(PyObject *self, PyObject *v, PyObject *uses, PyObject *penalty, PyObject *bound)
 {
-    PyObject *ring = PyDict_GetItemWithError(d, s_keyring);
-    if (ring == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_SetObject(PyExc_AttributeError, s_keyring);
+    PyObject *ring = slot(self, sy_keyring, s_keyring);
+    if (ring == NULL)
         return NULL;
+    if (!PyDict_CheckExact(ring))
+        return call_method1(self, s_key_of, v);
+    PyObject *key; /* borrowed: self._keyring.get(id(uses)) */
+#ifdef CEXT_DICT_VERSIONS
+    key_memo *m = &key_memos[((uintptr_t)uses >> 4) & (KEY_MEMOS - 1)];
+    if (m->ring == ring && m->version == DICT_VERSION(ring) && m->uses == uses)
+        key = m->key;
+    else
+#endif
+    {
+        PyObject *ident = PyLong_FromVoidPtr(uses);
+        if (ident == NULL)
+            return NULL;
+        key = PyDict_GetItemWithError(ring, ident);
+        Py_DECREF(ident);
+        if (key == NULL && PyErr_Occurred())
+            return NULL;
+#ifdef CEXT_DICT_VERSIONS
+        if (key != NULL) {
+            Py_INCREF(key);
+            Py_XSETREF(m->key, key); /* a _Key: its release runs no Python code */
+            m->ring = ring;
+            m->version = DICT_VERSION(ring);
+            m->uses = uses;
+        }
+#endif
     }
-    PyObject *ident = PyLong_FromVoidPtr(uses);
-    if (ident == NULL)
-        return NULL;
-    PyObject *key = PyDict_GetItemWithError(ring, ident); /* borrowed */
-    Py_DECREF(ident);
-    if (key == NULL && PyErr_Occurred())
-        return NULL;
     int fits = 0;
     if (key != NULL && key != Py_None && Py_IS_TYPE(key, KeyType) && SLOT(key, k_elements) == uses &&
         SLOT(key, k_penalty) != NULL && SLOT(key, k_bound) != NULL) {
@@ -892,37 +1034,24 @@ system_variable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObjec
         return forward(py_variable, self, args, nargs, kwnames);
     PyObject *penalty = args[0], *bound = args[1], *uses = args[2], *data = args[3];
     double pen = PyFloat_AS_DOUBLE(penalty);
-    PyObject *d = sys_dict(self);
-    if (d == NULL)
-        return NULL;
     PyObject *v = NULL, *key = NULL, *result = NULL;
     /* self._next_id += 1 */
-    PyObject *nid = PyDict_GetItemWithError(d, s_next_id);
-    if (nid == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_SetObject(PyExc_AttributeError, s_next_id);
-        goto out;
-    }
-    nid = PyNumber_Add(nid, i_one);
+    PyObject *nid = increment(self, sy_next_id, s_next_id);
     if (nid == NULL)
         goto out;
-    if (PyDict_SetItem(d, s_next_id, nid) < 0) {
-        Py_DECREF(nid);
-        goto out;
-    }
     v = new_variable(nid, penalty, bound, data);
     Py_DECREF(nid);
     if (v == NULL)
         goto out;
-    PyObject *modified = PyDict_GetItemWithError(d, s_modified);
-    if (modified == NULL || !PyDict_Check(modified)) {
+    PyObject *modified = slot(self, sy_modified, s_modified);
+    if (modified == NULL || !PyList_CheckExact(modified)) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "System._modified must be a dict");
+            PyErr_SetString(PyExc_TypeError, "System._modified must be a list");
         goto out;
     }
     Py_INCREF(modified);
     slot_set(v, v_elements, uses);
-    key = key_for(self, d, v, uses, penalty, bound);
+    key = key_for(self, v, uses, penalty, bound);
     if (key == NULL) {
         Py_DECREF(modified);
         goto out;
@@ -938,9 +1067,10 @@ system_variable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObjec
         PyObject *c = PyTuple_GET_ITEM(pair, 0), *coeff = PyTuple_GET_ITEM(pair, 1);
         if (check_type(c, CnstType) < 0)
             break;
-        PyObject *vars = slot(c, c_vars, s_vars), *cid = slot(c, c_id, s_id);
-        if (vars == NULL || cid == NULL || PyObject_SetItem(vars, v, coeff) < 0 ||
-            PyDict_SetItem(modified, cid, c) < 0)
+        PyObject *vars = slot(c, c_vars, s_vars);
+        if (vars == NULL ||
+            (PyDict_CheckExact(vars) ? PyDict_SetItem(vars, v, coeff) : PyObject_SetItem(vars, v, coeff)) < 0 ||
+            queue(modified, c) < 0)
             break;
         PyObject *keys = slot(c, c_keys, s_keys);
         if (keys == NULL)
@@ -971,12 +1101,9 @@ system_variable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObjec
     if (PyErr_Occurred())
         goto out;
     if (n == 0) { /* no constraint: self._lonely.append(v) */
-        PyObject *lonely = PyDict_GetItemWithError(d, s_lonely);
-        if (lonely == NULL) {
-            if (!PyErr_Occurred())
-                PyErr_SetObject(PyExc_AttributeError, s_lonely);
+        PyObject *lonely = slot(self, sy_lonely, s_lonely);
+        if (lonely == NULL)
             goto out;
-        }
         PyObject *r = PyObject_CallMethod(lonely, "append", "O", v);
         if (r == NULL)
             goto out;
@@ -986,7 +1113,6 @@ system_variable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObjec
 out:
     Py_XDECREF(key);
     Py_XDECREF(v);
-    Py_DECREF(d);
     return result;
 }
 
@@ -1001,9 +1127,6 @@ system_remove(PyObject *self, PyObject *v)
         return NULL;
     if (!PyTuple_Check(elements) && !PyList_Check(elements))
         return PyObject_CallFunctionObjArgs(py_remove, self, v, NULL);
-    PyObject *d = sys_dict(self);
-    if (d == NULL)
-        return NULL;
     Py_INCREF(elements);
     Py_INCREF(key);
     PyObject *result = NULL;
@@ -1018,16 +1141,32 @@ system_remove(PyObject *self, PyObject *v)
         if (check_type(c, CnstType) < 0)
             goto out;
         PyObject *vars = slot(c, c_vars, s_vars);
-        if (vars == NULL || PyObject_DelItem(vars, v) < 0)
+        if (vars == NULL)
             goto out;
-        int nonempty = PyObject_IsTrue(vars);
+        int nonempty;
+        Py_ssize_t pos = 0;
+        PyObject *only, *coeff;
+        if (PyDict_CheckExact(vars) && PyDict_GET_SIZE(vars) == 1 && PyDict_Next(vars, &pos, &only, &coeff) &&
+            only == v) {
+            /* del vars[v] of the last variable: cleared, so that the next variable goes into an
+               empty dict (no lookup through the deleted entries, no resize once they fill the table) */
+            PyDict_Clear(vars);
+            nonempty = 0;
+        }
+        else if (PyDict_CheckExact(vars)) {
+            if (PyDict_DelItem(vars, v) < 0)
+                goto out;
+            nonempty = PyDict_GET_SIZE(vars) != 0;
+        }
+        else if (PyObject_DelItem(vars, v) < 0)
+            goto out;
+        else
+            nonempty = PyObject_IsTrue(vars);
         if (nonempty < 0)
             goto out;
-        if (nonempty) { /* self._modified[c.id] = c, and the class count */
-            PyObject *modified = PyDict_GetItemWithError(d, s_modified), *cid = slot(c, c_id, s_id);
-            if (modified == NULL && !PyErr_Occurred())
-                PyErr_SetObject(PyExc_AttributeError, s_modified);
-            if (modified == NULL || cid == NULL || PyObject_SetItem(modified, cid, c) < 0)
+        if (nonempty) { /* _queue(self._modified, c), and the class count */
+            PyObject *modified = slot(self, sy_modified, s_modified);
+            if (modified == NULL || queue(modified, c) < 0)
                 goto out;
             PyObject *keys = slot(c, c_keys, s_keys);
             if (keys == NULL)
@@ -1053,20 +1192,14 @@ system_remove(PyObject *self, PyObject *v)
     slot_set(v, v_key, Py_None);
     slot_set(v, v_value, f_zero);
     /* bool(self._modified or self._lonely) */
-    PyObject *modified = PyDict_GetItemWithError(d, s_modified);
-    if (modified == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_SetObject(PyExc_AttributeError, s_modified);
+    PyObject *modified = slot(self, sy_modified, s_modified);
+    if (modified == NULL)
         goto out;
-    }
     int t = PyObject_IsTrue(modified);
     if (t == 0) {
-        PyObject *lonely = PyDict_GetItemWithError(d, s_lonely);
-        if (lonely == NULL) {
-            if (!PyErr_Occurred())
-                PyErr_SetObject(PyExc_AttributeError, s_lonely);
+        PyObject *lonely = slot(self, sy_lonely, s_lonely);
+        if (lonely == NULL)
             goto out;
-        }
         t = PyObject_IsTrue(lonely);
     }
     if (t >= 0)
@@ -1074,7 +1207,6 @@ system_remove(PyObject *self, PyObject *v)
 out:
     Py_DECREF(elements);
     Py_DECREF(key);
-    Py_DECREF(d);
     return result;
 }
 /* -- setup -------------------------------------------------------------------------------- */
@@ -1104,6 +1236,7 @@ setup(PyObject *Py_UNUSED(module), PyObject *args)
     OFF(c_mark, CnstType, "_mark");
     OFF(c_keys, CnstType, "_keys");
     OFF(c_sum, CnstType, "_sum");
+    OFF(c_queued, CnstType, "_queued");
     OFF(v_id, VarType, "id");
     OFF(v_penalty, VarType, "penalty");
     OFF(v_bound, VarType, "bound");
@@ -1116,8 +1249,14 @@ setup(PyObject *Py_UNUSED(module), PyObject *args)
     OFF(k_elements, KeyType, "elements");
     OFF(k_penalty, KeyType, "penalty");
     OFF(k_bound, KeyType, "bound");
-#undef OFF
     PyTypeObject *st = (PyTypeObject *)system;
+    OFF(sy_solves, st, "solves");
+    OFF(sy_mark, st, "_mark");
+    OFF(sy_next_id, st, "_next_id");
+    OFF(sy_modified, st, "_modified");
+    OFF(sy_lonely, st, "_lonely");
+    OFF(sy_keyring, st, "_keyring");
+#undef OFF
     return Py_BuildValue("{sNsNsN}", "solve", PyDescr_NewMethod(st, &solve_def),
                          "variable", PyDescr_NewMethod(st, &variable_def), "remove", PyDescr_NewMethod(st, &remove_def));
 }
@@ -1140,7 +1279,7 @@ PyInit__lmmaccel(void)
     INTERN(s_solves, "solves"); INTERN(s_id, "id"); INTERN(s_capacity, "capacity"); INTERN(s_vars, "vars");
     INTERN(s_penalty, "penalty"); INTERN(s_bound, "bound"); INTERN(s_elements, "elements");
     INTERN(s_value, "value"); INTERN(s_next_id, "_next_id"); INTERN(s_keyring, "_keyring");
-    INTERN(s_key_of, "_key_of"); INTERN(s_keys, "_keys"); INTERN(s_sum, "_sum"); INTERN(s_key, "_key");
+    INTERN(s_key_of, "_key_of"); INTERN(s_keys, "_keys"); INTERN(s_sum, "_sum"); INTERN(s_key, "_key"); INTERN(s_queued, "_queued");
     if ((f_zero = PyFloat_FromDouble(0.0)) == NULL || (i_one = PyLong_FromLong(1)) == NULL ||
         (i_zero = PyLong_FromLong(0)) == NULL)
         return NULL;

@@ -79,7 +79,7 @@ _EPS = 1e-12  # relative tolerance when comparing levels
 
 
 class Constraint:
-    __slots__ = ("id", "capacity", "vars", "data", "_rem", "_use", "_mark", "_nfree", "_keys", "_sum")
+    __slots__ = ("id", "capacity", "vars", "data", "_rem", "_use", "_mark", "_nfree", "_keys", "_sum", "_queued")
 
     def __init__(self, cid: int, capacity: float, data: Any = None) -> None:
         self.id = cid
@@ -98,6 +98,8 @@ class Constraint:
         #: sum of coeff / penalty over ``vars`` in insertion order, as :func:`_start_filling`
         #: sums it, kept while variables are only appended; None: to be summed again
         self._sum: float | None = None
+        #: in its system's list of modified constraints (until the next solve)
+        self._queued = False
 
     def __repr__(self) -> str:
         return f"Constraint#{self.id}(C={self.capacity:g}, n={len(self.vars)})"
@@ -124,6 +126,17 @@ class Variable:
 
     def __repr__(self) -> str:
         return f"Variable#{self.id}(w={self.penalty:g}, b={self.bound:g}, x={self.value:g})"
+
+
+def _queue(modified: list[Constraint], c: Constraint) -> None:
+    """``c`` into a system's modified constraints, once."""
+    if not c._queued:
+        c._queued = True
+        modified.append(c)
+
+
+def _cid(c: Constraint) -> int:
+    return c.id
 
 
 def merge_uses(uses: list[tuple[Constraint, float]] | tuple) -> tuple[tuple[Constraint, float], ...]:
@@ -166,13 +179,14 @@ def _lone_value(elements: Any, pen: float, bound: float) -> float:
 class System:
     """A max-min system; see the module docstring for the math."""
 
-    # counted at every solve (issue 24): slots; the others stay in the instance dict, which
-    # the compiled solver reads directly (smpy/lmm/_lmmaccel.c)
-    __slots__ = ("solves", "_mark", "__dict__", "__weakref__")
+    # all slots (issue 24): the compiled solver (smpy/lmm/_lmmaccel.c) reads them at their
+    # offsets, and a method call on a system looks in no instance dict first
+    __slots__ = ("solves", "_mark", "_next_id", "_modified", "_lonely", "_lone", "_keyring", "__weakref__")
 
     def __init__(self) -> None:
         self._next_id = 0
-        self._modified: dict[int, Constraint] = {}
+        #: the modified constraints, each once (its ``_queued`` flag), in the order of modification
+        self._modified: list[Constraint] = []
         self._lonely: list[Variable] = []  # modified variables with no constraint
         self._mark = 0
         self.solves = 0
@@ -214,7 +228,9 @@ class System:
                 v._key = key
                 for c, coeff in uses:
                     c.vars[v] = coeff
-                    modified[c.id] = c
+                    if not c._queued:
+                        c._queued = True
+                        modified.append(c)
                     keys = c._keys
                     if keys is not None:
                         keys[key] = keys.get(key, 0) + 1
@@ -225,14 +241,14 @@ class System:
                 v.elements = uses if type(uses) is tuple else list(uses)
                 for c, coeff in uses:
                     c.vars[v] = coeff
-                    modified[c.id] = c
+                    _queue(modified, c)
                     _no_class(c)
         elif len(uses) == 1:
             c, coeff = uses[0]
             if coeff > 0.0:
                 c.vars[v] = coeff
                 v.elements.append((c, coeff))
-                modified[c.id] = c
+                _queue(modified, c)
                 _no_class(c)
         else:
             acc: dict[Constraint, float] = {}  # constraint -> summed coefficient, in first-use order
@@ -242,7 +258,7 @@ class System:
                     acc[c] = coeff if prev is None else prev + coeff
             for c, coeff in acc.items():
                 c.vars[v] = coeff
-                modified[c.id] = c
+                _queue(modified, c)
                 _no_class(c)
             v.elements = list(acc.items())
         if not v.elements:
@@ -256,7 +272,7 @@ class System:
             vars_ = c.vars
             del vars_[v]
             if vars_:  # a constraint left empty shares nothing: no component to re-solve
-                self._modified[c.id] = c
+                _queue(self._modified, c)
                 keys = c._keys
                 if keys is not None:
                     n = keys[key] - 1
@@ -312,13 +328,13 @@ class System:
 
     def set_capacity(self, c: Constraint, capacity: float) -> None:
         c.capacity = capacity
-        self._modified[c.id] = c
+        _queue(self._modified, c)
         self._lone.clear()
 
     def _touch(self, v: Variable) -> None:
         if v.elements:
             for c, _ in v.elements:
-                self._modified[c.id] = c
+                _queue(self._modified, c)
         else:
             self._lonely.append(v)
 
@@ -344,9 +360,11 @@ class System:
         self.solves += 1
         self._mark += 1
         mark = self._mark
-        self._modified = {}
-        # seeds in constraint-id order (ids are the dict keys: an int sort, no key function)
-        seeds = modified.values() if len(modified) == 1 else list(map(modified.__getitem__, sorted(modified)))
+        self._modified = []
+        for c in modified:
+            c._queued = False
+        # seeds in constraint-id order (ids are distinct)
+        seeds = modified if len(modified) == 1 else sorted(modified, key=_cid)
         for seed in seeds:
             if seed._mark == mark:
                 continue

@@ -6,9 +6,10 @@
  * call, check the integer arguments, call the method with depth + 1, hand an MPIException of
  * an outermost call to the error hook. A call watched only by the timing of the compute bursts
  * (the default run) flushes the burst before and restarts it after, as _hooked does (the
- * flush itself, Timing.flush, in C when no memory sampler or folder watches it either); a call that
- * another feature watches (tracer, regions, page-fault counts, sampling,
- * smpy/probe-sees:polled) goes to the Python _hooked path;
+ * flush itself, Timing.flush, in C when no memory sampler or folder watches it either; with
+ * folded memory's page-fault count, the restart also calls Timing.mark_faults); an outermost
+ * call that another feature watches (tracer, regions, sampling, smpy/probe-sees:polled), and
+ * a nested one the tracer watches, goes to the Python _hooked path;
  * so do the after-MPI_Finalize error and the conversion of non-int integer arguments.
  * The method is called with the caller's argument vector as it is (no tuple, no dict).
  *
@@ -30,7 +31,7 @@
 static PyObject *actors_dict;  /* smpy.kernel.actors.__dict__ (its _current global) */
 static PyObject *s_current, *s_data, *s_depth, *s_world, *s_finalized, *s_mpi_calls, *s_bench,
     *s_sampling, *s_tracer, *s_probe_polled, *s_timing, *s_measure, *s_error_hook, *i_one, *s_regions,
-    *s_count_faults, *s_flush, *s_thread_time, *s_start;
+    *s_count_faults, *s_flush, *s_thread_time, *s_start, *s_mark_faults;
 
 static PyObject *ProcessType, *current_fn, *call_dict, *hooked_fn, *coerce_fn, *MPIException, *after_finalize_fn;
 
@@ -363,20 +364,22 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
             goto out;
         }
     }
+    /* the tracer watches every call; smpy/probe-sees:polled, the regions and the timing of
+       the compute bursts only the outermost ones (_hooked does nothing for them at depth > 0
+       but what the fast path does) */
     int watched = attr_not_none(world, s_tracer);
-    if (watched == 0)
+    if (watched == 0 && outer)
         watched = attr_true(world, s_probe_polled);
-    if (watched == 0) {
+    if (watched == 0 && outer) {
         timing = cached_get(world, &c_world_timing, s_timing);
         watched = timing == NULL ? -1 : attr_true(timing, s_measure);
         if (watched == 1) {
             /* only the timing of the compute bursts watches the call (the default run): _hooked's
-               flush before and restart after are done here, unless regions or the page-fault
-               count need its frame */
+               flush before and restart after are done here (with the page-fault count, the
+               flush is Timing.flush and the restart calls Timing.mark_faults, as _hooked does),
+               unless the regions need its frame */
             int other = attr_not_none(timing, s_regions);
-            if (other == 0)
-                other = attr_true(timing, s_count_faults);
-            watched = other < 0 ? -1 : other;
+            watched = other;
             measured = other == 0;
         }
     }
@@ -454,6 +457,11 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
                 PyErr_SetString(PyExc_RuntimeError, "smpy.mpi._call has no _thread_time");
             Py_XDECREF(bench);
             Py_XDECREF(now);
+            /* if timing.count_faults: timing.mark_faults(proc) */
+            int faults = bad ? 0 : attr_true(timing, s_count_faults);
+            PyObject *m = faults > 0 ? call_method1(timing, s_mark_faults, proc) : NULL;
+            bad = faults < 0 || (faults > 0 && m == NULL);
+            Py_XDECREF(m);
         }
         if (bad) {
             Py_CLEAR(r);
@@ -1611,6 +1619,182 @@ out:
     return r;
 }
 
+/* -- the body of Comm.Sendrecv ---------------------------------------------------------------
+ * Its common case: both pairs plain (int ranks in range, tags in range: no wildcard, no
+ * PROC_NULL), no status, no time-independent trace recorded; the rest goes to the Python
+ * function before anything is done. Both messages are completed as Request.Wait completes
+ * them, without the nested MPI_Wait wrappers (which do nothing at depth > 0 on the fast path). */
+static PyObject *py_sendrecv_body, *sendrecv_defaults[5], *s_sendbuf, *s_sendtag, *s_recvbuf, *s_recvtag,
+    *s_MPI_Sendrecv, *s_MPI_Wait, *s_block_on, *s_finish, *wait_label_fn, *partial_type;
+static slot_cache c_sreq_state, c_rreq_state;
+
+/* Request._wrap(req).Wait() for a plain point-to-point request: p2p.wait(pr, req, "MPI_Wait")
+ * while it is pending (block_on with the label's partial(wait_label, "MPI_Wait", req), then
+ * p2p.finish when it has work), then Request._complete(None), done here when it has nothing
+ * to do but release the handle (0; -1 with an error set) */
+static int
+wait_plain(PyObject *pr, PyObject *req, int o_recv, slot_cache *c_state)
+{
+    PyObject *state = cached_get(req, c_state, s_state);
+    int pending = state == NULL ? -1 : int_eq(state, 0);
+    Py_XDECREF(state);
+    if (pending < 0)
+        return -1;
+    if (pending) {
+        PyObject *p2p_dict = PyModule_GetDict(p2p_mod);  /* borrowed */
+        PyObject *block = dict_global(p2p_dict, s_block_on);
+        if (block == NULL)
+            return -1;
+        PyObject *largs[3] = {wait_label_fn, s_MPI_Wait, req};
+        PyObject *label = PyObject_Vectorcall(partial_type, largs, 3, NULL);
+        if (label == NULL)
+            return -1;
+        PyObject *bargs[2] = {req, label};
+        PyObject *x = PyObject_Vectorcall(block, bargs, 2, NULL);
+        Py_DECREF(label);
+        if (x == NULL)
+            return -1;
+        Py_DECREF(x);
+        /* p2p.wait's finish(proc, req) when it has work: req.state == FAILED, req.ti, or a
+           receive with a receiver overhead */
+        int plain = completes_plainly(req, o_recv);
+        if (plain < 0)
+            return -1;
+        if (!plain) {
+            PyObject *st = cached_get(req, c_state, s_state);
+            PyObject *ti = st == NULL ? NULL : PyObject_GetAttr(req, s_ti);
+            PyObject *kind = ti == NULL ? NULL : PyObject_GetAttr(req, s_kind);
+            int work = kind == NULL ? -1 : int_eq(st, 2);
+            if (work == 0)
+                work = ti != Py_None;
+            if (work == 0 && o_recv)
+                work = int_eq(kind, 1);
+            Py_XDECREF(st);
+            Py_XDECREF(ti);
+            Py_XDECREF(kind);
+            PyObject *fin = work > 0 ? dict_global(p2p_dict, s_finish) : NULL;
+            PyObject *fargs[2] = {pr, req};
+            x = fin == NULL ? NULL : PyObject_Vectorcall(fin, fargs, 2, NULL);
+            if (work < 0 || (work > 0 && x == NULL))
+                return -1;
+            Py_XDECREF(x);
+        }
+    }
+    int plain = completes_plainly(req, o_recv);
+    if (plain != 0)
+        return plain < 0 ? -1 : 0;
+    PyObject *w = wrap_request(req);  /* finish, release, raise the request's error */
+    PyObject *x = w == NULL ? NULL : call_method1(w, s__complete, Py_None);
+    Py_XDECREF(w);
+    if (x == NULL)
+        return -1;
+    Py_DECREF(x);
+    return 0;
+}
+
+/* 0 <= peer < impl.rsize and 0 <= tag <= TAG_UB, exact ints: 1; 0 otherwise (no error) */
+static int
+plain_pair_of(PyObject *impl, PyObject *peer, PyObject *tag)
+{
+    PyObject *rsize = cached_get(impl, &c_impl_rsize, s_rsize);
+    if (rsize == NULL)
+        return -1;
+    int ok = in_range(peer, rsize);
+    Py_DECREF(rsize);
+    return ok > 0 ? tag_ok(tag) > 0 : 0;
+}
+
+static PyObject *
+comm_sendrecv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* Sendrecv(self, sendbuf, dest, sendtag=0, recvbuf=None, source=ANY_SOURCE, recvtag=ANY_TAG,
+     *          status=None):
+     *     sspec = msgspec.parse_send(sendbuf)
+     *     r = self._irecv(recvbuf, source, recvtag, "MPI_Sendrecv")
+     *     s = p2p.isend(proc(), impl, P2P, pack_message(sspec), sspec.nbytes, dest, sendtag,
+     *                   "MPI_Sendrecv", False)
+     *     Request._wrap(s).Wait(); Request._wrap(r).Wait(status) */
+    PyObject *names[8] = {NULL, s_sendbuf, s_dest, s_sendtag, s_recvbuf, s_source, s_recvtag, s_status}, *a[8];
+    if (!bind(args, nargsf, kwnames, names, 8, a) || a[1] == NULL || a[2] == NULL)
+        return PyObject_Vectorcall(py_sendrecv_body, args, nargsf, kwnames);
+    for (int i = 3; i < 8; i++)
+        if (a[i] == NULL)
+            a[i] = sendrecv_defaults[i - 3];
+    if (a[7] != Py_None || !PyLong_CheckExact(a[2]) || !PyLong_CheckExact(a[3]) || !PyLong_CheckExact(a[5]) ||
+        !PyLong_CheckExact(a[6]))
+        return PyObject_Vectorcall(py_sendrecv_body, args, nargsf, kwnames);
+    PyObject *self = a[0], *dest = a[2], *sendtag = a[3], *source = a[5], *recvtag = a[6];
+    PyObject *impl = plain_pair_impl(self, dest, sendtag);
+    int plain = impl == NULL ? 0 : plain_pair_of(impl, source, recvtag);
+    if (plain <= 0) {  /* the checks raise, wildcards, PROC_NULL: Python */
+        Py_XDECREF(impl);
+        if (plain < 0 || PyErr_Occurred())
+            return NULL;
+        return PyObject_Vectorcall(py_sendrecv_body, args, nargsf, kwnames);
+    }
+    PyObject *pr = running_proc();
+    PyObject *world = pr == NULL ? NULL : pget(pr, pr_world, s_world);
+    int traced = world == NULL ? -1 : attr_not_none(world, s_ti);
+    int o_recv = traced != 0 ? traced : attr_not_none(pr, s_o_recv);
+    Py_XDECREF(world);
+    if (traced != 0 || o_recv < 0) {  /* a time-independent trace records the call: Python */
+        Py_DECREF(impl);
+        Py_XDECREF(pr);
+        return traced < 0 || o_recv < 0 ? NULL : PyObject_Vectorcall(py_sendrecv_body, args, nargsf, kwnames);
+    }
+    PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *rreq = NULL, *sreq = NULL, *fn;
+    /* both messages are parsed before anything is posted; the send is packed after the
+       receive is posted, as in the Python body */
+    fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_send, s_parse_send);
+    spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, a[1]);
+    Py_XDECREF(fn);
+    if (spec == NULL)
+        goto out;
+    {
+        PyObject *margs[5] = {self, a[4], source, recvtag, s_MPI_Sendrecv};
+        rreq = PyObject_VectorcallMethod(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    if (rreq == NULL)
+        goto out;
+    fn = dict_global(comm_dict, s_pack_message);  /* borrowed */
+    payload = fn == NULL ? NULL : PyObject_CallOneArg(fn, spec);
+    if (payload == NULL)
+        goto out;
+    {
+        PyObject *count = cached_get(spec, &c_spec_count, s_count);
+        PyObject *dt = count == NULL ? NULL : cached_get(spec, &c_spec_datatype, s_datatype);
+        PyObject *size = dt == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
+        nbytes = size == NULL ? NULL : PyNumber_Multiply(count, size);
+        Py_XDECREF(size);
+        Py_XDECREF(dt);
+        Py_XDECREF(count);
+    }
+    fn = nbytes == NULL ? NULL : PyObject_GetAttr(p2p_mod, s_isend);
+    if (fn == NULL)
+        goto out;
+    {
+        PyObject *iargs[9] = {pr, impl, p2p_const, payload, nbytes, dest, sendtag, s_MPI_Sendrecv, Py_False};
+        sreq = PyObject_Vectorcall(fn, iargs, 9, NULL);
+        Py_DECREF(fn);
+    }
+    if (sreq == NULL || wait_plain(pr, sreq, o_recv, &c_sreq_state) < 0 ||
+        wait_plain(pr, rreq, o_recv, &c_rreq_state) < 0)
+        goto out;
+    r = Py_NewRef(Py_None);
+out:
+    Py_XDECREF(sreq);
+    Py_XDECREF(rreq);
+    Py_XDECREF(nbytes);
+    Py_XDECREF(payload);
+    Py_XDECREF(spec);
+    Py_DECREF(pr);
+    Py_DECREF(impl);
+    return r;
+}
+
+static PyMethodDef sendrecv_body_def = {"Sendrecv", (PyCFunction)(void (*)(void))comm_sendrecv_body,
+                                        METH_FASTCALL | METH_KEYWORDS, "Comm.Sendrecv's body, compiled"};
+
 static PyMethodDef isend_body_def = {"Isend", (PyCFunction)(void (*)(void))comm_isend_body,
                                      METH_FASTCALL | METH_KEYWORDS, "Comm.Isend's body, compiled"};
 static PyMethodDef irecv_body_def = {"Irecv", (PyCFunction)(void (*)(void))comm_irecv_body,
@@ -1695,10 +1879,50 @@ setup_nonblocking(PyObject *module, PyObject *args)
     return desc;
 }
 
+/* setup_sendrecv(sendrecv_call, Sendrecv, wait_label, functools.partial): the compiled body put
+ * in Sendrecv's MpiCall (after setup_nonblocking); wait_label(label, req) is the text of
+ * p2p.wait's deadlock label */
+static PyObject *
+setup_sendrecv(PyObject *module, PyObject *args)
+{
+    PyObject *sc, *sf, *lf, *pt;
+    if (!PyArg_ParseTuple(args, "O!OOO", &MpiCallType, &sc, &sf, &lf, &pt))
+        return NULL;
+    if (RequestType == NULL || s_ti == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup_nonblocking() first");
+        return NULL;
+    }
+    PyObject *d = PyObject_GetAttrString(sf, "__defaults__");
+    if (d == NULL || !PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 5) {
+        Py_XDECREF(d);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "Sendrecv does not have the expected defaults");
+        return NULL;
+    }
+    for (int i = 0; i < 5; i++)
+        Py_XSETREF(sendrecv_defaults[i], Py_NewRef(PyTuple_GET_ITEM(d, i)));
+    Py_DECREF(d);
+#define STR(var, text) if (var == NULL && (var = PyUnicode_InternFromString(text)) == NULL) return NULL
+    STR(s_sendbuf, "sendbuf"); STR(s_sendtag, "sendtag"); STR(s_recvbuf, "recvbuf"); STR(s_recvtag, "recvtag");
+    STR(s_MPI_Sendrecv, "MPI_Sendrecv"); STR(s_MPI_Wait, "MPI_Wait"); STR(s_block_on, "block_on");
+    STR(s_finish, "finish");
+#undef STR
+    Py_XSETREF(wait_label_fn, Py_NewRef(lf));
+    Py_XSETREF(partial_type, Py_NewRef(pt));
+    PyObject *b = PyCFunction_New(&sendrecv_body_def, NULL);
+    if (b == NULL)
+        return NULL;
+    Py_XSETREF(py_sendrecv_body, Py_NewRef(sf));
+    Py_XSETREF(((MpiCall *)sc)->body, b);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"setup_bodies", setup_bodies, METH_VARARGS, "setup_bodies(Send's MpiCall, Send, Recv's MpiCall, Recv)"},
     {"setup_nonblocking", setup_nonblocking, METH_VARARGS, "setup_nonblocking(Comm, Comm._isend, Isend's MpiCall, "
      "Isend, Irecv's MpiCall, Irecv, Waitall's MpiCall, Waitall, Request, SendRequest, RecvRequest) -> _isend"},
+    {"setup_sendrecv", setup_sendrecv, METH_VARARGS,
+     "setup_sendrecv(Sendrecv's MpiCall, Sendrecv, wait_label, functools.partial)"},
     {"setup", setup_calls, METH_VARARGS, "setup(Process, current, _call.__dict__, _hooked, "
      "coerce_ints, MPIException, after_finalize, smpy.kernel.actors.__dict__)"},
     {"setup_parse", setup_parse, METH_VARARGS, "setup_parse(np.ndarray, Datatype, DATATYPE_NULL impl, "
@@ -1730,6 +1954,7 @@ PyInit__callaccel(void)
     INTERN(s_tracer, "tracer"); INTERN(s_probe_polled, "probe_polled"); INTERN(s_timing, "timing");
     INTERN(s_measure, "measure"); INTERN(s_error_hook, "error_hook");
     INTERN(s_regions, "regions"); INTERN(s_count_faults, "count_faults"); INTERN(s_flush, "flush");
+    INTERN(s_mark_faults, "mark_faults");
     INTERN(s_memory, "memory"); INTERN(s_untimed, "untimed"); INTERN(s__folder, "_folder"); INTERN(s_measured_s, "measured_s");
     INTERN(s_simulate, "simulate"); INTERN(s_threshold, "threshold"); INTERN(s__burst, "_burst");
     if ((f_zero = PyFloat_FromDouble(0.0)) == NULL)

@@ -818,11 +818,17 @@ def _ti_begin(p: Any) -> Any:
 
 
 # -- the compiled common case (smpy.kernel.accel) -------------------------------------------
+def _wait_label(label: str, req: p2p.Request) -> str:
+    """The deadlock label of a blocking wait (``p2p.wait``'s), for the compiled Sendrecv."""
+    return f"{label} on {req.describe()}"
+
+
+
 def _compiled() -> list[tuple[Any, Any]]:
     """(Python, compiled) pairs of :meth:`Comm._send`, :meth:`Comm._irecv` and COMM_WORLD's
     ``_impl`` property from ``_callaccel.c`` (none when it cannot be built); and the bodies
-    of ``Send``, ``Recv``, ``Isend``, ``Irecv`` and ``Request.Waitall`` put in their compiled
-    ``@mpicall`` wrappers' fast path, with :meth:`Comm._isend`."""
+    of ``Send``, ``Recv``, ``Isend``, ``Irecv``, ``Request.Waitall`` and ``Sendrecv`` put in
+    their compiled ``@mpicall`` wrappers' fast path, with :meth:`Comm._isend`."""
     from pathlib import Path
 
     from smpy.support import cext
@@ -849,6 +855,12 @@ def _compiled() -> list[tuple[Any, Any]]:
                                           Request, p2p.SendRequest, p2p.RecvRequest)
             # the classmethod holds the Python wrapper, which the rebinding does not look into
             pairs += [(Comm.__dict__["_isend"], isend), (Request.__dict__["Waitall"], classmethod(calls[2]))]
+            sendrecv_call = _call.compiled_calls.get(id(Comm.__dict__["Sendrecv"]))
+            if sendrecv_call is not None:  # and the body of Sendrecv
+                import functools
+
+                mod.setup_sendrecv(sendrecv_call, Comm.__dict__["Sendrecv"].__wrapped__, _wait_label,
+                                   functools.partial)
     return pairs
 
 

@@ -118,6 +118,21 @@ out:
     return f;
 }
 
+#ifdef CEXT_DICT_VERSIONS
+/* The route figures last read from the model's route dict, by the route tuple (the world's
+ * cached route: the same object for every message of a pair of hosts), with the dict and its
+ * version (PEP 509; see _cext.h): while that dict is unchanged and the tuple the same object,
+ * routes[route] is the same entry, found without hashing the tuple of links. The memo holds
+ * the tuple, so its address is not reused meanwhile. */
+#define ROUTE_MEMOS 1024
+typedef struct {
+    PyObject *routes; /* compared only */
+    uint64_t version;
+    PyObject *route, *info; /* held */
+} route_memo;
+static route_memo route_memos[ROUTE_MEMOS];
+#endif
+
 /* the cached route figures and size factors of the common case (new references), 1; 0 when
    the Python method must do it (a route or size not seen yet, factors not cached, a flow
    signal or tracked flows, Flow replaced); -1 on error */
@@ -141,7 +156,22 @@ common_case(PyObject *self, PyObject *route, PyObject *size, PyObject **info, Py
         r = sig < 0 ? -1 : 0;
         goto out;
     }
-    PyObject *inf = PyDict_GetItemWithError(routes, route);
+    PyObject *inf; /* borrowed: self._routes.get(route) */
+#ifdef CEXT_DICT_VERSIONS
+    route_memo *m = &route_memos[((uintptr_t)route >> 4) & (ROUTE_MEMOS - 1)];
+    if (m->routes == routes && m->version == DICT_VERSION(routes) && m->route == route)
+        inf = m->info;
+    else if ((inf = PyDict_GetItemWithError(routes, route)) != NULL) {
+        Py_INCREF(inf);
+        Py_INCREF(route);
+        Py_XSETREF(m->info, inf); /* a _RouteInfo and a tuple: their release runs no Python code */
+        Py_XSETREF(m->route, route);
+        m->routes = routes;
+        m->version = DICT_VERSION(routes);
+    }
+#else
+    inf = PyDict_GetItemWithError(routes, route);
+#endif
     PyObject *fl = inf == NULL || Py_TYPE(inf) != InfoType ? NULL : PyDict_GetItemWithError(factors, size);
     if (fl == NULL || !PyTuple_CheckExact(fl) || PyTuple_GET_SIZE(fl) != 2) {
         PyErr_Clear();  /* an unhashable route or size: the Python method says what happens */

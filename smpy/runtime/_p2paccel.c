@@ -725,6 +725,87 @@ arrived(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* -- the arrival callback --------------------------------------------------------------
+ * partial(_arrived, send) when the p2p module's _arrived is this file's: a small callable
+ * holding ``send`` that calls arrived(send, flow) directly (a partial object costs a call
+ * tuple, its own argument tuple and an empty keyword dict per message); the same calls with
+ * the same arguments. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *send;
+    vectorcallfunc vectorcall;
+} ArrivedCb;
+
+static PyObject *
+arrived_cb_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames)) || n > 1) {
+        PyErr_SetString(PyExc_TypeError, "_arrived() takes the send and at most the flow");
+        return NULL;
+    }
+    PyObject *all[2] = {((ArrivedCb *)self)->send, n ? args[0] : NULL};
+    return arrived(NULL, all, 1 + n);
+}
+
+static int
+arrived_cb_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(((ArrivedCb *)self)->send);
+    return 0;
+}
+
+static int
+arrived_cb_clear(PyObject *self)
+{
+    Py_CLEAR(((ArrivedCb *)self)->send);
+    return 0;
+}
+
+static void
+arrived_cb_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(((ArrivedCb *)self)->send);
+    PyObject_GC_Del(self);
+}
+
+static PyObject *
+arrived_cb_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("<_arrived of %R>", ((ArrivedCb *)self)->send);
+}
+
+static PyTypeObject ArrivedCbType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "smpy.runtime._p2paccel.arrived_callback",
+    .tp_basicsize = sizeof(ArrivedCb),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(ArrivedCb, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = arrived_cb_traverse,
+    .tp_clear = arrived_cb_clear,
+    .tp_dealloc = arrived_cb_dealloc,
+    .tp_repr = arrived_cb_repr,
+    .tp_doc = "partial(_arrived, send), compiled (smpy.runtime._p2paccel)",
+};
+
+/* partial(fn, send), or the compiled callback when fn is this file's _arrived */
+static PyObject *
+arrival_callback(PyObject *fn, PyObject *send)
+{
+    if (PyCFunction_Check(fn) && PyCFunction_GET_FUNCTION(fn) == (PyCFunction)(void (*)(void))arrived) {
+        ArrivedCb *cb = PyObject_GC_New(ArrivedCb, &ArrivedCbType);
+        if (cb == NULL)
+            return NULL;
+        cb->send = Py_NewRef(send);
+        cb->vectorcall = arrived_cb_call;
+        PyObject_GC_Track(cb);
+        return (PyObject *)cb;
+    }
+    return PyObject_CallFunctionObjArgs(partial_type, fn, send, NULL);
+}
+
 static PyObject *
 start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -755,7 +836,7 @@ start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     slot_set(send, send_off[F_FLOW], flow);
     /* flow.add_callback(partial(_arrived, send)) */
     PyObject *fn = dict_global(p2p_dict, s__arrived);
-    PyObject *cb = fn == NULL ? NULL : PyObject_CallFunctionObjArgs(partial_type, fn, send, NULL);
+    PyObject *cb = fn == NULL ? NULL : arrival_callback(fn, send);
     PyObject *x = cb == NULL ? NULL : call_method1(flow, s_add_callback, cb);
     Py_XDECREF(cb);
     Py_DECREF(flow);
@@ -1264,7 +1345,7 @@ PyInit__p2paccel(void)
     INTERN(s_offset, "offset"); INTERN(s_payload, "payload"); INTERN(s_ENVELOPE_BYTES, "ENVELOPE_BYTES");
     if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus1 = PyLong_FromLong(-1)) == NULL ||
         (i_send = PyLong_FromLong(0)) == NULL || (i_recv = PyLong_FromLong(1)) == NULL ||
-        (f_minus1 = PyFloat_FromDouble(-1.0)) == NULL)
+        (f_minus1 = PyFloat_FromDouble(-1.0)) == NULL || PyType_Ready(&ArrivedCbType) < 0)
         return NULL;
     return PyModule_Create(&moddef);
 }

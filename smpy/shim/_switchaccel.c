@@ -144,7 +144,7 @@ static PyObject *
 mget(PyObject *modules, PyObject *key)
 {
     if (PyDict_CheckExact(modules)) {
-        PyObject *v = PyDict_GetItemWithError(modules, key);
+        PyObject *v = dict_get(modules, key);
         if (v == NULL)
             return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
         return Py_NewRef(v);
@@ -196,10 +196,24 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
             goto out;
         Py_DECREF(r);
     }
-    /* modules.update(mine) (dict.update of a dict is PyDict_Update) */
+    /* modules.update(mine): for two exact dicts, modules[name] = module for each item in
+     * order, as dict.update stores them (dict_set keeps modules' other remembered entries) */
     if (PyDict_CheckExact(modules) && PyDict_CheckExact(mine)) {
-        if (PyDict_Update(modules, mine) < 0)
-            goto out;
+        Py_ssize_t pos = 0, n = PyDict_GET_SIZE(mine);
+        PyObject *k, *v;
+        while (PyDict_Next(mine, &pos, &k, &v)) {
+            Py_INCREF(k);
+            Py_INCREF(v);
+            int bad = dict_set(modules, k, v) < 0;
+            Py_DECREF(v);
+            Py_DECREF(k);
+            if (bad)
+                goto out;
+            if (PyDict_GET_SIZE(mine) != n) {
+                PyErr_SetString(PyExc_RuntimeError, "dict mutated during update");
+                goto out;
+            }
+        }
     } else {
         PyObject *r = call_method1(modules, s_update, mine);
         if (r == NULL)
@@ -394,7 +408,8 @@ switch_in(PyObject *self, PyObject *unused)
     if (modules == NULL)
         return NULL;
     PyObject *main = cached_get(self, &c_self_main, s_main);
-    if (main == NULL || PyObject_SetItem(modules, s___main__, main) < 0) {
+    if (main == NULL || (PyDict_CheckExact(modules) ? dict_set(modules, s___main__, main)
+                                                    : PyObject_SetItem(modules, s___main__, main)) < 0) {
         Py_XDECREF(main);
         goto fail;
     }
@@ -521,7 +536,7 @@ private_out(PyObject *self, PyObject *modules, PyObject *names)
             PyObject *found[16];  /* the first 16 values, held while mine is updated */
             Py_ssize_t nf = 0;
             for (i = 0; i < n; i++) {
-                PyObject *v = PyDict_GetItemWithError(modules, PyTuple_GET_ITEM(c1, i));
+                PyObject *v = dict_get(modules, PyTuple_GET_ITEM(c1, i));
                 if (v == NULL)
                     break;
                 if (i < 16)
@@ -531,13 +546,15 @@ private_out(PyObject *self, PyObject *modules, PyObject *names)
             if (i == n) {
                 for (i = 0; i < n && !bad; i++) {
                     PyObject *k = PyTuple_GET_ITEM(c1, i);
-                    PyObject *v = i < 16 ? found[i] : PyDict_GetItemWithError(modules, k);
+                    PyObject *v = i < 16 ? found[i] : dict_get(modules, k);
                     if (v == NULL) {
                         if (!PyErr_Occurred())
                             PyErr_SetObject(PyExc_KeyError, k);
                         bad = 1;
                         break;
                     }
+                    /* (a rank's own dict: not remembered, one per rank would crowd out the
+                       shared ones) */
                     PyObject *have = PyDict_GetItemWithError(mine, k);
                     if (have != v && ((have == NULL && PyErr_Occurred()) || PyDict_SetItem(mine, k, v) < 0))
                         bad = 1;
@@ -676,7 +693,7 @@ switch_out(PyObject *self, PyObject *unused)
             goto fail;
         PyObject *m;
         if (PyDict_CheckExact(modules)) {
-            m = PyDict_GetItemWithError(modules, s___main__);
+            m = dict_get(modules, s___main__);
             if (m == NULL && PyErr_Occurred()) {
                 Py_DECREF(old);
                 goto fail;

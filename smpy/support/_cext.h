@@ -12,6 +12,14 @@
 #include <Python.h>
 #include <structmember.h>
 
+#if defined(__GNUC__)
+#define CEXT_INLINE static inline __attribute__((always_inline))
+#define CEXT_OUTLINE static __attribute__((noinline))
+#else
+#define CEXT_INLINE static inline
+#define CEXT_OUTLINE static
+#endif
+
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
 /* var = the interned string text, in a module init function (returns NULL on failure) */
@@ -85,12 +93,193 @@ truth_of(PyObject *v)
     return r;
 }
 
+/* -- dict entries remembered with the dict's version ------------------------------------
+ * d[name] read (dict_get) or written (dict_set) by name, for an exact dict and an exact str
+ * name, remembered in a small per-extension table: on CPython < 3.12 every change of a dict
+ * gives it a new ma_version_tag (PEP 509: a counter shared by all dicts, so a new dict at a
+ * freed one's address has a version never seen before either). A dict is tracked with the
+ * version it had when its entries were read (dict_track); while its version is that one, the
+ * dict is unchanged and an entry read then (its value, or its absence) is still what a lookup
+ * gives. The entries of a tracked dict belong to one epoch (a number never reused), so a
+ * changed dict drops all of them at once. A write through dict_set keeps the dict's other
+ * entries: it is the only change (the replaced value is held until the new version is
+ * taken, so no finalizer runs in between, and a dict whose keys are all exact str compares
+ * no key with Python code), so the tracked version moves to the new one. Values are
+ * borrowed: the unchanged dict holds them. Names are held. Other dicts, other names, and
+ * Python 3.12 on (the version tag deprecated there) use PyDict_GetItemWithError and
+ * PyDict_SetItem directly. */
+#if PY_VERSION_HEX < 0x030C0000
+#define CEXT_DICT_VERSIONS 1
+#endif
+
+typedef struct {
+    PyObject *dict;     /* compared only (borrowed) */
+    uint64_t version;   /* the dict's ma_version_tag its entries were read at */
+    uint64_t epoch;     /* the epoch of its entries */
+    int keys;           /* all keys exact str: 1 yes, 0 no, -1 not known yet */
+} dict_track;
+
+typedef struct {
+    PyObject *name;     /* held */
+    uint64_t epoch;     /* the epoch of the track it was read in */
+    PyObject *value;    /* borrowed; NULL: absent */
+} dict_entry;
+
+#define DICT_TRACKS 128
+#define DICT_ENTRIES 1024
+static dict_track dict_tracks[DICT_TRACKS];
+static dict_entry dict_entries[DICT_ENTRIES];
+static uint64_t dict_epochs;
+
+#ifdef CEXT_DICT_VERSIONS
+#define DICT_VERSION(d) (((PyDictObject *)(d))->ma_version_tag)
+
+static inline dict_track *
+dict_track_slot(PyObject *d)
+{
+    uintptr_t h = (uintptr_t)d >> 4;
+    return &dict_tracks[(h ^ (h >> 7)) & (DICT_TRACKS - 1)];
+}
+
+/* the track of d, its entries dropped when d changed since */
+static inline dict_track *
+dict_track_of(PyObject *d)
+{
+    dict_track *t = dict_track_slot(d);
+    uint64_t v = DICT_VERSION(d);
+    if (t->dict != d || t->version != v) {
+        t->dict = d;
+        t->version = v;
+        t->epoch = ++dict_epochs;
+        t->keys = -1;
+    }
+    return t;
+}
+
+static inline dict_entry *
+dict_entry_of(PyObject *d, PyObject *name)
+{
+    uintptr_t h = ((uintptr_t)d >> 4) * 31u + ((uintptr_t)name >> 4);
+    return &dict_entries[(h ^ (h >> 10)) & (DICT_ENTRIES - 1)];
+}
+
+static inline void
+dict_entry_fill(dict_entry *e, PyObject *name, dict_track *t, PyObject *value)
+{
+    if (e->name != name) {
+        Py_INCREF(name);
+        Py_XSETREF(e->name, name);
+    }
+    e->epoch = t->epoch;
+    e->value = value;
+}
+
+/* whether every key of d is an exact str (then a lookup by a str compares no key with
+ * Python code). On CPython 3.11 a dict's keys table says so itself: its kind is "unicode"
+ * only while every key is an exact str (any other key converts the table); the kind is read
+ * from the table's head (Include/internal/pycore_dict.h: refcount, two size bytes, the
+ * kind), once checked on two dicts of known kinds; else the keys are looked at. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size;
+    uint8_t dk_log2_index_bytes;
+    uint8_t dk_kind;  /* 0 general, 1 unicode, 2 split */
+} dict_keys_head;
+#define DICT_KIND(d) (((dict_keys_head *)((PyDictObject *)(d))->ma_keys)->dk_kind)
+static int dict_kind_known = -1;  /* the head read as above gives the kinds: 1 yes, 0 no */
+#endif
+
+static int
+dict_keys_exact_str(PyObject *d)
+{
+#ifdef DICT_KIND
+    if (dict_kind_known < 0) {
+        PyObject *u = Py_BuildValue("{s:i}", "a", 1), *g = Py_BuildValue("{i:i}", 1, 1);
+        dict_kind_known = u != NULL && g != NULL && DICT_KIND(u) == 1 && DICT_KIND(g) == 0;
+        Py_XDECREF(u);
+        Py_XDECREF(g);
+        PyErr_Clear();
+    }
+    if (dict_kind_known)
+        return DICT_KIND(d) == 1;
+#endif
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(d, &pos, &k, &v))
+        if (!PyUnicode_CheckExact(k))
+            return 0;
+    return 1;
+}
+
+/* dict_get's lookup, and the entry filled */
+CEXT_OUTLINE PyObject *
+dict_get_miss(PyObject *d, PyObject *name)
+{
+    dict_track *t = dict_track_of(d);
+    uint64_t epoch = t->epoch;
+    PyObject *v = PyDict_GetItemWithError(d, name);
+    if (v == NULL && PyErr_Occurred())
+        return NULL;
+    /* kept unless the lookup ran code that changed d (a key's __eq__) */
+    if (t->dict == d && t->epoch == epoch && DICT_VERSION(d) == t->version)
+        dict_entry_fill(dict_entry_of(d, name), name, t, v);
+    return v;
+}
+#endif
+
+/* d[name], borrowed; NULL when absent (no error set) or on error (set) */
+CEXT_INLINE PyObject *
+dict_get(PyObject *d, PyObject *name)
+{
+#ifdef CEXT_DICT_VERSIONS
+    if (PyDict_CheckExact(d) && PyUnicode_CheckExact(name)) {
+        dict_track *t = dict_track_slot(d);
+        if (t->dict == d && t->version == DICT_VERSION(d)) {
+            dict_entry *e = dict_entry_of(d, name);
+            if (e->name == name && e->epoch == t->epoch)  /* epochs are never reused */
+                return e->value;
+        }
+        return dict_get_miss(d, name);
+    }
+#endif
+    return PyDict_GetItemWithError(d, name);
+}
+
+/* d[name] = v; 0 or -1 */
+static inline int
+dict_set(PyObject *d, PyObject *name, PyObject *v)
+{
+#ifdef CEXT_DICT_VERSIONS
+    if (PyDict_CheckExact(d) && PyUnicode_CheckExact(name)) {
+        PyObject *old = dict_get(d, name);
+        if (old == NULL && PyErr_Occurred())
+            return -1;
+        dict_track *t = dict_track_of(d);
+        if (old == v)  /* PyDict_SetItem of the same object changes nothing */
+            return 0;
+        uint64_t epoch = t->epoch;
+        if (t->keys < 0)
+            t->keys = dict_keys_exact_str(d);
+        Py_XINCREF(old);  /* no finalizer before the new version is taken */
+        int rc = PyDict_SetItem(d, name, v);
+        if (rc == 0 && t->keys == 1 && t->dict == d && t->epoch == epoch) {
+            t->version = DICT_VERSION(d);  /* this write is the only change: the entries stay */
+            dict_entry_fill(dict_entry_of(d, name), name, t, v);
+        }
+        Py_XDECREF(old);
+        return rc;
+    }
+#endif
+    return PyDict_SetItem(d, name, v);
+}
+
 /* a module global looked up at each call, as Python code does: borrowed, or NULL with
  * NameError */
 static inline PyObject *
 dict_global(PyObject *dict, PyObject *name)
 {
-    PyObject *v = PyDict_GetItemWithError(dict, name);
+    PyObject *v = dict_get(dict, name);
     if (v == NULL && !PyErr_Occurred())
         PyErr_SetObject(PyExc_NameError, name);
     return v;
@@ -110,11 +299,48 @@ typedef struct {
     PyTypeObject *type;
     unsigned int version;
     Py_ssize_t off;
+#ifdef CEXT_DICT_VERSIONS
+    /* a module's attribute (CACHE_DICT): the value last read from its dict, which holds it
+     * while the dict's version is the one it was read at (see dict_get) */
+    PyObject *mod;      /* held */
+    PyObject *mdict;    /* the module's dict (fixed for its life) */
+    uint64_t mversion;
+    PyObject *mvalue;   /* borrowed */
+    dict_track *mtrack; /* and where dict_get keeps that entry: read there while the dict is */
+    dict_entry *mentry; /* unchanged but for writes through dict_set */
+#endif
+    PyObject *getset;   /* held: the class's getset descriptor or property (CACHE_GETSET, CACHE_PROPERTY) */
+    /* the slot of the class seen before (a site that sees instances of two classes in turn) */
+    PyTypeObject *type2;
+    unsigned int version2;
+    Py_ssize_t off2;
 } slot_cache;
 
 /* where an attribute lives, beyond a slot's offset (>= 0) */
 #define CACHE_PROTOCOL (-1)  /* the attribute protocol */
 #define CACHE_DICT (-2)      /* the instance's __dict__ first (no data descriptor on the class) */
+#define CACHE_GETSET (-3)    /* a C getter of the class (a getset descriptor, a data descriptor:
+                                the generic getattr calls its getter before anything else) */
+#define CACHE_PROPERTY (-4)  /* a property of the class (a data descriptor too): its fget called
+                                with the object, as property.__get__ does */
+
+/* the offset of property's fget (its member descriptor): 0 not known yet, -1 none */
+static Py_ssize_t prop_fget_off;
+
+static Py_ssize_t
+property_fget_offset(void)
+{
+    if (prop_fget_off == 0) {
+        PyObject *d = PyObject_GetAttrString((PyObject *)&PyProperty_Type, "fget");
+        prop_fget_off = -1;
+        if (d == NULL)
+            PyErr_Clear();
+        else if (Py_TYPE(d) == &PyMemberDescr_Type && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT)
+            prop_fget_off = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_XDECREF(d);
+    }
+    return prop_fget_off;
+}
 
 static inline Py_ssize_t
 slot_cache_find(PyTypeObject *t, slot_cache *c, PyObject *name)
@@ -128,12 +354,32 @@ slot_cache_find(PyTypeObject *t, slot_cache *c, PyObject *name)
         ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX &&
         !(((PyMemberDescrObject *)d)->d_member->flags & READONLY))
         off = ((PyMemberDescrObject *)d)->d_member->offset;
+    else if (t->tp_getattro == PyObject_GenericGetAttr && d != NULL && Py_TYPE(d) == &PyGetSetDescr_Type &&
+             ((PyGetSetDescrObject *)d)->d_getset->get != NULL) {
+        off = CACHE_GETSET;
+        Py_INCREF(d);
+        Py_XSETREF(c->getset, d);
+    }
+    else if (t->tp_getattro == PyObject_GenericGetAttr && d != NULL && Py_TYPE(d) == &PyProperty_Type &&
+             property_fget_offset() > 0) {
+        off = CACHE_PROPERTY;
+        Py_INCREF(d);
+        Py_XSETREF(c->getset, d);
+    }
     /* an instance with a __dict__ (a plain object, or a module: its getattr is the generic
      * one, then __getattr__ when that fails) and no data descriptor of that name on its class:
      * the generic getattr and setattr look in, and store into, the instance's dict first */
     else if ((generic || (t == &PyModule_Type && t->tp_setattro == PyObject_GenericSetAttr)) &&
              t->tp_dictoffset != 0 && (d == NULL || Py_TYPE(d)->tp_descr_set == NULL))
         off = CACHE_DICT;
+    if (c->type != NULL && c->type != t && c->off >= 0) {  /* the previous class's slot kept */
+        PyTypeObject *old2 = c->type2;
+        c->type2 = c->type;  /* its reference moves */
+        c->version2 = c->version;
+        c->off2 = c->off;
+        c->type = NULL;
+        Py_XDECREF(old2);
+    }
     Py_INCREF(t);
     Py_XSETREF(c->type, t);
     c->version = t->tp_version_tag;
@@ -147,6 +393,8 @@ slot_cache_off(PyObject *o, slot_cache *c, PyObject *name)
     PyTypeObject *t = Py_TYPE(o);
     if (t == c->type && t->tp_version_tag == c->version && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
         return c->off;
+    if (t == c->type2 && t->tp_version_tag == c->version2 && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        return c->off2;
     return slot_cache_find(t, c, name);
 }
 
@@ -158,22 +406,54 @@ instance_dict(PyObject *o)
     return dp != NULL && *dp != NULL && PyDict_CheckExact(*dp) ? *dp : NULL;
 }
 
-#if defined(__GNUC__)
-#define CEXT_INLINE static inline __attribute__((always_inline))
-#define CEXT_OUTLINE static __attribute__((noinline))
-#else
-#define CEXT_INLINE static inline
-#define CEXT_OUTLINE static
-#endif
 
 /* the general case of cached_get: the class looked at again, an instance dict, the protocol */
 CEXT_OUTLINE PyObject *
 cached_get_slow(PyObject *o, slot_cache *c, PyObject *name)
 {
+#ifdef CEXT_DICT_VERSIONS
+    if (o == c->mod && c->off == CACHE_DICT && c->mentry != NULL) {
+        /* the module's entry in dict_get's table, its dict changed by dict_set only since */
+        PyTypeObject *t = Py_TYPE(o);
+        dict_track *tr = c->mtrack;
+        dict_entry *e = c->mentry;
+        if (t == c->type && t->tp_version_tag == c->version && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) &&
+            tr->dict == c->mdict && tr->version == DICT_VERSION(c->mdict) && e->name == name &&
+            e->epoch == tr->epoch && e->value != NULL)
+            return Py_NewRef(e->value);
+    }
+#endif
     Py_ssize_t off = slot_cache_off(o, c, name);
     if (off >= 0)
         return slot_get(o, off, name);
     if (off == CACHE_DICT) {
+#ifdef CEXT_DICT_VERSIONS
+        if (PyModule_CheckExact(o)) {
+            /* a module's dict: remembered (dict_get), and the value kept here as well */
+            PyObject *d = PyModule_GetDict(o);  /* borrowed */
+            if (d != NULL && PyDict_CheckExact(d)) {
+                uint64_t version = DICT_VERSION(d);
+                PyObject *v = dict_get(d, name);
+                if (v != NULL) {
+                    if (DICT_VERSION(d) == version) {  /* the lookup ran no code that changed d */
+                        c->mtrack = dict_track_slot(d);
+                        c->mentry = dict_entry_of(d, name);
+                        if (c->mod != o) {
+                            Py_INCREF(o);
+                            Py_XSETREF(c->mod, o);
+                        }
+                        c->mdict = d;
+                        c->mversion = version;
+                        c->mvalue = v;
+                    }
+                    return Py_NewRef(v);
+                }
+                if (PyErr_Occurred())
+                    return NULL;
+                return PyObject_GetAttr(o, name);
+            }
+        }
+#endif
         PyObject *d = instance_dict(o);
         if (d != NULL) {
             PyObject *v = PyDict_GetItemWithError(d, name);
@@ -186,14 +466,34 @@ cached_get_slow(PyObject *o, slot_cache *c, PyObject *name)
     return PyObject_GetAttr(o, name);
 }
 
-/* the common case, inline: a set slot of the cached class */
+/* the common cases, inline: a set slot of the cached class; the module attribute read here
+ * last, its dict unchanged since */
 CEXT_INLINE PyObject *
 cached_get(PyObject *o, slot_cache *c, PyObject *name)
 {
     PyTypeObject *t = Py_TYPE(o);
-    if (t == c->type && c->off >= 0 && t->tp_version_tag == c->version &&
-        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
-        PyObject *v = SLOT(o, c->off);
+    if (t == c->type && t->tp_version_tag == c->version && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        if (c->off >= 0) {
+            PyObject *v = SLOT(o, c->off);
+            if (v != NULL)
+                return Py_NewRef(v);
+        }
+#ifdef CEXT_DICT_VERSIONS
+        else if (c->off == CACHE_DICT && o == c->mod && DICT_VERSION(c->mdict) == c->mversion)
+            return Py_NewRef(c->mvalue);
+#endif
+        else if (c->off == CACHE_GETSET) {
+            PyGetSetDef *g = ((PyGetSetDescrObject *)c->getset)->d_getset;
+            return g->get(o, g->closure);
+        }
+        else if (c->off == CACHE_PROPERTY) {
+            PyObject *fget = SLOT(c->getset, prop_fget_off);
+            if (fget != NULL)
+                return PyObject_CallOneArg(fget, o);
+        }
+    }
+    else if (t == c->type2 && t->tp_version_tag == c->version2 && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        PyObject *v = SLOT(o, c->off2);
         if (v != NULL)
             return Py_NewRef(v);
     }
@@ -211,8 +511,8 @@ cached_set_slow(PyObject *o, slot_cache *c, PyObject *name, PyObject *v)
     }
     if (off == CACHE_DICT) {
         PyObject *d = instance_dict(o);
-        if (d != NULL)
-            return PyDict_SetItem(d, name, v);
+        if (d != NULL)  /* a module's dict remembered (dict_set), an instance's (one of many) not */
+            return PyModule_CheckExact(o) ? dict_set(d, name, v) : PyDict_SetItem(d, name, v);
     }
     return PyObject_SetAttr(o, name, v);
 }
@@ -237,32 +537,70 @@ typedef struct {
     slot_cache c;
 } named_cache;
 
-#define NAMED_CACHES 256
+#define NAMED_CACHES 512
 static named_cache named_caches[NAMED_CACHES];
+
+static inline named_cache *
+named_cache_entry(PyTypeObject *t, PyObject *name)
+{
+    uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
+    return &named_caches[(h ^ (h >> 10)) & (NAMED_CACHES - 1)];
+}
 
 static inline slot_cache *
 named_cache_for(PyObject *o, PyObject *name)
 {
-    uintptr_t h = ((uintptr_t)Py_TYPE(o) >> 4) * 31u + ((uintptr_t)name >> 4);
-    named_cache *e = &named_caches[(h ^ (h >> 9)) & (NAMED_CACHES - 1)];
+    named_cache *e = named_cache_entry(Py_TYPE(o), name);
     if (e->name != name) {
         Py_INCREF(name);
         Py_XSETREF(e->name, name);
         Py_CLEAR(e->c.type);  /* found again for this name on the next use */
+        Py_CLEAR(e->c.type2);
+#ifdef CEXT_DICT_VERSIONS
+        Py_CLEAR(e->c.mod);   /* and the value remembered for the other name dropped */
+#endif
     }
     return &e->c;
 }
 
-static inline PyObject *
-attr_get(PyObject *o, PyObject *name)
+CEXT_OUTLINE PyObject *
+attr_get_slow(PyObject *o, PyObject *name)
 {
     return cached_get(o, named_cache_for(o, name), name);
 }
 
-static inline int
-attr_set(PyObject *o, PyObject *name, PyObject *v)
+CEXT_OUTLINE int
+attr_set_slow(PyObject *o, PyObject *name, PyObject *v)
 {
     return cached_set(o, named_cache_for(o, name), name, v);
+}
+
+/* inline: a set slot of the class this name was last found on, unchanged since */
+CEXT_INLINE PyObject *
+attr_get(PyObject *o, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    named_cache *e = named_cache_entry(t, name);
+    if (e->name == name && e->c.type == t && e->c.off >= 0 && t->tp_version_tag == e->c.version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        PyObject *v = SLOT(o, e->c.off);
+        if (v != NULL)
+            return Py_NewRef(v);
+    }
+    return attr_get_slow(o, name);
+}
+
+CEXT_INLINE int
+attr_set(PyObject *o, PyObject *name, PyObject *v)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    named_cache *e = named_cache_entry(t, name);
+    if (e->name == name && e->c.type == t && e->c.off >= 0 && t->tp_version_tag == e->c.version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        slot_set(o, e->c.off, v);
+        return 0;
+    }
+    return attr_set_slow(o, name, v);
 }
 
 /* bool(getattr(o, name)): 1, 0, or -1 (error) */

@@ -155,7 +155,12 @@ def pack(dt: Any, mem: Any, offset: int, count: int) -> FoldedPayload | None:
         return None
     base = address(mem)
     if dt.contiguous:
-        priv = private_blocks(base + offset, n)
+        a = base + offset
+        i = bisect_right(_starts, a) - 1
+        if i >= 0 and _ends[i] >= a + n:  # within one folded range (the common case): no private byte
+            skipped_bytes += n
+            return FoldedPayload(n, [])
+        priv = private_blocks(a, n)
         if priv is None:
             return None
         skipped_bytes += n - sum(hi - lo for lo, hi in priv)
@@ -174,6 +179,9 @@ def unpack(dt: Any, data: Any, mem: Any, offset: int, count: int) -> None:
     global skipped_bytes
     n = len(data)
     if n <= 0:
+        return
+    if type(data) is FoldedPayload and not data.pieces and dt.contiguous:  # nothing private to copy
+        skipped_bytes += min(n, count * dt.size)
         return
     base = address(mem)
     if dt.contiguous:

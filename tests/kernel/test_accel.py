@@ -720,6 +720,33 @@ def test_p2p_functions_are_swapped(compiled):
         p2p.isend(object(), comm, 0, b"", 0, 1, 0)
 
 
+def _arrival(p2p):
+    """A send matched by a posted receive: its flow's callback, called as the flow calls it."""
+    procs, comm, world = _p2p_setup()
+    a, b, _c = procs
+    recv = p2p.irecv(b, comm, 0, 0, 5)
+    send = p2p.isend(a, comm, 0, b"x" * 8, 8, 1, 5)
+    flow = world.flows[-1]
+    (cb,) = flow.callbacks
+    before = (send.arrived, recv.state)
+    cb(flow)
+    return cb, before, (send.arrived, recv.state, bytes(recv.payload) if recv.payload is not None else None)
+
+
+def test_arrival_callback_is_called_as_the_partial():
+    """The compiled _start_transfer hands the flow a compiled partial(_arrived, send): the same
+    arrival, delivery and state as the Python partial."""
+    from smpy.runtime import p2p
+
+    (pcb, *pyth), (ccb, *comp) = _both(lambda: _arrival(p2p))
+    assert type(pcb).__name__ == "partial" and type(ccb).__name__ == "arrived_callback"
+    assert pyth == comp and comp[0] == (False, 0) and comp[1][:2] == (True, 1)
+    with pytest.raises(TypeError):
+        ccb(None, bogus=1)
+    with pytest.raises(TypeError):
+        pcb(None, bogus=1)
+
+
 # -- the receive-buffer copy (_copy_in, _detach in smpy/runtime/_p2paccel.c) --------------------
 def _copy_case(case):
     """One _copy_in or _detach of a case; the receive's fields, the memory, the error."""
@@ -1095,6 +1122,26 @@ def test_set_rate_matches_python(rate, remaining, last):
 
     a, b = _both(go)
     assert repr(a) == repr(b)
+
+
+def test_set_rate_calls_an_instance_schedule_as_python():
+    """The compiled _set_rate runs the compiled Engine.schedule directly, unless the engine has a
+    ``schedule`` of its own (an instance attribute), which it then calls, as Python does."""
+    from smpy.kernel.activity import RateActivity
+
+    def go(own):
+        e = Engine()
+        calls = []
+        if own:
+            e.schedule = lambda delay, fn: calls.append((delay, fn.__name__))
+        a = RateActivity(e, 10.0)
+        a._set_rate(4.0)
+        return calls, _heap(e)
+
+    for own in (False, True):
+        a, b = _both(lambda own=own: go(own))
+        assert a == b
+        assert (a[0], len(a[1])) == (([(2.5, "_work_done")], 0) if own else ([], 1))
 
 
 # -- message parsing (smpy/mpi/_callaccel.c: msgspec.parse_send / parse_recv) ---------------------

@@ -104,8 +104,11 @@ def _play(caps, routes, ops, solve, impl=None) -> list:
         elif kind == "cap":
             s.set_capacity(cs[op[1]], op[2])
         else:
+            queued = [c.id for c in s._modified]
+            assert sorted(queued) == sorted(c.id for c in cs if c._queued)  # each modified constraint once
             changed = solve(s)
-            trace.append(([v.data for v in changed],
+            assert s._modified == [] and not any(c._queued for c in cs)
+            trace.append((queued, [v.data for v in changed],
                           [(v.data, type(v.value).__name__, float(v.value).hex()) for v in live], s.solves,
                           s._next_id))
     for c in cs:  # the class path's bookkeeping agrees with the variables
@@ -145,6 +148,17 @@ def test_compiled_variable_and_remove_equal_python(seed):
     assert _play(caps, routes, ops, COMPILED, C) == reference
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_variable_with_a_churning_keyring(seed, monkeypatch):
+    """A keyring of at most two keys, cleared and refilled all the time: the compiled variable
+    (which remembers the keys it read while the keyring is unchanged) gives Python's keys."""
+    monkeypatch.setattr(maxmin, "_LONE_MAX", 2)
+    caps, routes, ops = _scenario(seed)
+    reference = _play(caps, routes, ops, PYTHON)
+    assert _play(caps, routes, ops, PYTHON, C) == reference
+    assert _play(caps, routes, ops, COMPILED, C) == reference
+
+
 def test_compiled_variable_is_pythons():
     s, t = System(), System()
     for sys_, variable in ((s, C["variable"]), (t, PY["variable"])):
@@ -153,7 +167,7 @@ def test_compiled_variable_is_pythons():
         v = variable(sys_, 2.0, 5.0, uses, "d", True)
         assert (v.id, v.penalty, v.bound, v.elements, v.value, v.data, v._fixed, v._mark) == \
             (2, 2.0, 5.0, uses, 0.0, "d", False, 0)
-        assert v._key.elements is uses and c.vars == {v: 1.0} and sys_._modified == {c.id: c}
+        assert v._key.elements is uses and c.vars == {v: 1.0} and sys_._modified == [c] and c._queued
         w = variable(sys_, penalty=1.0, uses=[(c, 1.0), (c, 2.0)])  # keywords, a list: the Python method
         assert w.elements == [(c, 3.0)] and w._key is None
         assert variable(sys_, 1.0, 4.0, (), None, True) in sys_._lonely
@@ -169,6 +183,38 @@ def test_paths_alternate_on_one_system(seed):
     turn = iter(range(1 << 30))
     alternate = _play(caps, routes, ops, lambda s: (COMPILED if next(turn) % 2 else PYTHON)(s))
     assert alternate == _play(caps, routes, ops, PYTHON)
+
+
+def _lone_trace(solve) -> list:
+    """Variables alone on their constraints (the compiled solve's shortcut; Python's
+    _solve_single) of every shape: the bound reached first, the level first, the level equal to
+    the bound, no bound, a reverse coefficient; each then joined by a second variable (the
+    general filling) that leaves again, and removed."""
+    s = System()
+    a, b = s.constraint(1.25e9), s.constraint(1e6)
+    cases = [(1.0, math.inf, ((a, 1.0), (b, 0.05))), (2.5, 1e6, ((a, 1.0),)), (1.0, 1e6, ((b, 1.0),)),
+             (1e-4 + 7.02e-6, 4.19e10, ((a, 1.05), (b, 1.0))), (0.3, 2e7, ((b, 0.05), (a, 1.0))),
+             (3.0, math.inf, ((a, 0.7),))]
+    trace = []
+    for i, (pen, bound, uses) in enumerate(cases):
+        v = s.variable(pen, bound, uses, data=i, unique=True)
+        for step in range(4):
+            if step == 1:
+                w = s.variable(1.0, math.inf, ((a, 1.0), (b, 1.0)), data="w", unique=True)
+            elif step == 2:
+                s.remove(w)
+            elif step == 3:
+                s.remove(v)
+            changed = solve(s)
+            trace.append(([x.data for x in changed], type(v.value).__name__, float(v.value).hex(), v._mark,
+                          a._mark, b._mark, s.solves))
+    return trace
+
+
+def test_lone_variables_the_same():
+    trace = _lone_trace(COMPILED)
+    assert trace == _lone_trace(PYTHON)
+    assert trace[0][0] == [0] and trace[8][2] == 1e6.hex()  # values were set: the cases ran
 
 
 def _fat_tree(nflows: int, seed: int):
@@ -216,7 +262,7 @@ def test_errors_are_pythons():
     c = s.constraint(1.0)
     s.variable(1.0, math.inf, [(c, 1.0)])
     c.vars = []  # not a dict: one clear TypeError, no crash
-    s._modified[c.id] = c
+    s._modified.append(c)
     with pytest.raises(TypeError, match="vars must be a dict"):
         COMPILED(s)
 
