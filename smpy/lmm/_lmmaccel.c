@@ -15,11 +15,13 @@
  * ``value`` and the same list of changed variables in the same order
  * (tests/lmm/test_lmm_accel.py replays seeded random systems both ways, and whole runs).
  *
- * The Python solver's shortcuts (the lone-variable cache, the class path of components made of
- * few classes of identical flows) are, by their own tests, the general filling bit for bit:
- * this twin always runs the general filling, which in C is cheaper than either shortcut in
- * Python. It reads the Python objects' slots at their offsets (Constraint and Variable use
- * __slots__), copies one component at a time into C arrays (an adjacency list per constraint
+ * The Python solver's shortcuts (the lone-variable value, its cache, the class path of
+ * components made of few classes of identical flows) are, by their own tests, the general
+ * filling bit for bit: this twin takes the lone variable's value as Python computes it
+ * (solve_lone: a variable alone on each of its constraints, the network's lone flow) and
+ * otherwise runs the general filling, which in C is cheaper than the cache or the class path
+ * in Python. It reads the Python objects' slots at their offsets (System, Constraint and
+ * Variable use __slots__), copies one component at a time into C arrays (an adjacency list per constraint
  * in the order of its ``vars`` dict, one per variable in the order of its ``elements``), runs
  * the filling on doubles, and writes back the values (and the ``_mark`` slots the Python
  * component search sets, so the two paths can alternate on one system). It does not maintain
