@@ -175,10 +175,35 @@ dict_entry_fill(dict_entry *e, PyObject *name, dict_track *t, PyObject *value)
 }
 
 /* whether every key of d is an exact str (then a lookup by a str compares no key with
- * Python code) */
+ * Python code). On CPython 3.11 a dict's keys table says so itself: its kind is "unicode"
+ * only while every key is an exact str (any other key converts the table); the kind is read
+ * from the table's head (Include/internal/pycore_dict.h: refcount, two size bytes, the
+ * kind), once checked on two dicts of known kinds; else the keys are looked at. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size;
+    uint8_t dk_log2_index_bytes;
+    uint8_t dk_kind;  /* 0 general, 1 unicode, 2 split */
+} dict_keys_head;
+#define DICT_KIND(d) (((dict_keys_head *)((PyDictObject *)(d))->ma_keys)->dk_kind)
+static int dict_kind_known = -1;  /* the head read as above gives the kinds: 1 yes, 0 no */
+#endif
+
 static int
 dict_keys_exact_str(PyObject *d)
 {
+#ifdef DICT_KIND
+    if (dict_kind_known < 0) {
+        PyObject *u = Py_BuildValue("{s:i}", "a", 1), *g = Py_BuildValue("{i:i}", 1, 1);
+        dict_kind_known = u != NULL && g != NULL && DICT_KIND(u) == 1 && DICT_KIND(g) == 0;
+        Py_XDECREF(u);
+        Py_XDECREF(g);
+        PyErr_Clear();
+    }
+    if (dict_kind_known)
+        return DICT_KIND(d) == 1;
+#endif
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     while (PyDict_Next(d, &pos, &k, &v))
@@ -281,6 +306,8 @@ typedef struct {
     PyObject *mdict;    /* the module's dict (fixed for its life) */
     uint64_t mversion;
     PyObject *mvalue;   /* borrowed */
+    dict_track *mtrack; /* and where dict_get keeps that entry: read there while the dict is */
+    dict_entry *mentry; /* unchanged but for writes through dict_set */
 #endif
     PyObject *getset;   /* held: the class's getset descriptor or property (CACHE_GETSET, CACHE_PROPERTY) */
     /* the slot of the class seen before (a site that sees instances of two classes in turn) */
@@ -384,6 +411,18 @@ instance_dict(PyObject *o)
 CEXT_OUTLINE PyObject *
 cached_get_slow(PyObject *o, slot_cache *c, PyObject *name)
 {
+#ifdef CEXT_DICT_VERSIONS
+    if (o == c->mod && c->off == CACHE_DICT && c->mentry != NULL) {
+        /* the module's entry in dict_get's table, its dict changed by dict_set only since */
+        PyTypeObject *t = Py_TYPE(o);
+        dict_track *tr = c->mtrack;
+        dict_entry *e = c->mentry;
+        if (t == c->type && t->tp_version_tag == c->version && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) &&
+            tr->dict == c->mdict && tr->version == DICT_VERSION(c->mdict) && e->name == name &&
+            e->epoch == tr->epoch && e->value != NULL)
+            return Py_NewRef(e->value);
+    }
+#endif
     Py_ssize_t off = slot_cache_off(o, c, name);
     if (off >= 0)
         return slot_get(o, off, name);
@@ -397,6 +436,8 @@ cached_get_slow(PyObject *o, slot_cache *c, PyObject *name)
                 PyObject *v = dict_get(d, name);
                 if (v != NULL) {
                     if (DICT_VERSION(d) == version) {  /* the lookup ran no code that changed d */
+                        c->mtrack = dict_track_slot(d);
+                        c->mentry = dict_entry_of(d, name);
                         if (c->mod != o) {
                             Py_INCREF(o);
                             Py_XSETREF(c->mod, o);
@@ -496,14 +537,20 @@ typedef struct {
     slot_cache c;
 } named_cache;
 
-#define NAMED_CACHES 256
+#define NAMED_CACHES 512
 static named_cache named_caches[NAMED_CACHES];
+
+static inline named_cache *
+named_cache_entry(PyTypeObject *t, PyObject *name)
+{
+    uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
+    return &named_caches[(h ^ (h >> 10)) & (NAMED_CACHES - 1)];
+}
 
 static inline slot_cache *
 named_cache_for(PyObject *o, PyObject *name)
 {
-    uintptr_t h = ((uintptr_t)Py_TYPE(o) >> 4) * 31u + ((uintptr_t)name >> 4);
-    named_cache *e = &named_caches[(h ^ (h >> 9)) & (NAMED_CACHES - 1)];
+    named_cache *e = named_cache_entry(Py_TYPE(o), name);
     if (e->name != name) {
         Py_INCREF(name);
         Py_XSETREF(e->name, name);
@@ -516,16 +563,44 @@ named_cache_for(PyObject *o, PyObject *name)
     return &e->c;
 }
 
-static inline PyObject *
-attr_get(PyObject *o, PyObject *name)
+CEXT_OUTLINE PyObject *
+attr_get_slow(PyObject *o, PyObject *name)
 {
     return cached_get(o, named_cache_for(o, name), name);
 }
 
-static inline int
-attr_set(PyObject *o, PyObject *name, PyObject *v)
+CEXT_OUTLINE int
+attr_set_slow(PyObject *o, PyObject *name, PyObject *v)
 {
     return cached_set(o, named_cache_for(o, name), name, v);
+}
+
+/* inline: a set slot of the class this name was last found on, unchanged since */
+CEXT_INLINE PyObject *
+attr_get(PyObject *o, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    named_cache *e = named_cache_entry(t, name);
+    if (e->name == name && e->c.type == t && e->c.off >= 0 && t->tp_version_tag == e->c.version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        PyObject *v = SLOT(o, e->c.off);
+        if (v != NULL)
+            return Py_NewRef(v);
+    }
+    return attr_get_slow(o, name);
+}
+
+CEXT_INLINE int
+attr_set(PyObject *o, PyObject *name, PyObject *v)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    named_cache *e = named_cache_entry(t, name);
+    if (e->name == name && e->c.type == t && e->c.off >= 0 && t->tp_version_tag == e->c.version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        slot_set(o, e->c.off, v);
+        return 0;
+    }
+    return attr_set_slow(o, name, v);
 }
 
 /* bool(getattr(o, name)): 1, 0, or -1 (error) */
