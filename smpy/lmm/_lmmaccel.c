@@ -15,11 +15,13 @@
  * ``value`` and the same list of changed variables in the same order
  * (tests/lmm/test_lmm_accel.py replays seeded random systems both ways, and whole runs).
  *
- * The Python solver's shortcuts (the lone-variable cache, the class path of components made of
- * few classes of identical flows) are, by their own tests, the general filling bit for bit:
- * this twin always runs the general filling, which in C is cheaper than either shortcut in
- * Python. It reads the Python objects' slots at their offsets (Constraint and Variable use
- * __slots__), copies one component at a time into C arrays (an adjacency list per constraint
+ * The Python solver's shortcuts (the lone-variable value, its cache, the class path of
+ * components made of few classes of identical flows) are, by their own tests, the general
+ * filling bit for bit: this twin takes the lone variable's value as Python computes it
+ * (solve_lone: a variable alone on each of its constraints, the network's lone flow) and
+ * otherwise runs the general filling, which in C is cheaper than the cache or the class path
+ * in Python. It reads the Python objects' slots at their offsets (System, Constraint and
+ * Variable use __slots__), copies one component at a time into C arrays (an adjacency list per constraint
  * in the order of its ``vars`` dict, one per variable in the order of its ``elements``), runs
  * the filling on doubles, and writes back the values (and the ``_mark`` slots the Python
  * component search sets, so the two paths can alternate on one system). It does not maintain
@@ -819,6 +821,27 @@ solve_seeds(PyObject *modified, PyObject *mark, long long markval, PyObject *cha
     return 0;
 }
 
+/* The list of modified constraints a solve has read, emptied with its room kept, becomes the next
+ * solve's fresh ``self._modified = []`` when nothing else holds it (an empty list either way:
+ * only its id tells; no growth by reallocation as the next flow's constraints are appended). */
+static PyObject *spare_list;
+
+/* drops the caller's reference to the solve's old list of modified constraints */
+static void
+recycle(PyObject *modified)
+{
+    if (Py_REFCNT(modified) != 1 || !PyList_CheckExact(modified) || spare_list != NULL) {
+        Py_DECREF(modified);
+        return;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(modified);
+    PyObject **items = ((PyListObject *)modified)->ob_item;
+    Py_SET_SIZE(modified, 0);
+    spare_list = modified;
+    for (Py_ssize_t i = 0; i < n; i++) /* constraints: their release runs no Python code */
+        Py_DECREF(items[i]);
+}
+
 static PyObject *
 system_solve(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
@@ -840,7 +863,11 @@ system_solve(PyObject *self, PyObject *Py_UNUSED(ignored))
     PyObject *solves = increment(self, sy_solves, s_solves);
     Py_XDECREF(solves);
     PyObject *mark = solves == NULL ? NULL : increment(self, sy_mark, s_mark);
-    PyObject *fresh = mark == NULL ? NULL : PyList_New(0);
+    PyObject *fresh = NULL; /* self._modified = [] */
+    if (mark != NULL && (fresh = spare_list) != NULL)
+        spare_list = NULL;
+    else if (mark != NULL)
+        fresh = PyList_New(0);
     int rc = fresh == NULL ? -1 : 0;
     if (fresh != NULL)
         slot_set(self, sy_modified, fresh);
@@ -854,7 +881,7 @@ system_solve(PyObject *self, PyObject *Py_UNUSED(ignored))
         rc = solve_seeds(modified, mark, markval, changed);
     }
     Py_XDECREF(mark);
-    Py_DECREF(modified);
+    recycle(modified);
     if (rc < 0)
         goto fail;
     return changed;
@@ -1144,16 +1171,7 @@ system_remove(PyObject *self, PyObject *v)
         if (vars == NULL)
             goto out;
         int nonempty;
-        Py_ssize_t pos = 0;
-        PyObject *only, *coeff;
-        if (PyDict_CheckExact(vars) && PyDict_GET_SIZE(vars) == 1 && PyDict_Next(vars, &pos, &only, &coeff) &&
-            only == v) {
-            /* del vars[v] of the last variable: cleared, so that the next variable goes into an
-               empty dict (no lookup through the deleted entries, no resize once they fill the table) */
-            PyDict_Clear(vars);
-            nonempty = 0;
-        }
-        else if (PyDict_CheckExact(vars)) {
+        if (PyDict_CheckExact(vars)) {
             if (PyDict_DelItem(vars, v) < 0)
                 goto out;
             nonempty = PyDict_GET_SIZE(vars) != 0;

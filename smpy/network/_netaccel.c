@@ -49,6 +49,22 @@ python(PyObject *fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs, Py
     return r;
 }
 
+/* o > 0.0 (op Py_GT) or o <= 0.0 (Py_LE): a float or an int compared in C as Python compares
+   them (an int by its sign, exactly; NaN neither), anything else by the protocol */
+static inline int
+cmp_zero(PyObject *o, int op)
+{
+    if (PyFloat_CheckExact(o)) {
+        double x = PyFloat_AS_DOUBLE(o);
+        return op == Py_GT ? x > 0.0 : x <= 0.0;
+    }
+    if (PyLong_CheckExact(o)) {
+        int sign = _PyLong_Sign(o);
+        return op == Py_GT ? sign > 0 : sign <= 0;
+    }
+    return PyObject_RichCompareBool(o, f_zero, op);
+}
+
 /* bool(getattr(getattr(o, a), b)): 1, 0, -1 */
 static int
 attr2_true(PyObject *o, PyObject *a, PyObject *b)
@@ -209,7 +225,7 @@ communicate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     /* if f.latency > 0.0: f._lat_event = self.engine.schedule(f.latency, f._start_bandwidth_phase)
        else: f._start_bandwidth_phase() */
     PyObject *latency = SLOT(f, fl_latency), *x = NULL;
-    int pos = PyObject_RichCompareBool(latency, f_zero, Py_GT);
+    int pos = cmp_zero(latency, Py_GT);
     if (pos > 0) {
         Py_DECREF(engine);
         engine = cached_get(self, &c_self_engine, s_engine);
@@ -262,7 +278,7 @@ start_bandwidth_phase(PyObject *self, PyObject *unused)
         return running < 0 ? NULL : Py_NewRef(Py_None);
     if ((v = slot_get(self, ra_total, s_total)) == NULL)
         return NULL;
-    int empty = PyObject_RichCompareBool(v, f_zero, Py_LE);
+    int empty = cmp_zero(v, Py_LE);
     Py_DECREF(v);
     if (empty != 0)
         return empty < 0 ? NULL : call_method0(self, s_on_empty);

@@ -140,11 +140,11 @@ def test_tracked_flows_and_link_failure_match_python():
 def test_factors_not_cached_and_unknown_sizes_match_python():
     def go():
         e = Engine()
-        lnk = Link("l", 1e8, 1e-5)
+        lnk, zero = Link("l", 1e8, 1e-5), Link("z", 1e8, 0.0)  # zero: no latency phase
         cfg = NetworkConfig(name="custom", lat_factor=lambda s: 1.5, bw_factor=lambda s: 0.5 if s > 100 else 0.75)
-        net = NetworkModel(e, [lnk], cfg)
-        sizes = [10, 10.0, 1000, 5000.5]
-        flows = [net.communicate((lnk,), s) for s in sizes]
+        net = NetworkModel(e, [lnk, zero], cfg)
+        sizes = [10, 10.0, 1000, 5000.5, 0, 0.0]
+        flows = [net.communicate((lnk,), s) for s in sizes] + [net.communicate((zero,), s) for s in sizes]
         e.run()
         return repr([(f.finish_time, f.latency, f.rate_factor, type(f.size)) for f in flows])
 
