@@ -278,7 +278,7 @@ def test_methods_are_bound_as_python_binds_them(probe):
     assert probe.site_x(s1)() is S
     S.x = str.upper  # a C method descriptor (of str: not S's, so binding it fails as in Python)
     with pytest.raises(TypeError):
-        s1.x
+        _ = s1.x
     with pytest.raises(TypeError):
         probe.site_x(s1)
 
