@@ -34,6 +34,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include "_cext.h"
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -674,6 +675,21 @@ solve_lonely(PyObject *self, PyObject *changed)
     return 0;
 }
 
+/* v + 1 (``v += 1``) for an exact int within long long's range, without the number protocol's
+   dispatch (the same int value; the protocol otherwise) */
+static inline PyObject *
+plus_one(PyObject *v, PyObject *one)
+{
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (!overflow && x != LLONG_MAX && !(x == -1 && PyErr_Occurred()))
+            return PyLong_FromLongLong(x + 1);
+        PyErr_Clear();
+    }
+    return PyNumber_InPlaceAdd(v, one);
+}
+
 /* ``self.name += 1`` (a slot at off); returns the new value (new reference) */
 static PyObject *
 increment(PyObject *self, Py_ssize_t off, PyObject *name)
@@ -681,7 +697,7 @@ increment(PyObject *self, Py_ssize_t off, PyObject *name)
     PyObject *v = slot(self, off, name);
     if (v == NULL)
         return NULL;
-    PyObject *w = PyNumber_InPlaceAdd(v, i_one);
+    PyObject *w = plus_one(v, i_one);
     if (w != NULL)
         slot_set(self, off, w);
     return w;
