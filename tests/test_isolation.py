@@ -397,6 +397,28 @@ def test_switch_hooks_swap_per_rank_modules_a_rank_may_lack() -> None:
         assert sys.modules["pc"] is c2 and "pb" not in sys.modules
         r2.switch_out()
         assert iso.state.ctx is None
+        # nothing changed while the rank ran: its modules saved as they are
+        r1.switch_in()
+        r1.switch_out()
+        assert r1.modules == {"pa": a1, "pb": b1_new}
+        # the rank's own dict changed while it ran (not sys.modules): saved from sys.modules
+        r1.switch_in()
+        r1.modules["pa"] = a2
+        r1.switch_out()
+        assert r1.modules["pa"] is a1
+        # the rank replaced a module of its own while it ran: kept
+        r1.switch_in()
+        a1_new = types.ModuleType("pa")
+        sys.modules["pa"] = a1_new
+        r1.switch_out()
+        assert r1.modules == {"pa": a1_new, "pb": b1_new}
+        # sys.modules changed and changed back while it ran: saved from it
+        r2.switch_in()
+        sys.modules["pa"] = a1
+        sys.modules["pa"] = a2
+        r2.modules["pc"] = a1
+        r2.switch_out()
+        assert r2.modules == {"pa": a2, "pc": c2}
     finally:
         iso._private_names.clear()
         iso._getter_cache[:] = [0, (), None]

@@ -27,6 +27,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include "_cext.h"
+#include <limits.h>
 
 /* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
 static slot_cache c_activity_exception, c_activity_state, c_activity_waiters, c_engine_now, c_engine_ready,
@@ -115,6 +116,21 @@ engine_dict(PyObject *self)
 
 static PyObject *actor_resume(PyObject *self, PyObject *unused);
 
+/* v + 1 (``v += 1``) for an exact int within long long's range, without the number protocol's
+   dispatch (the same int value; the protocol otherwise) */
+static inline PyObject *
+plus_one(PyObject *v, PyObject *one)
+{
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (!overflow && x != LLONG_MAX && !(x == -1 && PyErr_Occurred()))
+            return PyLong_FromLongLong(x + 1);
+        PyErr_Clear();
+    }
+    return PyNumber_InPlaceAdd(v, one);
+}
+
 /* -- Engine.schedule ------------------------------------------------------------------- */
 static PyObject *
 schedule_impl(PyObject *self, PyObject *d, PyObject *delay, PyObject *fn, PyObject *args)
@@ -152,7 +168,7 @@ schedule_impl(PyObject *self, PyObject *d, PyObject *delay, PyObject *fn, PyObje
     PyObject *old = dget(d, s_seq);
     if (old == NULL)
         goto fail;
-    seq = PyNumber_Add(old, i_one);
+    seq = plus_one(old, i_one);
     Py_DECREF(old);
     if (seq == NULL || dset(d, s_seq, seq) < 0)
         goto fail;
@@ -624,7 +640,7 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
             Py_DECREF(ev);
             return -1;
         }
-        PyObject *n1 = PyNumber_InPlaceAdd(n, i_one);
+        PyObject *n1 = plus_one(n, i_one);
         Py_DECREF(n);
         if (n1 == NULL || dset(d, s_events_processed, n1) < 0) {
             Py_XDECREF(n1);
@@ -662,7 +678,7 @@ incr(PyObject *d, PyObject *name)
     PyObject *n = dget(d, name);
     if (n == NULL)
         return -1;
-    PyObject *n1 = PyNumber_InPlaceAdd(n, i_one);
+    PyObject *n1 = plus_one(n, i_one);
     Py_DECREF(n);
     if (n1 == NULL)
         return -1;

@@ -15,11 +15,13 @@
  * ``value`` and the same list of changed variables in the same order
  * (tests/lmm/test_lmm_accel.py replays seeded random systems both ways, and whole runs).
  *
- * The Python solver's shortcuts (the lone-variable cache, the class path of components made of
- * few classes of identical flows) are, by their own tests, the general filling bit for bit:
- * this twin always runs the general filling, which in C is cheaper than either shortcut in
- * Python. It reads the Python objects' slots at their offsets (Constraint and Variable use
- * __slots__), copies one component at a time into C arrays (an adjacency list per constraint
+ * The Python solver's shortcuts (the lone-variable value, its cache, the class path of
+ * components made of few classes of identical flows) are, by their own tests, the general
+ * filling bit for bit: this twin takes the lone variable's value as Python computes it
+ * (solve_lone: a variable alone on each of its constraints, the network's lone flow) and
+ * otherwise runs the general filling, which in C is cheaper than the cache or the class path
+ * in Python. It reads the Python objects' slots at their offsets (System, Constraint and
+ * Variable use __slots__), copies one component at a time into C arrays (an adjacency list per constraint
  * in the order of its ``vars`` dict, one per variable in the order of its ``elements``), runs
  * the filling on doubles, and writes back the values (and the ``_mark`` slots the Python
  * component search sets, so the two paths can alternate on one system). It does not maintain
@@ -32,6 +34,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include "_cext.h"
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -672,6 +675,21 @@ solve_lonely(PyObject *self, PyObject *changed)
     return 0;
 }
 
+/* v + 1 (``v += 1``) for an exact int within long long's range, without the number protocol's
+   dispatch (the same int value; the protocol otherwise) */
+static inline PyObject *
+plus_one(PyObject *v, PyObject *one)
+{
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (!overflow && x != LLONG_MAX && !(x == -1 && PyErr_Occurred()))
+            return PyLong_FromLongLong(x + 1);
+        PyErr_Clear();
+    }
+    return PyNumber_InPlaceAdd(v, one);
+}
+
 /* ``self.name += 1`` (a slot at off); returns the new value (new reference) */
 static PyObject *
 increment(PyObject *self, Py_ssize_t off, PyObject *name)
@@ -679,7 +697,7 @@ increment(PyObject *self, Py_ssize_t off, PyObject *name)
     PyObject *v = slot(self, off, name);
     if (v == NULL)
         return NULL;
-    PyObject *w = PyNumber_InPlaceAdd(v, i_one);
+    PyObject *w = plus_one(v, i_one);
     if (w != NULL)
         slot_set(self, off, w);
     return w;
@@ -819,6 +837,27 @@ solve_seeds(PyObject *modified, PyObject *mark, long long markval, PyObject *cha
     return 0;
 }
 
+/* The list of modified constraints a solve has read, emptied with its room kept, becomes the next
+ * solve's fresh ``self._modified = []`` when nothing else holds it (an empty list either way:
+ * only its id tells; no growth by reallocation as the next flow's constraints are appended). */
+static PyObject *spare_list;
+
+/* drops the caller's reference to the solve's old list of modified constraints */
+static void
+recycle(PyObject *modified)
+{
+    if (Py_REFCNT(modified) != 1 || !PyList_CheckExact(modified) || spare_list != NULL) {
+        Py_DECREF(modified);
+        return;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(modified);
+    PyObject **items = ((PyListObject *)modified)->ob_item;
+    Py_SET_SIZE(modified, 0);
+    spare_list = modified;
+    for (Py_ssize_t i = 0; i < n; i++) /* constraints: their release runs no Python code */
+        Py_DECREF(items[i]);
+}
+
 static PyObject *
 system_solve(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
@@ -840,7 +879,11 @@ system_solve(PyObject *self, PyObject *Py_UNUSED(ignored))
     PyObject *solves = increment(self, sy_solves, s_solves);
     Py_XDECREF(solves);
     PyObject *mark = solves == NULL ? NULL : increment(self, sy_mark, s_mark);
-    PyObject *fresh = mark == NULL ? NULL : PyList_New(0);
+    PyObject *fresh = NULL; /* self._modified = [] */
+    if (mark != NULL && (fresh = spare_list) != NULL)
+        spare_list = NULL;
+    else if (mark != NULL)
+        fresh = PyList_New(0);
     int rc = fresh == NULL ? -1 : 0;
     if (fresh != NULL)
         slot_set(self, sy_modified, fresh);
@@ -854,7 +897,7 @@ system_solve(PyObject *self, PyObject *Py_UNUSED(ignored))
         rc = solve_seeds(modified, mark, markval, changed);
     }
     Py_XDECREF(mark);
-    Py_DECREF(modified);
+    recycle(modified);
     if (rc < 0)
         goto fail;
     return changed;
@@ -955,6 +998,21 @@ forward(PyObject *fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
     return r;
 }
 
+#ifdef CEXT_DICT_VERSIONS
+/* The keys last read from a system's keyring, by the uses tuple, with the keyring dict and its
+ * version (PEP 509; see _cext.h): while that dict is unchanged, keyring.get(id(uses)) gives the
+ * same key again (the memo holds the key, so its elements, the tuple, stay alive: the address
+ * is that tuple's), without making the int and looking it up. */
+#define KEY_MEMOS 512
+typedef struct {
+    PyObject *ring; /* compared only */
+    uint64_t version;
+    PyObject *uses; /* compared only */
+    PyObject *key;  /* held */
+} key_memo;
+static key_memo key_memos[KEY_MEMOS];
+#endif
+
 /* the class key of v (System.variable's lines): the one last made for its elements if it fits,
  * else System._key_of(v); new reference */
 static PyObject *
@@ -965,13 +1023,31 @@ key_for(PyObject *self, PyObject *v, PyObject *uses, PyObject *penalty, PyObject
         return NULL;
     if (!PyDict_CheckExact(ring))
         return call_method1(self, s_key_of, v);
-    PyObject *ident = PyLong_FromVoidPtr(uses);
-    if (ident == NULL)
-        return NULL;
-    PyObject *key = PyDict_GetItemWithError(ring, ident); /* borrowed */
-    Py_DECREF(ident);
-    if (key == NULL && PyErr_Occurred())
-        return NULL;
+    PyObject *key; /* borrowed: self._keyring.get(id(uses)) */
+#ifdef CEXT_DICT_VERSIONS
+    key_memo *m = &key_memos[((uintptr_t)uses >> 4) & (KEY_MEMOS - 1)];
+    if (m->ring == ring && m->version == DICT_VERSION(ring) && m->uses == uses)
+        key = m->key;
+    else
+#endif
+    {
+        PyObject *ident = PyLong_FromVoidPtr(uses);
+        if (ident == NULL)
+            return NULL;
+        key = PyDict_GetItemWithError(ring, ident);
+        Py_DECREF(ident);
+        if (key == NULL && PyErr_Occurred())
+            return NULL;
+#ifdef CEXT_DICT_VERSIONS
+        if (key != NULL) {
+            Py_INCREF(key);
+            Py_XSETREF(m->key, key); /* a _Key: its release runs no Python code */
+            m->ring = ring;
+            m->version = DICT_VERSION(ring);
+            m->uses = uses;
+        }
+#endif
+    }
     int fits = 0;
     if (key != NULL && key != Py_None && Py_IS_TYPE(key, KeyType) && SLOT(key, k_elements) == uses &&
         SLOT(key, k_penalty) != NULL && SLOT(key, k_bound) != NULL) {
@@ -1111,16 +1187,7 @@ system_remove(PyObject *self, PyObject *v)
         if (vars == NULL)
             goto out;
         int nonempty;
-        Py_ssize_t pos = 0;
-        PyObject *only, *coeff;
-        if (PyDict_CheckExact(vars) && PyDict_GET_SIZE(vars) == 1 && PyDict_Next(vars, &pos, &only, &coeff) &&
-            only == v) {
-            /* del vars[v] of the last variable: cleared, so that the next variable goes into an
-               empty dict (no lookup through the deleted entries, no resize once they fill the table) */
-            PyDict_Clear(vars);
-            nonempty = 0;
-        }
-        else if (PyDict_CheckExact(vars)) {
+        if (PyDict_CheckExact(vars)) {
             if (PyDict_DelItem(vars, v) < 0)
                 goto out;
             nonempty = PyDict_GET_SIZE(vars) != 0;

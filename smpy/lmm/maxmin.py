@@ -61,7 +61,8 @@ time copied into C arrays), swapped in with the rest of the optional compiled pa
 so this package imports nothing above ``smpy.support``). It gives this module's values and
 changed lists bit for bit (the same operations on doubles in the same order; the lone-value cache
 and the class path are shortcuts that give the general filling's bits, so the twin has no need of
-them): ``tests/kernel/test_lmm_accel.py``. Without a C compiler, this Python code runs.
+them; it takes :func:`_lone_value` itself for a variable alone on its constraints):
+``tests/kernel/test_lmm_accel.py``. Without a C compiler, this Python code runs.
 
 Only shared constraints live here. A *fat pipe* (each flow alone limited by the capacity,
 no competition) is a per-variable bound, and callers express it as one.

@@ -49,6 +49,22 @@ python(PyObject *fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs, Py
     return r;
 }
 
+/* o > 0.0 (op Py_GT) or o <= 0.0 (Py_LE): a float or an int compared in C as Python compares
+   them (an int by its sign, exactly; NaN neither), anything else by the protocol */
+static inline int
+cmp_zero(PyObject *o, int op)
+{
+    if (PyFloat_CheckExact(o)) {
+        double x = PyFloat_AS_DOUBLE(o);
+        return op == Py_GT ? x > 0.0 : x <= 0.0;
+    }
+    if (PyLong_CheckExact(o)) {
+        int sign = _PyLong_Sign(o);
+        return op == Py_GT ? sign > 0 : sign <= 0;
+    }
+    return PyObject_RichCompareBool(o, f_zero, op);
+}
+
 /* bool(getattr(getattr(o, a), b)): 1, 0, -1 */
 static int
 attr2_true(PyObject *o, PyObject *a, PyObject *b)
@@ -118,6 +134,21 @@ out:
     return f;
 }
 
+#ifdef CEXT_DICT_VERSIONS
+/* The route figures last read from the model's route dict, by the route tuple (the world's
+ * cached route: the same object for every message of a pair of hosts), with the dict and its
+ * version (PEP 509; see _cext.h): while that dict is unchanged and the tuple the same object,
+ * routes[route] is the same entry, found without hashing the tuple of links. The memo holds
+ * the tuple, so its address is not reused meanwhile. */
+#define ROUTE_MEMOS 1024
+typedef struct {
+    PyObject *routes; /* compared only */
+    uint64_t version;
+    PyObject *route, *info; /* held */
+} route_memo;
+static route_memo route_memos[ROUTE_MEMOS];
+#endif
+
 /* the cached route figures and size factors of the common case (new references), 1; 0 when
    the Python method must do it (a route or size not seen yet, factors not cached, a flow
    signal or tracked flows, Flow replaced); -1 on error */
@@ -141,7 +172,22 @@ common_case(PyObject *self, PyObject *route, PyObject *size, PyObject **info, Py
         r = sig < 0 ? -1 : 0;
         goto out;
     }
-    PyObject *inf = PyDict_GetItemWithError(routes, route);
+    PyObject *inf; /* borrowed: self._routes.get(route) */
+#ifdef CEXT_DICT_VERSIONS
+    route_memo *m = &route_memos[((uintptr_t)route >> 4) & (ROUTE_MEMOS - 1)];
+    if (m->routes == routes && m->version == DICT_VERSION(routes) && m->route == route)
+        inf = m->info;
+    else if ((inf = PyDict_GetItemWithError(routes, route)) != NULL) {
+        Py_INCREF(inf);
+        Py_INCREF(route);
+        Py_XSETREF(m->info, inf); /* a _RouteInfo and a tuple: their release runs no Python code */
+        Py_XSETREF(m->route, route);
+        m->routes = routes;
+        m->version = DICT_VERSION(routes);
+    }
+#else
+    inf = PyDict_GetItemWithError(routes, route);
+#endif
     PyObject *fl = inf == NULL || Py_TYPE(inf) != InfoType ? NULL : PyDict_GetItemWithError(factors, size);
     if (fl == NULL || !PyTuple_CheckExact(fl) || PyTuple_GET_SIZE(fl) != 2) {
         PyErr_Clear();  /* an unhashable route or size: the Python method says what happens */
@@ -179,7 +225,7 @@ communicate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     /* if f.latency > 0.0: f._lat_event = self.engine.schedule(f.latency, f._start_bandwidth_phase)
        else: f._start_bandwidth_phase() */
     PyObject *latency = SLOT(f, fl_latency), *x = NULL;
-    int pos = PyObject_RichCompareBool(latency, f_zero, Py_GT);
+    int pos = cmp_zero(latency, Py_GT);
     if (pos > 0) {
         Py_DECREF(engine);
         engine = cached_get(self, &c_self_engine, s_engine);
@@ -232,7 +278,7 @@ start_bandwidth_phase(PyObject *self, PyObject *unused)
         return running < 0 ? NULL : Py_NewRef(Py_None);
     if ((v = slot_get(self, ra_total, s_total)) == NULL)
         return NULL;
-    int empty = PyObject_RichCompareBool(v, f_zero, Py_LE);
+    int empty = cmp_zero(v, Py_LE);
     Py_DECREF(v);
     if (empty != 0)
         return empty < 0 ? NULL : call_method0(self, s_on_empty);

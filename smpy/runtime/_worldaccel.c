@@ -27,17 +27,64 @@ iadd(PyObject *self, PyObject *name, PyObject *v)
     return r;
 }
 
+#ifdef CEXT_DICT_VERSIONS
+/* The routes last read from the route cache, by the two host indices (exact ints), with the
+ * cache dict and the version it had then (PEP 509; see _cext.h): while the dict is that one,
+ * unchanged, cache.get((a, b)) gives that route again, without building and hashing the key
+ * tuple. A new route put in the cache changes its version: every memo is read afresh. */
+#define ROUTE_MEMOS 1024
+typedef struct {
+    PyObject *dict; /* compared only (a new dict at a freed one's address has a version never seen) */
+    uint64_t version;
+    Py_ssize_t a, b;
+    PyObject *route; /* held */
+} route_memo;
+static route_memo route_memos[ROUTE_MEMOS];
+
+/* the memo of (a, b), or NULL when the indices are not plain ints */
+static inline route_memo *
+route_memo_of(PyObject *ai, PyObject *bi, Py_ssize_t *a, Py_ssize_t *b)
+{
+    if (!PyLong_CheckExact(ai) || !PyLong_CheckExact(bi))
+        return NULL;
+    *a = PyLong_AsSsize_t(ai);
+    *b = PyLong_AsSsize_t(bi);
+    if ((*a == -1 || *b == -1) && PyErr_Occurred()) {
+        PyErr_Clear(); /* too large: the dict lookup */
+        return NULL;
+    }
+    return &route_memos[((size_t)*a * 131u + (size_t)*b) & (ROUTE_MEMOS - 1)];
+}
+#endif
+
 /* cache.get((a.index, b.index)), or self.route(a, b) when that is None (new reference) */
 static PyObject *
 route_of(PyObject *self, PyObject *cache, PyObject *ai, PyObject *bi, PyObject *a, PyObject *b)
 {
+#ifdef CEXT_DICT_VERSIONS
+    Py_ssize_t x = 0, y = 0;
+    route_memo *m = route_memo_of(ai, bi, &x, &y);
+    if (m != NULL && m->dict == cache && m->version == DICT_VERSION(cache) && m->a == x && m->b == y)
+        return Py_NewRef(m->route);
+#endif
     PyObject *key = PyTuple_Pack(2, ai, bi);
     if (key == NULL)
         return NULL;
     PyObject *r = PyDict_GetItemWithError(cache, key);
     Py_DECREF(key);
-    if (r != NULL && r != Py_None)
+    if (r != NULL && r != Py_None) {
+#ifdef CEXT_DICT_VERSIONS
+        if (m != NULL) {
+            Py_INCREF(r);
+            Py_XSETREF(m->route, r); /* the old route's release runs no Python code (a tuple) */
+            m->dict = cache;
+            m->version = DICT_VERSION(cache);
+            m->a = x;
+            m->b = y;
+        }
+#endif
         return Py_NewRef(r);
+    }
     if (PyErr_Occurred())
         return NULL;
     PyObject *args[3] = {self, a, b};

@@ -171,10 +171,19 @@ truthy(PyObject *v)
     return v == Py_None || v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
 }
 
+/* what the private-modules step of switch_in left: modules[name] is mine[name] for every
+ * name of mine, at these versions of the two dicts (pointers only compared: the versions are
+ * never reused). While both are unchanged at switch_out, saving the rank's modules back into
+ * mine changes nothing (private_out). */
+static int in_ok;
+static PyObject *in_mine, *in_modules;
+static uint64_t in_mine_version, in_modules_version;
+
 /* the private-modules step of switch_in; -1 on error */
 static int
 private_in(PyObject *self, PyObject *modules, PyObject *names)
 {
+    in_ok = 0;
     PyObject *mine = cached_get(self, &c_self_modules, s_modules);
     if (mine == NULL)
         return -1;
@@ -199,21 +208,38 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
     /* modules.update(mine): for two exact dicts, modules[name] = module for each item in
      * order, as dict.update stores them (dict_set keeps modules' other remembered entries) */
     if (PyDict_CheckExact(modules) && PyDict_CheckExact(mine)) {
-        Py_ssize_t pos = 0, n = PyDict_GET_SIZE(mine);
-        PyObject *k, *v;
-        while (PyDict_Next(mine, &pos, &k, &v)) {
+        Py_ssize_t pos = 0, n = PyDict_GET_SIZE(mine), nh = 0;
+        PyObject *k, *v, *held[16];  /* the replaced modules, released once the versions are taken */
+        int bad = 0;
+        while (!bad && PyDict_Next(mine, &pos, &k, &v)) {
             Py_INCREF(k);
             Py_INCREF(v);
-            int bad = dict_set(modules, k, v) < 0;
+            if (nh < 16) {
+                PyObject *old = dict_get(modules, k);
+                bad = old == NULL && PyErr_Occurred();
+                held[nh++] = Py_XNewRef(old);
+            }
+            bad = bad || dict_set(modules, k, v) < 0;
             Py_DECREF(v);
             Py_DECREF(k);
-            if (bad)
-                goto out;
-            if (PyDict_GET_SIZE(mine) != n) {
+            if (!bad && PyDict_GET_SIZE(mine) != n) {
                 PyErr_SetString(PyExc_RuntimeError, "dict mutated during update");
-                goto out;
+                bad = 1;
             }
         }
+#ifdef CEXT_DICT_VERSIONS
+        if (!bad && n <= 16) {  /* every module of mine is now modules' (see private_out) */
+            in_ok = 1;
+            in_mine = mine;
+            in_mine_version = DICT_VERSION(mine);
+            in_modules = modules;
+            in_modules_version = DICT_VERSION(modules);
+        }
+#endif
+        for (Py_ssize_t j = 0; j < nh; j++)
+            Py_XDECREF(held[j]);
+        if (bad)
+            goto out;
     } else {
         PyObject *r = call_method1(modules, s_update, mine);
         if (r == NULL)
@@ -524,6 +550,17 @@ private_out(PyObject *self, PyObject *modules, PyObject *names)
     Py_XDECREF(nobj);
     if (same < 0)
         goto out;
+#ifdef CEXT_DICT_VERSIONS
+    /* neither dict changed since switch_in installed mine, nor the per-rank names (their
+       cache is current): every name of mine maps to mine's module, every other per-rank
+       name is absent (switch_in removed it, else modules changed), so the saving below
+       would store each module where it is */
+    if (same && in_ok && mine == in_mine && modules == in_modules && DICT_VERSION(mine) == in_mine_version &&
+        DICT_VERSION(modules) == in_modules_version) {
+        rc = 0;
+        goto out;
+    }
+#endif
     if (same) {
         c1 = PySequence_GetItem(cached, 1);
         /* the common case without the itemgetter's tuple and the zip: every name in

@@ -175,10 +175,35 @@ dict_entry_fill(dict_entry *e, PyObject *name, dict_track *t, PyObject *value)
 }
 
 /* whether every key of d is an exact str (then a lookup by a str compares no key with
- * Python code) */
+ * Python code). On CPython 3.11 a dict's keys table says so itself: its kind is "unicode"
+ * only while every key is an exact str (any other key converts the table); the kind is read
+ * from the table's head (Include/internal/pycore_dict.h: refcount, two size bytes, the
+ * kind), once checked on two dicts of known kinds; else the keys are looked at. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size;
+    uint8_t dk_log2_index_bytes;
+    uint8_t dk_kind;  /* 0 general, 1 unicode, 2 split */
+} dict_keys_head;
+#define DICT_KIND(d) (((dict_keys_head *)((PyDictObject *)(d))->ma_keys)->dk_kind)
+static int dict_kind_known = -1;  /* the head read as above gives the kinds: 1 yes, 0 no */
+#endif
+
 static int
 dict_keys_exact_str(PyObject *d)
 {
+#ifdef DICT_KIND
+    if (dict_kind_known < 0) {
+        PyObject *u = Py_BuildValue("{s:i}", "a", 1), *g = Py_BuildValue("{i:i}", 1, 1);
+        dict_kind_known = u != NULL && g != NULL && DICT_KIND(u) == 1 && DICT_KIND(g) == 0;
+        Py_XDECREF(u);
+        Py_XDECREF(g);
+        PyErr_Clear();
+    }
+    if (dict_kind_known)
+        return DICT_KIND(d) == 1;
+#endif
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     while (PyDict_Next(d, &pos, &k, &v))
@@ -281,6 +306,8 @@ typedef struct {
     PyObject *mdict;    /* the module's dict (fixed for its life) */
     uint64_t mversion;
     PyObject *mvalue;   /* borrowed */
+    dict_track *mtrack; /* and where dict_get keeps that entry: read there while the dict is */
+    dict_entry *mentry; /* unchanged but for writes through dict_set */
 #endif
     PyObject *getset;   /* held: the class's getset descriptor or property (CACHE_GETSET, CACHE_PROPERTY) */
     /* the slot of the class seen before (a site that sees instances of two classes in turn) */
@@ -296,6 +323,8 @@ typedef struct {
                                 the generic getattr calls its getter before anything else) */
 #define CACHE_PROPERTY (-4)  /* a property of the class (a data descriptor too): its fget called
                                 with the object, as property.__get__ does */
+#define CACHE_METHOD (-5)    /* a non-data descriptor (a function, a C method) of a class whose
+                                instances have no __dict__: the generic getattr calls its __get__ */
 
 /* the offset of property's fget (its member descriptor): 0 not known yet, -1 none */
 static Py_ssize_t prop_fget_off;
@@ -336,6 +365,16 @@ slot_cache_find(PyTypeObject *t, slot_cache *c, PyObject *name)
     else if (t->tp_getattro == PyObject_GenericGetAttr && d != NULL && Py_TYPE(d) == &PyProperty_Type &&
              property_fget_offset() > 0) {
         off = CACHE_PROPERTY;
+        Py_INCREF(d);
+        Py_XSETREF(c->getset, d);
+    }
+    else if (t->tp_getattro == PyObject_GenericGetAttr && d != NULL && Py_TYPE(d)->tp_descr_get != NULL &&
+             Py_TYPE(d)->tp_descr_set == NULL && t->tp_dictoffset == 0
+#ifdef Py_TPFLAGS_MANAGED_DICT
+             && !(t->tp_flags & Py_TPFLAGS_MANAGED_DICT)
+#endif
+            ) {
+        off = CACHE_METHOD;
         Py_INCREF(d);
         Py_XSETREF(c->getset, d);
     }
@@ -384,6 +423,18 @@ instance_dict(PyObject *o)
 CEXT_OUTLINE PyObject *
 cached_get_slow(PyObject *o, slot_cache *c, PyObject *name)
 {
+#ifdef CEXT_DICT_VERSIONS
+    if (o == c->mod && c->off == CACHE_DICT && c->mentry != NULL) {
+        /* the module's entry in dict_get's table, its dict changed by dict_set only since */
+        PyTypeObject *t = Py_TYPE(o);
+        dict_track *tr = c->mtrack;
+        dict_entry *e = c->mentry;
+        if (t == c->type && t->tp_version_tag == c->version && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) &&
+            tr->dict == c->mdict && tr->version == DICT_VERSION(c->mdict) && e->name == name &&
+            e->epoch == tr->epoch && e->value != NULL)
+            return Py_NewRef(e->value);
+    }
+#endif
     Py_ssize_t off = slot_cache_off(o, c, name);
     if (off >= 0)
         return slot_get(o, off, name);
@@ -397,6 +448,8 @@ cached_get_slow(PyObject *o, slot_cache *c, PyObject *name)
                 PyObject *v = dict_get(d, name);
                 if (v != NULL) {
                     if (DICT_VERSION(d) == version) {  /* the lookup ran no code that changed d */
+                        c->mtrack = dict_track_slot(d);
+                        c->mentry = dict_entry_of(d, name);
                         if (c->mod != o) {
                             Py_INCREF(o);
                             Py_XSETREF(c->mod, o);
@@ -450,6 +503,10 @@ cached_get(PyObject *o, slot_cache *c, PyObject *name)
             if (fget != NULL)
                 return PyObject_CallOneArg(fget, o);
         }
+        else if (c->off == CACHE_METHOD) {
+            PyObject *d = c->getset;
+            return Py_TYPE(d)->tp_descr_get(d, o, (PyObject *)t);
+        }
     }
     else if (t == c->type2 && t->tp_version_tag == c->version2 && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
         PyObject *v = SLOT(o, c->off2);
@@ -496,14 +553,20 @@ typedef struct {
     slot_cache c;
 } named_cache;
 
-#define NAMED_CACHES 256
+#define NAMED_CACHES 512
 static named_cache named_caches[NAMED_CACHES];
+
+static inline named_cache *
+named_cache_entry(PyTypeObject *t, PyObject *name)
+{
+    uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
+    return &named_caches[(h ^ (h >> 10)) & (NAMED_CACHES - 1)];
+}
 
 static inline slot_cache *
 named_cache_for(PyObject *o, PyObject *name)
 {
-    uintptr_t h = ((uintptr_t)Py_TYPE(o) >> 4) * 31u + ((uintptr_t)name >> 4);
-    named_cache *e = &named_caches[(h ^ (h >> 9)) & (NAMED_CACHES - 1)];
+    named_cache *e = named_cache_entry(Py_TYPE(o), name);
     if (e->name != name) {
         Py_INCREF(name);
         Py_XSETREF(e->name, name);
@@ -516,16 +579,44 @@ named_cache_for(PyObject *o, PyObject *name)
     return &e->c;
 }
 
-static inline PyObject *
-attr_get(PyObject *o, PyObject *name)
+CEXT_OUTLINE PyObject *
+attr_get_slow(PyObject *o, PyObject *name)
 {
     return cached_get(o, named_cache_for(o, name), name);
 }
 
-static inline int
-attr_set(PyObject *o, PyObject *name, PyObject *v)
+CEXT_OUTLINE int
+attr_set_slow(PyObject *o, PyObject *name, PyObject *v)
 {
     return cached_set(o, named_cache_for(o, name), name, v);
+}
+
+/* inline: a set slot of the class this name was last found on, unchanged since */
+CEXT_INLINE PyObject *
+attr_get(PyObject *o, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    named_cache *e = named_cache_entry(t, name);
+    if (e->name == name && e->c.type == t && e->c.off >= 0 && t->tp_version_tag == e->c.version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        PyObject *v = SLOT(o, e->c.off);
+        if (v != NULL)
+            return Py_NewRef(v);
+    }
+    return attr_get_slow(o, name);
+}
+
+CEXT_INLINE int
+attr_set(PyObject *o, PyObject *name, PyObject *v)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    named_cache *e = named_cache_entry(t, name);
+    if (e->name == name && e->c.type == t && e->c.off >= 0 && t->tp_version_tag == e->c.version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        slot_set(o, e->c.off, v);
+        return 0;
+    }
+    return attr_set_slow(o, name, v);
 }
 
 /* bool(getattr(o, name)): 1, 0, or -1 (error) */
@@ -595,7 +686,7 @@ typedef struct {
     PyObject *meth;
 } method_cache;
 
-#define METHOD_CACHES 128
+#define METHOD_CACHES 512
 static method_cache method_caches[METHOD_CACHES];
 
 /* whether the class's instances have no __dict__ or one at an offset (1), or a managed one
@@ -659,7 +750,7 @@ method_call(PyObject *name, PyObject *const *args, size_t nargsf)
 {
     PyTypeObject *t = Py_TYPE(args[0]);
     uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
-    method_cache *e = &method_caches[(h ^ (h >> 9)) & (METHOD_CACHES - 1)];
+    method_cache *e = &method_caches[(h ^ (h >> 10)) & (METHOD_CACHES - 1)];
     if (e->name == name && e->type == t && t->tp_version_tag == e->version &&
         (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
         int has = own_dict_has(args[0], name);  /* 0 at once without a __dict__ */

@@ -289,10 +289,7 @@ class Timing:
             # their time (calibrated per fault) leaves the burst
             folder = self._folder
             faults, shared = folder.mark()
-            faults -= b.faults0
-            dt = folder.fault_seconds(faults, shared - b.shared0)
-            if folder.trim_limit:
-                folder.tick(faults)  # keeps the RSS of folded mappings bounded (not timed either)
+            dt = folder.fault_seconds(faults - b.faults0, shared - b.shared0)
             b.start = _thread_time() - max(0.0, now - b.start - dt)
         if b.sampling is not None:  # SMPI aborts: "Cannot do recursive benchmarks"
             raise RuntimeError(f"MPI call inside the sampled loop {b.sampling}: smpy.sample loops "
@@ -323,7 +320,7 @@ class Timing:
                     now = _thread_time()  # the other ranks ran meanwhile
         b.start = now
         if self.count_faults:
-            b.faults0, b.shared0 = self._folder.mark()
+            self.mark_faults(proc)
 
     def set_untimed(self, proc: Process, on: bool) -> None:
         """Enter (``on``) or leave an ``smpy.untimed()`` block of ``proc``: the burst up to
@@ -377,7 +374,7 @@ class Timing:
         folder = self.folder()
         b = proc.bench
         mark = folder.mark() if folder.counting else (0, 0)
-        arr = folder.array(shape, dtype, site, shared)
+        arr = folder.array(shape, dtype, site, shared, proc.rank)
         if self.measure:
             b.start += _thread_time() - t0
         if folder.counting:
@@ -411,12 +408,27 @@ class Timing:
         if self.measure:
             proc.bench.start = _thread_time()
             if self.count_faults:
-                proc.bench.faults0, proc.bench.shared0 = self._folder.mark()
+                self.mark_faults(proc)
 
     def mark_faults(self, proc: Process) -> None:
-        """A burst starts (the end of an MPI call): note the thread's page faults and the
-        process's resident shared pages."""
-        proc.bench.faults0, proc.bench.shared0 = self._folder.mark()
+        """A burst starts (the end of an MPI call, its timer just started): trim the other
+        ranks' folded mappings if the process maps too many (:meth:`Folder.switch`), note the
+        thread's page faults and the process's resident shared pages, and restart the timer:
+        neither is the program's time."""
+        folder = self._folder
+        b = proc.bench
+        if folder.trim_limit:
+            folder.switch(proc.rank)
+        b.faults0, b.shared0 = folder.mark()
+        if self.measure:
+            b.start = _thread_time()
+
+    def map_for_sample(self, proc: Process) -> None:
+        """Sampled iterations of ``proc`` are about to be timed (outside any timed span): its
+        folded pages get their page-table entries (:meth:`Folder.map_rank`), as a real
+        rank's memory has them."""
+        if self.count_faults:
+            self._folder.map_rank(proc.rank)
 
     def faults_now(self) -> tuple[int, int]:
         """The start of a timed span for :meth:`folded_fault_seconds` ((0, 0) when bursts do

@@ -34,10 +34,11 @@ Memory: with ``global``, resident memory is about :math:`B + P` for :math:`B` th
 memory is the arrays' sizes (Linux ``mmap``; other systems fall back to ``local``). RSS,
 though, counts a folded page once per mapping that touched it: :math:`m` mappings touching
 :math:`s` bytes each show :math:`m s` of RSS for :math:`B` of memory. With
-``smpy/shared-malloc-trim:SIZE`` (off by default), every other MPI call the folder looks at the
-process's resident shared pages and, past SIZE bytes, drops the page-table entries of the
-folded ranges (``madvise(DONTNEED)``: the data stays in the block), so RSS stays near what the
-process owns.
+``smpy/shared-malloc-trim:SIZE`` (off by default), when a burst of another rank than the last
+one starts, the folder looks at the process's resident shared pages and, past SIZE bytes,
+drops the page-table entries of the other ranks' folded ranges (``madvise(DONTNEED)``: the data
+stays in the block), so RSS stays near SIZE plus the running rank's folded pages (what a real
+rank holds as its own memory). The running rank keeps its entries (see :meth:`Folder.switch`).
 
 Page faults on folded memory are the emulator's, not the program's. Each time a mapping
 touches a folded page it has no entry for (its first touch, or the first after a trim), the
@@ -63,6 +64,18 @@ use too. :math:`p` is the change of the process's resident shared pages
 (``getrusage(RUSAGE_THREAD)``): faults on private memory (a fresh temporary's pages) stay in
 the span, as they would in a real run. This holds with or without trimming (with it, the
 faults recur after every trim; without, each page faults once per mapping).
+
+Sampled iterations (:mod:`smpy.timing.sampling`) take no such fault: before a sampled loop's
+visit (or a sampled call) times anything, every folded page of the rank gets its page-table
+entry (``madvise(MADV_POPULATE_READ)``, the emulator's time, once per rank between two trims;
+:meth:`Folder.map_rank`), as a real rank's memory has them. Their times set the estimate of
+every iteration not run, and the estimate above is not good enough there: on 1 x 12 ranks at
+N = 20000 with fig12.py's 32 MiB trim, HPL's update chunk after each probe of the panel
+broadcast re-faulted the rank's whole trailing matrix (4000 faults a chunk, 1.1 M a run),
+which cost 4.1 us a fault in those chunks (quartiles 3.2-4.9, from the chunks' times against
+unfolded runs') where the calibration gives 2.0 us, and the folded runs predicted 11 % more
+than unfolded ones (medians of 3). Mapping a rank's 267 MB matrix takes 7 ms here, where its
+re-faults took 9.5 ms in one chunk. Bursts outside sampled loops keep the estimate.
 
 Measured (``benchmarks/predict/fold_update.py``, ``fold_update.txt``): one 128-column chunk of
 HPL's trailing update, ``A[:, x:x+128] -= L @ U``, on an m x n matrix (rows 8 n bytes apart),
@@ -120,21 +133,20 @@ BLOCKSIZE = declare("smpi/shared-malloc-blocksize", 1048576,
                     parse=checked(_bytes, lambda v: 4096 <= v <= 2**36, "a size from 4 KiB to 64 GiB"))
 
 TRIM = declare("smpy/shared-malloc-trim", 0,
-              "Global folding: when folded pages mapped by the process (counted once per mapping, "
-              "as RSS counts them) exceed this many bytes, drop their page-table entries "
-              "(madvise DONTNEED; the data stays in the shared block; the page faults that follow, "
-              "like every fault that maps folded pages, are estimated and left out of the timed "
-              "computation); 0 = never (the default)",
+              "Global folding: when another rank starts computing and the folded pages mapped by "
+              "the process (counted once per mapping, as RSS counts them) exceed this many bytes, "
+              "drop the page-table entries of the other ranks' folded mappings (madvise DONTNEED; "
+              "the data stays in the shared block; sampled iterations get their rank's entries "
+              "back first, other computation's page faults are estimated and left out of its "
+              "time); 0 = never (the default)",
               parse=checked(_bytes, lambda v: 0 <= v <= 2**50, "a size of 0 or more"))
 
 _PAGE = mmap.PAGESIZE
 _MADV_DONTNEED = 4
-_TRIM_EVERY = 2  # MPI calls between two looks at the resident size (a look costs ~5 us)
-#: a burst with at least this many minor page faults is always followed by a look: with a look
-#: every other call only, two ranks that each touch a whole folded matrix in one burst (a
-#: fill before the timed loop) showed twice that matrix in RSS (LU N=65536 on 12 ranks:
-#: 5.5 GiB of peak RSS, two 2.7 GiB rank matrices, for about 0.1 GiB of physical memory)
-_LOOK_FAULTS = 256
+_MADV_POPULATE_READ = 22
+#: folded mappings unmapped so far (by _Mapping.__del__): the resident shared pages change
+#: without a page fault then
+_unmaps = 0
 _PROT_RW = mmap.PROT_READ | mmap.PROT_WRITE
 #: the range the fault cost is calibrated over, and the distance between its touches (the
 #: kernel's fault-around window: each touch takes one fault)
@@ -180,16 +192,20 @@ def _map_limit_hint() -> str:
 class _Mapping:
     """A folded virtual range; unmapped when the last array using it goes away."""
 
-    __slots__ = ("addr", "size", "folded", "__weakref__")
+    __slots__ = ("addr", "size", "folded", "owner", "__weakref__")
 
-    def __init__(self, addr: int, size: int) -> None:
+    def __init__(self, addr: int, size: int, owner: int = -1) -> None:
         self.addr = addr
         self.size = size
+        #: the rank that made it (-1: none), whose bursts are the only ones to touch it
+        self.owner = owner
         #: the folded (shared) ranges, absolute addresses: the only ones trimming may drop
         self.folded: list[tuple[int, int]] = []
 
     def __del__(self) -> None:
+        global _unmaps
         if _LIBC is not None and self.size:
+            _unmaps += 1
             _folded.unregister(self.addr, self.size)
             _LIBC.munmap(self.addr, self.size)
             self.size = 0
@@ -210,10 +226,26 @@ class Folder:
         self.folded_bytes = 0
         self.trim_limit = int(trim) if mode == "global" and sys.platform.startswith("linux") else 0
         self.trims = 0
-        self._maps: list[weakref.ref] = []
-        self._ticks = 0
+        #: the folded mappings by owner rank (-1: made outside a rank), and the ranks whose
+        #: mappings may have page-table entries (they ran since their last trim)
+        self._maps: dict[int, list[weakref.ref]] = {}
+        self._touched: set[int] = set()
+        #: the rank whose burst runs (see :meth:`switch`)
+        self.running = -1
+        #: the ranks whose folded pages all have page-table entries (see :meth:`map_rank`);
+        #: off where the kernel lacks MADV_POPULATE_READ
+        self._whole: set[int] = set()
+        self.restoring = True
+        self.restored_bytes = 0
+        self.switches = 0
         self._statm = -1
         self._shared0 = 0
+        #: the thread's minor faults, the unmaps and the resident shared pages at the last
+        #: read of statm: without a fault or an unmap since, the pages are the same
+        self._seen = (-1, -1, 0)
+        #: reads of /proc/self/statm, and looks at the resident size that needed none
+        self.statm_reads = 0
+        self.statm_saved = 0
         #: thread CPU seconds one minor fault mapping folded pages costs beyond the memory
         #: access, and the pages it maps (measured when the first folded array is made)
         self.refault_cost = -1.0
@@ -229,8 +261,25 @@ class Folder:
 
     def mark(self) -> tuple[int, int]:
         """(minor faults of the calling thread, resident shared pages of the process) now: the
-        start of a timed span."""
-        return thread_faults(), self._shared_bytes() // _PAGE
+        start of a timed span. The pages are read from ``/proc/self/statm`` only when the
+        thread took a page fault or a folded mapping was unmapped since the last read
+        (mappings and trims forget it): resident pages change by faults, unmaps and
+        ``DONTNEED``, and only this thread runs the ranks. An MPI call between two bursts
+        that took no fault reads ``getrusage`` twice and statm not at all (it read statm
+        twice: 0.8 us a read on an idle machine, several on a loaded one)."""
+        faults = thread_faults()
+        seen = self._seen
+        if seen[0] == faults and seen[1] == _unmaps:
+            self.statm_saved += 1
+            return faults, seen[2]
+        pages = self._shared_bytes() // _PAGE
+        self._seen = (faults, _unmaps, pages)
+        return faults, pages
+
+    def forget(self) -> None:
+        """The resident shared pages changed without a fault (a mapping, a trim): the next
+        :meth:`mark` reads them."""
+        self._seen = (-1, -1, 0)
 
     def fault_seconds(self, faults: int, pages: int) -> float:
         """CPU time of the folded page faults of a timed span that took ``faults`` minor
@@ -281,6 +330,7 @@ class Folder:
             costs, per = [], []
             for _ in range(8):
                 _LIBC.madvise(addr, span, _MADV_DONTNEED)
+                self.forget()  # the pages went without a fault
                 f0, p0 = self.mark()
                 t0 = time.thread_time()
                 touches += 1
@@ -297,41 +347,93 @@ class Folder:
             return max(0.0, sorted(costs)[4])
         finally:
             _LIBC.munmap(addr, span)  # the entries go with the range: RSS as before
+            self.forget()
 
     # -- keeping RSS honest: page-table entries of folded mappings -----------------------
-    def tick(self, faults: int = 0) -> None:
-        """Called at each MPI call: every other call, and after any burst that took
-        ``faults`` >= _LOOK_FAULTS minor page faults, trim the folded mappings if the pages
-        they have resident exceed ``smpy/shared-malloc-trim``. RSS counts a folded page
-        once per mapping that touched it (144 ranks touching their folded 20 MB matrices
-        show 3 GB of RSS over one 1 MiB block); dropping the entries costs a minor page
-        fault at the next touch and returns RSS to what the process owns. The peak RSS is
-        then about the limit plus what one burst touches."""
-        self._ticks += 1
-        if (self._ticks % _TRIM_EVERY and faults < _LOOK_FAULTS) or not self._maps:
+    def switch(self, rank: int) -> bool:
+        """A burst of ``rank`` starts (the end of an MPI call, outside the timed span): when
+        the rank differs from the last one's and the folded pages mapped by the process
+        (counted once per mapping, as RSS counts them) exceed ``smpy/shared-malloc-trim``,
+        drop the page-table entries of the folded mappings of the other ranks that ran
+        since. RSS counts a folded page once per mapping that touched it (144 ranks
+        touching their folded 20 MB matrices show 3 GB of RSS over one 1 MiB block): it
+        stays near the limit plus the running rank's folded pages, which a real rank holds
+        as its own memory. The running rank's entries are kept: a rank that goes on
+        computing across MPI calls that do not block takes no fault again (until Nov 2026
+        every other MPI call dropped every entry, the running rank's included). True when
+        it trimmed."""
+        if rank == self.running:
+            return False
+        self.switches += 1
+        self.running = rank
+        self._touched.add(rank)
+        if not self.trim_limit or len(self._touched) < 2:
+            return False
+        if self._shared_bytes() - self._shared0 <= self.trim_limit:
+            return False
+        self.trim(keep=rank)
+        return True
+
+    def map_rank(self, rank: int) -> None:
+        """Give every folded page of ``rank``'s mappings a page-table entry
+        (``madvise(MADV_POPULATE_READ)``), unless they all have one since the last trim:
+        called before a sampled iteration is timed, outside the timing. A real rank's
+        matrix is private memory, mapped since it was generated; the sampled iterations
+        set the estimate of every iteration not run, and an estimate of their page faults
+        is not good enough there. HPL's update chunk after a probe of the panel broadcast
+        (1 x 12 ranks, N = 20000, 32 MiB trim) re-faulted the rank's whole trailing matrix:
+        1.1 M faults a run, whose cost was 4.1 us a fault in those chunks (3.2-4.9) where
+        the calibration gives 2.0; the folded run predicted 11 % more than the unfolded one.
+        Mapping a rank's 267 MB matrix takes 7 ms of the emulator's CPU here."""
+        if not self.restoring or rank in self._whole:
             return
-        if self._shared_bytes() - self._shared0 > self.trim_limit:
-            self.trim()
-
-    def _shared_bytes(self) -> int:
-        """Resident file-backed/shared pages of the process (``/proc/self/statm``)."""
-        if self._statm < 0:
-            self._statm = os.open("/proc/self/statm", os.O_RDONLY)
-        return int(os.pread(self._statm, 128, 0).split()[2]) * _PAGE
-
-    def trim(self) -> None:
-        """Drop the page-table entries of every folded range (their data is the shared
-        block's, kept by the file); private ranges are left alone."""
         alive = []
-        for ref in self._maps:
+        for ref in self._maps.get(rank, ()):
             m = ref()
             if m is None or not m.size:
                 continue
             alive.append(ref)
             for start, stop in m.folded:
-                _LIBC.madvise(start, stop - start, _MADV_DONTNEED)
-        self._maps = alive
+                if _LIBC.madvise(start, stop - start, _MADV_POPULATE_READ) != 0:
+                    self.restoring = False  # a kernel before 5.14: the faults are estimated
+                    self.forget()
+                    return
+                self.restored_bytes += stop - start
+        self._maps[rank] = alive
+        self._whole.add(rank)
+        self._touched.add(rank)
+        self.forget()
+
+    def _shared_bytes(self) -> int:
+        """Resident file-backed/shared pages of the process (``/proc/self/statm``)."""
+        if self._statm < 0:
+            self._statm = os.open("/proc/self/statm", os.O_RDONLY)
+        self.statm_reads += 1
+        return int(os.pread(self._statm, 128, 0).split()[2]) * _PAGE
+
+    def trim(self, keep: int | None = None) -> None:
+        """Drop the page-table entries of the folded ranges (their data is the shared block's,
+        kept by the file): with ``keep``, of every rank that ran since its last trim but
+        ``keep`` (and of the mappings made outside a rank), else of every mapping; private
+        ranges are left alone."""
+        owners = list(self._maps) if keep is None else [r for r in self._touched | {-1} if r != keep]
+        for r in owners:
+            alive = []
+            self._whole.discard(r)
+            for ref in self._maps.get(r, ()):
+                m = ref()
+                if m is None or not m.size:
+                    continue
+                alive.append(ref)
+                for start, stop in m.folded:
+                    _LIBC.madvise(start, stop - start, _MADV_DONTNEED)
+            if alive:
+                self._maps[r] = alive
+            else:
+                self._maps.pop(r, None)
+        self._touched = {keep} if keep is not None else set()
         self.trims += 1
+        self.forget()
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -340,7 +442,9 @@ class Folder:
         if self._statm >= 0:
             os.close(self._statm)
             self._statm = -1
-        self._maps = []
+        self._whole = set()
+        self._maps = {}
+        self._touched = set()
         self._sites.clear()
 
     def _block_fd(self) -> int:
@@ -365,7 +469,7 @@ class Folder:
         return self._fd
 
     def array(self, shape: Any, dtype: Any, site: tuple[str, int],
-              shared: list[tuple[int, int]] | None) -> Any:
+              shared: list[tuple[int, int]] | None, owner: int = -1) -> Any:
         import numpy as np
 
         dt = np.dtype(dtype)
@@ -384,9 +488,10 @@ class Folder:
                     _folded.register(addr, nbytes)
                     weakref.finalize(arr, _folded.unregister, addr, nbytes)
             return arr
-        return self._global(nbytes, dt, shape, shared)
+        return self._global(nbytes, dt, shape, shared, owner)
 
-    def _global(self, nbytes: int, dt: Any, shape: Any, shared: list[tuple[int, int]] | None) -> Any:
+    def _global(self, nbytes: int, dt: Any, shape: Any, shared: list[tuple[int, int]] | None,
+                owner: int) -> Any:
         import numpy as np
 
         global _LIBC
@@ -398,7 +503,7 @@ class Folder:
         if addr in (None, ctypes.c_void_p(-1).value):
             raise MemoryError(f"smpy.shared_array: cannot reserve {nbytes} bytes "
                               f"({os.strerror(ctypes.get_errno())})")
-        mapping = _Mapping(addr, size)
+        mapping = _Mapping(addr, size, owner)
         ranges = [(0, size)] if shared is None else _shared_pages(shared, nbytes)
         fd = self._block_fd()
         for start, stop in ranges:
@@ -416,10 +521,16 @@ class Folder:
             mapping.folded.append((addr + start, addr + stop))
         if mapping.folded and self.refault_cost < 0.0 and self.counting:
             self.refault_cost = self._measure_refault()  # early, while little is mapped
-        if self.trim_limit and mapping.folded:
-            if not self._maps:
+        if mapping.folded:
+            if not self._maps and self.trim_limit:
                 self._shared0 = self._shared_bytes()
-            self._maps.append(weakref.ref(mapping))
+            refs = self._maps.setdefault(owner, [])
+            if len(refs) >= 64 and not len(refs) & (len(refs) - 1):  # drop the dead now and then
+                refs[:] = [r for r in refs if (m := r()) is not None and m.size]
+            refs.append(weakref.ref(mapping))
+            self._touched.add(owner)
+            self._whole.discard(owner)
+        self.forget()
         raw = (ctypes.c_char * nbytes).from_address(addr)
         raw._smpy_mapping = mapping  # unmapped when the last array viewing ``raw`` goes away
         return np.frombuffer(raw, dtype=dt).reshape(shape)

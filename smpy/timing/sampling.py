@@ -303,6 +303,8 @@ def sample_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
     warm_s, warm_u = 0.0, 0.0  # warm-up iterations run here: their measured time and work
     total = float(len(items)) if work is None else math.fsum(_units(work, x) for x in items)
     first = len(st.samples)  # the samples this visit adds start here
+    if timing.count_faults and st.need_more():  # folded pages mapped, as a real rank's are
+        timing.map_for_sample(proc)
     try:
         for item in items:
             if not st.need_more():
@@ -349,6 +351,8 @@ def _visit_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
     first = proc.rank not in seen
     seen.add(proc.rank)
     run = any(s.need_more() for s in heads[:w]) or (len(units) > w and st.need_more())
+    if run and timing.count_faults:  # folded pages mapped, as a real rank's are
+        timing.map_for_sample(proc)
     measured, ran = 0.0, 0
     try:
         for p, item in enumerate(items):
@@ -417,6 +421,8 @@ def sampled_call(proc: Process, fn: Callable[..., T], key: str, st: SampleStats,
         timing.inject_measured(proc, st.estimate()[0])
         return st.last
     timing.flush(proc)
+    if timing.count_faults:
+        timing.map_for_sample(proc)
     b = proc.bench
     b.sampling = key
     f0 = timing.faults_now()

@@ -244,5 +244,44 @@ def test_one_site_two_classes_in_turn(probe):
         probe.site_x(B.__new__(B))  # an unset slot: Python's error
 
 
+def test_methods_are_bound_as_python_binds_them(probe):
+    """A function of a class without instance dicts, read as an attribute: bound to the
+    object, also after the class's function is replaced; a class whose instances have a
+    __dict__ (which may hold the name) reads through the protocol."""
+
+    class S:
+        __slots__ = ("v",)
+
+        def __init__(self, v):
+            self.v = v
+
+        def x(self):
+            return ("x", self.v)
+
+    class D:
+        def x(self):
+            return "class"
+
+    s1, s2 = S(1), S(2)
+    for o in (s1, s2, s1):
+        m = probe.site_x(o)
+        assert m == o.x and m.__self__ is o and m() == ("x", o.v)
+    S.x = lambda self: ("new", self.v)
+    assert probe.site_x(s2)() == ("new", 2)
+    d = D()
+    assert probe.site_x(d)() == "class"
+    d.x = lambda: "instance"
+    assert probe.site_x(d)() == "instance"
+    S.x = staticmethod(lambda: "static")
+    assert probe.site_x(s1)() == s1.x() == "static"
+    S.x = classmethod(lambda cls: cls)
+    assert probe.site_x(s1)() is S
+    S.x = str.upper  # a C method descriptor (of str: not S's, so binding it fails as in Python)
+    with pytest.raises(TypeError):
+        _ = s1.x
+    with pytest.raises(TypeError):
+        probe.site_x(s1)
+
+
 def test_dict_versions_are_used_where_the_interpreter_has_them(probe):
     assert probe.versions() is (sys.version_info < (3, 12))

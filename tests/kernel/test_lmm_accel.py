@@ -148,6 +148,31 @@ def test_compiled_variable_and_remove_equal_python(seed):
     assert _play(caps, routes, ops, COMPILED, C) == reference
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_variable_with_a_churning_keyring(seed, monkeypatch):
+    """A keyring of at most two keys, cleared and refilled all the time: the compiled variable
+    (which remembers the keys it read while the keyring is unchanged) gives Python's keys."""
+    monkeypatch.setattr(maxmin, "_LONE_MAX", 2)
+    caps, routes, ops = _scenario(seed)
+    reference = _play(caps, routes, ops, PYTHON)
+    assert _play(caps, routes, ops, PYTHON, C) == reference
+    assert _play(caps, routes, ops, COMPILED, C) == reference
+
+
+def test_solve_leaves_a_held_list_of_modified_constraints_alone():
+    """The compiled solve reuses the list it read as the next ``_modified`` only when nobody else
+    holds it: a list held elsewhere keeps its constraints, as after the Python solve."""
+    for solve in (COMPILED, PYTHON):
+        s = System()
+        c, d = s.constraint(1.0), s.constraint(2.0)
+        s.variable(1.0, math.inf, ((c, 1.0),), None, True)
+        held = s._modified
+        assert solve(s) and held == [c] and s._modified == [] and s._modified is not held
+        s.variable(1.0, math.inf, ((d, 1.0), (c, 1.0)), None, True)
+        assert s._modified == [d, c] and solve(s) and s._modified == [] and held == [c]
+        assert not c._queued and not d._queued
+
+
 def test_compiled_variable_is_pythons():
     s, t = System(), System()
     for sys_, variable in ((s, C["variable"]), (t, PY["variable"])):

@@ -140,11 +140,11 @@ def test_tracked_flows_and_link_failure_match_python():
 def test_factors_not_cached_and_unknown_sizes_match_python():
     def go():
         e = Engine()
-        lnk = Link("l", 1e8, 1e-5)
+        lnk, zero = Link("l", 1e8, 1e-5), Link("z", 1e8, 0.0)  # zero: no latency phase
         cfg = NetworkConfig(name="custom", lat_factor=lambda s: 1.5, bw_factor=lambda s: 0.5 if s > 100 else 0.75)
-        net = NetworkModel(e, [lnk], cfg)
-        sizes = [10, 10.0, 1000, 5000.5]
-        flows = [net.communicate((lnk,), s) for s in sizes]
+        net = NetworkModel(e, [lnk, zero], cfg)
+        sizes = [10, 10.0, 1000, 5000.5, 0, 0.0]
+        flows = [net.communicate((lnk,), s) for s in sizes] + [net.communicate((zero,), s) for s in sizes]
         e.run()
         return repr([(f.finish_time, f.latency, f.rate_factor, type(f.size)) for f in flows])
 
@@ -245,6 +245,55 @@ def test_world_transfer_matches_python():
 
     pure, fast = _both(go)
     assert pure == fast and pure.startswith("(5, 257.5, [(0, 1), (1, 0), (1, 2), (2, 1), (2, 2)], ['TypeError', 'TypeError']")
+
+
+def test_communicate_reads_a_changed_route_entry():
+    """The compiled communicate remembers the route figures it read with the route dict's
+    version: an entry replaced, an equal route in another tuple, are read as Python reads them."""
+    def go():
+        e = Engine()
+        fast, slow = Link("fast", 1e10, 1e-7), Link("slow", 1e8, 1e-4)
+        net = NetworkModel(e, [fast, slow], _config("SMPI"))
+        r1, r2 = (fast,), (slow,)
+        lat = [net.communicate(r1, 100.0).latency, net.communicate(r1, 100.0).latency,
+               net.communicate(r2, 100.0).latency]
+        net._routes[r1] = net._routes[r2]
+        lat.append(net.communicate(r1, 100.0).latency)
+        lat.append(net.communicate(tuple([fast]), 100.0).latency)  # equal, another tuple: the same entry
+        e.run()
+        return lat
+
+    pure, fast_ = _both(go)
+    assert pure == fast_ and pure[0] == pure[1] < pure[2] == pure[3] == pure[4]
+
+
+def test_world_transfer_reads_a_changed_route_cache():
+    """The compiled transfer remembers the routes it read with the cache dict's version: a route
+    replaced in the cache, a new cache dict, are read afresh, as Python reads them."""
+    from types import SimpleNamespace
+
+    from smpy.runtime.world import World
+
+    def go():
+        e = Engine()
+        links = [Link(f"l{i}", 1e9, 1e-6) for i in range(3)]
+        hosts = [SimpleNamespace(index=i, name=f"h{i}") for i in range(3)]
+        w = World.__new__(World)
+        w.messages, w.bytes_sent, w._route_cache = 0, 0, {}
+        w.platform = SimpleNamespace(route=lambda a, b: [links[a.index], links[b.index]])
+        w.net = NetworkModel(e, links, _config("SMPI"))
+        first = w.transfer(hosts[0], hosts[1], 10).route
+        again = w.transfer(hosts[0], hosts[1], 10).route
+        w._route_cache[(0, 1)] = (links[2],)
+        replaced = w.transfer(hosts[0], hosts[1], 10).route
+        w._route_cache = {}
+        fresh = w.transfer(hosts[0], hosts[1], 10).route
+        e.run()
+        names = [[lnk.name for lnk in r] for r in (first, again, replaced, fresh)]
+        return names, again is first, fresh is first, fresh == first
+
+    pure, fast = _both(go)
+    assert pure == fast == ([["l0", "l1"], ["l0", "l1"], ["l2"], ["l0", "l1"]], True, False, True)
 
 
 # -- replays both ways ---------------------------------------------------------------------------

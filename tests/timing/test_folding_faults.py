@@ -62,7 +62,7 @@ for i in smpy.sample(range(4), iters=10, threshold=0.0):
 e4 = count()
 folder = smpy._sim().world.timing._folder
 if c.rank == 0:
-    print(repr((e1 - e0, e2 - e1, e4 - e3, folder.refault_pages, folder.refault_cost)))
+    print(repr((e1 - e0, e2 - e1, e4 - e3, folder.refault_pages, folder.refault_cost, folder.restoring)))
 """
 
 
@@ -76,14 +76,17 @@ def test_first_touches_and_sampled_iterations_count_their_folded_faults(tmp_path
                    cfg={"smpy/shared-malloc-trim": trim, "smpi/shared-malloc-blocksize": "64MiB"})
     assert res.status == "ok", res.message
     out = eval(res.stdout.strip().splitlines()[-1])  # noqa: S307 - our own program's repr
-    burst, private, sampled, pages, cost = out
+    burst, private, sampled, pages, cost, restoring = out
     assert pages >= 1 and cost > 0.0
     # each rank's burst touched 1024 windows of its array: 1024 folded faults a rank (both
     # ranks' arrays map the same block; page-table entries are per mapping). The earlier
     # model left first touches in (none left out here without a trim)
     assert 2048 <= burst <= 2200, out
     assert private <= 32, out      # faults on private memory stay in the burst
-    assert 2048 <= sampled <= 2200, out
+    if restoring:  # the rank's folded pages were mapped before its sampled iterations ran
+        assert sampled <= 16, out
+    else:          # Linux < 5.14: their first touches are estimated and left out
+        assert 2048 <= sampled <= 2200, out
 
 
 def _chunk(folder: Folder, A: np.ndarray, L: np.ndarray, U: np.ndarray, x: int) -> tuple[float, float]:
