@@ -283,6 +283,24 @@ def test_methods_are_bound_as_python_binds_them(probe):
         probe.site_x(s1)
 
 
+def test_many_dicts_and_names_share_the_tables(probe):
+    """dict_get / dict_set over more dicts and (dict, name) pairs than the tables have ways:
+    dicts and entries displace each other in their sets, every read gives the dict's value."""
+    names = [f"k{i}" for i in range(40)]
+    dicts = [{n: (j, i) for i, n in enumerate(names)} for j in range(200)]
+    for rnd in range(3):
+        for i, n in enumerate(names):
+            for j, d in enumerate(dicts):
+                assert _read(probe, d, n) == _py(d, n) == (j, i + rnd)
+                if (i + j) % 2:
+                    probe.dict_set(d, n, (j, i + rnd + 1))
+                else:
+                    d[n] = (j, i + rnd + 1)
+    del dicts[3]["k5"]
+    assert _read(probe, dicts[3], "k5") == "<absent>"
+    assert _read(probe, dicts[4], "k5") == (4, 8)
+
+
 def test_many_names_and_classes_share_the_per_name_table(probe):
     """attr_get / attr_set over more (class, name) pairs than the table has entries, so that
     names displace each other in its sets: every read gives getattr's value, every store
