@@ -125,49 +125,22 @@ typedef struct {
     PyObject *value;    /* borrowed; NULL: absent */
 } dict_entry;
 
-/* both tables two ways per set: a dict (an entry) is in one way of its set at most, and one
- * not there takes the set's ways in turn (direct-mapped, which pairs of dicts or names
- * collided moved with addresses, and a ring message's instruction count by about 500
- * between builds) */
-#define DICT_TRACKS 128
-#define DICT_ENTRIES 1024
+/* direct-mapped, keyed by addresses; sized so that collisions are rare (two ways per set
+ * cost more per read than the collisions they saved, docs/performance.md) */
+#define DICT_TRACKS 512
+#define DICT_ENTRIES 4096
 static dict_track dict_tracks[DICT_TRACKS];
 static dict_entry dict_entries[DICT_ENTRIES];
-static unsigned char dict_track_next[DICT_TRACKS / 2], dict_entry_next[DICT_ENTRIES / 2];
 static uint64_t dict_epochs;
 
 #ifdef CEXT_DICT_VERSIONS
 #define DICT_VERSION(d) (((PyDictObject *)(d))->ma_version_tag)
 
 static inline dict_track *
-dict_track_set(PyObject *d)
-{
-    uintptr_t h = (uintptr_t)d >> 4;
-    return &dict_tracks[((h ^ (h >> 7)) << 1) & (DICT_TRACKS - 2)];
-}
-
-/* the way of d's set that tracks d, or NULL */
-static inline dict_track *
-dict_track_find(PyObject *d)
-{
-    dict_track *s = dict_track_set(d);
-    return s[0].dict == d ? &s[0] : s[1].dict == d ? &s[1] : NULL;
-}
-
-/* the way that tracks d, or the one d takes (its track to be reset by the caller) */
-static inline dict_track *
 dict_track_slot(PyObject *d)
 {
-    dict_track *s = dict_track_set(d);
-    if (s[0].dict == d)
-        return &s[0];
-    if (s[1].dict == d)
-        return &s[1];
-    size_t k = (size_t)(s - dict_tracks) >> 1;
-    dict_track *t = &s[dict_track_next[k]];
-    dict_track_next[k] ^= 1;
-    t->dict = NULL;  /* no longer d's predecessor's: reset by dict_track_of */
-    return t;
+    uintptr_t h = (uintptr_t)d >> 4;
+    return &dict_tracks[(h ^ (h >> 7)) & (DICT_TRACKS - 1)];
 }
 
 /* the track of d, its entries dropped when d changed since */
@@ -186,36 +159,10 @@ dict_track_of(PyObject *d)
 }
 
 static inline dict_entry *
-dict_entry_set(PyObject *d, PyObject *name)
+dict_entry_of(PyObject *d, PyObject *name)
 {
     uintptr_t h = ((uintptr_t)d >> 4) * 31u + ((uintptr_t)name >> 4);
-    return &dict_entries[((h ^ (h >> 10)) << 1) & (DICT_ENTRIES - 2)];
-}
-
-/* the way of (d, name)'s set holding name read in t's epoch, or NULL */
-static inline dict_entry *
-dict_entry_find(PyObject *d, PyObject *name, const dict_track *t)
-{
-    dict_entry *s = dict_entry_set(d, name);
-    if (s[0].name == name && s[0].epoch == t->epoch)
-        return &s[0];
-    if (s[1].name == name && s[1].epoch == t->epoch)
-        return &s[1];
-    return NULL;
-}
-
-/* the way that holds name for t's epoch, or the one it takes */
-static inline dict_entry *
-dict_entry_of(PyObject *d, PyObject *name, const dict_track *t)
-{
-    dict_entry *e = dict_entry_find(d, name, t);
-    if (e != NULL)
-        return e;
-    dict_entry *s = dict_entry_set(d, name);
-    size_t k = (size_t)(s - dict_entries) >> 1;
-    e = &s[dict_entry_next[k]];
-    dict_entry_next[k] ^= 1;
-    return e;
+    return &dict_entries[(h ^ (h >> 10)) & (DICT_ENTRIES - 1)];
 }
 
 static inline void
@@ -278,7 +225,7 @@ dict_get_miss(PyObject *d, PyObject *name)
         return NULL;
     /* kept unless the lookup ran code that changed d (a key's __eq__) */
     if (t->dict == d && t->epoch == epoch && DICT_VERSION(d) == t->version)
-        dict_entry_fill(dict_entry_of(d, name, t), name, t, v);
+        dict_entry_fill(dict_entry_of(d, name), name, t, v);
     return v;
 }
 #endif
@@ -289,10 +236,10 @@ dict_get(PyObject *d, PyObject *name)
 {
 #ifdef CEXT_DICT_VERSIONS
     if (PyDict_CheckExact(d) && PyUnicode_CheckExact(name)) {
-        dict_track *t = dict_track_find(d);
-        if (t != NULL && t->version == DICT_VERSION(d)) {
-            dict_entry *e = dict_entry_find(d, name, t);  /* epochs are never reused */
-            if (e != NULL)
+        dict_track *t = dict_track_slot(d);
+        if (t->dict == d && t->version == DICT_VERSION(d)) {
+            dict_entry *e = dict_entry_of(d, name);
+            if (e->name == name && e->epoch == t->epoch)  /* epochs are never reused */
                 return e->value;
         }
         return dict_get_miss(d, name);
@@ -320,7 +267,7 @@ dict_set(PyObject *d, PyObject *name, PyObject *v)
         int rc = PyDict_SetItem(d, name, v);
         if (rc == 0 && t->keys == 1 && t->dict == d && t->epoch == epoch) {
             t->version = DICT_VERSION(d);  /* this write is the only change: the entries stay */
-            dict_entry_fill(dict_entry_of(d, name, t), name, t, v);
+            dict_entry_fill(dict_entry_of(d, name), name, t, v);
         }
         Py_XDECREF(old);
         return rc;
@@ -504,7 +451,7 @@ cached_get_slow(PyObject *o, slot_cache *c, PyObject *name)
                 if (v != NULL) {
                     if (DICT_VERSION(d) == version) {  /* the lookup ran no code that changed d */
                         c->mtrack = dict_track_slot(d);
-                        c->mentry = dict_entry_of(d, name, c->mtrack);
+                        c->mentry = dict_entry_of(d, name);
                         if (c->mod != o) {
                             Py_INCREF(o);
                             Py_XSETREF(c->mod, o);

@@ -284,8 +284,9 @@ def test_methods_are_bound_as_python_binds_them(probe):
 
 
 def test_many_dicts_and_names_share_the_tables(probe):
-    """dict_get / dict_set over more dicts and (dict, name) pairs than the tables have ways:
-    dicts and entries displace each other in their sets, every read gives the dict's value."""
+    """dict_get / dict_set over more (dict, name) pairs than the entry table holds, and dicts
+    sharing track slots: entries and dicts displace each other, every read gives the dict's
+    value."""
     names = [f"k{i}" for i in range(40)]
     dicts = [{n: (j, i) for i, n in enumerate(names)} for j in range(200)]
     for rnd in range(3):
