@@ -10,10 +10,13 @@ cancels), for each case asked:
 * ``send-recv``: the same messages as ``Send`` + ``Recv`` (even process rows first);
 
 each with the buffer folded (``--fold``, ``smpy.shared_array`` as hpl.py --fold) or not.
+``--mode frames`` prints instead the Python frames and bytecodes per message (``sys.settrace``,
+every greenlet; np 48 by default), figures the machine's load does not move.
 
     python benchmarks/speed/swap_message.py                     # np 768, P 12, 4 columns, all 4 cases
     python benchmarks/speed/swap_message.py --cases sendrecv-fold --repeat 5
     python benchmarks/speed/swap_message.py --src /tmp/other-tree   # that tree's smpy
+    python benchmarks/speed/swap_message.py --mode frames --cases sendrecv-fold --top 15
 
 CPU time is the process's (``time.process_time``); quote the machine's load with it.
 """
@@ -21,7 +24,9 @@ CPU time is the process's (``time.process_time``); quote the machine's load with
 from __future__ import annotations
 
 import argparse
+import collections
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,9 +55,48 @@ def runner(src: Path, np: int, p: int, case: str, hostfile: str, accel: str | No
     return run
 
 
+def frames(run, short: int, long: int, top: int, case: str) -> None:
+    import greenlet
+
+    run(short)
+
+    def counted(n: int):
+        ops: collections.Counter = collections.Counter()
+        calls: collections.Counter = collections.Counter()
+
+        def tracer(frame, event, arg):  # noqa: ANN001, ANN202 - sys.settrace protocol
+            if event == "call":
+                frame.f_trace_opcodes = True
+                calls[frame.f_code] += 1
+            elif event == "opcode":
+                ops[frame.f_code] += 1
+            return tracer
+        sys.settrace(tracer)
+        old = greenlet.settrace(lambda _ev, _args: sys.settrace(tracer))
+        try:
+            r = run(n)
+        finally:
+            sys.settrace(None)
+            greenlet.settrace(old)
+        return r, ops, calls
+
+    r0, o0, c0 = counted(short)
+    r1, o1, c1 = counted(long)
+    m = r1.messages - r0.messages
+    o1.subtract(o0)
+    c1.subtract(c0)
+    print(f"{case:15s} {m} messages: {sum(c1.values()) / m:.1f} Python frames and {sum(o1.values()) / m:.0f} "
+          f"bytecodes per message", flush=True)
+    for code, n in o1.most_common(top):
+        where = code.co_filename.split("/smpy/")[-1] if "/smpy/" in code.co_filename else Path(code.co_filename).name
+        print(f"{n / m:8.1f} bytecodes {c1[code] / m:5.2f} calls  {where}:{code.co_firstlineno}({code.co_name})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--np", type=int, default=768)
+    ap.add_argument("--mode", choices=("cpu", "frames"), default="cpu")
+    ap.add_argument("--top", type=int, default=0, help="frames: list the N functions with the most bytecodes")
+    ap.add_argument("--np", type=int, default=None, help="ranks (default 768 for cpu, 48 for frames)")
     ap.add_argument("--p", type=int, default=12, help="process rows (hpl.py --ratio=4 at 768 ranks: 12)")
     ap.add_argument("--active", type=int, default=4,
                     help="process columns that roll (the others wait): 4 by default, few messages in flight "
@@ -73,13 +117,23 @@ def main() -> int:
     bad = [c for c in cases if c not in CASES]
     if bad:
         raise SystemExit(f"--cases: unknown {', '.join(bad)} (expected some of {', '.join(CASES)})")
+    a.np = a.np or (768 if a.mode == "cpu" else 48)
     if a.np % a.p or (a.p % 2 and any(c.startswith("send-recv") for c in cases)):
         raise SystemExit(f"--p {a.p} must divide --np {a.np} (and be even for the send-recv cases)")
+    if len(cases) > 1:  # one process per case: a folded run leaves folded ranges registered
+        for case in cases:
+            argv = [x for i, x in enumerate(sys.argv[1:]) if not (x.startswith("--cases") or
+                                                               (i and sys.argv[i] == "--cases"))]
+            subprocess.run([sys.executable, __file__, *argv, "--cases", case], check=True)
+        return 0
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as hosts:
         hosts.write("".join(f"node-{i}:12\n" for i in range(256)))
         hosts.flush()
         for case in cases:
             run = runner(src, a.np, a.p, case, hosts.name, a.accel, a.active)
+            if a.mode == "frames":
+                frames(run, a.short, min(a.long, 6), a.top, case)
+                continue
             run(a.short)  # warm up (imports, compilation)
             for i in range(a.repeat):
                 c0 = time.process_time()

@@ -1098,7 +1098,7 @@ rate_set(PyObject *self, PyObject *rate)
         e = schedule_impl(engine, engine, d, cb, empty_tuple);
     } else if (plain == 0) {
         PyObject *sargs[3] = {engine, d, cb};
-        e = PyObject_VectorcallMethod(s_schedule, sargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        e = method_call(s_schedule, sargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     Py_XDECREF(cb);
     Py_XDECREF(d);

@@ -232,7 +232,7 @@ communicate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
         PyObject *cb = engine == NULL ? NULL : cached_get(f, &c_f_start_bw, s_start_bw);
         if (cb != NULL) {
             PyObject *sargs[3] = {engine, latency, cb};
-            x = PyObject_VectorcallMethod(s_schedule, sargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            x = method_call(s_schedule, sargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET);
             Py_DECREF(cb);
             if (x != NULL)
                 slot_set(f, sa_lat, x);
@@ -292,7 +292,7 @@ start_bandwidth_phase(PyObject *self, PyObject *unused)
     PyObject *var = NULL;
     if (uses != NULL) {
         PyObject *vargs[6] = {system, pen, bound, uses, self, Py_True};
-        var = PyObject_VectorcallMethod(s_variable, vargs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        var = method_call(s_variable, vargs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     Py_XDECREF(uses);
     Py_XDECREF(bound);
@@ -322,7 +322,7 @@ flow_release(PyObject *self, PyObject *unused)
         goto out;
     if (live != Py_None) {  /* model._live.pop(self, None) */
         PyObject *pargs[3] = {live, self, Py_None};
-        x = PyObject_VectorcallMethod(s_pop, pargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        x = method_call(s_pop, pargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET);
         Py_DECREF(live);
         if (x == NULL)
             goto out;

@@ -409,7 +409,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         }
         slot_set(req, send_off[F_DETACHED], Py_True);
         PyObject *margs[1] = {req};
-        PyObject *x = PyObject_VectorcallMethod(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        PyObject *x = method_call(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
         if (x == NULL)
             goto fail;
         Py_DECREF(x);
@@ -679,7 +679,7 @@ deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     slot_set(send, send_off[F_PAYLOAD], Py_None);
     /* recv._finish(); if not send.detached: send._finish() */
     PyObject *margs[1] = {recv};
-    PyObject *x = PyObject_VectorcallMethod(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyObject *x = method_call(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     if (x == NULL)
         return NULL;
     Py_DECREF(x);
@@ -690,7 +690,7 @@ deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if (!detached) {
         margs[0] = send;
-        x = PyObject_VectorcallMethod(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        x = method_call(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
         if (x == NULL)
             return NULL;
         Py_DECREF(x);
@@ -824,7 +824,7 @@ start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *flow = NULL;
     if (total != NULL) {
         PyObject *targs[4] = {world, src, dst, total};
-        flow = PyObject_VectorcallMethod(s_transfer, targs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        flow = method_call(s_transfer, targs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     Py_XDECREF(total);
     Py_XDECREF(nb);

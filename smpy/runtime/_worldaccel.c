@@ -88,7 +88,7 @@ route_of(PyObject *self, PyObject *cache, PyObject *ai, PyObject *bi, PyObject *
     if (PyErr_Occurred())
         return NULL;
     PyObject *args[3] = {self, a, b};
-    return PyObject_VectorcallMethod(s_route, args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    return method_call(s_route, args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET);
 }
 
 static PyObject *
@@ -129,7 +129,7 @@ transfer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         (net = cached_get(self, &c_self_net, s_net)) == NULL)
         goto out;
     PyObject *cargs[4] = {net, there, nbytes, back};
-    r = PyObject_VectorcallMethod(s_communicate, cargs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    r = method_call(s_communicate, cargs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET);
 out:
     Py_XDECREF(net);
     Py_XDECREF(back);

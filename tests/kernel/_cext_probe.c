@@ -59,6 +59,13 @@ p_site_y(PyObject *m, PyObject *o)
     return cached_get(o, &c_site_y, s_y);
 }
 
+/* o.x() through call_method0 (the per-class method cache) */
+static PyObject *
+p_call_x(PyObject *m, PyObject *o)
+{
+    return call_method0(o, s_x);
+}
+
 static PyObject *
 p_versions(PyObject *m, PyObject *unused)
 {
@@ -76,6 +83,7 @@ static PyMethodDef methods[] = {
     {"attr_set", (PyCFunction)(void (*)(void))p_attr_set, METH_FASTCALL, NULL},
     {"site_x", p_site_x, METH_O, NULL},
     {"site_y", p_site_y, METH_O, NULL},
+    {"call_x", p_call_x, METH_O, "o.x() through call_method0"},
     {"versions", p_versions, METH_NOARGS, "whether dict versions are used (CPython < 3.12)"},
     {NULL, NULL, 0, NULL},
 };

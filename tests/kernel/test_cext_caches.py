@@ -244,5 +244,113 @@ def test_one_site_two_classes_in_turn(probe):
         probe.site_x(B.__new__(B))  # an unset slot: Python's error
 
 
+def test_methods_are_bound_as_python_binds_them(probe):
+    """A function of a class without instance dicts, read as an attribute: bound to the
+    object, also after the class's function is replaced; a class whose instances have a
+    __dict__ (which may hold the name) reads through the protocol."""
+
+    class S:
+        __slots__ = ("v",)
+
+        def __init__(self, v):
+            self.v = v
+
+        def x(self):
+            return ("x", self.v)
+
+    class D:
+        def x(self):
+            return "class"
+
+    s1, s2 = S(1), S(2)
+    for o in (s1, s2, s1):
+        m = probe.site_x(o)
+        assert m == o.x and m.__self__ is o and m() == ("x", o.v)
+    S.x = lambda self: ("new", self.v)
+    assert probe.site_x(s2)() == ("new", 2)
+    d = D()
+    assert probe.site_x(d)() == "class"
+    d.x = lambda: "instance"
+    assert probe.site_x(d)() == "instance"
+    S.x = staticmethod(lambda: "static")
+    assert probe.site_x(s1)() == s1.x() == "static"
+    S.x = classmethod(lambda cls: cls)
+    assert probe.site_x(s1)() is S
+    S.x = str.upper  # a C method descriptor (of str: not S's, so binding it fails as in Python)
+    with pytest.raises(TypeError):
+        _ = s1.x
+    with pytest.raises(TypeError):
+        probe.site_x(s1)
+
+
+def test_many_names_and_classes_share_the_per_name_table(probe):
+    """attr_get / attr_set over more (class, name) pairs than the table has entries, so that
+    names displace each other in its sets: every read gives getattr's value, every store
+    lands where setattr puts it."""
+    names = [f"a{i}" for i in range(300)]
+    classes = [type(f"C{k}", (), {"__slots__": tuple(names)}) for k in range(3)]
+    objs = [c() for c in classes for _ in range(2)]
+    for j, o in enumerate(objs):
+        for i, n in enumerate(names):
+            probe.attr_set(o, n, (j, i))
+    for rnd in range(3):
+        for i, n in enumerate(names):
+            for j, o in enumerate(objs):
+                assert probe.attr_get(o, n) == getattr(o, n) == (j, i + rnd)
+                probe.attr_set(o, n, (j, i + rnd + 1))
+    del objs[0].a7
+    with pytest.raises(AttributeError):
+        probe.attr_get(objs[0], "a7")
+    assert probe.attr_get(objs[1], "a7") == (1, 10)
+
+
+def test_method_calls_see_the_instance_dict_and_the_class(probe):
+    """call_method0 on classes whose instances have a __dict__ (a managed one on CPython
+    3.11: no __slots__, or "__dict__" among them) and on one without: the instance's own
+    attribute first, the class's function replaced, deleted, a C method."""
+
+    class D:
+        def x(self):
+            return "class"
+
+    class M:
+        __slots__ = ("v", "__dict__")
+
+        def __init__(self, v):
+            self.v = v
+
+        def x(self):
+            return ("m", self.v)
+
+    class S:
+        __slots__ = ()
+
+        def x(self):
+            return "slots"
+
+    d, e = D(), D()
+    for _ in range(2):
+        assert probe.call_x(d) == "class"
+    d.x = lambda: "instance"
+    assert probe.call_x(d) == d.x() == "instance"
+    assert probe.call_x(e) == "class"
+    del d.x
+    assert probe.call_x(d) == "class"
+    D.x = lambda self: "new"
+    assert probe.call_x(d) == probe.call_x(e) == "new"
+    m1, m2 = M(1), M(2)
+    assert [probe.call_x(o) for o in (m1, m2, m1)] == [("m", 1), ("m", 2), ("m", 1)]
+    m2.x = lambda: "own"
+    assert probe.call_x(m2) == "own" and probe.call_x(m1) == ("m", 1)
+    assert m2.v == 2 and vars(m2) == {"x": m2.x}
+    assert probe.call_x(S()) == "slots"
+    del D.x
+    with pytest.raises(AttributeError):
+        probe.call_x(e)
+    D.x = str.upper  # a C method descriptor of another class: binding fails as in Python
+    with pytest.raises(TypeError):
+        probe.call_x(e)
+
+
 def test_dict_versions_are_used_where_the_interpreter_has_them(probe):
     assert probe.versions() is (sys.version_info < (3, 12))
