@@ -132,6 +132,68 @@ plus_one(PyObject *v, PyObject *one)
 }
 
 /* -- Engine.schedule ------------------------------------------------------------------- */
+/* engine.py's compaction (see its docstring): when the heap has more than engine._compact_at
+ * entries, drop the cancelled events in place, re-heapify, and set the next size; 0 or -1 */
+#define COMPACT_MIN 8192
+static PyObject *s_compact_at, *heapify_fn;
+
+static int
+maybe_compact(PyObject *d, PyObject *heap)
+{
+    PyObject *at = dget(d, s_compact_at);
+    if (at == NULL)
+        return -1;
+    Py_ssize_t limit = PyLong_AsSsize_t(at);
+    Py_DECREF(at);
+    if (limit == -1 && PyErr_Occurred())
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(heap);
+    if (n <= limit)
+        return 0;
+    PyObject *kept = PyList_New(0);
+    if (kept == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(heap); i++) {
+        PyObject *item = Py_NewRef(PyList_GET_ITEM(heap, i));
+        PyObject *ev = PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 3 ? PyTuple_GET_ITEM(item, 2) : NULL;
+        PyObject *c = ev == NULL ? PySequence_GetItem(item, 2) : Py_NewRef(ev);  /* item[2] */
+        PyObject *v = c == NULL ? NULL
+                      : PyObject_TypeCheck(c, EventType) ? slot_get(c, ev_cancelled, s_cancelled)
+                                                         : PyObject_GetAttr(c, s_cancelled);
+        Py_XDECREF(c);
+        int cancelled = v == NULL ? -1 : PyObject_IsTrue(v);
+        Py_XDECREF(v);
+        if (cancelled < 0 || (!cancelled && PyList_Append(kept, item) < 0)) {
+            Py_DECREF(item);
+            Py_DECREF(kept);
+            return -1;
+        }
+        Py_DECREF(item);
+    }
+    int rc = PyList_SetSlice(heap, 0, PY_SSIZE_T_MAX, kept);
+    Py_DECREF(kept);
+    if (rc < 0)
+        return -1;
+    if (heapify_fn == NULL) {
+        PyObject *mod = PyImport_ImportModule("heapq");
+        heapify_fn = mod == NULL ? NULL : PyObject_GetAttrString(mod, "heapify");
+        Py_XDECREF(mod);
+        if (heapify_fn == NULL)
+            return -1;
+    }
+    PyObject *r = PyObject_CallOneArg(heapify_fn, heap);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    n = PyList_GET_SIZE(heap);
+    PyObject *next = PyLong_FromSsize_t(n * 2 > COMPACT_MIN ? n * 2 : COMPACT_MIN);
+    if (next == NULL)
+        return -1;
+    rc = dset(d, s_compact_at, next);
+    Py_DECREF(next);
+    return rc;
+}
+
 static PyObject *
 schedule_impl(PyObject *self, PyObject *d, PyObject *delay, PyObject *fn, PyObject *args)
 {
@@ -183,6 +245,8 @@ schedule_impl(PyObject *self, PyObject *d, PyObject *delay, PyObject *fn, PyObje
     if (r == NULL)
         goto fail;
     Py_DECREF(r);
+    if (PyList_Check(heap) && PyList_GET_SIZE(heap) > COMPACT_MIN && maybe_compact(d, heap) < 0)
+        goto fail;
     Py_DECREF(item);
     Py_DECREF(heap);
     Py_DECREF(seq);
@@ -1195,7 +1259,7 @@ PyInit__accel(void)
     INTERN(s_resume, "_resume"); INTERN(s_switch_in, "switch_in"); INTERN(s_switch_out, "switch_out");
     INTERN(s_switch, "switch"); INTERN(s_parent, "parent"); INTERN(s_popleft, "popleft");
     INTERN(s_append, "append"); INTERN(s_current, "_current"); INTERN(s_describe, "describe");
-    INTERN(s_time, "time"); INTERN(s_schedule, "schedule"); INTERN(s_fn, "fn"); INTERN(s_args, "args"); INTERN(s_cancelled, "cancelled");
+    INTERN(s_time, "time"); INTERN(s_schedule, "schedule"); INTERN(s_fn, "fn"); INTERN(s_args, "args"); INTERN(s_cancelled, "cancelled"); INTERN(s_compact_at, "_compact_at");
     INTERN(s_engine, "engine"); INTERN(s_state, "state"); INTERN(s_waiters, "waiters");
     INTERN(s_callbacks, "callbacks"); INTERN(s_exception, "exception"); INTERN(s_finish_time, "finish_time");
     INTERN(s_context, "context"); INTERN(s_glet, "glet"); INTERN(s_waiting_for, "waiting_for");

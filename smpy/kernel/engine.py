@@ -25,6 +25,15 @@ at that point form a deadlock: :class:`DeadlockError` lists what each one waits 
 waiting for the operating system (:mod:`smpy.kernel.oswait`) are polled at the end of each
 round; when only they are left, the loop waits for the outside in a real ``poll(2)``.
 
+*Compaction*. A cancelled event stays in the heap until it reaches the top (cancelling does
+not touch the heap); the network and CPU models cancel and reschedule an activity's
+completion at every rate change, so at thousands of ranks 99 % of the heap was cancelled
+entries (378 000 entries for ~3 000 live ones in HPL at 3072 ranks), each push and pop paying
+for the depth and the collector for the objects. When the heap grows past twice its size
+after the last compaction (at least ``COMPACT_MIN`` entries) the cancelled entries are dropped
+and the rest re-heapified: O(1) amortised per event. The pop order is that of the unique keys
+``(time, seq)``, so it is unchanged (the simulation cannot observe a compaction).
+
 *Daemon* events (:meth:`Engine.schedule_daemon`: periodic samplers such as DVFS governors)
 live in a heap of their own and run in time order with the others, but never keep the
 simulation alive: once only daemon events are left, the loop ends (SimGrid kills its daemon
@@ -43,6 +52,16 @@ from typing import TYPE_CHECKING, Any
 from smpy.kernel.signals import Signal
 
 _heappush = heapq.heappush
+#: the heap is never compacted below this many entries
+COMPACT_MIN = 8192
+
+
+def compact(heap: list[tuple[float, int, Event]]) -> int:
+    """Drop the cancelled events of ``heap`` in place and re-heapify it; the size at which
+    to compact next (see *Compaction* above)."""
+    heap[:] = [item for item in heap if not item[2].cancelled]
+    heapq.heapify(heap)
+    return max(COMPACT_MIN, 2 * len(heap))
 
 if TYPE_CHECKING:
     from smpy.kernel.actors import Actor
@@ -78,12 +97,13 @@ class Engine:
     # the attributes read at every event are slots (a fixed offset, no dict lookup: issue 24);
     # the others stay in the instance dict
     __slots__ = ("now", "_heap", "_daemon_heap", "_seq", "_ready", "_models", "stopping", "events_processed",
-                 "rounds", "os_poller", "on_time_advance", "__dict__", "__weakref__")
+                 "rounds", "os_poller", "on_time_advance", "_compact_at", "__dict__", "__weakref__")
 
     def __init__(self) -> None:
         self.now = 0.0
         self._heap: list[tuple[float, int, Event]] = []
         self._daemon_heap: list[tuple[float, int, Event]] = []
+        self._compact_at = COMPACT_MIN
         self._seq = 0
         self._ready: deque[Actor] = deque()
         self.actors: list[Actor] = []
@@ -117,7 +137,10 @@ class Engine:
         ev.args = args
         ev.cancelled = False
         seq = self._seq = self._seq + 1
-        _heappush(self._heap, (t, seq, ev))
+        heap = self._heap
+        _heappush(heap, (t, seq, ev))
+        if len(heap) > self._compact_at:
+            self._compact_at = compact(heap)
         return ev
 
     def schedule_at(self, time: float, fn: Callable[..., Any], *args: Any) -> Event:
