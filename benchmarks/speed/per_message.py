@@ -55,7 +55,10 @@ def cpu(run, short: int, long: int, repeat: int) -> None:
               f"(accelerator {'on' if r1.accelerated else 'off'})")
 
 
-def frames(run, short: int, long: int, top: int) -> None:
+def frames(run, short: int, long: int, top: int, label: str = "") -> None:
+    """Python frames and bytecodes per message between a run of ``short`` and one of ``long``
+    laps (``sys.settrace`` in every greenlet), and the ``top`` functions by bytecodes; a
+    figure the machine's load does not move. ``label`` heads the line (a case's name)."""
     import greenlet
 
     run(short)
@@ -85,8 +88,9 @@ def frames(run, short: int, long: int, top: int) -> None:
     m = r1.messages - r0.messages
     o1.subtract(o0)
     c1.subtract(c0)
-    print(f"{m} messages: {sum(c1.values()) / m:.1f} Python frames and {sum(o1.values()) / m:.0f} "
-          f"bytecodes per message")
+    head = f"{label:15s} " if label else ""
+    print(f"{head}{m} messages: {sum(c1.values()) / m:.1f} Python frames and {sum(o1.values()) / m:.0f} "
+          f"bytecodes per message", flush=True)
     for code, n in o1.most_common(top):
         where = code.co_filename.split("/smpy/")[-1] if "/smpy/" in code.co_filename else Path(code.co_filename).name
         print(f"{n / m:8.1f} bytecodes {c1[code] / m:5.2f} calls  {where}:{code.co_firstlineno}({code.co_name})")

@@ -24,13 +24,14 @@ CPU time is the process's (``time.process_time``); quote the machine's load with
 from __future__ import annotations
 
 import argparse
-import collections
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from per_message import frames  # this directory (sys.path[0] when run as a script)
 
 HERE = Path(__file__).resolve().parent
 CASES = ("sendrecv-fold", "sendrecv", "send-recv-fold", "send-recv")
@@ -53,43 +54,6 @@ def runner(src: Path, np: int, p: int, case: str, hostfile: str, accel: str | No
             raise SystemExit(f"swap_roll.py failed ({case}): {r.stderr.strip().splitlines()[-1:]}")
         return r
     return run
-
-
-def frames(run, short: int, long: int, top: int, case: str) -> None:
-    import greenlet
-
-    run(short)
-
-    def counted(n: int):
-        ops: collections.Counter = collections.Counter()
-        calls: collections.Counter = collections.Counter()
-
-        def tracer(frame, event, arg):  # noqa: ANN001, ANN202 - sys.settrace protocol
-            if event == "call":
-                frame.f_trace_opcodes = True
-                calls[frame.f_code] += 1
-            elif event == "opcode":
-                ops[frame.f_code] += 1
-            return tracer
-        sys.settrace(tracer)
-        old = greenlet.settrace(lambda _ev, _args: sys.settrace(tracer))
-        try:
-            r = run(n)
-        finally:
-            sys.settrace(None)
-            greenlet.settrace(old)
-        return r, ops, calls
-
-    r0, o0, c0 = counted(short)
-    r1, o1, c1 = counted(long)
-    m = r1.messages - r0.messages
-    o1.subtract(o0)
-    c1.subtract(c0)
-    print(f"{case:15s} {m} messages: {sum(c1.values()) / m:.1f} Python frames and {sum(o1.values()) / m:.0f} "
-          f"bytecodes per message", flush=True)
-    for code, n in o1.most_common(top):
-        where = code.co_filename.split("/smpy/")[-1] if "/smpy/" in code.co_filename else Path(code.co_filename).name
-        print(f"{n / m:8.1f} bytecodes {c1[code] / m:5.2f} calls  {where}:{code.co_firstlineno}({code.co_name})")
 
 
 def main() -> int:

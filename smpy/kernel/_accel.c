@@ -116,21 +116,6 @@ engine_dict(PyObject *self)
 
 static PyObject *actor_resume(PyObject *self, PyObject *unused);
 
-/* v + 1 (``v += 1``) for an exact int within long long's range, without the number protocol's
-   dispatch (the same int value; the protocol otherwise) */
-static inline PyObject *
-plus_one(PyObject *v, PyObject *one)
-{
-    if (PyLong_CheckExact(v)) {
-        int overflow = 0;
-        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-        if (!overflow && x != LLONG_MAX && !(x == -1 && PyErr_Occurred()))
-            return PyLong_FromLongLong(x + 1);
-        PyErr_Clear();
-    }
-    return PyNumber_InPlaceAdd(v, one);
-}
-
 /* -- Engine.schedule ------------------------------------------------------------------- */
 /* engine.py's compaction (see its docstring): when the heap has more than engine._compact_at
  * entries, drop the cancelled events in place, re-heapify, and set the next size; 0 or -1 */

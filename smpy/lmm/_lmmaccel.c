@@ -675,21 +675,6 @@ solve_lonely(PyObject *self, PyObject *changed)
     return 0;
 }
 
-/* v + 1 (``v += 1``) for an exact int within long long's range, without the number protocol's
-   dispatch (the same int value; the protocol otherwise) */
-static inline PyObject *
-plus_one(PyObject *v, PyObject *one)
-{
-    if (PyLong_CheckExact(v)) {
-        int overflow = 0;
-        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-        if (!overflow && x != LLONG_MAX && !(x == -1 && PyErr_Occurred()))
-            return PyLong_FromLongLong(x + 1);
-        PyErr_Clear();
-    }
-    return PyNumber_InPlaceAdd(v, one);
-}
-
 /* ``self.name += 1`` (a slot at off); returns the new value (new reference) */
 static PyObject *
 increment(PyObject *self, Py_ssize_t off, PyObject *name)

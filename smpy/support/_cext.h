@@ -20,10 +20,27 @@
 #define CEXT_OUTLINE static
 #endif
 
+#include <limits.h>
+
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
 /* var = the interned string text, in a module init function (returns NULL on failure) */
 #define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+
+/* v + 1 (``v += 1``) for an exact int within long long's range, without the number protocol's
+   dispatch (the same int value; the protocol otherwise) */
+static inline PyObject *
+plus_one(PyObject *v, PyObject *one)
+{
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (!overflow && x != LLONG_MAX && !(x == -1 && PyErr_Occurred()))
+            return PyLong_FromLongLong(x + 1);
+        PyErr_Clear();
+    }
+    return PyNumber_InPlaceAdd(v, one);
+}
 
 /* a new reference to the slot's value, or AttributeError as Python raises it */
 static inline PyObject *
