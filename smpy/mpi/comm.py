@@ -823,7 +823,6 @@ def _wait_label(label: str, req: p2p.Request) -> str:
     return f"{label} on {req.describe()}"
 
 
-
 def _compiled() -> list[tuple[Any, Any]]:
     """(Python, compiled) pairs of :meth:`Comm._send`, :meth:`Comm._irecv` and COMM_WORLD's
     ``_impl`` property from ``_callaccel.c`` (none when it cannot be built); and the bodies
