@@ -96,6 +96,16 @@ def frames(run, short: int, long: int, top: int, label: str = "") -> None:
         print(f"{n / m:8.1f} bytecodes {c1[code] / m:5.2f} calls  {where}:{code.co_firstlineno}({code.co_name})")
 
 
+def use_tree(src: Path) -> Path:
+    """Import smpy from the source tree ``src`` here and in every child process (a
+    benchmark's ``--src``); single-threaded BLAS as in reference runs. The resolved path."""
+    src = src.resolve()
+    sys.path.insert(0, str(src))
+    os.environ["PYTHONPATH"] = str(src)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    return src
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mode", choices=("cpu", "frames"), default="cpu")
@@ -109,10 +119,7 @@ def main() -> int:
                     help="smpy/accel for the runs (default: $SMPY_ACCEL, else auto)")
     ap.add_argument("--src", type=Path, default=HERE.parent.parent, help="smpy source tree")
     a = ap.parse_args()
-    src = a.src.resolve()
-    sys.path.insert(0, str(src))
-    os.environ["PYTHONPATH"] = str(src)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    src = use_tree(a.src)
     if a.mode == "cpu":
         run = _runner(src, a.np or 256, a.pattern, a.accel)
         cpu(run, a.short if a.short is not None else 0, a.long or 75, a.repeat)

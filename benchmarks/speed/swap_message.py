@@ -24,14 +24,13 @@ CPU time is the process's (``time.process_time``); quote the machine's load with
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from per_message import frames  # this directory (sys.path[0] when run as a script)
+from per_message import frames, use_tree  # this directory (sys.path[0] when run as a script)
 
 HERE = Path(__file__).resolve().parent
 CASES = ("sendrecv-fold", "sendrecv", "send-recv-fold", "send-recv")
@@ -73,10 +72,7 @@ def main() -> int:
                     help="smpy/accel (default: $SMPY_ACCEL, else auto)")
     ap.add_argument("--src", type=Path, default=HERE.parent.parent, help="smpy source tree")
     a = ap.parse_args()
-    src = a.src.resolve()
-    sys.path.insert(0, str(src))
-    os.environ["PYTHONPATH"] = str(src)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    src = use_tree(a.src)
     cases = [c for c in a.cases.split(",") if c]
     bad = [c for c in cases if c not in CASES]
     if bad:

@@ -217,19 +217,25 @@ def test_errors_propagate_the_same_way():
     assert pure == fast and len(pure) == 3
 
 
-def test_world_transfer_matches_python():
+def _bare_world(e):
+    """A World with just what transfer reads: 3 hosts, 3 links, host i's route through link i."""
     from types import SimpleNamespace
 
     from smpy.runtime.world import World
 
+    links = [Link(f"l{i}", 1e9, 1e-6) for i in range(3)]
+    hosts = [SimpleNamespace(index=i, name=f"h{i}") for i in range(3)]
+    w = World.__new__(World)
+    w.messages, w.bytes_sent, w._route_cache = 0, 0, {}
+    w.platform = SimpleNamespace(route=lambda a, b: [links[a.index], links[b.index]])
+    w.net = NetworkModel(e, links, _config("SMPI"))
+    return w, links, hosts
+
+
+def test_world_transfer_matches_python():
     def go():
         e = Engine()
-        links = [Link(f"l{i}", 1e9, 1e-6) for i in range(3)]
-        hosts = [SimpleNamespace(index=i, name=f"h{i}") for i in range(3)]
-        w = World.__new__(World)
-        w.messages, w.bytes_sent, w._route_cache = 0, 0, {}
-        w.platform = SimpleNamespace(route=lambda a, b: [links[a.index], links[b.index]])
-        w.net = NetworkModel(e, links, _config("SMPI"))
+        w, links, hosts = _bare_world(e)
         flows = [w.transfer(hosts[0], hosts[1], 100), w.transfer(hosts[1], hosts[0], 50.5),
                  w.transfer(hosts[0], hosts[1], 100), w.transfer(hosts[2], hosts[2], 0),
                  w.transfer(hosts[1], dst=hosts[2], nbytes=7)]
@@ -270,18 +276,9 @@ def test_communicate_reads_a_changed_route_entry():
 def test_world_transfer_reads_a_changed_route_cache():
     """The compiled transfer remembers the routes it read with the cache dict's version: a route
     replaced in the cache, a new cache dict, are read afresh, as Python reads them."""
-    from types import SimpleNamespace
-
-    from smpy.runtime.world import World
-
     def go():
         e = Engine()
-        links = [Link(f"l{i}", 1e9, 1e-6) for i in range(3)]
-        hosts = [SimpleNamespace(index=i, name=f"h{i}") for i in range(3)]
-        w = World.__new__(World)
-        w.messages, w.bytes_sent, w._route_cache = 0, 0, {}
-        w.platform = SimpleNamespace(route=lambda a, b: [links[a.index], links[b.index]])
-        w.net = NetworkModel(e, links, _config("SMPI"))
+        w, links, hosts = _bare_world(e)
         first = w.transfer(hosts[0], hosts[1], 10).route
         again = w.transfer(hosts[0], hosts[1], 10).route
         w._route_cache[(0, 1)] = (links[2],)
