@@ -78,6 +78,7 @@ def main() -> int:
     ap.add_argument("--long", type=int, default=25)
     ap.add_argument("--calls", action="store_true", help="also the calls per message of a few CPython functions")
     ap.add_argument("--src", type=Path, default=HERE.parent.parent, help="smpy source tree")
+    ap.add_argument("--keep", type=Path, help="copy the two callgrind profiles (short.out, long.out) here")
     a = ap.parse_args()
     if shutil.which("valgrind") is None:
         print("skipped: valgrind not found")
@@ -97,6 +98,10 @@ def main() -> int:
             c0, c1 = calls(p0), calls(p1)
             for name in COUNTED:
                 print(f"{(c1[name] - c0[name]) / messages:8.1f} calls per message of {name}")
+        if a.keep is not None:
+            a.keep.mkdir(parents=True, exist_ok=True)
+            shutil.copy(p0, a.keep / "short.out")
+            shutil.copy(p1, a.keep / "long.out")
     return 0
 
 
