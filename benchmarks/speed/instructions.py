@@ -78,7 +78,8 @@ def main() -> int:
     ap.add_argument("--long", type=int, default=25)
     ap.add_argument("--calls", action="store_true", help="also the calls per message of a few CPython functions")
     ap.add_argument("--src", type=Path, default=HERE.parent.parent, help="smpy source tree")
-    ap.add_argument("--keep", type=Path, help="copy the two callgrind profiles (short.out, long.out) here")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="keep the two profiles (short.out, long.out) in this directory, for callgrind_annotate")
     a = ap.parse_args()
     if shutil.which("valgrind") is None:
         print("skipped: valgrind not found")
@@ -90,7 +91,10 @@ def main() -> int:
     env = dict(os.environ, PYTHONPATH=str(src), OPENBLAS_NUM_THREADS="1")
     subprocess.run([sys.executable, "-c", RUN, str(src), "4", "1"], env=env, check=True, cwd=HERE.anchor)
     with tempfile.TemporaryDirectory() as d:
-        p0, p1 = Path(d) / "short.out", Path(d) / "long.out"
+        if a.keep is not None:
+            a.keep.mkdir(parents=True, exist_ok=True)
+        where = a.keep.resolve() if a.keep is not None else Path(d)
+        p0, p1 = where / "short.out", where / "long.out"
         n0, n1 = count(src, a.np, a.short, p0), count(src, a.np, a.long, p1)
         print(f"ring np {a.np}, {a.long} - {a.short} laps = {messages} messages: "
               f"{(n1 - n0) / messages:.0f} instructions per message")
@@ -98,10 +102,6 @@ def main() -> int:
             c0, c1 = calls(p0), calls(p1)
             for name in COUNTED:
                 print(f"{(c1[name] - c0[name]) / messages:8.1f} calls per message of {name}")
-        if a.keep is not None:
-            a.keep.mkdir(parents=True, exist_ok=True)
-            shutil.copy(p0, a.keep / "short.out")
-            shutil.copy(p1, a.keep / "long.out")
     return 0
 
 
