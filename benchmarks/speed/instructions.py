@@ -78,6 +78,8 @@ def main() -> int:
     ap.add_argument("--long", type=int, default=25)
     ap.add_argument("--calls", action="store_true", help="also the calls per message of a few CPython functions")
     ap.add_argument("--src", type=Path, default=HERE.parent.parent, help="smpy source tree")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="keep the two profiles (short.out, long.out) in this directory, for callgrind_annotate")
     a = ap.parse_args()
     if shutil.which("valgrind") is None:
         print("skipped: valgrind not found")
@@ -89,7 +91,10 @@ def main() -> int:
     env = dict(os.environ, PYTHONPATH=str(src), OPENBLAS_NUM_THREADS="1")
     subprocess.run([sys.executable, "-c", RUN, str(src), "4", "1"], env=env, check=True, cwd=HERE.anchor)
     with tempfile.TemporaryDirectory() as d:
-        p0, p1 = Path(d) / "short.out", Path(d) / "long.out"
+        if a.keep is not None:
+            a.keep.mkdir(parents=True, exist_ok=True)
+        where = a.keep.resolve() if a.keep is not None else Path(d)
+        p0, p1 = where / "short.out", where / "long.out"
         n0, n1 = count(src, a.np, a.short, p0), count(src, a.np, a.long, p1)
         print(f"ring np {a.np}, {a.long} - {a.short} laps = {messages} messages: "
               f"{(n1 - n0) / messages:.0f} instructions per message")

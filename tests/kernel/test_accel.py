@@ -276,6 +276,62 @@ def test_run_until_and_stop_match_python():
     assert a == b and a[0][0] == 1.0
 
 
+def _logged(name, log):
+    """A property standing for the Engine slot ``name``, logging its reads and writes."""
+    def fget(self):
+        v = self.__dict__["_" + name]
+        log.append(("get", name, v))
+        return v
+
+    def fset(self, v):
+        log.append(("set", name, v))
+        self.__dict__["_" + name] = v
+
+    return property(fget, fset)
+
+
+def test_engine_slots_follow_the_class_as_python():
+    """The compiled loop reads an Engine's slots at their offsets: a subclass that makes them
+    properties, and the Engine class itself given a property after the setup (its version tag
+    changes), are read and written through the properties, in Python's order."""
+    def sub():
+        log = []
+
+        class Logged(Engine):
+            now = _logged("now", log)
+            rounds = _logged("rounds", log)
+
+        e = Logged()
+        e.__dict__["_now"], e.__dict__["_rounds"] = 0.0, 0
+        _program(e, log)
+        with pytest.raises(DeadlockError):
+            e.run()
+        return log
+
+    def patched():
+        log = []
+        saved = Engine.__dict__["events_processed"]
+        Engine.events_processed = _logged("events_processed", log)
+        try:
+            e = Engine()
+            _program(e, log)
+            with pytest.raises(DeadlockError):
+                e.run()
+        finally:
+            Engine.events_processed = saved
+        e2 = Engine()  # the slot again once the class is restored
+        e2.schedule(1.0, log.append, "after")
+        e2.run()
+        return log, e2.events_processed, e2.rounds
+
+    for go in (sub, patched):
+        a, b = _both(go)
+        assert a == b
+    assert ("set", "rounds", 1) in sub() and ("get", "now", 0.0) in sub()
+    log, n, r = patched()
+    assert ("set", "events_processed", 1) in log and log[-1] == "after" and (n, r) == (1, 1)
+
+
 def test_method_calls_follow_the_class_as_python(compiled):
     """_cext.h's method cache (call_method0/1): a method of a class without instance dicts is
     remembered per class and name, until the class changes; a subclass, an instance with a
@@ -1435,3 +1491,43 @@ def test_compaction_is_the_same_in_both_paths():
     finally:
         accel.use(False)
     assert comp == pure
+
+
+# -- the event heap -------------------------------------------------------------------------
+class _Cmp:
+    """A third item compared by value (two entries with equal time and seq)."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        return self.v < other.v
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_heap_push_and_pop_match_heapq(seed):
+    """The compiled engine's heap push and pop move the same objects to the same places as
+    heapq's: float times (shared objects, equal ones, -0.0 and 0.0, NaN), int times, seqs
+    beyond 64 bits, equal (time, seq) pairs, a list subclass."""
+    import heapq
+    import random
+
+    rnd = random.Random(seed)
+    nan = float("nan")
+    times = [0.5, 1.0, 1.0 + 0.0, -0.0, 0.0, nan, float("nan"), 3, 2.5, float("inf")]
+    seqs = [1, 2, 3, 2**70, 2**70 + 1, -5, 7]
+    for heap_type in (list, type("Sub", (list,), {})):
+        a, b = heap_type(), heap_type()
+        for step in range(400):
+            if rnd.random() < 0.55 or not a:
+                item = (rnd.choice(times), rnd.choice(seqs), _Cmp(rnd.random()))
+                heapq.heappush(a, item)
+                MOD.heap_push(b, item)
+            else:
+                x, y = heapq.heappop(a), MOD.heap_pop(b)
+                assert x is y, (seed, step)
+            assert len(a) == len(b) and all(p is q for p, q in zip(a, b)), (seed, step)
+    with pytest.raises(IndexError):
+        MOD.heap_pop([])
+    with pytest.raises(TypeError):
+        MOD.heap_push([(1.0, 1, object())], (1.0, 1, object()))  # object() < object(), as heapq raises
