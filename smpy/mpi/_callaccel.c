@@ -7,7 +7,8 @@
  * an outermost call to the error hook. A call watched only by the timing of the compute bursts
  * (the default run) flushes the burst before and restarts it after, as _hooked does (the
  * flush itself, Timing.flush, in C when no memory sampler or folder watches it either; with
- * folded memory's page-fault count, the restart also calls Timing.mark_faults); an outermost
+ * folded memory's page-fault count, the flush is Timing.flush(proc, False) and the restart is
+ * Timing.mark_faults); an outermost
  * call that another feature watches (tracer, regions, sampling, smpy/probe-sees:polled), and
  * a nested one the tracer watches, goes to the Python _hooked path;
  * so do the after-MPI_Finalize error and the conversion of non-int integer arguments.
@@ -253,8 +254,10 @@ flush_plain(PyObject *timing, PyObject *proc, PyObject *world)
     if (start == NULL || !timed || !PyFloat_CheckExact(start)) {
         if (PyErr_Occurred())
             goto out;
-        /* not the plain case: the method */
-        PyObject *f = call_method1(timing, s_flush, proc);
+        /* not the plain case: the method, timing.flush(proc, False) (the exit marks the
+           folded page faults, as _hooked's does) */
+        PyObject *fargs[3] = {timing, proc, Py_False};
+        PyObject *f = PyObject_VectorcallMethod(s_flush, fargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
         r = f == NULL ? -1 : 0;
         Py_XDECREF(f);
         goto out;
@@ -376,7 +379,8 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         if (watched == 1) {
             /* only the timing of the compute bursts watches the call (the default run): _hooked's
                flush before and restart after are done here (with the page-fault count, the
-               flush is Timing.flush and the restart calls Timing.mark_faults, as _hooked does),
+               flush is Timing.flush(proc, False) and the restart Timing.mark_faults, as _hooked
+               does),
                unless the regions need its frame */
             int other = attr_not_none(timing, s_regions);
             watched = other;
@@ -448,20 +452,26 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         PyObject *et, *ev, *etb;
         PyErr_Fetch(&et, &ev, &etb);
         int bad = pset(proc, pr_depth, s_depth, depth) < 0;
-        if (!bad && measured && outer) {  /* proc.bench.start = _thread_time(): the next burst */
-            PyObject *tt = PyDict_GetItemWithError(call_dict, s_thread_time);
-            PyObject *now = tt == NULL ? NULL : PyObject_CallNoArgs(tt);
-            PyObject *bench = now == NULL ? NULL : pget(proc, pr_bench, s_bench);
-            bad = bench == NULL || PyObject_SetAttr(bench, s_start, now) < 0;
-            if (bad && !PyErr_Occurred())
-                PyErr_SetString(PyExc_RuntimeError, "smpy.mpi._call has no _thread_time");
-            Py_XDECREF(bench);
-            Py_XDECREF(now);
-            /* if timing.count_faults: timing.mark_faults(proc) */
-            int faults = bad ? 0 : attr_true(timing, s_count_faults);
-            PyObject *m = faults > 0 ? call_method1(timing, s_mark_faults, proc) : NULL;
-            bad = faults < 0 || (faults > 0 && m == NULL);
-            Py_XDECREF(m);
+        if (!bad && measured && outer) {
+            /* if timing.count_faults: timing.mark_faults(proc) (which restarts the timer)
+               else: proc.bench.start = _thread_time(): the next burst */
+            int faults = attr_true(timing, s_count_faults);
+            if (faults > 0) {
+                PyObject *m = call_method1(timing, s_mark_faults, proc);
+                bad = m == NULL;
+                Py_XDECREF(m);
+            } else if (faults == 0) {
+                PyObject *tt = PyDict_GetItemWithError(call_dict, s_thread_time);
+                PyObject *now = tt == NULL ? NULL : PyObject_CallNoArgs(tt);
+                PyObject *bench = now == NULL ? NULL : pget(proc, pr_bench, s_bench);
+                bad = bench == NULL || PyObject_SetAttr(bench, s_start, now) < 0;
+                if (bad && !PyErr_Occurred())
+                    PyErr_SetString(PyExc_RuntimeError, "smpy.mpi._call has no _thread_time");
+                Py_XDECREF(bench);
+                Py_XDECREF(now);
+            } else {
+                bad = 1;
+            }
         }
         if (bad) {
             Py_CLEAR(r);
