@@ -21,7 +21,7 @@ from smpy.cli import launch
 from smpy.kernel import accel, actors
 from smpy.kernel.activity import FAILED, Activity, ActivityFailed, Sleep, Trigger
 from smpy.kernel.actors import Actor, ActorKilled
-from smpy.kernel.engine import DeadlockError, Engine
+from smpy.kernel.engine import DeadlockError, Engine, Event
 from smpy.mpi.comm import Comm
 from smpy.support.internal import SmpyInternalError
 
@@ -1531,3 +1531,53 @@ def test_heap_push_and_pop_match_heapq(seed):
         MOD.heap_pop([])
     with pytest.raises(TypeError):
         MOD.heap_push([(1.0, 1, object())], (1.0, 1, object()))  # object() < object(), as heapq raises
+
+
+def test_events_reused_leave_nothing_behind():
+    """Event memory is kept for reuse once the compiled module is set up: an event released
+    releases what it held at once (its callback and arguments), a reused one starts with the
+    fields it is given, cycles through events are collected, and subclasses of Event are
+    made and released as usual."""
+    import gc
+    import weakref
+
+    class Arg:
+        pass
+
+    def go():
+        e = Engine()
+        out = []
+        arg = Arg()
+        gone = weakref.ref(arg)
+        ev = e.schedule(1.0, lambda a: out.append(type(a).__name__), arg)
+        del arg
+        assert gone() is not None
+        e.run()
+        del ev
+        assert gone() is None  # the event, run and dropped, released its arguments
+        evs = [e.schedule(float(i), out.append, i) for i in range(50)]
+        for ev in evs[::2]:
+            ev.cancelled = True
+        del evs, ev
+        cyc = e.schedule(60.0, out.append, "cycle")
+        cyc.args = (cyc,)  # a cycle through an event
+        cyc.cancelled = True
+        del cyc
+        e.run()
+        gc.collect()
+
+        class Sub(Event):
+            __slots__ = ("extra",)
+
+        s = Sub(2.0, out.append, ("sub",))
+        s.extra = Arg()
+        w = weakref.ref(s.extra)
+        del s
+        assert w() is None
+        fresh = e.schedule(0.5, out.append, "fresh")
+        fields = (fresh.time - e.now, fresh.fn == out.append, fresh.args, fresh.cancelled)
+        return out, fields, e.events_processed
+
+    a, b = _both(go)
+    assert a == b
+    assert a[0] == ["Arg"] + list(range(1, 50, 2)) and a[1] == (0.5, True, ("fresh",), False)
