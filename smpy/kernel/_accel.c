@@ -217,17 +217,17 @@ install_event_pool(void)
  * equal floats, then the second ones; seq is unique, so the events are never compared).
  * Anything else is compared by Python's ``<`` as heapq does. The heap is the same list in
  * the same order either way. */
-static inline int
+static inline __attribute__((always_inline)) int
 entry_lt(PyObject *a, PyObject *b)
 {
-    if (PyTuple_CheckExact(a) && PyTuple_CheckExact(b) && PyTuple_GET_SIZE(a) >= 2 && PyTuple_GET_SIZE(b) >= 2) {
+    if ((PyTuple_CheckExact(a) & PyTuple_CheckExact(b)) && PyTuple_GET_SIZE(a) >= 2 && PyTuple_GET_SIZE(b) >= 2) {
         PyObject *ta = PyTuple_GET_ITEM(a, 0), *tb = PyTuple_GET_ITEM(b, 0);
-        PyObject *sa = PyTuple_GET_ITEM(a, 1), *sb = PyTuple_GET_ITEM(b, 1);
-        if (PyFloat_CheckExact(ta) && PyFloat_CheckExact(tb) && PyLong_CheckExact(sa) && PyLong_CheckExact(sb)) {
+        if (PyFloat_CheckExact(ta) & PyFloat_CheckExact(tb)) {
             double x = PyFloat_AS_DOUBLE(ta), y = PyFloat_AS_DOUBLE(tb);
             if (ta != tb && x != y)
-                return x < y;
-            if (sa != sb) {
+                return x < y;  /* the seqs are not read (in a large heap, each is a cache miss) */
+            PyObject *sa = PyTuple_GET_ITEM(a, 1), *sb = PyTuple_GET_ITEM(b, 1);
+            if (sa != sb && PyLong_CheckExact(sa) && PyLong_CheckExact(sb)) {
                 int oa = 0, ob = 0;
                 long long i = PyLong_AsLongLongAndOverflow(sa, &oa), j = PyLong_AsLongLongAndOverflow(sb, &ob);
                 if (!oa && !ob && !((i == -1 || j == -1) && PyErr_Occurred()) && i != j)
@@ -272,6 +272,13 @@ heap_siftup(PyObject *heap, Py_ssize_t pos)
     Py_ssize_t endpos = PyList_GET_SIZE(heap), startpos = pos, limit = endpos >> 1;
     while (pos < limit) {
         Py_ssize_t childpos = 2 * pos + 1;
+        if (2 * childpos + 4 < endpos) {  /* the next level's entries, whichever child moves up */
+            PyObject **arr = ((PyListObject *)heap)->ob_item;
+            __builtin_prefetch(arr[2 * childpos + 1]);
+            __builtin_prefetch(arr[2 * childpos + 2]);
+            __builtin_prefetch(arr[2 * childpos + 3]);
+            __builtin_prefetch(arr[2 * childpos + 4]);
+        }
         if (childpos + 1 < endpos) {
             PyObject *a = Py_NewRef(PyList_GET_ITEM(heap, childpos)), *b = Py_NewRef(PyList_GET_ITEM(heap, childpos + 1));
             int cmp = entry_lt(a, b);
