@@ -1118,6 +1118,62 @@ def test_switch_hooks_set_the_thread_local_context_as_python(monkeypatch):
         restore()
 
 
+def test_switch_out_saves_the_warnings_state_as_python(monkeypatch):
+    """switch_out saves the warnings state into the rank unless it is in place already (the
+    compiled hooks skip the saving while the warnings module's dict keeps the version
+    switch_in left and the rank still holds the four objects): a rank that changes nothing,
+    one that rebinds ``showwarning``, one that changes its filters in place, a context whose
+    own field was changed meanwhile, and a context switched out that was not switched in
+    end with the same fields both ways."""
+    import types
+
+    from smpy.shim import isolation as iso
+
+    fake_sys, w = types.ModuleType("fake_sys"), types.ModuleType("fake_warnings")
+    py, cc, restore = _switch_twins(fake_sys, w, monkeypatch)
+
+    def fields(ctx):
+        return [ctx.warn_filters, ctx.warn_show, ctx.warn_impl, ctx.warn_default]
+
+    def run(sw_in, sw_out):
+        fake_sys.modules, fake_sys.argv = {"__main__": types.ModuleType("__main__")}, ["p"]
+        w.__dict__.update(filters=[("default",)], showwarning=print, _showwarnmsg_impl=len,
+                          defaultaction="default")
+        a = iso.RankContext(0, types.ModuleType("__main__"), ["a"], 0, None)
+        b = iso.RankContext(1, types.ModuleType("__main__"), ["b"], 0, None)
+        a.warn_filters, a.warn_show = [("ignore",)], repr
+        got = []
+        sw_in(a)
+        sw_out(a)  # nothing changed
+        got.append([x is y for x, y in zip(fields(a), [a.warn_filters, repr, len, "default"])])
+        sw_in(a)
+        w.showwarning = str  # the rank rebinds it
+        sw_out(a)
+        got.append(a.warn_show is str)
+        sw_in(a)
+        w.filters.append(("error",))  # in place: the same list
+        sw_out(a)
+        got.append((a.warn_filters, a.warn_filters is w.filters))
+        sw_in(a)
+        a.warn_impl = hash  # the context's own field changed meanwhile
+        sw_out(a)
+        got.append(a.warn_impl is len)
+        sw_in(a)
+        sw_out(b)  # another context: it takes what is in force
+        got.append([x is y for x, y in zip(fields(b), fields(a))])
+        sw_out(a)  # switched out again without a switch in
+        got.append(fields(a) == fields(b))
+        iso.state.ctx = None
+        return got
+
+    try:
+        want = run(*py)
+        assert want == [[True] * 4, True, ([("ignore",), ("error",)], True), True, [True] * 4, True]
+        assert run(*cc) == want
+    finally:
+        restore()
+
+
 STREAMS = """
 import sys, io, warnings, asyncio
 from mpi4py import MPI
