@@ -1380,9 +1380,9 @@ def test_measured_calls_flush_the_burst_in_the_compiled_wrapper(tmp_path, monkey
     counts = {"flush": 0, "hooked": 0, "clock": 0}
     flush, hooked = Timing.flush, _call._hooked
 
-    def counting_flush(self, proc):  # type: ignore[no-untyped-def]
+    def counting_flush(self, proc, mark=True):  # type: ignore[no-untyped-def]
         counts["flush"] += 1
-        return flush(self, proc)
+        return flush(self, proc, mark)
 
     def counting_hooked(*a, **kw):  # type: ignore[no-untyped-def]
         counts["hooked"] += 1
