@@ -88,25 +88,67 @@ compare(PyObject *a, PyObject *b, int op)
     return PyObject_RichCompareBool(a, b, op);
 }
 
-/* the engine's attributes: the hot ones are slots, the others in its instance dict; read and
- * set through _cext.h's per-name caches (``d`` below is the engine itself) */
-static inline PyObject *
-dget(PyObject *d, PyObject *name)  /* new reference */
+/* the engine's attributes: the hot ones are slots, the others in its instance dict. On an
+ * Engine itself (not a subclass) whose class still has the member descriptors found at setup
+ * (checked again when the class's version tag changes), a slot is read and set at its offset;
+ * anything else goes through _cext.h's per-name caches (``d`` below is the engine itself). */
+enum { E_now, E_seq, E_heap, E_daemon_heap, E_ready, E_models, E_stopping, E_events_processed, E_rounds,
+       E_os_poller, E_on_time_advance, E_compact_at, E_N };
+static const char *const engine_slot_names[E_N] = {"now", "_seq", "_heap", "_daemon_heap", "_ready", "_models",
+    "stopping", "events_processed", "rounds", "os_poller", "on_time_advance", "_compact_at"};
+static PyTypeObject *EngineType;
+static Py_ssize_t en_off[E_N];
+static PyObject *en_name[E_N], *en_descr[E_N];
+static unsigned int en_version;
+static int en_version_ok;
+
+/* whether o is an Engine whose slots are read at their offsets: 1 or 0 */
+static inline int
+engine_plain(PyObject *o)
 {
-    return attr_get(d, name);
+    PyTypeObject *t = Py_TYPE(o);
+    if (t != EngineType)
+        return 0;
+    if (en_version_ok && t->tp_version_tag == en_version && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        return 1;
+    for (int i = 0; i < E_N; i++)  /* the class changed (a method replaced): the slots still its? */
+        if (_PyType_Lookup(t, en_name[i]) != en_descr[i])
+            return en_version_ok = 0;
+    en_version = t->tp_version_tag;
+    en_version_ok = (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0;
+    return 1;
+}
+
+static inline PyObject *
+eget(PyObject *d, int i, PyObject *name)  /* new reference */
+{
+    return engine_plain(d) ? slot_get(d, en_off[i], name) : attr_get(d, name);
 }
 
 static inline int
-dtrue(PyObject *d, PyObject *name)  /* bool(d.name) */
+etrue(PyObject *d, int i, PyObject *name)  /* bool(d.name) */
 {
+    if (engine_plain(d)) {
+        PyObject *v = SLOT(d, en_off[i]);
+        if (v != NULL)
+            return v == Py_True ? 1 : v == Py_False || v == Py_None ? 0 : PyObject_IsTrue(v);
+    }
     return attr_true(d, name);
 }
 
 static inline int
-dset(PyObject *d, PyObject *name, PyObject *v)
+eset(PyObject *d, int i, PyObject *name, PyObject *v)
 {
+    if (engine_plain(d)) {
+        slot_set(d, en_off[i], v);
+        return 0;
+    }
     return attr_set(d, name, v);
 }
+
+#define dget(d, f) eget(d, E_##f, s_##f)
+#define dtrue(d, f) etrue(d, E_##f, s_##f)
+#define dset(d, f, v) eset(d, E_##f, s_##f, v)
 
 static PyObject *
 engine_dict(PyObject *self)
@@ -115,6 +157,193 @@ engine_dict(PyObject *self)
 }
 
 static PyObject *actor_resume(PyObject *self, PyObject *unused);
+
+/* -- Event objects kept for reuse ------------------------------------------------------- */
+/* Two events are made and released per message. The class's own deallocation runs as
+ * before (the slots cleared, the object untracked, the class released); only the memory is
+ * kept: Event's tp_free puts it in a small pool instead of freeing it, and Event's tp_alloc
+ * takes it from there (zeroed and initialised as PyType_GenericAlloc does) before asking
+ * the allocator. An Event subclass has its own tp_alloc and tp_free (set when a class is
+ * made), so only exact Events are pooled. Nothing of an event outlives it: its slots were
+ * cleared before tp_free. Installed once, by setup(). */
+#define EV_POOL_MAX 1024
+static PyObject *ev_pool[EV_POOL_MAX];
+static int ev_pool_n;
+static allocfunc ev_alloc_base;
+static freefunc ev_free_base;
+
+static PyObject *
+ev_alloc(PyTypeObject *type, Py_ssize_t nitems)
+{
+    if (type == EventType && nitems == 0 && ev_pool_n > 0) {
+        PyObject *o = ev_pool[--ev_pool_n];
+        memset(o, 0, (size_t)type->tp_basicsize);
+        PyObject_Init(o, type);  /* the class held, one reference */
+        PyObject_GC_Track(o);
+        return o;
+    }
+    return ev_alloc_base(type, nitems);
+}
+
+static void
+ev_free(void *p)
+{
+    PyObject *o = (PyObject *)p;
+    if (ev_pool_n < EV_POOL_MAX && Py_TYPE(o) == EventType && !PyObject_GC_IsTracked(o) &&
+        !PyObject_GC_IsFinalized(o)) {
+        ev_pool[ev_pool_n++] = o;
+        return;
+    }
+    ev_free_base(p);
+}
+
+static void
+install_event_pool(void)
+{
+    if (EventType->tp_alloc == ev_alloc || !(EventType->tp_flags & Py_TPFLAGS_HAVE_GC) ||
+        EventType->tp_itemsize != 0 || EventType->tp_free != PyObject_GC_Del)
+        return;
+    ev_alloc_base = EventType->tp_alloc;
+    ev_free_base = EventType->tp_free;
+    EventType->tp_alloc = ev_alloc;
+    EventType->tp_free = ev_free;
+}
+
+/* -- the event heap ---------------------------------------------------------------------- */
+/* heapq.heappush and heapq.heappop on an exact list, by heapq's own algorithm (its C
+ * _siftdown and _siftup, the same moves in the same order), with one difference: two entries
+ * (time, seq, event) whose time is an exact float and seq an exact int are compared in C,
+ * as tuple comparison compares them (the first items equal when they are the same object or
+ * equal floats, then the second ones; seq is unique, so the events are never compared).
+ * Anything else is compared by Python's ``<`` as heapq does. The heap is the same list in
+ * the same order either way. */
+static inline __attribute__((always_inline)) int
+entry_lt(PyObject *a, PyObject *b)
+{
+    if ((PyTuple_CheckExact(a) & PyTuple_CheckExact(b)) && PyTuple_GET_SIZE(a) >= 2 && PyTuple_GET_SIZE(b) >= 2) {
+        PyObject *ta = PyTuple_GET_ITEM(a, 0), *tb = PyTuple_GET_ITEM(b, 0);
+        if (PyFloat_CheckExact(ta) & PyFloat_CheckExact(tb)) {
+            double x = PyFloat_AS_DOUBLE(ta), y = PyFloat_AS_DOUBLE(tb);
+            if (ta != tb && x != y)
+                return x < y;  /* the seqs are not read (in a large heap, each is a cache miss) */
+            PyObject *sa = PyTuple_GET_ITEM(a, 1), *sb = PyTuple_GET_ITEM(b, 1);
+            if (sa != sb && PyLong_CheckExact(sa) && PyLong_CheckExact(sb)) {
+                int oa = 0, ob = 0;
+                long long i = PyLong_AsLongLongAndOverflow(sa, &oa), j = PyLong_AsLongLongAndOverflow(sb, &ob);
+                if (!oa && !ob && !((i == -1 || j == -1) && PyErr_Occurred()) && i != j)
+                    return i < j;
+                PyErr_Clear();
+            }
+        }
+    }
+    return PyObject_RichCompareBool(a, b, Py_LT);
+}
+
+static int
+heap_siftdown(PyObject *heap, Py_ssize_t startpos, Py_ssize_t pos)
+{
+    Py_ssize_t size = PyList_GET_SIZE(heap);
+    while (pos > startpos) {
+        Py_ssize_t parentpos = (pos - 1) >> 1;
+        PyObject *newitem = Py_NewRef(PyList_GET_ITEM(heap, pos)), *parent = Py_NewRef(PyList_GET_ITEM(heap, parentpos));
+        int cmp = entry_lt(newitem, parent);
+        Py_DECREF(parent);
+        Py_DECREF(newitem);
+        if (cmp < 0)
+            return -1;
+        if (size != PyList_GET_SIZE(heap)) {
+            PyErr_SetString(PyExc_RuntimeError, "list changed size during iteration");
+            return -1;
+        }
+        if (cmp == 0)
+            break;
+        PyObject **arr = ((PyListObject *)heap)->ob_item;
+        parent = arr[parentpos];
+        arr[parentpos] = arr[pos];
+        arr[pos] = parent;
+        pos = parentpos;
+    }
+    return 0;
+}
+
+static int
+heap_siftup(PyObject *heap, Py_ssize_t pos)
+{
+    Py_ssize_t endpos = PyList_GET_SIZE(heap), startpos = pos, limit = endpos >> 1;
+    while (pos < limit) {
+        Py_ssize_t childpos = 2 * pos + 1;
+        if (2 * childpos + 4 < endpos) {  /* the next level's entries, whichever child moves up */
+            PyObject **arr = ((PyListObject *)heap)->ob_item;
+            __builtin_prefetch(arr[2 * childpos + 1]);
+            __builtin_prefetch(arr[2 * childpos + 2]);
+            __builtin_prefetch(arr[2 * childpos + 3]);
+            __builtin_prefetch(arr[2 * childpos + 4]);
+        }
+        if (childpos + 1 < endpos) {
+            PyObject *a = Py_NewRef(PyList_GET_ITEM(heap, childpos)), *b = Py_NewRef(PyList_GET_ITEM(heap, childpos + 1));
+            int cmp = entry_lt(a, b);
+            Py_DECREF(a);
+            Py_DECREF(b);
+            if (cmp < 0)
+                return -1;
+            childpos += ((unsigned)cmp ^ 1);
+            if (endpos != PyList_GET_SIZE(heap)) {
+                PyErr_SetString(PyExc_RuntimeError, "list changed size during iteration");
+                return -1;
+            }
+        }
+        PyObject **arr = ((PyListObject *)heap)->ob_item;
+        PyObject *tmp = arr[childpos];
+        arr[childpos] = arr[pos];
+        arr[pos] = tmp;
+        pos = childpos;
+    }
+    return heap_siftdown(heap, startpos, pos);
+}
+
+/* heapq.heappush(heap, item): 0 or -1 */
+static int
+heap_push(PyObject *heap, PyObject *item)
+{
+    if (!PyList_CheckExact(heap)) {
+        PyObject *pargs[2] = {heap, item};
+        PyObject *r = PyObject_Vectorcall(heappush, pargs, 2, NULL);
+        Py_XDECREF(r);
+        return r == NULL ? -1 : 0;
+    }
+    if (PyList_Append(heap, item) < 0)
+        return -1;
+    return heap_siftdown(heap, 0, PyList_GET_SIZE(heap) - 1);
+}
+
+/* heapq.heappop(heap): a new reference, or NULL */
+static PyObject *
+heap_pop(PyObject *heap)
+{
+    if (!PyList_CheckExact(heap)) {
+        PyObject *pargs[1] = {heap};
+        return PyObject_Vectorcall(heappop, pargs, 1, NULL);
+    }
+    Py_ssize_t n = PyList_GET_SIZE(heap);
+    if (n == 0) {
+        PyErr_SetString(PyExc_IndexError, "index out of range");
+        return NULL;
+    }
+    PyObject *last = Py_NewRef(PyList_GET_ITEM(heap, n - 1));
+    if (PyList_SetSlice(heap, n - 1, n, NULL) < 0) {
+        Py_DECREF(last);
+        return NULL;
+    }
+    if (n == 1)
+        return last;
+    PyObject *top = PyList_GET_ITEM(heap, 0);  /* the list's reference, now ours */
+    PyList_SET_ITEM(heap, 0, last);
+    if (heap_siftup(heap, 0) < 0) {
+        Py_DECREF(top);
+        return NULL;
+    }
+    return top;
+}
 
 /* -- Engine.schedule ------------------------------------------------------------------- */
 /* engine.py's compaction (see its docstring): when the heap has more than engine._compact_at
@@ -125,7 +354,7 @@ static PyObject *s_compact_at, *heapify_fn;
 static int
 maybe_compact(PyObject *d, PyObject *heap)
 {
-    PyObject *at = dget(d, s_compact_at);
+    PyObject *at = dget(d, compact_at);
     if (at == NULL)
         return -1;
     Py_ssize_t limit = PyLong_AsSsize_t(at);
@@ -174,7 +403,7 @@ maybe_compact(PyObject *d, PyObject *heap)
     PyObject *next = PyLong_FromSsize_t(n * 2 > COMPACT_MIN ? n * 2 : COMPACT_MIN);
     if (next == NULL)
         return -1;
-    rc = dset(d, s_compact_at, next);
+    rc = dset(d, compact_at, next);
     Py_DECREF(next);
     return rc;
 }
@@ -182,7 +411,7 @@ maybe_compact(PyObject *d, PyObject *heap)
 static PyObject *
 schedule_impl(PyObject *self, PyObject *d, PyObject *delay, PyObject *fn, PyObject *args)
 {
-    PyObject *now = dget(d, s_now);
+    PyObject *now = dget(d, now);
     if (now == NULL)
         return NULL;
     PyObject *t;
@@ -211,25 +440,22 @@ schedule_impl(PyObject *self, PyObject *d, PyObject *delay, PyObject *fn, PyObje
     slot_set(ev, ev_fn, fn);
     slot_set(ev, ev_args, args);
     slot_set(ev, ev_cancelled, Py_False);
-    PyObject *seq = NULL, *heap = NULL, *item = NULL, *r = NULL;
-    PyObject *old = dget(d, s_seq);
+    PyObject *seq = NULL, *heap = NULL, *item = NULL;
+    PyObject *old = dget(d, seq);
     if (old == NULL)
         goto fail;
     seq = plus_one(old, i_one);
     Py_DECREF(old);
-    if (seq == NULL || dset(d, s_seq, seq) < 0)
+    if (seq == NULL || dset(d, seq, seq) < 0)
         goto fail;
-    heap = dget(d, s_heap);
+    heap = dget(d, heap);
     if (heap == NULL)
         goto fail;
     item = PyTuple_Pack(3, t, seq, ev);
     if (item == NULL)
         goto fail;
-    PyObject *pargs[2] = {heap, item};
-    r = PyObject_Vectorcall(heappush, pargs, 2, NULL);
-    if (r == NULL)
+    if (heap_push(heap, item) < 0)
         goto fail;
-    Py_DECREF(r);
     if (PyList_Check(heap) && PyList_GET_SIZE(heap) > COMPACT_MIN && maybe_compact(d, heap) < 0)
         goto fail;
     Py_DECREF(item);
@@ -666,8 +892,7 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
         int le = compare(PyTuple_GET_ITEM(top, 0), t, Py_LE);
         if (le <= 0)
             return le;
-        PyObject *pargs[1] = {heap};
-        PyObject *item = PyObject_Vectorcall(heappop, pargs, 1, NULL);
+        PyObject *item = heap_pop(heap);
         if (item == NULL)
             return -1;
         PyObject *ev = PyTuple_GET_ITEM(item, 2);
@@ -684,14 +909,14 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
             continue;
         }
         /* self.events_processed += 1 */
-        PyObject *n = dget(d, s_events_processed);
+        PyObject *n = dget(d, events_processed);
         if (n == NULL) {
             Py_DECREF(ev);
             return -1;
         }
         PyObject *n1 = plus_one(n, i_one);
         Py_DECREF(n);
-        if (n1 == NULL || dset(d, s_events_processed, n1) < 0) {
+        if (n1 == NULL || dset(d, events_processed, n1) < 0) {
             Py_XDECREF(n1);
             Py_DECREF(ev);
             return -1;
@@ -722,16 +947,16 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
 }
 
 static int
-incr(PyObject *d, PyObject *name)
+incr_rounds(PyObject *d)
 {
-    PyObject *n = dget(d, name);
+    PyObject *n = dget(d, rounds);
     if (n == NULL)
         return -1;
     PyObject *n1 = plus_one(n, i_one);
     Py_DECREF(n);
     if (n1 == NULL)
         return -1;
-    int rc = dset(d, name, n1);
+    int rc = dset(d, rounds, n1);
     Py_DECREF(n1);
     return rc;
 }
@@ -757,7 +982,7 @@ run_ready(PyObject *self, PyObject *d, PyObject *ready)
         if (r == NULL)
             return -1;
         Py_DECREF(r);
-        int st = dtrue(d, s_stopping);
+        int st = dtrue(d, stopping);
         if (st != 0)
             return st;
     }
@@ -826,7 +1051,7 @@ run_round(PyObject *self, PyObject *d, PyObject *heap, PyObject *ready, PyObject
     rc = PyObject_IsTrue(ready);
     if (rc != 0)
         return rc < 0 ? -1 : 0;
-    PyObject *osp = dget(d, s_os_poller);
+    PyObject *osp = dget(d, os_poller);
     if (osp == NULL)
         return -1;
     rc = os_waits(osp, 1);
@@ -854,8 +1079,7 @@ run_round(PyObject *self, PyObject *d, PyObject *heap, PyObject *ready, PyObject
             }
             break;
         }
-        PyObject *pargs[1] = {heap};
-        PyObject *item = PyObject_Vectorcall(heappop, pargs, 1, NULL);
+        PyObject *item = heap_pop(heap);
         if (item == NULL) {
             Py_DECREF(osp);
             return -1;
@@ -878,7 +1102,7 @@ run_round(PyObject *self, PyObject *d, PyObject *heap, PyObject *ready, PyObject
     Py_DECREF(osp);
     PyObject *t = PyTuple_GET_ITEM(PyList_GET_ITEM(heap, 0), 0);
     Py_INCREF(t);
-    rc = dtrue(d, s_daemon_heap);
+    rc = dtrue(d, daemon_heap);
     if (rc > 0) {
         PyObject *margs[3] = {self, t, until};
         PyObject *r = PyObject_VectorcallMethod(s_run_daemons, margs, 3, NULL);
@@ -904,7 +1128,7 @@ run_round(PyObject *self, PyObject *d, PyObject *heap, PyObject *ready, PyObject
             return 1;
         }
     }
-    PyObject *now = dget(d, s_now);
+    PyObject *now = dget(d, now);
     if (now == NULL)
         goto fail;
     rc = compare(t, now, Py_GT);
@@ -912,7 +1136,7 @@ run_round(PyObject *self, PyObject *d, PyObject *heap, PyObject *ready, PyObject
     if (rc < 0)
         goto fail;
     if (rc) {
-        PyObject *sig = dget(d, s_on_time_advance);
+        PyObject *sig = dget(d, on_time_advance);
         PyObject *slots = sig == NULL ? NULL : cached_get(sig, &c_sig_slots, s_slots);
         Py_XDECREF(sig);
         int listeners = slots == NULL ? -1 : PyObject_IsTrue(slots);
@@ -924,11 +1148,11 @@ run_round(PyObject *self, PyObject *d, PyObject *heap, PyObject *ready, PyObject
             if (r == NULL)
                 goto fail;
             Py_DECREF(r);
-        } else if (dset(d, s_now, t) < 0) {
+        } else if (dset(d, now, t) < 0) {
             goto fail;
         }
     }
-    if (incr(d, s_rounds) < 0 || run_events(d, heap, t) < 0)
+    if (incr_rounds(d) < 0 || run_events(d, heap, t) < 0)
         goto fail;
     Py_DECREF(t);
     return 0;
@@ -951,9 +1175,9 @@ engine_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
     PyObject *d = engine_dict(self);
     if (d == NULL)
         return NULL;
-    PyObject *heap = dget(d, s_heap);
-    PyObject *ready = heap == NULL ? NULL : dget(d, s_ready);
-    PyObject *models = ready == NULL ? NULL : dget(d, s_models);
+    PyObject *heap = dget(d, heap);
+    PyObject *ready = heap == NULL ? NULL : dget(d, ready);
+    PyObject *models = ready == NULL ? NULL : dget(d, models);
     PyObject *result = NULL;
     if (models == NULL)
         goto out;
@@ -962,7 +1186,7 @@ engine_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
         goto out;
     }
     for (;;) {
-        int st = dtrue(d, s_stopping);
+        int st = dtrue(d, stopping);
         if (st < 0)
             goto out;
         if (st)
@@ -977,7 +1201,7 @@ engine_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
         if (rc == 2)
             break;
     }
-    int st = dtrue(d, s_stopping);
+    int st = dtrue(d, stopping);
     if (st < 0)
         goto out;
     if (st)
@@ -1183,6 +1407,7 @@ setup(PyObject *module, PyObject *args)
     OFF(at_engine, ActorType, "engine");
     OFF(at_data, ActorType, "data");
 #undef OFF
+    install_event_pool();
     /* the compiled methods, as descriptors of the kernel's classes */
     PyObject *engine_cls = NULL;
     PyObject *run = NULL, *schedule = NULL, *finish = NULL, *resume = NULL;
@@ -1195,6 +1420,20 @@ setup(PyObject *module, PyObject *args)
         Py_XDECREF(engine_cls);
         PyErr_SetString(PyExc_TypeError, "smpy.kernel.engine.Engine is not a class");
         return NULL;
+    }
+    Py_XSETREF(EngineType, (PyTypeObject *)Py_NewRef(engine_cls));
+    en_version_ok = 0;
+    for (int i = 0; i < E_N; i++) {
+        if ((en_off[i] = slot_offset(EngineType, engine_slot_names[i])) < 0) {
+            Py_DECREF(engine_cls);
+            return NULL;
+        }
+        Py_XSETREF(en_name[i], PyUnicode_InternFromString(engine_slot_names[i]));
+        if (en_name[i] == NULL) {
+            Py_DECREF(engine_cls);
+            return NULL;
+        }
+        Py_XSETREF(en_descr[i], Py_XNewRef(_PyType_Lookup(EngineType, en_name[i])));
     }
     run = PyDescr_NewMethod((PyTypeObject *)engine_cls, &engine_run_def);
     schedule = PyDescr_NewMethod((PyTypeObject *)engine_cls, &engine_schedule_def);
@@ -1216,7 +1455,37 @@ setup(PyObject *module, PyObject *args)
                          "add_callback", add_cb);
 }
 
+/* the event heap's push and pop, for the tests against heapq */
+static PyObject *
+heap_push_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "heap_push(heap, item)");
+        return NULL;
+    }
+    if (heappush == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup() first");
+        return NULL;
+    }
+    if (heap_push(args[0], args[1]) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+heap_pop_py(PyObject *module, PyObject *heap)
+{
+    if (heappop == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup() first");
+        return NULL;
+    }
+    return heap_pop(heap);
+}
+
 static PyMethodDef methods[] = {
+    {"heap_push", (PyCFunction)(void (*)(void))heap_push_py, METH_FASTCALL,
+     "heap_push(heap, item): heapq.heappush as the compiled engine makes it"},
+    {"heap_pop", heap_pop_py, METH_O, "heap_pop(heap): heapq.heappop as the compiled engine makes it"},
     {"setup", setup, METH_VARARGS, "setup(Event, Activity, Actor, actors.__dict__, ActorKilled, "
      "SmpyInternalError, ActivityFailed, heappush, heappop) -> the compiled methods by name"},
     {"setup_rate", setup_rate, METH_VARARGS, "setup_rate(RateActivity, RateActivity._set_rate) -> the "

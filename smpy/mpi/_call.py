@@ -110,7 +110,7 @@ def _hooked(fn: Callable[..., Any], name: str, ints: tuple[tuple[int, str], ...]
         if timing.regions is not None:
             timing.regions.locate(proc, sys._getframe(2))
         if timing.measure or proc.bench.sampling is not None:
-            timing.flush(proc)
+            timing.flush(proc, False)  # the faults are marked at the exit (below)
     # smpy/probe-sees:polled: a call during which simulated time passed waited in the
     # progress engine (the time a call burns before it starts is the burst flushed above)
     t_in = world.engine.now if world.probe_polled and depth == 0 else -1.0
@@ -133,9 +133,10 @@ def _hooked(fn: Callable[..., Any], name: str, ints: tuple[tuple[int, str], ...]
         if tracer is not None:
             tracer.exit(proc.rank)
         if depth == 0 and timing.measure:
-            proc.bench.start = _thread_time()
             if timing.count_faults:
-                timing.mark_faults(proc)
+                timing.mark_faults(proc)  # restarts the timer after its own work
+            else:
+                proc.bench.start = _thread_time()
 
 
 def _check_ints(ints: tuple[tuple[int, str], ...], args: tuple[Any, ...],

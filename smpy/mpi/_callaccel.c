@@ -7,7 +7,8 @@
  * an outermost call to the error hook. A call watched only by the timing of the compute bursts
  * (the default run) flushes the burst before and restarts it after, as _hooked does (the
  * flush itself, Timing.flush, in C when no memory sampler or folder watches it either; with
- * folded memory's page-fault count, the restart also calls Timing.mark_faults); an outermost
+ * folded memory's page-fault count, the flush is Timing.flush(proc, False) and the restart is
+ * Timing.mark_faults); an outermost
  * call that another feature watches (tracer, regions, sampling, smpy/probe-sees:polled), and
  * a nested one the tracer watches, goes to the Python _hooked path;
  * so do the after-MPI_Finalize error and the conversion of non-int integer arguments.
@@ -36,7 +37,7 @@ static PyObject *s_current, *s_data, *s_depth, *s_world, *s_finalized, *s_mpi_ca
 static PyObject *ProcessType, *current_fn, *call_dict, *hooked_fn, *coerce_fn, *MPIException, *after_finalize_fn;
 
 /* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
-static slot_cache c_a_data, c_actor_data, c_dt_size, c_dtype_impl, c_impl_rsize, c_m_c_contiguous,
+static slot_cache c_a_data, c_actor_data, c_dt_size, c_dtype_impl, c_impl_rsize,
     c_msgspec_mod_parse_recv, c_msgspec_mod_parse_send, c_p_comm_world, c_self__impl, c_spec_count,
     c_spec_datatype, c_world_timing;
 
@@ -253,8 +254,10 @@ flush_plain(PyObject *timing, PyObject *proc, PyObject *world)
     if (start == NULL || !timed || !PyFloat_CheckExact(start)) {
         if (PyErr_Occurred())
             goto out;
-        /* not the plain case: the method */
-        PyObject *f = call_method1(timing, s_flush, proc);
+        /* not the plain case: the method, timing.flush(proc, False) (the exit marks the
+           folded page faults, as _hooked's does) */
+        PyObject *fargs[3] = {timing, proc, Py_False};
+        PyObject *f = PyObject_VectorcallMethod(s_flush, fargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
         r = f == NULL ? -1 : 0;
         Py_XDECREF(f);
         goto out;
@@ -376,7 +379,8 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         if (watched == 1) {
             /* only the timing of the compute bursts watches the call (the default run): _hooked's
                flush before and restart after are done here (with the page-fault count, the
-               flush is Timing.flush and the restart calls Timing.mark_faults, as _hooked does),
+               flush is Timing.flush(proc, False) and the restart Timing.mark_faults, as _hooked
+               does),
                unless the regions need its frame */
             int other = attr_not_none(timing, s_regions);
             watched = other;
@@ -448,20 +452,26 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
         PyObject *et, *ev, *etb;
         PyErr_Fetch(&et, &ev, &etb);
         int bad = pset(proc, pr_depth, s_depth, depth) < 0;
-        if (!bad && measured && outer) {  /* proc.bench.start = _thread_time(): the next burst */
-            PyObject *tt = PyDict_GetItemWithError(call_dict, s_thread_time);
-            PyObject *now = tt == NULL ? NULL : PyObject_CallNoArgs(tt);
-            PyObject *bench = now == NULL ? NULL : pget(proc, pr_bench, s_bench);
-            bad = bench == NULL || PyObject_SetAttr(bench, s_start, now) < 0;
-            if (bad && !PyErr_Occurred())
-                PyErr_SetString(PyExc_RuntimeError, "smpy.mpi._call has no _thread_time");
-            Py_XDECREF(bench);
-            Py_XDECREF(now);
-            /* if timing.count_faults: timing.mark_faults(proc) */
-            int faults = bad ? 0 : attr_true(timing, s_count_faults);
-            PyObject *m = faults > 0 ? call_method1(timing, s_mark_faults, proc) : NULL;
-            bad = faults < 0 || (faults > 0 && m == NULL);
-            Py_XDECREF(m);
+        if (!bad && measured && outer) {
+            /* if timing.count_faults: timing.mark_faults(proc) (which restarts the timer)
+               else: proc.bench.start = _thread_time(): the next burst */
+            int faults = attr_true(timing, s_count_faults);
+            if (faults > 0) {
+                PyObject *m = call_method1(timing, s_mark_faults, proc);
+                bad = m == NULL;
+                Py_XDECREF(m);
+            } else if (faults == 0) {
+                PyObject *tt = PyDict_GetItemWithError(call_dict, s_thread_time);
+                PyObject *now = tt == NULL ? NULL : PyObject_CallNoArgs(tt);
+                PyObject *bench = now == NULL ? NULL : pget(proc, pr_bench, s_bench);
+                bad = bench == NULL || PyObject_SetAttr(bench, s_start, now) < 0;
+                if (bad && !PyErr_Occurred())
+                    PyErr_SetString(PyExc_RuntimeError, "smpy.mpi._call has no _thread_time");
+                Py_XDECREF(bench);
+                Py_XDECREF(now);
+            } else {
+                bad = 1;
+            }
         }
         if (bad) {
             Py_CLEAR(r);
@@ -629,7 +639,7 @@ setup_calls(PyObject *module, PyObject *args)
 
 /* -- message parsing: smpy.mpi.msgspec.parse_send / parse_recv (_parse_message) ---------- */
 static PyObject *ndarray_type, *datatype_type, *dt_null, *from_typechar_fn, *simple_fn, *py_parse_send,
-    *py_parse_recv, *s_impl, *s_extent, *s_size, *s_c_contiguous, *s_cast, *s_B, *s_blocks;
+    *py_parse_recv, *s_impl, *s_extent, *s_size, *s_cast, *s_B, *s_blocks;
 static PyTypeObject *BufSpecType;
 static Py_ssize_t bs_obj, bs_mem, bs_offset, bs_count, bs_datatype;
 
@@ -666,34 +676,114 @@ bufspec(PyObject *obj, PyObject *mem, Py_ssize_t count, PyObject *dt)
 }
 
 static inline const char *
-view_format(Py_buffer *v)
+view_format(const Py_buffer *v)
 {
     return v->format != NULL ? v->format : "B";
 }
 
-/* m.cast("B") if m.ndim != 1 or m.format != "B" else m (new reference) */
-static PyObject *
-as_bytes(PyObject *m)
+/* memoryview(o) of a message buffer, without the memoryview object when o is an exact numpy
+ * array: its buffer export (the one memoryview(o) makes, PyBUF_FULL_RO) held in ``v``, and the
+ * memoryview made only for the message, already as bytes (byte_mem). Any other object: the
+ * memoryview itself in ``m`` (a memoryview of a memoryview shares its managed buffer, which
+ * an export would not). Either way ``view`` is the buffer that memoryview(o) would hold. */
+typedef struct {
+    Py_buffer v;
+    PyObject *m;
+    Py_buffer *view;
+} msgbuf;
+
+/* 0, or -1 with the error memoryview(o) raises */
+static int
+msgbuf_get(msgbuf *b, PyObject *o)
 {
-    Py_buffer *v = PyMemoryView_GET_BUFFER(m);
-    if (v->ndim != 1 || strcmp(view_format(v), "B") != 0) {
-        PyObject *args[2] = {m, s_B};
-        return PyObject_VectorcallMethod(s_cast, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    b->m = NULL;
+    b->v.obj = NULL;
+    if ((PyObject *)Py_TYPE(o) == ndarray_type) {
+        if (PyObject_GetBuffer(o, &b->v, PyBUF_FULL_RO) < 0)
+            return -1;
+        if (b->v.ndim <= PyBUF_MAX_NDIM && b->v.ndim >= 0 && b->v.itemsize > 0 && b->v.buf != NULL) {
+            b->view = &b->v;
+            return 0;
+        }
+        PyBuffer_Release(&b->v);  /* what memoryview() refuses or rebuilds: memoryview() */
     }
-    return Py_NewRef(m);
+    b->m = PyMemoryView_FromObject(o);
+    if (b->m == NULL)
+        return -1;
+    b->view = PyMemoryView_GET_BUFFER(b->m);
+    return 0;
 }
 
-/* m.c_contiguous and n and (readonly or not m.readonly): 1, 0, -1 */
-static int
-usable(PyObject *m, int readonly)
+static void
+msgbuf_release(msgbuf *b)
 {
-    Py_buffer *v = PyMemoryView_GET_BUFFER(m);
-    PyObject *c = cached_get(m, &c_m_c_contiguous, s_c_contiguous);
-    if (c == NULL)
-        return -1;
-    int ok = c == Py_True;
-    Py_DECREF(c);
-    return ok && v->len && (readonly || !v->readonly);
+    if (b->m != NULL)
+        Py_CLEAR(b->m);
+    else if (b->v.obj != NULL)
+        PyBuffer_Release(&b->v);
+}
+
+/* memoryview(o).c_contiguous: the memoryview's flags (memoryobject.c's init_flags, on the
+ * shape and strides the memoryview rebuilds when the exporter gives none) */
+static int
+msgbuf_c_contiguous(const msgbuf *b)
+{
+    if (b->m != NULL)
+        return (((PyMemoryViewObject *)b->m)->flags & (_Py_MEMORYVIEW_SCALAR | _Py_MEMORYVIEW_C)) != 0;
+    const Py_buffer *v = b->view;
+    if (v->suboffsets != NULL)
+        return v->ndim == 0;
+    if (v->ndim == 0)
+        return 1;
+    if (v->ndim == 1) {
+        Py_ssize_t shape = v->shape != NULL ? v->shape[0] : v->len / v->itemsize;
+        Py_ssize_t stride = v->strides != NULL ? v->strides[0] : v->itemsize;
+        return shape == 1 || stride == v->itemsize;
+    }
+    return PyBuffer_IsContiguous(v, 'C');
+}
+
+/* m.cast("B") if m.ndim != 1 or m.format != "B" else m, for m = memoryview(o) (new
+ * reference). Without m, the memoryview is made from the export, which it takes over: the
+ * same view the cast gives (format "B", item size 1, one dimension of len bytes, stride 1,
+ * the exporter's buf, len, readonly and obj), or memoryview(o)'s own when no cast is made,
+ * over a managed buffer that holds the export, as memoryview(o)'s does. */
+static PyObject *
+byte_mem(msgbuf *b)
+{
+    if (b->m != NULL) {
+        Py_buffer *v = b->view;
+        if (v->ndim != 1 || strcmp(view_format(v), "B") != 0) {
+            PyObject *args[2] = {b->m, s_B};
+            return PyObject_VectorcallMethod(s_cast, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        }
+        return Py_NewRef(b->m);
+    }
+    Py_buffer info = b->v;
+    Py_ssize_t shape = b->v.len, stride = 1;
+    if (b->v.ndim != 1 || strcmp(view_format(&b->v), "B") != 0) {
+        info.format = "B";
+        info.itemsize = 1;
+        info.ndim = 1;
+        info.shape = &shape;
+        info.strides = &stride;
+        info.suboffsets = NULL;
+    }
+    PyObject *mv = PyMemoryView_FromBuffer(&info);  /* a managed buffer without an owner */
+    if (mv == NULL)
+        return NULL;
+    PyMemoryViewObject *m = (PyMemoryViewObject *)mv;
+    m->mbuf->master = b->v;  /* the export: released with the managed buffer */
+    m->view.obj = b->v.obj;  /* borrowed from the master, as in every memoryview */
+    b->v.obj = NULL;
+    return mv;
+}
+
+/* m.c_contiguous and n and (readonly or not m.readonly): 1, 0 */
+static int
+usable(const msgbuf *b, int readonly)
+{
+    return b->view->len && msgbuf_c_contiguous(b) && (readonly || !b->view->readonly);
 }
 
 /* an int attribute as a C long; 0 on error with *err set, or when it is no exact int (*odd) */
@@ -750,19 +840,15 @@ counted(PyObject *o_buf, long long count, PyObject *dt, int readonly)
     Py_DECREF(c);
     if (!committed)
         return NULL;
-    PyObject *m = PyMemoryView_FromObject(o_buf);
-    if (m == NULL) {  /* not a buffer, or it raised: _simple says what (as mpi4py would) */
+    msgbuf mb;
+    if (msgbuf_get(&mb, o_buf) < 0) {  /* not a buffer, or it raised: _simple says what (as mpi4py would) */
         PyErr_Clear();
         return NULL;
     }
     PyObject *r = NULL;
-    int ok = usable(m, readonly);
-    if (ok <= 0) {
-        if (ok < 0)
-            PyErr_Clear();
+    if (!usable(&mb, readonly))
         goto out;
-    }
-    Py_ssize_t n = PyMemoryView_GET_BUFFER(m)->len;
+    Py_ssize_t n = mb.view->len;
     int err = 0, odd = 0;
     long size = long_attr(dt, s_size, &err, &odd);
     if (err || odd) {
@@ -785,11 +871,11 @@ counted(PyObject *o_buf, long long count, PyObject *dt, int readonly)
         if (lo < 0 || hi > (long long)n)
             goto out;
     }
-    PyObject *mem = as_bytes(m);
+    PyObject *mem = byte_mem(&mb);
     r = mem == NULL ? NULL : bufspec(o_buf, mem, (Py_ssize_t)count, dt);
     Py_XDECREF(mem);
 out:
-    Py_DECREF(m);
+    msgbuf_release(&mb);
     return r;
 }
 
@@ -809,7 +895,8 @@ parse(PyObject *spec, PyObject *blocks_o, int readonly, PyObject *const *args, P
         }
     }
     PyTypeObject *t = Py_TYPE(spec);
-    PyObject *m = NULL, *r = NULL;
+    msgbuf mb = {.m = NULL, .v = {.obj = NULL}};  /* memoryview(buf), alive until _simple returns */
+    PyObject *r = NULL, *mem = NULL;  /* and the bytes made of it, as in the Python function */
     if (t == &PyList_Type || t == &PyTuple_Type) {
         Py_ssize_t len = PySequence_Size(spec);
         if (len < 0)
@@ -841,21 +928,20 @@ parse(PyObject *spec, PyObject *blocks_o, int readonly, PyObject *const *args, P
                 return NULL;
             }
             if ((PyObject *)Py_TYPE(buf) == ndarray_type && (PyObject *)Py_TYPE(dtype) == datatype_type) {
-                m = PyMemoryView_FromObject(buf);
-                int ok = m == NULL ? -1 : usable(m, readonly);
+                int ok = msgbuf_get(&mb, buf) < 0 ? -1 : usable(&mb, readonly);
                 PyObject *dt = ok > 0 ? cached_get(dtype, &c_dtype_impl, s_impl) : NULL;
                 if (ok > 0 && dt == NULL)
                     ok = -1;
                 if (ok > 0) {
                     int err = 0, odd = 0;
                     long extent = long_attr(dt, s_extent, &err, &odd);
-                    Py_ssize_t n = PyMemoryView_GET_BUFFER(m)->len;
+                    Py_ssize_t n = mb.view->len;
                     if (err)
                         ok = -1;
                     else if (odd) {  /* not a C long: the Python path */
                         ok = 0;
                     } else if (dt != dt_null && extent > 0 && n % extent == 0) {
-                        PyObject *mem = as_bytes(m);
+                        PyObject *mem = byte_mem(&mb);
                         r = mem == NULL ? NULL : bufspec(buf, mem, n / extent, dt);
                         Py_XDECREF(mem);
                         ok = r == NULL ? -1 : 2;
@@ -863,7 +949,7 @@ parse(PyObject *spec, PyObject *blocks_o, int readonly, PyObject *const *args, P
                 }
                 Py_XDECREF(dt);
                 if (ok != 0 && ok != 1) {  /* done, or an error */
-                    Py_XDECREF(m);
+                    msgbuf_release(&mb);
                     Py_DECREF(buf);
                     Py_DECREF(dtype);
                     return r;
@@ -873,22 +959,16 @@ parse(PyObject *spec, PyObject *blocks_o, int readonly, PyObject *const *args, P
             Py_DECREF(dtype);
         }
     } else if ((PyObject *)t == ndarray_type) {
-        m = PyMemoryView_FromObject(spec);
-        if (m == NULL)
+        if (msgbuf_get(&mb, spec) < 0)
             return NULL;
-        int ok = usable(m, readonly);
-        if (ok < 0) {
-            Py_DECREF(m);
-            return NULL;
-        }
-        if (ok) {
-            PyObject *fmt = PyUnicode_FromString(view_format(PyMemoryView_GET_BUFFER(m)));
-            PyObject *mem = fmt == NULL ? NULL : as_bytes(m);
-            PyObject *dt = mem == NULL ? NULL : PyObject_CallOneArg(from_typechar_fn, fmt);
+        if (usable(&mb, readonly)) {
+            PyObject *fmt = PyUnicode_FromString(view_format(mb.view));
+            PyObject *dt = fmt == NULL ? NULL : PyObject_CallOneArg(from_typechar_fn, fmt);
             Py_XDECREF(fmt);
-            if (dt == NULL) {
-                Py_XDECREF(mem);
-                Py_DECREF(m);
+            mem = dt == NULL ? NULL : byte_mem(&mb);
+            if (mem == NULL) {
+                Py_XDECREF(dt);
+                msgbuf_release(&mb);
                 return NULL;
             }
             Py_ssize_t n = PyMemoryView_GET_BUFFER(mem)->len;
@@ -897,27 +977,28 @@ parse(PyObject *spec, PyObject *blocks_o, int readonly, PyObject *const *args, P
             if (err) {
                 Py_DECREF(dt);
                 Py_DECREF(mem);
-                Py_DECREF(m);
+                msgbuf_release(&mb);
                 return NULL;
             }
             if (!odd && blocks < 2 && size && n % size == 0)
                 r = bufspec(spec, mem, n / size, dt);
             Py_DECREF(dt);
-            Py_DECREF(mem);
             if (r != NULL || PyErr_Occurred()) {  /* done, or an error */
-                Py_DECREF(m);
+                Py_DECREF(mem);
+                msgbuf_release(&mb);
                 return r;
             }
         }
     }
-    /* return _simple(spec, readonly, blocks) (m still alive, as in the Python function) */
+    /* return _simple(spec, readonly, blocks) (memoryview(buf) still alive, as in the Python function) */
     PyObject *bl = blocks_o != NULL ? Py_NewRef(blocks_o) : PyLong_FromLong(1);
     if (bl != NULL) {
         PyObject *sargs[3] = {spec, readonly ? Py_True : Py_False, bl};
         r = PyObject_Vectorcall(simple_fn, sargs, 3, NULL);
         Py_DECREF(bl);
     }
-    Py_XDECREF(m);
+    Py_XDECREF(mem);
+    msgbuf_release(&mb);
     return r;
 }
 
@@ -973,7 +1054,6 @@ setup_parse(PyObject *module, PyObject *args)
     if (s_impl == NULL && ((s_impl = PyUnicode_InternFromString("_impl")) == NULL ||
                            (s_extent = PyUnicode_InternFromString("extent")) == NULL ||
                            (s_size = PyUnicode_InternFromString("size")) == NULL ||
-                           (s_c_contiguous = PyUnicode_InternFromString("c_contiguous")) == NULL ||
                            (s_cast = PyUnicode_InternFromString("cast")) == NULL ||
                            (s_B = PyUnicode_InternFromString("B")) == NULL ||
                            (s_blocks = PyUnicode_InternFromString("blocks")) == NULL ||
@@ -1295,7 +1375,7 @@ comm_send_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject 
     if (!bind(args, nargsf, kwnames, names, 4, a) || a[1] == NULL || a[2] == NULL)
         return PyObject_Vectorcall(py_send_body, args, nargsf, kwnames);
     PyObject *margs[6] = {a[0], a[1], a[2], a[3] != NULL ? a[3] : send_tag_default, s_MPI_Send, Py_False};
-    PyObject *r = PyObject_VectorcallMethod(s__send, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyObject *r = method_call(s__send, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     if (r == NULL)
         return NULL;
     Py_DECREF(r);
@@ -1321,7 +1401,7 @@ comm_recv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject 
     PyObject *ireq = NULL, *req = NULL, *r = NULL;
     if (pr != NULL) {
         PyObject *margs[5] = {a[0], a[1], a[2], a[3], s_MPI_Recv};
-        ireq = PyObject_VectorcallMethod(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        ireq = method_call(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     if (ireq != NULL) {
         PyObject *wargs[2] = {pr, ireq};
@@ -1497,7 +1577,7 @@ comm_isend_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject
     if (!bind(args, nargsf, kwnames, names, 4, a) || a[1] == NULL || a[2] == NULL)
         return PyObject_Vectorcall(py_isend_body, args, nargsf, kwnames);
     PyObject *margs[6] = {a[0], a[1], a[2], a[3] != NULL ? a[3] : isend_tag_default, s_MPI_Isend, Py_False};
-    return PyObject_VectorcallMethod(s__isend, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    return method_call(s__isend, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET);
 }
 
 static PyObject *
@@ -1510,7 +1590,7 @@ comm_irecv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject
         return PyObject_Vectorcall(py_irecv_body, args, nargsf, kwnames);
     PyObject *margs[5] = {a[0], a[1], a[2] != NULL ? a[2] : irecv_defaults[0],
                           a[3] != NULL ? a[3] : irecv_defaults[1], s_MPI_Irecv};
-    PyObject *req = PyObject_VectorcallMethod(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyObject *req = method_call(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     if (req == NULL)
         return NULL;
     PyObject *r = wrap_request(req);
@@ -1752,7 +1832,7 @@ comm_sendrecv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObj
         goto out;
     {
         PyObject *margs[5] = {self, a[4], source, recvtag, s_MPI_Sendrecv};
-        rreq = PyObject_VectorcallMethod(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        rreq = method_call(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     if (rreq == NULL)
         goto out;

@@ -149,14 +149,9 @@ new_request(PyTypeObject *tp, Py_ssize_t *off, int nfields, PyObject *owner, PyO
         slot_set(r, off[F_DETACHED], Py_False);
         slot_set(r, off[F_SYNC], Py_False);
         slot_set(r, off[F_SRC_LOCAL], i_minus1);
-        PyObject *zero = PyFloat_FromDouble(0.0);
-        if (zero == NULL) {
-            Py_DECREF(r);
-            r = NULL;
-        } else {
-            slot_set(r, off[F_POSTED_AT], zero);
-            Py_DECREF(zero);
-        }
+        /* the constructor's 0.0, which isend replaces with engine.now before anything reads it:
+           now at once (no float made per message) */
+        slot_set(r, off[F_POSTED_AT], now);
     } else {
         slot_set(r, off[F_MATCH], Py_None);
     }
@@ -1179,7 +1174,8 @@ static PyObject *
 pack_message(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     /* pack_message(spec, owned=False): if _folded.active: ...; dt = spec.datatype; if
-     * dt.contiguous and not owned: return spec.mem[off:off + spec.count * dt.size]. Folded
+     * dt.contiguous and not owned: return spec.mem when the message is all of it, else
+     * spec.mem[off:off + spec.count * dt.size]. Folded
      * bytes, owned copies, other datatypes: the Python function */
     if (nargs < 1 || nargs > 2 || (nargs == 2 && args[1] != Py_False))
         return PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
@@ -1213,9 +1209,20 @@ pack_message(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     count = mem == NULL ? NULL : cached_get(spec, &c_spec_count, s_count);
     size = count == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
     len = size == NULL ? NULL : PyNumber_Multiply(count, size);
-    stop = len == NULL ? NULL : PyNumber_Add(off, len);
+    if (len != NULL && PyLong_CheckExact(off) && PyLong_CheckExact(len) && PyMemoryView_Check(mem) &&
+        _PyLong_Sign(off) == 0) {
+        /* the whole buffer: mem itself (a released one: the slice below raises what nbytes would) */
+        PyMemoryViewObject *m = (PyMemoryViewObject *)mem;
+        Py_ssize_t n = PyLong_AsSsize_t(len);
+        if (n == -1 && PyErr_Occurred())
+            PyErr_Clear();
+        else if (!(m->flags & _Py_MEMORYVIEW_RELEASED) && !(m->mbuf->flags & _Py_MANAGED_BUFFER_RELEASED) &&
+                 n == m->view.len)
+            r = Py_NewRef(mem);
+    }
+    stop = len == NULL || r != NULL ? NULL : PyNumber_Add(off, len);
     sl = stop == NULL ? NULL : PySlice_New(off, stop, NULL);
-    r = sl == NULL ? NULL : PyObject_GetItem(mem, sl);
+    r = sl == NULL ? r : PyObject_GetItem(mem, sl);
     Py_XDECREF(sl);
     Py_XDECREF(stop);
     Py_XDECREF(len);

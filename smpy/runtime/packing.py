@@ -51,15 +51,19 @@ def pack_message(spec: Any, owned: bool = False) -> Any:
     whose buffer changes before the send completes (MPI_Bsend copies into the attached
     buffer, MPI_Sendrecv_replace receives into it). When the send buffer has folded bytes
     (smpy.shared_array), a :class:`~smpy.support.folded.FoldedPayload` that carries only the
-    private ones (the runtime delivers it without copying folded bytes)."""
+    private ones (the runtime delivers it without copying folded bytes). A message of the
+    whole buffer borrows ``spec.mem`` itself (the spec's own byte view, which the caller does
+    not release or write through), not a slice of it."""
     if _folded.active:
         folded = _folded.pack(spec.datatype, spec.mem, spec.offset, spec.count)
         if folded is not None:
             return folded
     dt = spec.datatype
     if dt.contiguous and not owned:
-        off = spec.offset
-        return spec.mem[off:off + spec.count * dt.size]
+        off, n, mem = spec.offset, spec.count * dt.size, spec.mem
+        if type(off) is int and type(n) is int and type(mem) is memoryview and off == 0 and n == mem.nbytes:
+            return mem
+        return mem[off:off + n]
     if _copies.ledger is not None:
         _copies.ledger.add("pack", spec.count * dt.size, spec.count * dt.size)
     return dt.pack(spec.mem, spec.offset, spec.count)

@@ -277,8 +277,13 @@ class Timing:
         """The run's settings (for the timing modules that declare their own)."""
         return self._config
 
-    def flush(self, proc: Process) -> None:
-        """End the current burst: simulate it (blocking), restart the timer."""
+    def flush(self, proc: Process, mark: bool = True) -> None:
+        """End the current burst: simulate it (blocking), restart the timer. With folded
+        memory's page-fault count the timer restarts through :meth:`mark_faults`, unless
+        ``mark`` is false: the MPI call wrappers (``smpy.mpi._call._hooked`` and its compiled
+        twin) pass False, since the call's exit marks the faults again (the mark at the entry
+        was overwritten: 2.18 marks per swap message instead of 1.18); the rank switch of
+        :meth:`mark_faults` (a trim when others ran while the burst blocked) still happens."""
         b = proc.bench
         mem = self.world.memory
         if mem is not None:  # the rank's resident memory now (smpy.runtime.memory)
@@ -320,7 +325,13 @@ class Timing:
                     now = _thread_time()  # the other ranks ran meanwhile
         b.start = now
         if self.count_faults:
-            self.mark_faults(proc)
+            if mark:
+                self.mark_faults(proc)
+            else:  # the exit marks; a rank switch (others ran while the burst blocked) is
+                # seen here as before, so that the trims are the same
+                folder = self._folder
+                if folder.trim_limit and proc.rank != folder.running:
+                    folder.switch(proc.rank)
 
     def set_untimed(self, proc: Process, on: bool) -> None:
         """Enter (``on``) or leave an ``smpy.untimed()`` block of ``proc``: the burst up to
@@ -417,7 +428,7 @@ class Timing:
         neither is the program's time."""
         folder = self._folder
         b = proc.bench
-        if folder.trim_limit:
+        if folder.trim_limit and proc.rank != folder.running:  # (switch's own first test)
             folder.switch(proc.rank)
         b.faults0, b.shared0 = folder.mark()
         if self.measure:

@@ -142,6 +142,11 @@ TRIM = declare("smpy/shared-malloc-trim", 0,
               parse=checked(_bytes, lambda v: 0 <= v <= 2**50, "a size of 0 or more"))
 
 _PAGE = mmap.PAGESIZE
+#: os.pread and os.open as this module found them: a run's file I/O shim
+#: (smpy.shim.fileio) replaces the os module's, and the statm reads of every MPI call are the
+#: emulator's, not a rank's file I/O (through the shim: 34 more bytecodes a read)
+_os_pread = os.pread
+_os_open = os.open
 _MADV_DONTNEED = 4
 _MADV_POPULATE_READ = 22
 #: folded mappings unmapped so far (by _Mapping.__del__): the resident shared pages change
@@ -369,7 +374,9 @@ class Folder:
         self._touched.add(rank)
         if not self.trim_limit or len(self._touched) < 2:
             return False
-        if self._shared_bytes() - self._shared0 <= self.trim_limit:
+        # the resident shared pages as mark() knows them (statm is read only when the thread
+        # faulted since the last read; the mark that follows a switch reuses this read)
+        if self.mark()[1] * _PAGE - self._shared0 <= self.trim_limit:
             return False
         self.trim(keep=rank)
         return True
@@ -407,9 +414,9 @@ class Folder:
     def _shared_bytes(self) -> int:
         """Resident file-backed/shared pages of the process (``/proc/self/statm``)."""
         if self._statm < 0:
-            self._statm = os.open("/proc/self/statm", os.O_RDONLY)
+            self._statm = _os_open("/proc/self/statm", os.O_RDONLY)
         self.statm_reads += 1
-        return int(os.pread(self._statm, 128, 0).split()[2]) * _PAGE
+        return int(_os_pread(self._statm, 128, 0).split()[2]) * _PAGE
 
     def trim(self, keep: int | None = None) -> None:
         """Drop the page-table entries of the folded ranges (their data is the shared block's,

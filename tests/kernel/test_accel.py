@@ -21,7 +21,7 @@ from smpy.cli import launch
 from smpy.kernel import accel, actors
 from smpy.kernel.activity import FAILED, Activity, ActivityFailed, Sleep, Trigger
 from smpy.kernel.actors import Actor, ActorKilled
-from smpy.kernel.engine import DeadlockError, Engine
+from smpy.kernel.engine import DeadlockError, Engine, Event
 from smpy.mpi.comm import Comm
 from smpy.support.internal import SmpyInternalError
 
@@ -274,6 +274,62 @@ def test_run_until_and_stop_match_python():
 
     a, b = _both(go)
     assert a == b and a[0][0] == 1.0
+
+
+def _logged(name, log):
+    """A property standing for the Engine slot ``name``, logging its reads and writes."""
+    def fget(self):
+        v = self.__dict__["_" + name]
+        log.append(("get", name, v))
+        return v
+
+    def fset(self, v):
+        log.append(("set", name, v))
+        self.__dict__["_" + name] = v
+
+    return property(fget, fset)
+
+
+def test_engine_slots_follow_the_class_as_python():
+    """The compiled loop reads an Engine's slots at their offsets: a subclass that makes them
+    properties, and the Engine class itself given a property after the setup (its version tag
+    changes), are read and written through the properties, in Python's order."""
+    def sub():
+        log = []
+
+        class Logged(Engine):
+            now = _logged("now", log)
+            rounds = _logged("rounds", log)
+
+        e = Logged()
+        e.__dict__["_now"], e.__dict__["_rounds"] = 0.0, 0
+        _program(e, log)
+        with pytest.raises(DeadlockError):
+            e.run()
+        return log
+
+    def patched():
+        log = []
+        saved = Engine.__dict__["events_processed"]
+        Engine.events_processed = _logged("events_processed", log)
+        try:
+            e = Engine()
+            _program(e, log)
+            with pytest.raises(DeadlockError):
+                e.run()
+        finally:
+            Engine.events_processed = saved
+        e2 = Engine()  # the slot again once the class is restored
+        e2.schedule(1.0, log.append, "after")
+        e2.run()
+        return log, e2.events_processed, e2.rounds
+
+    for go in (sub, patched):
+        a, b = _both(go)
+        assert a == b
+    assert ("set", "rounds", 1) in sub() and ("get", "now", 0.0) in sub()
+    log, n, r = patched()
+    assert ("set", "events_processed", 1) in log and log[-1] == "after" and (n, r) == (1, 1)
 
 
 def test_method_calls_follow_the_class_as_python(compiled):
@@ -1062,6 +1118,62 @@ def test_switch_hooks_set_the_thread_local_context_as_python(monkeypatch):
         restore()
 
 
+def test_switch_out_saves_the_warnings_state_as_python(monkeypatch):
+    """switch_out saves the warnings state into the rank unless it is in place already (the
+    compiled hooks skip the saving while the warnings module's dict keeps the version
+    switch_in left and the rank still holds the four objects): a rank that changes nothing,
+    one that rebinds ``showwarning``, one that changes its filters in place, a context whose
+    own field was changed meanwhile, and a context switched out that was not switched in
+    end with the same fields both ways."""
+    import types
+
+    from smpy.shim import isolation as iso
+
+    fake_sys, w = types.ModuleType("fake_sys"), types.ModuleType("fake_warnings")
+    py, cc, restore = _switch_twins(fake_sys, w, monkeypatch)
+
+    def fields(ctx):
+        return [ctx.warn_filters, ctx.warn_show, ctx.warn_impl, ctx.warn_default]
+
+    def run(sw_in, sw_out):
+        fake_sys.modules, fake_sys.argv = {"__main__": types.ModuleType("__main__")}, ["p"]
+        w.__dict__.update(filters=[("default",)], showwarning=print, _showwarnmsg_impl=len,
+                          defaultaction="default")
+        a = iso.RankContext(0, types.ModuleType("__main__"), ["a"], 0, None)
+        b = iso.RankContext(1, types.ModuleType("__main__"), ["b"], 0, None)
+        a.warn_filters, a.warn_show = [("ignore",)], repr
+        got = []
+        sw_in(a)
+        sw_out(a)  # nothing changed
+        got.append([x is y for x, y in zip(fields(a), [a.warn_filters, repr, len, "default"])])
+        sw_in(a)
+        w.showwarning = str  # the rank rebinds it
+        sw_out(a)
+        got.append(a.warn_show is str)
+        sw_in(a)
+        w.filters.append(("error",))  # in place: the same list
+        sw_out(a)
+        got.append((a.warn_filters, a.warn_filters is w.filters))
+        sw_in(a)
+        a.warn_impl = hash  # the context's own field changed meanwhile
+        sw_out(a)
+        got.append(a.warn_impl is len)
+        sw_in(a)
+        sw_out(b)  # another context: it takes what is in force
+        got.append([x is y for x, y in zip(fields(b), fields(a))])
+        sw_out(a)  # switched out again without a switch in
+        got.append(fields(a) == fields(b))
+        iso.state.ctx = None
+        return got
+
+    try:
+        want = run(*py)
+        assert want == [[True] * 4, True, ([("ignore",), ("error",)], True), True, [True] * 4, True]
+        assert run(*cc) == want
+    finally:
+        restore()
+
+
 STREAMS = """
 import sys, io, warnings, asyncio
 from mpi4py import MPI
@@ -1268,9 +1380,9 @@ def test_measured_calls_flush_the_burst_in_the_compiled_wrapper(tmp_path, monkey
     counts = {"flush": 0, "hooked": 0, "clock": 0}
     flush, hooked = Timing.flush, _call._hooked
 
-    def counting_flush(self, proc):  # type: ignore[no-untyped-def]
+    def counting_flush(self, proc, mark=True):  # type: ignore[no-untyped-def]
         counts["flush"] += 1
-        return flush(self, proc)
+        return flush(self, proc, mark)
 
     def counting_hooked(*a, **kw):  # type: ignore[no-untyped-def]
         counts["hooked"] += 1
@@ -1435,3 +1547,93 @@ def test_compaction_is_the_same_in_both_paths():
     finally:
         accel.use(False)
     assert comp == pure
+
+
+# -- the event heap -------------------------------------------------------------------------
+class _Cmp:
+    """A third item compared by value (two entries with equal time and seq)."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        return self.v < other.v
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_heap_push_and_pop_match_heapq(seed):
+    """The compiled engine's heap push and pop move the same objects to the same places as
+    heapq's: float times (shared objects, equal ones, -0.0 and 0.0, NaN), int times, seqs
+    beyond 64 bits, equal (time, seq) pairs, a list subclass."""
+    import heapq
+    import random
+
+    rnd = random.Random(seed)
+    nan = float("nan")
+    times = [0.5, 1.0, 1.0 + 0.0, -0.0, 0.0, nan, float("nan"), 3, 2.5, float("inf")]
+    seqs = [1, 2, 3, 2**70, 2**70 + 1, -5, 7]
+    for heap_type in (list, type("Sub", (list,), {})):
+        a, b = heap_type(), heap_type()
+        for step in range(400):
+            if rnd.random() < 0.55 or not a:
+                item = (rnd.choice(times), rnd.choice(seqs), _Cmp(rnd.random()))
+                heapq.heappush(a, item)
+                MOD.heap_push(b, item)
+            else:
+                x, y = heapq.heappop(a), MOD.heap_pop(b)
+                assert x is y, (seed, step)
+            assert len(a) == len(b) and all(p is q for p, q in zip(a, b)), (seed, step)
+    with pytest.raises(IndexError):
+        MOD.heap_pop([])
+    with pytest.raises(TypeError):
+        MOD.heap_push([(1.0, 1, object())], (1.0, 1, object()))  # object() < object(), as heapq raises
+
+
+def test_events_reused_leave_nothing_behind():
+    """Event memory is kept for reuse once the compiled module is set up: an event released
+    releases what it held at once (its callback and arguments), a reused one starts with the
+    fields it is given, cycles through events are collected, and subclasses of Event are
+    made and released as usual."""
+    import gc
+    import weakref
+
+    class Arg:
+        pass
+
+    def go():
+        e = Engine()
+        out = []
+        arg = Arg()
+        gone = weakref.ref(arg)
+        ev = e.schedule(1.0, lambda a: out.append(type(a).__name__), arg)
+        del arg
+        assert gone() is not None
+        e.run()
+        del ev
+        assert gone() is None  # the event, run and dropped, released its arguments
+        evs = [e.schedule(float(i), out.append, i) for i in range(50)]
+        for ev in evs[::2]:
+            ev.cancelled = True
+        del evs, ev
+        cyc = e.schedule(60.0, out.append, "cycle")
+        cyc.args = (cyc,)  # a cycle through an event
+        cyc.cancelled = True
+        del cyc
+        e.run()
+        gc.collect()
+
+        class Sub(Event):
+            __slots__ = ("extra",)
+
+        s = Sub(2.0, out.append, ("sub",))
+        s.extra = Arg()
+        w = weakref.ref(s.extra)
+        del s
+        assert w() is None
+        fresh = e.schedule(0.5, out.append, "fresh")
+        fields = (fresh.time - e.now, fresh.fn == out.append, fresh.args, fresh.cancelled)
+        return out, fields, e.events_processed
+
+    a, b = _both(go)
+    assert a == b
+    assert a[0] == ["Arg"] + list(range(1, 50, 2)) and a[1] == (0.5, True, ("fresh",), False)
