@@ -62,6 +62,7 @@ from smpy.kernel.actors import block_on
 from smpy.support.config import Config, checked, declare, parse_bool, parse_float, parse_int
 from smpy.support.units import parse_speed
 from smpy.timing import folding as _folding  # noqa: F401 - declares smpi/shared-malloc
+from smpy.timing import gcpause as _gcpause
 from smpy.timing import sampling as _sampling  # noqa: F401 - declares smpy/sample-estimator
 
 if TYPE_CHECKING:
@@ -271,6 +272,8 @@ class Timing:
         world.timing = self
         for p in world.processes:
             p.bench = RankBench()
+        # garbage collections leave the timed spans (smpy.timing.gcpause); not on a fake clock
+        _gcpause.install(_thread_time is time.thread_time)
 
     @property
     def config(self) -> Config:
@@ -289,13 +292,14 @@ class Timing:
         if mem is not None:  # the rank's resident memory now (smpy.runtime.memory)
             mem.sample(proc)
         if self.count_faults:
+            start = b.start  # (before a collection in mark() moves it: see smpy.timing.gcpause)
             now = _thread_time()
             # the faults that mapped folded pages are the emulator's cost, not the program's:
             # their time (calibrated per fault) leaves the burst
             folder = self._folder
             faults, shared = folder.mark()
             dt = folder.fault_seconds(faults - b.faults0, shared - b.shared0)
-            b.start = _thread_time() - max(0.0, now - b.start - dt)
+            b.start = _thread_time() - max(0.0, now - start - dt)
         if b.sampling is not None:  # SMPI aborts: "Cannot do recursive benchmarks"
             raise RuntimeError(f"MPI call inside the sampled loop {b.sampling}: smpy.sample loops "
                                "and smpy.sampled functions must not call MPI")
