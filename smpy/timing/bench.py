@@ -291,7 +291,7 @@ class Timing:
         mem = self.world.memory
         if mem is not None:  # the rank's resident memory now (smpy.runtime.memory)
             mem.sample(proc)
-        if self.count_faults:
+        if self.count_faults and not b.untimed:  # (an untimed burst is dropped: no count)
             start = b.start  # (before a collection in mark() moves it: see smpy.timing.gcpause)
             now = _thread_time()
             # the faults that mapped folded pages are the emulator's cost, not the program's:
@@ -346,6 +346,8 @@ class Timing:
                                "loop's body is timed by the sampling")
         self.flush(proc)
         b.untimed += 1 if on else -1
+        if not b.untimed and self.count_faults:  # a timed burst starts: its faults count
+            self.mark_faults(proc)
 
     def _burst(self, proc: Process, seconds: float, memory: float = 0.0) -> bool:
         """Execute ``seconds`` of this machine's computation on the rank's host (``memory``: its
@@ -434,7 +436,8 @@ class Timing:
         b = proc.bench
         if folder.trim_limit and proc.rank != folder.running:  # (switch's own first test)
             folder.switch(proc.rank)
-        b.faults0, b.shared0 = folder.mark()
+        if not b.untimed:  # an untimed burst is dropped whole: nothing to count (see set_untimed)
+            b.faults0, b.shared0 = folder.mark()
         if self.measure:
             b.start = _thread_time()
 
