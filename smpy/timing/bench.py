@@ -16,6 +16,10 @@ until region factors arrive). It competes for the host's cores with co-located r
 :math:`t_\mathrm{cpu} S_\mathrm{ref} / (\rho\, s_\mathrm{target})`. Bursts shorter than
 ``smpi/cpu-threshold`` are dropped; ``smpi/simulate-computation:no`` drops all of them.
 
+Python's garbage collections are the emulator's: their pauses leave the burst they fall in
+(:mod:`smpy.timing.gcpause`), as the page faults that map folded memory do
+(:mod:`smpy.timing.folding`).
+
 Programs that model a kernel instead of running it call :func:`execute_seconds` (seconds
 on the target host at its current speed) or :func:`execute_flops`.
 

@@ -8,7 +8,7 @@ ranks; 3072 ranks of HPL: 5 ms per young collection, 0.2-0.3 s per full one), no
 rank's: a real rank's process has a heap of its own, a few hundred times smaller. A pause
 inside a sampled iteration was multiplied by every iteration the sample stands for: the
 first panel of Figure 12's 3072-rank point predicted 0.60 s in one run and 2.01 s in the next
-(same tree, the collections falling elsewhere).
+(same tree; the second with a collection tally attached).
 
 A collection of :math:`d` seconds of thread CPU time (``gc.callbacks``) leaves the timed span
 it fell in:

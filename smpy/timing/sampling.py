@@ -82,6 +82,11 @@ the samples kept, from the fifth sample on (or ``iters``): two cold samples that
 agree (0.786 and 0.787 ms in the example) no longer end the sampling.
 
 No MPI call may happen inside a sampled loop (SMPI aborts; smpy raises ``RuntimeError``).
+
+A sampled iteration's time leaves out what the emulator spent in it: the page faults that
+mapped folded memory (:mod:`smpy.timing.folding`) and Python's garbage collections
+(:mod:`smpy.timing.gcpause`; a collection scans all ranks' young objects, and a pause inside
+one of the few timed iterations was multiplied by every iteration it stands for).
 """
 
 from __future__ import annotations
