@@ -28,6 +28,12 @@ HERE = Path(__file__).resolve().parent
 
 #: CPython functions whose calls per message --calls prints
 COUNTED = ("_PyObject_Malloc", "_Py_dict_lookup", "PyObject_GetAttr", "PyObject_SetAttr", "_PyObject_GetMethod")
+#: functions whose inclusive instructions per message --switching prints: the rank switch
+#: hooks, the greenlet switch and the engine's per-event work (docs/performance.md, "Switching
+#: per message")
+SWITCHING = ("switch_in", "switch_out", "private_in", "set_state_ctx", "actor_resume", "engine_run",
+             "schedule_impl", "activity_finish", "green_switch", "slp_save_state_trampoline",
+             "slp_restore_state_trampoline", "subtype_dealloc", "PyType_GenericAlloc")
 
 RUN = """
 import sys, smpy
@@ -71,6 +77,20 @@ def calls(profile: Path) -> collections.Counter:
     return res
 
 
+def inclusive(profile: Path) -> collections.Counter:
+    """Inclusive instructions of each function in a callgrind profile (its outermost calls:
+    a recursive call is inside them; a compiler's specialised copies, ``.constprop``/``.part``,
+    and C++ signatures folded into the name)."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(profile)],
+                          capture_output=True, text=True).stdout
+    res: collections.Counter = collections.Counter()
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+\S+?:(\S+)", line)
+        if m and not re.search(r"'\d+$", m.group(2)):  # a recursion level is inside the first one
+            res[m.group(2).split("(")[0].split(".constprop")[0].split(".part")[0]] += int(m.group(1).replace(",", ""))
+    return res
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--np", type=int, default=256)
@@ -78,6 +98,9 @@ def main() -> int:
     ap.add_argument("--long", type=int, default=25)
     ap.add_argument("--calls", action="store_true", help="also the calls per message of a few CPython functions")
     ap.add_argument("--src", type=Path, default=HERE.parent.parent, help="smpy source tree")
+    ap.add_argument("--switching", action="store_true",
+                    help="also the inclusive instructions per message of the switch hooks, the greenlet switch and "
+                         "the engine's per-event functions")
     ap.add_argument("--keep", type=Path, default=None,
                     help="keep the two profiles (short.out, long.out) in this directory, for callgrind_annotate")
     a = ap.parse_args()
@@ -102,6 +125,10 @@ def main() -> int:
             c0, c1 = calls(p0), calls(p1)
             for name in COUNTED:
                 print(f"{(c1[name] - c0[name]) / messages:8.1f} calls per message of {name}")
+        if a.switching and shutil.which("callgrind_annotate"):
+            i0, i1 = inclusive(p0), inclusive(p1)
+            for name in SWITCHING:
+                print(f"{(i1[name] - i0[name]) / messages:8.0f} instructions per message in {name} (inclusive)")
     return 0
 
 

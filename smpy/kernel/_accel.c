@@ -158,6 +158,57 @@ engine_dict(PyObject *self)
 
 static PyObject *actor_resume(PyObject *self, PyObject *unused);
 
+/* -- Event objects kept for reuse ------------------------------------------------------- */
+/* Two events are made and released per message. The class's own deallocation runs as
+ * before (the slots cleared, the object untracked, the class released); only the memory is
+ * kept: Event's tp_free puts it in a small pool instead of freeing it, and Event's tp_alloc
+ * takes it from there (zeroed and initialised as PyType_GenericAlloc does) before asking
+ * the allocator. An Event subclass has its own tp_alloc and tp_free (set when a class is
+ * made), so only exact Events are pooled. Nothing of an event outlives it: its slots were
+ * cleared before tp_free. Installed once, by setup(). */
+#define EV_POOL_MAX 1024
+static PyObject *ev_pool[EV_POOL_MAX];
+static int ev_pool_n;
+static allocfunc ev_alloc_base;
+static freefunc ev_free_base;
+
+static PyObject *
+ev_alloc(PyTypeObject *type, Py_ssize_t nitems)
+{
+    if (type == EventType && nitems == 0 && ev_pool_n > 0) {
+        PyObject *o = ev_pool[--ev_pool_n];
+        memset(o, 0, (size_t)type->tp_basicsize);
+        PyObject_Init(o, type);  /* the class held, one reference */
+        PyObject_GC_Track(o);
+        return o;
+    }
+    return ev_alloc_base(type, nitems);
+}
+
+static void
+ev_free(void *p)
+{
+    PyObject *o = (PyObject *)p;
+    if (ev_pool_n < EV_POOL_MAX && Py_TYPE(o) == EventType && !PyObject_GC_IsTracked(o) &&
+        !PyObject_GC_IsFinalized(o)) {
+        ev_pool[ev_pool_n++] = o;
+        return;
+    }
+    ev_free_base(p);
+}
+
+static void
+install_event_pool(void)
+{
+    if (EventType->tp_alloc == ev_alloc || !(EventType->tp_flags & Py_TPFLAGS_HAVE_GC) ||
+        EventType->tp_itemsize != 0 || EventType->tp_free != PyObject_GC_Del)
+        return;
+    ev_alloc_base = EventType->tp_alloc;
+    ev_free_base = EventType->tp_free;
+    EventType->tp_alloc = ev_alloc;
+    EventType->tp_free = ev_free;
+}
+
 /* -- the event heap ---------------------------------------------------------------------- */
 /* heapq.heappush and heapq.heappop on an exact list, by heapq's own algorithm (its C
  * _siftdown and _siftup, the same moves in the same order), with one difference: two entries
@@ -166,17 +217,17 @@ static PyObject *actor_resume(PyObject *self, PyObject *unused);
  * equal floats, then the second ones; seq is unique, so the events are never compared).
  * Anything else is compared by Python's ``<`` as heapq does. The heap is the same list in
  * the same order either way. */
-static inline int
+static inline __attribute__((always_inline)) int
 entry_lt(PyObject *a, PyObject *b)
 {
-    if (PyTuple_CheckExact(a) && PyTuple_CheckExact(b) && PyTuple_GET_SIZE(a) >= 2 && PyTuple_GET_SIZE(b) >= 2) {
+    if ((PyTuple_CheckExact(a) & PyTuple_CheckExact(b)) && PyTuple_GET_SIZE(a) >= 2 && PyTuple_GET_SIZE(b) >= 2) {
         PyObject *ta = PyTuple_GET_ITEM(a, 0), *tb = PyTuple_GET_ITEM(b, 0);
-        PyObject *sa = PyTuple_GET_ITEM(a, 1), *sb = PyTuple_GET_ITEM(b, 1);
-        if (PyFloat_CheckExact(ta) && PyFloat_CheckExact(tb) && PyLong_CheckExact(sa) && PyLong_CheckExact(sb)) {
+        if (PyFloat_CheckExact(ta) & PyFloat_CheckExact(tb)) {
             double x = PyFloat_AS_DOUBLE(ta), y = PyFloat_AS_DOUBLE(tb);
             if (ta != tb && x != y)
-                return x < y;
-            if (sa != sb) {
+                return x < y;  /* the seqs are not read (in a large heap, each is a cache miss) */
+            PyObject *sa = PyTuple_GET_ITEM(a, 1), *sb = PyTuple_GET_ITEM(b, 1);
+            if (sa != sb && PyLong_CheckExact(sa) && PyLong_CheckExact(sb)) {
                 int oa = 0, ob = 0;
                 long long i = PyLong_AsLongLongAndOverflow(sa, &oa), j = PyLong_AsLongLongAndOverflow(sb, &ob);
                 if (!oa && !ob && !((i == -1 || j == -1) && PyErr_Occurred()) && i != j)
@@ -221,6 +272,13 @@ heap_siftup(PyObject *heap, Py_ssize_t pos)
     Py_ssize_t endpos = PyList_GET_SIZE(heap), startpos = pos, limit = endpos >> 1;
     while (pos < limit) {
         Py_ssize_t childpos = 2 * pos + 1;
+        if (2 * childpos + 4 < endpos) {  /* the next level's entries, whichever child moves up */
+            PyObject **arr = ((PyListObject *)heap)->ob_item;
+            __builtin_prefetch(arr[2 * childpos + 1]);
+            __builtin_prefetch(arr[2 * childpos + 2]);
+            __builtin_prefetch(arr[2 * childpos + 3]);
+            __builtin_prefetch(arr[2 * childpos + 4]);
+        }
         if (childpos + 1 < endpos) {
             PyObject *a = Py_NewRef(PyList_GET_ITEM(heap, childpos)), *b = Py_NewRef(PyList_GET_ITEM(heap, childpos + 1));
             int cmp = entry_lt(a, b);
@@ -1349,6 +1407,7 @@ setup(PyObject *module, PyObject *args)
     OFF(at_engine, ActorType, "engine");
     OFF(at_data, ActorType, "data");
 #undef OFF
+    install_event_pool();
     /* the compiled methods, as descriptors of the kernel's classes */
     PyObject *engine_cls = NULL;
     PyObject *run = NULL, *schedule = NULL, *finish = NULL, *resume = NULL;

@@ -1375,7 +1375,7 @@ comm_send_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject 
     if (!bind(args, nargsf, kwnames, names, 4, a) || a[1] == NULL || a[2] == NULL)
         return PyObject_Vectorcall(py_send_body, args, nargsf, kwnames);
     PyObject *margs[6] = {a[0], a[1], a[2], a[3] != NULL ? a[3] : send_tag_default, s_MPI_Send, Py_False};
-    PyObject *r = PyObject_VectorcallMethod(s__send, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyObject *r = method_call(s__send, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     if (r == NULL)
         return NULL;
     Py_DECREF(r);
@@ -1401,7 +1401,7 @@ comm_recv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject 
     PyObject *ireq = NULL, *req = NULL, *r = NULL;
     if (pr != NULL) {
         PyObject *margs[5] = {a[0], a[1], a[2], a[3], s_MPI_Recv};
-        ireq = PyObject_VectorcallMethod(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        ireq = method_call(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     if (ireq != NULL) {
         PyObject *wargs[2] = {pr, ireq};
@@ -1577,7 +1577,7 @@ comm_isend_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject
     if (!bind(args, nargsf, kwnames, names, 4, a) || a[1] == NULL || a[2] == NULL)
         return PyObject_Vectorcall(py_isend_body, args, nargsf, kwnames);
     PyObject *margs[6] = {a[0], a[1], a[2], a[3] != NULL ? a[3] : isend_tag_default, s_MPI_Isend, Py_False};
-    return PyObject_VectorcallMethod(s__isend, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    return method_call(s__isend, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET);
 }
 
 static PyObject *
@@ -1590,7 +1590,7 @@ comm_irecv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject
         return PyObject_Vectorcall(py_irecv_body, args, nargsf, kwnames);
     PyObject *margs[5] = {a[0], a[1], a[2] != NULL ? a[2] : irecv_defaults[0],
                           a[3] != NULL ? a[3] : irecv_defaults[1], s_MPI_Irecv};
-    PyObject *req = PyObject_VectorcallMethod(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyObject *req = method_call(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     if (req == NULL)
         return NULL;
     PyObject *r = wrap_request(req);
@@ -1832,7 +1832,7 @@ comm_sendrecv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObj
         goto out;
     {
         PyObject *margs[5] = {self, a[4], source, recvtag, s_MPI_Sendrecv};
-        rreq = PyObject_VectorcallMethod(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        rreq = method_call(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     if (rreq == NULL)
         goto out;

@@ -149,14 +149,9 @@ new_request(PyTypeObject *tp, Py_ssize_t *off, int nfields, PyObject *owner, PyO
         slot_set(r, off[F_DETACHED], Py_False);
         slot_set(r, off[F_SYNC], Py_False);
         slot_set(r, off[F_SRC_LOCAL], i_minus1);
-        PyObject *zero = PyFloat_FromDouble(0.0);
-        if (zero == NULL) {
-            Py_DECREF(r);
-            r = NULL;
-        } else {
-            slot_set(r, off[F_POSTED_AT], zero);
-            Py_DECREF(zero);
-        }
+        /* the constructor's 0.0, which isend replaces with engine.now before anything reads it:
+           now at once (no float made per message) */
+        slot_set(r, off[F_POSTED_AT], now);
     } else {
         slot_set(r, off[F_MATCH], Py_None);
     }

@@ -1,4 +1,5 @@
-/* The compiled twin of smpy.runtime.world.World.transfer (issue 24, item 1): the counters,
+/* The compiled twin of smpy.runtime.world.World.transfer (issue 24, item 1): the counters
+ * (incremented in place when their slot holds the only reference: add_in_place),
  * the two route-cache lookups and the network model's communicate, once per message. The
  * Python method stays the reference: other argument forms go to it, and the rest does the
  * same operations through the same Python protocols (in-place add, dict lookups, method calls),
@@ -6,10 +7,65 @@
 #include "_cext.h"
 
 /* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
-static slot_cache c_dst_index, c_self_net, c_self_route_cache, c_src_index;
+static slot_cache c_dst_index, c_self_net, c_self_route_cache, c_src_index, c_self_messages, c_self_bytes_sent;
 
 static PyObject *py_transfer, *i_one, *s_messages, *s_bytes_sent, *s_route_cache, *s_index, *s_route, *s_net,
     *s_communicate;
+
+/* v as the double float's __add__ converts it (an exact float or int); 0, or -1 when v is
+   anything else or does not convert (no error left set) */
+static inline int
+as_double(PyObject *v, double *x)
+{
+    if (PyFloat_CheckExact(v)) {
+        *x = PyFloat_AS_DOUBLE(v);
+        return 0;
+    }
+    if (PyLong_CheckExact(v)) {
+        *x = PyLong_AsDouble(v);
+        if (*x == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+/* self.name += v where the counter is a slot that holds the only reference to its value: the
+ * value changed in place, as no one else can see it (CPython 3.12's float additions reuse an
+ * operand held nowhere else the same way). An exact float plus an exact float or int: the
+ * float's sum (float.__add__: the int converted by PyLong_AsDouble); an exact int of one digit
+ * plus a non-negative one-digit int, when the sum stays one digit and beyond the small ints:
+ * the digit (CPython < 3.12's layout). 1 done, 0 not this case. */
+static int
+add_in_place(PyObject *self, slot_cache *c, PyObject *name, PyObject *v)
+{
+    Py_ssize_t off = slot_cache_off(self, c, name);
+    if (off < 0)
+        return 0;
+    PyObject *old = SLOT(self, off);
+    if (old == NULL || Py_REFCNT(old) != 1)
+        return 0;
+    if (PyFloat_CheckExact(old)) {
+        double x;
+        if (as_double(v, &x) < 0)
+            return 0;
+        ((PyFloatObject *)old)->ob_fval = PyFloat_AS_DOUBLE(old) + x;
+        return 1;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyLong_CheckExact(old) && PyLong_CheckExact(v) && Py_SIZE(old) == 1 && Py_SIZE(v) >= 0 && Py_SIZE(v) <= 1) {
+        digit *d = ((PyLongObject *)old)->ob_digit;
+        unsigned long sum = (unsigned long)d[0] + (Py_SIZE(v) ? (unsigned long)((PyLongObject *)v)->ob_digit[0] : 0);
+        if (sum > 256 && sum < (unsigned long)PyLong_BASE) {
+            d[0] = (digit)sum;
+            return 1;
+        }
+    }
+#endif
+    return 0;
+}
 
 /* self.name += v */
 static int
@@ -115,7 +171,8 @@ transfer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         return PyObject_Vectorcall(py_transfer, all, 4, NULL);
     }
     PyObject *si = NULL, *di = NULL, *there = NULL, *back = NULL, *net = NULL, *r = NULL;
-    if (iadd(self, s_messages, i_one) < 0 || iadd(self, s_bytes_sent, nbytes) < 0)
+    if ((!add_in_place(self, &c_self_messages, s_messages, i_one) && iadd(self, s_messages, i_one) < 0) ||
+        (!add_in_place(self, &c_self_bytes_sent, s_bytes_sent, nbytes) && iadd(self, s_bytes_sent, nbytes) < 0))
         goto out;
     /* the cache is read again, as the Python method does after the counters */
     Py_SETREF(cache, cached_get(self, &c_self_route_cache, s_route_cache));

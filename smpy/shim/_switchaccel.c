@@ -22,7 +22,7 @@ static slot_cache c_self_aio, c_self_argv, c_self_heap_cell, c_self_heap_owner, 
  * entries: _cext.h's CACHE_DICT) */
 static slot_cache c_sys_argv, c_sys_set_out[2], c_sys_in[2], c_warn_set_filters, c_warn_in_get[3],
     c_warn_in_set[3], c_warn_out[4], c_self_in_warn[3], c_self_in_stream[2], c_self_out_warn[4],
-    c_self_out_stream[2], c_self_set_main;
+    c_self_out_stream[2], c_self_set_main, c_self_wo[4];
 
 static PyObject *iso_dict;  /* smpy.shim.isolation.__dict__ */
 static PyObject *sys_mod, *warnings_mod;
@@ -179,6 +179,17 @@ static int in_ok;
 static PyObject *in_mine, *in_modules;
 static uint64_t in_mine_version, in_modules_version;
 
+/* what switch_in left of the warnings state: the warnings module's dict at this version
+ * holds, as filters, showwarning, _showwarnmsg_impl and defaultaction, these four objects,
+ * which were then the rank's own (warn_filters, warn_show, warn_impl, warn_default: switch_in
+ * sets each that is not already the rank's). While the dict keeps that version and the rank's
+ * four are still these objects, switch_out's saving of the four into the rank would store
+ * each where it is, and is skipped (warnings_out). Pointers only compared: the objects are
+ * held by the dict, unchanged since. */
+static int wo_ok;
+static PyObject *wo_vals[4];
+static uint64_t wo_version;
+
 /* the private-modules step of switch_in; -1 on error */
 static int
 private_in(PyObject *self, PyObject *modules, PyObject *names)
@@ -325,7 +336,7 @@ out:
 }
 
 static int
-warnings_in(PyObject *self)
+warnings_in(PyObject *self, PyObject **vals)
 {
     PyObject *mine = cached_get(self, &c_self_warn_filters, s_warn_filters);
     if (mine == NULL)
@@ -351,6 +362,7 @@ warnings_in(PyObject *self)
         }
     }
     Py_DECREF(current);
+    vals[0] = mine;  /* borrowed, compared only (held by the rank's slot and the module) */
     Py_DECREF(mine);
     if (rc < 0)
         return -1;
@@ -361,6 +373,7 @@ warnings_in(PyObject *self)
         if (v == NULL)
             return -1;
         rc = set_if_differs(warnings_mod, &c_warn_in_get[i], &c_warn_in_set[i], pairs[i][0], v);
+        vals[i + 1] = v;
         Py_DECREF(v);
         if (rc < 0)
             return -1;
@@ -453,8 +466,14 @@ switch_in(PyObject *self, PyObject *unused)
         if (rc < 0)
             goto fail;
     }
-    if (warnings_in(self) < 0)
+    wo_ok = 0;
+    PyObject *wvals[4];
+    if (warnings_in(self, wvals) < 0)
         goto fail;
+#ifdef CEXT_DICT_VERSIONS
+    PyObject *wdict = PyModule_Check(warnings_mod) ? PyModule_GetDict(warnings_mod) : NULL;
+    uint64_t wversion = wdict != NULL && PyDict_CheckExact(wdict) ? DICT_VERSION(wdict) : 0;
+#endif
     PyObject *streams = dict_global(iso_dict, s__streams);
     if (streams == NULL)
         goto fail;
@@ -487,6 +506,14 @@ switch_in(PyObject *self, PyObject *unused)
     PyObject *state = dict_global(iso_dict, s_state);
     if (state == NULL || set_state_ctx(state, self) < 0)
         goto fail;
+#ifdef CEXT_DICT_VERSIONS
+    /* the four values warnings_in left, if nothing changed the warnings dict since */
+    if (wdict != NULL && PyDict_CheckExact(wdict) && DICT_VERSION(wdict) == wversion) {
+        memcpy(wo_vals, wvals, sizeof wo_vals);
+        wo_version = wversion;
+        wo_ok = 1;
+    }
+#endif
     Py_DECREF(modules);
     Py_RETURN_NONE;
 fail:
@@ -700,10 +727,25 @@ switch_out(PyObject *self, PyObject *unused)
             Py_DECREF(x);
         }
     }
-    /* the rank's warnings state */
+    /* the rank's warnings state (unless it is in place already: see wo_ok) */
     PyObject *pairs[4][2] = {{s_warn_filters, s_filters}, {s_warn_show, s_showwarning},
                              {s_warn_impl, s__showwarnmsg_impl}, {s_warn_default, s_defaultaction}};
-    for (int i = 0; i < 4; i++) {
+    int in_place = 0;
+#ifdef CEXT_DICT_VERSIONS
+    if (wo_ok) {
+        PyObject *wd = PyModule_Check(warnings_mod) ? PyModule_GetDict(warnings_mod) : NULL;
+        in_place = wd != NULL && PyDict_CheckExact(wd) && DICT_VERSION(wd) == wo_version;
+        for (int i = 0; i < 4 && in_place; i++) {
+            PyObject *v = cached_get(self, &c_self_wo[i], pairs[i][0]);
+            if (v == NULL)
+                goto fail;
+            in_place = v == wo_vals[i];
+            Py_DECREF(v);
+        }
+        wo_ok = 0;
+    }
+#endif
+    for (int i = 0; i < 4 && !in_place; i++) {
         PyObject *v = cached_get(warnings_mod, &c_warn_out[i], pairs[i][1]);
         int rc = v == NULL ? -1 : cached_set(self, &c_self_out_warn[i], pairs[i][0], v);
         Py_XDECREF(v);
@@ -780,6 +822,7 @@ setup(PyObject *module, PyObject *args)
     Py_XSETREF(iso_dict, Py_NewRef(d));
     Py_XSETREF(sys_mod, Py_NewRef(sysm));
     Py_XSETREF(warnings_mod, Py_NewRef(warn));
+    wo_ok = 0;
     PyObject *in = PyDescr_NewMethod((PyTypeObject *)cls, &switch_in_def);
     PyObject *out = in == NULL ? NULL : PyDescr_NewMethod((PyTypeObject *)cls, &switch_out_def);
     if (out == NULL) {

@@ -21,7 +21,7 @@ from smpy.cli import launch
 from smpy.kernel import accel, actors
 from smpy.kernel.activity import FAILED, Activity, ActivityFailed, Sleep, Trigger
 from smpy.kernel.actors import Actor, ActorKilled
-from smpy.kernel.engine import DeadlockError, Engine
+from smpy.kernel.engine import DeadlockError, Engine, Event
 from smpy.mpi.comm import Comm
 from smpy.support.internal import SmpyInternalError
 
@@ -1118,6 +1118,62 @@ def test_switch_hooks_set_the_thread_local_context_as_python(monkeypatch):
         restore()
 
 
+def test_switch_out_saves_the_warnings_state_as_python(monkeypatch):
+    """switch_out saves the warnings state into the rank unless it is in place already (the
+    compiled hooks skip the saving while the warnings module's dict keeps the version
+    switch_in left and the rank still holds the four objects): a rank that changes nothing,
+    one that rebinds ``showwarning``, one that changes its filters in place, a context whose
+    own field was changed meanwhile, and a context switched out that was not switched in
+    end with the same fields both ways."""
+    import types
+
+    from smpy.shim import isolation as iso
+
+    fake_sys, w = types.ModuleType("fake_sys"), types.ModuleType("fake_warnings")
+    py, cc, restore = _switch_twins(fake_sys, w, monkeypatch)
+
+    def fields(ctx):
+        return [ctx.warn_filters, ctx.warn_show, ctx.warn_impl, ctx.warn_default]
+
+    def run(sw_in, sw_out):
+        fake_sys.modules, fake_sys.argv = {"__main__": types.ModuleType("__main__")}, ["p"]
+        w.__dict__.update(filters=[("default",)], showwarning=print, _showwarnmsg_impl=len,
+                          defaultaction="default")
+        a = iso.RankContext(0, types.ModuleType("__main__"), ["a"], 0, None)
+        b = iso.RankContext(1, types.ModuleType("__main__"), ["b"], 0, None)
+        a.warn_filters, a.warn_show = [("ignore",)], repr
+        got = []
+        sw_in(a)
+        sw_out(a)  # nothing changed
+        got.append([x is y for x, y in zip(fields(a), [a.warn_filters, repr, len, "default"])])
+        sw_in(a)
+        w.showwarning = str  # the rank rebinds it
+        sw_out(a)
+        got.append(a.warn_show is str)
+        sw_in(a)
+        w.filters.append(("error",))  # in place: the same list
+        sw_out(a)
+        got.append((a.warn_filters, a.warn_filters is w.filters))
+        sw_in(a)
+        a.warn_impl = hash  # the context's own field changed meanwhile
+        sw_out(a)
+        got.append(a.warn_impl is len)
+        sw_in(a)
+        sw_out(b)  # another context: it takes what is in force
+        got.append([x is y for x, y in zip(fields(b), fields(a))])
+        sw_out(a)  # switched out again without a switch in
+        got.append(fields(a) == fields(b))
+        iso.state.ctx = None
+        return got
+
+    try:
+        want = run(*py)
+        assert want == [[True] * 4, True, ([("ignore",), ("error",)], True), True, [True] * 4, True]
+        assert run(*cc) == want
+    finally:
+        restore()
+
+
 STREAMS = """
 import sys, io, warnings, asyncio
 from mpi4py import MPI
@@ -1531,3 +1587,53 @@ def test_heap_push_and_pop_match_heapq(seed):
         MOD.heap_pop([])
     with pytest.raises(TypeError):
         MOD.heap_push([(1.0, 1, object())], (1.0, 1, object()))  # object() < object(), as heapq raises
+
+
+def test_events_reused_leave_nothing_behind():
+    """Event memory is kept for reuse once the compiled module is set up: an event released
+    releases what it held at once (its callback and arguments), a reused one starts with the
+    fields it is given, cycles through events are collected, and subclasses of Event are
+    made and released as usual."""
+    import gc
+    import weakref
+
+    class Arg:
+        pass
+
+    def go():
+        e = Engine()
+        out = []
+        arg = Arg()
+        gone = weakref.ref(arg)
+        ev = e.schedule(1.0, lambda a: out.append(type(a).__name__), arg)
+        del arg
+        assert gone() is not None
+        e.run()
+        del ev
+        assert gone() is None  # the event, run and dropped, released its arguments
+        evs = [e.schedule(float(i), out.append, i) for i in range(50)]
+        for ev in evs[::2]:
+            ev.cancelled = True
+        del evs, ev
+        cyc = e.schedule(60.0, out.append, "cycle")
+        cyc.args = (cyc,)  # a cycle through an event
+        cyc.cancelled = True
+        del cyc
+        e.run()
+        gc.collect()
+
+        class Sub(Event):
+            __slots__ = ("extra",)
+
+        s = Sub(2.0, out.append, ("sub",))
+        s.extra = Arg()
+        w = weakref.ref(s.extra)
+        del s
+        assert w() is None
+        fresh = e.schedule(0.5, out.append, "fresh")
+        fields = (fresh.time - e.now, fresh.fn == out.append, fresh.args, fresh.cancelled)
+        return out, fields, e.events_processed
+
+    a, b = _both(go)
+    assert a == b
+    assert a[0] == ["Arg"] + list(range(1, 50, 2)) and a[1] == (0.5, True, ("fresh",), False)
