@@ -16,6 +16,10 @@ until region factors arrive). It competes for the host's cores with co-located r
 :math:`t_\mathrm{cpu} S_\mathrm{ref} / (\rho\, s_\mathrm{target})`. Bursts shorter than
 ``smpi/cpu-threshold`` are dropped; ``smpi/simulate-computation:no`` drops all of them.
 
+Python's garbage collections are the emulator's: their pauses leave the burst they fall in
+(:mod:`smpy.timing.gcpause`), as the page faults that map folded memory do
+(:mod:`smpy.timing.folding`).
+
 Programs that model a kernel instead of running it call :func:`execute_seconds` (seconds
 on the target host at its current speed) or :func:`execute_flops`.
 
@@ -62,6 +66,7 @@ from smpy.kernel.actors import block_on
 from smpy.support.config import Config, checked, declare, parse_bool, parse_float, parse_int
 from smpy.support.units import parse_speed
 from smpy.timing import folding as _folding  # noqa: F401 - declares smpi/shared-malloc
+from smpy.timing import gcpause as _gcpause
 from smpy.timing import sampling as _sampling  # noqa: F401 - declares smpy/sample-estimator
 
 if TYPE_CHECKING:
@@ -271,6 +276,8 @@ class Timing:
         world.timing = self
         for p in world.processes:
             p.bench = RankBench()
+        # garbage collections leave the timed spans (smpy.timing.gcpause); not on a fake clock
+        _gcpause.install(_thread_time is time.thread_time)
 
     @property
     def config(self) -> Config:
@@ -288,14 +295,15 @@ class Timing:
         mem = self.world.memory
         if mem is not None:  # the rank's resident memory now (smpy.runtime.memory)
             mem.sample(proc)
-        if self.count_faults:
+        if self.count_faults and not b.untimed:  # (an untimed burst is dropped: no count)
+            start = b.start  # (before a collection in mark() moves it: see smpy.timing.gcpause)
             now = _thread_time()
             # the faults that mapped folded pages are the emulator's cost, not the program's:
             # their time (calibrated per fault) leaves the burst
             folder = self._folder
             faults, shared = folder.mark()
             dt = folder.fault_seconds(faults - b.faults0, shared - b.shared0)
-            b.start = _thread_time() - max(0.0, now - b.start - dt)
+            b.start = _thread_time() - max(0.0, now - start - dt)
         if b.sampling is not None:  # SMPI aborts: "Cannot do recursive benchmarks"
             raise RuntimeError(f"MPI call inside the sampled loop {b.sampling}: smpy.sample loops "
                                "and smpy.sampled functions must not call MPI")
@@ -342,6 +350,8 @@ class Timing:
                                "loop's body is timed by the sampling")
         self.flush(proc)
         b.untimed += 1 if on else -1
+        if not b.untimed and self.count_faults:  # a timed burst starts: its faults count
+            self.mark_faults(proc)
 
     def _burst(self, proc: Process, seconds: float, memory: float = 0.0) -> bool:
         """Execute ``seconds`` of this machine's computation on the rank's host (``memory``: its
@@ -430,7 +440,8 @@ class Timing:
         b = proc.bench
         if folder.trim_limit and proc.rank != folder.running:  # (switch's own first test)
             folder.switch(proc.rank)
-        b.faults0, b.shared0 = folder.mark()
+        if not b.untimed:  # an untimed burst is dropped whole: nothing to count (see set_untimed)
+            b.faults0, b.shared0 = folder.mark()
         if self.measure:
             b.start = _thread_time()
 

@@ -82,6 +82,11 @@ the samples kept, from the fifth sample on (or ``iters``): two cold samples that
 agree (0.786 and 0.787 ms in the example) no longer end the sampling.
 
 No MPI call may happen inside a sampled loop (SMPI aborts; smpy raises ``RuntimeError``).
+
+A sampled iteration's time leaves out what the emulator spent in it: the page faults that
+mapped folded memory (:mod:`smpy.timing.folding`) and Python's garbage collections
+(:mod:`smpy.timing.gcpause`; a collection scans all ranks' young objects, and a pause inside
+one of the few timed iterations was multiplied by every iteration it stands for).
 """
 
 from __future__ import annotations
@@ -94,12 +99,20 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from smpy.support.config import declare
+from smpy.timing import gcpause as _gcpause
 
 if TYPE_CHECKING:
     from smpy.runtime.world import Process
 
 T = TypeVar("T")
 _thread_time = time.thread_time
+_real_clock = time.thread_time
+
+
+def _gc_since(g0: float) -> float:
+    """Seconds of garbage collection since ``paused_s`` was ``g0`` (smpy.timing.gcpause): the
+    emulator's, they leave a sampled iteration (not with a replaced clock: tests)."""
+    return _gcpause.paused_s - g0 if _thread_time is _real_clock else 0.0
 
 #: key in ``timing.samples`` of the ranks whose first visit with a head has begun
 _FIRST_VISITS = "\0first-visits"
@@ -313,8 +326,9 @@ def sample_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
             b.sampling = key
             f0 = timing.faults_now()
             t0 = _thread_time()
+            g0 = _gcpause.paused_s
             yield item
-            dt = _thread_time() - t0
+            dt = _thread_time() - t0 - _gc_since(g0)
             if timing.count_faults:  # faults that mapped folded pages: not the kernel's time
                 dt = max(0.0, dt - timing.folded_fault_seconds(f0))
             if st.warming():
@@ -361,8 +375,9 @@ def _visit_loop(proc: Process, items: Sequence[T], key: str, st: SampleStats,
             b.sampling = key
             f0 = timing.faults_now()
             t0 = _thread_time()
+            g0 = _gcpause.paused_s
             yield item
-            dt = _thread_time() - t0
+            dt = _thread_time() - t0 - _gc_since(g0)
             b.sampling = None
             if timing.count_faults:  # faults that mapped folded pages: not the kernel's time
                 dt = max(0.0, dt - timing.folded_fault_seconds(f0))
@@ -427,10 +442,11 @@ def sampled_call(proc: Process, fn: Callable[..., T], key: str, st: SampleStats,
     b.sampling = key
     f0 = timing.faults_now()
     t0 = _thread_time()
+    g0 = _gcpause.paused_s
     try:
         result = fn(*args, **kwargs)
     finally:
-        dt = _thread_time() - t0
+        dt = _thread_time() - t0 - _gc_since(g0)
         b.sampling = None
     if timing.count_faults:
         dt = max(0.0, dt - timing.folded_fault_seconds(f0))
