@@ -29,7 +29,7 @@
  * At scale (thousands of flows in one component on a fat tree, re-solved at every flow's start
  * and end: issue 23's Figure 12 at 3072 ranks) the cost is reading the component, so: a
  * variable or constraint already met is found by its address (a pointer-keyed map with
- * Fibonacci hashing), not by reading its object; the flows of one route share its tuple of
+ * Fibonacci hashing, emptied slot by slot), not by reading its object; the flows of one route share its tuple of
  * elements, read once per component; and the entries of each constraint's ``vars`` dict are
  * kept in C arrays from solve to solve, read again only when the dict's version tag changed
  * (CPython before 3.12; the dict itself otherwise). None of this changes an operation on the
@@ -119,16 +119,15 @@ grow(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size)
 
 #define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
-/* -- object -> index of the current component (open addressing, generation-stamped) ------ */
+/* -- object -> index of the current component (open addressing; emptied slot by slot) ------- */
 typedef struct {
-    PyObject *key;
+    PyObject *key; /* NULL: empty */
     Py_ssize_t val;
-    unsigned gen;
 } Slot;
 
 static Slot *tab;
-static size_t tabsize, tabfill;
-static unsigned gen, tabshift; /* tabsize = 2 ** (64 - tabshift) */
+static size_t tabsize, tabfill, *used; /* used[0:tabfill]: the filled slots, emptied by map_reset */
+static unsigned tabshift;             /* tabsize = 2 ** (64 - tabshift) */
 
 /* the slot of a key: Fibonacci hashing (the high bits of the product: the low bits of object
    addresses, spaced by their size class, are far from uniform) */
@@ -145,15 +144,14 @@ map_reset(void)
         tabsize = 1024;
         tabshift = 64 - 10;
         tab = PyMem_Calloc(tabsize, sizeof(Slot));
-        if (tab == NULL) {
+        used = PyMem_Malloc(tabsize / 2 * sizeof(size_t));
+        if (tab == NULL || used == NULL) {
             PyErr_NoMemory();
             return -1;
         }
     }
-    if (++gen == 0) { /* wrapped: clear the stamps */
-        memset(tab, 0, tabsize * sizeof(Slot));
-        gen = 1;
-    }
+    for (size_t k = 0; k < tabfill; k++)
+        tab[used[k]].key = NULL;
     tabfill = 0;
     return 0;
 }
@@ -172,22 +170,24 @@ static int
 map_grow(void)
 {
     Slot *old = tab;
-    size_t oldsize = tabsize;
-    unsigned g = gen;
-    Slot *t = PyMem_Calloc(oldsize * 2, sizeof(Slot));
-    if (t == NULL) {
+    size_t *oldused = used, n = tabfill;
+    Slot *t = PyMem_Calloc(tabsize * 2, sizeof(Slot));
+    size_t *u = PyMem_Malloc(tabsize * sizeof(size_t)); /* half the new size */
+    if (t == NULL || u == NULL) {
+        PyMem_Free(t);
+        PyMem_Free(u);
         PyErr_NoMemory();
         return -1;
     }
     tab = t;
-    tabsize = oldsize * 2;
+    used = u;
+    tabsize *= 2;
     tabshift--;
-    gen = 1;
     tabfill = 0;
-    for (size_t i = 0; i < oldsize; i++)
-        if (old[i].gen == g && old[i].key != NULL)
-            map_put(old[i].key, old[i].val);
+    for (size_t k = 0; k < n; k++)
+        map_put(old[oldused[k]].key, old[oldused[k]].val);
     PyMem_Free(old);
+    PyMem_Free(oldused);
     return 0;
 }
 
@@ -198,7 +198,7 @@ map_put(PyObject *key, Py_ssize_t val)
         return -1;
     size_t mask = tabsize - 1;
     size_t i = hash_ptr(key);
-    while (tab[i].gen == gen) {
+    while (tab[i].key != NULL) {
         if (tab[i].key == key) {
             tab[i].val = val;
             return 0;
@@ -207,8 +207,7 @@ map_put(PyObject *key, Py_ssize_t val)
     }
     tab[i].key = key;
     tab[i].val = val;
-    tab[i].gen = gen;
-    tabfill++;
+    used[tabfill++] = i;
     return 0;
 }
 
@@ -217,8 +216,9 @@ map_get(PyObject *key)
 {
     size_t mask = tabsize - 1;
     size_t i = hash_ptr(key);
-    while (tab[i].gen == gen) {
-        if (tab[i].key == key)
+    PyObject *k;
+    while ((k = tab[i].key) != NULL) {
+        if (k == key)
             return tab[i].val;
         i = (i + 1) & mask;
     }
