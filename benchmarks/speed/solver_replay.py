@@ -15,6 +15,7 @@ deterministic, so this figure hardly depends on anything but the machine's load.
         --platform taurus-fattree --slots 12 --cfg smpi/host-speed:55.27Gf \\
         examples/predict/hpl.py 20000 128 --ratio=4 --sample --fold --no-check --panels=1
     python benchmarks/speed/solver_replay.py replay /tmp/hpl3072.ops --repeat 3
+    PYTHONPATH=/other/tree python benchmarks/speed/solver_replay.py replay /tmp/hpl3072.ops --compiled-only
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def main() -> None:
     rep = sub.add_parser("replay")
     rep.add_argument("ops")
     rep.add_argument("--repeat", type=int, default=3)
+    rep.add_argument("--compiled-only", action="store_true",
+                     help="the compiled solver alone (an A/B of two trees: run each with its PYTHONPATH)")
     a = ap.parse_args()
     if a.cmd == "record":
         cfg = dict(kv.split(":", 1) for kv in a.cfg)
@@ -89,6 +92,13 @@ def main() -> None:
     print(f"# max-min solves of {a.ops} replayed: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {a.repeat} alternating repeats, "
           f"CPU s of the solves (median)")
+    if a.compiled_only:
+        got = [replay(ops, True) for _ in range(a.repeat)]
+        import smpy
+        print(f"| solves | compiled s (median of {a.repeat}) | digest | tree |")
+        print(f"| {got[0][2]} | {statistics.median(r[0] for r in got):.2f} | "
+              f"{'/'.join(sorted({r[1] for r in got}))} | {Path(smpy.__file__).parent.parent} |")
+        return
     runs: dict[bool, list[tuple[float, str, int]]] = {False: [], True: []}
     for i in range(a.repeat):
         for compiled in ((False, True) if i % 2 == 0 else (True, False)):

@@ -124,16 +124,24 @@ def _rab_pieces(count: int, pof2: int) -> list[int]:
 
 
 @algorithm("allreduce", "rab_rdb", source="MPICH Rabenseifner allreduce (SimGrid allreduce-rab-rdb.cpp)",
-           commutative_only=True, fallback="rdb", in_place=True)
-def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
+           commutative_only=True, fallback="rdb", in_place=True, deferred=True)
+def rab_rdb(ctx: Ctx, data: bytes, red: Reduction, src: memoryview | None = None) -> bytes:
     """Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather on
     the largest power of two (non-power-of-two ranks fold in first and get the result at
-    the end). Cost 2 log2 p α + 2 (p−1)/p nβ."""
+    the end). Cost 2 log2 p α + 2 (p−1)/p nβ.
+
+    ``src``: ``data`` (a writable vector) is not filled yet and ``src`` holds its contents,
+    as the send buffer of an allreduce working in its receive buffer: the first halving
+    step sends from ``src`` and reduces into ``data`` (``got op src``), and the allgather
+    writes the rest, so the vector is never copied (MPICH copies it first)."""
     size = ctx.size
     elem = red.elem
     count = len(data) // elem
     pof2 = pof2_floor(size)
     rem = size - pof2
+    if src is not None and (pof2 == 1 or ctx.me < 2 * rem):  # folding ranks: copy it in
+        data[:] = src  # type: ignore[index]
+        src = None
     buf = data
     buf, newrank = _fold_in(ctx, buf, red, rem)
     if newrank != -1:
@@ -151,7 +159,8 @@ def rab_rdb(ctx: Ctx, data: bytes, red: Reduction) -> bytes:
             else:
                 recv_idx = send_idx + pof2 // (mask * 2)
                 s_lo, s_hi, r_lo, r_hi = send_idx, recv_idx, recv_idx, last_idx
-            vec.exchange_reduce(ctx, dst, s_lo, s_hi, r_lo, r_hi, red)
+            vec.exchange_reduce(ctx, dst, s_lo, s_hi, r_lo, r_hi, red, src)
+            src = None
             send_idx = recv_idx
             mask <<= 1
             if mask < pof2:

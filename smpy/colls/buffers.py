@@ -73,16 +73,20 @@ def allreduce(proc: Process, comm: CommImpl, sspec: Any, rspec: Any, op: Any, nb
         # A blocking call may work in the receive buffer, as MPICH's and SimGrid's
         # Rabenseifner do (copy the send buffer there, reduce there): an algorithm marked
         # in_place adopts it, saving a copy and a fresh vector per rank; the others get
-        # the packed bytes as usual
-        if sspec is not None:
-            region[:] = (sspec.mem[sspec.offset:sspec.offset + len(region)] if sspec.datatype.contiguous
-                         else pack(sspec))
+        # the packed bytes as usual. One marked deferred reads a contiguous send buffer
+        # where it is and fills the receive buffer itself (no copy of the vector at all)
         nbytes = len(region)
 
         def work_in_place(ctx: Ctx) -> None:
             sel = ctx.sel
             algo = sel.resolve("allreduce", sel.name_for("allreduce"), ctx, (region, red))
-            res = algo.fn(ctx, region if algo.in_place else region.tobytes(), red)
+            if sspec is not None and algo.deferred and sspec.datatype.contiguous:
+                res = algo.fn(ctx, region, red, src=sspec.mem[sspec.offset:sspec.offset + nbytes])
+            else:
+                if sspec is not None:
+                    region[:] = (sspec.mem[sspec.offset:sspec.offset + nbytes] if sspec.datatype.contiguous
+                                 else pack(sspec))
+                res = algo.fn(ctx, region if algo.in_place else region.tobytes(), red)
             if res is not region:
                 unpack(rspec, res, call="MPI_Allreduce")
 

@@ -85,10 +85,11 @@ class Reduction:
     """``combine(a, b) = a op b`` on packed bytes (``a`` from lower ranks), ``elem`` bytes
     per element, and whether the op commutes."""
 
-    __slots__ = ("combine", "commutative", "elem", "into", "on_arrival")
+    __slots__ = ("combine", "commutative", "elem", "into", "on_arrival", "into_from")
 
     def __init__(self, combine: Combine, commutative: bool, elem: int,
-                 into: Callable[[bytes, memoryview], None] | None = None, on_arrival: bool = False) -> None:
+                 into: Callable[[bytes, memoryview], None] | None = None, on_arrival: bool = False,
+                 into_from: Callable[[Any, Any, memoryview], None] | None = None) -> None:
         self.combine = combine
         self.commutative = commutative
         self.elem = max(1, elem)
@@ -97,6 +98,9 @@ class Reduction:
         #: ``into`` may run when a message arrives, outside the rank (predefined ops only:
         #: a user's function runs in its rank, where it may look at that rank's state)
         self.on_arrival = on_arrival and into is not None
+        #: ``into_from(a, b, out)``: ``out = a op b`` (``b`` only read), the bytes of
+        #: ``out[:] = b; into(a, out)`` (optional; needs ``into``)
+        self.into_from = into_from if into is not None else None
 
     def __call__(self, a: bytes, b: bytes) -> bytes:
         return self.combine(a, b)
@@ -117,7 +121,14 @@ def op_reduction(op: Any, datatype: Any) -> Reduction:
         if a:
             op.apply(a, out, len(a) // size if size else 0, datatype)
 
-    return Reduction(combine, bool(op.commutative), size, into, on_arrival=bool(op.is_predefined))
+    def into_from(a: Any, b: Any, out: memoryview) -> None:
+        if a:
+            op.apply_out(a, b, out, len(a) // size if size else 0, datatype)
+        else:
+            out[:] = b
+
+    return Reduction(combine, bool(op.commutative), size, into, on_arrival=bool(op.is_predefined),
+                     into_from=into_from)
 
 
 # -- per-call sequence numbers ------------------------------------------------------------
@@ -262,19 +273,26 @@ class ReduceSink:
     (``mem := got op mem``), while the sender's send is still pending: no scratch copy, as
     if the reduction read the sender's buffer. For an elementwise op with an in-place form."""
 
-    __slots__ = ("mem", "nbytes", "into")
+    __slots__ = ("mem", "nbytes", "into", "local", "into_from")
     datatype = None  # the runtime calls deposit() instead of unpacking
     offset = 0
 
-    def __init__(self, mem: memoryview, into: Callable[[Any, memoryview], None]) -> None:
+    def __init__(self, mem: memoryview, into: Callable[[Any, memoryview], None],
+                 local: Any = None, into_from: Callable[[Any, Any, memoryview], None] | None = None) -> None:
         self.mem = mem
         self.nbytes = len(mem)
         self.into = into
+        #: with ``local``: ``mem := got op local`` (``mem`` not read; ``into_from``)
+        self.local = local
+        self.into_from = into_from
 
     def deposit(self, data: Any) -> None:
         if len(data) != self.nbytes:
             raise SmpyInternalError(f"{self.nbytes} bytes expected, {len(data)} received")
-        self.into(data, self.mem)
+        if self.local is None:
+            self.into(data, self.mem)
+        else:
+            self.into_from(data, self.local, self.mem)  # type: ignore[misc]
 
 
 class BlockVector:
@@ -305,21 +323,31 @@ class BlockVector:
         self.scratch: memoryview | None = None
 
     def exchange_reduce(self, ctx: Ctx, peer: int, s_lo: int, s_hi: int, r_lo: int, r_hi: int,
-                        red: Reduction) -> None:
+                        red: Reduction, src: memoryview | None = None) -> None:
         """Send run ``[s_lo, s_hi)`` to ``peer`` while receiving its run ``[r_lo, r_hi)``
         into scratch space, then blocks ``r_lo .. r_hi-1`` := received op mine (the step of
-        a recursive-halving reduce-scatter: what is sent is not written by it)."""
+        a recursive-halving reduce-scatter: what is sent is not written by it).
+
+        ``src``: the vector's contents are still there (a view as long as the vector, e.g.
+        the send buffer of an allreduce working in its receive buffer): the run is sent
+        from ``src`` and the received one reduced with ``src``'s blocks into the vector
+        (``got op src``, the same elements as after copying ``src`` in); every block
+        outside ``[r_lo, r_hi)`` is left unwritten, for the caller to fill later."""
         off = self.off
         a, b = off[r_lo], off[r_hi]
-        sent = self.view[off[s_lo]:off[s_hi]]
+        sent = (self.view if src is None else src)[off[s_lo]:off[s_hi]]
         if red.on_arrival:  # reduced on arrival, straight from the sender's vector
-            ctx._exchange(sent, peer, peer, ReduceSink(self.view[a:b], red.into), 0)
+            sink = (ReduceSink(self.view[a:b], red.into) if src is None else
+                    ReduceSink(self.view[a:b], red.into, src[a:b], red.into_from))
+            ctx._exchange(sent, peer, peer, sink, 0)
             return
         tmp = self.scratch
         if tmp is None or len(tmp) < b - a:
             tmp = self.scratch = memoryview(bytearray(max(b - a, (off[-1] + 1) // 2)))
         got = tmp[:b - a]
         ctx.sendrecv_into(sent, peer, peer, got)
+        if src is not None:
+            self.view[a:b] = src[a:b]
         self.reduce(r_lo, r_hi, got, red)
 
     def exchange_put(self, ctx: Ctx, peer: int, s_lo: int, s_hi: int, r_lo: int, r_hi: int) -> None:

@@ -56,6 +56,9 @@ class Algorithm:
     #: the algorithm works in the vector it is given (a writable buffer it owns) and returns
     #: it when it holds the result: a blocking call hands it the receive buffer itself
     in_place: bool = False
+    #: an ``in_place`` algorithm that takes ``src=``: the buffer it is given is not filled
+    #: yet and ``src`` (as long) holds the vector, read at most until it returns
+    deferred: bool = False
 
     def summary(self) -> str:
         """The first sentence of the docstring."""
@@ -78,7 +81,7 @@ ALGORITHMS: dict[str, dict[str, Algorithm]] = {f: {} for f in FAMILIES}
 
 def algorithm(family: str, name: str, *, source: str, commutative_only: bool = False,
               requires: Callable[[int], bool] | None = None, requirement: str = "",
-              fallback: str = "", in_place: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+              fallback: str = "", in_place: bool = False, deferred: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as algorithm ``name`` of ``family``."""
     if family not in ALGORITHMS:
         raise SmpyInternalError(f"unknown collective family {family!r}")
@@ -87,7 +90,7 @@ def algorithm(family: str, name: str, *, source: str, commutative_only: bool = F
         if name in ALGORITHMS[family]:
             raise SmpyInternalError(f"{family} algorithm {name!r} registered twice")
         ALGORITHMS[family][name] = Algorithm(family, name, fn, source, fn.__doc__ or "", commutative_only,
-                                             requires, requirement, fallback, in_place)
+                                             requires, requirement, fallback, in_place, deferred)
         return fn
 
     return deco

@@ -11,6 +11,10 @@
  *   block_on         smpy.kernel.actors.block_on            (switch out of an actor)
  *   rate_set         smpy.kernel.activity.RateActivity._set_rate (floats: the same IEEE
  *                    operations in the same order; built with -ffp-contract=off)
+ *   heap_push/heap_pop  heapq.heappush/heappop on the event heap (heapq's algorithm, the
+ *                    (float time, int seq) keys compared in C)
+ *
+ * and Event objects' memory is kept for reuse (Event's tp_alloc/tp_free, see below).
  *
  * They do the same operations on the same Python objects in the same order, so a run gives
  * the same bytes either way (tests/kernel/test_accel.py checks each function against its

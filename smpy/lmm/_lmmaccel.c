@@ -24,7 +24,16 @@
  * Variable use __slots__), copies one component at a time into C arrays (an adjacency list per constraint
  * in the order of its ``vars`` dict, one per variable in the order of its ``elements``), runs
  * the filling on doubles, and writes back the values (and the ``_mark`` slots the Python
- * component search sets, so the two paths can alternate on one system). It does not maintain
+ * component search sets, so the two paths can alternate on one system).
+ *
+ * At scale (thousands of flows in one component on a fat tree, re-solved at every flow's start
+ * and end: issue 23's Figure 12 at 3072 ranks) the cost is reading the component, so: a
+ * variable or constraint already met is found by its address (a pointer-keyed map with
+ * Fibonacci hashing), not by reading its object; the flows of one route share its tuple of
+ * elements, read once per component; and the entries of each constraint's ``vars`` dict are
+ * kept in C arrays from solve to solve, read again only when the dict's version tag changed
+ * (CPython before 3.12; the dict itself otherwise). None of this changes an operation on the
+ * doubles: the same components in the same order, the same filling. It does not maintain
  * the class path's bookkeeping of a filling (``_rem``, ``_use``, ``_nfree``, ``_fixed``): the
  * Python solver sets those afresh before reading them.
  *
@@ -66,7 +75,6 @@ typedef struct {
 typedef struct {
     PyObject *obj;
     double pen, bound, x, blevel;
-    long long id; /* read for the bounded variables only (their sort's second key) */
     Py_ssize_t adj0, adj1;
     int fixed;
     int src; /* where x comes from: 0 computed, 1 the bound object, 2 the constant 0.0 */
@@ -120,12 +128,14 @@ typedef struct {
 
 static Slot *tab;
 static size_t tabsize, tabfill;
-static unsigned gen;
+static unsigned gen, tabshift; /* tabsize = 2 ** (64 - tabshift) */
 
+/* the slot of a key: Fibonacci hashing (the high bits of the product: the low bits of object
+   addresses, spaced by their size class, are far from uniform) */
 static inline size_t
 hash_ptr(PyObject *p)
 {
-    return (size_t)((((uintptr_t)p) >> 4) * (uintptr_t)0x9E3779B97F4A7C15ULL);
+    return (size_t)(((uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ULL) >> tabshift);
 }
 
 static int
@@ -133,6 +143,7 @@ map_reset(void)
 {
     if (tab == NULL) {
         tabsize = 1024;
+        tabshift = 64 - 10;
         tab = PyMem_Calloc(tabsize, sizeof(Slot));
         if (tab == NULL) {
             PyErr_NoMemory();
@@ -146,6 +157,14 @@ map_reset(void)
     tabfill = 0;
     return 0;
 }
+
+/* the map's values: a variable's index j as 4 j, a constraint's i as 4 i + 1, and for a tuple
+ * of elements already read in this component the start s of its adjacency list as 4 s + 2 */
+#define VR_TAG(j) (4 * (j))
+#define CN_TAG(i) (4 * (i) + 1)
+#define SEG_TAG(s) (4 * (s) + 2)
+#define KIND(t) ((t) & 3)
+#define UNTAG(t) ((t) >> 2)
 
 static int map_put(PyObject *key, Py_ssize_t val);
 
@@ -162,6 +181,7 @@ map_grow(void)
     }
     tab = t;
     tabsize = oldsize * 2;
+    tabshift--;
     gen = 1;
     tabfill = 0;
     for (size_t i = 0; i < oldsize; i++)
@@ -177,7 +197,7 @@ map_put(PyObject *key, Py_ssize_t val)
     if (2 * (tabfill + 1) > tabsize && map_grow() < 0)
         return -1;
     size_t mask = tabsize - 1;
-    size_t i = hash_ptr(key) & mask;
+    size_t i = hash_ptr(key);
     while (tab[i].gen == gen) {
         if (tab[i].key == key) {
             tab[i].val = val;
@@ -196,7 +216,7 @@ static inline Py_ssize_t
 map_get(PyObject *key)
 {
     size_t mask = tabsize - 1;
-    size_t i = hash_ptr(key) & mask;
+    size_t i = hash_ptr(key);
     while (tab[i].gen == gen) {
         if (tab[i].key == key)
             return tab[i].val;
@@ -267,7 +287,7 @@ add_cn(PyObject *c, PyObject *mark)
         return -1;
     e->obj = c;
     slot_set(c, c_mark, mark);
-    if (map_put(c, ncn) < 0)
+    if (map_put(c, CN_TAG(ncn)) < 0)
         return -1;
     return ncn++;
 }
@@ -292,7 +312,7 @@ add_vr(PyObject *v, PyObject *mark)
     e->src = 0;
     e->x = 0.0;
     slot_set(v, v_mark, mark);
-    if (map_put(v, j) < 0)
+    if (map_put(v, VR_TAG(j)) < 0)
         return -1;
     nvr++;
     PyObject **items;
@@ -300,6 +320,16 @@ add_vr(PyObject *v, PyObject *mark)
     if (PyTuple_Check(elements)) {
         items = &PyTuple_GET_ITEM(elements, 0);
         n = PyTuple_GET_SIZE(elements);
+        /* the flows of one route share its tuple (the network model's uses): read once per
+           component, its constraints all met already; the variables share the list */
+        Py_ssize_t seg = map_get(elements);
+        if (seg >= 0 && KIND(seg) == 2) {
+            vr[j].adj0 = UNTAG(seg);
+            vr[j].adj1 = UNTAG(seg) + n;
+            return j;
+        }
+        if (map_put(elements, SEG_TAG(nvadj)) < 0)
+            return -1;
     }
     else if (PyList_Check(elements)) {
         items = ((PyListObject *)elements)->ob_item;
@@ -321,18 +351,17 @@ add_vr(PyObject *v, PyObject *mark)
             return -1;
         }
         PyObject *c2 = PyTuple_GET_ITEM(pair, 0);
-        if (check_type(c2, CnstType) < 0)
-            return -1;
         double coeff;
         if (as_double(PyTuple_GET_ITEM(pair, 1), &coeff) < 0)
             return -1;
-        Py_ssize_t ci;
-        if (SLOT(c2, c_mark) == mark) {
-            ci = map_get(c2);
-            if (ci < 0) {
-                PyErr_SetString(PyExc_RuntimeError, "max-min solver: a marked constraint outside the component");
-                return -1;
-            }
+        Py_ssize_t ci = map_get(c2); /* a constraint met before: found by its address alone */
+        if (ci >= 0 && KIND(ci) == 1)
+            ci = UNTAG(ci);
+        else if (check_type(c2, CnstType) < 0)
+            return -1;
+        else if (SLOT(c2, c_mark) == mark) {
+            PyErr_SetString(PyExc_RuntimeError, "max-min solver: a marked constraint outside the component");
+            return -1;
         }
         else if ((ci = add_cn(c2, mark)) < 0)
             return -1;
@@ -342,6 +371,132 @@ add_vr(PyObject *v, PyObject *mark)
     }
     vr[j].adj1 = nvadj;
     return j;
+}
+
+#ifdef CEXT_DICT_VERSIONS
+/* -- the entries of the constraints' ``vars`` dicts, kept from solve to solve ---------------
+ * A large component is solved again and again with a few of its constraints modified: the
+ * others' dicts are unchanged (the same ma_version_tag: a dict gets a new one, unique in the
+ * process, at every change and at its creation, so an unchanged version also means that the
+ * dict, which holds its keys, is the one read). Their variables and coefficients are read from
+ * these arrays instead of the dicts. Borrowed: only compared and read while the dict is unchanged. */
+typedef struct {
+    PyObject *dict;
+    uint64_t version;
+    Py_ssize_t n, cap;
+    PyObject **keys;
+    double *coeffs;
+} Entries;
+
+static Entries *ents;
+static size_t entsize, entfill;
+#define ENT_MAX 65536 /* dicts remembered at most (then all forgotten) */
+
+static void
+ents_clear(void)
+{
+    for (size_t i = 0; i < entsize; i++) {
+        PyMem_Free(ents[i].keys);
+        PyMem_Free(ents[i].coeffs);
+    }
+    PyMem_Free(ents);
+    ents = NULL;
+    entsize = entfill = 0;
+}
+
+static Entries *
+ents_slot(PyObject *d)
+{
+    if (entfill * 2 >= entsize) {
+        if (entsize >= ENT_MAX)
+            ents_clear();
+        size_t oldsize = entsize, size = oldsize ? oldsize * 2 : 256;
+        Entries *old = ents, *t = PyMem_Calloc(size, sizeof(Entries));
+        if (t == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        ents = t;
+        entsize = size;
+        for (size_t i = 0; i < oldsize; i++)
+            if (old[i].dict != NULL) {
+                size_t k = ((uintptr_t)old[i].dict * 0x9E3779B97F4A7C15ULL) >> 40 & (size - 1);
+                while (ents[k].dict != NULL)
+                    k = (k + 1) & (size - 1);
+                ents[k] = old[i];
+            }
+        PyMem_Free(old);
+    }
+    size_t k = ((uintptr_t)d * 0x9E3779B97F4A7C15ULL) >> 40 & (entsize - 1);
+    while (ents[k].dict != NULL && ents[k].dict != d)
+        k = (k + 1) & (entsize - 1);
+    if (ents[k].dict == NULL) {
+        ents[k].dict = d;
+        ents[k].version = 0; /* no dict has version 0 once created: read it */
+        entfill++;
+    }
+    return &ents[k];
+}
+
+/* the entries of ``vars`` (an exact dict), read again if it changed since */
+static Entries *
+entries_of(PyObject *vars)
+{
+    Entries *e = ents_slot(vars);
+    if (e == NULL)
+        return NULL;
+    if (e->version == DICT_VERSION(vars) && e->version != 0)
+        return e;
+    Py_ssize_t n = PyDict_GET_SIZE(vars);
+    if (n > e->cap) {
+        Py_ssize_t cap = e->cap ? e->cap : 8;
+        while (cap < n)
+            cap *= 2;
+        PyObject **k = PyMem_Realloc(e->keys, (size_t)cap * sizeof(PyObject *));
+        if (k == NULL)
+            return (Entries *)PyErr_NoMemory();
+        e->keys = k;
+        double *c = PyMem_Realloc(e->coeffs, (size_t)cap * sizeof(double));
+        if (c == NULL)
+            return (Entries *)PyErr_NoMemory();
+        e->coeffs = c;
+        e->cap = cap;
+    }
+    e->version = 0;
+    uint64_t version = DICT_VERSION(vars);
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *v, *coeff;
+    while (PyDict_Next(vars, &pos, &v, &coeff) && i < n) {
+        if (as_double(coeff, &e->coeffs[i]) < 0)
+            return NULL;
+        e->keys[i++] = v;
+    }
+    if (DICT_VERSION(vars) != version) { /* a coefficient's __float__ changed it */
+        PyErr_SetString(PyExc_RuntimeError, "max-min solver: a constraint's vars changed while read");
+        return NULL;
+    }
+    e->n = i;
+    e->version = version;
+    return e;
+}
+#endif
+
+/* a variable of the component met on a constraint: its index (added if new); -1 on error */
+static inline Py_ssize_t
+var_index(PyObject *v, PyObject *mark)
+{
+    /* a variable met before is found by its address alone (not read: most entries of a large
+       component are such, and reading each variable's object costs a cache miss) */
+    Py_ssize_t j = map_get(v);
+    if (j >= 0 && KIND(j) == 0)
+        return UNTAG(j);
+    if (check_type(v, VarType) < 0)
+        return -1;
+    if (SLOT(v, v_mark) == mark) {
+        PyErr_SetString(PyExc_RuntimeError, "max-min solver: a marked variable outside the component");
+        return -1;
+    }
+    return add_vr(v, mark);
 }
 
 /* System._component: the constraints and variables connected to ``seed`` (marked), in the
@@ -363,20 +518,33 @@ component(PyObject *seed, PyObject *mark)
         if (GROW(cadj, cap_cadj, ncadj + PyDict_GET_SIZE(vars)) < 0)
             return -1;
         cn[i].adj0 = ncadj;
+#ifdef CEXT_DICT_VERSIONS
+        if (PyDict_CheckExact(vars)) {
+            Entries *e = entries_of(vars);
+            if (e == NULL)
+                return -1;
+            PyObject **keys = e->keys; /* e stays put: component() alone reads the entries */
+            const double *coeffs = e->coeffs;
+            Py_ssize_t n = e->n;
+            for (Py_ssize_t k = 0; k < n; k++) {
+                if (k + 8 < n) /* the map's slot of a later entry */
+                    __builtin_prefetch(&tab[hash_ptr(keys[k + 8])]);
+                Py_ssize_t j = var_index(keys[k], mark);
+                if (j < 0)
+                    return -1;
+                cadj[ncadj].ix = j;
+                cadj[ncadj].coeff = coeffs[k];
+                ncadj++;
+            }
+            cn[i].adj1 = ncadj;
+            continue;
+        }
+#endif
         Py_ssize_t pos = 0;
         PyObject *v, *coeff;
         while (PyDict_Next(vars, &pos, &v, &coeff)) {
-            Py_ssize_t j;
-            if (check_type(v, VarType) < 0)
-                return -1;
-            if (SLOT(v, v_mark) == mark) {
-                j = map_get(v);
-                if (j < 0) {
-                    PyErr_SetString(PyExc_RuntimeError, "max-min solver: a marked variable outside the component");
-                    return -1;
-                }
-            }
-            else if ((j = add_vr(v, mark)) < 0)
+            Py_ssize_t j = var_index(v, mark);
+            if (j < 0)
                 return -1;
             double a;
             if (as_double(coeff, &a) < 0)
@@ -391,15 +559,60 @@ component(PyObject *seed, PyObject *mark)
 }
 
 /* -- the filling (System._solve_component) ---------------------------------------------- */
-static int
-cmp_bounded(const void *a, const void *b)
+/* the bounded variables' sort key, System._solve_component's (bound * penalty, id) */
+typedef struct {
+    double lv;
+    long long id;
+    Py_ssize_t ix;
+} Bk;
+
+static Bk *bkeys, *bktmp;
+static Py_ssize_t cap_bkeys, cap_bktmp;
+
+static inline int
+bk_less(const Bk *a, const Bk *b)
 {
-    const Vr *x = &vr[*(const Py_ssize_t *)a], *y = &vr[*(const Py_ssize_t *)b];
-    if (x->blevel < y->blevel)
-        return -1;
-    if (y->blevel < x->blevel)
-        return 1;
-    return x->id < y->id ? -1 : x->id > y->id;
+    return a->lv < b->lv || (!(b->lv < a->lv) && a->id < b->id);
+}
+
+/* sorts a[0:n] (keys distinct: the ids are) by insertion in runs of 16, then bottom-up merges
+   through tmp */
+static void
+sort_keys(Bk *a, Bk *tmp, Py_ssize_t n)
+{
+    const Py_ssize_t run = 16;
+    for (Py_ssize_t lo = 0; lo < n; lo += run) {
+        Py_ssize_t hi = lo + run < n ? lo + run : n;
+        for (Py_ssize_t i = lo + 1; i < hi; i++) {
+            Bk x = a[i];
+            Py_ssize_t j = i;
+            for (; j > lo && bk_less(&x, &a[j - 1]); j--)
+                a[j] = a[j - 1];
+            a[j] = x;
+        }
+    }
+    Bk *src = a, *dst = tmp;
+    for (Py_ssize_t w = run; w < n; w *= 2) {
+        for (Py_ssize_t lo = 0; lo < n; lo += 2 * w) {
+            Py_ssize_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            Py_ssize_t i = lo, j = mid, k = lo;
+            if (mid == hi || !bk_less(&src[mid], &src[mid - 1])) { /* already in order */
+                memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(Bk));
+                continue;
+            }
+            while (i < mid && j < hi)
+                dst[k++] = bk_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        Bk *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, (size_t)n * sizeof(Bk));
 }
 
 static inline int
@@ -479,21 +692,28 @@ fill(void)
         if (use > 0.0)
             active[nact++] = i;
     }
+    if (GROW(bkeys, cap_bkeys, nfree) < 0 || GROW(bktmp, cap_bktmp, nfree) < 0)
+        return -1;
     for (Py_ssize_t f = 0; f < nfree; f++) {
         Vr *v = &vr[freev[f]];
         if (v->bound != Py_HUGE_VAL) {
             PyObject *id = slot(v->obj, v_id, s_id);
             if (id == NULL)
                 return -1;
-            v->id = PyLong_AsLongLong(id);
-            if (v->id == -1 && PyErr_Occurred())
+            long long vid = PyLong_AsLongLong(id);
+            if (vid == -1 && PyErr_Occurred())
                 return -1;
             v->blevel = v->bound * v->pen;
-            bounded[nb++] = freev[f];
+            bkeys[nb].lv = v->blevel;
+            bkeys[nb].id = vid;
+            bkeys[nb].ix = freev[f];
+            nb++;
         }
     }
     if (nb > 1)
-        qsort(bounded, (size_t)nb, sizeof(Py_ssize_t), cmp_bounded);
+        sort_keys(bkeys, bktmp, nb);
+    for (Py_ssize_t b = 0; b < nb; b++)
+        bounded[b] = bkeys[b].ix;
     Py_ssize_t bi = 0, left = nfree;
     while (left) {
         double level = Py_HUGE_VAL;

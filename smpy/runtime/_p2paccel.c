@@ -56,7 +56,8 @@ static slot_cache c_box_posted, c_box_unexpected, c_buf_datatype, c_buf_mem, c_b
     c_engine_now, c_flow_state, c_folded_active, c_owner_host, c_owner_world, c_proc_host, c_proc_rank,
     c_proc_world, c_req_kind, c_req_state, c_rr_peer, c_rr_tag, c_s_src_local, c_s_tag, c_spec_count,
     c_spec_datatype, c_spec_mem, c_spec_offset, c_world_detached_thresh, c_world_eager_thresh, c_world_engine,
-    c_world_ft, c_world_processes;
+    c_world_ft, c_world_processes, c_proc_o_send, c_proc_o_isend, c_world_tracer, c_world_ti, c_req_ti,
+    c_proc_o_recv;
 
 static inline int
 int_equal(PyObject *a, PyObject *b)
@@ -74,10 +75,12 @@ int_equal(PyObject *a, PyObject *b)
     return PyObject_RichCompareBool(a, b, Py_EQ);
 }
 
-static int
-is_none_attr(PyObject *o, PyObject *name)
+/* getattr(o, name) is None, at a site that remembers where the attribute lives (cached_get):
+   1, 0, -1 */
+static inline int
+is_none_at(PyObject *o, slot_cache *c, PyObject *name)
 {
-    PyObject *v = attr_get(o, name);
+    PyObject *v = cached_get(o, c, name);
     if (v == NULL)
         return -1;
     int r = v == Py_None;
@@ -241,15 +244,15 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
             rare = -1;
     }
     if (rare == 0 && (detached || sync || !blocking)) {
-        int none = is_none_attr(proc, blocking ? s_o_send : s_o_isend);
+        int none = (blocking ? is_none_at(proc, &c_proc_o_send, s_o_send) : is_none_at(proc, &c_proc_o_isend, s_o_isend));
         rare = none < 0 ? -1 : !none;  /* an overhead table: the sender may sleep */
     }
     if (rare == 0) {
-        int none = is_none_attr(world, s_tracer);
+        int none = is_none_at(world, &c_world_tracer, s_tracer);
         rare = none < 0 ? -1 : !none;
     }
     if (rare == 0) {
-        int none = is_none_attr(world, s_ti);
+        int none = is_none_at(world, &c_world_ti, s_ti);
         rare = none < 0 ? -1 : !none;
     }
     if (rare != 0) {
@@ -456,7 +459,7 @@ irecv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     if (rare == 0) {
         int p2p = int_eq(channel, P2P);
         if (p2p != 0) {
-            int none = p2p < 0 ? -1 : is_none_attr(world, s_ti);
+            int none = p2p < 0 ? -1 : is_none_at(world, &c_world_ti, s_ti);
             rare = none < 0 ? -1 : !none;
         }
     }
@@ -590,7 +593,7 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     int work = int_eq(state, 2);
     Py_DECREF(state);
     if (work == 0) {
-        int none = is_none_attr(req, s_ti);
+        int none = is_none_at(req, &c_req_ti, s_ti);
         work = none < 0 ? -1 : !none;
     }
     if (work == 0) {
@@ -598,7 +601,7 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
         work = kind == NULL ? -1 : int_eq(kind, 1);
         Py_XDECREF(kind);
         if (work > 0) {
-            int none = is_none_attr(proc, s_o_recv);
+            int none = is_none_at(proc, &c_proc_o_recv, s_o_recv);
             work = none < 0 ? -1 : !none;
         }
     }
@@ -657,7 +660,7 @@ deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *owner = slot_get(recv, recv_off[F_OWNER], s_owner);
     PyObject *world = owner == NULL ? NULL : cached_get(owner, &c_owner_world, s_world);
     Py_XDECREF(owner);
-    int traced = world == NULL ? -1 : !is_none_attr(world, s_tracer);
+    int traced = world == NULL ? -1 : !is_none_at(world, &c_world_tracer, s_tracer);
     Py_XDECREF(world);
     if (traced < 0)
         return NULL;

@@ -152,6 +152,12 @@ def _k_no_op(a: np.ndarray, b: np.ndarray, dt: DatatypeImpl) -> None:
     return None
 
 
+#: kernels that are one ufunc ``f(inout, in, out=inout)``: :meth:`OpImpl.apply_out` calls
+#: ``f(local, in, out=out)`` instead of copying ``local`` into ``out`` first
+_FUSED: dict[Kernel, Any] = {_k_sum: np.add, _k_band: np.bitwise_and, _k_bor: np.bitwise_or,
+                             _k_bxor: np.bitwise_xor}
+
+
 # -- Python-object semantics (mpi4py's opimpl.pxi) ------------------------------------------------
 def _o_max(x: Any, y: Any) -> Any:
     return y if y > x else x
@@ -313,6 +319,24 @@ class OpImpl:
         b = basic.packed_numpy(inoutbuf, n)
         with np.errstate(all="ignore"):
             kernel(a, b, basic)
+
+    def apply_out(self, inbuf: bytes | bytearray | memoryview, localbuf: bytes | bytearray | memoryview,
+                  outbuf: memoryview, count: int, datatype: DatatypeImpl) -> None:
+        """``outbuf = inbuf op localbuf`` on ``count`` packed elements (``localbuf`` is only
+        read; ``outbuf`` is a writable byte view as long as ``localbuf``): the same bytes as
+        ``outbuf[:] = localbuf`` then :meth:`apply`, in one pass without the copy for the
+        ops whose kernel is one numpy ufunc (SUM and the bitwise ops)."""
+        fused = _FUSED.get(self._kernel)  # type: ignore[arg-type]
+        basic = datatype.basic
+        if fused is None or basic is None or basic.packed_dtype is None or count <= 0:
+            outbuf[:] = localbuf
+            self.apply(inbuf, outbuf, count, datatype)
+            return
+        self.check(datatype)
+        n = count * datatype.basic_count
+        out = basic.packed_numpy(outbuf, n)
+        with np.errstate(all="ignore"):  # inout = inout op in, with inout read from localbuf
+            fused(basic.packed_numpy(localbuf, n), basic.packed_numpy(inbuf, n), out=out)
 
     def _apply_user(self, inbuf: bytes | bytearray | memoryview,
                     inoutbuf: bytearray | memoryview, count: int, datatype: DatatypeImpl) -> None:

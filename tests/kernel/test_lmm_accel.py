@@ -271,6 +271,57 @@ def test_large_component_the_same_with_churn():
     assert sum(map(len, traces[0])) > 10_000  # the churn did move shares
 
 
+def _shared_routes_trace(solve) -> list:
+    """A large component whose flows share few route tuples (as the network model's flows of a
+    route do: the compiled solve reads a route's tuple once per component), with churn, and
+    between solves a coefficient changed in a constraint's ``vars`` in place (the same keys, the
+    same size: the compiled solve's copy of the dict's entries must be read again)."""
+    s, flows, rng = _fat_tree(40, 7)
+    routes = flows[:12]
+    live: list[Variable] = []
+    trace = []
+    for i in range(900):
+        uses = routes[rng.randrange(len(routes))]
+        live.append(s.variable(rng.choice([1.0, 2.5]), rng.choice([math.inf, 3e8, 6e8]), uses, data=i, unique=True))
+        if live and rng.random() < 0.4:
+            s.remove(live.pop(rng.randrange(len(live))))
+        if i % 50 == 49:
+            v = live[rng.randrange(len(live))]
+            c, coeff = v.elements[0]
+            c.vars[v] = coeff * 1.5  # the dict alone: what the solves read of c
+            s._modified.append(c) if not c._queued else None
+            c._queued = True
+        if i % 2:
+            trace.append([(v.data, v.value.hex()) for v in solve(s)])
+    trace.append([(v.data, v.value.hex()) for v in solve(s)])
+    return trace
+
+
+def test_shared_routes_and_a_dict_changed_in_place_the_same():
+    trace = _shared_routes_trace(COMPILED)
+    assert trace == _shared_routes_trace(PYTHON)
+    assert sum(map(len, trace)) > 2000
+
+
+def test_a_coefficient_that_changes_the_dict_is_an_error():
+    """A coefficient read through ``__float__`` that changes the constraint's dict: a clear
+    RuntimeError (no crash, nothing remembered of the half-read dict)."""
+    s = System()
+    c = s.constraint(1.0)
+    v = s.variable(1.0, math.inf, [(c, 1.0)])
+    w = s.variable(1.0, math.inf, [(c, 1.0)])
+
+    class Sneaky:
+        def __float__(self):
+            c.vars.pop(w, None)
+            return 1.0
+
+    c.vars[v] = Sneaky()
+    s._modified.append(c)
+    with pytest.raises(RuntimeError, match="changed while read"):
+        COMPILED(s)
+
+
 def test_errors_are_pythons():
     s = System()
     c = s.constraint(1.0)
