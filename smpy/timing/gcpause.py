@@ -18,7 +18,7 @@ it fell in:
   reads (:data:`paused_s`, the total so far).
 
 Collections while no rank runs (the kernel's own work) or inside an MPI call (untimed) change
-nothing measured. Only with the real thread clock: a test that replaces the timing's clock
+nothing measured, nor do those of another thread than the simulation's. Only with the real thread clock: a test that replaces the timing's clock
 (``smpy.timing.bench._thread_time``) turns this off (:data:`enabled`), so that a fake clock's
 bursts stay exact.
 """
@@ -26,6 +26,7 @@ bursts stay exact.
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from typing import Any
 
@@ -39,11 +40,15 @@ collections = 0
 #: whether pauses are measured and left out (set by each run's Timing)
 enabled = False
 _t0 = -1.0
+#: the thread that runs the simulation (a collection in a thread the program started is not
+#: in the ranks' thread CPU time)
+_thread = -1
+_get_ident = threading.get_ident
 
 
 def _callback(phase: str, info: dict[str, Any]) -> None:
     global paused_s, collections, _t0
-    if not enabled:
+    if not enabled or _get_ident() != _thread:
         _t0 = -1.0
         return
     if phase == "start":
@@ -64,7 +69,8 @@ def _callback(phase: str, info: dict[str, Any]) -> None:
 def install(on: bool) -> None:
     """Measure the collections' pauses from now on (``on``) or not; the callback is put in
     ``gc.callbacks`` once per process."""
-    global enabled
+    global enabled, _thread
     enabled = on
+    _thread = _get_ident()
     if _callback not in gc.callbacks:
         gc.callbacks.append(_callback)
