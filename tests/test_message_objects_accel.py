@@ -13,24 +13,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from smpy.kernel import accel
 from smpy.kernel.engine import Engine
 from smpy.network.links import Link
 from smpy.network.model import NAMED_MODELS, NetworkConfig, NetworkModel
 from smpy.support.piecewise import Piecewise
+from tests.accel_twins import both as _both
+from tests.accel_twins import needs_accel
 
-MOD = accel.load()
-pytestmark = pytest.mark.skipif(MOD is None, reason=f"the accelerator cannot be built here: {accel.why()}")
+pytestmark = needs_accel
 
-
-def _both(fn):
-    a = fn()
-    assert accel.use(True)
-    try:
-        b = fn()
-    finally:
-        accel.use(False)
-    return a, b
 
 
 def _config() -> NetworkConfig:

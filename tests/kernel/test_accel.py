@@ -24,6 +24,8 @@ from smpy.kernel.actors import Actor, ActorKilled
 from smpy.kernel.engine import DeadlockError, Engine, Event
 from smpy.mpi.comm import Comm
 from smpy.support.internal import SmpyInternalError
+from tests.accel_twins import MOD, needs_accel
+from tests.accel_twins import both as _both
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests" / "programs"
@@ -31,8 +33,7 @@ TWINS = ROOT / "benchmarks" / "speed" / "twins.py"
 CLUSTER64 = ROOT / "examples" / "platforms" / "cluster64.yaml"
 EXACT = {"smpi/simulate-computation": "no", "smpi/wtime": "0"}
 
-MOD = accel.load()
-pytestmark = pytest.mark.skipif(MOD is None, reason=f"the accelerator cannot be built here: {accel.why()}")
+pytestmark = needs_accel
 
 
 @pytest.fixture
@@ -81,16 +82,6 @@ def test_use_swaps_every_reference_and_back():
 
 
 # -- each compiled function against its reference ----------------------------------------------
-def _both(fn):
-    """fn() run with the Python objects, then with the compiled ones."""
-    a = fn()
-    assert accel.use(True)
-    try:
-        b = fn()
-    finally:
-        accel.use(False)
-    return a, b
-
 
 def _heap(engine):
     return [(t, s, ev.time, getattr(ev.fn, "__name__", ev.fn), ev.args, ev.cancelled) for t, s, ev in sorted(engine._heap)]

@@ -26,22 +26,12 @@ from smpy.network.links import Link, Sharing
 from smpy.network.model import NAMED_MODELS, Flow, NetworkConfig, NetworkModel
 from smpy.storage.model import IoOp
 from smpy.support.piecewise import Piecewise
+from tests.accel_twins import both as _both
+from tests.accel_twins import needs_accel
 
 ROOT = Path(__file__).resolve().parents[2]
-MOD = accel.load()
-pytestmark = pytest.mark.skipif(MOD is None, reason=f"the accelerator cannot be built here: {accel.why()}")
+pytestmark = needs_accel
 
-
-def _both(fn):
-    """fn() with the Python objects, then with the compiled ones."""
-    assert not accel.active()
-    a = fn()
-    assert accel.use(True)
-    try:
-        b = fn()
-    finally:
-        accel.use(False)
-    return a, b
 
 
 def _config(model: str = "SMPI", **kw) -> NetworkConfig:

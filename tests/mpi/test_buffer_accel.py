@@ -16,21 +16,11 @@ import sys
 import numpy as np
 import pytest
 
-from smpy.kernel import accel
+from tests.accel_twins import both as _both
+from tests.accel_twins import needs_accel
 
-MOD = accel.load()
-pytestmark = pytest.mark.skipif(MOD is None, reason=f"the accelerator cannot be built here: {accel.why()}")
+pytestmark = needs_accel
 
-
-def _both(fn):
-    """fn() with the Python objects, then with the compiled ones."""
-    a = fn()
-    assert accel.use(True)
-    try:
-        b = fn()
-    finally:
-        accel.use(False)
-    return a, b
 
 
 def _view(m):
