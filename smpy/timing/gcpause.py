@@ -18,9 +18,9 @@ it fell in:
   reads (:data:`paused_s`, the total so far).
 
 Collections while no rank runs (the kernel's own work) or inside an MPI call (untimed) change
-nothing measured, nor do those of another thread than the simulation's. Only with the real thread clock: a test that replaces the timing's clock
-(``smpy.timing.bench._thread_time``) turns this off (:data:`enabled`), so that a fake clock's
-bursts stay exact.
+nothing measured, nor do those of another thread than the simulation's. Only with the real
+thread clock: a test that replaces the timing's clock (``smpy.timing.bench._thread_time``)
+turns this off (:data:`enabled`), so that a fake clock's bursts stay exact.
 """
 
 from __future__ import annotations
