@@ -1531,12 +1531,7 @@ def test_compaction_drops_cancelled_events_and_keeps_the_order(on):
 
 
 def test_compaction_is_the_same_in_both_paths():
-    pure = _compaction_run()
-    assert accel.use(True)
-    try:
-        comp = _compaction_run()
-    finally:
-        accel.use(False)
+    pure, comp = _both(_compaction_run)
     assert comp == pure
 
 
