@@ -76,6 +76,15 @@ def test_multiprocessing_pool_in_ranks() -> None:
     assert "Traceback" not in r.stderr  # the workers end as they do in a plain process
 
 
+def test_a_child_reaped_by_another_waiter_raises_in_the_rank() -> None:
+    # the rank's cooperative os.waitpid polls the child; when the other waiter reaps it first,
+    # the poll's ChildProcessError is the rank's (it ended the run with a traceback before)
+    r = smpyrun(2, "waitpid_reaped", "--cfg=smpy/stall-timeout:30")
+    assert r.returncode == 0, r.stderr
+    assert lines(r.stdout) == ["0 ['ChildProcessError 10', 'status 0']", "0 done", "1 done"]
+    assert "Traceback" not in r.stderr
+
+
 def test_subprocess_wait_lets_other_ranks_run() -> None:
     r = smpyrun(2, "child", *NO_COMPUTE)
     assert r.returncode == 0, r.stderr

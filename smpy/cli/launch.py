@@ -352,8 +352,10 @@ def _young_gc_only():  # type: ignore[no-untyped-def]
     The young threshold is 10 000 net allocations. 100 000 took Figure 12's 3072-rank
     proxy (first 4 panels) from 493 young, 44 middle and 4 full collections (4.5 s of thread
     CPU, 5 % of the run) to 6-7 young ones (0.75-0.85 s), but with it a program's
-    ``multiprocessing.Pool`` deadlocked in 7 of 38 runs of tests/test_blocking.py (0 of 16 at
-    10 000; the cause was not found), so the threshold stays at 10 000 until it is.
+    ``multiprocessing.Pool`` stalled in 7 of 38 runs of tests/test_blocking.py. The stall
+    came from moving each burst's timer by a collection's pause (withdrawn from
+    smpy.timing.gcpause; it came at 10 000 too, less often); 100 000 was not measured again
+    without that move, so the threshold stays at 10 000.
     """
     threshold = gc.get_threshold()
     enabled = gc.isenabled()  # the command line starts with it off (smpy.cli._exit.run)

@@ -66,7 +66,10 @@ class FdWait(Activity):
 
 
 class CheckWait(Activity):
-    """Done when ``check()`` returns true (it is called from the maestro; it must not block)."""
+    """Done when ``check()`` returns true (it is called from the maestro; it must not block).
+    When ``check()`` raises, the wait fails with that exception, for the waiting actor's call
+    to raise as the real call would (a child reaped by another thread: ``os.waitpid``'s
+    ``ChildProcessError``), instead of ending the run."""
 
     __slots__ = ("check", "label")
 
@@ -136,18 +139,25 @@ class OsPoller:
         ready: dict[int, int] = {}
         if self._masks or timeout_s > 0:
             ready = dict(p.poll(int(timeout_s * 1000) if timeout_s > 0 else 0))
-        done = []
+        done: list[tuple[FdWait | CheckWait, Exception | None]] = []
         for w in waits:
             if isinstance(w, FdWait):
                 hit = {fd: ready[fd] for fd, ev in w.fds if fd in ready and ready[fd] & (ev | _FAILED)}
                 if hit:
                     w.revents = hit
-                    done.append(w)
-            elif w.check():
-                done.append(w)
-        for w in done:
+                    done.append((w, None))
+                continue
+            try:
+                if w.check():
+                    done.append((w, None))
+            except Exception as exc:  # noqa: BLE001 - the waiting actor's call raises it
+                done.append((w, exc))
+        for w, exc in done:
             self.remove(w)
-            w._finish()
+            if exc is None:
+                w._finish()
+            else:
+                w._fail(exc)
         return bool(done)
 
     def idle(self, chunk_s: float = 0.5) -> None:

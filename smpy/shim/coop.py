@@ -41,7 +41,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from smpy.kernel.activity import Activity, Sleep, Trigger
+from smpy.kernel.activity import FAILED, Activity, Sleep, Trigger
 from smpy.kernel.actors import block_on, block_on_any, current_actor
 from smpy.kernel.oswait import POLLIN, POLLOUT, CheckWait, FdWait, real_poll
 from smpy.support.afterimport import AfterImport, when_imported
@@ -84,6 +84,8 @@ def wait_os(actor: Any, make: Callable[[], Activity], timeout_s: float | None, l
             s = Sleep(actor.engine, max(timeout_s, 0.0))
             block_on_any([w, s], label)
             s.cancel()
+            if w.state == FAILED and w.exception is not None:  # (block_on raises it itself)
+                raise w.exception
         return w.done
     finally:
         w.cancel()

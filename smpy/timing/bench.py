@@ -16,9 +16,9 @@ until region factors arrive). It competes for the host's cores with co-located r
 :math:`t_\mathrm{cpu} S_\mathrm{ref} / (\rho\, s_\mathrm{target})`. Bursts shorter than
 ``smpi/cpu-threshold`` are dropped; ``smpi/simulate-computation:no`` drops all of them.
 
-Python's garbage collections are the emulator's: their pauses leave the burst they fall in
-(:mod:`smpy.timing.gcpause`), as the page faults that map folded memory do
-(:mod:`smpy.timing.folding`).
+Python's garbage collections are the emulator's: their pauses leave the sampled iterations
+they fall in (:mod:`smpy.timing.gcpause`), as the page faults that map folded memory leave
+every timed span (:mod:`smpy.timing.folding`).
 
 Programs that model a kernel instead of running it call :func:`execute_seconds` (seconds
 on the target host at its current speed) or :func:`execute_flops`.
@@ -276,7 +276,7 @@ class Timing:
         world.timing = self
         for p in world.processes:
             p.bench = RankBench()
-        # garbage collections leave the timed spans (smpy.timing.gcpause); not on a fake clock
+        # garbage collections leave the sampled iterations (smpy.timing.gcpause); not on a fake clock
         _gcpause.install(_thread_time is time.thread_time)
 
     @property
@@ -296,7 +296,7 @@ class Timing:
         if mem is not None:  # the rank's resident memory now (smpy.runtime.memory)
             mem.sample(proc)
         if self.count_faults and not b.untimed:  # (an untimed burst is dropped: no count)
-            start = b.start  # (before a collection in mark() moves it: see smpy.timing.gcpause)
+            start = b.start
             now = _thread_time()
             # the faults that mapped folded pages are the emulator's cost, not the program's:
             # their time (calibrated per fault) leaves the burst

@@ -117,6 +117,31 @@ def child() -> None:
     comm.Barrier()
 
 
+def waitpid_reaped() -> None:
+    # two waiters on one child, as in a multiprocessing.Pool (its worker handler thread polls
+    # the workers while a rank joins them): one gets the status, the other ChildProcessError,
+    # as with two real waiters
+    import os
+    import threading
+    if rank == 0:
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+        got = []
+
+        def wait() -> None:
+            try:
+                got.append(f"status {os.waitpid(child.pid, 0)[1]}")
+            except ChildProcessError as exc:
+                got.append(f"ChildProcessError {exc.errno}")
+
+        reaper = threading.Thread(target=wait)
+        reaper.start()
+        wait()
+        reaper.join()
+        print(rank, sorted(got), flush=True)
+    comm.Barrier()
+    print(rank, "done", flush=True)
+
+
 def stall_fd() -> None:
     if rank == 0:
         a, b = socket.socketpair()
@@ -133,4 +158,4 @@ def stall_real() -> None:
 
 
 {"join": join, "select": select_wakes, "asyncio": run_asyncio, "pool": pool, "child": child,
- "stall_fd": stall_fd, "stall_real": stall_real}[case]()
+ "stall_fd": stall_fd, "stall_real": stall_real, "waitpid_reaped": waitpid_reaped}[case]()
