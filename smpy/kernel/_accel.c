@@ -913,6 +913,8 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
             continue;
         }
         /* self.events_processed += 1 */
+        if (engine_plain(d) && incr_in_place(SLOT(d, en_off[E_events_processed])))
+            goto counted;
         PyObject *n = dget(d, events_processed);
         if (n == NULL) {
             Py_DECREF(ev);
@@ -926,6 +928,7 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
             return -1;
         }
         Py_DECREF(n1);
+    counted:;
         PyObject *fn = ok ? slot_get(ev, ev_fn, s_fn) : cached_get(ev, &c_ev_fn, s_fn);
         PyObject *a = fn == NULL ? NULL : ok ? slot_get(ev, ev_args, s_args) : cached_get(ev, &c_ev_args, s_args);
         Py_DECREF(ev);
@@ -953,6 +956,8 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
 static int
 incr_rounds(PyObject *d)
 {
+    if (engine_plain(d) && incr_in_place(SLOT(d, en_off[E_rounds])))
+        return 0;
     PyObject *n = dget(d, rounds);
     if (n == NULL)
         return -1;

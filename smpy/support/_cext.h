@@ -42,6 +42,27 @@ plus_one(PyObject *v, PyObject *one)
     return PyNumber_InPlaceAdd(v, one);
 }
 
+/* ``v += 1`` done in place on a counter that only its slot holds (reference count 1): an
+   exact int of one digit (CPython < 3.12's layout) whose successor stays one digit, beyond the
+   small ints; no one else can see the value change (CPython 3.12's float additions reuse an
+   operand held nowhere else the same way). 1 done, 0 not this case (then ``plus_one``). */
+static inline int
+incr_in_place(PyObject *v)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (v != NULL && Py_REFCNT(v) == 1 && PyLong_CheckExact(v) && Py_SIZE(v) == 1) {
+        digit *d = ((PyLongObject *)v)->ob_digit;
+        if (d[0] >= 256 && d[0] + 1 < PyLong_BASE) {
+            d[0] += 1;
+            return 1;
+        }
+    }
+#else
+    (void)v;
+#endif
+    return 0;
+}
+
 /* a new reference to the slot's value, or AttributeError as Python raises it */
 static inline PyObject *
 slot_get(PyObject *o, Py_ssize_t off, PyObject *name)
