@@ -139,3 +139,57 @@ def test_counters_through_a_property_take_the_protocol():
 
     py, c = _both(go)
     assert py == c == ([999, 1000, 1001, 1002], 13.0)
+
+
+# -- the engine's and the solver's counters (smpy/kernel/_accel.c, smpy/lmm/_lmmaccel.c) --------
+
+def _engine_counting(rounds, events, solves, hold=False):
+    """An engine that runs 3 rounds of 2 events from the given counter starts (fresh objects,
+    held only by the engine and the system unless ``hold``), one solve per event."""
+    from smpy.lmm.maxmin import System
+
+    e, s = Engine(), System()
+    e.rounds, e.events_processed, s.solves = int(str(rounds)), int(str(events)), int(str(solves))
+    held = (e.rounds, e.events_processed, s.solves) if hold else None
+    ids = (id(e.rounds), id(e.events_processed), id(s.solves))
+    cons = s.constraint(1.0)
+
+    def step():
+        v = s.variable(uses=[(cons, 1.0)])
+        s.solve()
+        s.remove(v)
+
+    for t in (1.0, 2.0, 3.0):
+        e.schedule(t, step)
+        e.schedule(t, step)
+    e.run()
+    same = (id(e.rounds) == ids[0], id(e.events_processed) == ids[1], id(s.solves) == ids[2])
+    return (e.rounds, e.events_processed, s.solves, held, [type(x).__name__ for x in (e.rounds, e.events_processed,
+                                                                                        s.solves)]), same
+
+
+# counter starts: small ints, the last small int, beyond them, one digit's end, two digits, negative
+COUNTER_STARTS = [(0, 0, 0), (255, 256, 250), (1000, 2000, 3000), (2**30 - 2, 2**30 - 4, 2**30 - 1),
+                  (2**40, 2**62, -5), (-300, -2, 7)]
+
+
+@pytest.mark.parametrize("start", COUNTER_STARTS)
+@pytest.mark.parametrize("hold", [False, True])
+def test_engine_and_solver_counters_match_python(start, hold):
+    (py, _), (c, same) = _both(lambda: _engine_counting(*start, hold=hold))
+    assert py == c
+    assert py[:3] == (start[0] + 3, start[1] + 6, start[2] + 6)
+    if hold:  # the values held elsewhere kept theirs
+        assert py[3] == tuple(start)
+
+
+def test_engine_and_solver_counters_change_in_place_when_only_they_hold_them():
+    """Fresh one-digit ints beyond the small ones, held by the engine or the system alone:
+    the compiled loop and solve keep the same objects (no int made per event, round or
+    solve); a counter held elsewhere gets a new object as ``+=`` (one digit's end: the values of
+    the test above)."""
+    (_, py_same), (_, c_same) = _both(lambda: _engine_counting(1000, 2000, 3000))
+    assert py_same == (False, False, False)
+    assert c_same == (True, True, True)
+    (_, c_held) = _both(lambda: _engine_counting(1000, 2000, 3000, hold=True))[1]
+    assert c_held == (False, False, False)

@@ -882,6 +882,110 @@ badargs:
     return NULL;
 }
 
+/* -- the deallocation of the per-message objects ----------------------------------------
+ * A class made by a class statement is released by CPython's subtype_dealloc, which works for
+ * any class: the trashcan's three calls, the walk up the bases twice (the nearest base with
+ * another deallocation, then each base's slots), the finalizer and instance-dict checks, the
+ * weak-reference call, each slot's member description read. For the classes given to
+ * fast_dealloc() (the requests, the flow, the byte-buffer spec, the event: about ten released
+ * per message), whose every base up to ``object`` is such a class with __slots__ and no
+ * __dict__, __del__ or finalizer, the same steps in the same order are made from a table of
+ * the slots' offsets: the object untracked, its weak references cleared when it has any, each
+ * object slot cleared (the class's own slots first, then each base's, each in its members'
+ * order, as subtype_dealloc does), the memory freed by the class's tp_free, the class
+ * released. The trashcan (which defers a release nested deeper than about 50 levels) is left
+ * out: these objects refer to one another at most a few levels deep. A subclass made later
+ * keeps subtype_dealloc, which clears its own slots and then calls this one as its base's:
+ * the same order, but for an instance dict such a subclass adds, which CPython's walk would
+ * release after every base's slots and is released before those of the bases here (no smpy
+ * class subclasses these; tests/kernel/test_fast_dealloc.py). */
+#define FD_TYPES 64
+#define FD_SLOTS 64
+static struct {
+    PyTypeObject *type;  /* held */
+    int n;
+    Py_ssize_t off[FD_SLOTS];
+} fd_types[FD_TYPES];
+static int fd_ntypes;
+static destructor subtype_dealloc_fn;  /* CPython's, read from a class made for it */
+
+static void
+fast_dealloc_fn(PyObject *self)
+{
+    /* the object's class, or, for a subclass made later (its subtype_dealloc cleared its own
+       slots, then called this as its base's deallocation), the nearest base of ours: the rest
+       of the walk subtype_dealloc would make, and the class released here, as it would be */
+    PyTypeObject *type = Py_TYPE(self), *t = type;
+    int i = fd_ntypes;
+    for (; t != NULL && i == fd_ntypes; t = t->tp_base)
+        for (i = 0; i < fd_ntypes && fd_types[i].type != t; i++)
+            ;
+    if (i == fd_ntypes) {  /* none of ours (cannot happen: set on those only) */
+        PyErr_WriteUnraisable(self);
+        return;
+    }
+    PyObject_GC_UnTrack(self);
+    if (type->tp_weaklistoffset && *(PyObject **)((char *)self + type->tp_weaklistoffset) != NULL)
+        PyObject_ClearWeakRefs(self);
+    Py_ssize_t *off = fd_types[i].off;
+    for (int k = 0, n = fd_types[i].n; k < n; k++) {
+        PyObject **addr = (PyObject **)((char *)self + off[k]);
+        PyObject *obj = *addr;
+        if (obj != NULL) {
+            *addr = NULL;
+            Py_DECREF(obj);
+        }
+    }
+    type->tp_free(self);
+    Py_DECREF(type);
+}
+
+/* fast_dealloc(cls) -> whether cls is released by fast_dealloc_fn from now on */
+static PyObject *
+fast_dealloc(PyObject *module, PyObject *arg)
+{
+    if (!PyType_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "fast_dealloc(cls): a class");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)arg;
+    if (subtype_dealloc_fn == NULL) {
+        PyObject *probe = PyObject_CallFunction((PyObject *)&PyType_Type, "s(){}", "_probe");
+        if (probe == NULL)
+            return NULL;
+        subtype_dealloc_fn = ((PyTypeObject *)probe)->tp_dealloc;
+        Py_DECREF(probe);
+    }
+    if (type->tp_dealloc == fast_dealloc_fn)
+        Py_RETURN_TRUE;
+    if (fd_ntypes == FD_TYPES || type->tp_dealloc != subtype_dealloc_fn || type->tp_itemsize != 0 ||
+        !(type->tp_flags & Py_TPFLAGS_HAVE_GC) || type->tp_finalize != NULL || type->tp_del != NULL)
+        Py_RETURN_FALSE;
+    int n = 0;
+    PyTypeObject *base = type;
+    for (; base->tp_dealloc == subtype_dealloc_fn; base = base->tp_base) {
+        if (!(base->tp_flags & Py_TPFLAGS_HEAPTYPE) || base->tp_finalize != NULL || base->tp_del != NULL ||
+            base->tp_dictoffset != 0 || (base->tp_flags & Py_TPFLAGS_MANAGED_DICT) || base->tp_itemsize != 0)
+            Py_RETURN_FALSE;
+        Py_ssize_t nm = Py_SIZE(base);
+        PyMemberDef *mp = (PyMemberDef *)((char *)base + Py_TYPE(base)->tp_basicsize);  /* the members after the class (PyHeapType_GET_MEMBERS) */
+        for (Py_ssize_t j = 0; j < nm; j++, mp++)
+            if (mp->type == T_OBJECT_EX && !(mp->flags & READONLY)) {
+                if (n == FD_SLOTS)
+                    Py_RETURN_FALSE;
+                fd_types[fd_ntypes].off[n++] = mp->offset;
+            }
+    }
+    /* the first base with another deallocation must be object itself (its dealloc frees) */
+    if (base != &PyBaseObject_Type || type->tp_free == NULL)
+        Py_RETURN_FALSE;
+    fd_types[fd_ntypes].type = (PyTypeObject *)Py_NewRef(type);
+    fd_types[fd_ntypes].n = n;
+    fd_ntypes++;
+    type->tp_dealloc = fast_dealloc_fn;
+    Py_RETURN_TRUE;
+}
+
 /* -- Engine.run ------------------------------------------------------------------------ */
 /* one round's events: while heap and heap[0][0] <= t: ... (returns -1 on error) */
 static int
@@ -913,6 +1017,8 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
             continue;
         }
         /* self.events_processed += 1 */
+        if (engine_plain(d) && incr_in_place(SLOT(d, en_off[E_events_processed])))
+            goto counted;
         PyObject *n = dget(d, events_processed);
         if (n == NULL) {
             Py_DECREF(ev);
@@ -926,6 +1032,7 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
             return -1;
         }
         Py_DECREF(n1);
+    counted:;
         PyObject *fn = ok ? slot_get(ev, ev_fn, s_fn) : cached_get(ev, &c_ev_fn, s_fn);
         PyObject *a = fn == NULL ? NULL : ok ? slot_get(ev, ev_args, s_args) : cached_get(ev, &c_ev_args, s_args);
         Py_DECREF(ev);
@@ -953,6 +1060,8 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
 static int
 incr_rounds(PyObject *d)
 {
+    if (engine_plain(d) && incr_in_place(SLOT(d, en_off[E_rounds])))
+        return 0;
     PyObject *n = dget(d, rounds);
     if (n == NULL)
         return -1;
@@ -1494,6 +1603,8 @@ static PyMethodDef methods[] = {
      "SmpyInternalError, ActivityFailed, heappush, heappop) -> the compiled methods by name"},
     {"setup_rate", setup_rate, METH_VARARGS, "setup_rate(RateActivity, RateActivity._set_rate) -> the "
      "compiled _set_rate descriptor (after setup())"},
+    {"fast_dealloc", fast_dealloc, METH_O, "fast_dealloc(cls) -> whether cls's instances are released by the "
+     "compiled deallocation (a class with __slots__ only, no finalizer, every base such a class)"},
     {"block_on", (PyCFunction)(void (*)(void))block_on, METH_FASTCALL | METH_KEYWORDS,
      "block_on(activity, label=None): smpy.kernel.actors.block_on, compiled"},
     {NULL, NULL, 0, NULL},

@@ -82,12 +82,25 @@ def _kernel_pairs(mod: ModuleType) -> list[tuple[Any, Any]]:
                         SmpyInternalError, ActivityFailed, heapq.heappush, heapq.heappop)
     py_rate = RateActivity.__dict__["_set_rate"]
     rate = mod.setup_rate(RateActivity, py_rate)
+    mod.fast_dealloc(engine.Event)
     return [(py_rate, rate), (engine.Engine.__dict__["run"], methods["run"]),
             (engine.Engine.__dict__["schedule"], methods["schedule"]),
             (Activity.__dict__["_finish"], methods["_finish"]),
             (Activity.__dict__["add_callback"], methods["add_callback"]),
             (actors.Actor.__dict__["_resume"], methods["_resume"]),
             (actors.__dict__["block_on"], mod.block_on)]
+
+
+def fast_dealloc(*classes: type) -> None:
+    """Release the instances of ``classes`` (per-message objects: classes with ``__slots__``
+    only, no finalizer) by the compiled deallocation of ``_accel.c`` (the same steps as
+    CPython's, from a table of their slots); a class that does not fit, or no compiled module,
+    keeps CPython's. Once set, for the life of the process: the steps and their order are
+    CPython's, so nothing a program can see depends on it."""
+    mod = load()
+    if mod is not None:
+        for cls in classes:
+            mod.fast_dealloc(cls)
 
 
 def parts() -> dict[str, str]:

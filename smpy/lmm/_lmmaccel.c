@@ -899,6 +899,8 @@ solve_lonely(PyObject *self, PyObject *changed)
 static PyObject *
 increment(PyObject *self, Py_ssize_t off, PyObject *name)
 {
+    if (incr_in_place(SLOT(self, off)))  /* a counter no one else holds (solves) */
+        return Py_NewRef(SLOT(self, off));
     PyObject *v = slot(self, off, name);
     if (v == NULL)
         return NULL;

@@ -30,6 +30,7 @@
 #include "_cext.h"
 
 static PyObject *actors_dict;  /* smpy.kernel.actors.__dict__ (its _current global) */
+static dict_memo current_memo;  /* _actors._current (dict_memo_get) */
 static PyObject *s_current, *s_data, *s_depth, *s_world, *s_finalized, *s_mpi_calls, *s_bench,
     *s_sampling, *s_tracer, *s_probe_polled, *s_timing, *s_measure, *s_error_hook, *i_one, *s_regions,
     *s_count_faults, *s_flush, *s_thread_time, *s_start, *s_mark_faults;
@@ -319,7 +320,7 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *proc = NULL, *world = NULL, *depth = NULL, *r = NULL, *timing = NULL;
     int measured = 0;
-    PyObject *actor = PyDict_GetItemWithError(actors_dict, s_current);
+    PyObject *actor = dict_memo_get(&current_memo, actors_dict, s_current);
     if (actor == NULL && PyErr_Occurred())
         return NULL;
     if (actor != NULL && actor != Py_None)
@@ -1128,7 +1129,7 @@ plain_pair_impl(PyObject *self, PyObject *peer, PyObject *tag)
 static PyObject *
 running_proc(void)
 {
-    PyObject *a = PyDict_GetItemWithError(actors_dict, s_current);
+    PyObject *a = dict_memo_get(&current_memo, actors_dict, s_current);
     if (a == NULL) {
         if (!PyErr_Occurred())
             PyErr_SetObject(PyExc_NameError, s_current);
@@ -1267,7 +1268,7 @@ world_impl(PyObject *module, PyObject *self)
 {
     /* COMM_WORLD._impl: the running rank's world communicator (Process.comm_world) */
     if (self == comm_world_obj) {
-        PyObject *a = PyDict_GetItemWithError(actors_dict, s_current);
+        PyObject *a = dict_memo_get(&current_memo, actors_dict, s_current);
         if (a == NULL && PyErr_Occurred())
             return NULL;
         if (a != NULL && a != Py_None) {

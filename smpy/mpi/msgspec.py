@@ -497,6 +497,7 @@ def _compiled() -> list[tuple[Any, Any]]:
     if mod is None:
         return []
     mod.setup_parse(np.ndarray, Datatype, DATATYPE_NULL, from_typechar, _simple, parse_send, parse_recv, BufSpec)
+    _accel.fast_dealloc(BufSpec)
     return [(parse_send, mod.parse_send), (parse_recv, mod.parse_recv)]
 
 

@@ -293,6 +293,7 @@ def _compiled() -> list[tuple[Any, Any]]:
         return []
     py_comm = NetworkModel.__dict__["communicate"]
     c = mod.setup(globals(), Flow, _RouteInfo, SharedActivity, SharingModel, NetworkModel, py_comm)
+    _accel.fast_dealloc(Flow)
     return [(py_comm, c["communicate"]), (Flow.__dict__["_release"], c["_release"]),
             (Flow.__dict__["_work_done"], c["_work_done"]),
             (SharedActivity.__dict__["_start_bandwidth_phase"], c["_start_bandwidth_phase"]),

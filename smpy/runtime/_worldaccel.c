@@ -113,6 +113,48 @@ route_memo_of(PyObject *ai, PyObject *bi, Py_ssize_t *a, Py_ssize_t *b)
 }
 #endif
 
+/* host.index, where a host keeps it in its instance dict (Host, a dataclass): the value read
+ * last from each dict (a small table keyed by the dict), with the dict's version then; while
+ * the version is the same the dict is unchanged and holds the value. The class is the one the
+ * site's cache found the name in the instance dict for (no data descriptor ``index``), unchanged
+ * since; anything else is read as cached_get reads it. */
+#ifdef CEXT_DICT_VERSIONS
+#define INDEX_MEMOS 256
+static struct {
+    PyObject *dict;  /* compared only */
+    uint64_t version;
+    PyObject *value; /* borrowed: the dict holds it */
+} index_memos[INDEX_MEMOS];
+#endif
+
+static PyObject *
+index_of(PyObject *o, slot_cache *c)
+{
+#ifdef CEXT_DICT_VERSIONS
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == c->type && c->off == CACHE_DICT && t->tp_version_tag == c->version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && !PyModule_Check(o)) {
+        PyObject *d = instance_dict(o);
+        if (d != NULL) {
+            uintptr_t h = (uintptr_t)d >> 4;
+            size_t i = (h ^ (h >> 8)) & (INDEX_MEMOS - 1);
+            if (index_memos[i].dict == d && index_memos[i].version == DICT_VERSION(d))
+                return Py_NewRef(index_memos[i].value);
+            PyObject *v = PyDict_GetItemWithError(d, s_index);  /* an exact str key: no code runs */
+            if (v != NULL) {
+                index_memos[i].dict = d;
+                index_memos[i].version = DICT_VERSION(d);
+                index_memos[i].value = v;
+                return Py_NewRef(v);
+            }
+            if (PyErr_Occurred())
+                return NULL;
+        }
+    }
+#endif
+    return cached_get(o, c, s_index);
+}
+
 /* cache.get((a.index, b.index)), or self.route(a, b) when that is None (new reference) */
 static PyObject *
 route_of(PyObject *self, PyObject *cache, PyObject *ai, PyObject *bi, PyObject *a, PyObject *b)
@@ -176,7 +218,7 @@ transfer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         goto out;
     /* the cache is read again, as the Python method does after the counters */
     Py_SETREF(cache, cached_get(self, &c_self_route_cache, s_route_cache));
-    if (cache == NULL || (si = cached_get(src, &c_src_index, s_index)) == NULL || (di = cached_get(dst, &c_dst_index, s_index)) == NULL)
+    if (cache == NULL || (si = index_of(src, &c_src_index)) == NULL || (di = index_of(dst, &c_dst_index)) == NULL)
         goto out;
     if (!PyDict_CheckExact(cache)) {
         PyErr_SetString(PyExc_TypeError, "World._route_cache is no longer a dict");

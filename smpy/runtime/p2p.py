@@ -789,6 +789,7 @@ def _compiled() -> list[tuple[Any, Any]]:
 
     mod.setup_copy(_copy_in, _detach, DatatypeImpl)
     mod.setup_pack(vars(packing), packing.pack_message)
+    _accel.fast_dealloc(SendRequest, RecvRequest)
     return [(isend, mod.isend), (irecv, mod.irecv), (wait, mod.wait), (_pair, mod._pair),
             (_deliver, mod._deliver), (_arrived, mod._arrived), (_start_transfer, mod._start_transfer),
             (_copy_in, mod._copy_in), (_detach, mod._detach), (packing.pack_message, mod.pack_message)]

@@ -24,6 +24,58 @@
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
+/* PyLong_AsLong, PyLong_AsSsize_t and PyObject_IsTrue with their commonest cases inline (an exact int of at most
+ * one digit, CPython < 3.12's layout; True, False, None), the same values; anything else
+ * through the functions themselves. The compiled files call them tens of times per message
+ * (request states, kinds, tags, ranks, flags). */
+static inline long
+cext_as_long(PyObject *v)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyLong_CheckExact(v)) {
+        Py_ssize_t size = Py_SIZE(v);
+        if (size == 0)
+            return 0;
+        if (size == 1)
+            return (long)((PyLongObject *)v)->ob_digit[0];
+        if (size == -1)
+            return -(long)((PyLongObject *)v)->ob_digit[0];
+    }
+#endif
+    return PyLong_AsLong(v);
+}
+
+static inline Py_ssize_t
+cext_as_ssize_t(PyObject *v)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyLong_CheckExact(v)) {
+        Py_ssize_t size = Py_SIZE(v);
+        if (size == 0)
+            return 0;
+        if (size == 1)
+            return (Py_ssize_t)((PyLongObject *)v)->ob_digit[0];
+        if (size == -1)
+            return -(Py_ssize_t)((PyLongObject *)v)->ob_digit[0];
+    }
+#endif
+    return PyLong_AsSsize_t(v);
+}
+
+static inline int
+cext_is_true(PyObject *v)
+{
+    if (v == Py_True)
+        return 1;
+    if (v == Py_False || v == Py_None)
+        return 0;
+    return PyObject_IsTrue(v);
+}
+
+#define PyLong_AsLong(v) cext_as_long(v)
+#define PyLong_AsSsize_t(v) cext_as_ssize_t(v)
+#define PyObject_IsTrue(v) cext_is_true(v)
+
 /* var = the interned string text, in a module init function (returns NULL on failure) */
 #define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
 
@@ -40,6 +92,27 @@ plus_one(PyObject *v, PyObject *one)
         PyErr_Clear();
     }
     return PyNumber_InPlaceAdd(v, one);
+}
+
+/* ``v += 1`` done in place on a counter that only its slot holds (reference count 1): an
+   exact int of one digit (CPython < 3.12's layout) whose successor stays one digit, beyond the
+   small ints; no one else can see the value change (CPython 3.12's float additions reuse an
+   operand held nowhere else the same way). 1 done, 0 not this case (then ``plus_one``). */
+static inline int
+incr_in_place(PyObject *v)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (v != NULL && Py_REFCNT(v) == 1 && PyLong_CheckExact(v) && Py_SIZE(v) == 1) {
+        digit *d = ((PyLongObject *)v)->ob_digit;
+        if (d[0] >= 256 && d[0] + 1 < PyLong_BASE) {
+            d[0] += 1;
+            return 1;
+        }
+    }
+#else
+    (void)v;
+#endif
+    return 0;
 }
 
 /* a new reference to the slot's value, or AttributeError as Python raises it */
@@ -263,6 +336,34 @@ dict_get(PyObject *d, PyObject *name)
     }
 #endif
     return PyDict_GetItemWithError(d, name);
+}
+
+/* One entry of one dict read often between its changes (the running actor,
+ * ``smpy.kernel.actors._current``: written at each resume, read several times while the rank
+ * runs): the value read last, with the dict's version then. While the version is the same the
+ * dict is unchanged and holds the value (borrowed). PyDict_GetItemWithError's result: a
+ * borrowed value, or NULL (absent, or an error set). */
+typedef struct {
+    PyObject *dict;     /* compared only */
+    uint64_t version;
+    PyObject *value;
+} dict_memo;
+
+static inline PyObject *
+dict_memo_get(dict_memo *m, PyObject *d, PyObject *name)
+{
+#ifdef CEXT_DICT_VERSIONS
+    if (m->dict == d && m->value != NULL && DICT_VERSION(d) == m->version)
+        return m->value;
+    PyObject *v = PyDict_GetItemWithError(d, name);
+    m->dict = d;
+    m->version = DICT_VERSION(d);  /* a lookup by an exact str key runs no code */
+    m->value = v;
+    return v;
+#else
+    (void)m;
+    return PyDict_GetItemWithError(d, name);
+#endif
 }
 
 /* d[name] = v; 0 or -1 */

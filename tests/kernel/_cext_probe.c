@@ -76,7 +76,47 @@ p_versions(PyObject *m, PyObject *unused)
 #endif
 }
 
+/* dict_memo_get(d, name) through one memo (the running actor's read) */
+static dict_memo memo;
+static PyObject *
+p_dict_memo_get(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    return n == 2 ? or_absent(dict_memo_get(&memo, args[0], args[1])) : NULL;
+}
+
+/* (PyLong_AsLong(v), PyLong_AsSsize_t(v)) through the header's inline cases, None for an error
+   (the error's class name instead) */
+static PyObject *
+p_as_long(PyObject *m, PyObject *v)
+{
+    long a = PyLong_AsLong(v);
+    if (a == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t b = PyLong_AsSsize_t(v);
+    if (b == -1 && PyErr_Occurred())
+        return NULL;
+    return Py_BuildValue("(ln)", a, b);
+}
+
+static PyObject *
+p_is_true(PyObject *m, PyObject *v)
+{
+    int t = PyObject_IsTrue(v);
+    return t < 0 ? NULL : PyBool_FromLong(t);
+}
+
+/* incr_in_place(v): whether it was done (then v's value is one more) */
+static PyObject *
+p_incr_in_place(PyObject *m, PyObject *v)
+{
+    return PyBool_FromLong(incr_in_place(v));
+}
+
 static PyMethodDef methods[] = {
+    {"dict_memo_get", (PyCFunction)(void (*)(void))p_dict_memo_get, METH_FASTCALL, NULL},
+    {"as_long", p_as_long, METH_O, NULL},
+    {"is_true", p_is_true, METH_O, NULL},
+    {"incr_in_place", p_incr_in_place, METH_O, NULL},
     {"dict_get", (PyCFunction)(void (*)(void))p_dict_get, METH_FASTCALL, NULL},
     {"dict_set", (PyCFunction)(void (*)(void))p_dict_set, METH_FASTCALL, NULL},
     {"attr_get", (PyCFunction)(void (*)(void))p_attr_get, METH_FASTCALL, NULL},

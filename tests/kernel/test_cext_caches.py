@@ -373,3 +373,73 @@ def test_method_calls_see_the_instance_dict_and_the_class(probe):
 
 def test_dict_versions_are_used_where_the_interpreter_has_them(probe):
     assert probe.versions() is (sys.version_info < (3, 12))
+
+
+def test_dict_memo_follows_every_change_of_the_dict(probe):
+    """dict_memo_get (the running actor read several times between two writes) gives what
+    the dict holds after each write, deletion, clear and for another dict at the same memo."""
+    mod = types.ModuleType("m_memo")
+    d = mod.__dict__
+    mod._current = a = object()
+    assert probe.dict_memo_get(d, "_current") is a
+    assert probe.dict_memo_get(d, "_current") is a
+    mod._current = None
+    assert probe.dict_memo_get(d, "_current") is None
+    b = object()
+    d["_current"] = b
+    assert probe.dict_memo_get(d, "_current") is b
+    d.update(_current=a)
+    assert probe.dict_memo_get(d, "_current") is a
+    del d["_current"]
+    assert probe.dict_memo_get(d, "_current") is probe.ABSENT
+    exec("_current = 5", d)  # a store by the interpreter (STORE_NAME into the globals)
+    assert probe.dict_memo_get(d, "_current") == 5
+    other = {"_current": "other"}
+    assert probe.dict_memo_get(other, "_current") == "other"
+    assert probe.dict_memo_get(d, "_current") == 5
+    for i in range(50):  # dicts made and freed at addresses the memo saw
+        tmp = {"_current": i}
+        assert probe.dict_memo_get(tmp, "_current") == i
+        del tmp
+        gc.collect()
+
+
+@pytest.mark.parametrize("v", [0, 1, -1, 5, -5, 255, 256, 2**30 - 1, -(2**30 - 1), 2**30, -(2**30), 2**62, -(2**62),
+                               2**63 - 1, True, False])
+def test_int_conversions_give_what_the_c_api_gives(probe, v):
+    assert probe.as_long(v) == (int(v), int(v))
+
+
+@pytest.mark.parametrize("v", [2**63, -(2**63) - 1, 2**100, 1.5, "3", None])
+def test_int_conversions_raise_as_the_c_api_raises(probe, v):
+    with pytest.raises(OverflowError if isinstance(v, int) else TypeError):
+        probe.as_long(v)
+
+
+class _Truth:
+    def __init__(self, t):
+        self.t = t
+
+    def __bool__(self):
+        if self.t is None:
+            raise ValueError("no truth")
+        return self.t
+
+
+@pytest.mark.parametrize("v", [True, False, None, 0, 1, 0.0, "", "x", [], [0], {}, (), _Truth(True), _Truth(False)])
+def test_truth_is_pythons(probe, v):
+    assert probe.is_true(v) is bool(v)
+
+
+def test_truth_raises_as_python_raises(probe):
+    with pytest.raises(ValueError, match="no truth"):
+        probe.is_true(_Truth(None))
+
+
+def test_incr_in_place_only_on_a_value_no_one_else_holds(probe):
+    held = int("1000")
+    assert not probe.incr_in_place(held)  # held by `held` and the call's argument
+    assert held == 1000
+    assert not probe.incr_in_place(5)  # a small int, shared
+    assert not probe.incr_in_place(2**40)  # two digits
+    assert not probe.incr_in_place(1.5)
