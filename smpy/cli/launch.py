@@ -733,6 +733,9 @@ class _Launch:
         on, as under mpiexec, which reports the statuses when every process has ended (a
         rank that then waits for this one is in a deadlock). A message given to ``sys.exit``
         is printed on the rank's stderr, status 1, as Python does."""
+        stop = stops.fired()
+        if stop is not None:  # the program caught the signal's Stop and exited: the run stops
+            raise stop
         code = e.code
         if not isinstance(code, int):
             sys.stderr.write(f"{code}\n")
