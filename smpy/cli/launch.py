@@ -339,6 +339,11 @@ def _rank_heaps(config: Config, world: World):  # type: ignore[no-untyped-def]
         switcher.finish()
 
 
+#: the cyclic collector's young threshold during a run (net allocations between two young
+#: collections; see _young_gc_only)
+YOUNG_GC_THRESHOLD = 100_000
+
+
 @contextlib.contextmanager
 def _young_gc_only():  # type: ignore[no-untyped-def]
     """Keep Python's cyclic garbage collector off the objects that live for the whole run.
@@ -350,19 +355,18 @@ def _young_gc_only():  # type: ignore[no-untyped-def]
     young collections run less often; cycles created during the run are still collected.
     Restored afterwards.
 
-    The young threshold is 10 000 net allocations. 100 000 took Figure 12's 3072-rank
-    proxy (first 4 panels) from 493 young, 44 middle and 4 full collections (4.5 s of thread
-    CPU, 5 % of the run) to 6-7 young ones (0.75-0.85 s), but with it a program's
-    ``multiprocessing.Pool`` stalled in 7 of 38 runs of tests/test_blocking.py (2 of 40
-    later). The cause was multiprocessing's exit handler, shared by the ranks (the first rank
-    to end terminated the other's pool: smpy.shim.mpexit makes it per rank); with that fixed,
-    0 stalls in 60 runs at 100 000. The threshold stays at 10 000 until its benefit is
-    measured again (docs/performance.md, the garbage collector).
+    The young threshold is YOUNG_GC_THRESHOLD (100 000) net allocations: it took Figure 12's
+    3072-rank proxy (first 4 panels) from 493 young, 44 middle and 4 full collections (4.5 s
+    of thread CPU, 5 % of the run) to 6-7 young ones (0.75-0.85 s). It was at 10 000 for a
+    while: a program's ``multiprocessing.Pool`` stalled in 7 of 38 runs of
+    tests/test_blocking.py with 100 000 (2 of 40 later). The cause was multiprocessing's
+    exit handler, shared by the ranks (the first rank to end terminated the other's pool);
+    smpy.shim.mpexit makes it per rank (docs/performance.md, the garbage collector).
     """
     threshold = gc.get_threshold()
     enabled = gc.isenabled()  # the command line starts with it off (smpy.cli._exit.run)
     gc.freeze()
-    gc.set_threshold(max(threshold[0], 10_000), *threshold[1:])
+    gc.set_threshold(max(threshold[0], YOUNG_GC_THRESHOLD), *threshold[1:])
     gc.enable()
     try:
         yield
