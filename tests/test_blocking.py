@@ -76,6 +76,24 @@ def test_multiprocessing_pool_in_ranks() -> None:
     assert "Traceback" not in r.stderr  # the workers end as they do in a plain process
 
 
+def test_a_ranks_exit_ends_its_own_pools_only() -> None:
+    # rank 0 ends (multiprocessing's atexit handler runs) while rank 1 waits, inside its Pool,
+    # for rank 0's message: the handler ran every rank's pool finalizers and SIGTERMed every
+    # rank's workers (a deadlock here; the rare stall of the test above when a timing change
+    # let one rank end first), and active_children() listed the other rank's workers
+    r = smpyrun(2, "pool_exit", "--cfg=smpy/stall-timeout:30")
+    assert r.returncode == 0, r.stderr
+    expected = ["0 [0, 1, 4, 9]", "0 active children 0", "1 [0, 1, 4, 9]"]
+    assert lines(r.stdout) == expected
+    assert "Traceback" not in r.stderr
+    if MPIEXEC is None:
+        pytest.skip(REASON)
+    real = subprocess.run([MPIEXEC, "-n", "2", sys.executable, str(PROGRAM), "pool_exit"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert real.returncode == 0, real.stderr
+    assert lines(real.stdout) == expected
+
+
 def test_a_child_reaped_by_another_waiter_raises_in_the_rank() -> None:
     # the rank's cooperative os.waitpid polls the child; when the other waiter reaps it first,
     # the poll's ChildProcessError is the rank's (it ended the run with a traceback before)

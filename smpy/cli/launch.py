@@ -46,6 +46,7 @@ from smpy.shim.green import GreenThreads
 from smpy.shim.hugepages import numpy_hugepages, resolve
 from smpy.shim.imports import ImportPatches
 from smpy.shim.isolation import Patches, RankContext, RankExit
+from smpy.shim.mpexit import ProcessExit
 from smpy.support import memory
 from smpy.support.config import Config, declare, parse_bool, parse_float, parse_int
 from smpy.support.internal import SmpyInternalError
@@ -352,10 +353,11 @@ def _young_gc_only():  # type: ignore[no-untyped-def]
     The young threshold is 10 000 net allocations. 100 000 took Figure 12's 3072-rank
     proxy (first 4 panels) from 493 young, 44 middle and 4 full collections (4.5 s of thread
     CPU, 5 % of the run) to 6-7 young ones (0.75-0.85 s), but with it a program's
-    ``multiprocessing.Pool`` stalled in 7 of 38 runs of tests/test_blocking.py. The stall
-    came from moving each burst's timer by a collection's pause (withdrawn from
-    smpy.timing.gcpause; it came at 10 000 too, less often); 100 000 was not measured again
-    without that move, so the threshold stays at 10 000.
+    ``multiprocessing.Pool`` stalled in 7 of 38 runs of tests/test_blocking.py (2 of 40
+    later). The cause was multiprocessing's exit handler, shared by the ranks (the first rank
+    to end terminated the other's pool: smpy.shim.mpexit makes it per rank); with that fixed,
+    0 stalls in 60 runs at 100 000. The threshold stays at 10 000 until its benefit is
+    measured again (docs/performance.md, the garbage collector).
     """
     threshold = gc.get_threshold()
     enabled = gc.isenabled()  # the command line starts with it off (smpy.cli._exit.run)
@@ -748,6 +750,8 @@ class _Launch:
         self.green.install()
         coop = Cooperative()
         coop.install()
+        mp_exit = ProcessExit()
+        mp_exit.install()
         for path in reversed(list(dict.fromkeys(prog.path0 for prog, _ in self.programs))):
             sys.path.insert(0, path)  # each part's directory (the first part's first)
         wall0 = time.perf_counter()
@@ -761,6 +765,7 @@ class _Launch:
                         a.kill()
                     except BaseException:  # noqa: BLE001 - teardown must not fail
                         pass
+            mp_exit.uninstall()
             coop.uninstall()
             self.green.uninstall()
             files.uninstall()

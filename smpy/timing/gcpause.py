@@ -16,7 +16,9 @@ iteration it falls in: :mod:`smpy.timing.sampling` subtracts the pauses between 
 once, as a real process's own collections are): moving the running rank's timer start by the
 pause made ``tests/test_blocking.py``'s two ranks, each mapping over a
 ``multiprocessing.Pool``, stall now and then (9 of about 40 runs; none in 24 without that
-move; the cause is not known), so that part was withdrawn.
+move), so that part was withdrawn. The stall's cause was elsewhere (multiprocessing's exit
+handler, shared by the ranks, ended the other rank's pool: :mod:`smpy.shim.mpexit`); the
+move only changed which rank ended first, and it stays withdrawn as a model choice.
 
 Collections of another thread than the simulation's are not counted. Only with the real
 thread clock: a test that replaces the timing's clock (``smpy.timing.bench._thread_time``)

@@ -105,6 +105,18 @@ def pool() -> None:
         print(rank, p.map(square, range(4)), flush=True)
 
 
+def pool_exit() -> None:
+    # rank 0 ends while rank 1 still uses its pool (waiting for rank 0's message): a process's
+    # exit (multiprocessing's atexit handler) ends that process's pools and children only
+    with mp.Pool(2) as p:
+        if rank == 1:
+            comm.recv(source=0)
+        print(rank, p.map(square, range(4)), flush=True)
+    if rank == 0:
+        print(rank, "active children", len(mp.active_children()), flush=True)
+        comm.send("done", dest=1)
+
+
 def child() -> None:
     # a child process and its pipe: rank 1 keeps computing while rank 0 waits
     if rank == 0:
@@ -157,5 +169,5 @@ def stall_real() -> None:
         comm.recv(source=1)
 
 
-{"join": join, "select": select_wakes, "asyncio": run_asyncio, "pool": pool, "child": child,
+{"join": join, "select": select_wakes, "asyncio": run_asyncio, "pool": pool, "pool_exit": pool_exit, "child": child,
  "stall_fd": stall_fd, "stall_real": stall_real, "waitpid_reaped": waitpid_reaped}[case]()
