@@ -493,27 +493,6 @@ def _script(path: str) -> tuple[types.CodeType, dict[str, Any]]:
     return compile(source, attrs["__file__"], "exec"), attrs
 
 
-#: the ranks of a part run their own copy of the program's code objects while the copies take
-#: at most this many bytes in all (a larger program, or more ranks, share one)
-OWN_CODE_BYTES = 32 << 20
-
-
-def _code_bytes(code: types.CodeType) -> int:
-    """The bytes of a copy of ``code`` and of the code objects among its constants."""
-    return sys.getsizeof(code) + sys.getsizeof(code.co_consts) + sum(
-        _code_bytes(c) for c in code.co_consts if isinstance(c, types.CodeType))
-
-
-def _own_code(code: types.CodeType) -> types.CodeType:
-    """A copy of ``code`` and of the code objects among its constants, for one rank. CPython
-    specializes a code object's instructions in place for the globals it last ran with
-    (PEP 659: ``LOAD_GLOBAL`` remembers the module dict's keys version): code shared by every
-    rank's ``__main__`` sees another rank's dict at each resume and falls back to the generic
-    lookups, which a process of a real MPI job, with its own code, does not (issue 24)."""
-    consts = tuple(_own_code(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
-    return code.replace(co_consts=consts)
-
-
 def _main_module(attrs: dict[str, Any] | None) -> types.ModuleType:
     """A rank's ``__main__`` module, with ``attrs`` and the ``builtins`` module as its
     ``__builtins__`` (as in a real ``__main__``)."""
@@ -679,15 +658,10 @@ class _Launch:
         self.seed = seed = config.get(SEED)
         self.actors = world.spawn(self._rank_main)
         world.spawn_hook = _SpawnHook(world, timing, seed, self.green)
-        ranks: dict[int, int] = {}
         for a in self.actors:
             p = a.data
             program, argv = programs[p.appnum]
             a.context = RankContext(p.rank, _main_module(program.attrs), list(argv), seed, p)
-            ranks[p.appnum] = ranks.get(p.appnum, 0) + 1
-        #: the parts whose ranks each run their own copy of the program's code (_own_code)
-        self.own_code = {i: prog.code is not None and _code_bytes(prog.code) * n <= OWN_CODE_BYTES
-                         for i, n in ranks.items() for prog in (programs[i][0],)}
 
     def program_of(self, proc: Any) -> Program:
         """The program ``proc`` runs."""
@@ -710,8 +684,7 @@ class _Launch:
                 # python -m: the module runs in the rank's __main__, sys.argv[0] its file
                 _run_module_as_main(program.module)  # type: ignore[arg-type]
             else:
-                own = self.own_code.get(proc.appnum, False)
-                exec(_own_code(program.code) if own else program.code, ctx.main.__dict__)
+                exec(program.code, ctx.main.__dict__)
         except SystemExit as e:
             if e.code not in (None, 0):
                 raise
