@@ -506,36 +506,3 @@ def test_logging_restored_after_run(tmp_path: Path) -> None:
     made = logging.getLogger("smpy_test_made_by_rank_1")
     assert (made.level, made.handlers, made.propagate, made.disabled) == (logging.NOTSET, [], True, False)
     assert "_smpy_ranks" not in vars(made)
-
-
-CODE_PROBE = """
-import sys
-from mpi4py import MPI
-
-def f():
-    return MPI.COMM_WORLD.Get_rank()
-
-sys.__dict__.setdefault("_smpy_code_probe", []).append((f(), f.__code__))
-"""
-
-
-@pytest.mark.parametrize("limit", [None, 0])
-def test_each_rank_runs_its_own_copy_of_the_programs_code(tmp_path: Path, monkeypatch, limit) -> None:
-    """CPython specializes a code object for the globals it runs with (issue 24): each rank
-    runs its own copy of the program's code objects (equal to the compiled ones, not the same
-    objects), unless the copies would take more than OWN_CODE_BYTES (then one, shared)."""
-    from smpy.cli import launch
-
-    if limit is not None:
-        monkeypatch.setattr(launch, "OWN_CODE_BYTES", limit)
-    script = tmp_path / "probe.py"
-    script.write_text(CODE_PROBE)
-    monkeypatch.setattr(sys, "_smpy_code_probe", [], raising=False)
-    res = smpy.run(str(script), np=3, capture=True)
-    assert res.status == "ok", res.message
-    seen = sorted(sys._smpy_code_probe, key=lambda x: x[0])  # type: ignore[attr-defined]
-    assert [r for r, _ in seen] == [0, 1, 2]
-    codes = [c for _, c in seen]
-    assert all(c == codes[0] for c in codes)  # the same code, as compiled
-    distinct = len({id(c) for c in codes})
-    assert distinct == (3 if limit is None else 1)

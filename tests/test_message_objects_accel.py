@@ -193,3 +193,22 @@ def test_engine_and_solver_counters_change_in_place_when_only_they_hold_them():
     assert c_same == (True, True, True)
     (_, c_held) = _both(lambda: _engine_counting(1000, 2000, 3000, hold=True))[1]
     assert c_held == (False, False, False)
+
+
+def test_mpi_call_counts_match_python():
+    """Each rank's ``mpi_calls`` (incremented in place by the compiled ``@mpicall`` wrapper
+    when only the rank holds the count) counts past the small ints the same both ways."""
+    from pathlib import Path
+
+    import smpy
+
+    root = Path(__file__).resolve().parent.parent
+    outs = []
+    for mode in ("off", "on"):
+        res = smpy.run(str(root / "benchmarks" / "speed" / "twins.py"), np=3, capture=True, args=["ring", "200"],
+                       platform=str(root / "examples" / "platforms" / "cluster64.yaml"),
+                       cfg={"smpi/simulate-computation": "no", "smpy/accel": mode})
+        assert res.status == "ok", res.message
+        outs.append((res.mpi_calls, [r.mpi_calls for r in res.ranks], repr(res.makespan_s), res.stdout))
+    assert outs[0] == outs[1]
+    assert outs[0][1] == [402, 401, 401]  # Send and Recv per lap, Wtime twice on rank 0, Get_rank, Get_size

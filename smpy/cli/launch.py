@@ -339,6 +339,11 @@ def _rank_heaps(config: Config, world: World):  # type: ignore[no-untyped-def]
         switcher.finish()
 
 
+#: the cyclic collector's young threshold during a run (net allocations between two young
+#: collections; see _young_gc_only)
+YOUNG_GC_THRESHOLD = 100_000
+
+
 @contextlib.contextmanager
 def _young_gc_only():  # type: ignore[no-untyped-def]
     """Keep Python's cyclic garbage collector off the objects that live for the whole run.
@@ -350,19 +355,18 @@ def _young_gc_only():  # type: ignore[no-untyped-def]
     young collections run less often; cycles created during the run are still collected.
     Restored afterwards.
 
-    The young threshold is 10 000 net allocations. 100 000 took Figure 12's 3072-rank
-    proxy (first 4 panels) from 493 young, 44 middle and 4 full collections (4.5 s of thread
-    CPU, 5 % of the run) to 6-7 young ones (0.75-0.85 s), but with it a program's
-    ``multiprocessing.Pool`` stalled in 7 of 38 runs of tests/test_blocking.py (2 of 40
-    later). The cause was multiprocessing's exit handler, shared by the ranks (the first rank
-    to end terminated the other's pool: smpy.shim.mpexit makes it per rank); with that fixed,
-    0 stalls in 60 runs at 100 000. The threshold stays at 10 000 until its benefit is
-    measured again (docs/performance.md, the garbage collector).
+    The young threshold is YOUNG_GC_THRESHOLD (100 000) net allocations: it took Figure 12's
+    3072-rank proxy (first 4 panels) from 493 young, 44 middle and 4 full collections (4.5 s
+    of thread CPU, 5 % of the run) to 6-7 young ones (0.75-0.85 s). It was at 10 000 for a
+    while: a program's ``multiprocessing.Pool`` stalled in 7 of 38 runs of
+    tests/test_blocking.py with 100 000 (2 of 40 later). The cause was multiprocessing's
+    exit handler, shared by the ranks (the first rank to end terminated the other's pool);
+    smpy.shim.mpexit makes it per rank (docs/performance.md, the garbage collector).
     """
     threshold = gc.get_threshold()
     enabled = gc.isenabled()  # the command line starts with it off (smpy.cli._exit.run)
     gc.freeze()
-    gc.set_threshold(max(threshold[0], 10_000), *threshold[1:])
+    gc.set_threshold(max(threshold[0], YOUNG_GC_THRESHOLD), *threshold[1:])
     gc.enable()
     try:
         yield
@@ -487,27 +491,6 @@ def _script(path: str) -> tuple[types.CodeType, dict[str, Any]]:
         source = f.read()
     attrs = _script_attrs(path)
     return compile(source, attrs["__file__"], "exec"), attrs
-
-
-#: the ranks of a part run their own copy of the program's code objects while the copies take
-#: at most this many bytes in all (a larger program, or more ranks, share one)
-OWN_CODE_BYTES = 32 << 20
-
-
-def _code_bytes(code: types.CodeType) -> int:
-    """The bytes of a copy of ``code`` and of the code objects among its constants."""
-    return sys.getsizeof(code) + sys.getsizeof(code.co_consts) + sum(
-        _code_bytes(c) for c in code.co_consts if isinstance(c, types.CodeType))
-
-
-def _own_code(code: types.CodeType) -> types.CodeType:
-    """A copy of ``code`` and of the code objects among its constants, for one rank. CPython
-    specializes a code object's instructions in place for the globals it last ran with
-    (PEP 659: ``LOAD_GLOBAL`` remembers the module dict's keys version): code shared by every
-    rank's ``__main__`` sees another rank's dict at each resume and falls back to the generic
-    lookups, which a process of a real MPI job, with its own code, does not (issue 24)."""
-    consts = tuple(_own_code(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
-    return code.replace(co_consts=consts)
 
 
 def _main_module(attrs: dict[str, Any] | None) -> types.ModuleType:
@@ -677,15 +660,10 @@ class _Launch:
         self.seed = seed = config.get(SEED)
         self.actors = world.spawn(self._rank_main)
         world.spawn_hook = _SpawnHook(world, timing, seed, self.green)
-        ranks: dict[int, int] = {}
         for a in self.actors:
             p = a.data
             program, argv = programs[p.appnum]
             a.context = RankContext(p.rank, _main_module(program.attrs), list(argv), seed, p)
-            ranks[p.appnum] = ranks.get(p.appnum, 0) + 1
-        #: the parts whose ranks each run their own copy of the program's code (_own_code)
-        self.own_code = {i: prog.code is not None and _code_bytes(prog.code) * n <= OWN_CODE_BYTES
-                         for i, n in ranks.items() for prog in (programs[i][0],)}
 
     def program_of(self, proc: Any) -> Program:
         """The program ``proc`` runs."""
@@ -708,8 +686,7 @@ class _Launch:
                 # python -m: the module runs in the rank's __main__, sys.argv[0] its file
                 _run_module_as_main(program.module)  # type: ignore[arg-type]
             else:
-                own = self.own_code.get(proc.appnum, False)
-                exec(_own_code(program.code) if own else program.code, ctx.main.__dict__)
+                exec(program.code, ctx.main.__dict__)
         except SystemExit as e:
             if e.code not in (None, 0):
                 self.nonzero_exit(proc, e)

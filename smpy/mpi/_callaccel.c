@@ -349,15 +349,19 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
                 goto out;
             }
         }
-        PyObject *n = pget(proc, pr_mpi_calls, s_mpi_calls);
-        PyObject *n1 = n == NULL ? NULL : PyNumber_InPlaceAdd(n, i_one);
-        Py_XDECREF(n);
-        if (n1 == NULL)
-            goto out;
-        int rc = pset(proc, pr_mpi_calls, s_mpi_calls, n1);
-        Py_DECREF(n1);
-        if (rc < 0)
-            goto out;
+        /* proc.mpi_calls += 1: in place when only the slot holds the count (_cext.h) */
+        if (!(pr_mpi_calls >= 0 && Py_TYPE(proc) == (PyTypeObject *)ProcessType &&
+              incr_in_place(SLOT(proc, pr_mpi_calls)))) {
+            PyObject *n = pget(proc, pr_mpi_calls, s_mpi_calls);
+            PyObject *n1 = n == NULL ? NULL : PyNumber_InPlaceAdd(n, i_one);
+            Py_XDECREF(n);
+            if (n1 == NULL)
+                goto out;
+            int rc = pset(proc, pr_mpi_calls, s_mpi_calls, n1);
+            Py_DECREF(n1);
+            if (rc < 0)
+                goto out;
+        }
         PyObject *bench = pget(proc, pr_bench, s_bench);
         int sampling = bench == NULL ? -1 : attr_not_none(bench, s_sampling);
         Py_XDECREF(bench);
