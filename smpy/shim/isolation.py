@@ -22,6 +22,8 @@ dispatched through the current context):
   into another rank. When the filters swapped in differ from those in force, the warnings
   registries are invalidated (``warnings._filters_mutated``), as an "ignore" or "once" seen by
   one rank must not silence the warning for a rank with other filters;
+* ``logging``'s configuration (levels, handlers, filters, ``basicConfig``, ``disable``):
+  :mod:`smpy.shim.logs`, installed with these patches;
 * ``atexit.register`` inside a rank registers a handler of that rank, run when its program
   ends (before the rank's MPI is finalized, as mpi4py's own atexit finalization comes last);
 * ``time.sleep`` is a simulated sleep; ``time.time``, ``perf_counter``, ``monotonic`` (and
