@@ -478,10 +478,11 @@ def test_logging_configuration_is_per_rank(shared: bool) -> None:
     assert sorted(p.stdout.splitlines()) == LOGGING_EXPECTED
 
 
-def test_logging_per_rank_matches_mpich() -> None:
+def test_logging_per_rank_matches_mpich(tmp_path: Path) -> None:
     from realmpi import run_reference
-    ref = run_reference(3, str(PROGRAMS / "logging_ranks.py"), cwd=PROGRAMS)
-    assert sorted(ref.stdout.splitlines()) == LOGGING_EXPECTED
+    run_reference(3, str(PROGRAMS / "logging_ranks.py"), str(tmp_path), cwd=PROGRAMS)
+    lines = [ln for r in range(3) for ln in (tmp_path / f"rank{r}.txt").read_text().splitlines()]
+    assert sorted(lines) == LOGGING_EXPECTED
 
 
 def test_logging_restored_after_run(tmp_path: Path) -> None:
