@@ -339,6 +339,11 @@ def _rank_heaps(config: Config, world: World):  # type: ignore[no-untyped-def]
         switcher.finish()
 
 
+#: the cyclic collector's young threshold during a run (net allocations between two young
+#: collections; see _young_gc_only)
+YOUNG_GC_THRESHOLD = 100_000
+
+
 @contextlib.contextmanager
 def _young_gc_only():  # type: ignore[no-untyped-def]
     """Keep Python's cyclic garbage collector off the objects that live for the whole run.
@@ -350,19 +355,18 @@ def _young_gc_only():  # type: ignore[no-untyped-def]
     young collections run less often; cycles created during the run are still collected.
     Restored afterwards.
 
-    The young threshold is 10 000 net allocations. 100 000 took Figure 12's 3072-rank
-    proxy (first 4 panels) from 493 young, 44 middle and 4 full collections (4.5 s of thread
-    CPU, 5 % of the run) to 6-7 young ones (0.75-0.85 s), but with it a program's
-    ``multiprocessing.Pool`` stalled in 7 of 38 runs of tests/test_blocking.py (2 of 40
-    later). The cause was multiprocessing's exit handler, shared by the ranks (the first rank
-    to end terminated the other's pool: smpy.shim.mpexit makes it per rank); with that fixed,
-    0 stalls in 60 runs at 100 000. The threshold stays at 10 000 until its benefit is
-    measured again (docs/performance.md, the garbage collector).
+    The young threshold is YOUNG_GC_THRESHOLD (100 000) net allocations: it took Figure 12's
+    3072-rank proxy (first 4 panels) from 493 young, 44 middle and 4 full collections (4.5 s
+    of thread CPU, 5 % of the run) to 6-7 young ones (0.75-0.85 s). It was at 10 000 for a
+    while: a program's ``multiprocessing.Pool`` stalled in 7 of 38 runs of
+    tests/test_blocking.py with 100 000 (2 of 40 later). The cause was multiprocessing's
+    exit handler, shared by the ranks (the first rank to end terminated the other's pool);
+    smpy.shim.mpexit makes it per rank (docs/performance.md, the garbage collector).
     """
     threshold = gc.get_threshold()
     enabled = gc.isenabled()  # the command line starts with it off (smpy.cli._exit.run)
     gc.freeze()
-    gc.set_threshold(max(threshold[0], 10_000), *threshold[1:])
+    gc.set_threshold(max(threshold[0], YOUNG_GC_THRESHOLD), *threshold[1:])
     gc.enable()
     try:
         yield
@@ -651,6 +655,8 @@ class _Launch:
         self.accel_mode = accel_mode(config)
         self.accelerated = False
         self.green = GreenThreads()
+        #: (rank, status, simulated time) of the ranks that ended with sys.exit(n != 0)
+        self.exits: list[tuple[int, int, float]] = []
         self.seed = seed = config.get(SEED)
         self.actors = world.spawn(self._rank_main)
         world.spawn_hook = _SpawnHook(world, timing, seed, self.green)
@@ -683,7 +689,7 @@ class _Launch:
                 exec(program.code, ctx.main.__dict__)
         except SystemExit as e:
             if e.code not in (None, 0):
-                raise
+                self.nonzero_exit(proc, e)
         except RankExit as e:  # os._exit(0): the process ends here, without its exit handlers
             if e.status != 0:
                 raise
@@ -698,6 +704,33 @@ class _Launch:
             paje.rank_end(proc.rank)
         proc.finalized = exit_funcs
 
+    def nonzero_exit(self, proc: Any, e: SystemExit) -> None:
+        """``sys.exit(n)`` with ``n`` not 0 (pytest's exit when a test failed): the rank ends
+        here, after its exit handlers (mpi4py finalizes MPI at exit), and the other ranks run
+        on, as under mpiexec, which reports the statuses when every process has ended (a
+        rank that then waits for this one is in a deadlock). A message given to ``sys.exit``
+        is printed on the rank's stderr, status 1, as Python does."""
+        stop = stops.fired()
+        if stop is not None:  # the program caught the signal's Stop and exited: the run stops
+            raise stop
+        code = e.code
+        if not isinstance(code, int):
+            sys.stderr.write(f"{code}\n")
+            code = 1
+        self.exits.append((proc.rank, code, self.world.engine.now))
+
+    def _exits_report(self) -> tuple[str, int, str]:
+        """The run's end when ranks exited with a non-zero status: mpiexec's status is the OR
+        of the processes' statuses (Hydra's)."""
+        status = 0
+        lines = []
+        for rank, code, t in self.exits:
+            status |= code
+            p = self.world.processes[rank]
+            lines.append(f"[smpy] {_who(self.world, p)} (host {p.host.name}) exited with status {code} "
+                         f"at simulated time {t:.9g} s; the other ranks ran on, as under mpiexec")
+        return "error", (status & 0xFF) or 1, "\n".join(lines)
+
     def simulate(self, sim_timeout: float | None) -> tuple[str, int, str]:
         """Start the ranks and run the simulation; (status, exit code, message)."""
         world, engine, config = self.world, self.world.engine, self.config
@@ -708,7 +741,8 @@ class _Launch:
                     stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)), self._accelerated():
                 self.run_engine(sim_timeout)
         except DeadlockError as d:
-            return "deadlock", 1, _deadlock_report(world, d)
+            exited = "\n" + self._exits_report()[2] if self.exits else ""
+            return "deadlock", 1, _deadlock_report(world, d) + exited
         except Stalled as st:
             return "stalled", 1, _stall_report(world, st)
         except KeyboardInterrupt as k:
@@ -719,6 +753,8 @@ class _Launch:
         if sim_timeout is not None and alive:
             return "timeout", 124, (f"[smpy] simulated-time limit of {sim_timeout:g} s reached "
                                     f"(--sim-timeout); ranks {_ranges(alive)} had not finished")
+        if self.exits:
+            return self._exits_report()
         return "ok", 0, ""
 
     @contextlib.contextmanager

@@ -118,13 +118,15 @@ class Exec(RateActivity):
 
 
 class _HostState:
-    __slots__ = ("execs", "busy", "special")
+    __slots__ = ("execs", "busy", "special", "memory")
 
     def __init__(self) -> None:
         self.execs: list[Exec] = []
         self.busy = 0.0
         #: executions in ``execs`` with a bound or a memory-bound fraction (none: equal shares)
         self.special = 0
+        #: those with a memory-bound fraction (none: bounds only, see CpuModel._share)
+        self.memory = 0
 
 
 class CpuModel:
@@ -157,6 +159,8 @@ class CpuModel:
         st.execs.append(ex)
         if bound != _INF or memory != 0.0:
             st.special += 1
+            if memory != 0.0:
+                st.memory += 1
         self._mark(host)
         if self.on_exec_start:
             self.on_exec_start.emit(ex)
@@ -215,6 +219,8 @@ class CpuModel:
             return
         if ex.bound != _INF or ex.memory != 0.0:
             st.special -= 1
+            if ex.memory != 0.0:
+                st.memory -= 1
         self._mark(ex.host)
         if self.on_exec_end:
             self.on_exec_end.emit(ex)
@@ -241,6 +247,15 @@ class CpuModel:
         elif not st.special:  # no bound, no memory-bound part: the equal shares below, inlined
             self._report(host, st, self._equal(host, st.execs, s) / s if s > 0 else 0.0)
             return
+        elif not st.memory:  # bounds only (MPI_Iprobe's polling at a core's speed): when none
+            # of the running executions is capped below the core speed, the equal shares
+            # too (the path below gives the same values: nothing is contended)
+            for e in st.execs:
+                if e.bound < s and e.state == RUNNING:
+                    break
+            else:
+                self._report(host, st, self._equal(host, st.execs, s) / s if s > 0 else 0.0)
+                return
         execs = [e for e in st.execs if e.state == RUNNING]
         capacity = host.cores * s
         slowf = host.memory_slowdown  # memory capacity (smpy.cpu.memory): 1 + alpha(M)

@@ -105,6 +105,7 @@ import time
 import weakref
 from typing import Any
 
+from smpy.support import cext
 from smpy.support import folded as _folded
 from smpy.support.config import checked, declare, parse_int
 from smpy.support.units import parse_size
@@ -432,8 +433,7 @@ class Folder:
                 if m is None or not m.size:
                     continue
                 alive.append(ref)
-                for start, stop in m.folded:
-                    _LIBC.madvise(start, stop - start, _MADV_DONTNEED)
+                _dontneed(m.folded)
             if alive:
                 self._maps[r] = alive
             else:
@@ -541,6 +541,29 @@ class Folder:
         raw = (ctypes.c_char * nbytes).from_address(addr)
         raw._smpy_mapping = mapping  # unmapped when the last array viewing ``raw`` goes away
         return np.frombuffer(raw, dtype=dt).reshape(shape)
+
+
+def _dontneed(ranges: list[tuple[int, int]]) -> None:
+    """Drop the page-table entries of the folded ``(start, stop)`` ranges (``madvise``
+    ``DONTNEED``; the data stays in the block). Compiled twin: ``_foldaccel.c``."""
+    for start, stop in ranges:
+        _LIBC.madvise(start, stop - start, _MADV_DONTNEED)
+
+
+def _compiled() -> list[tuple[Any, Any]]:
+    """:func:`_dontneed` with its compiled twin (the same madvise calls without ctypes: a
+    trim at thousands of ranks makes one per folded range of every rank that ran), swapped in
+    with the rest of the compiled path (``smpy/accel``); none when it cannot be built."""
+    from pathlib import Path
+
+    mod, _why = cext.load(Path(__file__).with_name("_foldaccel.c"), "smpy.timing._foldaccel")
+    if mod is None:
+        return []
+    mod.setup(_dontneed)
+    return [(_dontneed, mod._dontneed)]
+
+
+cext.register(_compiled)
 
 
 try:
