@@ -130,12 +130,13 @@ def test_mpi_master_slave_work_queue() -> None:
         assert out == _reference(4, "mms_queue.py", last="done")
 
 
-def _suite_outcomes(np: int, tmp_path: Path, smpy: bool) -> tuple[int | None, dict[int, str]]:
+def _suite_outcomes(np: int, tmp_path: Path, smpy: bool, runner: tuple[str, ...] = ()
+                    ) -> tuple[int | None, dict[int, str]]:
     suite = HERE / "pytest_mpi_suite"
     where = tmp_path / ("smpy" if smpy else "mpich")
     where.mkdir()
     env = {"RANKREPORT_DIR": str(where)}
-    args = ["-m", "pytest", "--with-mpi", "-p", "rankreport", "-q"]
+    args = [*runner, "-m", "pytest", "--with-mpi", "-p", "rankreport", "-q"]
     if smpy:
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(suite)])
         code, _, err = _smpy(np, *args, cwd=suite, env=env)
@@ -151,9 +152,10 @@ def _suite_outcomes(np: int, tmp_path: Path, smpy: bool) -> tuple[int | None, di
 
 
 @_needs("pytest_mpi", "mpipartition")
-@pytest.mark.parametrize("np", [4])
-def test_pytest_mpi_suite_over_mpipartition(np: int, tmp_path: Path) -> None:
-    code, outcomes = _suite_outcomes(np, tmp_path, smpy=True)
+@pytest.mark.parametrize("runner", [(), ("-m", "mpi4py")], ids=["python", "mpi4py-runner"])
+def test_pytest_mpi_suite_over_mpipartition(runner: tuple[str, ...], tmp_path: Path) -> None:
+    np = 4
+    code, outcomes = _suite_outcomes(np, tmp_path, smpy=True, runner=runner)
     assert code == 1  # rank 1's session failed; the others ended theirs
     for r, text in outcomes.items():
         lines = text.splitlines()
@@ -161,7 +163,7 @@ def test_pytest_mpi_suite_over_mpipartition(np: int, tmp_path: Path) -> None:
         assert "suite_decomp.py::test_exchange_by_key call passed" in lines
         assert "suite_decomp.py::test_needs_64_ranks setup skipped" in lines
     if MPIEXEC is not None:
-        rcode, ref = _suite_outcomes(np, tmp_path, smpy=False)
+        rcode, ref = _suite_outcomes(np, tmp_path, smpy=False, runner=runner)
         assert outcomes == ref
         assert rcode == code
 
