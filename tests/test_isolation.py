@@ -507,3 +507,34 @@ def test_logging_restored_after_run(tmp_path: Path) -> None:
     made = logging.getLogger("smpy_test_made_by_rank_1")
     assert (made.level, made.handlers, made.propagate, made.disabled) == (logging.NOTSET, [], True, False)
     assert "_smpy_ranks" not in vars(made)
+
+
+MODULE_FRAME = '''\
+import builtins, sys, traceback
+from mpi4py import MPI
+f = sys._getframe()
+x = 1
+def g():
+    return x
+def fail():
+    raise ValueError("here")
+try:
+    fail()
+except ValueError as e:
+    names = [fs.name for fs in traceback.extract_tb(e.__traceback__)]
+print(MPI.COMM_WORLD.Get_rank(), __name__, f.f_locals is globals(), "x" in globals(), g(),
+      f.f_back.f_code.co_name, f.f_code.co_name, __builtins__ is builtins, names)
+'''
+
+
+def test_program_module_frame_as_under_exec(tmp_path: Path) -> None:
+    """The program's module code runs as a call of a function made of it (one C frame less
+    on the rank's stack than exec, docs/performance.md "The C stack copied at each switch"),
+    with what exec gives it: its globals as locals, the rank's builtins, the caller frame."""
+    script = tmp_path / "frame.py"
+    script.write_text(MODULE_FRAME)
+    res = smpy.run(str(script), np=2, capture=True, cfg=NO_COMPUTE)
+    assert res.status == "ok", res.message
+    for r in range(2):
+        assert res.rank_output(r) == f"{r} __main__ True True 1 _rank_main <module> True ['<module>', 'fail']\n"
+

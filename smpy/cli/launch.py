@@ -686,7 +686,17 @@ class _Launch:
                 # python -m: the module runs in the rank's __main__, sys.argv[0] its file
                 _run_module_as_main(program.module)  # type: ignore[arg-type]
             else:
-                exec(program.code, ctx.main.__dict__)
+                # exec(program.code, ctx.main.__dict__), as a call of a function made of the
+                # module's code: CPython (3.11 on) runs its frame in this one's C frame (its
+                # locals are the globals, as exec's; exec adds __builtins__ when absent, so
+                # does this), while exec enters a C evaluation frame of its own, about 500
+                # bytes of C stack more below every blocking call of the rank, which greenlet
+                # copies out and back at each of the rank's switches (docs/performance.md,
+                # "The C stack copied at each switch")
+                g = ctx.main.__dict__
+                if "__builtins__" not in g:
+                    g["__builtins__"] = builtins.__dict__
+                types.FunctionType(program.code, g)()
         except SystemExit as e:
             if e.code not in (None, 0):
                 self.nonzero_exit(proc, e)

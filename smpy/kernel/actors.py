@@ -106,7 +106,13 @@ class Actor:
         if engine.on_actor_start:
             engine.on_actor_start.emit(self)
         try:
-            self.result = self.fn(*self.args)
+            args = self.args
+            # fn(arg) for one argument, not fn(*args): CPython 3.11 runs a Python function
+            # called with exact arguments in the caller's C frame, while a call with *args
+            # enters a C evaluation frame of its own (about 500 bytes of C stack more, which
+            # greenlet copies out and back at every switch of this actor; docs/performance.md,
+            # "The C stack copied at each switch")
+            self.result = self.fn(args[0]) if len(args) == 1 else self.fn(*args)
         except ActorKilled:
             pass
         except BaseException as exc:  # noqa: BLE001 - any failure aborts the simulation
