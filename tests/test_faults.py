@@ -108,13 +108,37 @@ def test_sys_exit_zero_is_a_normal_end() -> None:
         assert res.rank_output(r) == f"rank {r} total 6\n"
 
 
-def test_sys_exit_nonzero_is_an_error(tmp_path: Path) -> None:
-    prog = tmp_path / "exit3.py"
-    prog.write_text("import sys\nfrom mpi4py import MPI\nif MPI.COMM_WORLD.rank == 1:\n    sys.exit(3)\n"
-                    "MPI.COMM_WORLD.Barrier()\n")
-    res = smpy.run(str(prog), np=2, capture=True)
-    assert res.status == "error"
-    assert res.exit_code == 3
+def test_sys_exit_nonzero_ends_that_rank_only() -> None:
+    """As under mpiexec (MPICH: the others print, the job's status is the rank's): pytest run
+    by every rank exits 1 on the ranks where a test failed, and the other ranks' sessions
+    must end. Before, the first non-zero exit aborted the run and killed the others."""
+    res = run("sys_exit_nonzero.py", 3, "alone", cfg={"smpi/simulate-computation": "no"})
+    assert (res.status, res.exit_code) == ("error", 3), res.message
+    assert res.rank_output(0) == "rank 0 done\n" and res.rank_output(2) == "rank 2 done\n"
+    assert "rank 1 (host node-1) exited with status 3 at simulated time" in res.message
+    assert "the other ranks ran on" in res.message
+    assert res.makespan_s >= 0.5  # the others slept after rank 1 had exited
+
+
+def test_sys_exit_statuses_are_ored_as_by_hydra() -> None:
+    res = run("sys_exit_nonzero.py", 3, "two")
+    assert (res.status, res.exit_code) == ("error", 7), res.message  # 3 | 5, mpiexec's 7
+    assert res.rank_output(0) == "rank 0 done\n"
+
+
+def test_sys_exit_message_is_printed_with_status_1() -> None:
+    res = run("sys_exit_nonzero.py", 2, "message")
+    assert (res.status, res.exit_code) == ("error", 1), res.message
+    assert res.rank_output(1, "stderr") == "bad input\n"
+    assert res.rank_output(0) == "rank 0 done\n"
+
+
+def test_waiting_for_a_rank_that_exited_is_a_deadlock() -> None:
+    """MPICH's mpiexec hangs there; smpy reports the deadlock and the rank that had exited."""
+    res = run("sys_exit_nonzero.py", 3, "needed")
+    assert res.status == "deadlock", res.message
+    assert "blocked in MPI_Barrier" in res.message
+    assert "rank 1 (host node-1) exited with status 3" in res.message
 
 
 @pytest.mark.slow

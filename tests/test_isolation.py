@@ -454,3 +454,56 @@ def test_numpy_random_patched_when_first_imported_if_computation_is_not_simulate
     assert deferred == {str(r): eager.rank_output(r).strip().split(" numpy ")[1] for r in range(3)}
     assert len(set(deferred.values())) == 3  # per rank
 
+
+LOGGING_EXPECTED = sorted([  # what MPICH's mpiexec -n 3 prints (checked below when it is installed)
+    "[rank 0] INFO app: starting", "[rank 0] WARNING app: value 0", "[rank 1] WARNING app: value 10",
+    "[rank 2] WARNING app: value 20", "[rank 0] WARNING app: after disable",
+    "[rank 0] ERROR app: an error", "[rank 1] ERROR app: an error", "[rank 2] ERROR app: an error", "an error",
+    "[rank 0] ERROR libmod: libmod error from rank 0", "[rank 1] ERROR libmod: libmod error from rank 1",
+    "[rank 2] ERROR libmod: libmod error from rank 2",
+    "rank 0 root handlers 1 level INFO app handlers 0 libmod handlers 1",
+    "rank 1 root handlers 1 level WARNING app handlers 0 libmod handlers 1",
+    "rank 2 root handlers 1 level WARNING app handlers 1 libmod handlers 1"])
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_logging_configuration_is_per_rank(shared: bool) -> None:
+    """Each rank's basicConfig, levels, handlers and logging.disable are its own
+    (smpy.shim.logs); a shared library's import-time setup holds for every rank. Before,
+    rank 0's basicConfig format tagged every rank's records and each record was written once
+    per rank."""
+    cfg = ["--cfg=smpy/shared-modules:logging_libmod"] if shared else []
+    p = smpyrun("-q", "-np", "3", *cfg, str(PROGRAMS / "logging_ranks.py"))
+    assert p.returncode == 0, p.stderr
+    assert sorted(p.stdout.splitlines()) == LOGGING_EXPECTED
+
+
+def test_logging_per_rank_matches_mpich(tmp_path: Path) -> None:
+    from realmpi import run_reference
+    run_reference(3, str(PROGRAMS / "logging_ranks.py"), str(tmp_path), cwd=PROGRAMS)
+    lines = [ln for r in range(3) for ln in (tmp_path / f"rank{r}.txt").read_text().splitlines()]
+    assert sorted(lines) == LOGGING_EXPECTED
+
+
+def test_logging_restored_after_run(tmp_path: Path) -> None:
+    import logging
+    prog = tmp_path / "log_prog.py"
+    prog.write_text(
+        "import logging\n"
+        "from mpi4py import MPI\n"
+        "r = MPI.COMM_WORLD.rank\n"
+        "lg = logging.getLogger(f'smpy_test_made_by_rank_{r}')\n"
+        "lg.setLevel(logging.DEBUG)\n"
+        "logging.getLogger('smpy_test_shared').setLevel(10 + r)\n"
+        "logging.disable(logging.CRITICAL)\n"
+        "print(r, logging.getLogger('smpy_test_shared').level, logging.root.manager.disable)\n")
+    shared = logging.getLogger("smpy_test_shared")
+    before = (shared.level, list(logging.root.handlers), logging.root.level, logging.root.manager.disable)
+    res = smpy.run(str(prog), np=2, capture=True)
+    assert res.status == "ok", res.message
+    assert sorted(res.stdout.splitlines()) == ["0 10 50", "1 11 50"]
+    assert "level" not in vars(logging.Logger) and "_disable" not in vars(logging.Manager)
+    assert (shared.level, list(logging.root.handlers), logging.root.level, logging.root.manager.disable) == before
+    made = logging.getLogger("smpy_test_made_by_rank_1")
+    assert (made.level, made.handlers, made.propagate, made.disabled) == (logging.NOTSET, [], True, False)
+    assert "_smpy_ranks" not in vars(made)

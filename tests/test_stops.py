@@ -72,14 +72,51 @@ def test_signal_keeps_trace_and_json(tmp_path: Path, sig: int, code: int, words:
     assert data["mpi_calls"] > 0 and data["makespan_s"] > 0
 
 
+CATCHER = """\
+import sys
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+comm.Barrier()
+if comm.rank == 0:
+    print("started", flush=True)
+try:
+    while True:
+        sum(range(200000))  # most of the run is in the ranks' own computation
+        comm.Barrier()
+except KeyboardInterrupt:  # as pytest does: its session ends with status 2
+    sys.exit(2)
+"""
+
+
+def test_signal_caught_by_the_program_still_stops_the_run(tmp_path: Path) -> None:
+    """A rank that catches the signal's Stop (a KeyboardInterrupt) and exits non-zero, as
+    pytest does, must not leave the other ranks running into a deadlock: the run stops."""
+    prog = tmp_path / "catcher.py"
+    prog.write_text(CATCHER)
+    trace, summary = _outputs(tmp_path)
+    proc = subprocess.Popen(_cmd("-np", "3", "--trace", trace, "--json", summary, str(prog)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "started\n"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert "DEADLOCK" not in err and "SIGTERM" in err, err
+    _check(tmp_path, "interrupted", 143, proc.returncode)
+
+
 @pytest.mark.parametrize(("body", "code", "words"), [
     ("import os\nos._exit(3)", 3, "rank 1 (host node-1) called os._exit(3)"),
+    # the other ranks run on (as under mpiexec): they must not wait for rank 1
     ("import sys\nsys.exit(4)", 4, "rank 1 (host node-1) exited with status 4"),
 ])
 def test_rank_exit_keeps_trace_and_json(tmp_path: Path, body: str, code: int, words: str) -> None:
     prog = tmp_path / "exit.py"
+    after = "comm.Barrier()" if "os._exit" in body else "print('ran on')"
     prog.write_text("from mpi4py import MPI\ncomm = MPI.COMM_WORLD\ncomm.Barrier()\n"
-                    f"if comm.rank == 1:\n    {body.replace(chr(10), chr(10) + '    ')}\ncomm.Barrier()\n")
+                    f"if comm.rank == 1:\n    {body.replace(chr(10), chr(10) + '    ')}\n{after}\n")
     trace, summary = _outputs(tmp_path)
     proc = subprocess.run(_cmd("-np", "4", "--trace", trace, "--json", summary, str(prog)),
                           capture_output=True, text=True, timeout=60)

@@ -268,6 +268,10 @@ class _BatchLaunch(L._Launch):
     def program_of(self, proc: Any) -> L.Program:
         return self.rank_program[proc.rank]
 
+    def nonzero_exit(self, proc: Any, e: SystemExit) -> None:
+        """A job's rank that exits with a non-zero status ends its job (the job's report)."""
+        raise e
+
     def _rank_main(self, proc: Any) -> None:
         """The rank's program, then (still in the rank's context, so that its arrays go back
         to its own heap) the release of its module state: a workload's thousands of finished

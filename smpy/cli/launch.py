@@ -655,6 +655,8 @@ class _Launch:
         self.accel_mode = accel_mode(config)
         self.accelerated = False
         self.green = GreenThreads()
+        #: (rank, status, simulated time) of the ranks that ended with sys.exit(n != 0)
+        self.exits: list[tuple[int, int, float]] = []
         self.seed = seed = config.get(SEED)
         self.actors = world.spawn(self._rank_main)
         world.spawn_hook = _SpawnHook(world, timing, seed, self.green)
@@ -687,7 +689,7 @@ class _Launch:
                 exec(program.code, ctx.main.__dict__)
         except SystemExit as e:
             if e.code not in (None, 0):
-                raise
+                self.nonzero_exit(proc, e)
         except RankExit as e:  # os._exit(0): the process ends here, without its exit handlers
             if e.status != 0:
                 raise
@@ -702,6 +704,33 @@ class _Launch:
             paje.rank_end(proc.rank)
         proc.finalized = exit_funcs
 
+    def nonzero_exit(self, proc: Any, e: SystemExit) -> None:
+        """``sys.exit(n)`` with ``n`` not 0 (pytest's exit when a test failed): the rank ends
+        here, after its exit handlers (mpi4py finalizes MPI at exit), and the other ranks run
+        on, as under mpiexec, which reports the statuses when every process has ended (a
+        rank that then waits for this one is in a deadlock). A message given to ``sys.exit``
+        is printed on the rank's stderr, status 1, as Python does."""
+        stop = stops.fired()
+        if stop is not None:  # the program caught the signal's Stop and exited: the run stops
+            raise stop
+        code = e.code
+        if not isinstance(code, int):
+            sys.stderr.write(f"{code}\n")
+            code = 1
+        self.exits.append((proc.rank, code, self.world.engine.now))
+
+    def _exits_report(self) -> tuple[str, int, str]:
+        """The run's end when ranks exited with a non-zero status: mpiexec's status is the OR
+        of the processes' statuses (Hydra's)."""
+        status = 0
+        lines = []
+        for rank, code, t in self.exits:
+            status |= code
+            p = self.world.processes[rank]
+            lines.append(f"[smpy] {_who(self.world, p)} (host {p.host.name}) exited with status {code} "
+                         f"at simulated time {t:.9g} s; the other ranks ran on, as under mpiexec")
+        return "error", (status & 0xFF) or 1, "\n".join(lines)
+
     def simulate(self, sim_timeout: float | None) -> tuple[str, int, str]:
         """Start the ranks and run the simulation; (status, exit code, message)."""
         world, engine, config = self.world, self.world.engine, self.config
@@ -712,7 +741,8 @@ class _Launch:
                     stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)), self._accelerated():
                 self.run_engine(sim_timeout)
         except DeadlockError as d:
-            return "deadlock", 1, _deadlock_report(world, d)
+            exited = "\n" + self._exits_report()[2] if self.exits else ""
+            return "deadlock", 1, _deadlock_report(world, d) + exited
         except Stalled as st:
             return "stalled", 1, _stall_report(world, st)
         except KeyboardInterrupt as k:
@@ -723,6 +753,8 @@ class _Launch:
         if sim_timeout is not None and alive:
             return "timeout", 124, (f"[smpy] simulated-time limit of {sim_timeout:g} s reached "
                                     f"(--sim-timeout); ranks {_ranges(alive)} had not finished")
+        if self.exits:
+            return self._exits_report()
         return "ok", 0, ""
 
     @contextlib.contextmanager

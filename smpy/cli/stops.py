@@ -75,6 +75,9 @@ class StopSignals:
 
     def __init__(self) -> None:
         self.pending: Stop | None = None
+        #: the Stop raised in the simulation (a program may catch it: pytest turns a
+        #: KeyboardInterrupt into its exit status 2, see :func:`fired`)
+        self.stop: Stop | None = None
         self.armed = False
         self.fired = False
         self.wall_limit = 0.0
@@ -116,6 +119,7 @@ class StopSignals:
             return  # already stopping: let the teardown finish
         if self.armed:
             self.fired = True
+            self.stop = stop
             raise stop
         if self.pending is not None and signum == signal.SIGINT:
             raise KeyboardInterrupt  # a second Ctrl-C outside the simulation: leave now
@@ -138,6 +142,12 @@ class StopSignals:
 #: the command's StopSignals, if it installed one (library calls of smpy.run have none and
 #: keep Python's default: Ctrl-C is a KeyboardInterrupt, reported as an interrupted run)
 active: StopSignals | None = None
+
+
+def fired() -> Stop | None:
+    """The Stop raised in the running simulation, if any: a rank that ends after catching it
+    (``except KeyboardInterrupt``, pytest) must still end the run."""
+    return active.stop if active is not None and active.fired else None
 
 
 @contextlib.contextmanager

@@ -22,6 +22,8 @@ dispatched through the current context):
   into another rank. When the filters swapped in differ from those in force, the warnings
   registries are invalidated (``warnings._filters_mutated``), as an "ignore" or "once" seen by
   one rank must not silence the warning for a rank with other filters;
+* ``logging``'s configuration (levels, handlers, filters, ``basicConfig``, ``disable``):
+  :mod:`smpy.shim.logs`, installed with these patches;
 * ``atexit.register`` inside a rank registers a handler of that rank, run when its program
   ends (before the rank's MPI is finalized, as mpi4py's own atexit finalization comes last);
 * ``time.sleep`` is a simulated sleep; ``time.time``, ``perf_counter``, ``monotonic`` (and
@@ -50,7 +52,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from smpy.kernel import accel as _accel
-from smpy.shim import aio
+from smpy.shim import aio, logs
 from smpy.support import cext
 from smpy.support.afterimport import AfterImport, when_imported
 
@@ -87,8 +89,11 @@ _streams: list[Any] = []
 #: mpi4py.futures keeps its executor machinery in module globals (SharedPool, _tls, ...)
 #: and mpi4py.util.pkl5 caches MPI datatypes in module globals, which one rank's Free would
 #: turn into DATATYPE_NULL for the others; mpipool configures ``MPI.pickle`` (dill) when it
-#: is imported, which must happen in every rank, as every real process imports it
-_PER_RANK_PACKAGES = ("mpi4py.futures", "mpi4py.util.pkl5", "mpipool")
+#: is imported, which must happen in every rank, as every real process imports it;
+#: deap.creator is the registry of the classes a DEAP program creates (``creator.create``,
+#: run by every process, the workers of mpi4py.futures included): shared, each rank's call
+#: replaced the others' classes and warned that the class "has already been created"
+_PER_RANK_PACKAGES = ("mpi4py.futures", "mpi4py.util.pkl5", "mpipool", "deap.creator")
 
 
 def _system_dirs() -> tuple[str, ...]:
@@ -534,8 +539,10 @@ class Patches:
         self._saved.append((sys, "argv", list(sys.argv)))
         self._saved.append((sys, "path", list(sys.path)))
         aio.install()
+        logs.install(state, _private_names)
 
     def uninstall(self) -> None:
+        logs.uninstall()
         aio.uninstall()
         if self._np_hook is not None:
             self._np_hook.remove()

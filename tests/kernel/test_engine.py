@@ -225,8 +225,8 @@ def _cpu_ends(force_general: bool, bounded: bool) -> tuple[list[tuple[str, float
     h = Host("h", cores=3, speeds_flops=[100.0], index=0)
     cpu = CpuModel(eng, [h])
     if force_general:  # the general sharing: as if an execution had a memory-bound part
-        h.model_data.special += 1  # (a bound alone takes the equal shares too while no running
-        h.model_data.memory += 1  # execution is capped below the core speed)
+        h.model_data.special += 1
+        h.model_data.memory += 1
     ends, loads = [], []
     cpu.on_load_change.connect(lambda host, busy: loads.append((eng.now, busy)))
 

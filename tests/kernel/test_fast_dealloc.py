@@ -1,9 +1,10 @@
 """The compiled deallocation of the per-message objects (smpy/kernel/_accel.c, fast_dealloc;
-docs/performance.md, "The ring below SMPI's CPU"): the same steps in the same order as CPython's
-subtype_dealloc, checked against twin classes that keep CPython's: the slots released in the
-same order (their finalizers' log), weak references cleared and their callbacks called, a
-subclass made later (its instance dict, if it has one, released before the bases' slots: the
-one difference), cycles, the classes' reference counts, and the classes it must refuse."""
+docs/performance.md, "Ring messages: in-place counters, the running actor, the release of the
+per-message objects"): the same steps in the same order as CPython's subtype_dealloc, checked
+against twin classes that keep CPython's: the slots released in the same order (their
+finalizers' log), weak references cleared and their callbacks called, a subclass made later
+(its instance dict, if it has one, released before the bases' slots: the one difference),
+cycles, the classes' reference counts, and the classes it must refuse."""
 
 from __future__ import annotations
 
