@@ -134,12 +134,18 @@ class HostEnergy:
         return self.records[host.index]
 
     def _load_change(self, host: Host, busy: float) -> None:
-        r = self._rec(host)
-        r.integrate(self.engine.now)
+        # twice per compute burst (its start and its end): _rec and r.integrate inlined, the
+        # listeners called only when there are some (the same operations otherwise)
+        r = self.records[host.index]
+        now = self.engine.now
+        if now > r.last:
+            r.energy += r.power() * (now - r.last)
+            r.last = now
         r.busy = busy
         if busy > 0:
             r.used = True
-        self._notify(r)
+        if self.power_listeners:
+            self._notify(r)
 
     def _host_change(self, host: Host) -> None:
         # called before the change: close the interval, then read the new state lazily
