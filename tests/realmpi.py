@@ -86,6 +86,16 @@ def real_env() -> dict[str, str]:
     return env
 
 
+def app_env(with_smpy: bool) -> dict[str, str]:
+    """The environment of a program run under smpy (this checkout first on ``PYTHONPATH``) or,
+    ``with_smpy`` false, under the real MPI (:func:`real_env`)."""
+    if not with_smpy:
+        return real_env()
+    env = reference_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+    return env
+
+
 _singleton_checked = False
 
 

@@ -44,7 +44,7 @@ from typing import Any
 from smpy.kernel.activity import FAILED, Activity, Sleep, Trigger
 from smpy.kernel.actors import block_on, block_on_any, current_actor
 from smpy.kernel.oswait import POLLIN, POLLOUT, CheckWait, FdWait, real_poll
-from smpy.support.afterimport import AfterImport, when_imported
+from smpy.support.afterimport import Patches, when_imported
 
 _real_select = select.select
 #: os.read/os.write as found at install (other shims' file timing, smpy.shim.fileio, stays)
@@ -387,17 +387,8 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_plain_child)
 
 
-class Cooperative:
+class Cooperative(Patches):
     """Installs and removes the patches (see the module docstring)."""
-
-    def __init__(self) -> None:
-        self._saved: list[tuple[Any, str, Any]] = []
-        self._hooks: list[AfterImport] = []
-
-    def _patch(self, obj: Any, name: str, value: Any) -> None:
-        self._saved.append((obj, name, obj.__dict__[name] if isinstance(obj, type) and name in obj.__dict__
-                            else getattr(obj, name)))
-        setattr(obj, name, value)
 
     def install(self) -> None:
         self._patch(select, "select", _select)
@@ -446,9 +437,4 @@ class Cooperative:
         self._patch(mps.SemLock, "__enter__", __enter__)
 
     def uninstall(self) -> None:
-        for hook in self._hooks:
-            hook.remove()
-        self._hooks = []
-        while self._saved:
-            obj, name, value = self._saved.pop()
-            setattr(obj, name, value)
+        self._undo()

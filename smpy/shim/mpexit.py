@@ -41,7 +41,7 @@ import traceback
 from typing import Any
 
 from smpy.shim import isolation
-from smpy.support.afterimport import AfterImport, when_imported
+from smpy.support.afterimport import Patches, when_imported
 
 _OWNER = "_smpy_owner"
 #: tokens of the ranks' multiprocessing state (never reused in a process: a finalizer left
@@ -60,12 +60,11 @@ class _RankState:
         self.registered = False
 
 
-class ProcessExit:
+class ProcessExit(Patches):
     """Installs and removes the patches (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._saved: list[tuple[Any, str, Any]] = []
-        self._hooks: list[AfterImport] = []
+        super().__init__()
         #: id(RankContext) -> the rank's state (contexts live as long as the run)
         self._ranks: dict[int, _RankState] = {}
         self._util: Any = None
@@ -143,10 +142,6 @@ class ProcessExit:
         return None
 
     # -- installation ------------------------------------------------------------------------
-    def _patch(self, obj: Any, name: str, value: Any) -> None:
-        self._saved.append((obj, name, obj.__dict__[name]))
-        setattr(obj, name, value)
-
     def _patch_util(self, util: Any) -> None:
         self._util = util
         self._real.update(run=util._run_finalizers, exiting=util.is_exiting, exit=util._exit_function)
@@ -201,10 +196,5 @@ class ProcessExit:
                                    when_imported("multiprocessing.util", self._patch_util)) if h is not None]
 
     def uninstall(self) -> None:
-        for hook in self._hooks:
-            hook.remove()
-        self._hooks = []
-        while self._saved:
-            obj, name, value = self._saved.pop()
-            setattr(obj, name, value)
+        self._undo()
         self._ranks.clear()

@@ -27,39 +27,37 @@
 /* PyLong_AsLong, PyLong_AsSsize_t and PyObject_IsTrue with their commonest cases inline (an exact int of at most
  * one digit, CPython < 3.12's layout; True, False, None), the same values; anything else
  * through the functions themselves. The compiled files call them tens of times per message
- * (request states, kinds, tags, ranks, flags). */
-static inline long
-cext_as_long(PyObject *v)
+ * (request states, kinds, tags, ranks, flags). cext_small_int: an exact int of at most one
+ * digit gives its value in *out and 1, anything else 0. */
+static inline int
+cext_small_int(PyObject *v, long *out)
 {
 #if PY_VERSION_HEX < 0x030C0000
     if (PyLong_CheckExact(v)) {
         Py_ssize_t size = Py_SIZE(v);
-        if (size == 0)
-            return 0;
-        if (size == 1)
-            return (long)((PyLongObject *)v)->ob_digit[0];
-        if (size == -1)
-            return -(long)((PyLongObject *)v)->ob_digit[0];
+        if (size >= -1 && size <= 1) {
+            *out = size == 0 ? 0 : (long)size * (long)((PyLongObject *)v)->ob_digit[0];
+            return 1;
+        }
     }
 #endif
-    return PyLong_AsLong(v);
+    (void)v;
+    (void)out;
+    return 0;
+}
+
+static inline long
+cext_as_long(PyObject *v)
+{
+    long small;
+    return cext_small_int(v, &small) ? small : PyLong_AsLong(v);
 }
 
 static inline Py_ssize_t
 cext_as_ssize_t(PyObject *v)
 {
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyLong_CheckExact(v)) {
-        Py_ssize_t size = Py_SIZE(v);
-        if (size == 0)
-            return 0;
-        if (size == 1)
-            return (Py_ssize_t)((PyLongObject *)v)->ob_digit[0];
-        if (size == -1)
-            return -(Py_ssize_t)((PyLongObject *)v)->ob_digit[0];
-    }
-#endif
-    return PyLong_AsSsize_t(v);
+    long small;
+    return cext_small_int(v, &small) ? (Py_ssize_t)small : PyLong_AsSsize_t(v);
 }
 
 static inline int

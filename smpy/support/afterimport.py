@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["AfterImport", "when_imported"]
+__all__ = ["AfterImport", "Patches", "when_imported"]
 
 
 class AfterImport:
@@ -60,3 +60,27 @@ def when_imported(name: str, then: Callable[[Any], None]) -> AfterImport | None:
     hook = AfterImport(name, then)
     sys.meta_path.insert(0, hook)
     return hook
+
+
+class Patches:
+    """Attributes a shim replaces for a run, and its post-import hooks, both undone by
+    ``_undo`` (the attributes in reverse order, so that one patched twice gets its first
+    value back)."""
+
+    def __init__(self) -> None:
+        self._saved: list[tuple[Any, str, Any]] = []
+        self._hooks: list[AfterImport] = []
+
+    def _patch(self, obj: Any, name: str, value: Any) -> None:
+        # a class's own entry as stored (a staticmethod stays one), else the attribute
+        own = obj.__dict__ if isinstance(obj, type) and name in obj.__dict__ else None
+        self._saved.append((obj, name, own[name] if own is not None else getattr(obj, name)))
+        setattr(obj, name, value)
+
+    def _undo(self) -> None:
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks = []
+        while self._saved:
+            obj, name, value = self._saved.pop()
+            setattr(obj, name, value)

@@ -27,22 +27,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from realmpi import MPIEXEC, run_reference
+from realmpi import MPIEXEC, app_env, run_reference
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
 
-def _env(with_smpy: bool) -> dict[str, str]:
-    env = dict(os.environ)
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    env["OMP_NUM_THREADS"] = "1"
-    if with_smpy:
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    else:
-        env.pop("PYTHONPATH", None)
-    return env
+_env = app_env
 
 
 def _have(*modules: str) -> bool:
