@@ -370,7 +370,10 @@ def test_predict_ctrl_c_writes_what_finished(tmp_path: Path) -> None:
     out = tmp_path / "part"
     cmd = [sys.executable, "-m", "smpy", "predict", "-np", "1", "--reps", "20", "--time-regex",
            r"# elapsed ([0-9.]+)", "-o", str(out), str(prog)]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C's default disposition in the child, as from a terminal: a test run started in the
+    # background by a non-interactive shell (`... &`) inherits SIGINT ignored
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stderr is not None
     for line in proc.stderr:  # wait for the first finished run, then interrupt the sweep
         if line.startswith("[1/20]"):
