@@ -57,11 +57,17 @@ def test_switch_trims_the_other_ranks_and_map_rank_restores_a_ranks_pages() -> N
 def test_mark_reads_statm_only_after_a_fault_an_unmap_or_a_trim() -> None:
     f = Folder("global", 1 << 20, 1 << 20)
     a = f.array(4 << 20, np.uint8, ("t", 1), None, owner=0)
-    f0, p0 = f.mark()
-    reads = f.statm_reads
-    for _ in range(10):
-        assert f.mark() == (f0, p0)     # no fault since: the same pages, no read
-    assert f.statm_reads == reads and f.statm_saved >= 10
+    # no fault since a mark: the same pages, and no statm read. The interpreter may take a
+    # stray minor fault of its own between two marks (an allocation touching a fresh page):
+    # then the count moved and the mark read statm, as it must; try again, a few times
+    for _attempt in range(5):
+        f0, p0 = f.mark()
+        reads, saved = f.statm_reads, f.statm_saved
+        marks = [f.mark() for _ in range(10)]
+        if all(m[0] == f0 for m in marks):
+            break
+    assert marks == [(f0, p0)] * 10
+    assert f.statm_reads == reads and f.statm_saved >= saved + 10
     a[::PAGE] = 1                        # faults: the next mark reads
     f1, p1 = f.mark()
     assert f1 > f0 and p1 >= p0 + (4 << 20) // PAGE - 64
