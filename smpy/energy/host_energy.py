@@ -134,13 +134,10 @@ class HostEnergy:
         return self.records[host.index]
 
     def _load_change(self, host: Host, busy: float) -> None:
-        # twice per compute burst (its start and its end): _rec and r.integrate inlined, the
-        # listeners called only when there are some (the same operations otherwise)
+        # twice per compute burst (its start and its end): the listeners called only when
+        # there are some
         r = self.records[host.index]
-        now = self.engine.now
-        if now > r.last:
-            r.energy += r.power() * (now - r.last)
-            r.last = now
+        r.integrate(self.engine.now)
         r.busy = busy
         if busy > 0:
             r.used = True
