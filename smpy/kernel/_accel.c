@@ -51,12 +51,12 @@ static PyObject *s_schedule;
 
 static Py_ssize_t ev_time, ev_fn, ev_args, ev_cancelled;
 static Py_ssize_t ac_engine, ac_state, ac_waiters, ac_callbacks, ac_exception, ac_finish_time;
-static Py_ssize_t at_context, at_glet, at_waiting_for, at_wait_label, at_killed, at_engine, at_data;
+static Py_ssize_t at_context, at_glet, at_waiting_for, at_wait_label, at_killed, at_engine, at_data, at_started;
 
 static PyObject *s_now, *s_seq, *s_heap, *s_ready, *s_models, *s_stopping, *s_dirty, *s_update,
     *s_os_poller, *s_waits, *s_poll, *s_idle, *s_daemon_heap, *s_run_daemons, *s_advance,
     *s_on_time_advance, *s_slots, *s_rounds, *s_events_processed, *s_deadlock_check, *s_resume,
-    *s_switch_in, *s_switch_out, *s_switch, *s_parent, *s_popleft, *s_append, *s_current,
+    *s_switch_in, *s_switch_out, *s_switch, *s_started, *s_parent, *s_popleft, *s_append, *s_current,
     *s_describe, *s_time, *s_fn, *s_args, *s_cancelled, *s_engine, *s_state, *s_waiters,
     *s_callbacks, *s_exception, *s_finish_time, *s_context, *s_glet, *s_waiting_for,
     *s_wait_label, *s_killed, *s_data;
@@ -698,11 +698,18 @@ actor_resume(PyObject *self, PyObject *unused)
         Py_DECREF(ctx);
         return NULL;
     }
-    /* try: self.glet.switch() */
+    /* try: self.glet.switch() if self.started else self.glet.switch(self) (the first switch
+       gives the greenlet's run, the class's _main, its actor) */
     PyObject *r = NULL;
     PyObject *glet = slot_get(self, at_glet, s_glet);
     if (glet != NULL) {
-        r = call_method0(glet, s_switch);
+        PyObject *started = slot_get(self, at_started, s_started);
+        int st = started == NULL ? -1 : PyObject_IsTrue(started);
+        Py_XDECREF(started);
+        if (st > 0)
+            r = green_switch0(glet, s_switch);
+        else if (st == 0)
+            r = green_switch1(glet, s_switch, self);
         Py_DECREF(glet);
     }
     /* finally: _current = None; if ctx is not None: ctx.switch_out() */
@@ -742,111 +749,147 @@ raise_killed(void)
     return NULL;
 }
 
-static PyObject *
-block_on(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* block_on in four parts, so that the C frame that stays on the blocked actor's stack (which
+ * greenlet copies out and back at each switch of the actor) is the small block_on's only:
+ * the argument parsing, the steps before the switch and those after it are out of line. */
+
+/* activity and label from block_on's arguments (borrowed); -1 with a TypeError */
+CEXT_OUTLINE int
+block_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **activity, PyObject **label)
 {
-    PyObject *activity = NULL, *label = Py_None;
+    *activity = NULL;
+    *label = Py_None;
     Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
     if (nargs > 2 || nargs + nkw < 1 || nargs + nkw > 2)
         goto badargs;
     if (nargs >= 1)
-        activity = args[0];
+        *activity = args[0];
     if (nargs == 2)
-        label = args[1];
+        *label = args[1];
     for (Py_ssize_t i = 0; i < nkw; i++) {
         PyObject *k = PyTuple_GET_ITEM(kwnames, i);
         if (PyUnicode_CompareWithASCIIString(k, "label") == 0 && nargs < 2)
-            label = args[nargs + i];
+            *label = args[nargs + i];
         else if (PyUnicode_CompareWithASCIIString(k, "activity") == 0 && nargs < 1)
-            activity = args[nargs + i];
+            *activity = args[nargs + i];
         else
             goto badargs;
     }
-    if (activity == NULL)
+    if (*activity == NULL)
         goto badargs;
-    int is_act = PyObject_TypeCheck(activity, ActivityType);
+    return 0;
+badargs:
+    PyErr_SetString(PyExc_TypeError, "block_on(activity, label=None)");
+    return -1;
+}
+
+/* activity.state == RUNNING: 1, 0, or -1 */
+static inline int
+activity_running(PyObject *activity, int is_act)
+{
     PyObject *state = is_act ? slot_get(activity, ac_state, s_state) : cached_get(activity, &c_activity_state, s_state);
     if (state == NULL)
-        return NULL;
+        return -1;
     int running = int_eq(state, 0);
     Py_DECREF(state);
-    if (running < 0)
+    return running;
+}
+
+/* the running actor (new reference) waiting for the activity, and *parent (new reference) the
+ * greenlet to switch to: actor = _current (raise if None or killed); actor.waiting_for =
+ * activity; actor.wait_label = label; activity.waiters.append(actor); actor.glet.parent.
+ * NULL with an error set */
+CEXT_OUTLINE PyObject *
+block_enter(PyObject *activity, PyObject *label, int is_act, PyObject **parent)
+{
+    PyObject *actor = PyDict_GetItemWithError(actors_dict, s_current);
+    if (actor == NULL && !PyErr_Occurred())
+        PyErr_SetObject(PyExc_NameError, s_current);
+    if (actor == NULL)
         return NULL;
-    if (running) {
-        PyObject *actor = PyDict_GetItemWithError(actors_dict, s_current);
-        if (actor == NULL && !PyErr_Occurred())
-            PyErr_SetObject(PyExc_NameError, s_current);
-        if (actor == NULL)
-            return NULL;
-        if (actor == Py_None) {
-            PyErr_SetString(SmpyInternalError, "block_on called outside of an actor");
-            return NULL;
-        }
-        Py_INCREF(actor);
-        PyObject *killed = get(actor, ActorType, at_killed, s_killed);
-        int k = killed == NULL ? -1 : PyObject_IsTrue(killed);
-        Py_XDECREF(killed);
-        if (k != 0) {
-            Py_DECREF(actor);
-            return k < 0 ? NULL : raise_killed();
-        }
-        if (set(actor, ActorType, at_waiting_for, s_waiting_for, activity) < 0 ||
-            set(actor, ActorType, at_wait_label, s_wait_label, label) < 0)
-            goto fail;
-        PyObject *waiters = is_act ? slot_get(activity, ac_waiters, s_waiters) : cached_get(activity, &c_activity_waiters, s_waiters);
-        if (waiters == NULL)
-            goto fail;
-        PyObject *r = call_method1(waiters, s_append, actor);
-        Py_DECREF(waiters);
-        if (r == NULL)
-            goto fail;
-        Py_DECREF(r);
-        /* actor.glet.parent.switch() */
-        PyObject *glet = get(actor, ActorType, at_glet, s_glet);
-        if (glet == NULL)
-            goto fail;
-        PyObject *parent = cached_get(glet, &c_glet_parent, s_parent);
-        Py_DECREF(glet);
-        if (parent == NULL)
-            goto fail;
-        r = call_method0(parent, s_switch);
-        Py_DECREF(parent);
-        if (r == NULL)
-            goto fail;
-        Py_DECREF(r);
-        /* if actor.engine.stopping and actor.waiting_for is not None: raise ActorKilled() */
-        PyObject *engine = get(actor, ActorType, at_engine, s_engine);
-        if (engine == NULL)
-            goto fail;
-        PyObject *stopping = cached_get(engine, &c_engine_stopping, s_stopping);
-        Py_DECREF(engine);
-        if (stopping == NULL)
-            goto fail;
-        int st = PyObject_IsTrue(stopping);
-        Py_DECREF(stopping);
-        if (st < 0)
-            goto fail;
-        if (st) {
-            PyObject *w = get(actor, ActorType, at_waiting_for, s_waiting_for);
-            if (w == NULL)
-                goto fail;
-            int waiting = w != Py_None;
-            Py_DECREF(w);
-            if (waiting) {
-                Py_DECREF(actor);
-                return raise_killed();
-            }
-        }
-        if (set(actor, ActorType, at_wait_label, s_wait_label, Py_None) < 0)
-            goto fail;
-        Py_DECREF(actor);
-        goto check;
-    fail:
-        Py_DECREF(actor);
+    if (actor == Py_None) {
+        PyErr_SetString(SmpyInternalError, "block_on called outside of an actor");
         return NULL;
     }
-check:
-    state = is_act ? slot_get(activity, ac_state, s_state) : cached_get(activity, &c_activity_state, s_state);
+    Py_INCREF(actor);
+    PyObject *killed = get(actor, ActorType, at_killed, s_killed);
+    int k = killed == NULL ? -1 : PyObject_IsTrue(killed);
+    Py_XDECREF(killed);
+    if (k != 0) {
+        Py_DECREF(actor);
+        return k < 0 ? NULL : raise_killed();
+    }
+    if (set(actor, ActorType, at_waiting_for, s_waiting_for, activity) < 0 ||
+        set(actor, ActorType, at_wait_label, s_wait_label, label) < 0)
+        goto fail;
+    PyObject *waiters = is_act ? slot_get(activity, ac_waiters, s_waiters) : cached_get(activity, &c_activity_waiters, s_waiters);
+    if (waiters == NULL)
+        goto fail;
+    PyObject *r = call_method1(waiters, s_append, actor);
+    Py_DECREF(waiters);
+    if (r == NULL)
+        goto fail;
+    Py_DECREF(r);
+    /* actor.glet.parent */
+    PyObject *glet = get(actor, ActorType, at_glet, s_glet);
+    if (glet == NULL)
+        goto fail;
+    *parent = cached_get(glet, &c_glet_parent, s_parent);
+    Py_DECREF(glet);
+    if (*parent == NULL)
+        goto fail;
+    return actor;
+fail:
+    Py_DECREF(actor);
+    return NULL;
+}
+
+/* after the switch back (r its result, or NULL): if actor.engine.stopping and
+ * actor.waiting_for is not None: raise ActorKilled(); actor.wait_label = None. Releases r and
+ * the actor; 0, or -1 with an error set */
+CEXT_OUTLINE int
+block_leave(PyObject *actor, PyObject *r)
+{
+    if (r == NULL)
+        goto fail;
+    Py_DECREF(r);
+    PyObject *engine = get(actor, ActorType, at_engine, s_engine);
+    if (engine == NULL)
+        goto fail;
+    PyObject *stopping = cached_get(engine, &c_engine_stopping, s_stopping);
+    Py_DECREF(engine);
+    if (stopping == NULL)
+        goto fail;
+    int st = PyObject_IsTrue(stopping);
+    Py_DECREF(stopping);
+    if (st < 0)
+        goto fail;
+    if (st) {
+        PyObject *w = get(actor, ActorType, at_waiting_for, s_waiting_for);
+        if (w == NULL)
+            goto fail;
+        int waiting = w != Py_None;
+        Py_DECREF(w);
+        if (waiting) {
+            Py_DECREF(actor);
+            raise_killed();
+            return -1;
+        }
+    }
+    if (set(actor, ActorType, at_wait_label, s_wait_label, Py_None) < 0)
+        goto fail;
+    Py_DECREF(actor);
+    return 0;
+fail:
+    Py_DECREF(actor);
+    return -1;
+}
+
+/* the end: raise the activity's exception if it failed; the activity (new reference) */
+CEXT_OUTLINE PyObject *
+block_result(PyObject *activity, int is_act)
+{
+    PyObject *state = is_act ? slot_get(activity, ac_state, s_state) : cached_get(activity, &c_activity_state, s_state);
     if (state == NULL)
         return NULL;
     int failed = int_eq(state, 2);  /* FAILED */
@@ -877,9 +920,30 @@ check:
         return NULL;
     }
     return Py_NewRef(activity);
-badargs:
-    PyErr_SetString(PyExc_TypeError, "block_on(activity, label=None)");
-    return NULL;
+}
+
+static PyObject *
+block_on(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *activity, *label;
+    if (block_args(args, nargs, kwnames, &activity, &label) < 0)
+        return NULL;
+    int is_act = PyObject_TypeCheck(activity, ActivityType);
+    int running = activity_running(activity, is_act);
+    if (running < 0)
+        return NULL;
+    if (running) {
+        PyObject *parent;
+        PyObject *actor = block_enter(activity, label, is_act, &parent);
+        if (actor == NULL)
+            return NULL;
+        /* actor.glet.parent.switch() */
+        PyObject *r = green_switch0(parent, s_switch);
+        Py_DECREF(parent);
+        if (block_leave(actor, r) < 0)
+            return NULL;
+    }
+    return block_result(activity, is_act);
 }
 
 /* -- the deallocation of the per-message objects ----------------------------------------
@@ -1513,6 +1577,7 @@ setup(PyObject *module, PyObject *args)
     OFF(ac_exception, ActivityType, "exception");
     OFF(ac_finish_time, ActivityType, "finish_time");
     OFF(at_context, ActorType, "context");
+    OFF(at_started, ActorType, "started");
     OFF(at_glet, ActorType, "glet");
     OFF(at_waiting_for, ActorType, "waiting_for");
     OFF(at_wait_label, ActorType, "wait_label");
@@ -1521,6 +1586,8 @@ setup(PyObject *module, PyObject *args)
     OFF(at_data, ActorType, "data");
 #undef OFF
     install_event_pool();
+    if (green_api_load() < 0)
+        return NULL;
     /* the compiled methods, as descriptors of the kernel's classes */
     PyObject *engine_cls = NULL;
     PyObject *run = NULL, *schedule = NULL, *finish = NULL, *resume = NULL;
@@ -1595,6 +1662,12 @@ heap_pop_py(PyObject *module, PyObject *heap)
     return heap_pop(heap);
 }
 
+static PyObject *
+green_api(PyObject *module, PyObject *unused)
+{
+    return PyBool_FromLong(green_switch_c != NULL);
+}
+
 static PyMethodDef methods[] = {
     {"heap_push", (PyCFunction)(void (*)(void))heap_push_py, METH_FASTCALL,
      "heap_push(heap, item): heapq.heappush as the compiled engine makes it"},
@@ -1605,6 +1678,8 @@ static PyMethodDef methods[] = {
      "compiled _set_rate descriptor (after setup())"},
     {"fast_dealloc", fast_dealloc, METH_O, "fast_dealloc(cls) -> whether cls's instances are released by the "
      "compiled deallocation (a class with __slots__ only, no finalizer, every base such a class)"},
+    {"green_api", green_api, METH_NOARGS, "green_api() -> whether greenlet's C API switches the actors "
+     "(after setup())"},
     {"block_on", (PyCFunction)(void (*)(void))block_on, METH_FASTCALL | METH_KEYWORDS,
      "block_on(activity, label=None): smpy.kernel.actors.block_on, compiled"},
     {NULL, NULL, 0, NULL},
@@ -1633,6 +1708,7 @@ PyInit__accel(void)
     INTERN(s_callbacks, "callbacks"); INTERN(s_exception, "exception"); INTERN(s_finish_time, "finish_time");
     INTERN(s_context, "context"); INTERN(s_glet, "glet"); INTERN(s_waiting_for, "waiting_for");
     INTERN(s_wait_label, "wait_label"); INTERN(s_killed, "killed"); INTERN(s_data, "data");
+    INTERN(s_started, "started");
     if ((f_zero = PyFloat_FromDouble(0.0)) == NULL || (i_one = PyLong_FromLong(1)) == NULL ||
         (i_zero = PyLong_FromLong(0)) == NULL || (i_done = PyLong_FromLong(1)) == NULL ||
         (i_failed = PyLong_FromLong(2)) == NULL || (empty_tuple = PyTuple_New(0)) == NULL)

@@ -96,7 +96,12 @@ class Actor:
         # parent = the maestro, also when a running actor starts another one
         running = _current
         parent = running.glet.parent if running is not None else greenlet.getcurrent()
-        self.glet = greenlet.greenlet(self._main, parent=parent)
+        # the greenlet runs the class's _main, given the actor by the first switch (_resume):
+        # with the bound method self._main as its run, CPython's method call would add a C
+        # frame (method_vectorcall, 144 bytes) under the rank's stack, which greenlet copies
+        # out and back at every switch of the rank (docs/performance.md, "The ring's last C
+        # frames")
+        self.glet = greenlet.greenlet(type(self)._main, parent=parent)
         self.engine.add_actor(self)
         return self
 
@@ -131,7 +136,10 @@ class Actor:
             ctx.switch_in()
         _current = self
         try:
-            self.glet.switch()
+            if self.started:
+                self.glet.switch()
+            else:  # the first switch: run(self), that is type(self)._main(self)
+                self.glet.switch(self)
         finally:
             _current = None
             if ctx is not None:

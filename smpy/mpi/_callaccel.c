@@ -314,29 +314,146 @@ out:
     return r;
 }
 
-static PyObject *
-mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+/* The wrapper in three parts, so that the C frame that stays on a rank's stack while the
+ * method blocks (greenlet copies it out and back at each switch of the rank) is the small
+ * mpicall_vectorcall's only: mpicall_enter (everything before the method's call) and
+ * mpicall_leave (everything after it) have returned or not yet started then. */
+typedef struct {
+    PyObject *proc, *world, *depth, *timing;  /* new references (world, depth, timing may be NULL) */
+    int outer, measured;
+} call_state;
+
+static void
+call_state_release(call_state *st)
+{
+    Py_XDECREF(st->timing);
+    Py_XDECREF(st->world);
+    Py_XDECREF(st->depth);
+    Py_DECREF(st->proc);
+}
+
+/* after the method's call (r its result, or NULL): the error hook, then the finally block
+ * (proc.depth = depth; the restart of the compute burst's timing); r, or NULL */
+CEXT_OUTLINE PyObject *
+mpicall_leave(call_state *st, PyObject *r, int coerce, PyObject *coerced, PyObject *const *hook_args,
+              Py_ssize_t hook_n)
+{
+    if (r == NULL && coerce >= 0 && st->outer && PyErr_ExceptionMatches(MPIException)) {
+        int handled = error_hooked(hook_args, hook_n);
+        if (handled > 0)
+            r = Py_NewRef(Py_None);
+    }
+    Py_XDECREF(coerced);
+    /* finally: proc.depth = depth (an exception of it replaces the pending one) */
+    PyObject *proc = st->proc, *timing = st->timing;
+    PyObject *et, *ev, *etb;
+    PyErr_Fetch(&et, &ev, &etb);
+    int bad = pset(proc, pr_depth, s_depth, st->depth) < 0;
+    if (!bad && st->measured && st->outer) {
+        /* if timing.count_faults: timing.mark_faults(proc) (which restarts the timer)
+           else: proc.bench.start = _thread_time(): the next burst */
+        int faults = attr_true(timing, s_count_faults);
+        if (faults > 0) {
+            PyObject *m = call_method1(timing, s_mark_faults, proc);
+            bad = m == NULL;
+            Py_XDECREF(m);
+        } else if (faults == 0) {
+            PyObject *tt = PyDict_GetItemWithError(call_dict, s_thread_time);
+            PyObject *now = tt == NULL ? NULL : PyObject_CallNoArgs(tt);
+            PyObject *bench = now == NULL ? NULL : pget(proc, pr_bench, s_bench);
+            bad = bench == NULL || PyObject_SetAttr(bench, s_start, now) < 0;
+            if (bad && !PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "smpy.mpi._call has no _thread_time");
+            Py_XDECREF(bench);
+            Py_XDECREF(now);
+        } else {
+            bad = 1;
+        }
+    }
+    if (bad) {
+        Py_CLEAR(r);
+        if (et != NULL)
+            _PyErr_ChainExceptions(et, ev, etb);
+    } else {
+        PyErr_Restore(et, ev, etb);
+    }
+    call_state_release(st);
+    return r;
+}
+
+/* the path that converts non-int integer arguments (coerce 1), or that failed to tell
+ * (coerce -1): args = coerce_ints(ints, args, kwargs); fn(*args, **kwargs); then as
+ * mpicall_leave */
+CEXT_OUTLINE PyObject *
+mpicall_coerced(MpiCall *self, call_state *st, int coerce, PyObject *const *args, Py_ssize_t nargs,
+                PyObject *kwnames)
+{
+    PyObject *const *hook_args = args;
+    Py_ssize_t hook_n = nargs;
+    PyObject *coerced = NULL, *r = NULL;
+    if (coerce > 0) {
+        PyObject *tup = PyTuple_New(nargs);
+        PyObject *kw = tup == NULL ? NULL : PyDict_New();
+        if (kw != NULL) {
+            for (Py_ssize_t i = 0; i < nargs; i++) {
+                Py_INCREF(args[i]);
+                PyTuple_SET_ITEM(tup, i, args[i]);
+            }
+            Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+            int bad = 0;
+            for (Py_ssize_t i = 0; i < nkw && !bad; i++)
+                bad = PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0;
+            if (!bad) {
+                PyObject *cargs[3] = {self->ints, tup, kw};
+                coerced = PyObject_Vectorcall(coerce_fn, cargs, 3, NULL);
+                if (coerced != NULL && !PyTuple_Check(coerced)) {
+                    PyErr_SetString(PyExc_TypeError, "coerce_ints must return a tuple");
+                    Py_CLEAR(coerced);
+                }
+                if (coerced != NULL) {
+                    r = PyObject_Call(self->fn, coerced, kw);
+                    hook_args = &PyTuple_GET_ITEM(coerced, 0);
+                    hook_n = PyTuple_GET_SIZE(coerced);
+                }
+            }
+        }
+        Py_XDECREF(kw);
+        Py_XDECREF(tup);
+    }
+    return mpicall_leave(st, r, coerce, coerced, hook_args, hook_n);
+}
+
+/* everything before the method's call: 1 the fast path, proc.depth set to depth + 1 (the
+ * caller calls the method, then mpicall_leave); 0 the call is done, *res its result (or NULL
+ * with an error set), st released */
+CEXT_OUTLINE int
+mpicall_enter(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames, call_state *st,
+              PyObject **res)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *proc = NULL, *world = NULL, *depth = NULL, *r = NULL, *timing = NULL;
-    int measured = 0;
+    int measured = 0, outer = 0;
     PyObject *actor = dict_memo_get(&current_memo, actors_dict, s_current);
-    if (actor == NULL && PyErr_Occurred())
-        return NULL;
+    if (actor == NULL && PyErr_Occurred()) {
+        *res = NULL;
+        return 0;
+    }
     if (actor != NULL && actor != Py_None)
         proc = actor_data(actor);
     if (proc == NULL || Py_TYPE(proc) != (PyTypeObject *)ProcessType) {
         PyErr_Clear();
         Py_XDECREF(proc);
         proc = PyObject_CallNoArgs(current_fn);
-        if (proc == NULL)
-            return NULL;
+        if (proc == NULL) {
+            *res = NULL;
+            return 0;
+        }
     }
     depth = pget(proc, pr_depth, s_depth);
     world = depth == NULL ? NULL : pget(proc, pr_world, s_world);
     if (world == NULL)
         goto out;
-    int outer = int_eq(depth, 0);
+    outer = int_eq(depth, 0);
     if (outer < 0)
         goto out;
     if (outer) {
@@ -408,90 +525,35 @@ mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject
     Py_DECREF(d1);
     if (rc < 0)
         goto out;
+    st->proc = proc;
+    st->world = world;
+    st->depth = depth;
+    st->timing = timing;
+    st->outer = outer;
+    st->measured = measured;
     int coerce = PyTuple_GET_SIZE(self->ints) ? ints_need_coercion(self->ints, args, nargs, kwnames) : 0;
-    PyObject *const *hook_args = args;
-    Py_ssize_t hook_n = nargs;
-    PyObject *coerced = NULL;
-    if (coerce < 0) {
-        r = NULL;
-    } else if (coerce) {
-        /* the Python wrapper's path: args = coerce_ints(ints, args, kwargs); fn(*args, **kwargs) */
-        PyObject *tup = PyTuple_New(nargs);
-        PyObject *kw = tup == NULL ? NULL : PyDict_New();
-        if (kw != NULL) {
-            for (Py_ssize_t i = 0; i < nargs; i++) {
-                Py_INCREF(args[i]);
-                PyTuple_SET_ITEM(tup, i, args[i]);
-            }
-            Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-            int bad = 0;
-            for (Py_ssize_t i = 0; i < nkw && !bad; i++)
-                bad = PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0;
-            if (!bad) {
-                PyObject *cargs[3] = {self->ints, tup, kw};
-                coerced = PyObject_Vectorcall(coerce_fn, cargs, 3, NULL);
-                if (coerced != NULL && !PyTuple_Check(coerced)) {
-                    PyErr_SetString(PyExc_TypeError, "coerce_ints must return a tuple");
-                    Py_CLEAR(coerced);
-                }
-                if (coerced != NULL) {
-                    r = PyObject_Call(self->fn, coerced, kw);
-                    hook_args = &PyTuple_GET_ITEM(coerced, 0);
-                    hook_n = PyTuple_GET_SIZE(coerced);
-                }
-            }
-        }
-        Py_XDECREF(kw);
-        Py_XDECREF(tup);
-    } else {
-        r = PyObject_Vectorcall(self->body != NULL ? self->body : self->fn, args, nargsf, kwnames);
-    }
-    if (r == NULL && coerce >= 0 && outer && PyErr_ExceptionMatches(MPIException)) {
-        int handled = error_hooked(hook_args, hook_n);
-        if (handled > 0)
-            r = Py_NewRef(Py_None);
-    }
-    Py_XDECREF(coerced);
-    /* finally: proc.depth = depth (an exception of it replaces the pending one) */
-    {
-        PyObject *et, *ev, *etb;
-        PyErr_Fetch(&et, &ev, &etb);
-        int bad = pset(proc, pr_depth, s_depth, depth) < 0;
-        if (!bad && measured && outer) {
-            /* if timing.count_faults: timing.mark_faults(proc) (which restarts the timer)
-               else: proc.bench.start = _thread_time(): the next burst */
-            int faults = attr_true(timing, s_count_faults);
-            if (faults > 0) {
-                PyObject *m = call_method1(timing, s_mark_faults, proc);
-                bad = m == NULL;
-                Py_XDECREF(m);
-            } else if (faults == 0) {
-                PyObject *tt = PyDict_GetItemWithError(call_dict, s_thread_time);
-                PyObject *now = tt == NULL ? NULL : PyObject_CallNoArgs(tt);
-                PyObject *bench = now == NULL ? NULL : pget(proc, pr_bench, s_bench);
-                bad = bench == NULL || PyObject_SetAttr(bench, s_start, now) < 0;
-                if (bad && !PyErr_Occurred())
-                    PyErr_SetString(PyExc_RuntimeError, "smpy.mpi._call has no _thread_time");
-                Py_XDECREF(bench);
-                Py_XDECREF(now);
-            } else {
-                bad = 1;
-            }
-        }
-        if (bad) {
-            Py_CLEAR(r);
-            if (et != NULL)
-                _PyErr_ChainExceptions(et, ev, etb);
-        } else {
-            PyErr_Restore(et, ev, etb);
-        }
-    }
+    if (coerce == 0)
+        return 1;
+    *res = mpicall_coerced(self, st, coerce, args, nargs, kwnames);
+    return 0;
 out:
     Py_XDECREF(timing);
     Py_XDECREF(world);
     Py_XDECREF(depth);
     Py_DECREF(proc);
-    return r;
+    *res = r;
+    return 0;
+}
+
+static PyObject *
+mpicall_vectorcall(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    call_state st;
+    PyObject *r;
+    if (!mpicall_enter(self, args, nargsf, kwnames, &st, &r))
+        return r;
+    r = call_direct(self->body != NULL ? self->body : self->fn, args, nargsf, kwnames);
+    return mpicall_leave(&st, r, 0, NULL, args, PyVectorcall_NARGS(nargsf));
 }
 
 static void
@@ -1196,7 +1258,7 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         goto out;
     {
         PyObject *iargs[11] = {pr, impl, p2p_const, payload, nbytes, dest, tag, call, sync, Py_True};
-        req = PyObject_Vectorcall(fn, iargs, 9, s_blocking_kw);
+        req = call_direct(fn, iargs, 9, s_blocking_kw);
         Py_DECREF(fn);
     }
     if (req == NULL)
@@ -1206,7 +1268,7 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         goto out;
     {
         PyObject *wargs[2] = {pr, req};
-        PyObject *x = PyObject_Vectorcall(fn, wargs, 2, NULL);
+        PyObject *x = call_direct(fn, wargs, 2, NULL);
         Py_DECREF(fn);
         if (x == NULL)
             goto out;
@@ -1252,7 +1314,7 @@ facade_irecv(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *r = NULL;
     if (fn != NULL) {
         PyObject *iargs[7] = {pr, impl, p2p_const, source, tag, spec, call};
-        r = PyObject_Vectorcall(fn, iargs, 7, NULL);
+        r = call_direct(fn, iargs, 7, NULL);
         Py_DECREF(fn);
     }
     Py_XDECREF(pr);
@@ -1387,37 +1449,47 @@ comm_send_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject 
     Py_RETURN_NONE;
 }
 
-static PyObject *
-comm_recv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+/* Recv's steps before blocking: the arguments bound, p2p.wait read, the receive posted
+ * (self._irecv(buf, source, tag, "MPI_Recv")). 1 with o = {proc, request, wait} (new
+ * references) and *status (borrowed); 0 when the Python body must run (an argument it
+ * rejects); -1 error. Out of line, so that its frame is gone while the rank blocks. */
+CEXT_OUTLINE int
+recv_post(PyObject *const *args, size_t nargsf, PyObject *kwnames, PyObject **o, PyObject **status)
 {
-    /* Recv(self, buf, source=ANY_SOURCE, tag=ANY_TAG, status=None):
-     *     req = p2p.wait(_actors._current.data, self._irecv(buf, source, tag, "MPI_Recv"))
-     *     if status is not None or req.error: Request._wrap(req)._complete(status) */
     PyObject *names[5] = {NULL, s_buf, s_source, s_tag, s_status}, *a[5];
     if (!bind(args, nargsf, kwnames, names, 5, a) || a[1] == NULL)
-        return PyObject_Vectorcall(py_recv_body, args, nargsf, kwnames);
+        return 0;
     for (int i = 2; i < 5; i++)
         if (a[i] == NULL)
             a[i] = recv_defaults[i - 2];
+    *status = a[4];
     PyObject *wait = cached_get(p2p_mod, &c_p2p_wait, s_wait);
     if (wait == NULL)
-        return NULL;
+        return -1;
     PyObject *pr = running_proc();
-    PyObject *ireq = NULL, *req = NULL, *r = NULL;
+    PyObject *ireq = NULL;
     if (pr != NULL) {
         PyObject *margs[5] = {a[0], a[1], a[2], a[3], s_MPI_Recv};
         ireq = method_call(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
-    if (ireq != NULL) {
-        PyObject *wargs[2] = {pr, ireq};
-        req = PyObject_Vectorcall(wait, wargs, 2, NULL);
+    if (ireq == NULL) {
+        Py_XDECREF(pr);
+        Py_DECREF(wait);
+        return -1;
     }
-    Py_XDECREF(ireq);
-    Py_XDECREF(pr);
-    Py_DECREF(wait);
-    if (req == NULL)
-        return NULL;
-    int complete = a[4] != Py_None;
+    o[0] = pr;
+    o[1] = ireq;
+    o[2] = wait;
+    return 1;
+}
+
+/* Recv's steps after the wait: if status is not None or req.error:
+ * Request._wrap(req)._complete(status); None, or NULL */
+CEXT_OUTLINE PyObject *
+recv_done(PyObject *req, PyObject *status)
+{
+    PyObject *r = NULL;
+    int complete = status != Py_None;
     if (!complete) {
         PyObject *err = cached_get(req, &c_req_error, s_error);
         complete = err == NULL ? -1 : PyObject_IsTrue(err);
@@ -1426,7 +1498,7 @@ comm_recv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject 
     if (complete > 0) {
         PyObject *request = dict_global(comm_dict, s_Request);
         PyObject *w = request == NULL ? NULL : call_method1(request, s__wrap, req);
-        r = w == NULL ? NULL : call_method1(w, s__complete, a[4]);
+        r = w == NULL ? NULL : call_method1(w, s__complete, status);
         Py_XDECREF(w);
         Py_XDECREF(r);
         if (r == NULL)
@@ -1436,6 +1508,25 @@ comm_recv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject 
     if (complete < 0)
         return NULL;
     Py_RETURN_NONE;
+}
+
+static PyObject *
+comm_recv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* Recv(self, buf, source=ANY_SOURCE, tag=ANY_TAG, status=None):
+     *     req = p2p.wait(_actors._current.data, self._irecv(buf, source, tag, "MPI_Recv"))
+     *     if status is not None or req.error: Request._wrap(req)._complete(status) */
+    PyObject *o[3], *status;
+    int k = recv_post(args, nargsf, kwnames, o, &status);
+    if (k <= 0)
+        return k < 0 ? NULL : PyObject_Vectorcall(py_recv_body, args, nargsf, kwnames);
+    PyObject *req = call_direct(o[2], o, 2, NULL);  /* wait(proc, request) */
+    Py_DECREF(o[1]);
+    Py_DECREF(o[0]);
+    Py_DECREF(o[2]);
+    if (req == NULL)
+        return NULL;
+    return recv_done(req, status);
 }
 
 static PyMethodDef send_body_def = {"Send", (PyCFunction)(void (*)(void))comm_send_body,
@@ -1556,7 +1647,7 @@ facade_isend(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
         goto out;
     {
         PyObject *iargs[9] = {pr, impl, p2p_const, payload, nbytes, dest, tag, call, sync};
-        req = PyObject_Vectorcall(fn, iargs, 9, NULL);
+        req = call_direct(fn, iargs, 9, NULL);
         Py_DECREF(fn);
     }
     if (req != NULL)
@@ -1735,7 +1826,7 @@ wait_plain(PyObject *pr, PyObject *req, int o_recv, slot_cache *c_state)
         if (label == NULL)
             return -1;
         PyObject *bargs[2] = {req, label};
-        PyObject *x = PyObject_Vectorcall(block, bargs, 2, NULL);
+        PyObject *x = call_direct(block, bargs, 2, NULL);
         Py_DECREF(label);
         if (x == NULL)
             return -1;
@@ -1859,7 +1950,7 @@ comm_sendrecv_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObj
         goto out;
     {
         PyObject *iargs[9] = {pr, impl, p2p_const, payload, nbytes, dest, sendtag, s_MPI_Sendrecv, Py_False};
-        sreq = PyObject_Vectorcall(fn, iargs, 9, NULL);
+        sreq = call_direct(fn, iargs, 9, NULL);
         Py_DECREF(fn);
     }
     if (sreq == NULL || wait_plain(pr, sreq, o_recv, &c_sreq_state) < 0 ||

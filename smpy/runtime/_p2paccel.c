@@ -561,33 +561,13 @@ out:
 }
 
 /* -- wait -------------------------------------------------------------------------------- */
-static PyObject *
-wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* wait's steps after the blocking (out of line: its frame is not on the rank's stack while
+ * the rank blocks): finish() when it has work, req.state == FAILED or req.ti is not None or
+ * (req.kind == RECV and proc.o_recv is not None); req (new reference), or NULL */
+CEXT_OUTLINE PyObject *
+wait_done(PyObject *proc, PyObject *req)
 {
-    /* wait(proc, req, label=None): a label (a deadlock description made by a lambda): Python */
-    if (nargs != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames)))
-        return PyObject_Vectorcall(py_wait, args, nargs, kwnames);
-    PyObject *proc = args[0], *req = args[1];
     PyObject *state = cached_get(req, &c_req_state, s_state);
-    if (state == NULL)
-        return NULL;
-    int running = int_eq(state, 0);
-    Py_DECREF(state);
-    if (running < 0)
-        return NULL;
-    if (running) {
-        PyObject *fn = dict_global(p2p_dict, s_block_on);
-        if (fn == NULL)
-            return NULL;
-        PyObject *bargs[2] = {req, Py_None};
-        PyObject *x = PyObject_Vectorcall(fn, bargs, 2, NULL);
-        if (x == NULL)
-            return NULL;
-        Py_DECREF(x);
-    }
-    /* finish() when it has work: req.state == FAILED or req.ti is not None or
-       (req.kind == RECV and proc.o_recv is not None) */
-    state = cached_get(req, &c_req_state, s_state);
     if (state == NULL)
         return NULL;
     int work = int_eq(state, 2);
@@ -614,6 +594,33 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
         Py_DECREF(x);
     }
     return Py_NewRef(req);
+}
+
+static PyObject *
+wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    /* wait(proc, req, label=None): a label (a deadlock description made by a lambda): Python */
+    if (nargs != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames)))
+        return PyObject_Vectorcall(py_wait, args, nargs, kwnames);
+    PyObject *req = args[1];
+    PyObject *state = cached_get(req, &c_req_state, s_state);
+    if (state == NULL)
+        return NULL;
+    int running = int_eq(state, 0);
+    Py_DECREF(state);
+    if (running < 0)
+        return NULL;
+    if (running) {
+        PyObject *fn = dict_global(p2p_dict, s_block_on);
+        if (fn == NULL)
+            return NULL;
+        PyObject *bargs[2] = {req, Py_None};
+        PyObject *x = call_direct(fn, bargs, 2, NULL);
+        if (x == NULL)
+            return NULL;
+        Py_DECREF(x);
+    }
+    return wait_done(args[0], req);
 }
 
 /* -- delivery: _pair, _start_transfer, _arrived, _deliver ------------------------------- */

@@ -915,4 +915,96 @@ call_method1(PyObject *obj, PyObject *name, PyObject *arg)
     return method_call(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET);
 }
 
+/* -- direct calls: fewer C frames on a rank's stack ---------------------------------------
+ * A rank that blocks keeps the C stack between the program's frame and greenlet's switch
+ * while it waits; greenlet copies that part out at each switch away and back at each resume
+ * (docs/performance.md, "The C stack copied at each switch"). The calls below make the same
+ * call as PyObject_Vectorcall / the method call they replace, without the intermediate C
+ * frames (the vectorcall trampolines, the method descriptor's call). */
+
+/* f(*args, **kw) as a vector call. A C function of flags METH_FASTCALL | METH_KEYWORDS (an
+ * exact builtin function, as a module's functions and PyCFunction_New's are) is called
+ * directly, as cfunction_vectorcall_FASTCALL_KEYWORDS calls it (with its recursion check);
+ * anything else through PyObject_Vectorcall. */
+CEXT_INLINE PyObject *
+call_direct(PyObject *f, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (Py_IS_TYPE(f, &PyCFunction_Type) && PyCFunction_GET_FLAGS(f) == (METH_FASTCALL | METH_KEYWORDS)) {
+        _PyCFunctionFastWithKeywords meth = (_PyCFunctionFastWithKeywords)(void (*)(void))PyCFunction_GET_FUNCTION(f);
+        if (Py_EnterRecursiveCall(" while calling a Python object"))
+            return NULL;
+        PyObject *r = meth(PyCFunction_GET_SELF(f), args, PyVectorcall_NARGS(nargsf), kwnames);
+        Py_LeaveRecursiveCall();
+        return r;
+    }
+    return PyObject_Vectorcall(f, args, nargsf, kwnames);
+}
+
+/* g.switch() for a greenlet: through greenlet's C API (PyGreenlet_Switch, what the method
+ * calls with no arguments) when g is an exact greenlet.greenlet and green_api_load() found
+ * the API; else the method call. */
+typedef PyObject *(*green_switch_fn)(PyObject *, PyObject *, PyObject *);
+static PyTypeObject *green_type;
+static green_switch_fn green_switch_c;
+
+/* greenlet's C API (the capsule greenlet._C_API: [0] the greenlet type, [6] PyGreenlet_Switch,
+ * greenlet.h's numbering since greenlet 0.4), used when its [0] is greenlet.greenlet; 0, or
+ * -1 with an exception set */
+static inline int
+green_api_load(void)
+{
+    if (green_switch_c != NULL)
+        return 0;
+    PyObject *mod = PyImport_ImportModule("greenlet");
+    if (mod == NULL)
+        return -1;
+    PyObject *cls = PyObject_GetAttrString(mod, "greenlet");
+    Py_DECREF(mod);
+    if (cls == NULL)
+        return -1;
+    void **api = (void **)PyCapsule_Import("greenlet._C_API", 0);
+    if (api == NULL) {
+        PyErr_Clear();  /* no C API: the method call */
+    } else if (api[0] == (void *)cls && PyType_Check(cls)) {
+        green_type = (PyTypeObject *)Py_NewRef(cls);
+        green_switch_c = (green_switch_fn)api[6];
+    }
+    Py_DECREF(cls);
+    return 0;
+}
+
+CEXT_INLINE PyObject *
+green_switch0(PyObject *g, PyObject *s_switch_name)
+{
+    if (green_switch_c != NULL && Py_IS_TYPE(g, green_type)) {
+        /* as the method's call does (method_vectorcall_VARARGS_KEYWORDS: the recursion
+           check, no arguments: the empty tuple, no keywords) */
+        if (Py_EnterRecursiveCall(" while calling a Python object"))
+            return NULL;
+        PyObject *r = green_switch_c(g, NULL, NULL);
+        Py_LeaveRecursiveCall();
+        return r;
+    }
+    return call_method0(g, s_switch_name);
+}
+
+/* g.switch(arg), as green_switch0 */
+static inline PyObject *
+green_switch1(PyObject *g, PyObject *s_switch_name, PyObject *arg)
+{
+    if (green_switch_c != NULL && Py_IS_TYPE(g, green_type)) {
+        PyObject *args = PyTuple_Pack(1, arg);
+        if (args == NULL)
+            return NULL;
+        PyObject *r = NULL;
+        if (!Py_EnterRecursiveCall(" while calling a Python object")) {
+            r = green_switch_c(g, args, NULL);
+            Py_LeaveRecursiveCall();
+        }
+        Py_DECREF(args);
+        return r;
+    }
+    return call_method1(g, s_switch_name, arg);
+}
+
 #endif
