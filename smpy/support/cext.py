@@ -23,8 +23,10 @@ from smpy.support.digest import sha256
 from smpy.support.trust import trusted_file
 
 #: floating-point operations exactly as written (no fused multiply-add): the compiled code
-#: must give the Python reference's bits
-_FLAGS = "-O2 -ffp-contract=off -fno-fast-math"
+#: must give the Python reference's bits; without the C headers' debugging assertions
+#: (NDEBUG, as CPython builds its own extensions: each was a type check and a branch at every
+#: tuple, list or builtin-function access macro)
+_FLAGS = "-O2 -DNDEBUG -ffp-contract=off -fno-fast-math"
 
 #: the helpers every extension includes (``#include "_cext.h"``), part of each cache key
 _HEADER = Path(__file__).with_name("_cext.h")
