@@ -123,6 +123,16 @@ def test_failing_excepthook_is_reported_as_python_does(tmp_path: Path) -> None:
     assert "[rank 0@node-0] Original exception was:" in err and err.endswith("ValueError: first\n")
 
 
+def test_exception_whose_str_fails(tmp_path: Path) -> None:
+    prog = tmp_path / "badstr.py"
+    prog.write_text("from mpi4py import MPI\n"
+                    "class Odd(Exception):\n    def __str__(self):\n        raise TypeError('no')\n"
+                    "if MPI.COMM_WORLD.rank == 1:\n    raise Odd()\n")
+    res = smpy.run(str(prog), np=2, capture=True)
+    assert (res.status, res.exit_code) == ("error", 1), res.message
+    assert "rank 1 (host node-1) raised Odd: <exception str() failed> (exit status 1)" in res.message
+
+
 def test_python_m_mpi4py_keeps_aborting_at_exit() -> None:
     """mpi4py's runner records an abort status that its exit hook turns into MPI_Abort, after
     the atexit handlers (mpiexec: 'atexit 1' then Abort(1); the others never print)."""

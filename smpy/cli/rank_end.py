@@ -174,7 +174,10 @@ class RankEnds:
             raise exc
         t = self.world.engine.now
         self._print(proc, exc)
-        text = str(exc).strip().split("\n", 1)[0]
+        try:
+            text = str(exc).strip().split("\n", 1)[0]
+        except Exception:  # noqa: BLE001 - as Python's traceback says it
+            text = "<exception str() failed>"
         if len(text) > 160:
             text = text[:157] + "..."
         name = type(exc).__name__ + (f": {text}" if text else "")
