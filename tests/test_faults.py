@@ -26,12 +26,15 @@ def line_of(program: str, text: str) -> int:
 
 
 def test_exception_in_one_rank() -> None:
+    """As under mpiexec with python app.py: rank 2 prints its traceback and ends (status 1),
+    the others wait for it in the barrier: mpiexec hangs, smpy reports the deadlock and the
+    exception (tests/test_rank_end.py compares with MPICH). Before, the run was aborted."""
     res = run("fault_exception.py", 4)
-    assert res.status == "error"
+    assert res.status == "deadlock", res.message
     assert res.exit_code == 1
     path = str(PROGRAMS / "fault_exception.py")
-    tagged = [ln for ln in res.message.splitlines() if ln.startswith("[rank 2@node-2] ")]
-    assert tagged, res.message
+    tagged = res.rank_output(2, "stderr").splitlines()
+    assert tagged and all(ln.startswith("[rank 2@node-2] ") for ln in tagged), tagged
     assert tagged[0] == "[rank 2@node-2] Traceback (most recent call last):"
     body = "\n".join(tagged)
     # the user's frames, with file and line, and no frame of smpy itself
@@ -39,8 +42,23 @@ def test_exception_in_one_rank() -> None:
     assert f'File "{path}", line {line_of("fault_exception.py", "return 1 / x")}, in compute' in body
     assert tagged[-1] == "[rank 2@node-2] ZeroDivisionError: division by zero"
     assert "smpy/" not in body.replace(path, "")
-    assert "rank 2" in res.message.splitlines()[-1]
-    # the run stopped when rank 2 failed (at 0.25 s): the others' 100 s sleep never happened
+    last = res.message.splitlines()[-1]
+    assert last.startswith("[smpy] rank 2 (host node-2) raised ZeroDivisionError: division by zero (exit status 1) "
+                           "at simulated time 0.25"), last
+    assert sum("blocked in MPI_Barrier" in ln for ln in res.message.splitlines()) == 3
+    # the others waited in the barrier from 0.25 s on: their 100 s sleep never happened
+    assert 0.25 <= res.makespan_s < 1.0
+    assert "went on" not in res.stdout
+
+
+def test_exception_in_one_rank_aborts_with_the_knob() -> None:
+    """smpy/abort-on-exception:yes: the first uncaught exception aborts the run (as MPI_Abort)."""
+    res = run("fault_exception.py", 4, cfg={"smpy/abort-on-exception": "yes"})
+    assert (res.status, res.exit_code) == ("error", 1), res.message
+    tagged = [ln for ln in res.message.splitlines() if ln.startswith("[rank 2@node-2] ")]
+    assert tagged[0] == "[rank 2@node-2] Traceback (most recent call last):"
+    assert tagged[-1] == "[rank 2@node-2] ZeroDivisionError: division by zero"
+    assert "rank 2" in res.message.splitlines()[-1] and "aborting the run" in res.message
     assert 0.25 <= res.makespan_s < 1.0
     assert "went on" not in res.stdout
 
@@ -56,10 +74,17 @@ def test_failure_unwinds_other_ranks_finally_blocks(tmp_path: Path) -> None:
         "    comm.recv(source=0)\n"
         "finally:\n"
         "    print(f'finally {comm.rank}')\n")
-    res = smpy.run(str(prog), np=3, capture=True)
-    assert res.status == "error"
+    # the abort (smpy/abort-on-exception) unwinds the others: their finally blocks run
+    res = smpy.run(str(prog), np=3, capture=True, cfg={"smpy/abort-on-exception": "yes"})
+    assert res.status == "error", res.message
     assert "ValueError: boom" in res.message
     assert sorted(res.stdout.splitlines()) == ["finally 0", "finally 1", "finally 2"]
+    # by default rank 0 ends alone (its finally block runs) and the others wait for it forever
+    # (mpiexec hangs): a deadlock, whose ranks are not unwound into the output
+    res = smpy.run(str(prog), np=3, capture=True)
+    assert res.status == "deadlock", res.message
+    assert "rank 0 (host node-0) raised ValueError: boom" in res.message
+    assert res.stdout == "finally 0\n"
 
 
 def test_abort() -> None:

@@ -272,6 +272,11 @@ class _BatchLaunch(L._Launch):
         """A job's rank that exits with a non-zero status ends its job (the job's report)."""
         raise e
 
+    def uncaught(self, proc: Any, e: BaseException) -> None:
+        """A job's rank that raises ends its job (the job's report): a scheduler's view of a
+        failed job, not mpiexec's of its processes (smpy.cli.rank_end)."""
+        raise e
+
     def _rank_main(self, proc: Any) -> None:
         """The rank's program, then (still in the rank's context, so that its arrays go back
         to its own heap) the release of its module state: a workload's thousands of finished

@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import smpy
 from smpy.cli import stops
 from smpy.cli.outputs import check_file
+from smpy.cli.rank_end import ABORT_ON_EXCEPTION, RankEnds, how_ended, tagged, user_traceback
+from smpy.cli.rank_end import who as _who
 from smpy.colls import dispatch as _dispatch  # noqa: F401 - declares the collective settings
 from smpy.cpu.memory import OutOfMemory
 from smpy.energy import HostEnergy
@@ -281,14 +282,6 @@ class Session:
         if self._can_block(ctx):
             self.timing.flush(ctx.proc)
         return self.world.engine.now
-
-
-def _user_traceback(exc: BaseException) -> str:
-    smpy_dir = os.path.dirname(os.path.abspath(smpy.__file__))
-    te = traceback.TracebackException.from_exception(exc)
-    frames = [f for f in te.stack if not os.path.abspath(f.filename).startswith(smpy_dir)]
-    te.stack = traceback.StackSummary.from_list(frames)
-    return "".join(te.format())
 
 
 def trace_format(path: str, fmt: str = "auto") -> str:
@@ -655,11 +648,11 @@ class _Launch:
         self.accel_mode = accel_mode(config)
         self.accelerated = False
         self.green = GreenThreads()
-        #: (rank, status, simulated time) of the ranks that ended with sys.exit(n != 0)
-        self.exits: list[tuple[int, int, float]] = []
+        #: the ranks that ended early (sys.exit(n != 0), an uncaught exception)
+        self.ends = RankEnds(world, bool(config.get(ABORT_ON_EXCEPTION)))
         self.seed = seed = config.get(SEED)
         self.actors = world.spawn(self._rank_main)
-        world.spawn_hook = _SpawnHook(world, timing, seed, self.green)
+        world.spawn_hook = _SpawnHook(world, timing, seed, self.green, self)
         for a in self.actors:
             p = a.data
             program, argv = programs[p.appnum]
@@ -697,15 +690,11 @@ class _Launch:
                 if "__builtins__" not in g:
                     g["__builtins__"] = builtins.__dict__
                 types.FunctionType(program.code, g)()
-        except SystemExit as e:
-            if e.code not in (None, 0):
-                self.nonzero_exit(proc, e)
-        except RankExit as e:  # os._exit(0): the process ends here, without its exit handlers
-            if e.status != 0:
-                raise
-            exit_funcs = False
+        except BaseException as e:  # noqa: BLE001 - sorted out (the run's own are re-raised)
+            exit_funcs = how_ended(self, proc, e)
         if exit_funcs:
             ctx.run_exit_funcs()  # the program's atexit handlers, while MPI still works
+            self.ends.abort_at_exit(proc)  # python -m mpi4py after an uncaught exception
         self.green.end_of_rank(proc)
         timing.end_of_rank(proc)
         if world.ti is not None:
@@ -718,28 +707,16 @@ class _Launch:
         """``sys.exit(n)`` with ``n`` not 0 (pytest's exit when a test failed): the rank ends
         here, after its exit handlers (mpi4py finalizes MPI at exit), and the other ranks run
         on, as under mpiexec, which reports the statuses when every process has ended (a
-        rank that then waits for this one is in a deadlock). A message given to ``sys.exit``
-        is printed on the rank's stderr, status 1, as Python does."""
-        stop = stops.fired()
-        if stop is not None:  # the program caught the signal's Stop and exited: the run stops
-            raise stop
-        code = e.code
-        if not isinstance(code, int):
-            sys.stderr.write(f"{code}\n")
-            code = 1
-        self.exits.append((proc.rank, code, self.world.engine.now))
+        rank that then waits for this one is in a deadlock; smpy.cli.rank_end). The rank's
+        computation up to the exit is simulated first: the report gives the time it ended."""
+        self.timing.flush(proc)
+        self.ends.exited(proc, e)
 
-    def _exits_report(self) -> tuple[str, int, str]:
-        """The run's end when ranks exited with a non-zero status: mpiexec's status is the OR
-        of the processes' statuses (Hydra's)."""
-        status = 0
-        lines = []
-        for rank, code, t in self.exits:
-            status |= code
-            p = self.world.processes[rank]
-            lines.append(f"[smpy] {_who(self.world, p)} (host {p.host.name}) exited with status {code} "
-                         f"at simulated time {t:.9g} s; the other ranks ran on, as under mpiexec")
-        return "error", (status & 0xFF) or 1, "\n".join(lines)
+    def uncaught(self, proc: Any, e: BaseException) -> None:
+        """An uncaught exception of the program: the rank prints its traceback and ends with
+        status 1, the others run on, as under mpiexec (smpy.cli.rank_end)."""
+        self.timing.flush(proc)
+        self.ends.uncaught(proc, e)
 
     def simulate(self, sim_timeout: float | None) -> tuple[str, int, str]:
         """Start the ranks and run the simulation; (status, exit code, message)."""
@@ -751,7 +728,7 @@ class _Launch:
                     stops.simulating(), Watchdog(engine, config.get(STALL_TIMEOUT)), self._accelerated():
                 self.run_engine(sim_timeout)
         except DeadlockError as d:
-            exited = "\n" + self._exits_report()[2] if self.exits else ""
+            exited = "\n" + self.ends.report()[2] if self.ends.ended else ""
             return "deadlock", 1, _deadlock_report(world, d) + exited
         except Stalled as st:
             return "stalled", 1, _stall_report(world, st)
@@ -763,8 +740,8 @@ class _Launch:
         if sim_timeout is not None and alive:
             return "timeout", 124, (f"[smpy] simulated-time limit of {sim_timeout:g} s reached "
                                     f"(--sim-timeout); ranks {_ranges(alive)} had not finished")
-        if self.exits:
-            return self._exits_report()
+        if self.ends.ended:
+            return self.ends.report()
         return "ok", 0, ""
 
     @contextlib.contextmanager
@@ -811,6 +788,7 @@ class _Launch:
                         a.kill()
                     except BaseException:  # noqa: BLE001 - teardown must not fail
                         pass
+            self.ends.restore()
             mp_exit.uninstall()
             coop.uninstall()
             self.green.uninstall()
@@ -1013,8 +991,9 @@ class _SpawnHook:
     ranks, connects to its parents (its MPI_Init, see :mod:`smpy.mpi.spawn`), then runs its
     Python program (a script, ``-m module`` or ``-c code``) in-process."""
 
-    def __init__(self, world: World, timing: Timing, seed: int, green: GreenThreads) -> None:
+    def __init__(self, world: World, timing: Timing, seed: int, green: GreenThreads, launch: _Launch) -> None:
         self.green = green
+        self.launch = launch
         self.world = world
         self.timing = timing
         self.seed = seed
@@ -1057,15 +1036,11 @@ class _SpawnHook:
                 with open(prog.target, encoding="utf-8") as f:
                     source = f.read()
                 exec(compile(source, prog.target, "exec"), ctx.main.__dict__)
-        except SystemExit as e:
-            if e.code not in (None, 0):
-                raise
-        except RankExit as e:  # os._exit(0): as for the initial ranks
-            if e.status != 0:
-                raise
-            exit_funcs = False
+        except BaseException as e:  # noqa: BLE001 - as for the initial ranks
+            exit_funcs = how_ended(self.launch, proc, e)
         if exit_funcs:
             ctx.run_exit_funcs()
+            self.launch.ends.abort_at_exit(proc)
         self.green.end_of_rank(proc)
         timing.end_of_rank(proc)
         proc.finalized = exit_funcs
@@ -1111,7 +1086,9 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
     if isinstance(exc, OutOfMemory):
         return "oom", OOM_EXIT, _oom_message(world, exc)
     if isinstance(exc, AbortCalled):
-        return "abort", exc.errorcode, f"[smpy] MPI_Abort called by {who} with error code {exc.errorcode} at simulated time {t:.9g} s"
+        why = f" ({exc.reason})" if exc.reason else ""
+        return "abort", exc.errorcode, (f"[smpy] MPI_Abort called by {who} with error code {exc.errorcode} at "
+                                        f"simulated time {t:.9g} s{why}")
     if isinstance(exc, Stalled):
         return "stalled", 1, _stall_report(world, exc)
     if isinstance(exc, KeyboardInterrupt):
@@ -1130,9 +1107,10 @@ def _failure(world: World, exc: BaseException, actor: Any) -> tuple[str, int, st
         tb = "".join(traceback.format_exception(exc))
         return "error", 1, (f"{tb}[smpy] internal error of smpy (a bug of smpy, not of the program; please "
                             f"report it with this traceback) while running {who} at simulated time {t:.9g} s")
-    tb = _user_traceback(exc)
-    tagged = "".join(f"[rank {p.rank}@{p.host.name}] {line}\n" if p else line + "\n" for line in tb.rstrip("\n").split("\n"))
-    return "error", 1, f"{tagged}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the run (as MPI_Abort)"
+    tb = user_traceback(exc)
+    text = tagged(p, tb) if p is not None else tb
+    return "error", 1, (f"{text}[smpy] {who} raised {type(exc).__name__} at simulated time {t:.9g} s; aborting the "
+                        "run (as MPI_Abort)")
 
 
 #: exit status of a job whose process the kernel's OOM killer ended (128 + SIGKILL)
@@ -1214,14 +1192,6 @@ def _stall_report(world: World, st: Stalled) -> str:
         lines.append(f"[smpy]   finished ranks: {_ranges(done)}")
     lines.append("[smpy] (--cfg=smpy/stall-timeout:SECONDS sets the limit; 0 waits forever)")
     return "\n".join(lines)
-
-
-def _who(world: World, p: Any) -> str:
-    """``rank N``; spawned processes: their global number and their rank in their world."""
-    cw = p.comm_world
-    if cw is None or cw is world.initial_world:
-        return f"rank {p.rank}"
-    return f"spawned process {p.rank} (rank {cw.rank_of[p.rank]} of its MPI_COMM_WORLD)"
 
 
 def _ranges(ranks: list[int]) -> str:

@@ -22,7 +22,9 @@ Private helpers (names and semantics of mpi4py 4.1.2's ``MPI`` module):
 * ``_typedict``, ``_typedict_c``, ``_typedict_f``: type code → predefined datatype.
 * ``_sizeof``, ``_addressof``, ``_handleof``: MPICH's handle sizes (4 bytes; ``MPI_Status``
   20 bytes; ``MPI_File`` a pointer), and an address holding the handle value.
-* ``_set_abort_status(status)``: used by ``python -m mpi4py``; recorded, not acted on.
+* ``_set_abort_status(status)``: used by ``python -m mpi4py``; recorded for the calling rank,
+  which calls MPI_Abort with it at its exit, after its ``atexit`` handlers, as mpi4py's exit
+  hook does (smpy.cli.rank_end).
 """
 
 from __future__ import annotations
@@ -449,9 +451,7 @@ def _handleof(arg: Any) -> int:
     return _raw_handle(arg, found[1])
 
 
-_abort_status = [0]
-
-
 def _set_abort_status(status: int) -> None:
-    """Helper for ``python -m mpi4py.run ...``."""
-    _abort_status[0] = int(status)
+    """Helper for ``python -m mpi4py.run ...``: the calling rank aborts the job with
+    ``status`` at its exit (0: it does not)."""
+    proc().attrs["abort_status"] = int(status)

@@ -16,10 +16,12 @@ if TYPE_CHECKING:
 class AbortCalled(BaseException):
     """Raised by MPI_Abort; unwinds the calling rank and stops the whole run."""
 
-    def __init__(self, rank: int, errorcode: int) -> None:
+    def __init__(self, rank: int, errorcode: int, reason: str = "") -> None:
         super().__init__(f"MPI_Abort called by rank {rank} with error code {errorcode}")
         self.rank = rank
         self.errorcode = errorcode
+        #: why, when the program did not call it itself (mpi4py's runner at exit)
+        self.reason = reason
 
 
 def init(proc: Process, thread_level: int = 0, explicit: bool = True) -> None:

@@ -146,18 +146,31 @@ def _suite_outcomes(np: int, tmp_path: Path, smpy: bool, runner: tuple[str, ...]
 @_needs("pytest_mpi", "mpipartition")
 @pytest.mark.parametrize("runner", [(), ("-m", "mpi4py")], ids=["python", "mpi4py-runner"])
 def test_pytest_mpi_suite_over_mpipartition(runner: tuple[str, ...], tmp_path: Path) -> None:
+    """python -m pytest: rank 1's session fails (pytest's sys.exit(1)), the others end theirs.
+    python -m mpi4py -m pytest: mpi4py's runner turns rank 1's exit into MPI_Abort(1) after
+    its exit handlers, so the ranks still in their session then are killed (smpy.cli.rank_end):
+    under mpiexec the kill reaches them 8-15 ms after rank 1's exit (measured: 3 runs of a
+    loop printing the time, loaded 2-core VM), when they have usually ended; under smpy at
+    that simulated moment, so a rank whose last test ends later is cut short."""
     np = 4
     code, outcomes = _suite_outcomes(np, tmp_path, smpy=True, runner=runner)
-    assert code == 1  # rank 1's session failed; the others ended theirs
+    assert code == 1  # rank 1's session failed
     for r, text in outcomes.items():
         lines = text.splitlines()
-        assert lines[-1] == f"exitstatus {1 if r == 1 else 0}", text
+        if not runner or r == 1:
+            assert lines[-1] == f"exitstatus {1 if r == 1 else 0}", text
         assert "suite_decomp.py::test_exchange_by_key call passed" in lines
         assert "suite_decomp.py::test_needs_64_ranks setup skipped" in lines
     if MPIEXEC is not None:
         rcode, ref = _suite_outcomes(np, tmp_path, smpy=False, runner=runner)
-        assert outcomes == ref
         assert rcode == code
+        if not runner:
+            assert outcomes == ref
+            return
+        assert outcomes[1] == ref[1]
+        for r in (0, 2, 3):  # the tests a killed rank completed are the reference's first ones
+            done = outcomes[r].splitlines()[:-1]
+            assert done == ref[r].splitlines()[:len(done)], (outcomes[r], ref[r])
 
 
 @_needs("pylops_mpi")
