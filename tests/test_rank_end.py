@@ -192,6 +192,24 @@ def test_trace_and_json_of_a_run_where_a_rank_raised(tmp_path: Path) -> None:
     assert ends[1] < 0.5 <= min(ends[0], ends[2])
 
 
+def test_energy_and_trace_of_the_others_as_for_sys_exit(tmp_path: Path) -> None:
+    """A rank ending by an exception or by sys.exit(1) leaves the same run behind: makespan,
+    per-rank end times, energy and timeline (computation not simulated: deterministic)."""
+    runs = {}
+    for case in ("raise", "exit"):
+        trace = tmp_path / f"{case}.json"
+        res = launch.run(str(PROG), np=3, platform=str(ROOT / "examples" / "platforms" / "energy_platform.yaml"),
+                         args=[case], capture=True, echo=False, trace=str(trace),
+                         cfg={"smpi/simulate-computation": "no", "plugin": "host_energy"})
+        assert (res.status, res.exit_code) == ("error", 1), res.message
+        runs[case] = (res, json.loads(trace.read_text()))
+    (a, ta), (b, tb) = runs["raise"], runs["exit"]
+    assert a.energy and a.energy["total_J"] > 0
+    assert (a.makespan_s, a.energy, a.ranks, a.stdout) == (b.makespan_s, b.energy, b.ranks, b.stdout)
+    assert ta == tb
+    assert a.makespan_s >= 0.5
+
+
 @pytest.mark.slow
 def test_predict_counts_the_point_failed(tmp_path: Path) -> None:
     exe = BIN / "smpy"

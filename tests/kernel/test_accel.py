@@ -588,7 +588,12 @@ def test_deadlock_report_the_same_both_ways(tmp_path):
 
 
 def test_exception_report_the_same_both_ways(tmp_path):
+    # rank 2 raises and ends alone, the others wait for it in a barrier (as under mpiexec)
     out = _same(tmp_path, PROGRAMS / "fault_exception.py", 4)
+    assert json.loads(out["result"])["status"] == "deadlock"
+    assert "ZeroDivisionError" in json.loads(out["result"])["message"]
+    # smpy/abort-on-exception: the run aborts at the exception
+    out = _same(tmp_path, PROGRAMS / "fault_exception.py", 4, cfg={"smpy/abort-on-exception": "yes"})
     assert json.loads(out["result"])["status"] == "error"
     assert "ZeroDivisionError" in json.loads(out["result"])["message"]
 

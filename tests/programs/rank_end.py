@@ -4,7 +4,8 @@ raise: rank 1 raises ValueError at once, the others sleep 0.5 s and print (statu
 needed: rank 1 raises, the others then need it in a barrier (mpiexec hangs);
 kbd: rank 1 raises KeyboardInterrupt, rank 2 exits 4 (mpiexec: 2, the signal);
 mixed: rank 1 SystemExit(0), rank 2 sys.exit(4), rank 0 raises after 0.5 s (4 | 1 = 5);
-hook: a sys.excepthook that prints then calls MPI_Abort(7) (the run ends at rank 1's error).
+hook: a sys.excepthook that prints then calls MPI_Abort(7) (the run ends at rank 1's error);
+exit: as raise, with sys.exit(1) instead of the exception.
 Every rank prints "atexit R" from an atexit handler."""
 import atexit
 import sys
@@ -28,6 +29,8 @@ if rank == 1:
         raise KeyboardInterrupt
     if case == "mixed":
         raise SystemExit(0)
+    if case == "exit":
+        sys.exit(1)
     raise ValueError("boom")
 if rank == 2 and case in ("kbd", "mixed"):
     sys.exit(4)
