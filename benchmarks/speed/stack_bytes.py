@@ -25,14 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-RUN = """
-import sys, smpy
-src, np_, laps = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-r = smpy.run(src + "/benchmarks/speed/twins.py", np=np_, platform=src + "/examples/platforms/cluster64.yaml",
-             cfg={"smpi/simulate-computation": "no", "smpy/accel": "on"}, args=["ring", laps])
-if not r.accelerated:
-    raise SystemExit("the compiled path is not in place: " + repr(r.accel_parts))
-"""
+#: the ring run, the same as instructions.py profiles
+from instructions import RUN  # noqa: E402
 
 #: the histogram of the sizes saved (PyMem_Realloc's second argument, read at its entry)
 SIZES = """
