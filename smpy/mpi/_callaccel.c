@@ -184,6 +184,44 @@ attr_not_none(PyObject *o, PyObject *name)
     return r;
 }
 
+/* attr_not_none and attr_true at a site of their own (cached_get: a slot, a module's
+ * attribute read at once) */
+static slot_cache c_bench_sampling, c_world_tracer, c_world_probe_polled, c_timing_measure, c_timing_regions,
+    c_p2p_isend, c_p2p_wait_s, c_p2p_irecv;
+
+static inline int
+site_not_none(PyObject *o, slot_cache *c, PyObject *name)
+{
+    PyObject *v = cached_get(o, c, name);
+    if (v == NULL)
+        return -1;
+    int r = v != Py_None;
+    Py_DECREF(v);
+    return r;
+}
+
+static inline int
+site_true(PyObject *o, slot_cache *c, PyObject *name)
+{
+    PyObject *v = cached_get(o, c, name);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* v + 1 for the call depth and count: an exact int of at most one digit in C (the same
+ * value; the small ints are CPython's own), else the number protocol (in-place for +=) */
+static inline PyObject *
+int_plus_one(PyObject *v, int inplace)
+{
+    long x;
+    if (cext_small_int(v, &x))
+        return PyLong_FromLong(x + 1);
+    return inplace ? PyNumber_InPlaceAdd(v, i_one) : PyNumber_Add(v, i_one);
+}
+
 /* whether an int-annotated parameter is not an int (coerce_ints must convert it) */
 static int
 ints_need_coercion(PyObject *ints, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -470,7 +508,7 @@ mpicall_enter(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject *kwn
         if (!(pr_mpi_calls >= 0 && Py_TYPE(proc) == (PyTypeObject *)ProcessType &&
               incr_in_place(SLOT(proc, pr_mpi_calls)))) {
             PyObject *n = pget(proc, pr_mpi_calls, s_mpi_calls);
-            PyObject *n1 = n == NULL ? NULL : PyNumber_InPlaceAdd(n, i_one);
+            PyObject *n1 = n == NULL ? NULL : int_plus_one(n, 1);
             Py_XDECREF(n);
             if (n1 == NULL)
                 goto out;
@@ -480,7 +518,7 @@ mpicall_enter(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject *kwn
                 goto out;
         }
         PyObject *bench = pget(proc, pr_bench, s_bench);
-        int sampling = bench == NULL ? -1 : attr_not_none(bench, s_sampling);
+        int sampling = bench == NULL ? -1 : site_not_none(bench, &c_bench_sampling, s_sampling);
         Py_XDECREF(bench);
         if (sampling < 0)
             goto out;
@@ -492,19 +530,19 @@ mpicall_enter(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject *kwn
     /* the tracer watches every call; smpy/probe-sees:polled, the regions and the timing of
        the compute bursts only the outermost ones (_hooked does nothing for them at depth > 0
        but what the fast path does) */
-    int watched = attr_not_none(world, s_tracer);
+    int watched = site_not_none(world, &c_world_tracer, s_tracer);
     if (watched == 0 && outer)
-        watched = attr_true(world, s_probe_polled);
+        watched = site_true(world, &c_world_probe_polled, s_probe_polled);
     if (watched == 0 && outer) {
         timing = cached_get(world, &c_world_timing, s_timing);
-        watched = timing == NULL ? -1 : attr_true(timing, s_measure);
+        watched = timing == NULL ? -1 : site_true(timing, &c_timing_measure, s_measure);
         if (watched == 1) {
             /* only the timing of the compute bursts watches the call (the default run): _hooked's
                flush before and restart after are done here (with the page-fault count, the
                flush is Timing.flush(proc, False) and the restart Timing.mark_faults, as _hooked
                does),
                unless the regions need its frame */
-            int other = attr_not_none(timing, s_regions);
+            int other = site_not_none(timing, &c_timing_regions, s_regions);
             watched = other;
             measured = other == 0;
         }
@@ -518,7 +556,7 @@ mpicall_enter(MpiCall *self, PyObject *const *args, size_t nargsf, PyObject *kwn
     if (measured && outer && flush_plain(timing, proc, world) < 0)  /* timing.flush(proc) */
         goto out;
     /* fast path: proc.depth = depth + 1; try: fn(*args, **kwargs) finally: proc.depth = depth */
-    PyObject *d1 = PyNumber_Add(depth, i_one);
+    PyObject *d1 = int_plus_one(depth, 0);
     if (d1 == NULL)
         goto out;
     int rc = pset(proc, pr_depth, s_depth, d1);
@@ -1169,10 +1207,30 @@ tag_ok(PyObject *tag)
  * 0 <= peer < the remote group's size, 0 <= tag <= TAG_UB (new reference). NULL with no
  * error set: not the common case (wildcards, PROC_NULL, argument errors: the Python method
  * handles it); NULL with an error set: a failure */
+/* self._impl: the site's property getter (COMM_WORLD's world_impl, a C function) called
+ * directly (call_direct_n), as cached_get calls it */
+static inline PyObject *
+comm_impl(PyObject *self)
+{
+    slot_cache *c = &c_self__impl;
+    PyTypeObject *t = Py_TYPE(self);
+    if (t == c->type && c->off == CACHE_PROPERTY && t->tp_version_tag == c->version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        PyObject *fget = SLOT(c->getset, prop_fget_off);
+        if (fget != NULL) {
+            Py_INCREF(fget);
+            PyObject *r = call_direct_n(fget, &self, 1);
+            Py_DECREF(fget);
+            return r;
+        }
+    }
+    return cached_get(self, c, s__impl);
+}
+
 static PyObject *
 plain_pair_impl(PyObject *self, PyObject *peer, PyObject *tag)
 {
-    PyObject *impl = cached_get(self, &c_self__impl, s__impl);
+    PyObject *impl = comm_impl(self);
     if (impl == NULL)
         return NULL;
     PyObject *rsize = cached_get(impl, &c_impl_rsize, s_rsize);
@@ -1211,12 +1269,12 @@ static int
 send_message(PyObject *buf, PyObject **spec, PyObject **payload, PyObject **nbytes)
 {
     PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_send, s_parse_send);
-    *spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
+    *spec = fn == NULL ? NULL : call_direct_n(fn, &buf, 1);  /* the compiled parse_send called directly */
     Py_XDECREF(fn);
     if (*spec == NULL)
         return -1;
     fn = dict_global(comm_dict, s_pack_message);  /* borrowed */
-    *payload = fn == NULL ? NULL : PyObject_CallOneArg(fn, *spec);
+    *payload = fn == NULL ? NULL : call_direct_n(fn, spec, 1);  /* and pack_message */
     if (*payload == NULL)
         return -1;
     PyObject *count = cached_get(*spec, &c_spec_count, s_count);
@@ -1253,7 +1311,7 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *r = NULL, *spec = NULL, *payload = NULL, *nbytes = NULL, *req = NULL, *fn;
     if (send_message(buf, &spec, &payload, &nbytes) < 0)
         goto out;
-    fn = attr_get(p2p_mod, s_isend);
+    fn = cached_get(p2p_mod, &c_p2p_isend, s_isend);
     if (fn == NULL)
         goto out;
     {
@@ -1263,7 +1321,7 @@ facade_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (req == NULL)
         goto out;
-    fn = attr_get(p2p_mod, s_wait);
+    fn = cached_get(p2p_mod, &c_p2p_wait_s, s_wait);
     if (fn == NULL)
         goto out;
     {
@@ -1307,10 +1365,10 @@ facade_irecv(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         goto python;
     }
     PyObject *fn = cached_get(msgspec_mod, &c_msgspec_mod_parse_recv, s_parse_recv);
-    PyObject *spec = fn == NULL ? NULL : PyObject_CallOneArg(fn, buf);
+    PyObject *spec = fn == NULL ? NULL : call_direct_n(fn, &buf, 1);
     Py_XDECREF(fn);
     PyObject *pr = spec == NULL ? NULL : running_proc();
-    fn = pr == NULL ? NULL : attr_get(p2p_mod, s_irecv);
+    fn = pr == NULL ? NULL : cached_get(p2p_mod, &c_p2p_irecv, s_irecv);
     PyObject *r = NULL;
     if (fn != NULL) {
         PyObject *iargs[7] = {pr, impl, p2p_const, source, tag, spec, call};
@@ -1392,7 +1450,7 @@ setup_facade(PyObject *module, PyObject *args)
                             (s_irecv = PyUnicode_InternFromString("irecv")) == NULL ||
                             (s_wait = PyUnicode_InternFromString("wait")) == NULL ||
                             (s_comm_world = PyUnicode_InternFromString("comm_world")) == NULL ||
-                            (s_blocking_kw = Py_BuildValue("(s)", "blocking")) == NULL))
+                            (s_blocking_kw = Py_BuildValue("(N)", PyUnicode_InternFromString("blocking"))) == NULL))
         return NULL;
     PyObject *send = PyDescr_NewMethod((PyTypeObject *)comm_cls, &facade_send_def);
     PyObject *irecv = send == NULL ? NULL : PyDescr_NewMethod((PyTypeObject *)comm_cls, &facade_irecv_def);
@@ -1442,7 +1500,7 @@ comm_send_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject 
     if (!bind(args, nargsf, kwnames, names, 4, a) || a[1] == NULL || a[2] == NULL)
         return PyObject_Vectorcall(py_send_body, args, nargsf, kwnames);
     PyObject *margs[6] = {a[0], a[1], a[2], a[3] != NULL ? a[3] : send_tag_default, s_MPI_Send, Py_False};
-    PyObject *r = method_call(s__send, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+    PyObject *r = method_call_direct(s__send, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     if (r == NULL)
         return NULL;
     Py_DECREF(r);
@@ -1470,7 +1528,7 @@ recv_post(PyObject *const *args, size_t nargsf, PyObject *kwnames, PyObject **o,
     PyObject *ireq = NULL;
     if (pr != NULL) {
         PyObject *margs[5] = {a[0], a[1], a[2], a[3], s_MPI_Recv};
-        ireq = method_call(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+        ireq = method_call_direct(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     if (ireq == NULL) {
         Py_XDECREF(pr);

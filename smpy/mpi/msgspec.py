@@ -498,6 +498,9 @@ def _compiled() -> list[tuple[Any, Any]]:
         return []
     mod.setup_parse(np.ndarray, Datatype, DATATYPE_NULL, from_typechar, _simple, parse_send, parse_recv, BufSpec)
     _accel.fast_dealloc(BufSpec)
+    from smpy.runtime import p2p
+
+    p2p.compiled_spec_nbytes(BufSpec.__dict__["nbytes"].fget)
     return [(parse_send, mod.parse_send), (parse_recv, mod.parse_recv)]
 
 

@@ -57,7 +57,7 @@ static slot_cache c_box_posted, c_box_unexpected, c_buf_datatype, c_buf_mem, c_b
     c_proc_world, c_req_kind, c_req_state, c_rr_peer, c_rr_tag, c_s_src_local, c_s_tag, c_spec_count,
     c_spec_datatype, c_spec_mem, c_spec_offset, c_world_detached_thresh, c_world_eager_thresh, c_world_engine,
     c_world_ft, c_world_processes, c_proc_o_send, c_proc_o_isend, c_world_tracer, c_world_ti, c_req_ti,
-    c_proc_o_recv;
+    c_proc_o_recv, c_comm_revoked, c_copies_ledger, c_folded_active2, c_buf_count;
 
 static inline int
 int_equal(PyObject *a, PyObject *b)
@@ -73,6 +73,16 @@ int_equal(PyObject *a, PyObject *b)
         return x == y;
     }
     return PyObject_RichCompareBool(a, b, Py_EQ);
+}
+
+/* a < b: exact ints of at most one digit compared in C, anything else by the protocol */
+static inline int
+int_less(PyObject *a, PyObject *b)
+{
+    long x, y;
+    if (cext_small_int(a, &x) && cext_small_int(b, &y))
+        return x < y;
+    return PyObject_RichCompareBool(a, b, Py_LT);
 }
 
 /* getattr(o, name) is None, at a site that remembers where the attribute lives (cached_get):
@@ -92,7 +102,11 @@ is_none_at(PyObject *o, slot_cache *c, PyObject *name)
 static int
 faults(PyObject *comm, PyObject *world)
 {
-    int r = attr_true(comm, s_revoked);
+    PyObject *rv = cached_get(comm, &c_comm_revoked, s_revoked);
+    if (rv == NULL)
+        return -1;
+    int r = PyObject_IsTrue(rv);
+    Py_DECREF(rv);
     if (r != 0)
         return r;
     PyObject *ft = cached_get(world, &c_world_ft, s_ft);
@@ -164,28 +178,63 @@ new_request(PyTypeObject *tp, Py_ssize_t *off, int nfields, PyObject *owner, PyO
     return r;
 }
 
-/* x[key] for a list/dict/sequence (new reference) */
+/* x[key] for a list/tuple/dict/sequence (new reference): an exact list or tuple and an exact
+ * int index in range, an exact dict and an exact int key it holds (no code runs in the int's
+ * hash and comparison), read in C; anything else (a missing key, a negative index) by the
+ * protocol */
 static inline PyObject *
 item(PyObject *x, PyObject *key)
 {
-    if (PyList_CheckExact(x) && PyLong_CheckExact(key)) {
-        Py_ssize_t i = PyLong_AsSsize_t(key);
-        if (i >= 0 && i < PyList_GET_SIZE(x))
-            return Py_NewRef(PyList_GET_ITEM(x, i));
-        if (i == -1 && PyErr_Occurred())
-            PyErr_Clear();
+    if (PyLong_CheckExact(key)) {
+        if (PyList_CheckExact(x) || PyTuple_CheckExact(x)) {
+            Py_ssize_t i = PyLong_AsSsize_t(key);
+            if (i >= 0 && i < Py_SIZE(x))
+                return Py_NewRef(PyList_CheckExact(x) ? PyList_GET_ITEM(x, i) : PyTuple_GET_ITEM(x, i));
+            if (i == -1 && PyErr_Occurred())
+                PyErr_Clear();
+        } else if (PyDict_CheckExact(x)) {
+            PyObject *v = PyDict_GetItemWithError(x, key);
+            if (v != NULL)
+                return Py_NewRef(v);
+            if (PyErr_Occurred())
+                return NULL;
+        }
     }
     return PyObject_GetItem(x, key);
+}
+
+/* the p2p module's global ``name`` (borrowed; NameError when absent): dict_global with the
+ * value read last kept per name (dict_memo_get: while the module dict's version is the one it
+ * was read at, the dict is unchanged and holds it), so that a collision in _cext.h's shared
+ * tables costs no lookup. The names are this file's interned statics, a dozen: the table
+ * never fills. */
+#define P2P_MEMOS 64
+static struct {
+    PyObject *name;
+    dict_memo m;
+} p2p_memos[P2P_MEMOS];
+
+static inline PyObject *
+p2p_global(PyObject *name)
+{
+    size_t i = ((uintptr_t)name >> 4) & (P2P_MEMOS - 1);
+    while (p2p_memos[i].name != name && p2p_memos[i].name != NULL)
+        i = (i + 1) & (P2P_MEMOS - 1);
+    p2p_memos[i].name = name;  /* held by this file's statics */
+    PyObject *v = dict_memo_get(&p2p_memos[i].m, p2p_dict, name);
+    if (v == NULL && !PyErr_Occurred())
+        PyErr_SetObject(PyExc_NameError, name);
+    return v;
 }
 
 static PyObject *
 call2(PyObject *name, PyObject *a, PyObject *b)
 {
-    PyObject *fn = dict_global(p2p_dict, name);
+    PyObject *fn = p2p_global(name);
     if (fn == NULL)
         return NULL;
     PyObject *args[2] = {a, b};
-    return PyObject_Vectorcall(fn, args, 2, NULL);
+    return call_direct_n(fn, args, 2);  /* this file's functions called directly (_cext.h) */
 }
 
 /* -- isend ------------------------------------------------------------------------------- */
@@ -212,7 +261,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         PyObject *key = PyTuple_GET_ITEM(kwnames, k);
         int found = 0;
         for (int i = (int)nargs; i < 10 && !found; i++)
-            if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0) {
+            if ((i == 9 && key == s_blocking) || PyUnicode_CompareWithASCIIString(key, names[i]) == 0) {  /* interned: identity first */
                 a[i] = args[nargs + k];
                 found = 1;
             }
@@ -238,7 +287,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     int detached = 0;
     if (rare == 0 && !sync) {
         PyObject *th = cached_get(world, &c_world_detached_thresh, s_detached_thresh);
-        detached = th == NULL ? -1 : PyObject_RichCompareBool(nbytes, th, Py_LT);
+        detached = th == NULL ? -1 : int_less(nbytes, th);
         Py_XDECREF(th);
         if (detached < 0)
             rare = -1;
@@ -268,15 +317,8 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     slot_set(req, send_off[F_PAYLOAD], payload);
     slot_set(req, send_off[F_NBYTES], nbytes);
     slot_set(req, send_off[F_SYNC], sync ? Py_True : Py_False);
-    {
-        PyObject *engine = cached_get(world, &c_world_engine, s_engine);
-        PyObject *now = engine == NULL ? NULL : cached_get(engine, &c_engine_now, s_now);
-        Py_XDECREF(engine);
-        if (now == NULL)
-            goto fail;
-        slot_set(req, send_off[F_POSTED_AT], now);
-        Py_DECREF(now);
-    }
+    /* req.posted_at = world.engine.now: new_request put there the value it read from the same
+       slots, and no code ran since */
     /* src = req.src_local = comm.rank_of[proc.rank]; box = comm.sboxes[channel][dest] */
     PyObject *src, *box;
     {
@@ -301,7 +343,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     /* eager: if nbytes < world.eager_thresh and not sync: _start_transfer(req, host of dest) */
     if (!sync) {
         PyObject *th = cached_get(world, &c_world_eager_thresh, s_eager_thresh);
-        int eager = th == NULL ? -1 : PyObject_RichCompareBool(nbytes, th, Py_LT);
+        int eager = th == NULL ? -1 : int_less(nbytes, th);
         Py_XDECREF(th);
         if (eager > 0) {
             PyObject *procs = cached_get(world, &c_world_processes, s_processes);
@@ -383,7 +425,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
             if (rc == 0) {
                 rc = attr_true(box, s_probers);
                 if (rc > 0) {
-                    PyObject *fn = dict_global(p2p_dict, s__wake_probers);
+                    PyObject *fn = p2p_global(s__wake_probers);
                     PyObject *pargs[3] = {box, src, tag};
                     PyObject *x = fn == NULL ? NULL : PyObject_Vectorcall(fn, pargs, 3, NULL);
                     rc = x == NULL ? -1 : 0;
@@ -399,15 +441,15 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     Py_DECREF(box);
     if (detached) {
         if (Py_TYPE(payload) == &PyMemoryView_Type) {  /* borrowed bytes: copied now */
-            PyObject *fn = dict_global(p2p_dict, s__detach);
-            PyObject *x = fn == NULL ? NULL : PyObject_CallOneArg(fn, req);
+            PyObject *fn = p2p_global(s__detach);
+            PyObject *x = fn == NULL ? NULL : call_direct_n(fn, &req, 1);
             if (x == NULL)
                 goto fail;
             Py_DECREF(x);
         }
         slot_set(req, send_off[F_DETACHED], Py_True);
         PyObject *margs[1] = {req};
-        PyObject *x = method_call(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+        PyObject *x = method_call_direct(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
         if (x == NULL)
             goto fail;
         Py_DECREF(x);
@@ -611,7 +653,7 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     if (running < 0)
         return NULL;
     if (running) {
-        PyObject *fn = dict_global(p2p_dict, s_block_on);
+        PyObject *fn = p2p_global(s_block_on);
         if (fn == NULL)
             return NULL;
         PyObject *bargs[2] = {req, Py_None};
@@ -684,7 +726,7 @@ deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     slot_set(send, send_off[F_PAYLOAD], Py_None);
     /* recv._finish(); if not send.detached: send._finish() */
     PyObject *margs[1] = {recv};
-    PyObject *x = method_call(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+    PyObject *x = method_call_direct(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     if (x == NULL)
         return NULL;
     Py_DECREF(x);
@@ -695,7 +737,7 @@ deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if (!detached) {
         margs[0] = send;
-        x = method_call(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+        x = method_call_direct(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
         if (x == NULL)
             return NULL;
         Py_DECREF(x);
@@ -823,13 +865,13 @@ start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     PyObject *world = cached_get(proc, &c_proc_world, s_world);
     PyObject *src = world == NULL ? NULL : cached_get(proc, &c_proc_host, s_host);
-    PyObject *env = src == NULL ? NULL : dict_global(p2p_dict, s_ENVELOPE_BYTES);
+    PyObject *env = src == NULL ? NULL : p2p_global(s_ENVELOPE_BYTES);
     PyObject *nb = env == NULL ? NULL : slot_get(send, send_off[F_NBYTES], s_nbytes);
     PyObject *total = nb == NULL ? NULL : PyNumber_Add(nb, env);
     PyObject *flow = NULL;
     if (total != NULL) {
         PyObject *targs[4] = {world, src, dst, total};
-        flow = method_call(s_transfer, targs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+        flow = method_call_direct(s_transfer, targs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     Py_XDECREF(total);
     Py_XDECREF(nb);
@@ -840,9 +882,10 @@ start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     slot_set(send, send_off[F_FLOW], flow);
     /* flow.add_callback(partial(_arrived, send)) */
-    PyObject *fn = dict_global(p2p_dict, s__arrived);
+    PyObject *fn = p2p_global(s__arrived);
     PyObject *cb = fn == NULL ? NULL : arrival_callback(fn, send);
-    PyObject *x = cb == NULL ? NULL : call_method1(flow, s_add_callback, cb);
+    PyObject *cargs[2] = {flow, cb};
+    PyObject *x = cb == NULL ? NULL : method_call_direct(s_add_callback, cargs, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     Py_XDECREF(cb);
     Py_DECREF(flow);
     if (x == NULL)
@@ -929,12 +972,12 @@ byte_view(PyObject *mv)
 
 /* getattr(obj, name) is None for a module global obj; 1 yes, 0 no, -1 error */
 static int
-global_attr_is(PyObject *global, PyObject *name, PyObject *value)
+global_attr_is(PyObject *global, slot_cache *c, PyObject *name, PyObject *value)
 {
-    PyObject *g = dict_global(p2p_dict, global);
+    PyObject *g = p2p_global(global);
     if (g == NULL)
         return -1;
-    PyObject *v = attr_get(g, name);
+    PyObject *v = cached_get(g, c, name);  /* a site per attribute: a module's is read at once */
     if (v == NULL)
         return -1;
     int r = v == value;
@@ -1041,6 +1084,57 @@ copies_elided(PyObject *module, PyObject *args)
     return Py_BuildValue("(KK)", n_elided, n_elided_bytes);
 }
 
+/* buf.nbytes. While the site finds the property of smpy.mpi.msgspec.BufSpec given to
+ * setup_nbytes, its getter unchanged (the same function, the same code), the getter's
+ * ``self.count * self.datatype.size`` is computed here: the same reads, the same product (in C
+ * for exact ints of one digit, whose product a C long holds; else the number protocol). Any
+ * other class, property, getter or code: the attribute read. */
+static PyObject *nbytes_fget, *nbytes_code, *s_count;
+
+static PyObject *
+spec_nbytes(PyObject *buf)
+{
+    slot_cache *c = &c_buf_nbytes;
+    PyTypeObject *t = Py_TYPE(buf);
+    if (nbytes_fget != NULL && t == c->type && c->off == CACHE_PROPERTY && t->tp_version_tag == c->version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && SLOT(c->getset, prop_fget_off) == nbytes_fget &&
+        PyFunction_GET_CODE(nbytes_fget) == nbytes_code) {
+        PyObject *count = cached_get(buf, &c_buf_count, s_count);
+        if (count == NULL)
+            return NULL;
+        PyObject *dt = cached_get(buf, &c_buf_datatype, s_datatype);
+        PyObject *size = dt == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
+        PyObject *r = NULL;
+        if (size != NULL) {
+            long x, y;
+            if (cext_small_int(count, &x) && cext_small_int(size, &y))
+                r = PyLong_FromLongLong((long long)x * y);  /* |x|, |y| < 2**30: no overflow */
+            else
+                r = PyNumber_Multiply(count, size);
+        }
+        Py_XDECREF(size);
+        Py_XDECREF(dt);
+        Py_DECREF(count);
+        return r;
+    }
+    return cached_get(buf, c, s_nbytes);
+}
+
+static PyObject *
+setup_nbytes(PyObject *module, PyObject *fget)
+{
+    /* setup_nbytes(BufSpec.nbytes.fget): a Python function */
+    if (!PyFunction_Check(fget)) {
+        PyErr_SetString(PyExc_TypeError, "setup_nbytes: a Python function");
+        return NULL;
+    }
+    if (s_count == NULL && (s_count = PyUnicode_InternFromString("count")) == NULL)
+        return NULL;
+    Py_XSETREF(nbytes_code, Py_NewRef(PyFunction_GET_CODE(fget)));
+    Py_XSETREF(nbytes_fget, Py_NewRef(fget));
+    Py_RETURN_NONE;
+}
+
 /* the common case of _copy_in: a bytes or byte-memoryview payload that fits a contiguous
  * datatype's buffer (a byte memoryview), no copy ledger, no folded bytes. 1: copied, 0: not
  * the common case (nothing changed), -1: error */
@@ -1051,10 +1145,10 @@ copy_in_fast(PyObject *send, PyObject *recv)
     PyObject *data = SLOT(send, send_off[F_PAYLOAD]);
     if (n == NULL || !PyLong_CheckExact(n) || buf == NULL || buf == Py_None || data == NULL)
         return 0;
-    int r = global_attr_is(s__copies, s_ledger, Py_None);
+    int r = global_attr_is(s__copies, &c_copies_ledger, s_ledger, Py_None);
     if (r <= 0)
         return r;
-    r = global_attr_is(s__folded, s_active, Py_False);
+    r = global_attr_is(s__folded, &c_folded_active2, s_active, Py_False);
     if (r <= 0)
         return r;
     const char *src;
@@ -1072,7 +1166,7 @@ copy_in_fast(PyObject *send, PyObject *recv)
     if (len == 0)
         return 0;
     r = 0;
-    PyObject *cap = cached_get(buf, &c_buf_nbytes, s_nbytes);
+    PyObject *cap = spec_nbytes(buf);
     PyObject *dt = cap == NULL ? NULL : cached_get(buf, &c_buf_datatype, s_datatype);
     PyObject *mem = dt == NULL ? NULL : cached_get(buf, &c_buf_mem, s_mem);
     PyObject *off = mem == NULL ? NULL : cached_get(buf, &c_buf_offset, s_offset);
@@ -1318,6 +1412,7 @@ static PyMethodDef methods[] = {
      "ANY_SOURCE, ANY_TAG, PROC_NULL, P2P, _pair, _deliver, _arrived, _start_transfer, _LANDED, partial, FAILED)"},
     {"setup_copy", setup_copy, METH_VARARGS, "setup_copy(_copy_in, _detach, DatatypeImpl)"},
     {"setup_pack", setup_pack, METH_VARARGS, "setup_pack(packing.__dict__, pack_message)"},
+    {"setup_nbytes", setup_nbytes, METH_O, "setup_nbytes(BufSpec.nbytes.fget): its product computed in C"},
     {"pack_message", (PyCFunction)(void (*)(void))pack_message, METH_FASTCALL,
      "smpy.runtime.packing.pack_message, compiled"},
     {"_copy_in", (PyCFunction)(void (*)(void))copy_in, METH_FASTCALL, "smpy.runtime.p2p._copy_in, compiled"},

@@ -795,4 +795,14 @@ def _compiled() -> list[tuple[Any, Any]]:
             (_copy_in, mod._copy_in), (_detach, mod._detach), (packing.pack_message, mod.pack_message)]
 
 
+def compiled_spec_nbytes(fget: Any) -> None:
+    """Give the compiled :func:`_copy_in` the getter of the buffer specs' ``nbytes`` property
+    (:class:`smpy.mpi.msgspec.BufSpec`, ``count * datatype.size``): while a receive's buffer has
+    that property with that getter, unchanged, the product is made in C (the same reads, the
+    same value); nothing when ``_p2paccel.c`` cannot be built."""
+    mod, _why = cext.load(Path(__file__).with_name("_p2paccel.c"), "smpy.runtime._p2paccel")
+    if mod is not None:
+        mod.setup_nbytes(fget)
+
+
 _accel.register(_compiled)

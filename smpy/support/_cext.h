@@ -1007,4 +1007,112 @@ green_switch1(PyObject *g, PyObject *s_switch_name, PyObject *arg)
     return call_method1(g, s_switch_name, arg);
 }
 
+/* -- direct calls without keywords: builtin functions and method descriptors ----------------
+ * The same calls PyObject_Vectorcall makes of an exact builtin function (flags METH_FASTCALL,
+ * METH_FASTCALL | METH_KEYWORDS, METH_O) or of a method descriptor (flags METH_NOARGS, METH_O,
+ * METH_FASTCALL, METH_FASTCALL | METH_KEYWORDS, the self's class checked as the descriptor's call
+ * checks it), without the vectorcall trampolines: the C function called with the recursion
+ * check its vectorcall makes. Anything else (a Python function put in the place of a compiled
+ * one, a wrong argument count, a self of another class) through PyObject_Vectorcall, which
+ * calls it, or raises what it raises. */
+/* Py_EnterRecursiveCall / Py_LeaveRecursiveCall, inline on CPython 3.11 (the steps of its
+ * _Py_EnterRecursiveCallTstate: the thread state's recursion_remaining taken down by one when
+ * above zero; at zero, Py_EnterRecursiveCall itself, which checks and raises RecursionError;
+ * the leave gives it back), the functions elsewhere. A greenlet switch during the call keeps
+ * the thread state (greenlet saves and restores the count per greenlet). */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+#define CEXT_ENTER(ts) ((ts) = _PyThreadState_UncheckedGet(), \
+                        (ts)->recursion_remaining > 0 ? ((ts)->recursion_remaining--, 0) \
+                                                      : Py_EnterRecursiveCall(" while calling a Python object"))
+#define CEXT_LEAVE(ts) ((ts)->recursion_remaining++)
+#else
+#define CEXT_ENTER(ts) ((void)(ts), Py_EnterRecursiveCall(" while calling a Python object"))
+#define CEXT_LEAVE(ts) Py_LeaveRecursiveCall()
+#endif
+
+CEXT_INLINE PyObject *
+cext_c_call(PyCFunction m, int flags, PyObject *self, PyObject *const *args, Py_ssize_t nargs, int *done)
+{
+    PyObject *r;
+    PyThreadState *ts = NULL;
+    *done = 1;
+    if (flags == METH_FASTCALL) {
+        if (CEXT_ENTER(ts))
+            return NULL;
+        r = ((_PyCFunctionFast)(void (*)(void))m)(self, args, nargs);
+    } else if (flags == (METH_FASTCALL | METH_KEYWORDS)) {
+        if (CEXT_ENTER(ts))
+            return NULL;
+        r = ((_PyCFunctionFastWithKeywords)(void (*)(void))m)(self, args, nargs, NULL);
+    } else if (flags == METH_O && nargs == 1) {
+        if (CEXT_ENTER(ts))
+            return NULL;
+        r = m(self, args[0]);
+    } else if (flags == METH_NOARGS && nargs == 0) {
+        if (CEXT_ENTER(ts))
+            return NULL;
+        r = m(self, NULL);
+    } else {
+        *done = 0;
+        return NULL;
+    }
+    CEXT_LEAVE(ts);
+    return r;
+}
+
+/* f(*args), no keywords */
+CEXT_INLINE PyObject *
+call_direct_n(PyObject *f, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (Py_IS_TYPE(f, &PyCFunction_Type) && PyCFunction_GET_FLAGS(f) != METH_NOARGS) {
+        int done;
+        PyObject *r = cext_c_call(PyCFunction_GET_FUNCTION(f), PyCFunction_GET_FLAGS(f), PyCFunction_GET_SELF(f),
+                                  args, nargs, &done);
+        if (done)
+            return r;
+    }
+    return PyObject_Vectorcall(f, args, nargs, NULL);
+}
+
+/* d(args[0], *args[1:]) for a method descriptor d (args[0] the self), no keywords */
+CEXT_INLINE PyObject *
+descr_call_direct(PyObject *d, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (Py_IS_TYPE(d, &PyMethodDescr_Type) && nargs >= 1) {
+        PyMethodDef *def = ((PyMethodDescrObject *)d)->d_method;
+        PyTypeObject *t = PyDescr_TYPE(d);
+        if (Py_IS_TYPE(args[0], t) || PyType_IsSubtype(Py_TYPE(args[0]), t)) {
+            int done;
+            PyObject *r = cext_c_call(def->ml_meth, def->ml_flags, args[0], args + 1, nargs - 1, &done);
+            if (done)
+                return r;
+        }
+    }
+    return PyObject_Vectorcall(d, args, nargs, NULL);
+}
+
+/* method_call (args[0] the object, no keywords) with the method descriptor found called
+ * directly (descr_call_direct) */
+CEXT_INLINE PyObject *
+method_call_direct(PyObject *name, PyObject *const *args, size_t nargsf)
+{
+    PyTypeObject *t = Py_TYPE(args[0]);
+    uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
+    method_cache *e = &method_caches[(h ^ (h >> 10)) & (METHOD_CACHES - 1)];
+    if (e->name == name && e->type == t && t->tp_version_tag == e->version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        int has = own_dict_has(args[0], name);  /* 0 at once without a __dict__ */
+        if (has < 0)
+            return NULL;
+        if (has)
+            return PyObject_VectorcallMethod(name, args, nargsf, NULL);
+        PyObject *m = Py_NewRef(e->meth);  /* held across the call (the class may change during it) */
+        PyObject *r = descr_call_direct(m, args, PyVectorcall_NARGS(nargsf));
+        Py_DECREF(m);
+        return r;
+    }
+    return method_call_slow(e, name, args, nargsf);
+}
+
+
 #endif
