@@ -1280,7 +1280,7 @@ send_message(PyObject *buf, PyObject **spec, PyObject **payload, PyObject **nbyt
     PyObject *count = cached_get(*spec, &c_spec_count, s_count);
     PyObject *dt = count == NULL ? NULL : cached_get(*spec, &c_spec_datatype, s_datatype);
     PyObject *size = dt == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
-    *nbytes = size == NULL ? NULL : PyNumber_Multiply(count, size);
+    *nbytes = size == NULL ? NULL : int_mul(count, size);
     Py_XDECREF(size);
     Py_XDECREF(dt);
     Py_XDECREF(count);

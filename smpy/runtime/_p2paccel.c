@@ -57,7 +57,7 @@ static slot_cache c_box_posted, c_box_unexpected, c_buf_datatype, c_buf_mem, c_b
     c_proc_world, c_req_kind, c_req_state, c_rr_peer, c_rr_tag, c_s_src_local, c_s_tag, c_spec_count,
     c_spec_datatype, c_spec_mem, c_spec_offset, c_world_detached_thresh, c_world_eager_thresh, c_world_engine,
     c_world_ft, c_world_processes, c_proc_o_send, c_proc_o_isend, c_world_tracer, c_world_ti, c_req_ti,
-    c_proc_o_recv, c_comm_revoked, c_copies_ledger, c_folded_active2, c_buf_count;
+    c_proc_o_recv, c_comm_revoked, c_ft_detected, c_copies_ledger, c_folded_active2, c_buf_count;
 
 static inline int
 int_equal(PyObject *a, PyObject *b)
@@ -112,7 +112,13 @@ faults(PyObject *comm, PyObject *world)
     PyObject *ft = cached_get(world, &c_world_ft, s_ft);
     if (ft == NULL)
         return -1;
-    r = ft == Py_None ? 0 : attr_true(ft, s_detected);
+    if (ft == Py_None) {
+        r = 0;
+    } else {
+        PyObject *d = cached_get(ft, &c_ft_detected, s_detected);
+        r = d == NULL ? -1 : PyObject_IsTrue(d);
+        Py_XDECREF(d);
+    }
     Py_DECREF(ft);
     return r;
 }
@@ -393,7 +399,8 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
                 Py_XDECREF(rtag);
             }
             if (ok > 0) {
-                if (PySequence_DelItem(posted, i) < 0)
+                if ((PyList_CheckExact(posted) ? PyList_SetSlice(posted, i, i + 1, NULL)
+                                               : PySequence_DelItem(posted, i)) < 0)
                     ok = -1;
                 else {
                     PyObject *x = call2(s__pair, req, rr);
@@ -559,7 +566,8 @@ irecv(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         }
         if (ok > 0) {
             matched = 1;
-            if (PySequence_DelItem(unexpected, i) < 0)
+            if ((PyList_CheckExact(unexpected) ? PyList_SetSlice(unexpected, i, i + 1, NULL)
+                                               : PySequence_DelItem(unexpected, i)) < 0)
                 ok = -1;
             else {
                 PyObject *x = call2(s__pair, s, req);
@@ -867,7 +875,7 @@ start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *src = world == NULL ? NULL : cached_get(proc, &c_proc_host, s_host);
     PyObject *env = src == NULL ? NULL : p2p_global(s_ENVELOPE_BYTES);
     PyObject *nb = env == NULL ? NULL : slot_get(send, send_off[F_NBYTES], s_nbytes);
-    PyObject *total = nb == NULL ? NULL : PyNumber_Add(nb, env);
+    PyObject *total = nb == NULL ? NULL : int_add(nb, env);
     PyObject *flow = NULL;
     if (total != NULL) {
         PyObject *targs[4] = {world, src, dst, total};
@@ -1106,11 +1114,7 @@ spec_nbytes(PyObject *buf)
         PyObject *size = dt == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
         PyObject *r = NULL;
         if (size != NULL) {
-            long x, y;
-            if (cext_small_int(count, &x) && cext_small_int(size, &y))
-                r = PyLong_FromLongLong((long long)x * y);  /* |x|, |y| < 2**30: no overflow */
-            else
-                r = PyNumber_Multiply(count, size);
+            r = int_mul(count, size);
         }
         Py_XDECREF(size);
         Py_XDECREF(dt);
@@ -1283,7 +1287,8 @@ pack_message(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
      * bytes, owned copies, other datatypes: the Python function */
     if (nargs < 1 || nargs > 2 || (nargs == 2 && args[1] != Py_False))
         return PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
-    PyObject *folded = PyDict_GetItemWithError(packing_dict, s__folded);
+    static dict_memo m_folded;  /* packing._folded, read per call (unchanged while the dict is) */
+    PyObject *folded = dict_memo_get(&m_folded, packing_dict, s__folded);
     if (folded == NULL)
         return PyErr_Occurred() ? NULL : PyObject_Vectorcall(py_pack_message, args, nargs, NULL);
     PyObject *active = cached_get(folded, &c_folded_active, s_active);
@@ -1312,7 +1317,7 @@ pack_message(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     mem = off == NULL ? NULL : cached_get(spec, &c_spec_mem, s_mem);
     count = mem == NULL ? NULL : cached_get(spec, &c_spec_count, s_count);
     size = count == NULL ? NULL : cached_get(dt, &c_dt_size, s_size);
-    len = size == NULL ? NULL : PyNumber_Multiply(count, size);
+    len = size == NULL ? NULL : int_mul(count, size);
     if (len != NULL && PyLong_CheckExact(off) && PyLong_CheckExact(len) && PyMemoryView_Check(mem) &&
         _PyLong_Sign(off) == 0) {
         /* the whole buffer: mem itself (a released one: the slice below raises what nbytes would) */

@@ -1115,4 +1115,24 @@ method_call_direct(PyObject *name, PyObject *const *args, size_t nargsf)
 }
 
 
+/* a * b and a + b: exact ints of at most one digit in C (the product or sum, exact in a long
+ * long: |a|, |b| < 2**30), anything else by the number protocol; the same int either way */
+static inline PyObject *
+int_mul(PyObject *a, PyObject *b)
+{
+    long x, y;
+    if (cext_small_int(a, &x) && cext_small_int(b, &y))
+        return PyLong_FromLongLong((long long)x * (long long)y);
+    return PyNumber_Multiply(a, b);
+}
+
+static inline PyObject *
+int_add(PyObject *a, PyObject *b)
+{
+    long x, y;
+    if (cext_small_int(a, &x) && cext_small_int(b, &y))
+        return PyLong_FromLongLong((long long)x + (long long)y);
+    return PyNumber_Add(a, b);
+}
+
 #endif
