@@ -173,3 +173,37 @@ def test_receive_buffers_of_several_sizes(tmp_path):
         outs[mode] = ("".join(t for _, _, t in res.output), repr(res.makespan_s))
     assert outs["off"] == outs["on"]
     assert "70000 " in outs["on"][0]
+
+
+TWO_COMMS = """
+from mpi4py import MPI
+import numpy as np
+comm = MPI.COMM_WORLD
+r, n = comm.Get_rank(), comm.Get_size()
+rev = comm.Split(0, key=n - r)  # the same ranks in reverse order: another rank_of
+buf = np.zeros(1)
+for i in range(4):
+    for c in (comm, rev, rev, comm):
+        me, size = c.Get_rank(), c.Get_size()
+        if me == 0:
+            c.Send([np.full(1, float(i * 10 + r)), MPI.DOUBLE], dest=1, tag=i)
+        elif me == 1:
+            st = MPI.Status()
+            c.Recv([buf, MPI.DOUBLE], source=0, tag=i, status=st)
+            print(r, me, i, buf[0], st.Get_source(), MPI.Wtime())
+        c.Barrier()
+"""
+
+
+def test_rank_lookups_in_two_communicators(tmp_path):
+    # comm.rank_of[proc.rank] read in C (a table of (dict, key) -> value with the dict's
+    # version) for two communicators whose dicts map the same ranks differently, in turn
+    prog = tmp_path / "two.py"
+    prog.write_text(TWO_COMMS)
+    outs = {}
+    for mode in ("off", "on"):
+        res = launch.run(str(prog), np=3, capture=True, echo=False, cfg={**EXACT, "smpy/accel": mode})
+        assert res.accelerated == (mode == "on")
+        outs[mode] = ("".join(t for _, _, t in res.output), repr(res.makespan_s))
+    assert outs["off"] == outs["on"]
+    assert outs["on"][0].count("\n") == 16

@@ -184,6 +184,45 @@ new_request(PyTypeObject *tp, Py_ssize_t *off, int nfields, PyObject *owner, PyO
     return r;
 }
 
+/* d[key] for an exact dict and an exact int key (borrowed; NULL without an error when
+ * absent): the value read last for (dict, key's value) kept in a small table with the dict's
+ * version (PEP 509: while it is the version read at, the dict is unchanged, and holds the
+ * value; an int's hash and comparison run no code). comm.rank_of[proc.rank], once per isend
+ * and irecv, is another key at every message of a ring: a per-site memo would miss. */
+#ifdef CEXT_DICT_VERSIONS
+#define INT_MEMOS 2048
+static struct {
+    PyObject *dict;  /* compared only */
+    uint64_t version;
+    long key;
+    PyObject *value;
+} int_memos[INT_MEMOS];
+#endif
+
+static inline PyObject *
+dict_int_get(PyObject *d, PyObject *key)
+{
+#ifdef CEXT_DICT_VERSIONS
+    long k;
+    if (cext_small_int(key, &k)) {
+        uintptr_t h = ((uintptr_t)d >> 4) * 31u + (uintptr_t)k;
+        size_t i = (h ^ (h >> 11)) & (INT_MEMOS - 1);
+        if (int_memos[i].dict == d && int_memos[i].version == DICT_VERSION(d) && int_memos[i].key == k &&
+            int_memos[i].value != NULL)
+            return int_memos[i].value;
+        PyObject *v = PyDict_GetItemWithError(d, key);
+        if (v != NULL) {
+            int_memos[i].dict = d;
+            int_memos[i].version = DICT_VERSION(d);
+            int_memos[i].key = k;
+            int_memos[i].value = v;
+        }
+        return v;
+    }
+#endif
+    return PyDict_GetItemWithError(d, key);
+}
+
 /* x[key] for a list/tuple/dict/sequence (new reference): an exact list or tuple and an exact
  * int index in range, an exact dict and an exact int key it holds (no code runs in the int's
  * hash and comparison), read in C; anything else (a missing key, a negative index) by the
@@ -199,7 +238,7 @@ item(PyObject *x, PyObject *key)
             if (i == -1 && PyErr_Occurred())
                 PyErr_Clear();
         } else if (PyDict_CheckExact(x)) {
-            PyObject *v = PyDict_GetItemWithError(x, key);
+            PyObject *v = dict_int_get(x, key);
             if (v != NULL)
                 return Py_NewRef(v);
             if (PyErr_Occurred())
@@ -611,6 +650,13 @@ out:
 }
 
 /* -- wait -------------------------------------------------------------------------------- */
+/* p2p_global in a function of its own, for the frames that stay on a blocked rank's stack */
+CEXT_OUTLINE PyObject *
+p2p_global_outline(PyObject *name)
+{
+    return p2p_global(name);
+}
+
 /* wait's steps after the blocking (out of line: its frame is not on the rank's stack while
  * the rank blocks): finish() when it has work, req.state == FAILED or req.ti is not None or
  * (req.kind == RECV and proc.o_recv is not None); req (new reference), or NULL */
@@ -661,7 +707,7 @@ wait(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     if (running < 0)
         return NULL;
     if (running) {
-        PyObject *fn = p2p_global(s_block_on);
+        PyObject *fn = p2p_global_outline(s_block_on);  /* out of line: wait's frame stays small */
         if (fn == NULL)
             return NULL;
         PyObject *bargs[2] = {req, Py_None};
