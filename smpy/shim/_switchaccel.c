@@ -10,23 +10,28 @@
  *
  * Built on first use by smpy/shim/isolation.py (smpy/support/cext.py) and put in place by
  * smpy.kernel.accel with the kernel's compiled functions.
+ *
+ * On CPython 3.11 the stores a switch makes into an existing entry (sys.argv, sys.modules's
+ * "__main__" and per-rank modules, warnings.filters, the thread-local state.ctx) replace the
+ * entry's value in place and give the dict a fresh version (_cext.h's dict_batch_set); what the
+ * hooks read of sys, warnings, sys.modules and the isolation module's globals is remembered with
+ * the dicts' versions and moved along by those stores (docs/performance.md, "Switch hooks:
+ * stores in place").
  */
 #define PY_SSIZE_T_CLEAN
 #include "_cext.h"
 
 /* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
 static slot_cache c_self_aio, c_self_argv, c_self_heap_cell, c_self_heap_owner, c_self_main, c_self_mine_seen,
-    c_self_missing, c_self_modules, c_self_names_seen, c_self_warn_filters, c_sys_mod_modules,
-    c_sys_mod_stderr, c_sys_mod_stdout, c_warnings_mod_filters;
-/* the same, for the other attributes read or set at every switch (a module's are its dict's
- * entries: _cext.h's CACHE_DICT) */
-static slot_cache c_sys_argv, c_sys_set_out[2], c_sys_in[2], c_warn_set_filters, c_warn_in_get[3],
-    c_warn_in_set[3], c_warn_out[4], c_self_in_warn[3], c_self_in_stream[2], c_self_out_warn[4],
-    c_self_out_stream[2], c_self_set_main, c_self_wo[4];
+    c_self_missing, c_self_modules, c_self_names_seen, c_self_warn_filters;
+/* the same, for the rank's other attributes read or set at every switch */
+static slot_cache c_self_in_warn[3], c_self_in_stream[2], c_self_out_warn[4], c_self_out_stream[2], c_self_set_main,
+    c_self_wo[4];
 
 static PyObject *iso_dict;  /* smpy.shim.isolation.__dict__ */
 static PyObject *sys_mod, *warnings_mod;
-
+/* their dicts when they are exact modules (a module's dict is fixed for its life) */
+static PyObject *sys_dict, *warnings_dict;
 static PyObject *s_heap_cell, *s_value, *s_heap_owner, *s_rank_heaps, *s__heaps_in, *s_argv, *s_modules,
     *s_main, *s___main__, *s__private_names, *s_names_seen, *s_mine_seen, *s__refresh_missing, *s_missing,
     *s__rebind, *s__bind, *s_warn_filters, *s_filters, *s__filters_mutated, *s_showwarning, *s_warn_show,
@@ -34,6 +39,226 @@ static PyObject *s_heap_cell, *s_value, *s_heap_owner, *s_rank_heaps, *s__heaps_
     *s_stderr, *s_asyncio_events, *s_aio, *s_switch_in, *s_switch_out, *s_state, *s_ctx,
     *s__getter_cache, *s__save_private, *s_update, *s_get, *s_pop;
 static PyObject *i_zero;
+
+/* The stores of a switch into module dicts, sys.modules and the thread-local dict are made in
+ * place when the key is there (_cext.h's dict_batch_set: CPython 3.11), every store of one hook
+ * sharing one fresh dict version; elsewhere, the usual stores. */
+#ifndef CEXT_DICT_INPLACE
+typedef struct {
+    PyObject *group;
+} dict_batch;
+static inline void dict_batch_init(dict_batch *b) { b->group = NULL; }
+static inline void dict_batch_code(dict_batch *b) { (void)b; }
+static inline void dict_batch_end(dict_batch *b) { (void)b; }
+#endif
+
+/* a module attribute read and set at every switch: for an exact module, its dict's entry (found
+ * by index, the index remembered), as the generic getattr and setattr of a module read and
+ * store it (ModuleType, immutable, has no descriptor of these names); otherwise cached_get and
+ * cached_set */
+typedef struct {
+    Py_ssize_t hint;
+    slot_cache c;
+    int j;  /* its place in the module's snapshot */
+} mod_attr;
+
+static mod_attr a_sys_argv = {.j = 0}, a_sys_modules = {.j = 1}, a_sys_stream[2] = {{.j = 2}, {.j = 3}},
+                a_warn[4] = {{.j = 0}, {.j = 1}, {.j = 2}, {.j = 3}};
+
+/* What an exact module's dict held under these names at one version (values borrowed: the
+ * unchanged dict holds them; NULL: not read). PEP 509: while the dict has that version it is
+ * unchanged (a version is given to one dict once: dict_batch_set shares one between dicts, never
+ * gives it twice to one). The hooks' own stores in place move it to the new version. */
+typedef struct {
+    uint64_t version;
+    PyObject *vals[4];
+} mod_snap;
+static mod_snap snap_sys, snap_warn;
+
+static inline mod_snap *
+snap_of(PyObject *mod)
+{
+    return mod == sys_mod ? &snap_sys : &snap_warn;
+}
+
+static inline PyObject *
+mod_dict(PyObject *mod)
+{
+    return Py_IS_TYPE(mod, &PyModule_Type) ? (mod == sys_mod ? sys_dict : mod == warnings_mod ? warnings_dict : NULL)
+                                           : NULL;
+}
+
+/* getattr(mod, name), a new reference */
+CEXT_INLINE PyObject *
+mod_get(PyObject *mod, mod_attr *a, PyObject *name)
+{
+#ifdef CEXT_DICT_INPLACE
+    PyObject *d = mod_dict(mod);
+    if (d != NULL) {
+        mod_snap *s = snap_of(mod);
+        uint64_t version = DICT_VERSION(d);
+        if (s->version == version && s->vals[a->j] != NULL)
+            return Py_NewRef(s->vals[a->j]);
+        PyObject **r = dict_value_ref(d, name, &a->hint);  /* no code runs */
+        if (r != NULL) {
+            if (s->version != version) {
+                memset(s->vals, 0, sizeof s->vals);
+                s->version = version;
+            }
+            s->vals[a->j] = *r;
+            return Py_NewRef(*r);
+        }
+    }
+#endif
+    return cached_get(mod, &a->c, name);
+}
+
+/* setattr(mod, name, v) */
+static inline int
+mod_set(dict_batch *b, PyObject *mod, mod_attr *a, PyObject *name, PyObject *v)
+{
+#ifdef CEXT_DICT_INPLACE
+    PyObject *d = mod_dict(mod);
+    if (d != NULL) {
+        uint64_t pre = DICT_VERSION(d);
+        int r = dict_batch_set(b, d, name, &a->hint, v, 0);
+        if (r > 0) {
+            mod_snap *s = snap_of(mod);
+            if (s->version == pre) {  /* this store is the only change */
+                s->version = DICT_VERSION(d);
+                s->vals[a->j] = v;
+            }
+        }
+        if (r != 0)
+            return r < 0 ? -1 : 0;
+    }
+#endif
+    dict_batch_code(b);  /* the store below may release a value: code may run */
+    return cached_set(mod, &a->c, name, v);
+}
+
+/* the isolation module's globals read at every switch, as the dict held them at one version
+ * (borrowed: the unchanged dict holds them); looked up again once it changed */
+enum { G_REBIND, G_PRIVATE_NAMES, G_STREAMS, G_STATE, G_GETTER_CACHE, G_RANK_HEAPS, G_N };
+static struct {
+    uint64_t version;
+    PyObject *vals[G_N];
+} iso_snap;
+
+/* dict_global(iso_dict, name): borrowed, or NULL with NameError */
+CEXT_INLINE PyObject *
+iso_global(int j, PyObject *name)
+{
+#ifdef CEXT_DICT_VERSIONS
+    if (PyDict_CheckExact(iso_dict)) {
+        uint64_t version = DICT_VERSION(iso_dict);
+        if (iso_snap.version == version && iso_snap.vals[j] != NULL)
+            return iso_snap.vals[j];
+        PyObject *v = dict_global(iso_dict, name);
+        if (v != NULL && DICT_VERSION(iso_dict) == version) {  /* (an exact str key: no code ran) */
+            if (iso_snap.version != version) {
+                memset(&iso_snap, 0, sizeof iso_snap);
+                iso_snap.version = version;
+            }
+            iso_snap.vals[j] = v;
+        }
+        return v;
+    }
+#else
+    (void)j;
+#endif
+    return dict_global(iso_dict, name);
+}
+
+/* modules.get("asyncio.events") gave None at this version of modules (held) */
+static PyObject *ev_dict;
+static uint64_t ev_version;
+
+static PyObject *mget(PyObject *modules, PyObject *key);
+
+/* modules.get("asyncio.events"), a new reference */
+CEXT_INLINE PyObject *
+events_get(PyObject *modules)
+{
+#ifdef CEXT_DICT_VERSIONS
+    if (modules == ev_dict && DICT_VERSION(modules) == ev_version)
+        return Py_NewRef(Py_None);
+    PyObject *v = mget(modules, s_asyncio_events);
+    if (v == Py_None && PyDict_CheckExact(modules)) {  /* a lookup by an exact str: no code ran */
+        if (ev_dict != modules)
+            Py_XSETREF(ev_dict, Py_NewRef(modules));
+        ev_version = DICT_VERSION(modules);
+    }
+    return v;
+#else
+    return mget(modules, s_asyncio_events);
+#endif
+}
+
+/* a store in place into modules moved it from version pre: the memo follows */
+static inline void
+modules_moved(PyObject *modules, uint64_t pre)
+{
+#ifdef CEXT_DICT_VERSIONS
+    if (modules == ev_dict && ev_version == pre)
+        ev_version = DICT_VERSION(modules);
+#else
+    (void)modules;
+    (void)pre;
+#endif
+}
+
+/* d[key] = v for an exact dict d (dict_set, or PyDict_SetItem when not remembered) */
+static inline int
+dict_store(dict_batch *b, PyObject *d, PyObject *key, Py_ssize_t *hint, PyObject *v, int remembered)
+{
+#ifdef CEXT_DICT_INPLACE
+    uint64_t pre = DICT_VERSION(d);
+    int r = dict_batch_set(b, d, key, hint, v, 0);
+    if (r > 0)
+        modules_moved(d, pre);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+#else
+    (void)hint;
+#endif
+    dict_batch_code(b);
+    return remembered ? dict_set(d, key, v) : PyDict_SetItem(d, key, v);
+}
+
+/* bool(v) without a call for the exact containers the hooks test */
+static inline int
+truthy(PyObject *v)
+{
+    if (PyList_CheckExact(v))
+        return PyList_GET_SIZE(v) != 0;
+    if (PyTuple_CheckExact(v))
+        return PyTuple_GET_SIZE(v) != 0;
+    if (PyAnySet_CheckExact(v))
+        return PySet_GET_SIZE(v) != 0;
+    return v == Py_None || v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
+}
+
+/* len(o) */
+static inline Py_ssize_t
+size_of(PyObject *o)
+{
+    if (PyDict_CheckExact(o))
+        return PyDict_GET_SIZE(o);
+    if (PyAnySet_CheckExact(o))
+        return PySet_GET_SIZE(o);
+    return PyObject_Size(o);
+}
+
+/* seq[i], a new reference */
+static inline PyObject *
+item_of(PyObject *seq, Py_ssize_t i)
+{
+    if (PyList_CheckExact(seq) && i < PyList_GET_SIZE(seq))
+        return Py_NewRef(PyList_GET_ITEM(seq, i));
+    return PySequence_GetItem(seq, i);
+}
+
 
 /* cell.value = v for the per-rank heaps' owner cell (a ctypes.c_int over the C library's
  * rh_owner), at every switch: through the attribute protocol that is a descriptor lookup on
@@ -57,15 +282,17 @@ static PyObject *st_obj, *st_dict, *s___dict__;
 static PyTypeObject *st_type;
 static unsigned int st_version;
 static uint64_t st_thread;
+static Py_ssize_t st_hint;  /* where "ctx" is in it (dict_store) */
 
 static int
-set_state_ctx(PyObject *state, PyObject *v)
+set_state_ctx(dict_batch *b, PyObject *state, PyObject *v)
 {
     PyThreadState *ts = PyThreadState_Get();
     PyTypeObject *t = Py_TYPE(state);
     if (state == st_obj && t == st_type && ts->id == st_thread && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) &&
         t->tp_version_tag == st_version)
-        return PyDict_SetItem(st_dict, s_ctx, v);
+        return dict_store(b, st_dict, s_ctx, &st_hint, v, 0);
+    dict_batch_code(b);
     if (PyObject_SetAttr(state, s_ctx, v) < 0)
         return -1;
     if (local_setattro == NULL) {
@@ -126,6 +353,11 @@ set_cell_value(PyObject *cell, PyObject *v)
             PyBuffer_Release(&view);
         }
     }
+    long small;
+    if (cell_ptr != NULL && cext_small_int(v, &small) && small >= INT_MIN && small <= INT_MAX) {
+        *cell_ptr = (int)small;
+        return 0;
+    }
     if (cell_ptr != NULL && PyLong_CheckExact(v)) {
         int overflow;
         long x = PyLong_AsLongAndOverflow(v, &overflow);
@@ -153,24 +385,6 @@ mget(PyObject *modules, PyObject *key)
     return PyObject_VectorcallMethod(s_get, args, 3, NULL);
 }
 
-/* if getattr(mod, name) is not value: setattr(mod, name, value) */
-static int
-set_if_differs(PyObject *mod, slot_cache *get, slot_cache *set, PyObject *name, PyObject *value)
-{
-    PyObject *cur = cached_get(mod, get, name);
-    if (cur == NULL)
-        return -1;
-    int same = cur == value;
-    Py_DECREF(cur);
-    return same ? 0 : cached_set(mod, set, name, value);
-}
-
-static int
-truthy(PyObject *v)
-{
-    return v == Py_None || v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
-}
-
 /* what the private-modules step of switch_in left: modules[name] is mine[name] for every
  * name of mine, at these versions of the two dicts (pointers only compared: the versions are
  * never reused). While both are unchanged at switch_out, saving the rank's modules back into
@@ -190,9 +404,46 @@ static int wo_ok;
 static PyObject *wo_vals[4];
 static uint64_t wo_version;
 
-/* the private-modules step of switch_in; -1 on error */
+/* where the rank's modules were found in sys.modules last, by their place in the rank's dict:
+ * the index, the rank's key and modules' own key object (an equal str: passed instead, it is
+ * found by identity), both held */
+#define MOD_HINTS 16
+typedef struct {
+    Py_ssize_t ix;
+    PyObject *key, *ekey;
+} key_hint;
+static key_hint mod_hints[MOD_HINTS];
+
+/* PyDict_Next(d, pos, k, v) for an exact dict; a combined table of str keys read directly (the
+ * same items in the same order: pos is the entry's index in both) */
+static inline int
+dict_next(PyObject *d, Py_ssize_t *pos, PyObject **k, PyObject **v)
+{
+#ifdef CEXT_DICT_INPLACE
+    PyDictObject *mp = (PyDictObject *)d;
+    cext_dict_keys *keys = (cext_dict_keys *)mp->ma_keys;
+    if (dict_inplace_ok == 1 && mp->ma_values == NULL && keys->dk_kind == 1) {
+        cext_ukey_entry *ep = dk_uentries(keys);
+        Py_ssize_t i = *pos, n = keys->dk_nentries;
+        if (i < 0)
+            return 0;
+        while (i < n && ep[i].me_value == NULL)
+            i++;
+        if (i >= n)
+            return 0;
+        *pos = i + 1;
+        *k = ep[i].me_key;
+        *v = ep[i].me_value;
+        return 1;
+    }
+#endif
+    return PyDict_Next(d, pos, k, v);
+}
+
+/* the private-modules step of switch_in; -1 on error. The stores into modules are one group of
+ * the batch with the store of __main__ made before (no read of modules between them). */
 static int
-private_in(PyObject *self, PyObject *modules, PyObject *names)
+private_in(dict_batch *b, PyObject *self, PyObject *modules, PyObject *names)
 {
     in_ok = 0;
     PyObject *mine = cached_get(self, &c_self_modules, s_modules);
@@ -200,37 +451,64 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
         return -1;
     int rc = -1;
     PyObject *seen = NULL, *mseen = NULL, *missing = NULL, *rebind = NULL;
-    Py_ssize_t nn = PyObject_Size(names), nm = PyObject_Size(mine);
+    Py_ssize_t nn = size_of(names), nm = size_of(mine);
     if (nn < 0 || nm < 0)
         goto out;
     seen = cached_get(self, &c_self_names_seen, s_names_seen);
     mseen = seen == NULL ? NULL : cached_get(self, &c_self_mine_seen, s_mine_seen);
     if (mseen == NULL)
         goto out;
-    Py_ssize_t a = PyLong_AsSsize_t(seen), b = PyLong_AsSsize_t(mseen);
-    if ((a == -1 || b == -1) && PyErr_Occurred())
+    Py_ssize_t a = PyLong_AsSsize_t(seen), bb = PyLong_AsSsize_t(mseen);
+    if ((a == -1 || bb == -1) && PyErr_Occurred())
         goto out;
-    if (a != nn || b != nm) {
+    if (a != nn || bb != nm) {
         PyObject *r = call_method0(self, s__refresh_missing);
+        dict_batch_code(b);
         if (r == NULL)
             goto out;
         Py_DECREF(r);
     }
     /* modules.update(mine): for two exact dicts, modules[name] = module for each item in
-     * order, as dict.update stores them (dict_set keeps modules' other remembered entries) */
+     * order, as dict.update stores them (in place, or through dict_set, which keeps modules'
+     * other remembered entries); the replaced modules are held by the batch (in place) or
+     * until the versions are taken */
     if (PyDict_CheckExact(modules) && PyDict_CheckExact(mine)) {
-        Py_ssize_t pos = 0, n = PyDict_GET_SIZE(mine), nh = 0;
-        PyObject *k, *v, *held[16];  /* the replaced modules, released once the versions are taken */
+        Py_ssize_t pos = 0, n = PyDict_GET_SIZE(mine), nh = 0, i = 0;
+        PyObject *k, *v, *held[16];
         int bad = 0;
-        while (!bad && PyDict_Next(mine, &pos, &k, &v)) {
+        while (!bad && dict_next(mine, &pos, &k, &v)) {
             Py_INCREF(k);
             Py_INCREF(v);
-            if (nh < 16) {
-                PyObject *old = dict_get(modules, k);
-                bad = old == NULL && PyErr_Occurred();
-                held[nh++] = Py_XNewRef(old);
+#ifdef CEXT_DICT_INPLACE
+            key_hint *h = i < MOD_HINTS ? &mod_hints[i] : NULL;
+            PyObject *kk = h != NULL && h->key == k ? h->ekey : k;
+            Py_ssize_t hix = h != NULL ? h->ix : 0;
+            uint64_t pre = DICT_VERSION(modules);
+            int r = dict_batch_set(b, modules, kk, &hix, v, 0);
+            if (r > 0) {
+                modules_moved(modules, pre);
+                if (h != NULL) {  /* (no code ran: the table is the one the store found) */
+                    PyObject *ek = dk_uentries((cext_dict_keys *)((PyDictObject *)modules)->ma_keys)[hix].me_key;
+                    h->ix = hix;
+                    if (h->key != k)
+                        Py_XSETREF(h->key, Py_NewRef(k));
+                    if (h->ekey != ek)
+                        Py_XSETREF(h->ekey, Py_NewRef(ek));
+                }
             }
-            bad = bad || dict_set(modules, k, v) < 0;
+            bad = r < 0;
+            if (r == 0)
+#endif
+            {
+                dict_batch_code(b);
+                if (nh < 16) {
+                    PyObject *old = dict_get(modules, k);
+                    bad = old == NULL && PyErr_Occurred();
+                    held[nh++] = Py_XNewRef(old);
+                }
+                bad = bad || dict_set(modules, k, v) < 0;
+            }
+            i++;
             Py_DECREF(v);
             Py_DECREF(k);
             if (!bad && PyDict_GET_SIZE(mine) != n) {
@@ -252,11 +530,13 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
         if (bad)
             goto out;
     } else {
+        dict_batch_code(b);
         PyObject *r = call_method1(modules, s_update, mine);
         if (r == NULL)
             goto out;
         Py_DECREF(r);
     }
+    b->group = NULL;  /* the group of stores into modules ends */
     /* for name in self.missing: modules.pop(name, None) */
     missing = cached_get(self, &c_self_missing, s_missing);
     if (missing == NULL)
@@ -280,6 +560,7 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
             Py_XDECREF(x);
         }
         Py_DECREF(name);
+        dict_batch_code(b);  /* a module released */
         if (bad) {
             seq_iter_done(&it);
             goto out;
@@ -289,7 +570,7 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
     if (PyErr_Occurred())
         goto out;
     /* for name, parent, attr in _rebind: _bind(modules.get(parent), attr, mine.get(name)) */
-    rebind = dict_global(iso_dict, s__rebind);
+    rebind = iso_global(G_REBIND, s__rebind);
     if (rebind == NULL)
         goto out;
     Py_INCREF(rebind);
@@ -317,6 +598,7 @@ private_in(PyObject *self, PyObject *modules, PyObject *names)
         Py_XDECREF(mod);
         Py_XDECREF(parent);
         Py_DECREF(t);
+        dict_batch_code(b);
         if (x == NULL) {
             seq_iter_done(&it);
             goto out;
@@ -335,27 +617,49 @@ out:
     return rc;
 }
 
+/* current == mine for two exact lists of the same items (each the same object: no code runs,
+ * as list comparison finds them equal by identity): 1 equal, 0 not (sizes differ), -1 not
+ * known this way */
 static int
-warnings_in(PyObject *self, PyObject **vals)
+same_items(PyObject *current, PyObject *mine)
+{
+    if (!PyList_CheckExact(current) || !PyList_CheckExact(mine))
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(current);
+    if (n != PyList_GET_SIZE(mine))
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (PyList_GET_ITEM(current, i) != PyList_GET_ITEM(mine, i))
+            return -1;
+    return 1;
+}
+
+static int
+warnings_in(dict_batch *b, PyObject *self, PyObject **vals)
 {
     PyObject *mine = cached_get(self, &c_self_warn_filters, s_warn_filters);
     if (mine == NULL)
         return -1;
-    PyObject *current = cached_get(warnings_mod, &c_warnings_mod_filters, s_filters);
+    PyObject *current = mod_get(warnings_mod, &a_warn[0], s_filters);
     if (current == NULL) {
         Py_DECREF(mine);
         return -1;
     }
     int rc = 0;
     if (current != mine) {
-        rc = cached_set(warnings_mod, &c_warn_set_filters, s_filters, mine);
+        rc = mod_set(b, warnings_mod, &a_warn[0], s_filters, mine);
         if (rc == 0) {
-            int eq = PyObject_RichCompareBool(current, mine, Py_EQ);
+            int eq = same_items(current, mine);
+            if (eq < 0) {
+                eq = PyObject_RichCompareBool(current, mine, Py_EQ);
+                dict_batch_code(b);
+            }
             if (eq < 0)
                 rc = -1;
             else if (!eq) {
                 PyObject *fn = dict_global(iso_dict, s__filters_mutated);
                 PyObject *x = fn == NULL ? NULL : PyObject_CallNoArgs(fn);
+                dict_batch_code(b);
                 rc = x == NULL ? -1 : 0;
                 Py_XDECREF(x);
             }
@@ -372,7 +676,10 @@ warnings_in(PyObject *self, PyObject **vals)
         PyObject *v = cached_get(self, &c_self_in_warn[i], pairs[i][1]);
         if (v == NULL)
             return -1;
-        rc = set_if_differs(warnings_mod, &c_warn_in_get[i], &c_warn_in_set[i], pairs[i][0], v);
+        /* if getattr(w, name) is not v: setattr(w, name, v) */
+        PyObject *cur = mod_get(warnings_mod, &a_warn[i + 1], pairs[i][0]);
+        rc = cur == NULL ? -1 : cur == v ? 0 : mod_set(b, warnings_mod, &a_warn[i + 1], pairs[i][0], v);
+        Py_XDECREF(cur);
         vals[i + 1] = v;
         Py_DECREF(v);
         if (rc < 0)
@@ -383,25 +690,31 @@ warnings_in(PyObject *self, PyObject **vals)
 
 /* out = self.stdout or streams[0]; if sys.stdout is not out: sys.stdout = out (and stderr) */
 static int
-streams_in(PyObject *self, PyObject *streams)
+streams_in(dict_batch *b, PyObject *self, PyObject *streams)
 {
-    PyObject *names[2][2] = {{s_stdout, s_stdout}, {s_stderr, s_stderr}};
+    PyObject *names[2] = {s_stdout, s_stderr};
     for (int i = 0; i < 2; i++) {
-        PyObject *v = cached_get(self, &c_self_in_stream[i], names[i][0]);
+        PyObject *v = cached_get(self, &c_self_in_stream[i], names[i]);
         if (v == NULL)
             return -1;
-        int t = truthy(v);
+        int t = 0;
+        if (v != Py_None) {
+            t = truthy(v);
+            dict_batch_code(b);  /* its __bool__ or __len__ may have run */
+        }
         if (t < 0) {
             Py_DECREF(v);
             return -1;
         }
         if (!t) {
             Py_DECREF(v);
-            v = PySequence_GetItem(streams, i);
+            v = item_of(streams, i);
             if (v == NULL)
                 return -1;
         }
-        int rc = set_if_differs(sys_mod, i ? &c_sys_mod_stderr : &c_sys_mod_stdout, &c_sys_in[i], names[i][1], v);
+        PyObject *cur = mod_get(sys_mod, &a_sys_stream[i], names[i]);
+        int rc = cur == NULL ? -1 : cur == v ? 0 : mod_set(b, sys_mod, &a_sys_stream[i], names[i], v);
+        Py_XDECREF(cur);
         Py_DECREF(v);
         if (rc < 0)
             return -1;
@@ -409,9 +722,13 @@ streams_in(PyObject *self, PyObject *streams)
     return 0;
 }
 
+static Py_ssize_t main_hint;  /* where "__main__" is in sys.modules */
+
 static PyObject *
 switch_in(PyObject *self, PyObject *unused)
 {
+    dict_batch b;
+    dict_batch_init(&b);
     PyObject *modules = NULL, *x;
     /* cell = self.heap_cell: the per-rank heaps' owner */
     PyObject *cell = cached_get(self, &c_self_heap_cell, s_heap_cell);
@@ -426,7 +743,7 @@ switch_in(PyObject *self, PyObject *unused)
             return NULL;
     } else {
         Py_DECREF(cell);
-        PyObject *rh = dict_global(iso_dict, s_rank_heaps);
+        PyObject *rh = iso_global(G_RANK_HEAPS, s_rank_heaps);
         if (rh == NULL)
             return NULL;
         if (rh != Py_None) {
@@ -438,22 +755,29 @@ switch_in(PyObject *self, PyObject *unused)
     }
     /* sys.argv = self.argv; modules = sys.modules; modules["__main__"] = self.main */
     PyObject *argv = cached_get(self, &c_self_argv, s_argv);
-    if (argv == NULL || cached_set(sys_mod, &c_sys_argv, s_argv, argv) < 0) {
+    if (argv == NULL || mod_set(&b, sys_mod, &a_sys_argv, s_argv, argv) < 0) {
         Py_XDECREF(argv);
-        return NULL;
-    }
-    Py_DECREF(argv);
-    modules = cached_get(sys_mod, &c_sys_mod_modules, s_modules);
-    if (modules == NULL)
-        return NULL;
-    PyObject *main = cached_get(self, &c_self_main, s_main);
-    if (main == NULL || (PyDict_CheckExact(modules) ? dict_set(modules, s___main__, main)
-                                                    : PyObject_SetItem(modules, s___main__, main)) < 0) {
-        Py_XDECREF(main);
         goto fail;
     }
-    Py_DECREF(main);
-    PyObject *names = dict_global(iso_dict, s__private_names);
+    Py_DECREF(argv);
+    modules = mod_get(sys_mod, &a_sys_modules, s_modules);
+    if (modules == NULL)
+        goto fail;
+    PyObject *main = cached_get(self, &c_self_main, s_main);
+    int rc = -1;
+    if (main != NULL) {
+        if (PyDict_CheckExact(modules)) {
+            b.group = modules;  /* with the per-rank modules' stores (private_in) */
+            rc = dict_store(&b, modules, s___main__, &main_hint, main, 1);
+        } else {
+            rc = PyObject_SetItem(modules, s___main__, main);
+            dict_batch_code(&b);
+        }
+    }
+    Py_XDECREF(main);
+    if (rc < 0)
+        goto fail;
+    PyObject *names = iso_global(G_PRIVATE_NAMES, s__private_names);
     if (names == NULL)
         goto fail;
     int t = truthy(names);
@@ -461,20 +785,21 @@ switch_in(PyObject *self, PyObject *unused)
         goto fail;
     if (t) {
         Py_INCREF(names);
-        int rc = private_in(self, modules, names);
+        rc = private_in(&b, self, modules, names);
         Py_DECREF(names);
         if (rc < 0)
             goto fail;
     }
+    b.group = NULL;
     wo_ok = 0;
     PyObject *wvals[4];
-    if (warnings_in(self, wvals) < 0)
+    if (warnings_in(&b, self, wvals) < 0)
         goto fail;
 #ifdef CEXT_DICT_VERSIONS
     PyObject *wdict = PyModule_Check(warnings_mod) ? PyModule_GetDict(warnings_mod) : NULL;
     uint64_t wversion = wdict != NULL && PyDict_CheckExact(wdict) ? DICT_VERSION(wdict) : 0;
 #endif
-    PyObject *streams = dict_global(iso_dict, s__streams);
+    PyObject *streams = iso_global(G_STREAMS, s__streams);
     if (streams == NULL)
         goto fail;
     t = truthy(streams);
@@ -482,18 +807,19 @@ switch_in(PyObject *self, PyObject *unused)
         goto fail;
     if (t) {
         Py_INCREF(streams);
-        int rc = streams_in(self, streams);
+        rc = streams_in(&b, self, streams);
         Py_DECREF(streams);
         if (rc < 0)
             goto fail;
     }
     /* ev = modules.get("asyncio.events"); if ev is not None: self.aio.switch_in(ev) */
-    PyObject *ev = mget(modules, s_asyncio_events);
+    PyObject *ev = events_get(modules);
     if (ev == NULL)
         goto fail;
     if (ev != Py_None) {
         PyObject *aio = cached_get(self, &c_self_aio, s_aio);
         x = aio == NULL ? NULL : call_method1(aio, s_switch_in, ev);
+        dict_batch_code(&b);
         Py_XDECREF(aio);
         if (x == NULL) {
             Py_DECREF(ev);
@@ -503,8 +829,8 @@ switch_in(PyObject *self, PyObject *unused)
     }
     Py_DECREF(ev);
     /* state.ctx = self */
-    PyObject *state = dict_global(iso_dict, s_state);
-    if (state == NULL || set_state_ctx(state, self) < 0)
+    PyObject *state = iso_global(G_STATE, s_state);
+    if (state == NULL || set_state_ctx(&b, state, self) < 0)
         goto fail;
 #ifdef CEXT_DICT_VERSIONS
     /* the four values warnings_in left, if nothing changed the warnings dict since */
@@ -515,17 +841,19 @@ switch_in(PyObject *self, PyObject *unused)
     }
 #endif
     Py_DECREF(modules);
+    dict_batch_end(&b);
     Py_RETURN_NONE;
 fail:
     Py_XDECREF(modules);
+    dict_batch_end(&b);
     return NULL;
 }
 
 static int
-streams_out(PyObject *self, PyObject *streams)
+streams_out(dict_batch *b, PyObject *self, PyObject *streams)
 {
-    PyObject *out = cached_get(sys_mod, &c_sys_mod_stdout, s_stdout);
-    PyObject *err = out == NULL ? NULL : cached_get(sys_mod, &c_sys_mod_stderr, s_stderr);
+    PyObject *out = mod_get(sys_mod, &a_sys_stream[0], s_stdout);
+    PyObject *err = out == NULL ? NULL : mod_get(sys_mod, &a_sys_stream[1], s_stderr);
     if (err == NULL) {
         Py_XDECREF(out);
         return -1;
@@ -533,17 +861,19 @@ streams_out(PyObject *self, PyObject *streams)
     PyObject *cur[2] = {out, err}, *names[2] = {s_stdout, s_stderr};
     int rc = 0;
     for (int i = 0; i < 2 && rc == 0; i++) {
-        PyObject *mine = PySequence_GetItem(streams, i);
+        PyObject *mine = item_of(streams, i);
         if (mine == NULL) {
             rc = -1;
             break;
         }
-        if (cur[i] == mine)
+        if (cur[i] == mine) {
             rc = cached_set(self, &c_self_out_stream[i], names[i], Py_None);
-        else {
+            dict_batch_code(b);  /* the rank's stream released */
+        } else {
             rc = cached_set(self, &c_self_out_stream[i], names[i], cur[i]);
+            dict_batch_code(b);
             if (rc == 0)
-                rc = cached_set(sys_mod, &c_sys_set_out[i], names[i], mine);
+                rc = mod_set(b, sys_mod, &a_sys_stream[i], names[i], mine);
         }
         Py_DECREF(mine);
     }
@@ -556,7 +886,7 @@ streams_out(PyObject *self, PyObject *streams)
 static int
 private_out(PyObject *self, PyObject *modules, PyObject *names)
 {
-    PyObject *cached = dict_global(iso_dict, s__getter_cache);
+    PyObject *cached = iso_global(G_GETTER_CACHE, s__getter_cache);
     if (cached == NULL)
         return -1;
     Py_INCREF(cached);
@@ -566,15 +896,21 @@ private_out(PyObject *self, PyObject *modules, PyObject *names)
         return -1;
     }
     int rc = -1;
-    PyObject *c0 = PySequence_GetItem(cached, 0), *c1 = NULL, *c2 = NULL;
+    PyObject *c0 = item_of(cached, 0), *c1 = NULL, *c2 = NULL;
     if (c0 == NULL)
         goto out;
-    Py_ssize_t nn = PyObject_Size(names);
+    Py_ssize_t nn = size_of(names);
     if (nn < 0)
         goto out;
-    PyObject *nobj = PyLong_FromSsize_t(nn);
-    int same = nobj == NULL ? -1 : PyObject_RichCompareBool(c0, nobj, Py_EQ);
-    Py_XDECREF(nobj);
+    int same;
+    long c0v;
+    if (cext_small_int(c0, &c0v))
+        same = c0v == nn;
+    else {
+        PyObject *nobj = PyLong_FromSsize_t(nn);
+        same = nobj == NULL ? -1 : PyObject_RichCompareBool(c0, nobj, Py_EQ);
+        Py_XDECREF(nobj);
+    }
     if (same < 0)
         goto out;
 #ifdef CEXT_DICT_VERSIONS
@@ -683,15 +1019,21 @@ out:
 static PyObject *
 switch_out(PyObject *self, PyObject *unused)
 {
+    dict_batch b;
+    dict_batch_init(&b);
     PyObject *x;
     /* state.ctx = None */
-    PyObject *state = dict_global(iso_dict, s_state);
-    if (state == NULL || set_state_ctx(state, Py_None) < 0)
+    PyObject *state = iso_global(G_STATE, s_state);
+    if (state == NULL || set_state_ctx(&b, state, Py_None) < 0) {
+        dict_batch_end(&b);
         return NULL;
-    PyObject *modules = cached_get(sys_mod, &c_sys_mod_modules, s_modules);
-    if (modules == NULL)
+    }
+    PyObject *modules = mod_get(sys_mod, &a_sys_modules, s_modules);
+    if (modules == NULL) {
+        dict_batch_end(&b);
         return NULL;
-    PyObject *ev = mget(modules, s_asyncio_events);
+    }
+    PyObject *ev = events_get(modules);
     if (ev == NULL)
         goto fail;
     if (ev != Py_None) {
@@ -715,7 +1057,7 @@ switch_out(PyObject *self, PyObject *unused)
             goto fail;
     } else {
         Py_DECREF(cell);
-        PyObject *rh = dict_global(iso_dict, s_rank_heaps);
+        PyObject *rh = iso_global(G_RANK_HEAPS, s_rank_heaps);
         if (rh == NULL)
             goto fail;
         if (rh != Py_None) {
@@ -727,6 +1069,7 @@ switch_out(PyObject *self, PyObject *unused)
             Py_DECREF(x);
         }
     }
+    dict_batch_code(&b);  /* (the stores below are into the rank, or rare) */
     /* the rank's warnings state (unless it is in place already: see wo_ok) */
     PyObject *pairs[4][2] = {{s_warn_filters, s_filters}, {s_warn_show, s_showwarning},
                              {s_warn_impl, s__showwarnmsg_impl}, {s_warn_default, s_defaultaction}};
@@ -746,13 +1089,13 @@ switch_out(PyObject *self, PyObject *unused)
     }
 #endif
     for (int i = 0; i < 4 && !in_place; i++) {
-        PyObject *v = cached_get(warnings_mod, &c_warn_out[i], pairs[i][1]);
+        PyObject *v = mod_get(warnings_mod, &a_warn[i], pairs[i][1]);
         int rc = v == NULL ? -1 : cached_set(self, &c_self_out_warn[i], pairs[i][0], v);
         Py_XDECREF(v);
         if (rc < 0)
             goto fail;
     }
-    PyObject *streams = dict_global(iso_dict, s__streams);
+    PyObject *streams = iso_global(G_STREAMS, s__streams);
     if (streams == NULL)
         goto fail;
     int t = truthy(streams);
@@ -760,7 +1103,7 @@ switch_out(PyObject *self, PyObject *unused)
         goto fail;
     if (t) {
         Py_INCREF(streams);
-        int rc = streams_out(self, streams);
+        int rc = streams_out(&b, self, streams);
         Py_DECREF(streams);
         if (rc < 0)
             goto fail;
@@ -771,7 +1114,14 @@ switch_out(PyObject *self, PyObject *unused)
         if (old == NULL)
             goto fail;
         PyObject *m;
-        if (PyDict_CheckExact(modules)) {
+        PyObject **ref = NULL;
+#ifdef CEXT_DICT_INPLACE
+        if (PyDict_CheckExact(modules))
+            ref = dict_value_ref(modules, s___main__, &main_hint);  /* no code runs */
+#endif
+        if (ref != NULL)
+            m = Py_NewRef(*ref);
+        else if (PyDict_CheckExact(modules)) {
             m = dict_get(modules, s___main__);
             if (m == NULL && PyErr_Occurred()) {
                 Py_DECREF(old);
@@ -788,7 +1138,7 @@ switch_out(PyObject *self, PyObject *unused)
         if (rc < 0)
             goto fail;
     }
-    PyObject *names = dict_global(iso_dict, s__private_names);
+    PyObject *names = iso_global(G_PRIVATE_NAMES, s__private_names);
     if (names == NULL)
         goto fail;
     t = truthy(names);
@@ -802,9 +1152,11 @@ switch_out(PyObject *self, PyObject *unused)
             goto fail;
     }
     Py_DECREF(modules);
+    dict_batch_end(&b);
     Py_RETURN_NONE;
 fail:
     Py_DECREF(modules);
+    dict_batch_end(&b);
     return NULL;
 }
 
@@ -822,7 +1174,19 @@ setup(PyObject *module, PyObject *args)
     Py_XSETREF(iso_dict, Py_NewRef(d));
     Py_XSETREF(sys_mod, Py_NewRef(sysm));
     Py_XSETREF(warnings_mod, Py_NewRef(warn));
+    PyObject *sd = PyModule_CheckExact(sysm) ? PyModule_GetDict(sysm) : NULL;
+    PyObject *wd = PyModule_CheckExact(warn) ? PyModule_GetDict(warn) : NULL;
+    Py_XSETREF(sys_dict, sd != NULL && PyDict_CheckExact(sd) ? Py_NewRef(sd) : NULL);
+    Py_XSETREF(warnings_dict, wd != NULL && PyDict_CheckExact(wd) ? Py_NewRef(wd) : NULL);
+#ifdef CEXT_DICT_INPLACE
+    if (dict_inplace_ok < 0)
+        dict_inplace_check();
+#endif
     wo_ok = 0;
+    memset(&snap_sys, 0, sizeof snap_sys);
+    memset(&iso_snap, 0, sizeof iso_snap);
+    memset(&snap_warn, 0, sizeof snap_warn);
+    Py_CLEAR(ev_dict);
     PyObject *in = PyDescr_NewMethod((PyTypeObject *)cls, &switch_in_def);
     PyObject *out = in == NULL ? NULL : PyDescr_NewMethod((PyTypeObject *)cls, &switch_out_def);
     if (out == NULL) {
@@ -832,7 +1196,29 @@ setup(PyObject *module, PyObject *args)
     return Py_BuildValue("(NN)", in, out);
 }
 
+/* (the layout check's result, the counter's state) for the tests: 1 yes, 0 no, -1 not done (None
+ * where this build has neither) */
+static PyObject *
+inplace_state(PyObject *module, PyObject *unused)
+{
+#ifdef CEXT_DICT_INPLACE
+#ifdef CEXT_DICT_COUNTER
+    if (dict_counter_state < 0)
+        dict_counter_find();
+    int counter = dict_counter_state;
+#else
+    int counter = 0;
+#endif
+    if (dict_inplace_ok < 0)
+        dict_inplace_check();
+    return Py_BuildValue("(ii)", dict_inplace_ok, counter);
+#else
+    Py_RETURN_NONE;
+#endif
+}
+
 static PyMethodDef methods[] = {
+    {"inplace_state", inplace_state, METH_NOARGS, "(entries found in place, the dict version counter found)"},
     {"setup", setup, METH_VARARGS, "setup(isolation.__dict__, RankContext, sys, warnings) -> "
      "(switch_in, switch_out) descriptors"},
     {NULL, NULL, 0, NULL},

@@ -1135,4 +1135,424 @@ int_add(PyObject *a, PyObject *b)
     return PyNumber_Add(a, b);
 }
 
+/* -- an existing entry's value replaced in place (CPython 3.11) ------------------------------
+ * A store d[key] = v into an exact dict that holds key already costs PyDict_SetItem's lookup,
+ * its bookkeeping and dict_set's (about 335 instructions); the switch hooks make six or more per
+ * resume. What such a store changes in CPython 3.11 is the entry's value and the dict's
+ * ma_version_tag (PEP 509): the keys table (its dk_version, which the interpreter's specialized
+ * LOAD_GLOBAL and LOAD_ATTR_MODULE check before reading the entry's current value) and the size
+ * are unchanged. dict_batch_set makes that store directly into the entry:
+ *
+ * - the entry is found in a combined table of exact str keys (kind "unicode", no split values),
+ *   by a remembered index (the key at that index, and its value, checked) or else by the table's
+ *   own probe sequence (key identity, or an equal str: no Python code runs); anything else (a
+ *   missing key, another table kind, an untracked dict, which PyDict_SetItem may start tracking)
+ *   returns 0 and the caller stores the usual way;
+ * - the new ma_version_tag is a value of the global counter never given out before, taken by one
+ *   PyDict_SetItem on a private dict (the counter, _pydict_global_version, is not exported) and
+ *   shared by the stores of one batch: a version then belongs to several dicts, which the caches
+ *   keyed by (dict, version) in these files allow (_cext.h's tables, the memos of _worldaccel.c,
+ *   _lmmaccel.c and _netaccel.c all compare the dict too). A dict is not given the batch's
+ *   version twice (a cache may have read it in between), except within a group of stores into
+ *   one dict made with no reads between them (dict_batch.group); the caller resets the version
+ *   (dict_batch_code) whenever other code may have run;
+ * - the replaced values are held by the batch and released by dict_batch_end, after every
+ *   version is set (no finalizer runs in between, as dict_set does);
+ * - dict_get's table follows the store when the dict's track was current (as dict_set does).
+ *
+ * The table layout (Include/internal/pycore_dict.h of 3.11) is checked once on dicts built for
+ * it (dict_inplace_check); if it does not match, no store is made in place. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && defined(CEXT_DICT_VERSIONS)
+#define CEXT_DICT_INPLACE 1
+
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size;
+    uint8_t dk_log2_index_bytes;
+    uint8_t dk_kind;
+    uint32_t dk_version;
+    Py_ssize_t dk_usable;
+    Py_ssize_t dk_nentries;
+    char dk_indices[];
+} cext_dict_keys;
+
+typedef struct {
+    PyObject *me_key;
+    PyObject *me_value;
+} cext_ukey_entry;
+
+static int dict_inplace_ok = -1;  /* the layout checked: 1 matches, 0 not (no store in place) */
+
+static inline cext_ukey_entry *
+dk_uentries(cext_dict_keys *k)
+{
+    return (cext_ukey_entry *)(k->dk_indices + ((size_t)1 << k->dk_log2_index_bytes));
+}
+
+static inline Py_ssize_t
+dk_index(const cext_dict_keys *k, size_t i)
+{
+    int log2 = k->dk_log2_size;
+    if (log2 < 8)
+        return ((const int8_t *)k->dk_indices)[i];
+    if (log2 < 16)
+        return ((const int16_t *)k->dk_indices)[i];
+    if (log2 >= 32)
+        return (Py_ssize_t)((const int64_t *)k->dk_indices)[i];
+    return ((const int32_t *)k->dk_indices)[i];
+}
+
+/* two exact str, a's hash known: equal (no code runs) */
+static inline int
+ustr_eq(PyObject *a, PyObject *b, Py_hash_t hb)
+{
+    if (a == b)
+        return 1;
+    if (a == NULL || ((PyASCIIObject *)a)->hash != hb || PyUnicode_GET_LENGTH(a) != PyUnicode_GET_LENGTH(b) ||
+        PyUnicode_KIND(a) != PyUnicode_KIND(b))
+        return 0;
+    return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)PyUnicode_GET_LENGTH(a) * PyUnicode_KIND(a)) == 0;
+}
+
+/* the index of key's entry in a unicode table by its probe sequence (dictobject.c's
+ * unicodekeys_lookup_unicode), or -1 */
+CEXT_OUTLINE Py_ssize_t
+dk_probe(cext_dict_keys *k, PyObject *key)
+{
+    Py_hash_t hash = ((PyASCIIObject *)key)->hash;
+    if (hash == -1) {
+        hash = PyObject_Hash(key);
+        if (hash == -1) {
+            PyErr_Clear();
+            return -1;
+        }
+    }
+    cext_ukey_entry *ep = dk_uentries(k);
+    size_t mask = ((size_t)1 << k->dk_log2_size) - 1, perturb = (size_t)hash, i = (size_t)hash & mask;
+    for (Py_ssize_t n = 0; n <= (Py_ssize_t)mask; n++) {
+        Py_ssize_t ix = dk_index(k, i);
+        if (ix >= 0) {
+            if (ix >= k->dk_nentries)
+                return -1;  /* not a table of this layout */
+            if (ustr_eq(ep[ix].me_key, key, hash))
+                return ix;
+        } else if (ix == -1)
+            return -1;
+        perturb >>= 5;
+        i = mask & (i * 5 + perturb + 1);
+    }
+    return -1;
+}
+
+/* where d's entry of key keeps its value (d an exact dict, key an exact str), or NULL when
+ * not found this way (no error set); *hint: the index found last (-1 none) */
+CEXT_INLINE PyObject **
+dict_value_ref(PyObject *d, PyObject *key, Py_ssize_t *hint)
+{
+    PyDictObject *mp = (PyDictObject *)d;
+    cext_dict_keys *k = (cext_dict_keys *)mp->ma_keys;
+    if (mp->ma_values != NULL || k->dk_kind != 1 || dict_inplace_ok != 1)
+        return NULL;
+    cext_ukey_entry *ep = dk_uentries(k);
+    Py_ssize_t ix = *hint;
+    if (ix >= 0 && ix < k->dk_nentries && ep[ix].me_value != NULL &&
+        (ep[ix].me_key == key || ustr_eq(ep[ix].me_key, key, ((PyASCIIObject *)key)->hash)))
+        return &ep[ix].me_value;
+    ix = dk_probe(k, key);
+    if (ix < 0 || ep[ix].me_value == NULL)
+        return NULL;
+    *hint = ix;
+    return &ep[ix].me_value;
+}
+
+#define DICT_BATCH_HELD 24
+typedef struct {
+    uint64_t version;    /* the batch's fresh version, 0 none yet (or reset: code ran) */
+    PyObject *group;     /* a dict that may take several stores at the version (none read between) */
+    int n;
+    PyObject *held[DICT_BATCH_HELD];  /* the replaced values, released at the end */
+} dict_batch;
+
+static PyObject *fresh_dict, *fresh_key;
+static int fresh_flip;
+
+/* _PyObject_GC_IS_TRACKED (3.11: the GC head, two words, just before the object; its first word
+ * non-zero while tracked), checked by dict_inplace_check against PyObject_GC_IsTracked */
+static inline int
+dict_gc_tracked(PyObject *d)
+{
+    return ((const uintptr_t *)d)[-2] != 0;
+}
+
+/* The counter itself (CPython's _pydict_global_version, a local symbol of libpython: not
+ * exported, but listed in its symbol table unless the library was stripped): its address is
+ * read from the ELF symbol table of the object that holds PyDict_New, kept only when it lies in
+ * a writable segment of that object as loaded and new dicts then take their versions from it
+ * (three checks); a fresh version is then the counter incremented, as DICT_NEXT_VERSION does
+ * (about 200 instructions less than a store into a private dict). Not found: that store. */
+#if defined(__linux__) && defined(__LP64__)
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#define CEXT_DICT_COUNTER 1
+
+typedef struct {
+    const void *base;
+    uintptr_t addr;
+    int ok;
+} dict_counter_seg;
+
+static int
+dict_counter_phdr(struct dl_phdr_info *info, size_t size, void *data)
+{
+    dict_counter_seg *s = (dict_counter_seg *)data;
+    (void)size;
+    if ((uintptr_t)info->dlpi_addr != (uintptr_t)s->base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && s->addr >= lo && s->addr + 8 <= lo + ph->p_memsz &&
+            s->addr % 8 == 0)
+            s->ok = 1;
+    }
+    return s->ok;
+}
+
+/* the symbol's address in the object holding PyDict_New, or 0 */
+static uintptr_t
+dict_counter_lookup(void)
+{
+    Dl_info info;
+    if (!dladdr((void *)&PyDict_New, &info) || info.dli_fname == NULL || info.dli_fbase == NULL)
+        return 0;
+    FILE *f = fopen(info.dli_fname, "rb");
+    if (f == NULL)
+        return 0;
+    uintptr_t found = 0;
+    ElfW(Ehdr) eh;
+    ElfW(Shdr) *sh = NULL;
+    char *names = NULL;
+    ElfW(Sym) *syms = NULL;
+    if (fread(&eh, sizeof eh, 1, f) != 1 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shnum == 0 ||
+        eh.e_shnum > 4096)
+        goto done;
+    sh = (ElfW(Shdr) *)PyMem_RawMalloc(sizeof(ElfW(Shdr)) * eh.e_shnum);
+    if (sh == NULL || fseek(f, (long)eh.e_shoff, SEEK_SET) != 0 || fread(sh, sizeof(ElfW(Shdr)), eh.e_shnum, f) != eh.e_shnum)
+        goto done;
+    for (int i = 0; i < eh.e_shnum && !found; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh.e_shnum || sh[i].sh_entsize != sizeof(ElfW(Sym)) ||
+            sh[i].sh_size > ((size_t)64 << 20) || sh[sh[i].sh_link].sh_size > ((size_t)64 << 20))
+            continue;
+        ElfW(Shdr) *st = &sh[sh[i].sh_link];
+        syms = (ElfW(Sym) *)PyMem_RawMalloc(sh[i].sh_size);
+        names = (char *)PyMem_RawMalloc(st->sh_size + 1);
+        if (syms == NULL || names == NULL || fseek(f, (long)sh[i].sh_offset, SEEK_SET) != 0 ||
+            fread(syms, 1, sh[i].sh_size, f) != sh[i].sh_size || fseek(f, (long)st->sh_offset, SEEK_SET) != 0 ||
+            fread(names, 1, st->sh_size, f) != st->sh_size)
+            goto done;
+        names[st->sh_size] = 0;
+        size_t n = sh[i].sh_size / sizeof(ElfW(Sym));
+        for (size_t j = 0; j < n; j++) {
+            ElfW(Sym) *y = &syms[j];
+            if (y->st_name < st->sh_size && y->st_size == 8 && ELF64_ST_TYPE(y->st_info) == STT_OBJECT &&
+                y->st_shndx != SHN_UNDEF && strcmp(names + y->st_name, "_pydict_global_version") == 0) {
+                found = (eh.e_type == ET_DYN ? (uintptr_t)info.dli_fbase : 0) + (uintptr_t)y->st_value;
+                break;
+            }
+        }
+        PyMem_RawFree(syms);
+        PyMem_RawFree(names);
+        syms = NULL;
+        names = NULL;
+    }
+    if (found) {  /* in a writable segment of that object as loaded */
+        dict_counter_seg seg = {eh.e_type == ET_DYN ? info.dli_fbase : NULL, found, 0};
+        if (eh.e_type == ET_DYN)
+            dl_iterate_phdr(dict_counter_phdr, &seg);
+        if (!seg.ok)
+            found = 0;
+    }
+done:
+    PyMem_RawFree(syms);
+    PyMem_RawFree(names);
+    PyMem_RawFree(sh);
+    fclose(f);
+    return found;
+}
+
+static uint64_t *dict_counter;
+static int dict_counter_state = -1;  /* 1 found and checked, 0 not (the private dict's store) */
+
+static void
+dict_counter_find(void)
+{
+    dict_counter_state = 0;
+    uint64_t *p = (uint64_t *)dict_counter_lookup();
+    if (p == NULL)
+        return;
+    int ok = 1;
+    for (int i = 0; i < 3 && ok; i++) {  /* new dicts take their versions from it */
+        uint64_t before = *p;
+        PyObject *d = PyDict_New();
+        ok = d != NULL && DICT_VERSION(d) == before + 1 && *p == before + 1;
+        Py_XDECREF(d);
+    }
+    PyErr_Clear();
+    if (ok) {
+        dict_counter = p;
+        dict_counter_state = 1;
+    }
+}
+#endif
+
+/* a version of the global counter never given out before: 0, or -1 with an error set */
+CEXT_OUTLINE int
+dict_fresh_version(uint64_t *out)
+{
+#ifdef CEXT_DICT_COUNTER
+    if (dict_counter_state < 0)
+        dict_counter_find();
+    if (dict_counter_state == 1) {
+        *out = ++*dict_counter;
+        return 0;
+    }
+#endif
+    if (fresh_dict == NULL) {
+        fresh_key = PyUnicode_InternFromString("version");
+        fresh_dict = fresh_key == NULL ? NULL : PyDict_New();
+        if (fresh_dict == NULL)
+            return -1;
+    }
+    fresh_flip ^= 1;  /* a value other than the one held: the version changes (bools: no release runs code) */
+    if (PyDict_SetItem(fresh_dict, fresh_key, fresh_flip ? Py_True : Py_False) < 0)
+        return -1;
+    *out = DICT_VERSION(fresh_dict);
+    return 0;
+}
+
+/* whether dict_value_ref reads this build's tables right: on dicts of 1, 8 and 300 keys (indices
+ * of 1, 1 and 2 bytes), with a deleted key, and one with a non-str key; 1 or 0 */
+static int
+dict_inplace_check(void)
+{
+    static const int sizes[] = {1, 8, 300};
+    int ok = 1;
+    dict_inplace_ok = 1;  /* for dict_value_ref's use below */
+    for (int s = 0; s < 3 && ok; s++) {
+        PyObject *d = PyDict_New(), *keys = PyList_New(0);
+        ok = d != NULL && keys != NULL;
+        for (int i = 0; i < sizes[s] && ok; i++) {
+            PyObject *k = PyUnicode_FromFormat("k%d", i);  /* not interned */
+            ok = k != NULL && PyList_Append(keys, k) == 0 && PyDict_SetItem(d, k, k) == 0;
+            Py_XDECREF(k);
+        }
+        if (ok && sizes[s] > 2 && PyDict_DelItem(d, PyList_GET_ITEM(keys, 1)) < 0)
+            ok = 0;
+        for (int i = 0; i < sizes[s] && ok; i++) {
+            PyObject *k = PyList_GET_ITEM(keys, i);
+            PyObject *eq = PyUnicode_FromFormat("k%d", i);  /* an equal str, another object */
+            Py_ssize_t hint = -1, hint2 = -1;
+            PyObject **r = dict_value_ref(d, k, &hint), **r2 = eq == NULL ? NULL : dict_value_ref(d, eq, &hint2);
+            int gone = sizes[s] > 2 && i == 1;
+            ok = eq != NULL && (gone ? r == NULL && r2 == NULL : r != NULL && *r == k && r2 == r && hint == hint2 &&
+                                dict_value_ref(d, k, &hint) == r);
+            Py_XDECREF(eq);
+        }
+        Py_XDECREF(keys);
+        Py_XDECREF(d);
+    }
+    if (ok) {  /* the GC head read right: an untracked dict, then tracked */
+        PyObject *d = PyDict_New(), *l = PyList_New(0);
+        ok = d != NULL && l != NULL && !PyObject_GC_IsTracked(d) && !dict_gc_tracked(d) &&
+             PyDict_SetItemString(d, "l", l) == 0 && PyObject_GC_IsTracked(d) && dict_gc_tracked(d);
+        Py_XDECREF(l);
+        Py_XDECREF(d);
+    }
+    if (ok) {  /* another kind of table: not found this way */
+        PyObject *g = Py_BuildValue("{i:i,s:i}", 1, 1, "a", 2), *a = PyUnicode_InternFromString("a");
+        Py_ssize_t hint = -1;
+        ok = g != NULL && a != NULL && dict_value_ref(g, a, &hint) == NULL;
+        Py_XDECREF(g);
+        Py_XDECREF(a);
+    }
+    PyErr_Clear();
+    dict_inplace_ok = ok;
+    return ok;
+}
+
+/* the version to give d in this batch; 0, or -1 with an error set */
+static inline int
+dict_batch_version(dict_batch *b, PyObject *d)
+{
+    if (b->version == 0 || (DICT_VERSION(d) == b->version && d != b->group))
+        return dict_fresh_version(&b->version);
+    return 0;
+}
+
+static inline void
+dict_batch_init(dict_batch *b)
+{
+    b->version = 0;
+    b->group = NULL;
+    b->n = 0;
+}
+
+/* d[key] = v in place when d holds key (d an exact dict): 1 done, 0 not this case (nothing
+ * done: the caller stores the usual way, then calls dict_batch_code), -1 error. follow: keep
+ * dict_get's entries of d (for a dict read through dict_get) */
+static inline int
+dict_batch_set(dict_batch *b, PyObject *d, PyObject *key, Py_ssize_t *hint, PyObject *v, int follow)
+{
+    if (!PyUnicode_CheckExact(key) || b->n >= DICT_BATCH_HELD)
+        return 0;
+    if (dict_inplace_ok < 0)
+        dict_inplace_check();
+    PyObject **ref = dict_value_ref(d, key, hint);
+    if (ref == NULL)
+        return 0;
+    PyObject *old = *ref;
+    if (old == v)
+        return 1;  /* PyDict_SetItem of the same object changes nothing */
+    if (!dict_gc_tracked(d))
+        return 0;  /* PyDict_SetItem may start tracking it */
+    if (dict_batch_version(b, d) < 0)
+        return -1;
+    uint64_t pre = DICT_VERSION(d);
+    *ref = Py_NewRef(v);
+    ((PyDictObject *)d)->ma_version_tag = b->version;
+    b->held[b->n++] = old;
+    if (follow) {
+        dict_track *t = dict_track_slot(d);
+        if (t->dict == d && t->version == pre) {  /* this store is the only change: dict_get's entries stay */
+            t->version = b->version;
+            dict_entry_fill(dict_entry_of(d, key), key, t, v);
+        }
+    }
+    return 1;
+}
+
+/* other code may have run (a call, a store that released a value): the next store takes a
+ * new version */
+static inline void
+dict_batch_code(dict_batch *b)
+{
+    b->version = 0;
+}
+
+/* the replaced values released (their finalizers may run now) */
+static inline void
+dict_batch_end(dict_batch *b)
+{
+    int n = b->n;
+    b->n = 0;
+    b->version = 0;
+    for (int i = 0; i < n; i++)
+        Py_DECREF(b->held[i]);
+}
+#endif
+
 #endif
