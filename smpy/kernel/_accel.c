@@ -31,6 +31,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include "_cext.h"
+#undef PyObject_IsTrue
+#define PyObject_IsTrue(v) cext_truth(v)  /* exact lists, tuples, dicts by their length */
 #include <limits.h>
 
 /* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
@@ -107,7 +109,7 @@ static unsigned int en_version;
 static int en_version_ok;
 
 /* whether o is an Engine whose slots are read at their offsets: 1 or 0 */
-static inline int
+CEXT_INLINE int
 engine_plain(PyObject *o)
 {
     PyTypeObject *t = Py_TYPE(o);
@@ -123,13 +125,13 @@ engine_plain(PyObject *o)
     return 1;
 }
 
-static inline PyObject *
+CEXT_INLINE PyObject *
 eget(PyObject *d, int i, PyObject *name)  /* new reference */
 {
     return engine_plain(d) ? slot_get(d, en_off[i], name) : attr_get(d, name);
 }
 
-static inline int
+CEXT_INLINE int
 etrue(PyObject *d, int i, PyObject *name)  /* bool(d.name) */
 {
     if (engine_plain(d)) {
@@ -140,7 +142,7 @@ etrue(PyObject *d, int i, PyObject *name)  /* bool(d.name) */
     return attr_true(d, name);
 }
 
-static inline int
+CEXT_INLINE int
 eset(PyObject *d, int i, PyObject *name, PyObject *v)
 {
     if (engine_plain(d)) {
@@ -211,6 +213,75 @@ install_event_pool(void)
     ev_free_base = EventType->tp_free;
     EventType->tp_alloc = ev_alloc;
     EventType->tp_free = ev_free;
+}
+
+/* -- bound C methods kept for reuse ---------------------------------------------------- */
+/* The two events of a message call a compiled method bound to the flow (its
+ * _start_bandwidth_phase, its _work_done: builtin methods, exact PyCFunction objects made by
+ * the method descriptor's __get__, PyCMethod_New). When an event has run and the engine holds
+ * the last reference to its callback, the callback is released as meth_dealloc releases it
+ * (untracked, its self released) but its memory is kept (bound_release); the next bound
+ * method is made in it (bound_new: the fields PyCMethod_New sets, tracked again). Only exact
+ * PyCFunction objects of flags METH_NOARGS (so all of the same vectorcall function), without
+ * a module or a weak reference, are kept, and made; anything else is released or made as
+ * before.
+ * smpy/network/_netaccel.c makes its bound methods here too (bound_api's capsule). */
+#define BM_POOL_MAX 8
+static PyObject *bm_pool[BM_POOL_MAX];
+static int bm_pool_n;
+
+static void
+bound_release(PyObject *fn)
+{
+    if (Py_REFCNT(fn) == 1 && Py_IS_TYPE(fn, &PyCFunction_Type) && bm_pool_n < BM_POOL_MAX) {
+        PyCFunctionObject *m = (PyCFunctionObject *)fn;
+        if (m->m_weakreflist == NULL && m->m_module == NULL && m->m_ml->ml_flags == METH_NOARGS &&
+            PyObject_GC_IsTracked(fn)) {
+            PyObject_GC_UnTrack(fn);
+            PyObject *self = m->m_self;
+            m->m_self = NULL;
+            bm_pool[bm_pool_n++] = fn;  /* its reference moves to the pool */
+            Py_XDECREF(self);
+            return;
+        }
+    }
+    Py_DECREF(fn);
+}
+
+/* descr.__get__(obj, type(obj)) for an exact method descriptor: the bound method */
+static PyObject *
+bound_new(PyObject *descr, PyObject *obj)
+{
+    if (bm_pool_n > 0 && Py_IS_TYPE(descr, &PyMethodDescr_Type)) {
+        PyMethodDef *ml = ((PyMethodDescrObject *)descr)->d_method;
+        PyCFunctionObject *m = (PyCFunctionObject *)bm_pool[bm_pool_n - 1];
+        if (ml->ml_flags == METH_NOARGS && PyObject_TypeCheck(obj, PyDescr_TYPE(descr))) {
+            bm_pool_n--;
+            m->m_ml = ml;
+            m->m_self = Py_NewRef(obj);
+            PyObject_GC_Track((PyObject *)m);
+            return (PyObject *)m;
+        }
+    }
+    return Py_TYPE(descr)->tp_descr_get(descr, obj, (PyObject *)Py_TYPE(obj));
+}
+
+/* cached_get(o, c, name) for a method of o's class (CACHE_METHOD: no instance dict) that is
+   a method descriptor: bound_new */
+static inline PyObject *
+bound_get(PyObject *o, slot_cache *c, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == c->type && t->tp_version_tag == c->version && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) &&
+        c->off == CACHE_METHOD && Py_IS_TYPE(c->getset, &PyMethodDescr_Type))
+        return bound_new(c->getset, o);
+    return cached_get(o, c, name);
+}
+
+static PyObject *
+bound_api(PyObject *module, PyObject *unused)
+{
+    return PyCapsule_New((void *)bound_new, "smpy.kernel._accel.bound_new", NULL);
 }
 
 /* -- the event heap ---------------------------------------------------------------------- */
@@ -455,9 +526,12 @@ schedule_impl(PyObject *self, PyObject *d, PyObject *delay, PyObject *fn, PyObje
     heap = dget(d, heap);
     if (heap == NULL)
         goto fail;
-    item = PyTuple_Pack(3, t, seq, ev);
+    item = PyTuple_New(3);  /* (t, seq, ev), as PyTuple_Pack makes it */
     if (item == NULL)
         goto fail;
+    PyTuple_SET_ITEM(item, 0, Py_NewRef(t));
+    PyTuple_SET_ITEM(item, 1, Py_NewRef(seq));
+    PyTuple_SET_ITEM(item, 2, Py_NewRef(ev));
     if (heap_push(heap, item) < 0)
         goto fail;
     if (PyList_Check(heap) && PyList_GET_SIZE(heap) > COMPACT_MIN && maybe_compact(d, heap) < 0)
@@ -486,7 +560,7 @@ plain_schedule(PyObject *engine)
     PyObject *d = instance_dict(engine);
     if (d == NULL)
         return 1;
-    if (PyDict_GetItemWithError(d, s_schedule) != NULL)
+    if (dict_get(d, s_schedule) != NULL)  /* its absence remembered with the dict's version */
         return 0;
     return PyErr_Occurred() ? -1 : 1;
 }
@@ -539,7 +613,7 @@ wake_waiters(PyObject *waiters, PyObject *ready)
         if (busy) {
             if (set(actor, ActorType, at_waiting_for, s_waiting_for, Py_None) < 0)
                 goto fail;
-            PyObject *r = call_method1(ready, s_append, actor);
+            PyObject *r = direct_method1(ready, s_append, actor);
             if (r == NULL)
                 goto fail;
             Py_DECREF(r);
@@ -631,7 +705,7 @@ activity_finish(PyObject *self, PyObject *unused)
             goto fail;
         PyObject *fn;
         while ((fn = seq_iter_next(&it)) != NULL) {
-            PyObject *r = PyObject_CallOneArg(fn, self);
+            PyObject *r = call_one_direct(fn, self);
             Py_DECREF(fn);
             if (r == NULL) {
                 seq_iter_done(&it);
@@ -825,7 +899,7 @@ block_enter(PyObject *activity, PyObject *label, int is_act, PyObject **parent)
     PyObject *waiters = is_act ? slot_get(activity, ac_waiters, s_waiters) : cached_get(activity, &c_activity_waiters, s_waiters);
     if (waiters == NULL)
         goto fail;
-    PyObject *r = call_method1(waiters, s_append, actor);
+    PyObject *r = direct_method1(waiters, s_append, actor);
     Py_DECREF(waiters);
     if (r == NULL)
         goto fail;
@@ -1106,14 +1180,14 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
         }
         PyObject *r;
         if (PyTuple_CheckExact(a)) {
-            r = PyObject_Call(fn, a, NULL);
+            r = call_tuple_direct(fn, a);
         } else {
             PyObject *tup = PySequence_Tuple(a);
             r = tup == NULL ? NULL : PyObject_Call(fn, tup, NULL);
             Py_XDECREF(tup);
         }
         Py_DECREF(a);
-        Py_DECREF(fn);
+        bound_release(fn);
         if (r == NULL)
             return -1;
         Py_DECREF(r);
@@ -1138,15 +1212,26 @@ incr_rounds(PyObject *d)
     return rc;
 }
 
+/* bool(ready): the length of an exact collections.deque (deque_len), read in place */
+static PyTypeObject *DequeType;
+
+static inline int
+ready_any(PyObject *ready)
+{
+    if (Py_IS_TYPE(ready, DequeType))
+        return Py_SIZE(ready) != 0;
+    return PyObject_IsTrue(ready);
+}
+
 /* resume every ready actor; 1: the engine is stopping (run returns), 0: go on, -1: error */
 static int
 run_ready(PyObject *self, PyObject *d, PyObject *ready)
 {
     for (;;) {
-        int any = PyObject_IsTrue(ready);
+        int any = ready_any(ready);
         if (any <= 0)
             return any;
-        PyObject *actor = call_method0(ready, s_popleft);
+        PyObject *actor = direct_method0(ready, s_popleft);
         if (actor == NULL)
             return -1;
         PyObject *r;
@@ -1180,7 +1265,7 @@ update_models(PyObject *models)
         int yes = dirty == NULL ? -1 : PyObject_IsTrue(dirty);
         Py_XDECREF(dirty);
         if (yes > 0) {
-            PyObject *r = call_method0(m, s_update);
+            PyObject *r = direct_method0(m, s_update);
             if (r == NULL)
                 yes = -1;
             else
@@ -1225,7 +1310,7 @@ run_round(PyObject *self, PyObject *d, PyObject *heap, PyObject *ready, PyObject
         return rc;
     if (update_models(models) < 0)
         return -1;
-    rc = PyObject_IsTrue(ready);
+    rc = ready_any(ready);
     if (rc != 0)
         return rc < 0 ? -1 : 0;
     PyObject *osp = dget(d, os_poller);
@@ -1477,7 +1562,7 @@ rate_set(PyObject *self, PyObject *rate)
         goto out;
     }
     PyObject *d = PyFloat_FromDouble(delay);
-    PyObject *cb = d == NULL ? NULL : cached_get(self, &c_self_work_done, s_work_done);
+    PyObject *cb = d == NULL ? NULL : bound_get(self, &c_self_work_done, s_work_done);
     PyObject *e = NULL;
     int plain = cb == NULL ? -1 : plain_schedule(engine);
     if (plain > 0) {  /* engine.schedule(d, cb), run directly */
@@ -1565,6 +1650,17 @@ setup(PyObject *module, PyObject *args)
     Py_XSETREF(ActivityFailed, Py_NewRef(failed));
     Py_XSETREF(heappush, Py_NewRef(push));
     Py_XSETREF(heappop, Py_NewRef(pop));
+    if (DequeType == NULL) {  /* collections.deque: its length is its ob_size (deque_len) */
+        PyObject *col = PyImport_ImportModule("collections");
+        PyObject *dq = col == NULL ? NULL : PyObject_GetAttrString(col, "deque");
+        Py_XDECREF(col);
+        if (dq == NULL)
+            return NULL;
+        if (PyType_Check(dq) && ((PyTypeObject *)dq)->tp_itemsize == 0 && ((PyTypeObject *)dq)->tp_as_sequence != NULL)
+            DequeType = (PyTypeObject *)dq;  /* held for good */
+        else
+            Py_DECREF(dq);
+    }
 #define OFF(var, cls, name) if ((var = slot_offset(cls, name)) < 0) return NULL
     OFF(ev_time, EventType, "time");
     OFF(ev_fn, EventType, "fn");
@@ -1678,6 +1774,8 @@ static PyMethodDef methods[] = {
      "compiled _set_rate descriptor (after setup())"},
     {"fast_dealloc", fast_dealloc, METH_O, "fast_dealloc(cls) -> whether cls's instances are released by the "
      "compiled deallocation (a class with __slots__ only, no finalizer, every base such a class)"},
+    {"bound_api", bound_api, METH_NOARGS, "bound_api() -> a capsule of the C function that makes bound "
+     "methods in kept memory (smpy/network/_netaccel.c)"},
     {"green_api", green_api, METH_NOARGS, "green_api() -> whether greenlet's C API switches the actors "
      "(after setup())"},
     {"block_on", (PyCFunction)(void (*)(void))block_on, METH_FASTCALL | METH_KEYWORDS,

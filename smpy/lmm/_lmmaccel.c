@@ -43,6 +43,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include "_cext.h"
+#undef PyObject_IsTrue
+#define PyObject_IsTrue(v) cext_truth(v)  /* exact lists, tuples, dicts by their length */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>

@@ -14,6 +14,8 @@
  * through its Python API (variable, remove, solve), whatever implements it.
  */
 #include "_cext.h"
+#undef PyObject_IsTrue
+#define PyObject_IsTrue(v) cext_truth(v)  /* exact lists, tuples, dicts by their length */
 
 /* where the attributes read by name live (smpy/support/_cext.h, cached_get) */
 static slot_cache c_act_rate_factor, c_engine_now, c_f_start_bw, c_m_system, c_model_live,
@@ -21,6 +23,9 @@ static slot_cache c_act_rate_factor, c_engine_now, c_f_start_bw, c_m_system, c_m
     c_self_system, c_v_data, c_v_value;
 
 static PyTypeObject *FlowType, *InfoType;
+/* the kernel's bound-method maker (smpy/kernel/_accel.c, bound_new: kept memory), or NULL */
+typedef PyObject *(*bound_new_fn)(PyObject *descr, PyObject *obj);
+static bound_new_fn bound_new;
 static PyObject *model_dict, *py_communicate, *f_zero, *f_minus1, *i_zero;
 static Py_ssize_t ac_engine, ac_state, ac_waiters, ac_callbacks, ac_exception, ac_start, ac_finish;
 static Py_ssize_t ra_remaining, ra_total, ra_rate, ra_last, ra_done;
@@ -65,6 +70,18 @@ cmp_zero(PyObject *o, int op)
     return PyObject_RichCompareBool(o, f_zero, op);
 }
 
+/* bool(getattr(o, name)) as attr_true, through cext_truth (a signal's list of slots) */
+static inline int
+attr_truth(PyObject *o, PyObject *name)
+{
+    PyObject *x = attr_get(o, name);
+    if (x == NULL)
+        return -1;
+    int r = cext_truth(x);
+    Py_DECREF(x);
+    return r;
+}
+
 /* bool(getattr(getattr(o, a), b)): 1, 0, -1 */
 static int
 attr2_true(PyObject *o, PyObject *a, PyObject *b)
@@ -72,7 +89,7 @@ attr2_true(PyObject *o, PyObject *a, PyObject *b)
     PyObject *x = attr_get(o, a);
     if (x == NULL)
         return -1;
-    int r = attr_true(x, b);
+    int r = attr_truth(x, b);
     Py_DECREF(x);
     return r;
 }
@@ -147,6 +164,16 @@ typedef struct {
     PyObject *route, *info; /* held */
 } route_memo;
 static route_memo route_memos[ROUTE_MEMOS];
+
+/* The size factors last read from the model's factor dict, by the size object (an exact int
+ * or float: the same object for every message of a size the caller keeps, a small int), with
+ * the dict and its version: while that dict is unchanged, factors[size] is the same entry
+ * (an exact int's or float's hash and equality run no code). Held: the size and the pair. */
+static struct {
+    PyObject *factors; /* compared only */
+    uint64_t version;
+    PyObject *size, *fl; /* held */
+} size_memo;
 #endif
 
 /* the cached route figures and size factors of the common case (new references), 1; 0 when
@@ -188,7 +215,26 @@ common_case(PyObject *self, PyObject *route, PyObject *size, PyObject **info, Py
 #else
     inf = PyDict_GetItemWithError(routes, route);
 #endif
-    PyObject *fl = inf == NULL || Py_TYPE(inf) != InfoType ? NULL : PyDict_GetItemWithError(factors, size);
+    PyObject *fl = NULL; /* borrowed: self._factors.get(size) */
+    if (inf != NULL && Py_TYPE(inf) == InfoType) {
+#ifdef CEXT_DICT_VERSIONS
+        if (size_memo.size == size && size_memo.factors == factors && size_memo.version == DICT_VERSION(factors))
+            fl = size_memo.fl;
+        else if ((fl = PyDict_GetItemWithError(factors, size)) != NULL &&
+                 (PyLong_CheckExact(size) || PyFloat_CheckExact(size)) && PyTuple_CheckExact(fl) &&
+                 PyTuple_GET_SIZE(fl) == 2 && PyFloat_CheckExact(PyTuple_GET_ITEM(fl, 0)) &&
+                 PyFloat_CheckExact(PyTuple_GET_ITEM(fl, 1))) {
+            Py_INCREF(fl);
+            Py_INCREF(size);
+            Py_XSETREF(size_memo.fl, fl); /* a tuple of two floats, an int or a float: their release runs no code */
+            Py_XSETREF(size_memo.size, size);
+            size_memo.factors = factors;
+            size_memo.version = DICT_VERSION(factors);
+        }
+#else
+        fl = PyDict_GetItemWithError(factors, size);
+#endif
+    }
     if (fl == NULL || !PyTuple_CheckExact(fl) || PyTuple_GET_SIZE(fl) != 2) {
         PyErr_Clear();  /* an unhashable route or size: the Python method says what happens */
         goto out;
@@ -229,10 +275,20 @@ communicate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     if (pos > 0) {
         Py_DECREF(engine);
         engine = cached_get(self, &c_self_engine, s_engine);
-        PyObject *cb = engine == NULL ? NULL : cached_get(f, &c_f_start_bw, s_start_bw);
+        PyObject *cb = NULL;
+        PyTypeObject *t = Py_TYPE(f);
+        slot_cache *c = &c_f_start_bw;
+        if (engine == NULL)
+            ;
+        else if (bound_new != NULL && t == c->type && t->tp_version_tag == c->version &&
+                 (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && c->off == CACHE_METHOD &&
+                 Py_IS_TYPE(c->getset, &PyMethodDescr_Type))
+            cb = bound_new(c->getset, f);  /* f._start_bandwidth_phase, in kept memory */
+        else
+            cb = cached_get(f, c, s_start_bw);
         if (cb != NULL) {
             PyObject *sargs[3] = {engine, latency, cb};
-            x = method_call(s_schedule, sargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+            x = cmethod_call(s_schedule, sargs, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET);
             Py_DECREF(cb);
             if (x != NULL)
                 slot_set(f, sa_lat, x);
@@ -292,7 +348,7 @@ start_bandwidth_phase(PyObject *self, PyObject *unused)
     PyObject *var = NULL;
     if (uses != NULL) {
         PyObject *vargs[6] = {system, pen, bound, uses, self, Py_True};
-        var = method_call(s_variable, vargs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+        var = cmethod_call(s_variable, vargs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     Py_XDECREF(uses);
     Py_XDECREF(bound);
@@ -336,7 +392,7 @@ flow_release(PyObject *self, PyObject *unused)
     if (var != Py_None) {
         slot_set(self, sa_var, Py_None);
         PyObject *system = cached_get(model, &c_model_system, s_system);
-        x = system == NULL ? NULL : call_method1(system, s_remove, var);
+        x = system == NULL ? NULL : direct_method1(system, s_remove, var);
         Py_XDECREF(system);
         int dirty = x == NULL ? -1 : PyObject_IsTrue(x);
         Py_XDECREF(x);
@@ -349,7 +405,7 @@ flow_release(PyObject *self, PyObject *unused)
     }
     Py_DECREF(var);
     PyObject *sig = cached_get(model, &c_model_on_flow_end, s_on_flow_end);
-    int emit = sig == NULL ? -1 : attr_true(sig, s_slots);
+    int emit = sig == NULL ? -1 : attr_truth(sig, s_slots);
     if (emit > 0) {
         x = call_method1(sig, s_emit, self);
         emit = x == NULL ? -1 : 0;
@@ -370,11 +426,11 @@ flow_work_done(PyObject *self, PyObject *unused)
     slot_set(self, ra_remaining, f_zero);
     if (stamp_now(self) < 0)
         return NULL;
-    PyObject *x = call_method0(self, s_release);
+    PyObject *x = direct_method0(self, s_release);
     if (x == NULL)
         return NULL;
     Py_DECREF(x);
-    return call_method0(self, s_finish);
+    return direct_method0(self, s_finish);
 }
 
 /* -- SharingModel.update ------------------------------------------------------------------ */
@@ -384,7 +440,7 @@ model_update(PyObject *self, PyObject *unused)
     if (attr_set(self, s_dirty, Py_False) < 0)
         return NULL;
     PyObject *system = cached_get(self, &c_self_system, s_system);
-    PyObject *changed = system == NULL ? NULL : call_method0(system, s_solve);
+    PyObject *changed = system == NULL ? NULL : direct_method0(system, s_solve);
     Py_XDECREF(system);
     seq_iter it;
     int bad = changed == NULL ? -1 : seq_iter_init(&it, changed);
@@ -401,7 +457,7 @@ model_update(PyObject *self, PyObject *unused)
             PyObject *val = cached_get(v, &c_v_value, s_value);
             PyObject *fac = val == NULL ? NULL : cached_get(act, &c_act_rate_factor, s_rate_factor);
             PyObject *rate = fac == NULL ? NULL : PyNumber_Multiply(val, fac);
-            PyObject *x = rate == NULL ? NULL : call_method1(act, s_set_rate, rate);
+            PyObject *x = rate == NULL ? NULL : direct_method1(act, s_set_rate, rate);
             err = x == NULL;
             Py_XDECREF(x);
             Py_XDECREF(rate);
@@ -447,14 +503,17 @@ intern_all(void)
 }
 
 /* setup(model_globals, Flow, _RouteInfo, SharedActivity, SharingModel, NetworkModel,
-         python communicate) -> {name: compiled method} */
+         python communicate[, the kernel's bound_api() capsule]) -> {name: compiled method} */
 static PyObject *
 setup(PyObject *module, PyObject *args)
 {
-    PyObject *globs, *py;
+    PyObject *globs, *py, *bound = Py_None;
     PyTypeObject *flow, *info, *shared, *sharing, *net;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O", &PyDict_Type, &globs, &PyType_Type, &flow, &PyType_Type, &info,
-                          &PyType_Type, &shared, &PyType_Type, &sharing, &PyType_Type, &net, &py))
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O|O", &PyDict_Type, &globs, &PyType_Type, &flow, &PyType_Type, &info,
+                          &PyType_Type, &shared, &PyType_Type, &sharing, &PyType_Type, &net, &py, &bound))
+        return NULL;
+    bound_new = NULL;
+    if (bound != Py_None && (bound_new = (bound_new_fn)PyCapsule_GetPointer(bound, "smpy.kernel._accel.bound_new")) == NULL)
         return NULL;
     if (s_routes == NULL && intern_all() < 0)
         return NULL;
@@ -502,7 +561,8 @@ setup(PyObject *module, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
-     "setup(model globals, Flow, _RouteInfo, SharedActivity, SharingModel, NetworkModel, communicate)"},
+     "setup(model globals, Flow, _RouteInfo, SharedActivity, SharingModel, NetworkModel, communicate[, "
+     "the kernel's bound_api() capsule])"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_netaccel",

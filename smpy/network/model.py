@@ -292,7 +292,9 @@ def _compiled() -> list[tuple[Any, Any]]:
     if mod is None:
         return []
     py_comm = NetworkModel.__dict__["communicate"]
-    c = mod.setup(globals(), Flow, _RouteInfo, SharedActivity, SharingModel, NetworkModel, py_comm)
+    kernel = _accel.load()  # its bound methods' kept memory (the events' callbacks), when built
+    c = mod.setup(globals(), Flow, _RouteInfo, SharedActivity, SharingModel, NetworkModel, py_comm,
+                  None if kernel is None else kernel.bound_api())
     _accel.fast_dealloc(Flow)
     return [(py_comm, c["communicate"]), (Flow.__dict__["_release"], c["_release"]),
             (Flow.__dict__["_work_done"], c["_work_done"]),

@@ -1555,4 +1555,232 @@ dict_batch_end(dict_batch *b)
 }
 #endif
 
+/* -- method calls without the vectorcall trampolines ---------------------------------------
+ * obj.name(...) with args[0] = obj, as method_call (the same lookup: obj's own __dict__ first
+ * when its class gives it one, then the class attribute, remembered per (class, name) while
+ * the class's version tag is unchanged), when the class attribute is a method descriptor
+ * (exact) of a C method of flags METH_NOARGS, METH_O or METH_FASTCALL | METH_KEYWORDS (a
+ * compiled method of smpy's extensions, a builtin type's method) and obj is an instance of the
+ * descriptor's class: its C function is called as the descriptor's vectorcall calls it
+ * (descrobject.c, method_vectorcall_NOARGS, _O, _FASTCALL_KEYWORDS: the recursion check, obj
+ * first, the other arguments), without PyObject_Vectorcall, the trampoline and its type
+ * check (done once per class and name, and remembered with the entry). obj's own exact
+ * __dict__ is looked at through dict_get (its answer remembered with the dict's version), so
+ * an instance attribute of that name is still called instead. Anything else, or another
+ * number of arguments: method_call. */
+typedef struct {
+    PyObject *name;      /* held */
+    PyTypeObject *type;  /* held */
+    unsigned int version;
+    PyObject *descr;     /* held (the C function it names lives as long as its extension) */
+    PyCFunction meth;
+    int flags;
+#ifdef CEXT_DICT_VERSIONS
+    PyObject *adict;     /* compared only: an instance dict found without the name, */
+    uint64_t aversion;   /* at this version (a new version for every change of any dict) */
+#endif
+} direct_cache;
+
+#define DIRECT_CACHES 256
+static direct_cache direct_caches[DIRECT_CACHES];
+
+/* own_dict_has, an exact __dict__'s answer for an exact str name remembered (dict_get) */
+static inline int
+own_dict_has_v(PyObject *o, PyObject *name)
+{
+    if (Py_TYPE(o)->tp_dictoffset == 0)
+        return 0;
+    PyObject **dp = _PyObject_GetDictPtr(o);
+    PyObject *d = dp == NULL ? NULL : *dp;
+    if (d == NULL || !PyDict_CheckExact(d) || !PyUnicode_CheckExact(name))
+        return own_dict_has(o, name);
+    PyObject *v = dict_get(d, name);
+    return v != NULL ? 1 : PyErr_Occurred() ? -1 : 0;
+}
+
+/* the entry's C function on args[0 .. n-1] (n checked against its flags by the caller) */
+CEXT_INLINE PyObject *
+direct_invoke(direct_cache *e, PyObject *const *args, Py_ssize_t n)
+{
+    PyThreadState *ts = NULL;
+    if (CEXT_ENTER(ts))
+        return NULL;
+    PyObject *r;
+    if (e->flags == METH_NOARGS)
+        r = e->meth(args[0], NULL);
+    else if (e->flags == METH_O)
+        r = e->meth(args[0], args[1]);
+    else
+        r = ((_PyCFunctionFastWithKeywords)(void (*)(void))e->meth)(args[0], args + 1, n - 1, NULL);
+    CEXT_LEAVE(ts);
+    return r;
+}
+
+static inline int
+direct_nargs_fit(int flags, Py_ssize_t n)
+{
+    return flags == METH_NOARGS ? n == 1 : flags == METH_O ? n == 2 : n >= 1;
+}
+
+CEXT_OUTLINE PyObject *
+cmethod_call_slow(direct_cache *e, PyObject *name, PyObject *const *args, size_t nargsf)
+{
+    PyTypeObject *t = Py_TYPE(args[0]);
+    if (t->tp_getattro != PyObject_GenericGetAttr)
+        return method_call(name, args, nargsf);
+    int has = own_dict_has(args[0], name);
+    if (has < 0)
+        return NULL;
+    PyObject *d = has ? NULL : _PyType_Lookup(t, name);  /* borrowed; gives t a valid version tag */
+    if (d == NULL || !Py_IS_TYPE(d, &PyMethodDescr_Type) || !(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        return method_call(name, args, nargsf);
+    PyMethodDef *ml = ((PyMethodDescrObject *)d)->d_method;
+    int flags = ml->ml_flags;
+    if ((flags != METH_NOARGS && flags != METH_O && flags != (METH_FASTCALL | METH_KEYWORDS)) ||
+        !PyObject_TypeCheck(args[0], PyDescr_TYPE(d)))
+        return method_call(name, args, nargsf);
+    Py_INCREF(name);
+    Py_XSETREF(e->name, name);
+    Py_INCREF(t);
+    Py_XSETREF(e->type, t);
+    e->version = t->tp_version_tag;
+    Py_INCREF(d);
+    Py_XSETREF(e->descr, d);
+    e->meth = ml->ml_meth;
+    e->flags = flags;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (!direct_nargs_fit(flags, n))
+        return method_call(name, args, nargsf);
+    return direct_invoke(e, args, n);
+}
+
+CEXT_INLINE PyObject *
+cmethod_call(PyObject *name, PyObject *const *args, size_t nargsf)
+{
+    PyTypeObject *t = Py_TYPE(args[0]);
+    uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
+    direct_cache *e = &direct_caches[(h ^ (h >> 9)) & (DIRECT_CACHES - 1)];
+    if (e->name == name && e->type == t && t->tp_version_tag == e->version &&
+        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        int has = 0;
+        if (t->tp_dictoffset != 0) {
+#ifdef CEXT_DICT_VERSIONS
+            PyObject **dp;
+#ifdef Py_TPFLAGS_MANAGED_DICT
+            if (!(t->tp_flags & Py_TPFLAGS_MANAGED_DICT) && t->tp_dictoffset > 0)
+#else
+            if (t->tp_dictoffset > 0)
+#endif
+                dp = (PyObject **)((char *)args[0] + t->tp_dictoffset);
+            else
+                dp = _PyObject_GetDictPtr(args[0]);  /* a managed dict: made a dict object, as own_dict_has does */
+            PyObject *d = dp == NULL ? NULL : *dp;
+            if (d == NULL || d != e->adict || DICT_VERSION(d) != e->aversion) {
+                has = own_dict_has_v(args[0], name);
+                if (has == 0 && d != NULL && PyDict_CheckExact(d)) {  /* its absence remembered */
+                    e->adict = d;
+                    e->aversion = DICT_VERSION(d);
+                }
+            }
+#else
+            has = own_dict_has(args[0], name);
+#endif
+        }
+        if (has < 0)
+            return NULL;
+        Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+        if (has || !direct_nargs_fit(e->flags, n))
+            return method_call(name, args, nargsf);
+        return direct_invoke(e, args, n);
+    }
+    return cmethod_call_slow(e, name, args, nargsf);
+}
+
+/* obj.name() and obj.name(arg) through cmethod_call, new references */
+CEXT_INLINE PyObject *
+direct_method0(PyObject *obj, PyObject *name)
+{
+    PyObject *args[1] = {obj};
+    return cmethod_call(name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+}
+
+CEXT_INLINE PyObject *
+direct_method1(PyObject *obj, PyObject *name, PyObject *arg)
+{
+    PyObject *args[2] = {obj, arg};
+    return cmethod_call(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+}
+
+/* fn(*a) for an exact tuple a: a builtin function or bound C method (exact PyCFunction) of
+ * flags METH_NOARGS with no argument, METH_O with one, METH_FASTCALL | METH_KEYWORDS with any,
+ * called as its vectorcall calls it (methodobject.c, cfunction_vectorcall_*: the recursion
+ * check, its self, the arguments); anything else: PyObject_Call */
+CEXT_INLINE PyObject *
+call_tuple_direct(PyObject *fn, PyObject *a)
+{
+    if (Py_IS_TYPE(fn, &PyCFunction_Type)) {
+        int flags = PyCFunction_GET_FLAGS(fn);
+        Py_ssize_t n = PyTuple_GET_SIZE(a);
+        if ((flags == METH_NOARGS && n == 0) || (flags == METH_O && n == 1) ||
+            flags == (METH_FASTCALL | METH_KEYWORDS)) {
+            PyThreadState *ts = NULL;
+            if (CEXT_ENTER(ts))
+                return NULL;
+            PyObject *self = PyCFunction_GET_SELF(fn), *r;
+            PyCFunction meth = PyCFunction_GET_FUNCTION(fn);
+            if (flags == METH_NOARGS)
+                r = meth(self, NULL);
+            else if (flags == METH_O)
+                r = meth(self, PyTuple_GET_ITEM(a, 0));
+            else
+                r = ((_PyCFunctionFastWithKeywords)(void (*)(void))meth)(self, &PyTuple_GET_ITEM(a, 0), n, NULL);
+            CEXT_LEAVE(ts);
+            return r;
+        }
+    }
+    return PyObject_Call(fn, a, NULL);
+}
+
+/* fn(arg), as call_tuple_direct for one argument; anything else: PyObject_CallOneArg */
+CEXT_INLINE PyObject *
+call_one_direct(PyObject *fn, PyObject *arg)
+{
+    if (Py_IS_TYPE(fn, &PyCFunction_Type)) {
+        int flags = PyCFunction_GET_FLAGS(fn);
+        if (flags == METH_O || flags == (METH_FASTCALL | METH_KEYWORDS) || flags == METH_FASTCALL) {
+            PyThreadState *ts = NULL;
+            if (CEXT_ENTER(ts))
+                return NULL;
+            PyObject *self = PyCFunction_GET_SELF(fn), *r;
+            PyCFunction meth = PyCFunction_GET_FUNCTION(fn);
+            if (flags == METH_O)
+                r = meth(self, arg);
+            else if (flags == METH_FASTCALL)
+                r = ((_PyCFunctionFast)(void (*)(void))meth)(self, &arg, 1);
+            else
+                r = ((_PyCFunctionFastWithKeywords)(void (*)(void))meth)(self, &arg, 1, NULL);
+            CEXT_LEAVE(ts);
+            return r;
+        }
+    }
+    return PyObject_CallOneArg(fn, arg);
+}
+
+/* bool(v) as cext_is_true, with an exact list's, tuple's or dict's length read in place
+ * (list_length, tuplelength, dict_length: their truth); anything else: PyObject_IsTrue.
+ * An extension that wants it for all its truth tests defines PyObject_IsTrue as cext_truth. */
+static inline int
+cext_truth(PyObject *v)
+{
+    if (v == Py_True)
+        return 1;
+    if (v == Py_False || v == Py_None)
+        return 0;
+    if (PyList_CheckExact(v) || PyTuple_CheckExact(v))
+        return Py_SIZE(v) != 0;
+    if (PyDict_CheckExact(v))
+        return PyDict_GET_SIZE(v) != 0;
+    return cext_is_true(v);
+}
+
 #endif
