@@ -83,12 +83,22 @@ def test_the_layout_and_the_counter_are_found():
         assert state[1] in (0, 1)  # (0: a stripped libpython: the private dict's store)
 
 
-def test_each_store_gives_its_dict_a_version_never_seen(twins):
+@pytest.mark.parametrize("counter", [True, False])
+def test_each_store_gives_its_dict_a_version_never_seen(twins, counter):
     """Every dict a switch changes gets a version above any given out before it (a dict made
-    just before the switch has a smaller one), and a new one at every switch; a dict the switch
-    does not change keeps its version. Without the version set by the store, the caches keyed by
-    (dict, version) would read the replaced values."""
+    just before the switch has a smaller one), and a new one at every switch, whether the fresh
+    versions come from the counter or from a store into a private dict. Without the version set
+    by the store, the caches keyed by (dict, version) would read the replaced values."""
     hooks, fake_sys, fake_w = twins
+    mod = _module()
+    was = mod.use_counter(counter)
+    try:
+        _versions_never_seen(hooks, fake_sys, fake_w)
+    finally:
+        mod.use_counter(was)
+
+
+def _versions_never_seen(hooks, fake_sys, fake_w):
     for way, (sw_in, sw_out) in hooks.items():
         fake_sys.modules, fake_sys.argv = {"__main__": types.ModuleType("__main__")}, ["old"]
         dicts = {"sys": fake_sys.__dict__, "modules": fake_sys.modules, "warnings": fake_w.__dict__}

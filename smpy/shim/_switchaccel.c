@@ -1217,7 +1217,26 @@ inplace_state(PyObject *module, PyObject *unused)
 #endif
 }
 
+/* use_counter(flag): for the tests, fresh versions from the counter (when found) or from the
+ * private dict's store; returns the previous setting */
+static PyObject *
+use_counter(PyObject *module, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+#ifdef CEXT_DICT_COUNTER
+    int was = dict_counter_state == 1;
+    if (dict_counter != NULL)
+        dict_counter_state = on;
+    return PyBool_FromLong(was);
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
 static PyMethodDef methods[] = {
+    {"use_counter", use_counter, METH_O, "use_counter(flag) -> previous: fresh versions from the counter or not"},
     {"inplace_state", inplace_state, METH_NOARGS, "(entries found in place, the dict version counter found)"},
     {"setup", setup, METH_VARARGS, "setup(isolation.__dict__, RankContext, sys, warnings) -> "
      "(switch_in, switch_out) descriptors"},

@@ -1409,27 +1409,25 @@ dict_counter_find(void)
 }
 #endif
 
-/* a version of the global counter never given out before: 0, or -1 with an error set */
+/* a version of the global counter never given out before: 0, or -1 with an error set. Runs no
+ * code and allocates nothing (dict_batch_set calls it with an entry found): the counter, or a
+ * store of the other bool into the private dict's one entry; both set up by dict_inplace_check,
+ * which dict_batch_set runs first. */
 CEXT_OUTLINE int
 dict_fresh_version(uint64_t *out)
 {
 #ifdef CEXT_DICT_COUNTER
-    if (dict_counter_state < 0)
-        dict_counter_find();
     if (dict_counter_state == 1) {
         *out = ++*dict_counter;
         return 0;
     }
 #endif
-    if (fresh_dict == NULL) {
-        fresh_key = PyUnicode_InternFromString("version");
-        fresh_dict = fresh_key == NULL ? NULL : PyDict_New();
-        if (fresh_dict == NULL)
-            return -1;
-    }
     fresh_flip ^= 1;  /* a value other than the one held: the version changes (bools: no release runs code) */
-    if (PyDict_SetItem(fresh_dict, fresh_key, fresh_flip ? Py_True : Py_False) < 0)
+    if (fresh_dict == NULL || PyDict_SetItem(fresh_dict, fresh_key, fresh_flip ? Py_True : Py_False) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "no source of dict versions");
         return -1;
+    }
     *out = DICT_VERSION(fresh_dict);
     return 0;
 }
@@ -1478,6 +1476,16 @@ dict_inplace_check(void)
         ok = g != NULL && a != NULL && dict_value_ref(g, a, &hint) == NULL;
         Py_XDECREF(g);
         Py_XDECREF(a);
+    }
+    /* the source of fresh versions, made ready now (dict_fresh_version then allocates nothing) */
+#ifdef CEXT_DICT_COUNTER
+    if (ok && dict_counter_state < 0)
+        dict_counter_find();
+#endif
+    if (ok && fresh_dict == NULL) {
+        fresh_key = PyUnicode_InternFromString("version");
+        fresh_dict = fresh_key == NULL ? NULL : PyDict_New();
+        ok = fresh_dict != NULL && PyDict_SetItem(fresh_dict, fresh_key, Py_False) == 0;
     }
     PyErr_Clear();
     dict_inplace_ok = ok;
