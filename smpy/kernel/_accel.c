@@ -552,11 +552,23 @@ fail:
 
 /* whether engine.schedule is the compiled Engine.schedule (the class's, no instance attribute
    of that name), which the callers below then run directly: 1, 0, or -1 */
+static PyTypeObject *ps_type;  /* the class last found with the compiled schedule (compared only), */
+static unsigned int ps_version;  /* at this version tag */
+
 static int
 plain_schedule(PyObject *engine)
 {
-    if (schedule_descr == NULL || _PyType_Lookup(Py_TYPE(engine), s_schedule) != schedule_descr)
+    PyTypeObject *t = Py_TYPE(engine);
+    if (schedule_descr == NULL)
         return 0;
+    if (t != ps_type || t->tp_version_tag != ps_version || !(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+        if (_PyType_Lookup(t, s_schedule) != schedule_descr)  /* gives t a valid version tag */
+            return 0;
+        if (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) {  /* remembered while the class is unchanged */
+            ps_type = t;
+            ps_version = t->tp_version_tag;
+        }
+    }
     PyObject *d = instance_dict(engine);
     if (d == NULL)
         return 1;
@@ -1126,7 +1138,7 @@ fast_dealloc(PyObject *module, PyObject *arg)
 
 /* -- Engine.run ------------------------------------------------------------------------ */
 /* one round's events: while heap and heap[0][0] <= t: ... (returns -1 on error) */
-static int
+CEXT_INLINE int
 run_events(PyObject *d, PyObject *heap, PyObject *t)
 {
     while (PyList_GET_SIZE(heap)) {
@@ -1195,7 +1207,7 @@ run_events(PyObject *d, PyObject *heap, PyObject *t)
     return 0;
 }
 
-static int
+CEXT_INLINE int
 incr_rounds(PyObject *d)
 {
     if (engine_plain(d) && incr_in_place(SLOT(d, en_off[E_rounds])))

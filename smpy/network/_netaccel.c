@@ -70,6 +70,16 @@ cmp_zero(PyObject *o, int op)
     return PyObject_RichCompareBool(o, f_zero, op);
 }
 
+/* a * b: two exact floats multiplied in C (float_mul's one IEEE product), anything else by
+   the number protocol */
+static inline PyObject *
+float_mul(PyObject *a, PyObject *b)
+{
+    if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b))
+        return PyFloat_FromDouble(PyFloat_AS_DOUBLE(a) * PyFloat_AS_DOUBLE(b));
+    return PyNumber_Multiply(a, b);
+}
+
 /* bool(getattr(o, name)) as attr_true, through cext_truth (a signal's list of slots) */
 static inline int
 attr_truth(PyObject *o, PyObject *name)
@@ -104,7 +114,7 @@ new_flow(PyObject *model, PyObject *engine, PyObject *route, PyObject *size, PyO
     PyObject *now = cached_get(engine, &c_engine_now, s_now);
     PyObject *waiters = now == NULL ? NULL : PyList_New(0);
     PyObject *lat = waiters == NULL ? NULL : slot_get(info, ri_lat, s_lat);
-    PyObject *latency = lat == NULL ? NULL : PyNumber_Multiply(lat, latf);
+    PyObject *latency = lat == NULL ? NULL : float_mul(lat, latf);
     PyObject *f = latency == NULL ? NULL : FlowType->tp_alloc(FlowType, 0);
     if (f != NULL) {
         slot_set(f, ac_engine, engine);
@@ -456,7 +466,7 @@ model_update(PyObject *self, PyObject *unused)
         else if (act != Py_None) {  /* act._set_rate(v.value * act.rate_factor) */
             PyObject *val = cached_get(v, &c_v_value, s_value);
             PyObject *fac = val == NULL ? NULL : cached_get(act, &c_act_rate_factor, s_rate_factor);
-            PyObject *rate = fac == NULL ? NULL : PyNumber_Multiply(val, fac);
+            PyObject *rate = fac == NULL ? NULL : float_mul(val, fac);
             PyObject *x = rate == NULL ? NULL : direct_method1(act, s_set_rate, rate);
             err = x == NULL;
             Py_XDECREF(x);

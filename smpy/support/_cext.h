@@ -1575,7 +1575,9 @@ dict_batch_end(dict_batch *b)
  * check (done once per class and name, and remembered with the entry). obj's own exact
  * __dict__ is looked at through dict_get (its answer remembered with the dict's version), so
  * an instance attribute of that name is still called instead. Anything else, or another
- * number of arguments: method_call. */
+ * number of arguments: method_call. The entries are per call site (two classes each: the
+ * macros below give every site its own static direct_site), so that no two sites' classes
+ * and names can evict each other, as in a table keyed by addresses. */
 typedef struct {
     PyObject *name;      /* held */
     PyTypeObject *type;  /* held */
@@ -1589,8 +1591,10 @@ typedef struct {
 #endif
 } direct_cache;
 
-#define DIRECT_CACHES 256
-static direct_cache direct_caches[DIRECT_CACHES];
+typedef struct {
+    direct_cache way[2];
+    int next;            /* the way a miss fills next */
+} direct_site;
 
 /* own_dict_has, an exact __dict__'s answer for an exact str name remembered (dict_get) */
 static inline int
@@ -1663,13 +1667,19 @@ cmethod_call_slow(direct_cache *e, PyObject *name, PyObject *const *args, size_t
 }
 
 CEXT_INLINE PyObject *
-cmethod_call(PyObject *name, PyObject *const *args, size_t nargsf)
+cmethod_call_at(direct_site *site, PyObject *name, PyObject *const *args, size_t nargsf)
 {
     PyTypeObject *t = Py_TYPE(args[0]);
-    uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
-    direct_cache *e = &direct_caches[(h ^ (h >> 9)) & (DIRECT_CACHES - 1)];
-    if (e->name == name && e->type == t && t->tp_version_tag == e->version &&
-        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+    direct_cache *e = &site->way[0];
+    if (!(e->type == t && e->name == name && t->tp_version_tag == e->version)) {
+        e = &site->way[1];
+        if (!(e->type == t && e->name == name && t->tp_version_tag == e->version)) {
+            e = &site->way[site->next];
+            site->next ^= 1;
+            return cmethod_call_slow(e, name, args, nargsf);
+        }
+    }
+    if (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) {
         int has = 0;
         if (t->tp_dictoffset != 0) {
 #ifdef CEXT_DICT_VERSIONS
@@ -1704,20 +1714,19 @@ cmethod_call(PyObject *name, PyObject *const *args, size_t nargsf)
     return cmethod_call_slow(e, name, args, nargsf);
 }
 
-/* obj.name() and obj.name(arg) through cmethod_call, new references */
-CEXT_INLINE PyObject *
-direct_method0(PyObject *obj, PyObject *name)
-{
-    PyObject *args[1] = {obj};
-    return cmethod_call(name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
-}
-
-CEXT_INLINE PyObject *
-direct_method1(PyObject *obj, PyObject *name, PyObject *arg)
-{
-    PyObject *args[2] = {obj, arg};
-    return cmethod_call(name, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET);
-}
+/* cmethod_call(name, args, nargsf), and obj.name() and obj.name(arg) through it (new
+   references), each expansion with its own site */
+#define cmethod_call(name, args, nargsf) __extension__({ \
+        static direct_site cext_site_; \
+        cmethod_call_at(&cext_site_, (name), (args), (nargsf)); })
+#define direct_method0(obj, name) __extension__({ \
+        static direct_site cext_site_; \
+        PyObject *cext_args_[1] = {(obj)}; \
+        cmethod_call_at(&cext_site_, (name), cext_args_, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET); })
+#define direct_method1(obj, name, arg) __extension__({ \
+        static direct_site cext_site_; \
+        PyObject *cext_args_[2] = {(obj), (arg)}; \
+        cmethod_call_at(&cext_site_, (name), cext_args_, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET); })
 
 /* fn(*a) for an exact tuple a: a builtin function or bound C method (exact PyCFunction) of
  * flags METH_NOARGS with no argument, METH_O with one, METH_FASTCALL | METH_KEYWORDS with any,
