@@ -766,6 +766,27 @@ fail:
 }
 
 /* -- Actor._resume --------------------------------------------------------------------- */
+/* smpy.kernel.actors._current = v, twice per resume: on CPython 3.11 the entry's value replaced
+ * in place with a fresh dict version (_cext.h's dict_batch_set, as the switch hooks store), the
+ * replaced value released after; otherwise, or when the entry is not there, PyDict_SetItem */
+static Py_ssize_t current_hint = -1;
+
+static int
+current_store(PyObject *v)
+{
+#ifdef CEXT_DICT_INPLACE
+    if (PyDict_CheckExact(actors_dict)) {
+        dict_batch b;
+        dict_batch_init(&b);
+        int r = dict_batch_set(&b, actors_dict, s_current, &current_hint, v, 1);
+        dict_batch_end(&b);
+        if (r != 0)
+            return r < 0 ? -1 : 0;
+    }
+#endif
+    return PyDict_SetItem(actors_dict, s_current, v);
+}
+
 static PyObject *
 actor_resume(PyObject *self, PyObject *unused)
 {
@@ -773,14 +794,14 @@ actor_resume(PyObject *self, PyObject *unused)
     if (ctx == NULL)
         return NULL;
     if (ctx != Py_None) {
-        PyObject *r = call_method0(ctx, s_switch_in);
+        PyObject *r = direct_method0(ctx, s_switch_in);
         if (r == NULL) {
             Py_DECREF(ctx);
             return NULL;
         }
         Py_DECREF(r);
     }
-    if (PyDict_SetItem(actors_dict, s_current, self) < 0) {
+    if (current_store(self) < 0) {
         Py_DECREF(ctx);
         return NULL;
     }
@@ -801,9 +822,9 @@ actor_resume(PyObject *self, PyObject *unused)
     /* finally: _current = None; if ctx is not None: ctx.switch_out() */
     PyObject *et, *ev, *etb;
     PyErr_Fetch(&et, &ev, &etb);
-    int bad = PyDict_SetItem(actors_dict, s_current, Py_None) < 0;
+    int bad = current_store(Py_None) < 0;
     if (!bad && ctx != Py_None) {
-        PyObject *r2 = call_method0(ctx, s_switch_out);
+        PyObject *r2 = direct_method0(ctx, s_switch_out);
         if (r2 == NULL)
             bad = 1;
         else
