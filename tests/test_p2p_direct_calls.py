@@ -161,17 +161,24 @@ for n, dt, mt in ((1, np.uint8, MPI.BYTE), (3, np.float64, MPI.DOUBLE), (1000, n
 """
 
 
-def test_receive_buffers_of_several_sizes(tmp_path):
-    # the receive buffer's nbytes made in C (count * size) for counts and sizes of several
-    # magnitudes, a buffer larger than the message: the same output both ways
-    prog = tmp_path / "sizes.py"
-    prog.write_text(SIZES)
+def _both_ways(tmp_path, name, text, np_):
+    """The program run on the Python path and the compiled one: {mode: (output, makespan)},
+    the two the same."""
+    prog = tmp_path / name
+    prog.write_text(text)
     outs = {}
     for mode in ("off", "on"):
-        res = launch.run(str(prog), np=2, capture=True, echo=False, cfg={**EXACT, "smpy/accel": mode})
+        res = launch.run(str(prog), np=np_, capture=True, echo=False, cfg={**EXACT, "smpy/accel": mode})
         assert res.accelerated == (mode == "on")
         outs[mode] = ("".join(t for _, _, t in res.output), repr(res.makespan_s))
     assert outs["off"] == outs["on"]
+    return outs
+
+
+def test_receive_buffers_of_several_sizes(tmp_path):
+    # the receive buffer's nbytes made in C (count * size) for counts and sizes of several
+    # magnitudes, a buffer larger than the message: the same output both ways
+    outs = _both_ways(tmp_path, "sizes.py", SIZES, 2)
     assert "70000 " in outs["on"][0]
 
 
@@ -198,12 +205,5 @@ for i in range(4):
 def test_rank_lookups_in_two_communicators(tmp_path):
     # comm.rank_of[proc.rank] read in C (a table of (dict, key) -> value with the dict's
     # version) for two communicators whose dicts map the same ranks differently, in turn
-    prog = tmp_path / "two.py"
-    prog.write_text(TWO_COMMS)
-    outs = {}
-    for mode in ("off", "on"):
-        res = launch.run(str(prog), np=3, capture=True, echo=False, cfg={**EXACT, "smpy/accel": mode})
-        assert res.accelerated == (mode == "on")
-        outs[mode] = ("".join(t for _, _, t in res.output), repr(res.makespan_s))
-    assert outs["off"] == outs["on"]
+    outs = _both_ways(tmp_path, "two.py", TWO_COMMS, 3)
     assert outs["on"][0].count("\n") == 16

@@ -265,7 +265,7 @@ communicate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
 {
     if (kwnames != NULL || nargs < 2 || nargs > 3)
         return python(py_communicate, self, args, nargs, kwnames);
-    PyObject *route = args[0], *size = args[1], *info, *bwf, *latf;
+    PyObject *route = args[0], *size = args[1], *info = NULL, *bwf = NULL, *latf = NULL;
     int ok = common_case(self, route, size, &info, &bwf, &latf);
     if (ok <= 0)
         return ok < 0 ? NULL : python(py_communicate, self, args, nargs, kwnames);

@@ -879,8 +879,12 @@ method_call_slow(method_cache *e, PyObject *name, PyObject *const *args, size_t 
     return PyObject_VectorcallMethod(name, args, nargsf, NULL);
 }
 
+CEXT_INLINE PyObject *descr_call_direct(PyObject *d, PyObject *const *args, Py_ssize_t nargs);
+
+/* obj.name(*args[1:]) (args[0] the object, no keywords) through the method cache; direct: the
+ * method found, a method descriptor, is called through its C function (descr_call_direct) */
 CEXT_INLINE PyObject *
-method_call(PyObject *name, PyObject *const *args, size_t nargsf)
+method_call_via(PyObject *name, PyObject *const *args, size_t nargsf, int direct)
 {
     PyTypeObject *t = Py_TYPE(args[0]);
     uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
@@ -892,12 +896,19 @@ method_call(PyObject *name, PyObject *const *args, size_t nargsf)
             return NULL;
         if (has)
             return PyObject_VectorcallMethod(name, args, nargsf, NULL);
-        PyObject *m = Py_NewRef(e->meth);
-        PyObject *r = PyObject_Vectorcall(m, args, nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        PyObject *m = Py_NewRef(e->meth);  /* held across the call (the class may change during it) */
+        PyObject *r = direct ? descr_call_direct(m, args, PyVectorcall_NARGS(nargsf))
+                             : PyObject_Vectorcall(m, args, nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
         Py_DECREF(m);
         return r;
     }
     return method_call_slow(e, name, args, nargsf);
+}
+
+CEXT_INLINE PyObject *
+method_call(PyObject *name, PyObject *const *args, size_t nargsf)
+{
+    return method_call_via(name, args, nargsf, 0);
 }
 
 /* obj.name() and obj.name(arg), new references */
@@ -1096,22 +1107,7 @@ descr_call_direct(PyObject *d, PyObject *const *args, Py_ssize_t nargs)
 CEXT_INLINE PyObject *
 method_call_direct(PyObject *name, PyObject *const *args, size_t nargsf)
 {
-    PyTypeObject *t = Py_TYPE(args[0]);
-    uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
-    method_cache *e = &method_caches[(h ^ (h >> 10)) & (METHOD_CACHES - 1)];
-    if (e->name == name && e->type == t && t->tp_version_tag == e->version &&
-        (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
-        int has = own_dict_has(args[0], name);  /* 0 at once without a __dict__ */
-        if (has < 0)
-            return NULL;
-        if (has)
-            return PyObject_VectorcallMethod(name, args, nargsf, NULL);
-        PyObject *m = Py_NewRef(e->meth);  /* held across the call (the class may change during it) */
-        PyObject *r = descr_call_direct(m, args, PyVectorcall_NARGS(nargsf));
-        Py_DECREF(m);
-        return r;
-    }
-    return method_call_slow(e, name, args, nargsf);
+    return method_call_via(name, args, nargsf, 1);
 }
 
 
@@ -1621,7 +1617,8 @@ direct_invoke(direct_cache *e, PyObject *const *args, Py_ssize_t n)
     if (e->flags == METH_NOARGS)
         r = e->meth(args[0], NULL);
     else if (e->flags == METH_O)
-        r = e->meth(args[0], args[1]);
+        r = e->meth(args[0], n > 1 ? args[1] : NULL);  /* n is 2 here (direct_nargs_fit): the test
+                                                         * keeps -Warray-bounds quiet on 1-argument sites */
     else
         r = ((_PyCFunctionFastWithKeywords)(void (*)(void))e->meth)(args[0], args + 1, n - 1, NULL);
     CEXT_LEAVE(ts);
