@@ -107,6 +107,10 @@ def test_off_leaves_numpys_allocator():
     assert res.rank_output(0).split()[0] == "default_allocator"
 
 
+#: page faults in a measured span that are not the heap's (the interpreter's own allocations)
+STRAY = 8
+
+
 @needs_heaps
 def test_the_heap_top_is_trimmed_past_twice_the_threshold(arena):
     # five 2 MB temporaries per iteration (array code's pattern): once the threshold is
@@ -120,7 +124,10 @@ def test_the_heap_top_is_trimmed_past_twice_the_threshold(arena):
         temps = [np.ones((50, 5000)) for _ in range(5)]
         counts.append(faults() - f0)
         del temps
-    assert counts[2] == counts[3] == counts[4] > 0.7 * 5 * (2_000_000 // 4096), counts
+    # (faults are the process's: the interpreter's own allocations may add a stray one or two,
+    # seen once in CI as [376, 375, 1, 0, 0] below; a trimmed top costs hundreds)
+    assert max(counts[2:]) - min(counts[2:]) <= STRAY, counts
+    assert min(counts[2:]) > 0.7 * 5 * (2_000_000 // 4096), counts
     # one 1.5 MB temporary at a time stays below the trim threshold: warm after the second
     arena.owner(2)
     counts = []
@@ -129,7 +136,7 @@ def test_the_heap_top_is_trimmed_past_twice_the_threshold(arena):
         t = np.ones((3000, 64))
         counts.append(faults() - f0)
         del t
-    assert counts[2:] == [0, 0, 0], counts
+    assert max(counts[2:]) <= STRAY, counts  # about 370 each if the top were trimmed
 
 
 @pytest.mark.slow
