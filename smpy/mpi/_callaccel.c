@@ -1500,7 +1500,7 @@ comm_send_body(PyObject *module, PyObject *const *args, size_t nargsf, PyObject 
     if (!bind(args, nargsf, kwnames, names, 4, a) || a[1] == NULL || a[2] == NULL)
         return PyObject_Vectorcall(py_send_body, args, nargsf, kwnames);
     PyObject *margs[6] = {a[0], a[1], a[2], a[3] != NULL ? a[3] : send_tag_default, s_MPI_Send, Py_False};
-    PyObject *r = method_call_direct(s__send, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+    PyObject *r = cmethod_call(s__send, margs, 6 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     if (r == NULL)
         return NULL;
     Py_DECREF(r);
@@ -1528,7 +1528,7 @@ recv_post(PyObject *const *args, size_t nargsf, PyObject *kwnames, PyObject **o,
     PyObject *ireq = NULL;
     if (pr != NULL) {
         PyObject *margs[5] = {a[0], a[1], a[2], a[3], s_MPI_Recv};
-        ireq = method_call_direct(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+        ireq = cmethod_call(s__irecv, margs, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     if (ireq == NULL) {
         Py_XDECREF(pr);

@@ -495,7 +495,7 @@ isend(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         }
         slot_set(req, send_off[F_DETACHED], Py_True);
         PyObject *margs[1] = {req};
-        PyObject *x = method_call_direct(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+        PyObject *x = cmethod_call(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
         if (x == NULL)
             goto fail;
         Py_DECREF(x);
@@ -780,7 +780,7 @@ deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     slot_set(send, send_off[F_PAYLOAD], Py_None);
     /* recv._finish(); if not send.detached: send._finish() */
     PyObject *margs[1] = {recv};
-    PyObject *x = method_call_direct(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+    PyObject *x = cmethod_call(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     if (x == NULL)
         return NULL;
     Py_DECREF(x);
@@ -791,7 +791,7 @@ deliver(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if (!detached) {
         margs[0] = send;
-        x = method_call_direct(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+        x = cmethod_call(s__finish, margs, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET);
         if (x == NULL)
             return NULL;
         Py_DECREF(x);
@@ -925,7 +925,7 @@ start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *flow = NULL;
     if (total != NULL) {
         PyObject *targs[4] = {world, src, dst, total};
-        flow = method_call_direct(s_transfer, targs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+        flow = cmethod_call(s_transfer, targs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     }
     Py_XDECREF(total);
     Py_XDECREF(nb);
@@ -939,7 +939,7 @@ start_transfer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *fn = p2p_global(s__arrived);
     PyObject *cb = fn == NULL ? NULL : arrival_callback(fn, send);
     PyObject *cargs[2] = {flow, cb};
-    PyObject *x = cb == NULL ? NULL : method_call_direct(s_add_callback, cargs, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET);
+    PyObject *x = cb == NULL ? NULL : cmethod_call(s_add_callback, cargs, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET);
     Py_XDECREF(cb);
     Py_DECREF(flow);
     if (x == NULL)

@@ -228,7 +228,7 @@ transfer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         (net = cached_get(self, &c_self_net, s_net)) == NULL)
         goto out;
     PyObject *cargs[4] = {net, there, nbytes, back};
-    r = method_call_direct(s_communicate, cargs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET);  /* a C method: called directly */
+    r = cmethod_call(s_communicate, cargs, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET);  /* a C method: called directly */
 out:
     Py_XDECREF(net);
     Py_XDECREF(back);

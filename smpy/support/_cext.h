@@ -879,12 +879,8 @@ method_call_slow(method_cache *e, PyObject *name, PyObject *const *args, size_t 
     return PyObject_VectorcallMethod(name, args, nargsf, NULL);
 }
 
-CEXT_INLINE PyObject *descr_call_direct(PyObject *d, PyObject *const *args, Py_ssize_t nargs);
-
-/* obj.name(*args[1:]) (args[0] the object, no keywords) through the method cache; direct: the
- * method found, a method descriptor, is called through its C function (descr_call_direct) */
 CEXT_INLINE PyObject *
-method_call_via(PyObject *name, PyObject *const *args, size_t nargsf, int direct)
+method_call(PyObject *name, PyObject *const *args, size_t nargsf)
 {
     PyTypeObject *t = Py_TYPE(args[0]);
     uintptr_t h = ((uintptr_t)t >> 4) * 31u + ((uintptr_t)name >> 4);
@@ -897,18 +893,11 @@ method_call_via(PyObject *name, PyObject *const *args, size_t nargsf, int direct
         if (has)
             return PyObject_VectorcallMethod(name, args, nargsf, NULL);
         PyObject *m = Py_NewRef(e->meth);  /* held across the call (the class may change during it) */
-        PyObject *r = direct ? descr_call_direct(m, args, PyVectorcall_NARGS(nargsf))
-                             : PyObject_Vectorcall(m, args, nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        PyObject *r = PyObject_Vectorcall(m, args, nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
         Py_DECREF(m);
         return r;
     }
     return method_call_slow(e, name, args, nargsf);
-}
-
-CEXT_INLINE PyObject *
-method_call(PyObject *name, PyObject *const *args, size_t nargsf)
-{
-    return method_call_via(name, args, nargsf, 0);
 }
 
 /* obj.name() and obj.name(arg), new references */
@@ -1084,32 +1073,6 @@ call_direct_n(PyObject *f, PyObject *const *args, Py_ssize_t nargs)
     }
     return PyObject_Vectorcall(f, args, nargs, NULL);
 }
-
-/* d(args[0], *args[1:]) for a method descriptor d (args[0] the self), no keywords */
-CEXT_INLINE PyObject *
-descr_call_direct(PyObject *d, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (Py_IS_TYPE(d, &PyMethodDescr_Type) && nargs >= 1) {
-        PyMethodDef *def = ((PyMethodDescrObject *)d)->d_method;
-        PyTypeObject *t = PyDescr_TYPE(d);
-        if (Py_IS_TYPE(args[0], t) || PyType_IsSubtype(Py_TYPE(args[0]), t)) {
-            int done;
-            PyObject *r = cext_c_call(def->ml_meth, def->ml_flags, args[0], args + 1, nargs - 1, &done);
-            if (done)
-                return r;
-        }
-    }
-    return PyObject_Vectorcall(d, args, nargs, NULL);
-}
-
-/* method_call (args[0] the object, no keywords) with the method descriptor found called
- * directly (descr_call_direct) */
-CEXT_INLINE PyObject *
-method_call_direct(PyObject *name, PyObject *const *args, size_t nargsf)
-{
-    return method_call_via(name, args, nargsf, 1);
-}
-
 
 /* a * b and a + b: exact ints of at most one digit in C (the product or sum, exact in a long
  * long: |a|, |b| < 2**30), anything else by the number protocol; the same int either way */

@@ -1,5 +1,5 @@
 /* A probe of smpy/support/_cext.h's direct calls without keywords (call_direct_n,
- * descr_call_direct, method_call_direct) for tests/kernel/test_direct_calls_n.py: each gives
+ * cmethod_call) for tests/kernel/test_direct_calls_n.py: each gives
  * what the header's helper returns (or raises), to compare with Python's call. */
 #define PY_SSIZE_T_CLEAN
 #include "_cext.h"
@@ -15,18 +15,7 @@ p_call(PyObject *m, PyObject *const *args, Py_ssize_t n)
     return call_direct_n(args[0], args + 1, n - 1);
 }
 
-/* descr_call_direct(d, self, *args) */
-static PyObject *
-p_descr_call(PyObject *m, PyObject *const *args, Py_ssize_t n)
-{
-    if (n < 1) {
-        PyErr_SetString(PyExc_TypeError, "descr_call(d, self, *args)");
-        return NULL;
-    }
-    return descr_call_direct(args[0], args + 1, n - 1);
-}
-
-/* method_call_direct(name, obj, *args): obj.name(*args) */
+/* cmethod_call(name, obj, *args): obj.name(*args) */
 static PyObject *
 p_method_call(PyObject *m, PyObject *const *args, Py_ssize_t n)
 {
@@ -36,7 +25,7 @@ p_method_call(PyObject *m, PyObject *const *args, Py_ssize_t n)
     }
     PyObject *name = Py_NewRef(args[0]);
     PyUnicode_InternInPlace(&name);
-    PyObject *r = method_call_direct(name, args + 1, (size_t)(n - 1));
+    PyObject *r = cmethod_call(name, args + 1, (size_t)(n - 1));
     Py_DECREF(name);
     return r;
 }
@@ -109,8 +98,7 @@ p_methods(PyObject *m, PyObject *cls)
 
 static PyMethodDef methods[] = {
     {"call", (PyCFunction)(void (*)(void))p_call, METH_FASTCALL, "call_direct_n(f, *args)"},
-    {"descr_call", (PyCFunction)(void (*)(void))p_descr_call, METH_FASTCALL, "descr_call_direct(d, self, *args)"},
-    {"method_call", (PyCFunction)(void (*)(void))p_method_call, METH_FASTCALL, "method_call_direct(name, obj, *args)"},
+    {"method_call", (PyCFunction)(void (*)(void))p_method_call, METH_FASTCALL, "cmethod_call(name, obj, *args)"},
     {"methods", p_methods, METH_O, "methods(cls): a method descriptor of cls per calling convention"},
     {"fast", (PyCFunction)(void (*)(void))c_fast, METH_FASTCALL, "a METH_FASTCALL function"},
     {"fast_kw", (PyCFunction)(void (*)(void))c_fast_kw, METH_FASTCALL | METH_KEYWORDS, "METH_FASTCALL | METH_KEYWORDS"},

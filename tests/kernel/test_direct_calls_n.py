@@ -1,9 +1,9 @@
 """smpy/support/_cext.h's direct calls without keywords against Python's calls
 (docs/performance.md, "The point-to-point path's calls, made directly"): ``call_direct_n``
 (an exact builtin function of flags METH_FASTCALL, METH_FASTCALL | METH_KEYWORDS or METH_O
-called through its C function), ``descr_call_direct`` (a method descriptor's C function, the
-self's class checked as the descriptor checks it) and ``method_call_direct`` (the method cache,
-then the descriptor called directly). Whatever is not such a function or descriptor (a Python
+called through its C function) and ``cmethod_call`` (a method looked up as Python looks it
+up, per call site, a method descriptor of a C method called through its C function, the
+self's class checked as the descriptor checks it). Whatever is not such a function or descriptor (a Python
 function in its place, a wrong argument count, a descriptor of another class put on a class)
 is called, or refused, as Python does it: the same result or the same exception."""
 
@@ -84,25 +84,9 @@ def descrs(probe):
     return probe.methods(Base)
 
 
-@pytest.mark.parametrize("kind", ["fast", "fast_kw", "o", "noargs"])
-@pytest.mark.parametrize("n", [0, 1, 2])
-@pytest.mark.parametrize("cls", [Base, Sub, Other])
-def test_method_descriptors_of_each_convention(probe, descrs, kind, n, cls):
-    # the self's class is checked (a subclass passes, another class raises the descriptor's
-    # TypeError), the argument count too (METH_O, METH_NOARGS)
-    d = descrs[kind]
-    obj = cls()
-    args = tuple(range(n))
-    assert _outcome(probe.descr_call, d, obj, *args) == _outcome(d, obj, *args)
-
-
-def test_descriptor_call_without_self(probe, descrs):
-    assert _outcome(probe.descr_call, descrs["fast"]) == _outcome(descrs["fast"])
-
-
 def test_method_calls_follow_the_class(probe, descrs):
     # a C method on a class, then replaced by a Python function, shadowed on a subclass, put on
-    # a class it does not belong to, deleted: method_call_direct gives Python's call each time
+    # a class it does not belong to, deleted: cmethod_call gives Python's call each time
     # (the descriptor found called with the object, as PyObject_VectorcallMethod calls it)
     class K:
         pass
@@ -154,12 +138,12 @@ def test_reference_counts_unchanged(probe, descrs):
     class E(Base):
         pass
 
-    E.fast = descrs["fast"]
+    E.fast, E.o = descrs["fast"], descrs["o"]
     e, x = E(), object()
     probe.method_call("fast", e, x)  # the method cache holds the descriptor from its first call
     before = (sys.getrefcount(e), sys.getrefcount(x), sys.getrefcount(descrs["fast"]))
     for _ in range(100):
         probe.method_call("fast", e, x)
-        probe.descr_call(descrs["o"], e, x)
+        probe.method_call("o", e, x)
         probe.call(probe.o, x)
     assert (sys.getrefcount(e), sys.getrefcount(x), sys.getrefcount(descrs["fast"])) == before
