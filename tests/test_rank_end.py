@@ -227,12 +227,15 @@ _MARKS = re.compile(r"rank \d still here|atexit \d")
 
 def _reference(np: int, *args: str) -> subprocess.CompletedProcess[str]:
     """The mpiexec run; MPICH 5.0.2 itself crashes now and then (signal 11 in a surviving
-    rank's MPI_Finalize, 1 run in 4 of the kbd case): such a run is tried again."""
+    rank's MPI_Finalize, 1 run in 4 of the kbd case), and an MPI_Abort made in an excepthook
+    may kill the rank while Python is still writing the traceback (seen once in CI: the
+    stderr ended at its first frame): such a run is tried again."""
     for _ in range(3):
         proc = run_reference(np, *args, check=False, timeout=60, env=app_env(False))
-        if "signal 11" not in proc.stdout + proc.stderr:
+        cut = proc.stderr.rstrip().endswith("in <module>")
+        if "signal 11" not in proc.stdout + proc.stderr and not cut:
             return proc
-    pytest.fail(f"the MPICH reference crashed three times: {proc.stdout[-2000:]}")
+    pytest.fail(f"the MPICH reference crashed three times: {(proc.stdout + proc.stderr)[-2000:]}")
 
 
 @pytest.mark.slow
